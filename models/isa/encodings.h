@@ -1,0 +1,392 @@
+// ISA encodings of the TPB instruction words (pure C++, no SystemC).
+//
+// Every structure is the 64-byte little-endian wire format of the seeds, with
+// sizes and field offsets static_asserted. Offsets that the seeds do not give
+// are model conventions (docs/CONVENTIONS.md) and are marked "convention".
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+namespace tpb::isa {
+
+inline constexpr std::size_t kInstBytes = 64;
+inline constexpr std::uint8_t kInstWordLen = 16;  // in 32-bit words (SPEC §2)
+using RawInst = std::array<std::uint8_t, kInstBytes>;
+
+// ---------------------------------------------------------------------------
+// Generations (SPEC §1)
+enum class Arch : std::uint8_t { Sunda = 2, Cayman = 3, Mariana = 4, Maverick = 5 };
+// NeuronCoreVersion ordinal of a generation: V2..V5.
+constexpr int nc_version(Arch a) { return static_cast<int>(a); }
+std::string_view arch_name(Arch a);               // "sunda", ...
+bool parse_arch(std::string_view s, Arch& out);   // case-insensitive
+
+// ---------------------------------------------------------------------------
+// Opcodes (seed 000 §1, seed 003 §3, §6)
+enum class Opcode : std::uint8_t {
+  Ldweights = 0x01,          // v5 LDWEIGHTS (MX mode via MXTENSOR_V2 marker)
+  Matmul = 0x02,             // v5 MATMUL
+  LdweightsMX = 0x09,        // v4 LdweightsMX
+  MatmulMX = 0x0A,           // v4 MatmulMX
+  TensorDequantize = 0x7b,   // POOL
+  GetSequenceBounds = 0xbe,  // POOL kernel_info idx14 (not modelled)
+  QuantizeMX = 0xe3,         // DVE
+  NonzeroWithCount = 0xf2,   // POOL kernel_info idx15 (not modelled)
+};
+// Mnemonic of a known opcode, or "" when unknown.
+std::string_view opcode_mnemonic(std::uint8_t opcode);
+
+// ---------------------------------------------------------------------------
+// DTYPE (seed ordinals + SPEC §2 conventions)
+enum class Dtype : std::uint8_t {
+  Invalid = 0x0,
+  Int8 = 0x1,
+  Uint8 = 0x2,
+  Int16 = 0x3,
+  Uint16 = 0x4,
+  Bf16 = 0x5,
+  Fp16 = 0x6,
+  Int32 = 0x7,
+  Fp32 = 0x8,
+  Uint32 = 0x9,
+  Fp32R = 0xA,
+  Fp8Exp2 = 0xC,  // E2M5
+  Fp8Exp3 = 0xD,  // E3M4
+  Fp8Exp4 = 0xE,  // E4M3
+  Fp8Exp5 = 0xF,  // E5M2
+  Fp4Exp2 = 0x10, // E2M1
+  Int4 = 0x12,
+  Sfp8E8 = 0x13,  // E8M0
+};
+std::string_view dtype_name(std::uint8_t d);   // "" when not a DTYPE ordinal
+bool parse_dtype(std::string_view s, std::uint8_t& out);
+// Element size in bytes for addressing (sub-byte and x4 forms: see CONVENTIONS).
+// Returns 0 for an ordinal that is not a DTYPE.
+unsigned dtype_size(std::uint8_t d);
+
+// DEQUANT_FMT (seed 000 §4, common.h:806)
+enum class DequantFmt : std::uint8_t {
+  Invalid = 0,
+  E2M1ToE5M2 = 1,
+  Int4ToE5M2 = 2,
+  Nf4ToE4M3 = 3,
+  E2M3ToE4M3 = 4,
+};
+
+// MX_PERF_MODE (seed 003 §3.3)
+enum class MxPerfMode : std::uint8_t {
+  None = 0x0,
+  QuadRow = 0x1,
+  QuadRowInterleave = 0x2,
+  QuadRowTiled = 0x3,
+  OctRow = 0x4,
+  OctRowInterleave = 0x5,
+  OctRowTiled = 0x6,
+};
+
+// ---------------------------------------------------------------------------
+// HEADER (4 B) and EVENTS (8 B), SPEC §2
+struct Header {
+  std::uint8_t opcode;
+  std::uint8_t inst_word_len;
+  std::uint8_t debug_cmd;   // 0 none, 1 trace marker
+  std::uint8_t debug_hint;
+};
+static_assert(sizeof(Header) == 4);
+
+enum class WaitMode : std::uint8_t { None = 0, Equal = 1, GreaterEqual = 2 };
+enum class UpdateMode : std::uint8_t { None = 0, Increment = 1, Decrement = 2, Set = 3 };
+inline constexpr unsigned kNumSemaphores = 64;
+inline constexpr unsigned kNumEngineRegs = 32;
+
+struct Events {
+  std::uint8_t wait_mode;
+  std::uint8_t wait_idx;
+  std::uint8_t update_mode;
+  std::uint8_t update_idx;
+  std::uint32_t sem_value;
+};
+static_assert(sizeof(Events) == 8);
+static_assert(offsetof(Events, sem_value) == 4);
+
+// ---------------------------------------------------------------------------
+// ADDR4 (SPEC §2): marker_a4 = bits[31:27], address = bits[26:0].
+namespace addr4 {
+inline constexpr std::uint32_t kAddressMask = 0x07FFFFFFu;
+inline constexpr std::uint8_t kMarkerImm = 0x00;          // top byte 0x00
+inline constexpr std::uint8_t kMarkerAddrReg = 0x10;      // top byte 0x80
+inline constexpr std::uint8_t kMarkerShapeReg = 0x08;     // top byte 0x40
+inline constexpr std::uint8_t kMarkerAddrShapeReg = 0x18; // top byte 0xC0
+inline constexpr std::uint8_t kMarkerMxTensorV2 = 0x01;   // 0b00001 (v5)
+// Convention: an INDIRECT16B operand of a MEM_PATTERN3D union is selected by
+// marker 0b00010 (the seeds do not say how the union member is chosen).
+inline constexpr std::uint8_t kMarkerIndirect = 0x02;
+}  // namespace addr4
+
+struct Addr4 {
+  std::uint32_t raw;
+  constexpr std::uint8_t marker() const { return static_cast<std::uint8_t>(raw >> 27); }
+  constexpr std::uint32_t address() const { return raw & addr4::kAddressMask; }
+  // Register number when the address rides an engine register (low 5 bits).
+  constexpr unsigned reg_index() const { return raw & 0x1Fu; }
+  constexpr bool addr_from_register() const { return (raw >> 31) & 1u; }
+  constexpr bool shape_from_register() const { return (raw >> 30) & 1u; }
+  constexpr bool is_mxtensor_v2() const { return marker() == addr4::kMarkerMxTensorV2; }
+  constexpr bool is_indirect() const { return marker() == addr4::kMarkerIndirect; }
+};
+static_assert(sizeof(Addr4) == 4);
+
+// ---------------------------------------------------------------------------
+// Access patterns
+struct Tensor3D {  // common.h:649
+  Addr4 start_addr;
+  std::int16_t step_elem[3];
+  std::uint16_t num_elem[3];
+};
+static_assert(sizeof(Tensor3D) == 16);
+static_assert(offsetof(Tensor3D, step_elem) == 4);
+static_assert(offsetof(Tensor3D, num_elem) == 10);
+
+struct Indirect16B {  // opaque in this model
+  std::uint8_t bytes[16];
+};
+static_assert(sizeof(Indirect16B) == 16);
+
+struct MxTensorV2 {  // MAVERICK common.h (seed 003 §3.3)
+  Addr4 data_addr;
+  Addr4 scale_addr;
+  std::uint8_t num_elem[2];
+  std::int16_t step_elem_data_1;
+  std::int16_t step_elem_scale_1;
+  std::uint8_t p_f_dim;      // F upper nibble / P lower nibble, log2
+  std::uint8_t scale_dtype;  // 0 = no scales; SFP8_E8 for MX
+};
+static_assert(sizeof(MxTensorV2) == 16);
+static_assert(offsetof(MxTensorV2, scale_addr) == 4);
+static_assert(offsetof(MxTensorV2, num_elem) == 8);
+static_assert(offsetof(MxTensorV2, step_elem_data_1) == 10);
+static_assert(offsetof(MxTensorV2, step_elem_scale_1) == 12);
+static_assert(offsetof(MxTensorV2, p_f_dim) == 14);
+static_assert(offsetof(MxTensorV2, scale_dtype) == 15);
+
+union MemPattern3D {  // common.h (maverick):906
+  Tensor3D t;
+  Indirect16B i;
+  MxTensorV2 mx;
+};
+static_assert(sizeof(MemPattern3D) == 16);
+
+struct MxTensor1D {  // seed 003 §3.2
+  Addr4 start_addr;
+  Addr4 scale_addr;
+  std::uint16_t num_elem[1];
+  std::int8_t step_elem[1];
+  std::uint8_t scale_pidx;
+  std::uint8_t reserved[4];
+};
+static_assert(sizeof(MxTensor1D) == 16);
+static_assert(offsetof(MxTensor1D, scale_addr) == 4);
+static_assert(offsetof(MxTensor1D, num_elem) == 8);
+static_assert(offsetof(MxTensor1D, step_elem) == 10);
+static_assert(offsetof(MxTensor1D, scale_pidx) == 11);
+static_assert(offsetof(MxTensor1D, reserved) == 12);
+
+union MxMemPattern1D {
+  MxTensor1D t;
+  Indirect16B i;  // MXIndirect16B, opaque
+};
+static_assert(sizeof(MxMemPattern1D) == 16);
+
+// ---------------------------------------------------------------------------
+// Instruction structs (64 B each)
+
+// S3D3_TENS_DEQUANT, CAYMAN form (plain TENSOR3D operands), seed 000 §2.
+struct S3D3TensDequantV3 {
+  Header header;
+  Events events;
+  Tensor3D src_mem_pattern;
+  std::uint8_t reserved0[4];
+  std::uint8_t in_dtype;
+  std::uint8_t out_dtype;
+  std::uint8_t num_active_channels;
+  std::uint8_t dequant_fmt;
+  std::uint8_t group_size;
+  std::uint8_t reserved1[7];
+  Tensor3D dst_mem_pattern;
+  std::uint8_t reserved2[4];
+};
+// S3D3_TENS_DEQUANT, MARIANA/MAVERICK form (MEM_PATTERN3D union operands).
+struct S3D3TensDequant {
+  Header header;
+  Events events;
+  MemPattern3D src_mem_pattern;
+  std::uint8_t reserved0[4];
+  std::uint8_t in_dtype;
+  std::uint8_t out_dtype;
+  std::uint8_t num_active_channels;
+  std::uint8_t dequant_fmt;
+  std::uint8_t group_size;
+  std::uint8_t reserved1[7];
+  MemPattern3D dst_mem_pattern;
+  std::uint8_t reserved2[4];
+};
+#define TPB_ASSERT_DEQUANT_LAYOUT(T)                   \
+  static_assert(sizeof(T) == 64);                      \
+  static_assert(offsetof(T, events) == 4);             \
+  static_assert(offsetof(T, src_mem_pattern) == 12);   \
+  static_assert(offsetof(T, reserved0) == 28);         \
+  static_assert(offsetof(T, in_dtype) == 32);          \
+  static_assert(offsetof(T, out_dtype) == 33);         \
+  static_assert(offsetof(T, num_active_channels) == 34); \
+  static_assert(offsetof(T, dequant_fmt) == 35);       \
+  static_assert(offsetof(T, group_size) == 36);        \
+  static_assert(offsetof(T, reserved1) == 37);         \
+  static_assert(offsetof(T, dst_mem_pattern) == 44);   \
+  static_assert(offsetof(T, reserved2) == 60);
+TPB_ASSERT_DEQUANT_LAYOUT(S3D3TensDequantV3)
+TPB_ASSERT_DEQUANT_LAYOUT(S3D3TensDequant)
+#undef TPB_ASSERT_DEQUANT_LAYOUT
+
+// S3DMX1_QUANT (QuantizeMX 0xe3), seed 003 §2.5. Gaps are reserved (convention).
+struct S3DMX1Quant {
+  Header header;
+  Events events;
+  std::uint8_t reserved0[4];  // 12..15 (convention)
+  MemPattern3D src_mem_pattern;
+  std::uint8_t reserved1[1];  // 32 (convention)
+  std::uint8_t num_active_channels;
+  std::uint8_t in_dtype;
+  std::uint8_t out_dtype;
+  std::uint8_t reserved2[12];  // 36..47 (convention)
+  MxMemPattern1D dst_mem_pattern;
+};
+static_assert(sizeof(S3DMX1Quant) == 64);
+static_assert(offsetof(S3DMX1Quant, src_mem_pattern) == 16);
+static_assert(offsetof(S3DMX1Quant, num_active_channels) == 33);
+static_assert(offsetof(S3DMX1Quant, in_dtype) == 34);
+static_assert(offsetof(S3DMX1Quant, out_dtype) == 35);
+static_assert(offsetof(S3DMX1Quant, dst_mem_pattern) == 48);
+
+// SMX1_LW (LdweightsMX 0x09, v4), seed 003 §3.2.
+struct SMX1Lw {
+  Header header;
+  Events events;
+  std::uint8_t reserved0[4];  // 12..15 (convention)
+  MxMemPattern1D src_mem_pattern;
+  std::uint8_t in_dtype;
+  std::uint8_t reserved1[5];  // 33..37 (convention)
+  std::uint8_t num_active_rows;
+  std::uint8_t num_active_cols;
+  std::uint8_t reserved2[4];  // 40..43 (convention)
+  std::uint8_t row_grp;
+  std::uint8_t col_grp;
+  std::uint8_t reserved3[18];  // 46..63 (convention)
+};
+static_assert(sizeof(SMX1Lw) == 64);
+static_assert(offsetof(SMX1Lw, src_mem_pattern) == 16);
+static_assert(offsetof(SMX1Lw, in_dtype) == 32);
+static_assert(offsetof(SMX1Lw, num_active_rows) == 38);
+static_assert(offsetof(SMX1Lw, num_active_cols) == 39);
+static_assert(offsetof(SMX1Lw, row_grp) == 44);
+static_assert(offsetof(SMX1Lw, col_grp) == 45);
+
+// SMX1D3_MM (MatmulMX 0x0A, v4), seed 003 §3.2.
+struct SMX1D3Mm {
+  Header header;
+  Events events;
+  std::uint8_t reserved0[4];  // 12..15 (convention)
+  MxMemPattern1D src_mem_pattern;
+  std::uint8_t in_dtype;
+  std::uint8_t reserved1[5];  // 33..37 (convention)
+  std::uint8_t num_active_rows;
+  std::uint8_t reserved2[1];  // 39 (convention)
+  std::uint8_t out_dtype;
+  std::uint8_t reserved3[2];  // 41..42 (convention)
+  std::uint8_t psum_accumulate_flags;
+  std::uint8_t reserved4[4];  // 44..47 (convention)
+  MemPattern3D dst_mem_pattern;
+};
+static_assert(sizeof(SMX1D3Mm) == 64);
+static_assert(offsetof(SMX1D3Mm, src_mem_pattern) == 16);
+static_assert(offsetof(SMX1D3Mm, in_dtype) == 32);
+static_assert(offsetof(SMX1D3Mm, num_active_rows) == 38);
+static_assert(offsetof(SMX1D3Mm, out_dtype) == 40);
+static_assert(offsetof(SMX1D3Mm, psum_accumulate_flags) == 43);
+static_assert(offsetof(SMX1D3Mm, dst_mem_pattern) == 48);
+
+// S3_LW (LDWEIGHTS 0x01, v5). Only mx_perf_mode@39 is given by seed 003 §3.3;
+// every other offset is a convention.
+struct S3Lw {
+  Header header;
+  Events events;
+  MemPattern3D src_mem_pattern;  // 12..27
+  std::uint8_t reserved0[4];     // 28..31
+  std::uint8_t in_dtype;         // 32
+  std::uint8_t num_active_rows;  // 33
+  std::uint8_t num_active_cols;  // 34
+  std::uint8_t row_grp;          // 35
+  std::uint8_t col_grp;          // 36
+  std::uint8_t reserved1[2];     // 37..38
+  std::uint8_t mx_perf_mode;     // 39 (seed)
+  std::uint8_t reserved2[24];    // 40..63
+};
+static_assert(sizeof(S3Lw) == 64);
+static_assert(offsetof(S3Lw, src_mem_pattern) == 12);
+static_assert(offsetof(S3Lw, in_dtype) == 32);
+static_assert(offsetof(S3Lw, mx_perf_mode) == 39);
+
+// S3D3_MM (MATMUL 0x02, v5). Only mx_perf_mode@40 is given by seed 003 §3.3.
+struct S3D3Mm {
+  Header header;
+  Events events;
+  MemPattern3D src_mem_pattern;        // 12..27
+  std::uint8_t reserved0[4];           // 28..31
+  std::uint8_t in_dtype;               // 32
+  std::uint8_t out_dtype;              // 33
+  std::uint8_t num_active_rows;        // 34
+  std::uint8_t psum_accumulate_flags;  // 35
+  std::uint8_t reserved1[4];           // 36..39
+  std::uint8_t mx_perf_mode;           // 40 (seed)
+  std::uint8_t reserved2[3];           // 41..43
+  MemPattern3D dst_mem_pattern;        // 44..59
+  std::uint8_t reserved3[4];           // 60..63
+};
+static_assert(sizeof(S3D3Mm) == 64);
+static_assert(offsetof(S3D3Mm, src_mem_pattern) == 12);
+static_assert(offsetof(S3D3Mm, in_dtype) == 32);
+static_assert(offsetof(S3D3Mm, mx_perf_mode) == 40);
+static_assert(offsetof(S3D3Mm, dst_mem_pattern) == 44);
+
+// ---------------------------------------------------------------------------
+// Encode / decode: plain byte copies of trivially copyable little-endian
+// structs (the host is little-endian; checked at build time).
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "tpbsim needs a little-endian host");
+
+template <typename T>
+T decode_as(const RawInst& raw) {
+  static_assert(sizeof(T) == kInstBytes);
+  T out;
+  std::memcpy(&out, raw.data(), sizeof(T));
+  return out;
+}
+template <typename T>
+RawInst encode(const T& inst) {
+  static_assert(sizeof(T) == kInstBytes);
+  RawInst raw;
+  std::memcpy(raw.data(), &inst, sizeof(T));
+  return raw;
+}
+inline Header header_of(const RawInst& raw) {
+  return Header{raw[0], raw[1], raw[2], raw[3]};
+}
+inline Events events_of(const RawInst& raw) {
+  Events e;
+  std::memcpy(&e, raw.data() + 4, sizeof(e));
+  return e;
+}
+
+}  // namespace tpb::isa

@@ -1,0 +1,78 @@
+// A program: per-engine instruction streams, engine register settings and an
+// optional generation, as read from program text (SPEC §9, docs/ASM.md) or
+// from a raw binary of 64-byte words. Pure C++.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/isa/address_map.h"
+#include "models/isa/encodings.h"
+
+namespace tpb::isa {
+
+struct SourceLoc {
+  std::string file;
+  int line = 0;  // 1-based; 0 = not from text (binary input)
+  int col = 0;   // 1-based
+};
+
+struct ProgramInst {
+  RawInst raw{};
+  SourceLoc loc;
+};
+
+struct RegInit {
+  Engine engine;
+  unsigned reg;  // 0..31
+  std::uint32_t value;
+  SourceLoc loc;
+};
+
+struct Program {
+  std::string path;
+  std::optional<Arch> arch;  // from `.arch`
+  std::array<std::vector<ProgramInst>, kNumEngines> queues;
+  std::vector<RegInit> regs;
+  std::size_t size() const;  // instructions over all engines
+};
+
+// Malformed text: "file:line:col: message".
+class AsmError : public std::runtime_error {
+ public:
+  AsmError(SourceLoc loc, const std::string& message);
+  const SourceLoc& loc() const { return loc_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  SourceLoc loc_;
+  std::string message_;
+};
+
+// Parses program text; throws AsmError at the first error.
+Program parse_program(std::string_view text, const std::string& path);
+// A raw binary: a whole number of 64-byte words, each sent to the home engine
+// of its opcode (home_engine()). Throws std::runtime_error on a size error.
+Program parse_binary(const std::vector<std::uint8_t>& bytes, const std::string& path);
+// Reads a file: binary when it is not valid UTF-8 text or ends in .bin, else text.
+// Throws std::runtime_error (I/O) or AsmError (syntax).
+Program load_program(const std::string& path);
+
+// Engine that executes an opcode (POOL for unknown opcodes; convention).
+Engine home_engine(std::uint8_t opcode);
+
+// Program text for a program: mnemonic form for every well-formed known
+// instruction, `.raw` for the rest; parse_program(disassemble(p)) gives back
+// the same words.
+std::string disassemble(const Program& p);
+// One instruction word in mnemonic form (or a `.raw` line).
+std::string disassemble_inst(const RawInst& raw);
+// The raw words of a program in engine order (pool, dve, pe, sfu).
+std::vector<std::uint8_t> to_binary(const Program& p);
+
+}  // namespace tpb::isa

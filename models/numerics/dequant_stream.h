@@ -1,0 +1,46 @@
+// TensorDequantize word-stream transforms (SPEC §3) and the MX block quantize
+// (SPEC §4), written for speed: whole-byte / whole-word table lookups, no
+// per-element branching in the hot loops. Pure C++.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "models/isa/encodings.h"
+
+namespace tpb::num {
+
+// Words consumed / produced per step of a transform (SPEC §3):
+//   group 0, 4-bit: 1 -> 2;  group 0, FP6: 3 -> 4;  group 8, 4-bit MX: 5 -> 8.
+struct DequantRatio {
+  unsigned src_words;
+  unsigned dst_words;
+};
+// Returns {0,0} for a format/group pair that is not valid.
+DequantRatio dequant_ratio(isa::DequantFmt fmt, unsigned group_size);
+
+// Transforms `steps` whole steps: reads steps*src_words words from `src`,
+// writes steps*dst_words words to `dst`. src and dst must not overlap.
+// Values: decode(code) [x 2^(s-127) for MX], RNE to the output FP8 format,
+// saturated to its largest finite magnitude; s = 0xFF gives NaN.
+void dequant_words(isa::DequantFmt fmt, unsigned group_size, const std::uint32_t* src,
+                   std::uint32_t* dst, std::size_t steps);
+
+// Scalar reference of one code (used by the tables and by tests that want a
+// second algorithm): output FP8 byte of `code` under optional E8M0 scale.
+std::uint8_t dequant_code(isa::DequantFmt fmt, std::uint8_t code, bool has_scale,
+                          std::uint8_t scale);
+
+// MX block quantize (SPEC §4). emax offsets: ocp = {E4M3: 8, E5M2: 15},
+// neuron-alt = {7, 14}.
+enum class MxEmax : std::uint8_t { Ocp, NeuronAlt };
+enum class MxOut : std::uint8_t { E4M3, E5M2 };
+enum class MxIn : std::uint8_t { Fp32, Bf16, Fp16 };
+
+// Quantizes one 8 (partition) x 4 (element) block given as FP32 bit patterns
+// in row-major order (row = partition). Writes the 8 packed u32 words (one per
+// partition, element 4j.. in byte 0..) and returns the E8M0 scale byte.
+std::uint8_t mx_quantize_block(const std::uint32_t in_bits[32], MxOut out, MxEmax emax,
+                               std::uint32_t out_words[8]);
+
+}  // namespace tpb::num

@@ -1,0 +1,40 @@
+// Run statistics (pure C++): filled by the engines, written as JSON by
+// stats_writer.h.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tpb::trace {
+
+struct EngineStats {
+  std::string name;              // "pool", "dve", "pe", "sfu"
+  double clock_mhz = 0;
+  std::uint64_t instructions = 0;  // retired
+  std::uint64_t busy_cycles = 0;
+  std::uint64_t stall_cycles = 0;  // semaphore waits
+  std::map<std::string, std::uint64_t> bundles;  // bundle name -> issues (x trip count)
+  std::uint64_t bytes_read = 0;
+  std::uint64_t bytes_written = 0;
+};
+
+struct MemoryStats {
+  std::string name;  // "sbuf.q0".."sbuf.q3", "psum"
+  std::uint64_t bytes_read = 0;
+  std::uint64_t bytes_written = 0;
+};
+
+struct RunStats {
+  std::string arch;
+  std::string program;
+  std::vector<EngineStats> engines;
+  std::vector<MemoryStats> memories;
+  std::uint64_t simulated_ps = 0;
+  double wall_seconds = 0;
+  std::string status = "ok";  // "ok", "fault", "deadlock"
+  std::string message;        // fault / deadlock description
+};
+
+}  // namespace tpb::trace

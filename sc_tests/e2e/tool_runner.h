@@ -1,0 +1,55 @@
+// Runs the tpbsim binary as a user would and captures what it prints.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+
+namespace tpb::e2e {
+
+struct ToolResult {
+  int exit_code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A fresh scratch directory for one test (removed by the OS tmp cleaner).
+inline std::string scratch_dir(const std::string& name) {
+  std::string tmpl = "/tmp/tpbsim-" + name + "-XXXXXX";
+  char* d = mkdtemp(tmpl.data());
+  return d ? std::string(d) : std::string("/tmp");
+}
+
+// `args` is a shell-quoted argument string appended to the tool path.
+inline ToolResult run_tool(const std::string& args, const std::string& stdin_text = "") {
+  const std::string dir = scratch_dir("run");
+  const std::string out = dir + "/stdout", err = dir + "/stderr", in = dir + "/stdin";
+  std::ofstream(in) << stdin_text;
+  const std::string cmd = std::string(TPBSIM_BIN) + " " + args + " <" + in + " >" + out +
+                          " 2>" + err;
+  const int status = std::system(cmd.c_str());
+  ToolResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = read_text(out);
+  r.err = read_text(err);
+  return r;
+}
+
+inline std::string source_path(const std::string& rel) {
+  return std::string(TPB_SOURCE_DIR) + "/" + rel;
+}
+
+}  // namespace tpb::e2e
