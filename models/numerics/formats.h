@@ -64,5 +64,8 @@ extern const float kNf4Codebook[16];
 // sets `error` when VALUE cannot be parsed.
 std::optional<std::string> convert_line(Format from, Format to, std::string_view value,
                                         std::string& error);
+// As above with the overflow rule of every narrowing step (`--no-sat`).
+std::optional<std::string> convert_line(Format from, Format to, std::string_view value,
+                                        std::string& error, Overflow ov);
 
 }  // namespace tpb::num

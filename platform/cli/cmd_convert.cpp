@@ -1,0 +1,82 @@
+// tpbsim convert FROM TO VALUE... : the numeric format calculator (SPEC §9).
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/numerics/formats.h"
+#include "platform/cli/commands.h"
+
+namespace tpb::cli {
+
+namespace {
+
+constexpr const char* kConvertUsage =
+    "usage: tpbsim convert [--no-sat] FROM TO VALUE...\n"
+    "\n"
+    "Converts each VALUE from format FROM to format TO and prints\n"
+    "  VALUE -> 0xHEX DECIMAL\n"
+    "where HEX is the TO code (zero-padded to its width) and DECIMAL its exact value.\n"
+    "VALUE is a decimal number (also nan, inf, -inf), first rounded into FROM, or\n"
+    "0x... meaning a code of FROM.\n"
+    "Narrowing rounds to nearest, ties to even, and saturates to the largest finite\n"
+    "value (NaN stays NaN where the format has one).\n"
+    "\n"
+    "options:\n"
+    "  --no-sat   overflow to Inf (NaN for e4m3 and e8m0, modulo wrap for s8 u8 int4)\n"
+    "  -h, --help this text\n"
+    "\n"
+    "formats: fp32 bf16 fp16 e4m3 e5m2 e3m4 e2m5 fp6_e2m3 fp6_e3m2 fp4_e2m1 int4 nf4 e8m0 s8 u8\n";
+
+}  // namespace
+
+int cmd_convert(const Args& args) {
+  num::Overflow ov = num::Overflow::Saturate;
+  std::vector<std::string> pos;
+  for (const std::string& a : args) {
+    if (a == "-h" || a == "--help") {
+      std::fputs(kConvertUsage, stdout);
+      return 0;
+    }
+    if (a == "--no-sat") {
+      ov = num::Overflow::NonSaturate;
+    } else if (a.size() > 2 && a[0] == '-' && a[1] == '-') {
+      // Negative numbers are values; only "--x" spellings are options.
+      std::fprintf(stderr, "tpbsim convert: error: unknown option '%s'\n\n%s", a.c_str(),
+                   kConvertUsage);
+      return 1;
+    } else {
+      pos.push_back(a);
+    }
+  }
+  if (pos.size() < 3) {
+    std::fprintf(stderr, "tpbsim convert: error: expected FROM TO VALUE...\n\n%s", kConvertUsage);
+    return 1;
+  }
+  const std::optional<num::Format> from = num::parse_format(pos[0]);
+  const std::optional<num::Format> to = num::parse_format(pos[1]);
+  for (int i = 0; i < 2; ++i) {
+    if (!(i == 0 ? from : to)) {
+      std::fprintf(stderr,
+                   "tpbsim convert: error: unknown format '%s' (%s); formats: fp32 bf16 fp16 "
+                   "e4m3 e5m2 e3m4 e2m5 fp6_e2m3 fp6_e3m2 fp4_e2m1 int4 nf4 e8m0 s8 u8\n",
+                   pos[i].c_str(), i == 0 ? "FROM" : "TO");
+      return 1;
+    }
+  }
+  int rc = 0;
+  for (std::size_t i = 2; i < pos.size(); ++i) {
+    std::string error;
+    const std::optional<std::string> line = num::convert_line(*from, *to, pos[i], error, ov);
+    if (line) {
+      std::printf("%s\n", line->c_str());
+    } else {
+      std::fprintf(stderr, "tpbsim convert: error: %s\n", error.c_str());
+      rc = 1;
+    }
+  }
+  std::fflush(stdout);
+  return rc;
+}
+
+}  // namespace tpb::cli
