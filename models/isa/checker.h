@@ -4,6 +4,7 @@
 // instruction word and returns every predicate that failed, by name.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,5 +25,16 @@ CheckResult check_instruction(const RawInst& raw, Arch arch);
 
 // The names of every predicate the checker can report (for docs and tests).
 const std::vector<std::string_view>& all_predicate_names();
+
+// Runs the named contract on `raw` whatever its opcode byte (so that the
+// opcode predicates themselves can fail); the generation picks the form
+// (TensorDequantize: TENSOR3D on SUNDA/CAYMAN, MEM_PATTERN3D after).
+// std::nullopt when `contract` is not one of all_contract_names().
+std::optional<CheckResult> check_as(const RawInst& raw, Arch arch, std::string_view contract);
+// "is_valid_tensor_dequantize", "is_valid_s3dmx1_quant", "is_valid_smx1_lw",
+// "is_valid_smx1d3_mm", "is_valid_s3_lw", "is_valid_s3d3_mm".
+const std::vector<std::string_view>& all_contract_names();
+// The contract check_instruction runs for an opcode byte, "" when none.
+std::string_view contract_for_opcode(std::uint8_t opcode);
 
 }  // namespace tpb::isa

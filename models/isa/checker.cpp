@@ -1,0 +1,358 @@
+// The validity contracts per opcode and generation (seed 000 §2.1, seed 003
+// §2.5, §3, §5, §6.1; SPEC §1, §4, §5). Every predicate of a contract runs,
+// and each failure is reported by its name; a predicate applied to two
+// operands is reported as "name(src)" / "name(dst)".
+#include "models/isa/checker.h"
+
+#include "models/isa/predicates.h"
+
+namespace tpb::isa {
+namespace {
+
+using namespace pred;
+
+// Collects the names of failed predicates, in contract order.
+class Sink {
+ public:
+  explicit Sink(std::vector<std::string_view>& failed) : failed_(failed) {}
+  void operator()(bool ok, std::string_view name) {
+    if (!ok) failed_.push_back(name);
+  }
+
+ private:
+  std::vector<std::string_view>& failed_;
+};
+
+constexpr std::string_view kDequant = "is_valid_tensor_dequantize";
+constexpr std::string_view kQuantMx = "is_valid_s3dmx1_quant";
+constexpr std::string_view kLwMx = "is_valid_smx1_lw";
+constexpr std::string_view kMmMx = "is_valid_smx1d3_mm";
+constexpr std::string_view kLw = "is_valid_s3_lw";
+constexpr std::string_view kMm = "is_valid_s3d3_mm";
+
+// seed 000 §2.1 (CAYMAN, plain TENSOR3D operands).
+void dequant_t3d(const RawInst& raw, Arch nc, Sink& f) {
+  const auto i = decode_as<S3D3TensDequantV3>(raw);
+  f(has_valid_neuron_header(i.header), "has_valid_neuron_header");
+  f(has_valid_neuron_events(i.events), "has_valid_neuron_events");
+  f(has_tensor_dequantize_opcode(i.header), "has_tensor_dequantize_opcode");
+  f(has_valid_nc_tens_dequant(nc), "has_valid_nc_tens_dequant");
+  f(check_active_channels(i.num_active_channels), "check_active_channels");
+  f(has_valid_dequant_fmt(i.dequant_fmt), "has_valid_dequant_fmt");
+  f(has_valid_group_size(i.group_size), "has_valid_group_size");
+  f(has_valid_dequant_fmt_group_size(i.dequant_fmt, i.group_size),
+    "has_valid_dequant_fmt_group_size");
+  f(s3d3_tens_dequant_reserved_zero(i), "s3d3_tens_dequant_reserved_zero");
+  f(has_valid_tens_dequant_in_dtype(i.in_dtype), "has_valid_tens_dequant_in_dtype");
+  f(has_valid_tens_dequant_out_dtype(i.out_dtype), "has_valid_tens_dequant_out_dtype");
+  f(start_addr_active_channels(i.src_mem_pattern.start_addr, i.num_active_channels),
+    "start_addr_active_channels(src)");
+  f(start_addr_active_channels(i.dst_mem_pattern.start_addr, i.num_active_channels),
+    "start_addr_active_channels(dst)");
+  f(tensor3d_valid(i.src_mem_pattern, i.in_dtype, WriteTensor::False, AllowedInPSUM::False,
+                   AllowedInSBUF::True, nc),
+    "tensor3d_valid(src)");
+  f(tensor3d_valid(i.dst_mem_pattern, i.out_dtype, WriteTensor::True, AllowedInPSUM::False,
+                   AllowedInSBUF::True, nc),
+    "tensor3d_valid(dst)");
+  f(s3d3_tens_dequant_element_count_check_t3d(i), "s3d3_tens_dequant_element_count_check_t3d");
+}
+
+// seed 000 §2 CORRECTION (MARIANA / MAVERICK, MEM_PATTERN3D union operands).
+void dequant_m3d(const RawInst& raw, Arch nc, Sink& f) {
+  const auto i = decode_as<S3D3TensDequant>(raw);
+  f(has_valid_neuron_header(i.header), "has_valid_neuron_header");
+  f(has_valid_neuron_events(i.events), "has_valid_neuron_events");
+  f(has_tensor_dequantize_opcode(i.header), "has_tensor_dequantize_opcode");
+  f(has_valid_nc_tens_dequant(nc), "has_valid_nc_tens_dequant");
+  f(check_active_channels(i.num_active_channels), "check_active_channels");
+  f(has_valid_dequant_fmt(i.dequant_fmt), "has_valid_dequant_fmt");
+  f(has_valid_group_size(i.group_size), "has_valid_group_size");
+  f(has_valid_dequant_fmt_group_size(i.dequant_fmt, i.group_size),
+    "has_valid_dequant_fmt_group_size");
+  f(s3d3_tens_dequant_reserved_zero(i), "s3d3_tens_dequant_reserved_zero");
+  f(has_valid_tens_dequant_in_dtype(i.in_dtype), "has_valid_tens_dequant_in_dtype");
+  f(has_valid_tens_dequant_out_dtype(i.out_dtype), "has_valid_tens_dequant_out_dtype");
+  f(check_m3d_active_channels(i.src_mem_pattern, i.num_active_channels),
+    "check_m3d_active_channels(src)");
+  f(check_m3d_active_channels(i.dst_mem_pattern, i.num_active_channels),
+    "check_m3d_active_channels(dst)");
+  f(mem3d_valid(i.src_mem_pattern, i.in_dtype, WriteTensor::False, AllowedInPSUM::False,
+                AllowedInSBUF::True, nc),
+    "mem3d_valid(src)");
+  f(mem3d_valid(i.dst_mem_pattern, i.out_dtype, WriteTensor::True, AllowedInPSUM::False,
+                AllowedInSBUF::True, nc),
+    "mem3d_valid(dst)");
+  f(indirect_quadrant_check_src3d(i.src_mem_pattern), "indirect_quadrant_check_src3d");
+  f(indirect_quadrant_check_src3d_dst3d(i.src_mem_pattern, i.dst_mem_pattern),
+    "indirect_quadrant_check_src3d_dst3d");
+  f(s3d3_tens_dequant_element_count_check_t3d(i), "s3d3_tens_dequant_element_count_check_t3d");
+}
+
+// seed 003 §2.5, §5, §6.1; SPEC §4.
+void quantize_mx(const RawInst& raw, Arch nc, Sink& f) {
+  const auto i = decode_as<S3DMX1Quant>(raw);
+  const MxTensor1D dst = pattern_t(i.dst_mem_pattern);
+  f(has_valid_neuron_header(i.header), "has_valid_neuron_header");
+  f(has_valid_neuron_events(i.events), "has_valid_neuron_events");
+  f(has_quantize_mx_opcode(i.header), "has_quantize_mx_opcode");
+  f(s3dmx1_quant_valid_nc(nc), "s3dmx1_quant_valid_nc");
+  f(s3dmx1_quant_reserved_zero(i), "s3dmx1_quant_reserved_zero");
+  f(s3dmx1_quant_valid_active_channels(i.num_active_channels),
+    "s3dmx1_quant_valid_active_channels");
+  f(is_valid_dtype(i.in_dtype, AllowFP32R::False), "is_valid_dtype");
+  f(s3dmx1_quant_valid_in_dtype(i.in_dtype), "s3dmx1_quant_valid_in_dtype");
+  f(is_valid_dtype_inc_fp4(i.out_dtype, AllowFP4::False), "is_valid_dtype_inc_fp4");
+  f(s3dmx1_quant_valid_out_dtype(i.out_dtype), "s3dmx1_quant_valid_out_dtype");
+  // SPEC §4: the src pattern counts elements of in_dtype (the seed's
+  // "UINT32 view" is replaced by the element size of in_dtype).
+  f(mem3d_valid(i.src_mem_pattern, i.in_dtype, WriteTensor::False, AllowedInPSUM::False,
+                AllowedInSBUF::True, nc, AllowIndirect::False),
+    "mem3d_valid(src)");
+  f(check_m3d_active_channels(i.src_mem_pattern, i.num_active_channels),
+    "check_m3d_active_channels(src)");
+  f(mxmem1d_valid(i.dst_mem_pattern, 4, WriteTensor::True, nc), "mxmem1d_valid(dst)");
+  f(check_mx1d_active_channels(i.dst_mem_pattern, i.num_active_channels),
+    "check_mx1d_active_channels(dst)");
+  f(valid_s3dmx1_quant_sbuf_quadrant(dst.start_addr, dst.scale_addr),
+    "valid_s3dmx1_quant_sbuf_quadrant");
+  f(s3dmx1_quant_element_count_check(i), "s3dmx1_quant_element_count_check");
+}
+
+// seed 003 §3.2 LdweightsMX (v4).
+void ldweights_mx(const RawInst& raw, Arch nc, Sink& f) {
+  const auto i = decode_as<SMX1Lw>(raw);
+  const MxTensor1D src = pattern_t(i.src_mem_pattern);
+  f(has_valid_neuron_header(i.header), "has_valid_neuron_header");
+  f(has_valid_neuron_events(i.events), "has_valid_neuron_events");
+  f(has_ldweights_mx_opcode(i.header), "has_ldweights_mx_opcode");
+  f(smx1_lw_valid_nc(nc), "smx1_lw_valid_nc");
+  f(smx1_lw_reserved_zero(i), "smx1_lw_reserved_zero");
+  f(is_valid_mx_dtype(i.in_dtype), "is_valid_mx_dtype");
+  f(valid_row_grp_active_rows(i.row_grp, i.num_active_rows), "valid_row_grp_active_rows");
+  f(valid_col_grp_active_cols(i.col_grp, i.num_active_cols), "valid_col_grp_active_cols");
+  f(mxmem1d_valid(i.src_mem_pattern, mx_x4_bytes(i.in_dtype), WriteTensor::False, nc),
+    "mxmem1d_valid(src)");
+  f(check_mx1d_active_channels(i.src_mem_pattern, i.num_active_rows),
+    "check_mx1d_active_channels(src)");
+  f(valid_mx_sbuf_quadrant(src.start_addr, src.scale_addr), "valid_mx_sbuf_quadrant");
+}
+
+// seed 003 §3.2 MatmulMX (v4).
+void matmul_mx(const RawInst& raw, Arch nc, Sink& f) {
+  const auto i = decode_as<SMX1D3Mm>(raw);
+  const MxTensor1D src = pattern_t(i.src_mem_pattern);
+  f(has_valid_neuron_header(i.header), "has_valid_neuron_header");
+  f(has_valid_neuron_events(i.events), "has_valid_neuron_events");
+  f(has_matmul_mx_opcode(i.header), "has_matmul_mx_opcode");
+  f(smx1d3_mm_valid_nc(nc), "smx1d3_mm_valid_nc");
+  f(smx1d3_mm_reserved_zero(i), "smx1d3_mm_reserved_zero");
+  f(is_valid_dtype_inc_fp4(i.in_dtype, AllowFP4::True), "is_valid_dtype_inc_fp4");
+  f(valid_mm_out_dtype(i.out_dtype), "valid_mm_out_dtype");
+  f(valid_mm_active_rows(i.num_active_rows), "valid_mm_active_rows");
+  f(valid_psum_accumulate_flags(i.psum_accumulate_flags), "valid_psum_accumulate_flags");
+  f(mxmem1d_valid(i.src_mem_pattern, mx_x4_bytes(i.in_dtype), WriteTensor::False, nc),
+    "mxmem1d_valid(src)");
+  f(check_mx1d_active_channels(i.src_mem_pattern, i.num_active_rows),
+    "check_mx1d_active_channels(src)");
+  f(valid_mx_sbuf_quadrant(src.start_addr, src.scale_addr), "valid_mx_sbuf_quadrant");
+  f(mem3d_valid(i.dst_mem_pattern, i.out_dtype, WriteTensor::True, AllowedInPSUM::True,
+                AllowedInSBUF::False, nc, AllowIndirect::False),
+    "mem3d_valid(dst)");
+}
+
+// The in_dtype / MX-operand part shared by v5 LDWEIGHTS and MATMUL (SPEC §5).
+void v5_src_dtype(const MemPattern3D& src, std::uint8_t in_dtype, Sink& f) {
+  if (mxtensorv2_pattern(pattern_addr(src)))
+    f(is_valid_mx_dtype(in_dtype), "is_valid_mx_dtype");
+  else
+    f(valid_plain_mm_dtype(in_dtype), "valid_plain_mm_dtype");
+}
+void v5_src_pattern(const MemPattern3D& src, std::uint8_t in_dtype, std::uint8_t rows, Arch nc,
+                    Sink& f) {
+  f(mem3d_valid(src, in_dtype, WriteTensor::False, AllowedInPSUM::False, AllowedInSBUF::True, nc,
+                AllowIndirect::False, AllowMxTensorV2::True),
+    "mem3d_valid(src)");
+  f(check_m3d_active_channels(src, rows), "check_m3d_active_channels(src)");
+  if (mxtensorv2_pattern(pattern_addr(src))) {
+    const MxTensorV2 mx = pattern_mx(src);
+    f(valid_mx_sbuf_quadrant(mx.data_addr, mx.scale_addr), "valid_mx_sbuf_quadrant");
+  }
+}
+
+// seed 003 §3.3 LDWEIGHTS (v5).
+void ldweights_v5(const RawInst& raw, Arch nc, Sink& f) {
+  const auto i = decode_as<S3Lw>(raw);
+  f(has_valid_neuron_header(i.header), "has_valid_neuron_header");
+  f(has_valid_neuron_events(i.events), "has_valid_neuron_events");
+  f(has_ldweights_opcode(i.header), "has_ldweights_opcode");
+  f(s3_lw_valid_nc(nc), "s3_lw_valid_nc");
+  f(s3_lw_reserved_zero(i), "s3_lw_reserved_zero");
+  f(s3_lw_mode_checks(i.src_mem_pattern), "s3_lw_mode_checks");
+  v5_src_dtype(i.src_mem_pattern, i.in_dtype, f);
+  f(valid_mx_perf_mode(i.mx_perf_mode), "valid_mx_perf_mode");
+  f(mx_perf_mode_only_in_mx_mode(i.mx_perf_mode, i.src_mem_pattern),
+    "mx_perf_mode_only_in_mx_mode");
+  f(valid_row_grp_active_rows(i.row_grp, i.num_active_rows), "valid_row_grp_active_rows");
+  f(valid_col_grp_active_cols(i.col_grp, i.num_active_cols), "valid_col_grp_active_cols");
+  v5_src_pattern(i.src_mem_pattern, i.in_dtype, i.num_active_rows, nc, f);
+}
+
+// seed 003 §3.3 MATMUL (v5).
+void matmul_v5(const RawInst& raw, Arch nc, Sink& f) {
+  const auto i = decode_as<S3D3Mm>(raw);
+  f(has_valid_neuron_header(i.header), "has_valid_neuron_header");
+  f(has_valid_neuron_events(i.events), "has_valid_neuron_events");
+  f(has_matmul_opcode(i.header), "has_matmul_opcode");
+  f(s3d3_mm_valid_nc(nc), "s3d3_mm_valid_nc");
+  f(s3d3_mm_reserved_zero(i), "s3d3_mm_reserved_zero");
+  f(s3d3_mm_mode_checks(i.src_mem_pattern), "s3d3_mm_mode_checks");
+  v5_src_dtype(i.src_mem_pattern, i.in_dtype, f);
+  f(valid_mm_out_dtype(i.out_dtype), "valid_mm_out_dtype");
+  f(valid_mm_active_rows(i.num_active_rows), "valid_mm_active_rows");
+  f(valid_psum_accumulate_flags(i.psum_accumulate_flags), "valid_psum_accumulate_flags");
+  f(valid_mx_perf_mode(i.mx_perf_mode), "valid_mx_perf_mode");
+  f(mx_perf_mode_only_in_mx_mode(i.mx_perf_mode, i.src_mem_pattern),
+    "mx_perf_mode_only_in_mx_mode");
+  v5_src_pattern(i.src_mem_pattern, i.in_dtype, i.num_active_rows, nc, f);
+  f(mem3d_valid(i.dst_mem_pattern, i.out_dtype, WriteTensor::True, AllowedInPSUM::True,
+                AllowedInSBUF::False, nc, AllowIndirect::False),
+    "mem3d_valid(dst)");
+}
+
+using ContractFn = void (*)(const RawInst&, Arch, Sink&);
+
+ContractFn contract_fn(std::string_view contract, Arch arch) {
+  if (contract == kDequant)
+    return nc_version(arch) >= nc_version(Arch::Mariana) ? dequant_m3d : dequant_t3d;
+  if (contract == kQuantMx) return quantize_mx;
+  if (contract == kLwMx) return ldweights_mx;
+  if (contract == kMmMx) return matmul_mx;
+  if (contract == kLw) return ldweights_v5;
+  if (contract == kMm) return matmul_v5;
+  return nullptr;
+}
+
+CheckResult run(const RawInst& raw, Arch arch, std::string_view contract, ContractFn fn) {
+  CheckResult r;
+  r.contract = std::string(contract);
+  Sink sink(r.failed);
+  fn(raw, arch, sink);
+  return r;
+}
+
+}  // namespace
+
+std::string_view contract_for_opcode(std::uint8_t opcode) {
+  switch (opcode) {
+    case 0x7b:
+      return kDequant;
+    case 0xe3:
+      return kQuantMx;
+    case 0x09:
+      return kLwMx;
+    case 0x0A:
+      return kMmMx;
+    case 0x01:
+      return kLw;
+    case 0x02:
+      return kMm;
+    default:
+      return "";
+  }
+}
+
+CheckResult check_instruction(const RawInst& raw, Arch arch) {
+  const std::string_view contract = contract_for_opcode(raw[0]);
+  if (contract.empty()) {
+    CheckResult r;
+    r.failed.push_back("has_known_opcode");
+    return r;
+  }
+  return run(raw, arch, contract, contract_fn(contract, arch));
+}
+
+std::optional<CheckResult> check_as(const RawInst& raw, Arch arch, std::string_view contract) {
+  const ContractFn fn = contract_fn(contract, arch);
+  if (fn == nullptr) return std::nullopt;
+  return run(raw, arch, contract, fn);
+}
+
+const std::vector<std::string_view>& all_contract_names() {
+  static const std::vector<std::string_view> names = {kDequant, kQuantMx, kLwMx, kMmMx, kLw, kMm};
+  return names;
+}
+
+const std::vector<std::string_view>& all_predicate_names() {
+  static const std::vector<std::string_view> names = {
+      "has_known_opcode",
+      // shared
+      "has_valid_neuron_header",
+      "has_valid_neuron_events",
+      // TensorDequantize (seed 000 §2.1, §2 CORRECTION)
+      "has_tensor_dequantize_opcode",
+      "has_valid_nc_tens_dequant",
+      "check_active_channels",
+      "has_valid_dequant_fmt",
+      "has_valid_group_size",
+      "has_valid_dequant_fmt_group_size",
+      "s3d3_tens_dequant_reserved_zero",
+      "has_valid_tens_dequant_in_dtype",
+      "has_valid_tens_dequant_out_dtype",
+      "start_addr_active_channels(src)",
+      "start_addr_active_channels(dst)",
+      "tensor3d_valid(src)",
+      "tensor3d_valid(dst)",
+      "s3d3_tens_dequant_element_count_check_t3d",
+      "check_m3d_active_channels(src)",
+      "check_m3d_active_channels(dst)",
+      "mem3d_valid(src)",
+      "mem3d_valid(dst)",
+      "indirect_quadrant_check_src3d",
+      "indirect_quadrant_check_src3d_dst3d",
+      // QuantizeMX (seed 003 §2.5, §5, §6.1)
+      "has_quantize_mx_opcode",
+      "s3dmx1_quant_valid_nc",
+      "s3dmx1_quant_reserved_zero",
+      "s3dmx1_quant_valid_active_channels",
+      "is_valid_dtype",
+      "s3dmx1_quant_valid_in_dtype",
+      "is_valid_dtype_inc_fp4",
+      "s3dmx1_quant_valid_out_dtype",
+      "mxmem1d_valid(dst)",
+      "check_mx1d_active_channels(dst)",
+      "valid_s3dmx1_quant_sbuf_quadrant",
+      "s3dmx1_quant_element_count_check",
+      // LdweightsMX / MatmulMX (seed 003 §3.2)
+      "has_ldweights_mx_opcode",
+      "smx1_lw_valid_nc",
+      "smx1_lw_reserved_zero",
+      "is_valid_mx_dtype",
+      "valid_row_grp_active_rows",
+      "valid_col_grp_active_cols",
+      "mxmem1d_valid(src)",
+      "check_mx1d_active_channels(src)",
+      "valid_mx_sbuf_quadrant",
+      "has_matmul_mx_opcode",
+      "smx1d3_mm_valid_nc",
+      "smx1d3_mm_reserved_zero",
+      "valid_mm_out_dtype",
+      "valid_mm_active_rows",
+      "valid_psum_accumulate_flags",
+      // LDWEIGHTS / MATMUL (seed 003 §3.3)
+      "has_ldweights_opcode",
+      "s3_lw_valid_nc",
+      "s3_lw_reserved_zero",
+      "s3_lw_mode_checks",
+      "valid_plain_mm_dtype",
+      "valid_mx_perf_mode",
+      "mx_perf_mode_only_in_mx_mode",
+      "has_matmul_opcode",
+      "s3d3_mm_valid_nc",
+      "s3d3_mm_reserved_zero",
+      "s3d3_mm_mode_checks",
+  };
+  return names;
+}
+
+}  // namespace tpb::isa

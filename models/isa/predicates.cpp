@@ -1,0 +1,442 @@
+// Validity predicates (seed 000 §2.1, §4.1, §5; seed 003 §2.5, §3, §5, §6.1;
+// SPEC §1, §2, §4, §5). Each reads raw bytes only: no enum is built from an
+// unchecked byte, every product is done in 64 bits.
+#include "models/isa/predicates.h"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+namespace tpb::isa {
+namespace {
+
+constexpr std::uint8_t kUint32 = 0x09;
+constexpr std::uint8_t kSfp8E8 = 0x13;
+
+bool all_zero(const std::uint8_t* p, std::size_t n) {
+  return std::all_of(p, p + n, [](std::uint8_t b) { return b == 0; });
+}
+
+bool is_plain_marker(std::uint8_t m) {
+  return m == addr4::kMarkerImm || m == addr4::kMarkerAddrReg || m == addr4::kMarkerShapeReg ||
+         m == addr4::kMarkerAddrShapeReg;
+}
+bool is_addr_reg(Addr4 a) {
+  return a.marker() == addr4::kMarkerAddrReg || a.marker() == addr4::kMarkerAddrShapeReg;
+}
+
+bool region_allowed(Region r, AllowedInPSUM psum, AllowedInSBUF sbuf) {
+  return (r == Region::Sbuf && sbuf == AllowedInSBUF::True) ||
+         (r == Region::Psum && psum == AllowedInPSUM::True);
+}
+
+// Byte offsets [lo, hi) touched by a strided pattern relative to its start.
+struct Extent {
+  std::int64_t lo = 0;
+  std::int64_t hi = 0;
+};
+Extent extent_of(const std::uint32_t* n, const std::int64_t* step, int dims, unsigned elem_bytes) {
+  Extent e;
+  for (int d = 0; d < dims; ++d) {
+    const std::int64_t far = (static_cast<std::int64_t>(n[d]) - 1) * step[d];
+    e.lo += std::min<std::int64_t>(0, far) * elem_bytes;
+    e.hi += std::max<std::int64_t>(0, far) * elem_bytes;
+  }
+  e.hi += elem_bytes;
+  return e;
+}
+bool fits(std::uint32_t offset, Extent e, std::uint32_t capacity) {
+  return static_cast<std::int64_t>(offset) + e.lo >= 0 &&
+         static_cast<std::int64_t>(offset) + e.hi <= static_cast<std::int64_t>(capacity);
+}
+
+std::uint64_t count_t3d(const Tensor3D& t) {
+  return static_cast<std::uint64_t>(t.num_elem[0]) * t.num_elem[1] * t.num_elem[2];
+}
+
+// An immediate address inside `region`'s capacity (start byte only).
+bool imm_in_region(Addr4 a, Region region, Arch arch) {
+  return region_of(a.address()) == region &&
+         offset_of(a.address()) < partition_capacity(region, arch);
+}
+
+// Start partition of a MEM_PATTERN3D member, when static.
+std::optional<unsigned> start_partition(const MemPattern3D& p) {
+  const Addr4 a = pattern_addr(p);
+  if (member_of(p) == MemMember::Tensor3D && is_addr_reg(a)) return std::nullopt;
+  return partition_of(a.address());
+}
+
+bool same_quadrant_partition(Addr4 a0, Addr4 a1) {
+  for (unsigned q = 0; q < kNumPartitions; q += kPartitionsPerQuadrant) {
+    if (pred::addr_in_sbuf_partition(q, a0) && pred::addr_in_sbuf_partition(q, a1)) return true;
+  }
+  return false;
+}
+
+bool element_count_t3d(std::uint8_t fmt, std::uint8_t grp, const Tensor3D& src,
+                       const Tensor3D& dst) {
+  using namespace pred;
+  const bool four_bit = fmt == 1 || fmt == 2 || fmt == 3;
+  return shape_from_register(src.start_addr) || shape_from_register(dst.start_addr) ||
+         (four_bit && grp == 0 && ratio_element_count_t3d(src, dst, 2, 1) &&
+          is_num_elem_mult_n_t3d(src, 1)) ||
+         (fmt == 4 && grp == 0 && ratio_element_count_t3d(src, dst, 4, 3) &&
+          is_num_elem_mult_n_t3d(src, 3)) ||
+         (four_bit && grp == 8 && ratio_element_count_t3d(src, dst, 8, 5) &&
+          is_num_elem_mult_n_t3d(src, 5));
+}
+
+}  // namespace
+
+Tensor3D pattern_t(const MemPattern3D& p) {
+  Tensor3D t;
+  std::memcpy(&t, &p, sizeof t);
+  return t;
+}
+MxTensorV2 pattern_mx(const MemPattern3D& p) {
+  MxTensorV2 m;
+  std::memcpy(&m, &p, sizeof m);
+  return m;
+}
+MxTensor1D pattern_t(const MxMemPattern1D& p) {
+  MxTensor1D t;
+  std::memcpy(&t, &p, sizeof t);
+  return t;
+}
+Addr4 pattern_addr(const MemPattern3D& p) {
+  Addr4 a;
+  std::memcpy(&a, &p, sizeof a);
+  return a;
+}
+IndirectView pattern_i(const MemPattern3D& p) {
+  IndirectView v;
+  std::memcpy(&v.data_addr, reinterpret_cast<const std::uint8_t*>(&p), 4);
+  std::memcpy(&v.index_addr, reinterpret_cast<const std::uint8_t*>(&p) + 4, 4);
+  return v;
+}
+MemMember member_of(const MemPattern3D& p) {
+  const std::uint8_t m = pattern_addr(p).marker();
+  if (m == addr4::kMarkerIndirect) return MemMember::Indirect;
+  if (m == addr4::kMarkerMxTensorV2) return MemMember::MxTensorV2;
+  return MemMember::Tensor3D;
+}
+
+unsigned mx_x4_bytes(std::uint8_t dtype) {
+  if (dtype == static_cast<std::uint8_t>(Dtype::Fp4Exp2) ||
+      dtype == static_cast<std::uint8_t>(Dtype::Int4))
+    return 2;
+  return 4 * std::max(1u, dtype_size(dtype));
+}
+
+std::uint32_t partition_capacity(Region r, Arch arch) {
+  const MemoryCapacity c = default_capacity(arch);
+  switch (r) {
+    case Region::Sbuf:
+      return c.sbuf_bytes_per_partition;
+    case Region::Psum:
+      return c.psum_bytes_per_partition;
+    default:
+      return 0;
+  }
+}
+
+namespace pred {
+
+// ---- HEADER / EVENTS ---------------------------------------------------------
+bool has_valid_neuron_header(const Header& h) {
+  return h.inst_word_len == kInstWordLen && h.debug_cmd <= 1;
+}
+bool has_valid_neuron_events(const Events& e) {
+  return e.wait_mode <= 2 && e.update_mode <= 3 && e.wait_idx < kNumSemaphores &&
+         e.update_idx < kNumSemaphores;
+}
+
+// ---- opcodes -------------------------------------------------------------------
+bool has_tensor_dequantize_opcode(const Header& h) { return h.opcode == 0x7b; }
+bool has_quantize_mx_opcode(const Header& h) { return h.opcode == 0xe3; }
+bool has_ldweights_mx_opcode(const Header& h) { return h.opcode == 0x09; }
+bool has_matmul_mx_opcode(const Header& h) { return h.opcode == 0x0A; }
+bool has_ldweights_opcode(const Header& h) { return h.opcode == 0x01; }
+bool has_matmul_opcode(const Header& h) { return h.opcode == 0x02; }
+
+// ---- generations ----------------------------------------------------------------
+bool has_valid_nc_tens_dequant(Arch nc) { return nc_version(nc) >= 3; }
+bool s3dmx1_quant_valid_nc(Arch nc) { return nc == Arch::Mariana || nc == Arch::Maverick; }
+bool smx1_lw_valid_nc(Arch nc) { return nc == Arch::Mariana; }
+bool smx1d3_mm_valid_nc(Arch nc) { return nc == Arch::Mariana; }
+bool s3_lw_valid_nc(Arch nc) { return nc == Arch::Maverick; }
+bool s3d3_mm_valid_nc(Arch nc) { return nc == Arch::Maverick; }
+
+// ---- TensorDequantize --------------------------------------------------------------
+bool check_active_channels(std::uint8_t n) { return n != 0 && n <= kNumPartitions; }
+bool has_valid_dequant_fmt(std::uint8_t fmt) { return fmt >= 1 && fmt <= 4; }
+bool has_valid_group_size(std::uint8_t grp) { return grp == 0 || grp == 8; }
+bool has_valid_dequant_fmt_group_size(std::uint8_t fmt, std::uint8_t grp) {
+  return grp != 8 || fmt == 1 || fmt == 2 || fmt == 3;
+}
+bool s3d3_tens_dequant_reserved_zero(const S3D3TensDequantV3& i) {
+  return all_zero(i.reserved0, sizeof i.reserved0) && all_zero(i.reserved1, sizeof i.reserved1) &&
+         all_zero(i.reserved2, sizeof i.reserved2);
+}
+bool s3d3_tens_dequant_reserved_zero(const S3D3TensDequant& i) {
+  return all_zero(i.reserved0, sizeof i.reserved0) && all_zero(i.reserved1, sizeof i.reserved1) &&
+         all_zero(i.reserved2, sizeof i.reserved2);
+}
+bool has_valid_tens_dequant_in_dtype(std::uint8_t dtype) { return dtype == kUint32; }
+bool has_valid_tens_dequant_out_dtype(std::uint8_t dtype) { return dtype == kUint32; }
+
+bool start_addr_active_channels(Addr4 start_addr, std::uint8_t n) {
+  if (is_addr_reg(start_addr)) return true;  // re-checked by the sequencer
+  return partition_of(start_addr.address()) + n <= kNumPartitions;
+}
+
+bool tensor3d_valid(const Tensor3D& t, std::uint8_t dtype, WriteTensor write, AllowedInPSUM psum,
+                    AllowedInSBUF sbuf, Arch arch) {
+  const Addr4 a = t.start_addr;
+  if (!is_plain_marker(a.marker())) return false;
+  const bool shape_reg = shape_from_register(a);
+  const unsigned es = std::max(1u, dtype_size(dtype));
+  const std::uint32_t n[3] = {t.num_elem[0], t.num_elem[1], t.num_elem[2]};
+  const std::int64_t s[3] = {t.step_elem[0], t.step_elem[1], t.step_elem[2]};
+  if (!shape_reg) {
+    for (int d = 0; d < 3; ++d) {
+      if (n[d] == 0) return false;
+      if (write == WriteTensor::True && n[d] > 1 && s[d] == 0) return false;
+    }
+  }
+  if (!is_addr_reg(a)) {
+    const Region r = region_of(a.address());
+    if (!region_allowed(r, psum, sbuf)) return false;
+    const std::uint32_t cap = partition_capacity(r, arch);
+    const std::uint32_t off = offset_of(a.address());
+    if (off >= cap) return false;
+    return shape_reg || fits(off, extent_of(n, s, 3, es), cap);
+  }
+  if (shape_reg) return true;  // nothing static left
+  // Address unknown: the pattern must at least fit in one partition.
+  std::uint32_t cap = 0;
+  if (sbuf == AllowedInSBUF::True) cap = partition_capacity(Region::Sbuf, arch);
+  if (psum == AllowedInPSUM::True) cap = std::max(cap, partition_capacity(Region::Psum, arch));
+  const Extent e = extent_of(n, s, 3, es);
+  return e.hi - e.lo <= static_cast<std::int64_t>(cap);
+}
+
+bool shape_from_register(Addr4 a) {
+  return a.marker() == addr4::kMarkerShapeReg || a.marker() == addr4::kMarkerAddrShapeReg;
+}
+bool ratio_element_count_t3d(const Tensor3D& src, const Tensor3D& dst, unsigned src_units,
+                             unsigned dst_units) {
+  return count_t3d(src) * src_units == count_t3d(dst) * dst_units;
+}
+bool is_num_elem_mult_n_t3d(const Tensor3D& t, unsigned n) {
+  return n != 0 && count_t3d(t) % n == 0;
+}
+bool s3d3_tens_dequant_element_count_check_t3d(const S3D3TensDequantV3& i) {
+  return element_count_t3d(i.dequant_fmt, i.group_size, i.src_mem_pattern, i.dst_mem_pattern);
+}
+bool s3d3_tens_dequant_element_count_check_t3d(const S3D3TensDequant& i) {
+  if (member_of(i.src_mem_pattern) == MemMember::Indirect ||
+      member_of(i.dst_mem_pattern) == MemMember::Indirect)
+    return true;
+  return element_count_t3d(i.dequant_fmt, i.group_size, pattern_t(i.src_mem_pattern),
+                           pattern_t(i.dst_mem_pattern));
+}
+
+// ---- MEM_PATTERN3D -------------------------------------------------------------------
+bool mem3d_valid(const MemPattern3D& p, std::uint8_t dtype, WriteTensor write, AllowedInPSUM psum,
+                 AllowedInSBUF sbuf, Arch arch, AllowIndirect indirect, AllowMxTensorV2 mx) {
+  switch (member_of(p)) {
+    case MemMember::Tensor3D:
+      return tensor3d_valid(pattern_t(p), dtype, write, psum, sbuf, arch);
+    case MemMember::Indirect: {
+      if (indirect == AllowIndirect::False) return false;
+      const IndirectView v = pattern_i(p);
+      const Region r = region_of(v.data_addr.address());
+      if (!region_allowed(r, psum, sbuf)) return false;
+      if (offset_of(v.data_addr.address()) >= partition_capacity(r, arch)) return false;
+      return v.index_addr.marker() == addr4::kMarkerImm &&
+             imm_in_region(v.index_addr, Region::Sbuf, arch);
+    }
+    case MemMember::MxTensorV2:
+      if (mx == AllowMxTensorV2::False || sbuf == AllowedInSBUF::False) return false;
+      return mxtensorv2_valid(pattern_mx(p), mx_x4_bytes(dtype), write, arch);
+  }
+  return false;
+}
+
+bool check_m3d_active_channels(const MemPattern3D& p, std::uint8_t n) {
+  const auto part = start_partition(p);
+  return !part || *part + n <= kNumPartitions;
+}
+
+bool indirect_quadrant_check_src3d(const MemPattern3D& src) {
+  if (member_of(src) != MemMember::Indirect) return true;
+  const IndirectView v = pattern_i(src);
+  return partition_of(v.data_addr.address()) / kPartitionsPerQuadrant ==
+         partition_of(v.index_addr.address()) / kPartitionsPerQuadrant;
+}
+
+bool indirect_quadrant_check_src3d_dst3d(const MemPattern3D& src, const MemPattern3D& dst) {
+  if (member_of(src) != MemMember::Indirect && member_of(dst) != MemMember::Indirect) return true;
+  const auto ps = start_partition(src);
+  const auto pd = start_partition(dst);
+  if (!ps || !pd) return true;  // a register address: re-checked at run time
+  return *ps / kPartitionsPerQuadrant == *pd / kPartitionsPerQuadrant;
+}
+
+// ---- QuantizeMX ----------------------------------------------------------------------
+bool s3dmx1_quant_reserved_zero(const S3DMX1Quant& i) {
+  const MxTensor1D dst = pattern_t(i.dst_mem_pattern);
+  return all_zero(i.reserved0, sizeof i.reserved0) && all_zero(i.reserved1, sizeof i.reserved1) &&
+         all_zero(i.reserved2, sizeof i.reserved2) && all_zero(dst.reserved, sizeof dst.reserved);
+}
+bool s3dmx1_quant_valid_active_channels(std::uint8_t n) {
+  return n == 32 || n == 64 || n == 96 || n == 128;
+}
+bool is_valid_dtype(std::uint8_t d, AllowFP32R allow_fp32r) {
+  if (d >= 0x01 && d <= 0x09) return true;
+  if (d >= 0x0C && d <= 0x0F) return true;
+  return d == 0x0A && allow_fp32r == AllowFP32R::True;
+}
+bool is_valid_dtype_inc_fp4(std::uint8_t d, AllowFP4 allow_fp4) {
+  if (is_valid_dtype(d, AllowFP32R::False)) return true;
+  return allow_fp4 == AllowFP4::True && (d == 0x10 || d == 0x12);
+}
+bool s3dmx1_quant_valid_in_dtype(std::uint8_t d) {
+  return !is_valid_dtype(d, AllowFP32R::False) || d == 0x08 || d == 0x05 || d == 0x06;
+}
+bool s3dmx1_quant_valid_out_dtype(std::uint8_t d) {
+  return !is_valid_dtype_inc_fp4(d, AllowFP4::False) || d == 0x0F || d == 0x0E;
+}
+
+bool mxmem1d_valid(const MxMemPattern1D& p, unsigned x4_bytes, WriteTensor write, Arch arch) {
+  const MxTensor1D t = pattern_t(p);
+  const Addr4 a = t.start_addr;
+  if (!is_plain_marker(a.marker())) return false;  // MXIndirect16B: not modelled
+  const std::uint8_t sm = t.scale_addr.marker();
+  if (sm != addr4::kMarkerImm && sm != addr4::kMarkerAddrReg) return false;
+  if (t.scale_pidx > kPartitionsPerQuadrant - 4) return false;
+  const bool shape_reg = shape_from_register(a);
+  const std::uint32_t n = t.num_elem[0];
+  if (!shape_reg) {
+    if (n == 0) return false;
+    if (write == WriteTensor::True && n > 1 && t.step_elem[0] == 0) return false;
+  }
+  const std::uint32_t cap = partition_capacity(Region::Sbuf, arch);
+  if (!is_addr_reg(a)) {
+    if (!imm_in_region(a, Region::Sbuf, arch)) return false;
+    const std::uint32_t nn[1] = {n};
+    const std::int64_t ss[1] = {t.step_elem[0]};
+    if (!shape_reg && !fits(offset_of(a.address()), extent_of(nn, ss, 1, x4_bytes), cap))
+      return false;
+  }
+  if (sm == addr4::kMarkerImm) {
+    if (!imm_in_region(t.scale_addr, Region::Sbuf, arch)) return false;
+    if (!shape_reg && offset_of(t.scale_addr.address()) + n > cap) return false;
+  }
+  return true;
+}
+
+bool check_mx1d_active_channels(const MxMemPattern1D& p, std::uint8_t n) {
+  const Addr4 a = pattern_t(p).start_addr;
+  return is_addr_reg(a) || partition_of(a.address()) + n <= kNumPartitions;
+}
+
+bool addr_in_sbuf_partition(unsigned partition, Addr4 addr) {
+  if (is_addr_reg(addr)) return true;  // re-checked by the sequencer
+  return region_of(addr.address()) == Region::Sbuf && partition_of(addr.address()) == partition;
+}
+bool valid_s3dmx1_quant_sbuf_quadrant(Addr4 addr0, Addr4 addr1) {
+  return same_quadrant_partition(addr0, addr1);
+}
+
+bool s3dmx1_quant_element_count_check(const S3DMX1Quant& i) {
+  if (member_of(i.src_mem_pattern) != MemMember::Tensor3D) return true;
+  const Tensor3D src = pattern_t(i.src_mem_pattern);
+  const MxTensor1D dst = pattern_t(i.dst_mem_pattern);
+  if (shape_from_register(src.start_addr) || shape_from_register(dst.start_addr)) return true;
+  return count_t3d(src) == 4ull * dst.num_elem[0];
+}
+
+// ---- PE MX matmul ----------------------------------------------------------------------
+bool is_valid_mx_dtype(std::uint8_t d) {
+  return (d >= 0x0C && d <= 0x0F) || d == 0x10 || d == 0x12;
+}
+bool valid_row_grp_active_rows(std::uint8_t row_grp, std::uint8_t rows) {
+  return (row_grp == 0xf && rows == 128) || (row_grp == 0x7 && rows == 96) ||
+         (row_grp == 0x3 && rows == 64) || (row_grp == 0x1 && rows == 32);
+}
+bool valid_col_grp_active_cols(std::uint8_t col_grp, std::uint8_t cols) {
+  return col_grp == 0xf && cols >= 1 && cols <= kNumPartitions;
+}
+bool valid_mx_sbuf_quadrant(Addr4 data_addr, Addr4 scale_addr) {
+  return same_quadrant_partition(data_addr, scale_addr);
+}
+bool valid_mm_active_rows(std::uint8_t rows) {
+  return rows == 32 || rows == 64 || rows == 96 || rows == 128;
+}
+bool valid_mm_out_dtype(std::uint8_t d) { return d == 0x08; }
+bool valid_psum_accumulate_flags(std::uint8_t flags) { return (flags & 0xFEu) == 0; }
+
+bool smx1_lw_reserved_zero(const SMX1Lw& i) {
+  const MxTensor1D src = pattern_t(i.src_mem_pattern);
+  return all_zero(i.reserved0, sizeof i.reserved0) && all_zero(i.reserved1, sizeof i.reserved1) &&
+         all_zero(i.reserved2, sizeof i.reserved2) && all_zero(i.reserved3, sizeof i.reserved3) &&
+         all_zero(src.reserved, sizeof src.reserved);
+}
+bool smx1d3_mm_reserved_zero(const SMX1D3Mm& i) {
+  const MxTensor1D src = pattern_t(i.src_mem_pattern);
+  return all_zero(i.reserved0, sizeof i.reserved0) && all_zero(i.reserved1, sizeof i.reserved1) &&
+         all_zero(i.reserved2, sizeof i.reserved2) && all_zero(i.reserved3, sizeof i.reserved3) &&
+         all_zero(i.reserved4, sizeof i.reserved4) && all_zero(src.reserved, sizeof src.reserved);
+}
+bool s3_lw_reserved_zero(const S3Lw& i) {
+  return all_zero(i.reserved0, sizeof i.reserved0) && all_zero(i.reserved1, sizeof i.reserved1) &&
+         all_zero(i.reserved2, sizeof i.reserved2);
+}
+bool s3d3_mm_reserved_zero(const S3D3Mm& i) {
+  return all_zero(i.reserved0, sizeof i.reserved0) && all_zero(i.reserved1, sizeof i.reserved1) &&
+         all_zero(i.reserved2, sizeof i.reserved2) && all_zero(i.reserved3, sizeof i.reserved3);
+}
+
+bool mxtensorv2_pattern(Addr4 a) { return a.marker() == addr4::kMarkerMxTensorV2; }
+bool not_mxtensorv2_pattern(Addr4 a) { return !mxtensorv2_pattern(a); }
+
+namespace {
+bool mode_checks(const MemPattern3D& src) {
+  const Addr4 a = pattern_addr(src);
+  const bool mx_mode = pattern_mx(src).scale_dtype == kSfp8E8;
+  const bool normal_mode = true;  // a plain operand: judged by mem3d_valid
+  return (mxtensorv2_pattern(a) && mx_mode) || (not_mxtensorv2_pattern(a) && normal_mode);
+}
+}  // namespace
+bool s3_lw_mode_checks(const MemPattern3D& src) { return mode_checks(src); }
+bool s3d3_mm_mode_checks(const MemPattern3D& src) { return mode_checks(src); }
+
+bool valid_plain_mm_dtype(std::uint8_t d) {
+  return d == 0x05 || d == 0x06 || d == 0x08 || (d >= 0x0C && d <= 0x0F);
+}
+bool valid_mx_perf_mode(std::uint8_t mode) { return mode <= 6; }
+bool mx_perf_mode_only_in_mx_mode(std::uint8_t mode, const MemPattern3D& src) {
+  return mode == 0 || mxtensorv2_pattern(pattern_addr(src));
+}
+
+bool mxtensorv2_valid(const MxTensorV2& m, unsigned x4_bytes, WriteTensor write, Arch arch) {
+  const std::uint32_t n[2] = {m.num_elem[0], m.num_elem[1]};
+  if (n[0] == 0 || n[1] == 0) return false;
+  if (write == WriteTensor::True && n[1] > 1 && m.step_elem_data_1 == 0) return false;
+  const std::uint32_t cap = partition_capacity(Region::Sbuf, arch);
+  // data_addr's marker is the MXTENSOR_V2 selector, so its address is immediate.
+  if (!imm_in_region(m.data_addr, Region::Sbuf, arch)) return false;
+  const std::int64_t sd[2] = {1, m.step_elem_data_1};
+  if (!fits(offset_of(m.data_addr.address()), extent_of(n, sd, 2, x4_bytes), cap)) return false;
+  const std::uint8_t sm = m.scale_addr.marker();
+  if (sm == addr4::kMarkerAddrReg) return true;
+  if (sm != addr4::kMarkerImm || !imm_in_region(m.scale_addr, Region::Sbuf, arch)) return false;
+  const std::int64_t ss[2] = {1, m.step_elem_scale_1};
+  return fits(offset_of(m.scale_addr.address()), extent_of(n, ss, 2, 1), cap);
+}
+
+}  // namespace pred
+}  // namespace tpb::isa

@@ -1,0 +1,191 @@
+// Validity predicates of the seeds, one C++ function per predicate with the
+// seed's name (SPEC §1). Pure C++. The contracts that combine them live in
+// checker.cpp; docs/PREDICATES.md lists every predicate and its source.
+//
+// Predicates take decoded fields (never raw enum casts: every field is the raw
+// byte) plus the generation where a capacity or a gate depends on it. Names
+// not in the seeds are invented in the seeds' style and marked "convention".
+#pragma once
+
+#include <cstdint>
+
+#include "models/isa/address_map.h"
+#include "models/isa/encodings.h"
+
+namespace tpb::isa {
+
+// Access-mode flags of the seeds' pattern predicates (seed 000 §2.1).
+enum class WriteTensor : bool { False = false, True = true };
+enum class AllowedInPSUM : bool { False = false, True = true };
+enum class AllowedInSBUF : bool { False = false, True = true };
+enum class AllowFP32R : bool { False = false, True = true };
+enum class AllowFP4 : bool { False = false, True = true };
+// Which MEM_PATTERN3D union members an operand may use (convention).
+enum class AllowIndirect : bool { False = false, True = true };
+enum class AllowMxTensorV2 : bool { False = false, True = true };
+
+// Union members read as their own struct without type punning.
+Tensor3D pattern_t(const MemPattern3D& p);
+MxTensorV2 pattern_mx(const MemPattern3D& p);
+MxTensor1D pattern_t(const MxMemPattern1D& p);
+// The first ADDR4 of a MEM_PATTERN3D: t.start_addr, i.data_addr, mx.data_addr
+// (all at byte 0). Its marker selects the union member.
+Addr4 pattern_addr(const MemPattern3D& p);
+
+// INDIRECT16B as interpreted by this model (convention; the seeds give no
+// layout): bytes 0..3 ADDR4 data_addr (marker 0b00010 selects the member),
+// bytes 4..7 ADDR4 index_addr (SBUF address of the index list), bytes 8..15
+// opaque. Only the quadrant checks and mem3d_valid read it; the engines fault
+// "indirect addressing not modelled" at run time.
+struct IndirectView {
+  Addr4 data_addr;
+  Addr4 index_addr;
+};
+IndirectView pattern_i(const MemPattern3D& p);
+
+// Union member selected by the first ADDR4's marker (convention for INDIRECT).
+enum class MemMember : std::uint8_t { Tensor3D, Indirect, MxTensorV2 };
+MemMember member_of(const MemPattern3D& p);
+
+// Bytes of one x4 MX element (4 contraction values, SPEC §5): FP4/INT4 -> 2
+// (u16), else 4 x the element size (FP8 -> u32). Convention.
+unsigned mx_x4_bytes(std::uint8_t dtype);
+
+// Capacity in bytes of one partition of `r` on `arch` (0 for the SFU tile
+// file and the control region, which no pattern may address).
+std::uint32_t partition_capacity(Region r, Arch arch);
+
+namespace pred {
+
+// ---- HEADER / EVENTS (SPEC §2) -------------------------------------------
+// inst_word_len == 16 and debug_cmd in {0 none, 1 trace marker}.
+bool has_valid_neuron_header(const Header& h);
+// wait_mode <= 2, update_mode <= 3, wait_idx and update_idx < 64.
+bool has_valid_neuron_events(const Events& e);
+
+// ---- opcode gates ----------------------------------------------------------
+bool has_tensor_dequantize_opcode(const Header& h);  // seed 000 §2.1: 0x7b
+bool has_quantize_mx_opcode(const Header& h);        // seed 003 §2.5: 0xe3
+bool has_ldweights_mx_opcode(const Header& h);       // seed 003 §3.1: 0x09 (convention name)
+bool has_matmul_mx_opcode(const Header& h);          // seed 003 §3.1: 0x0A (convention name)
+bool has_ldweights_opcode(const Header& h);          // seed 003 §3.3: 0x01 (convention name)
+bool has_matmul_opcode(const Header& h);             // seed 003 §3.3: 0x02 (convention name)
+
+// ---- generation gates --------------------------------------------------------
+bool has_valid_nc_tens_dequant(Arch nc);  // seed 000 §2.1: nc >= V3
+bool s3dmx1_quant_valid_nc(Arch nc);      // seed 003 §6.1: MARIANA V4 / MAVERICK V5
+bool smx1_lw_valid_nc(Arch nc);           // convention: nc == V4 (SPEC §1)
+bool smx1d3_mm_valid_nc(Arch nc);         // convention: nc == V4 (SPEC §1)
+bool s3_lw_valid_nc(Arch nc);             // convention: nc == V5 (SPEC §1)
+bool s3d3_mm_valid_nc(Arch nc);           // convention: nc == V5 (SPEC §1)
+
+// ---- TensorDequantize fields (seed 000 §2.1, §4.1, §5) ---------------------
+bool check_active_channels(std::uint8_t num_active_channels);  // != 0 && <= 128
+bool has_valid_dequant_fmt(std::uint8_t fmt);                  // 1..4
+bool has_valid_group_size(std::uint8_t grp);                   // 0 || 8
+// seed 000 §5: group 8 only for fmt 1/2/3. Judges the pair only when grp == 8
+// (a group that is neither 0 nor 8 is has_valid_group_size's failure).
+bool has_valid_dequant_fmt_group_size(std::uint8_t fmt, std::uint8_t grp);
+bool s3d3_tens_dequant_reserved_zero(const S3D3TensDequantV3& i);  // all 15 bytes
+bool s3d3_tens_dequant_reserved_zero(const S3D3TensDequant& i);
+bool has_valid_tens_dequant_in_dtype(std::uint8_t dtype);   // == UINT32
+bool has_valid_tens_dequant_out_dtype(std::uint8_t dtype);  // == UINT32
+// SPEC §2: start partition + num_active_channels <= 128 (unknown with ADDR_REG: true).
+bool start_addr_active_channels(Addr4 start_addr, std::uint8_t num_active_channels);
+// Pattern geometry (seed 000 §2.1; rules in docs/PREDICATES.md): marker one of
+// IMM/ADDR_REG/SHAPE_REG/ADDR_SHAPE_REG; every num_elem != 0; a written pattern
+// has no zero step on a dimension of more than one element; region allowed by
+// the flags; footprint [min, max] byte offset inside [0, capacity).
+bool tensor3d_valid(const Tensor3D& t, std::uint8_t dtype, WriteTensor write, AllowedInPSUM psum,
+                    AllowedInSBUF sbuf, Arch arch);
+bool shape_from_register(Addr4 a);  // SHAPE_REG or ADDR_SHAPE_REG marker
+// count(src) * src_units == count(dst) * dst_units (seed 000 §4.1).
+bool ratio_element_count_t3d(const Tensor3D& src, const Tensor3D& dst, unsigned src_units,
+                             unsigned dst_units);
+bool is_num_elem_mult_n_t3d(const Tensor3D& t, unsigned n);  // count(t) % n == 0
+bool s3d3_tens_dequant_element_count_check_t3d(const S3D3TensDequantV3& i);
+// MARIANA/MAVERICK form: reaches through .t; skipped (true) when an operand is
+// INDIRECT16B, whose element count is not static (convention).
+bool s3d3_tens_dequant_element_count_check_t3d(const S3D3TensDequant& i);
+
+// ---- MEM_PATTERN3D (seed 000 §2 CORRECTION) ---------------------------------
+// TENSOR3D member: tensor3d_valid. INDIRECT16B member (when allowed): data
+// region allowed by the flags and offset inside capacity, index list in SBUF
+// inside capacity, both immediate. MXTENSOR_V2 member (when allowed, v5 only):
+// mxtensorv2_valid with x4 elements of `dtype`.
+bool mem3d_valid(const MemPattern3D& p, std::uint8_t dtype, WriteTensor write, AllowedInPSUM psum,
+                 AllowedInSBUF sbuf, Arch arch, AllowIndirect indirect = AllowIndirect::True,
+                 AllowMxTensorV2 mx = AllowMxTensorV2::False);
+// start partition (of the member's data address) + channels <= 128.
+bool check_m3d_active_channels(const MemPattern3D& p, std::uint8_t num_active_channels);
+// An INDIRECT16B src: its data and its index list lie in the same SBUF quadrant.
+bool indirect_quadrant_check_src3d(const MemPattern3D& src);
+// When src or dst is INDIRECT16B: both start partitions in the same quadrant.
+bool indirect_quadrant_check_src3d_dst3d(const MemPattern3D& src, const MemPattern3D& dst);
+
+// ---- QuantizeMX (seed 003 §2.5, §5; SPEC §4) --------------------------------
+bool s3dmx1_quant_reserved_zero(const S3DMX1Quant& i);    // incl. dst MXTENSOR1D.reserved
+bool s3dmx1_quant_valid_active_channels(std::uint8_t n);  // seed 003 §5: 32/64/96/128
+// The DTYPE ordinals usable as a tensor element (FP32R only when allowed);
+// excludes INVALID, the sub-byte FP4/INT4 and SFP8_E8 (a scale, not data).
+bool is_valid_dtype(std::uint8_t dtype, AllowFP32R allow_fp32r);
+// is_valid_dtype(.., False) plus FP4_EXP2 and INT4 when allowed.
+bool is_valid_dtype_inc_fp4(std::uint8_t dtype, AllowFP4 allow_fp4);
+// SPEC §4: FP32, BF16 or FP16. Judges only a dtype is_valid_dtype accepts.
+bool s3dmx1_quant_valid_in_dtype(std::uint8_t dtype);
+// seed 003 §2.5: FP8_EXP5 or FP8_EXP4. Judges only a dtype
+// is_valid_dtype_inc_fp4(.., False) accepts.
+bool s3dmx1_quant_valid_out_dtype(std::uint8_t dtype);
+// MXTENSOR1D (seed 003 §3.2): markers IMM or ADDR_REG on start_addr and
+// scale_addr (SHAPE_REG allowed on start_addr), num_elem != 0, data and scale
+// in SBUF, data footprint (x4 elements, signed step) and scale bytes
+// [0, num_elem) inside capacity, scale_pidx <= 28. The MXIndirect16B member is
+// not modelled (fails).
+bool mxmem1d_valid(const MxMemPattern1D& p, unsigned x4_bytes, WriteTensor write, Arch arch);
+// data start partition + channels <= 128 (convention).
+bool check_mx1d_active_channels(const MxMemPattern1D& p, std::uint8_t num_active_channels);
+// addr is an SBUF address of partition `partition` (unknown with ADDR_REG: true).
+bool addr_in_sbuf_partition(unsigned partition, Addr4 addr);
+bool valid_s3dmx1_quant_sbuf_quadrant(Addr4 addr0, Addr4 addr1);  // seed 003 §5
+// SPEC §4: src elements (count of the TENSOR3D) == 4 x dst num_elem[0];
+// skipped with a register shape or an INDIRECT16B src (convention).
+bool s3dmx1_quant_element_count_check(const S3DMX1Quant& i);
+
+// ---- PE MX matmul (seed 003 §3.2, §3.3; SPEC §5) -----------------------------
+bool is_valid_mx_dtype(std::uint8_t dtype);  // FP8_EXP2/3/4/5, FP4_EXP2, INT4
+// row_grp is a mask of 32-row groups from row 0 (convention: the pairs
+// {0x1,32} {0x3,64} {0x7,96} {0xf,128} only).
+bool valid_row_grp_active_rows(std::uint8_t row_grp, std::uint8_t num_active_rows);
+bool valid_col_grp_active_cols(std::uint8_t col_grp, std::uint8_t num_active_cols);  // 0xf, 1..128
+// The scale of an MX operand starts in the data's quadrant partition
+// {0,32,64,96} (SPEC §5 "same quadrant placement as §4"; convention name).
+bool valid_mx_sbuf_quadrant(Addr4 data_addr, Addr4 scale_addr);
+bool valid_mm_active_rows(std::uint8_t num_active_rows);  // 32/64/96/128 (convention)
+bool valid_mm_out_dtype(std::uint8_t dtype);              // FP32 (convention)
+bool valid_psum_accumulate_flags(std::uint8_t flags);     // bits 7:1 zero (convention)
+bool smx1_lw_reserved_zero(const SMX1Lw& i);              // incl. src MXTENSOR1D.reserved
+bool smx1d3_mm_reserved_zero(const SMX1D3Mm& i);          // incl. src MXTENSOR1D.reserved
+bool s3_lw_reserved_zero(const S3Lw& i);
+bool s3d3_mm_reserved_zero(const S3D3Mm& i);
+
+// v5 MX mode (seed 003 §3.3).
+bool mxtensorv2_pattern(Addr4 a);      // marker_a4 == MXTENSOR_V2
+bool not_mxtensorv2_pattern(Addr4 a);  // !mxtensorv2_pattern
+// (mxtensorv2_pattern && mx_mode) || (not_mxtensorv2_pattern && normal_mode):
+// mx_mode = the descriptor carries E8M0 scales (scale_dtype == SFP8_E8);
+// normal_mode = the operand is a plain pattern (convention).
+bool s3_lw_mode_checks(const MemPattern3D& src);
+bool s3d3_mm_mode_checks(const MemPattern3D& src);
+// Plain-mode PE dtypes (SPEC §5): BF16, FP16, FP32, FP8_EXP2..5 (convention name).
+bool valid_plain_mm_dtype(std::uint8_t dtype);
+bool valid_mx_perf_mode(std::uint8_t mode);  // 0..6 (seed 003 §3.3)
+// A nonzero MX_PERF_MODE only with an MXTENSOR_V2 src (SPEC §5).
+bool mx_perf_mode_only_in_mx_mode(std::uint8_t mode, const MemPattern3D& src);
+// MXTENSOR_V2 geometry (convention, docs/PREDICATES.md): data element
+// (i0 < num_elem[0], i1 < num_elem[1]) at (i0 + i1*step_elem_data_1) x4
+// elements from data_addr; its scale byte at i0 + i1*step_elem_scale_1 from
+// scale_addr. Both in SBUF, immediate, inside capacity; num_elem != 0.
+bool mxtensorv2_valid(const MxTensorV2& m, unsigned x4_bytes, WriteTensor write, Arch arch);
+
+}  // namespace pred
+}  // namespace tpb::isa
