@@ -1,0 +1,50 @@
+#include "models/trace/stats_writer.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+namespace tpb::trace {
+
+nlohmann::json stats_to_json(const RunStats& s) {
+  nlohmann::json engines = nlohmann::json::array();
+  for (const EngineStats& e : s.engines) {
+    nlohmann::json bundles = nlohmann::json::object();
+    for (const auto& [name, count] : e.bundles) bundles[name] = count;
+    engines.push_back({{"name", e.name},
+                       {"clock_mhz", e.clock_mhz},
+                       {"instructions", e.instructions},
+                       {"busy_cycles", e.busy_cycles},
+                       {"stall_cycles", e.stall_cycles},
+                       {"bundles", bundles},
+                       {"bytes_read", e.bytes_read},
+                       {"bytes_written", e.bytes_written}});
+  }
+  nlohmann::json memories = nlohmann::json::array();
+  for (const MemoryStats& m : s.memories)
+    memories.push_back(
+        {{"name", m.name}, {"bytes_read", m.bytes_read}, {"bytes_written", m.bytes_written}});
+  return {{"arch", s.arch},
+          {"program", s.program},
+          {"status", s.status},
+          {"message", s.message},
+          {"simulated_ps", s.simulated_ps},
+          {"simulated_ns", static_cast<double>(s.simulated_ps) / 1e3},
+          {"wall_seconds", s.wall_seconds},
+          {"engines", engines},
+          {"memories", memories}};
+}
+
+void write_stats(const RunStats& s, const std::string& path) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out)
+    throw std::runtime_error("stats file '" + path +
+                             "': cannot open for writing: " + std::strerror(errno));
+  out << stats_to_json(s).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  out.flush();
+  if (!out)
+    throw std::runtime_error("stats file '" + path + "': write failed: " + std::strerror(errno));
+}
+
+}  // namespace tpb::trace

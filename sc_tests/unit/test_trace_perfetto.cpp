@@ -1,0 +1,159 @@
+// Perfetto / Chrome trace-event JSON: parsed with nlohmann and with Python's
+// json module; B/E pairs per track, monotonic ts, metadata, args.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "models/trace/perfetto_writer.h"
+#include "sc_tests/unit/test_trace_util.h"
+
+namespace tpb::trace {
+namespace {
+
+using nlohmann::json;
+
+Recorder make_scenario() {
+  Recorder r;
+  r.enable_slices(true);
+  r.enable_signals(true);
+  TrackId pool = r.add_track("tpb core", "pool");
+  TrackId dve = r.add_track("tpb core", "dve");
+  TrackId q0 = r.add_track("dma", "q0");
+  // Recorded out of order, as decoupled engines do.
+  r.end(pool, 4000);
+  r.begin(pool, 2000, "TensorDequantize", R"({"op":123,"idx":16})");
+  r.begin(pool, 2500, "proc_4bit_mx_8");
+  r.end(pool, 3000);
+  r.instant(dve, 1000, "marker", "not json");
+  r.counter(q0, 1500, "bytes", 42.5);
+  r.end(dve, 1200);                  // nothing open on dve: dropped
+  r.begin(dve, 5000, "QuantizeMX");  // never ends (fault)
+  SignalId s = r.add_signal("tpb", "busy", 1);
+  r.set(s, 6000, 1);  // last_time = 6000 ps
+  return r;
+}
+
+json load(const std::string& path) {
+  return json::parse(testutil::slurp(path));  // throws (fails the test) if invalid
+}
+
+TEST(TracePerfetto, TopLevelAndMetadata) {
+  const std::string dir = testutil::scratch("pf");
+  write_perfetto(make_scenario(), dir + "/t.json");
+  const json j = load(dir + "/t.json");
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j.at("displayTimeUnit"), "ns");
+  ASSERT_TRUE(j.at("traceEvents").is_array());
+  std::map<int, std::string> process;                 // pid -> name
+  std::map<std::pair<int, int>, std::string> thread;  // (pid, tid) -> name
+  for (const auto& e : j["traceEvents"]) {
+    if (e.at("ph") != "M") continue;
+    if (e.at("name") == "process_name") process[e.at("pid")] = e.at("args").at("name");
+    if (e.at("name") == "thread_name") thread[{e.at("pid"), e.at("tid")}] = e.at("args").at("name");
+  }
+  EXPECT_EQ(process, (std::map<int, std::string>{{1, "tpb core"}, {2, "dma"}}));
+  EXPECT_EQ(thread, (std::map<std::pair<int, int>, std::string>{
+                        {{1, 1}, "pool"}, {{1, 2}, "dve"}, {{2, 3}, "q0"}}));
+}
+
+TEST(TracePerfetto, EventsPairUpPerTrackWithMonotonicTime) {
+  const std::string dir = testutil::scratch("pf");
+  write_perfetto(make_scenario(), dir + "/t.json");
+  const json j = load(dir + "/t.json");
+  double last_ts = -1;
+  std::map<int, int> depth;                     // tid -> open slices
+  std::map<int, std::vector<std::string>> seq;  // tid -> "ph name ts"
+  for (const auto& e : j["traceEvents"]) {
+    if (e.at("ph") == "M") continue;
+    const double ts = e.at("ts").get<double>();
+    EXPECT_GE(ts, last_ts) << e.dump();
+    last_ts = ts;
+    const int tid = e.at("tid");
+    const std::string ph = e.at("ph");
+    if (ph == "B") ++depth[tid];
+    if (ph == "E") {
+      --depth[tid];
+      EXPECT_GE(depth[tid], 0) << "E without B on tid " << tid;
+    }
+    seq[tid].push_back(ph + " " + e.value("name", std::string()) + " " + std::to_string(ts));
+  }
+  for (const auto& [tid, d] : depth) EXPECT_EQ(d, 0) << "tid " << tid;
+  // ts = ps / 1e6 (microseconds): 2000 ps = 0.002 us.
+  EXPECT_EQ(seq[1],
+            (std::vector<std::string>{"B TensorDequantize 0.002000", "B proc_4bit_mx_8 0.002500",
+                                      "E  0.003000", "E  0.004000"}));
+  EXPECT_EQ(seq[2], (std::vector<std::string>{"i marker 0.001000", "B QuantizeMX 0.005000",
+                                              "E  0.006000"}));
+  EXPECT_EQ(seq[3], (std::vector<std::string>{"C bytes 0.001500"}));
+}
+
+TEST(TracePerfetto, ArgsInstantScopeCountersAndUnterminatedSlices) {
+  const std::string dir = testutil::scratch("pf");
+  write_perfetto(make_scenario(), dir + "/t.json");
+  const json j = load(dir + "/t.json");
+  int checked = 0;
+  for (const auto& e : j["traceEvents"]) {
+    const std::string ph = e.at("ph");
+    if (ph == "B" && e.at("name") == "TensorDequantize") {
+      EXPECT_EQ(e.at("args"), json({{"op", 123}, {"idx", 16}}));
+      EXPECT_EQ(e.at("pid"), 1);
+      ++checked;
+    } else if (ph == "i") {
+      EXPECT_EQ(e.at("s"), "t");
+      EXPECT_EQ(e.at("args"), json({{"text", "not json"}}));
+      ++checked;
+    } else if (ph == "C") {
+      EXPECT_EQ(e.at("pid"), 2);
+      EXPECT_EQ(e.at("args"), json({{"bytes", 42.5}}));
+      ++checked;
+    } else if (ph == "E" && e.at("tid") == 2) {
+      EXPECT_DOUBLE_EQ(e.at("ts").get<double>(), 0.006);
+      EXPECT_EQ(e.at("args").at("unterminated"), true);
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 4);
+}
+
+TEST(TracePerfetto, PythonJsonModuleLoadsIt) {
+  ASSERT_EQ(::access("/usr/bin/python3", X_OK), 0)
+      << "/usr/bin/python3 is missing: run `make` (scripts/install-deps.sh installs it)";
+  const std::string dir = testutil::scratch("pf");
+  write_perfetto(make_scenario(), dir + "/t.json");
+  // Python counts phases independently of nlohmann.
+  const auto r = testutil::run_cmd(
+      "/usr/bin/python3 -c 'import json,sys,collections; d=json.load(open(sys.argv[1])); "
+      "c=collections.Counter(e[\"ph\"] for e in d[\"traceEvents\"]); "
+      "print(d[\"displayTimeUnit\"], c[\"M\"], c[\"B\"], c[\"E\"], c[\"i\"], c[\"C\"])' " +
+      dir + "/t.json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  // M: 2 processes x (name, sort) + 3 threads x (name, sort) = 10.
+  EXPECT_EQ(r.out, "ns 10 3 3 1 1\n");
+}
+
+TEST(TracePerfetto, DisabledSlicesGiveOnlyMetadata) {
+  Recorder r;
+  TrackId t = r.add_track("p", "t");
+  r.begin(t, 10, "x");
+  const std::string dir = testutil::scratch("pf");
+  write_perfetto(r, dir + "/t.json");
+  const json j = load(dir + "/t.json");
+  for (const auto& e : j["traceEvents"]) EXPECT_EQ(e.at("ph"), "M");
+  EXPECT_EQ(j["traceEvents"].size(), 4u);
+}
+
+TEST(TracePerfetto, UnwritablePathThrowsNamingIt) {
+  const std::string path = "/nonexistent-tpbsim-dir/t.json";
+  try {
+    write_perfetto(make_scenario(), path);
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tpb::trace

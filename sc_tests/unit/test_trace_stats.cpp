@@ -1,0 +1,101 @@
+// Stats JSON: every agreed key, values, file round trip through Python.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "models/trace/stats_writer.h"
+#include "sc_tests/unit/test_trace_util.h"
+
+namespace tpb::trace {
+namespace {
+
+RunStats sample() {
+  RunStats s;
+  s.arch = "mariana";
+  s.program = "traces/examples/dequant.tpb";
+  s.simulated_ps = 1234500;
+  s.wall_seconds = 0.25;
+  s.status = "fault";
+  s.message = "pool: instruction 3: tile fault";
+  EngineStats pool;
+  pool.name = "pool";
+  pool.clock_mhz = 1200;
+  pool.instructions = 4;
+  pool.busy_cycles = 1000;
+  pool.stall_cycles = 17;
+  pool.bundles = {{"proc_4bit_mx_8", 64}, {"decode", 4}};
+  pool.bytes_read = 4096;
+  pool.bytes_written = 8192;
+  s.engines.push_back(pool);
+  s.memories.push_back({"sbuf.q0", 100, 200});
+  s.memories.push_back({"psum", 0, 3});
+  return s;
+}
+
+TEST(TraceStats, JsonHasEveryAgreedKey) {
+  const nlohmann::json j = stats_to_json(sample());
+  EXPECT_EQ(j.at("arch"), "mariana");
+  EXPECT_EQ(j.at("program"), "traces/examples/dequant.tpb");
+  EXPECT_EQ(j.at("status"), "fault");
+  EXPECT_EQ(j.at("message"), "pool: instruction 3: tile fault");
+  EXPECT_EQ(j.at("simulated_ps"), 1234500u);
+  EXPECT_DOUBLE_EQ(j.at("simulated_ns").get<double>(), 1234.5);
+  EXPECT_DOUBLE_EQ(j.at("wall_seconds").get<double>(), 0.25);
+  ASSERT_EQ(j.at("engines").size(), 1u);
+  const auto& e = j["engines"][0];
+  EXPECT_EQ(e.size(), 8u);
+  EXPECT_EQ(e.at("name"), "pool");
+  EXPECT_DOUBLE_EQ(e.at("clock_mhz").get<double>(), 1200.0);
+  EXPECT_EQ(e.at("instructions"), 4u);
+  EXPECT_EQ(e.at("busy_cycles"), 1000u);
+  EXPECT_EQ(e.at("stall_cycles"), 17u);
+  EXPECT_EQ(e.at("bundles"), nlohmann::json({{"proc_4bit_mx_8", 64}, {"decode", 4}}));
+  EXPECT_EQ(e.at("bytes_read"), 4096u);
+  EXPECT_EQ(e.at("bytes_written"), 8192u);
+  ASSERT_EQ(j.at("memories").size(), 2u);
+  EXPECT_EQ(j["memories"][1],
+            nlohmann::json({{"name", "psum"}, {"bytes_read", 0}, {"bytes_written", 3}}));
+  EXPECT_EQ(j.size(), 9u);
+}
+
+TEST(TraceStats, EmptyRunHasEmptyArrays) {
+  const nlohmann::json j = stats_to_json(RunStats{});
+  EXPECT_TRUE(j.at("engines").is_array());
+  EXPECT_TRUE(j.at("engines").empty());
+  EXPECT_TRUE(j.at("memories").is_array());
+  EXPECT_EQ(j.at("status"), "ok");
+  EXPECT_EQ(j.at("simulated_ns"), 0.0);
+  // An engine without bundles still has an object, not null.
+  RunStats s;
+  s.engines.push_back(EngineStats{});
+  EXPECT_TRUE(stats_to_json(s)["engines"][0].at("bundles").is_object());
+}
+
+TEST(TraceStats, FileIsReadByPython) {
+  ASSERT_EQ(::access("/usr/bin/python3", X_OK), 0)
+      << "/usr/bin/python3 is missing: run `make` (scripts/install-deps.sh installs it)";
+  const std::string dir = testutil::scratch("stats");
+  write_stats(sample(), dir + "/s.json");
+  const auto r = testutil::run_cmd(
+      "/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
+      "e=d[\"engines\"][0]; print(d[\"simulated_ns\"], e[\"bundles\"][\"proc_4bit_mx_8\"], "
+      "d[\"memories\"][0][\"name\"])' " +
+      dir + "/s.json");
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "1234.5 64 sbuf.q0\n");
+}
+
+TEST(TraceStats, UnwritablePathThrowsNamingIt) {
+  const std::string path = "/nonexistent-tpbsim-dir/s.json";
+  try {
+    write_stats(sample(), path);
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tpb::trace
