@@ -1,0 +1,165 @@
+// Programs: binary input, file loading, disassembly of a whole program and
+// the home engine of each opcode. The text parser is in asm.cpp.
+#include "models/isa/program.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "models/isa/asm.h"
+
+namespace tpb::isa {
+
+namespace {
+
+std::string where(const SourceLoc& loc) {
+  std::string s = loc.file;
+  if (loc.line > 0) s += ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col);
+  return s;
+}
+
+// Strict UTF-8 check (no NUL, no overlongs or surrogates): program text is
+// UTF-8, anything else is taken for a binary.
+bool is_utf8_text(const std::vector<std::uint8_t>& b) {
+  std::size_t i = 0;
+  while (i < b.size()) {
+    const std::uint8_t c = b[i];
+    if (c == 0) return false;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    unsigned n;
+    std::uint32_t cp;
+    if ((c & 0xE0) == 0xC0) {
+      n = 1;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      n = 2;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      n = 3;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    for (unsigned k = 1; k <= n; ++k) {
+      if (i + k >= b.size() || (b[i + k] & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (b[i + k] & 0x3F);
+    }
+    static constexpr std::uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += n + 1;
+  }
+  return true;
+}
+
+bool ends_with(const std::string& s, const char* suffix) {
+  const std::size_t n = std::strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+}  // namespace
+
+std::size_t Program::size() const {
+  std::size_t n = 0;
+  for (const auto& q : queues) n += q.size();
+  return n;
+}
+
+AsmError::AsmError(SourceLoc loc, const std::string& message)
+    : std::runtime_error(where(loc) + ": " + message), loc_(std::move(loc)), message_(message) {}
+
+Engine home_engine(std::uint8_t opcode) {
+  switch (opcode) {
+    case 0x7b:
+    case 0xbe:
+    case 0xf2:
+      return Engine::Pool;
+    case 0xe3:
+      return Engine::Dve;
+    case 0x01:
+    case 0x02:
+    case 0x09:
+    case 0x0a:
+      return Engine::Pe;
+    default:
+      return Engine::Pool;  // convention: unknown opcodes go to POOL
+  }
+}
+
+Program parse_binary(const std::vector<std::uint8_t>& bytes, const std::string& path) {
+  if (bytes.size() % kInstBytes != 0)
+    throw std::runtime_error(path + ": size " + std::to_string(bytes.size()) +
+                             " bytes is not a multiple of 64 (one instruction word)");
+  Program p;
+  p.path = path;
+  for (std::size_t off = 0; off < bytes.size(); off += kInstBytes) {
+    ProgramInst pi;
+    std::copy(bytes.begin() + static_cast<long>(off),
+              bytes.begin() + static_cast<long>(off + kInstBytes), pi.raw.begin());
+    pi.loc = SourceLoc{path, 0, 0};
+    p.queues[static_cast<unsigned>(home_engine(pi.raw[0]))].push_back(pi);
+  }
+  return p;
+}
+
+Program load_program(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
+  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                                  std::istreambuf_iterator<char>());
+  if (in.bad()) throw std::runtime_error("cannot read " + path);
+  if (ends_with(path, ".bin")) return parse_binary(bytes, path);
+  if (!is_utf8_text(bytes)) {
+    if (bytes.size() % kInstBytes != 0)
+      throw std::runtime_error(path + ": neither UTF-8 program text nor a binary (size " +
+                               std::to_string(bytes.size()) + " bytes is not a multiple of 64)");
+    return parse_binary(bytes, path);
+  }
+  return parse_program(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                       path);
+}
+
+std::string disassemble_inst(const RawInst& raw) {
+  std::string s = disassemble_mnemonic(raw);
+  if (!s.empty()) return s;
+  s = ".raw";
+  static const char* kHex = "0123456789abcdef";
+  for (std::size_t i = 0; i < kInstBytes; ++i) {
+    s += ' ';
+    s += kHex[raw[i] >> 4];
+    s += kHex[raw[i] & 0xF];
+  }
+  return s;
+}
+
+std::string disassemble(const Program& p) {
+  std::string out;
+  if (!p.path.empty()) out += "# disassembled from " + p.path + "\n";
+  if (p.arch) out += ".arch " + std::string(arch_name(*p.arch)) + "\n";
+  for (const auto& r : p.regs) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x%x", r.value);
+    out += ".reg " + std::string(engine_name(r.engine)) + " r" + std::to_string(r.reg) + " = " +
+           buf + "\n";
+  }
+  for (unsigned e = 0; e < kNumEngines; ++e) {
+    if (p.queues[e].empty()) continue;
+    out += ".engine " + std::string(engine_name(static_cast<Engine>(e))) + "\n";
+    for (const auto& inst : p.queues[e]) out += disassemble_inst(inst.raw) + "\n";
+  }
+  return out;
+}
+
+std::vector<std::uint8_t> to_binary(const Program& p) {
+  std::vector<std::uint8_t> out;
+  out.reserve(p.size() * kInstBytes);
+  for (const auto& q : p.queues)
+    for (const auto& inst : q) out.insert(out.end(), inst.raw.begin(), inst.raw.end());
+  return out;
+}
+
+}  // namespace tpb::isa

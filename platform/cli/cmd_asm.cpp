@@ -1,0 +1,135 @@
+// `tpbsim asm` (program text -> raw 64-byte words) and `tpbsim disasm`
+// (raw words or text -> program text), SPEC §9, docs/ASM.md.
+#include <boost/program_options.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "models/isa/asm.h"
+#include "models/isa/program.h"
+#include "platform/cli/commands.h"
+
+namespace po = boost::program_options;
+
+namespace tpb::cli {
+namespace {
+
+struct Parsed {
+  std::string input;
+  std::string output;
+  bool help = false;
+};
+
+// Parses `IN [-o OUT]`; returns false (after printing the error) on a usage error.
+bool parse_in_out(const char* cmd, const Args& args, const po::options_description& visible,
+                  Parsed& out) {
+  po::options_description all;
+  all.add(visible);
+  all.add_options()("input", po::value<std::string>(&out.input));
+  po::positional_options_description pos;
+  pos.add("input", 1);
+  try {
+    po::variables_map vm;
+    po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+    po::notify(vm);
+    out.help = vm.count("help") > 0;
+  } catch (const po::error& e) {
+    std::fprintf(stderr, "tpbsim %s: error: %s\n", cmd, e.what());
+    return false;
+  }
+  if (!out.help && out.input.empty()) {
+    std::fprintf(stderr, "tpbsim %s: error: missing input file (see tpbsim %s --help)\n", cmd, cmd);
+    return false;
+  }
+  return true;
+}
+
+bool write_file(const char* cmd, const std::string& path, const void* data, std::size_t n) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (f) f.write(static_cast<const char*>(data), static_cast<std::streamsize>(n));
+  if (!f) {
+    std::fprintf(stderr, "tpbsim %s: error: cannot write %s\n", cmd, path.c_str());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int cmd_asm(const Args& args) {
+  po::options_description opts(
+      "usage: tpbsim asm PROGRAM.tpb -o OUT.bin\n\n"
+      "Assembles program text (docs/ASM.md) into raw 64-byte instruction words,\n"
+      "queue by queue in engine order (pool, dve, pe, sfu). .arch and .reg lines are\n"
+      "not part of a binary. Exit 0 ok, 1 usage, file or syntax error.\n\noptions");
+  Parsed p;
+  opts.add_options()("output,o", po::value<std::string>(&p.output), "output binary file")(
+      "help,h", "this help");
+  if (!parse_in_out("asm", args, opts, p)) return 1;
+  if (p.help) {
+    std::cout << opts;
+    return 0;
+  }
+  if (p.output.empty()) {
+    std::fprintf(stderr, "tpbsim asm: error: missing -o OUT.bin\n");
+    return 1;
+  }
+  isa::Program prog;
+  try {
+    prog = isa::load_program(p.input);
+  } catch (const isa::AsmError& e) {
+    std::fprintf(stderr, "%s\n", isa::format_diagnostic(e).c_str());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tpbsim asm: error: %s\n", e.what());
+    return 1;
+  }
+  const auto bytes = isa::to_binary(prog);
+  if (!write_file("asm", p.output, bytes.data(), bytes.size())) return 1;
+  if (!prog.regs.empty() || prog.arch) {
+    std::string what = prog.arch ? ".arch" : "";
+    if (!prog.regs.empty())
+      what += (what.empty() ? "" : " and ") + std::to_string(prog.regs.size()) + " .reg line(s)";
+    std::fprintf(stderr, "tpbsim asm: note: %s not stored in %s (a binary holds words only)\n",
+                 what.c_str(), p.output.c_str());
+  }
+  std::printf("%s: %zu instruction(s), %zu bytes\n", p.output.c_str(), prog.size(), bytes.size());
+  return 0;
+}
+
+int cmd_disasm(const Args& args) {
+  po::options_description opts(
+      "usage: tpbsim disasm IN.bin [-o OUT.tpb]\n\n"
+      "Disassembles raw 64-byte words (each sent to its opcode's home engine) or\n"
+      "program text into program text: the mnemonic form for every word of a known\n"
+      "opcode, .raw for the rest. `tpbsim asm` of the output gives back the same\n"
+      "words. Writes to stdout unless -o is given. Exit 0 ok, 1 usage or file error.\n\n"
+      "options");
+  Parsed p;
+  opts.add_options()("output,o", po::value<std::string>(&p.output),
+                     "output text file (default stdout)")("help,h", "this help");
+  if (!parse_in_out("disasm", args, opts, p)) return 1;
+  if (p.help) {
+    std::cout << opts;
+    return 0;
+  }
+  std::string text;
+  try {
+    text = isa::disassemble(isa::load_program(p.input));
+  } catch (const isa::AsmError& e) {
+    std::fprintf(stderr, "%s\n", isa::format_diagnostic(e).c_str());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tpbsim disasm: error: %s\n", e.what());
+    return 1;
+  }
+  if (p.output.empty()) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return 0;
+  }
+  return write_file("disasm", p.output, text.data(), text.size()) ? 0 : 1;
+}
+
+}  // namespace tpb::cli
