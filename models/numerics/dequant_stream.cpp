@@ -9,6 +9,11 @@
 #include <stdexcept>
 #include <string>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define TPB_DEQUANT_SSSE3 1
+#endif
+
 #include "models/numerics/formats.h"
 
 namespace tpb::num {
@@ -57,6 +62,9 @@ struct Tables {
   std::uint16_t fp6[4096];
   // group 8, 4-bit MX: per E8M0 scale, source byte -> two FP8 bytes.
   std::uint16_t mx[3][256][256];
+  // The same as 16-entry code -> FP8 byte tables, for the SIMD nibble lookup.
+  std::uint8_t n4[3][16];
+  std::uint8_t mx16[3][256][16];
 
   Tables() {
     static const isa::DequantFmt k4[3] = {isa::DequantFmt::E2M1ToE5M2, isa::DequantFmt::Int4ToE5M2,
@@ -65,11 +73,12 @@ struct Tables {
       std::uint8_t one[16];
       for (int c = 0; c < 16; ++c)
         one[c] = dequant_code(k4[f], static_cast<std::uint8_t>(c), false, 0);
+      for (int c = 0; c < 16; ++c) n4[f][c] = one[c];
       for (int b = 0; b < 256; ++b)
         g0[f][b] = static_cast<std::uint16_t>(one[b & 0xF] | (one[b >> 4] << 8));
       for (int s = 0; s < 256; ++s) {
         for (int c = 0; c < 16; ++c)
-          one[c] =
+          mx16[f][s][c] = one[c] =
               dequant_code(k4[f], static_cast<std::uint8_t>(c), true, static_cast<std::uint8_t>(s));
         for (int b = 0; b < 256; ++b)
           mx[f][s][b] = static_cast<std::uint16_t>(one[b & 0xF] | (one[b >> 4] << 8));
@@ -98,7 +107,77 @@ inline std::uint32_t expand24(const std::uint16_t* t, std::uint32_t bits24) {
   return t[bits24 & 0xFFF] | (static_cast<std::uint32_t>(t[(bits24 >> 12) & 0xFFF]) << 16);
 }
 
+#if TPB_DEQUANT_SSSE3
+// SIMD nibble lookup (pshufb): 16 source bytes -> 32 FP8 bytes per step. Code
+// k of a word sits in nibble k, so source byte J yields output bytes 2J (low
+// nibble) and 2J+1 (high nibble): an interleave of the two lookups.
+bool force_portable = false;
+
+bool have_ssse3() {
+  static const bool yes = __builtin_cpu_supports("ssse3");
+  return yes && !force_portable;
+}
+
+__attribute__((target("ssse3"))) std::size_t group0_ssse3(const std::uint8_t table[16],
+                                                          const std::uint32_t* src,
+                                                          std::uint32_t* dst, std::size_t words) {
+  const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(table));
+  const __m128i nib = _mm_set1_epi8(0x0F);
+  std::size_t i = 0;
+  for (; i + 4 <= words; i += 4) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+    const __m128i a = _mm_shuffle_epi8(t, _mm_and_si128(x, nib));
+    const __m128i b = _mm_shuffle_epi8(t, _mm_and_si128(_mm_srli_epi16(x, 4), nib));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 2 * i), _mm_unpacklo_epi8(a, b));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 2 * i + 4), _mm_unpackhi_epi8(a, b));
+  }
+  return i;  // words done
+}
+
+// One MX chunk per step: the four code words each take the table of their own
+// scale; lane masks pick word g's four bytes out of its table's lookup.
+__attribute__((target("ssse3"))) std::size_t mx_ssse3(const std::uint8_t (*tables)[16],
+                                                      const std::uint32_t* src, std::uint32_t* dst,
+                                                      std::size_t steps) {
+  const __m128i nib = _mm_set1_epi8(0x0F);
+  const __m128i m0 = _mm_setr_epi32(-1, 0, 0, 0), m1 = _mm_setr_epi32(0, -1, 0, 0),
+                m2 = _mm_setr_epi32(0, 0, -1, 0), m3 = _mm_setr_epi32(0, 0, 0, -1);
+  for (std::size_t i = 0; i < steps; ++i, src += 5, dst += 8) {
+    const std::uint32_t sw = src[0];
+    const __m128i t0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tables[sw & 0xFF]));
+    const __m128i t1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tables[(sw >> 8) & 0xFF]));
+    const __m128i t2 =
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(tables[(sw >> 16) & 0xFF]));
+    const __m128i t3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tables[sw >> 24]));
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 1));
+    const __m128i lo = _mm_and_si128(x, nib);
+    const __m128i hi = _mm_and_si128(_mm_srli_epi16(x, 4), nib);
+    const __m128i a = _mm_or_si128(
+        _mm_or_si128(_mm_and_si128(_mm_shuffle_epi8(t0, lo), m0),
+                     _mm_and_si128(_mm_shuffle_epi8(t1, lo), m1)),
+        _mm_or_si128(_mm_and_si128(_mm_shuffle_epi8(t2, lo), m2),
+                     _mm_and_si128(_mm_shuffle_epi8(t3, lo), m3)));
+    const __m128i b = _mm_or_si128(
+        _mm_or_si128(_mm_and_si128(_mm_shuffle_epi8(t0, hi), m0),
+                     _mm_and_si128(_mm_shuffle_epi8(t1, hi), m1)),
+        _mm_or_si128(_mm_and_si128(_mm_shuffle_epi8(t2, hi), m2),
+                     _mm_and_si128(_mm_shuffle_epi8(t3, hi), m3)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm_unpacklo_epi8(a, b));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 4), _mm_unpackhi_epi8(a, b));
+  }
+  return steps;
+}
+#endif
+
 }  // namespace
+
+void dequant_force_portable(bool on) {
+#if TPB_DEQUANT_SSSE3
+  force_portable = on;
+#else
+  (void)on;
+#endif
+}
 
 DequantRatio dequant_ratio(isa::DequantFmt fmt, unsigned group_size) {
   if (group_size == 0) {
@@ -148,11 +227,25 @@ void dequant_words(isa::DequantFmt fmt, unsigned group_size, const std::uint32_t
   }
   const int f = idx4(fmt);
   if (group_size == 0) {
+#if TPB_DEQUANT_SSSE3
+    if (have_ssse3()) {
+      const std::size_t done = group0_ssse3(t.n4[f], src, dst, steps);
+      src += done;
+      dst += 2 * done;
+      steps -= done;
+    }
+#endif
     const std::uint16_t* tg = t.g0[f];
     for (std::size_t i = 0; i < steps; ++i, ++src, dst += 2)
       dst[0] = expand_word(tg, src[0], dst[1]);
     return;
   }
+#if TPB_DEQUANT_SSSE3
+  if (have_ssse3()) {
+    mx_ssse3(t.mx16[f], src, dst, steps);
+    return;
+  }
+#endif
   // MX chunk: word 0 = four scales, byte g scales source word 1+g.
   for (std::size_t i = 0; i < steps; ++i, src += 5, dst += 8) {
     const std::uint32_t sw = src[0];

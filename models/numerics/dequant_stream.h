@@ -26,6 +26,11 @@ DequantRatio dequant_ratio(isa::DequantFmt fmt, unsigned group_size);
 void dequant_words(isa::DequantFmt fmt, unsigned group_size, const std::uint32_t* src,
                    std::uint32_t* dst, std::size_t steps);
 
+// The SIMD nibble-lookup paths (SSSE3, chosen at run time) and the portable
+// table paths give identical words; this forces the portable ones (for tests
+// and benchmarks; not thread-safe against a running dequant_words).
+void dequant_force_portable(bool on);
+
 // Scalar reference of one code (used by the tables and by tests that want a
 // second algorithm): output FP8 byte of `code` under optional E8M0 scale.
 std::uint8_t dequant_code(isa::DequantFmt fmt, std::uint8_t code, bool has_scale,

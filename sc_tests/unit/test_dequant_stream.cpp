@@ -19,6 +19,7 @@
 namespace {
 
 using tpb::isa::DequantFmt;
+using tpb::num::dequant_force_portable;
 using tpb::num::dequant_code;
 using tpb::num::dequant_ratio;
 using tpb::num::dequant_words;
@@ -132,16 +133,24 @@ TEST(DequantStream, Group0FourBitEveryCodeInEveryNibble) {
   }
 }
 
-TEST(DequantStream, Group0FourBitRandomWords) {
+// Both the SIMD path and the portable table path, with a count that leaves a
+// tail of 3 words after the 4-word SIMD steps.
+TEST(DequantStream, Group0FourBitRandomWordsBothPaths) {
   std::mt19937 rng(11);
-  for (DequantFmt f : k4Bit) {
-    std::vector<std::uint32_t> src(1000), dst(2000);
-    for (auto& w : src) w = rng();
-    dequant_words(f, 0, src.data(), dst.data(), src.size());
-    for (std::size_t i = 0; i < src.size(); ++i)
-      for (unsigned k = 0; k < 8; ++k)
-        ASSERT_EQ(byte_of(dst, 8 * i + k), ref_code(f, (src[i] >> (4 * k)) & 0xF));
+  for (bool portable : {false, true}) {
+    SCOPED_TRACE(portable ? "portable" : "simd");
+    dequant_force_portable(portable);
+    for (DequantFmt f : k4Bit) {
+      std::vector<std::uint32_t> src(1003), dst(2 * 1003 + 1, 0xDEADBEEFu);
+      for (auto& w : src) w = rng();
+      dequant_words(f, 0, src.data(), dst.data(), src.size());
+      ASSERT_EQ(dst.back(), 0xDEADBEEFu);
+      for (std::size_t i = 0; i < src.size(); ++i)
+        for (unsigned k = 0; k < 8; ++k)
+          ASSERT_EQ(byte_of(dst, 8 * i + k), ref_code(f, (src[i] >> (4 * k)) & 0xF));
+    }
   }
+  dequant_force_portable(false);
 }
 
 // Packs 6-bit codes into a little-endian bit string one bit at a time (a
@@ -188,11 +197,14 @@ TEST(DequantStream, Fp6EveryCodeInEveryPosition) {
     ASSERT_EQ(byte_of(dst, n), ref_code(DequantFmt::E2M3ToE4M3, codes[n])) << n;
 }
 
-TEST(DequantStream, MxChunksWithSeveralScales) {
+TEST(DequantStream, MxChunksWithSeveralScalesBothPaths) {
   const unsigned scales[] = {0,   1,   100, 110, 120, 126,  127, 128,
                              135, 140, 141, 150, 200, 0xFE, 0xFF};
   std::mt19937 rng(12);
-  for (DequantFmt f : k4Bit) {
+  for (int run = 0; run < 6; ++run) {
+    const DequantFmt f = k4Bit[run % 3];
+    dequant_force_portable(run >= 3);
+    SCOPED_TRACE(run >= 3 ? "portable" : "simd");
     SCOPED_TRACE(int(f));
     std::vector<std::uint32_t> src, dst;
     std::vector<unsigned> chunk_scales;
@@ -220,6 +232,7 @@ TEST(DequantStream, MxChunksWithSeveralScales) {
             << "chunk " << ch << " code index " << n;
       }
   }
+  dequant_force_portable(false);
 }
 
 TEST(DequantStream, MxScaleExtremes) {
