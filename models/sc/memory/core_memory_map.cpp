@@ -1,0 +1,53 @@
+#include "models/sc/memory/core_memory_map.h"
+
+#include <stdexcept>
+
+namespace tpb::sc {
+
+std::string sbuf_quadrant_name(unsigned q) { return "sbuf.q" + std::to_string(q); }
+
+std::string queue_route_name(isa::Engine e) {
+  // Own table (same spelling as isa::engine_name) so this file needs no
+  // definition from the ISA library.
+  static const char* const kNames[isa::kNumEngines] = {"pool", "dve", "pe", "sfu"};
+  const auto i = static_cast<unsigned>(e);
+  return std::string("queue.") + (i < isa::kNumEngines ? kNames[i] : "?");
+}
+
+void map_core_memories(AddressRouter& router, std::array<PartitionedMemory*, 4>& sbuf,
+                       PartitionedMemory& psum, SemaphoreBank& sem, EngineRegisterFile& regs,
+                       std::array<InstructionQueue*, 4>& queues) {
+  for (unsigned q = 0; q < isa::kNumQuadrants; ++q) {
+    PartitionedMemory* m = sbuf[q];
+    if (!m)
+      throw std::invalid_argument("map_core_memories: SBUF quadrant " + std::to_string(q) +
+                                  " is null");
+    if (m->num_partitions() != isa::kPartitionsPerQuadrant)
+      throw std::invalid_argument(sbuf_quadrant_name(q) + " (module " + m->name() +
+                                  "): an SBUF quadrant needs 32 partitions, has " +
+                                  std::to_string(m->num_partitions()));
+    router.add_target(sbuf_quadrant_name(q), sbuf_quadrant_base(q), kSbufQuadrantSpan, m->socket);
+  }
+  if (psum.num_partitions() != isa::kNumPartitions)
+    throw std::invalid_argument(std::string("psum (module ") + psum.name() +
+                                "): the PSUM needs 128 partitions, has " +
+                                std::to_string(psum.num_partitions()));
+  router.add_target("psum", isa::psum_addr(0, 0), kPsumSpan, psum.socket);
+  router.add_target("sem", isa::kSemaphoreBase, SemaphoreBank::kSpan, sem.socket);
+  router.add_target("regs", isa::kEngineRegBase, EngineRegisterFile::kSpan, regs.socket);
+  for (unsigned e = 0; e < isa::kNumEngines; ++e) {
+    InstructionQueue* qm = queues[e];
+    const auto eng = static_cast<isa::Engine>(e);
+    if (!qm)
+      throw std::invalid_argument("map_core_memories: queue of " + queue_route_name(eng) +
+                                  " is null");
+    if (qm->capacity_bytes() > isa::kQueueBytes)
+      throw std::invalid_argument(queue_route_name(eng) + " (module " + qm->name() +
+                                  "): capacity " + std::to_string(qm->capacity_bytes()) +
+                                  " exceeds the queue slot of " + std::to_string(isa::kQueueBytes) +
+                                  " bytes");
+    router.add_target(queue_route_name(eng), queue_base(eng), isa::kQueueBytes, qm->socket);
+  }
+}
+
+}  // namespace tpb::sc

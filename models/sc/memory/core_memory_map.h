@@ -1,0 +1,54 @@
+// The one place that says where each memory-like target of a core sits in
+// the address map (SPEC §2, models/isa/address_map.h). The platform owns the
+// modules; it calls map_core_memories() once in its constructor, after
+// constructing them and before binding anything else to the router (the SFU
+// tile file, which the SFU engine owns, is added by the platform with
+// add_target(kSfuTileRouteName, isa::region_base(isa::Region::SfuTile), ...)).
+//
+// Rows, in port order:
+//   sbuf.q0..sbuf.q3  isa::sbuf_addr(32q, 0), 32 << 18 bytes each
+//   psum              isa::psum_addr(0, 0),   128 << 18 bytes
+//   sem               isa::kSemaphoreBase,    64 * 4 bytes
+//   regs              isa::kEngineRegBase,    4 * isa::kEngineRegStride bytes
+//   queue.pool/dve/pe/sfu  isa::kQueueBase + e * isa::kQueueBytes, kQueueBytes each
+// Row names equal the trace::MemoryStats names ("sbuf.q0".."sbuf.q3", "psum").
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "models/isa/address_map.h"
+#include "models/sc/memory/address_router.h"
+#include "models/sc/memory/engine_registers.h"
+#include "models/sc/memory/instruction_queue.h"
+#include "models/sc/memory/partitioned_memory.h"
+#include "models/sc/memory/semaphore_bank.h"
+
+namespace tpb::sc {
+
+inline constexpr const char* kSfuTileRouteName = "sfu.tiles";
+
+// Global base / size of SBUF quadrant q and of the PSUM.
+inline constexpr std::uint64_t sbuf_quadrant_base(unsigned q) {
+  return isa::sbuf_addr(q * isa::kPartitionsPerQuadrant, 0);
+}
+inline constexpr std::uint64_t kSbufQuadrantSpan = std::uint64_t{isa::kPartitionsPerQuadrant}
+                                                   << isa::kPartitionShift;
+inline constexpr std::uint64_t kPsumSpan = std::uint64_t{isa::kNumPartitions}
+                                           << isa::kPartitionShift;
+inline constexpr std::uint64_t queue_base(isa::Engine e) {
+  return isa::kQueueBase + std::uint64_t{static_cast<unsigned>(e)} * isa::kQueueBytes;
+}
+std::string sbuf_quadrant_name(unsigned q);   // "sbuf.q0".."sbuf.q3"
+std::string queue_route_name(isa::Engine e);  // "queue.pool", ...
+
+// Adds the rows above to `router` (binding its initiator socket to each
+// target). Throws std::invalid_argument if a module's geometry does not match
+// its slot (a quadrant that is not 32 partitions, a PSUM that is not 128, a
+// queue larger than isa::kQueueBytes), naming the module.
+void map_core_memories(AddressRouter& router, std::array<PartitionedMemory*, 4>& sbuf,
+                       PartitionedMemory& psum, SemaphoreBank& sem, EngineRegisterFile& regs,
+                       std::array<InstructionQueue*, 4>& queues);
+
+}  // namespace tpb::sc

@@ -1,0 +1,91 @@
+#include "models/sc/memory/instruction_queue.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace tpb::sc {
+
+InstructionQueue::InstructionQueue(sc_core::sc_module_name name, std::uint32_t capacity_bytes,
+                                   MemTiming timing)
+    : sc_core::sc_module(name), socket("socket"), timing_(timing) {
+  if (capacity_bytes == 0 || capacity_bytes % isa::kInstBytes != 0)
+    throw std::invalid_argument(std::string(this->name()) + ": capacity " +
+                                std::to_string(capacity_bytes) +
+                                " bytes is not a positive multiple of 64");
+  bytes_.assign(capacity_bytes, 0);
+  socket.register_b_transport(this, &InstructionQueue::b_transport);
+  socket.register_transport_dbg(this, &InstructionQueue::transport_dbg);
+  socket.register_get_direct_mem_ptr(this, &InstructionQueue::get_direct_mem_ptr);
+}
+
+void InstructionQueue::load(const std::vector<isa::RawInst>& words) {
+  const std::size_t cap = bytes_.size() / isa::kInstBytes;
+  if (words.size() > cap)
+    throw std::length_error(std::string(name()) + ": " + std::to_string(words.size()) +
+                            " instructions exceed the queue capacity of " + std::to_string(cap));
+  std::fill(bytes_.begin(), bytes_.begin() + count_ * isa::kInstBytes, 0);
+  for (std::size_t i = 0; i < words.size(); ++i)
+    std::memcpy(bytes_.data() + i * isa::kInstBytes, words[i].data(), isa::kInstBytes);
+  count_ = words.size();
+}
+
+void InstructionQueue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+  const tlm::tlm_command cmd = trans.get_command();
+  if (cmd != tlm::TLM_READ_COMMAND && cmd != tlm::TLM_WRITE_COMMAND) {
+    trans.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+    return;
+  }
+  const std::uint64_t addr = trans.get_address();
+  const std::uint64_t len = trans.get_data_length();
+  // Reads stop at the loaded words (fetching past the program is a fault the
+  // sequencer reports); writes may go anywhere inside the capacity.
+  const std::uint64_t limit =
+      cmd == tlm::TLM_READ_COMMAND ? count_ * isa::kInstBytes : bytes_.size();
+  if (len == 0 || addr >= limit || len > limit - addr) {
+    trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return;
+  }
+  if (!streaming_width_ok(trans)) {
+    trans.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+    return;
+  }
+  if (trans.get_byte_enable_ptr() != nullptr) {
+    trans.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
+    return;
+  }
+  if (cmd == tlm::TLM_READ_COMMAND) {
+    std::memcpy(trans.get_data_ptr(), bytes_.data() + addr, len);
+  } else {
+    std::memcpy(bytes_.data() + addr, trans.get_data_ptr(), len);
+    count_ = std::max<std::size_t>(count_, (addr + len + isa::kInstBytes - 1) / isa::kInstBytes);
+  }
+  delay += timing_.access_delay(len);
+  trans.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+unsigned InstructionQueue::transport_dbg(tlm::tlm_generic_payload& trans) {
+  // Debug access sees the whole capacity (a disassembler may look past the end).
+  const std::uint64_t addr = trans.get_address();
+  if (addr >= bytes_.size()) return 0;
+  const unsigned n =
+      static_cast<unsigned>(std::min<std::uint64_t>(trans.get_data_length(), bytes_.size() - addr));
+  if (trans.is_read())
+    std::memcpy(trans.get_data_ptr(), bytes_.data() + addr, n);
+  else if (trans.is_write())
+    std::memcpy(bytes_.data() + addr, trans.get_data_ptr(), n);
+  else
+    return 0;
+  return n;
+}
+
+bool InstructionQueue::get_direct_mem_ptr(tlm::tlm_generic_payload&, tlm::tlm_dmi& dmi) {
+  // No DMI: reads are bounded by count(), which a raw pointer cannot enforce.
+  dmi.set_start_address(0);
+  dmi.set_end_address(bytes_.size() - 1);
+  dmi.allow_none();
+  return false;
+}
+
+}  // namespace tpb::sc

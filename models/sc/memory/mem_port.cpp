@@ -1,0 +1,163 @@
+#include "models/sc/memory/mem_port.h"
+
+#include <cstring>
+
+#include "models/isa/address_map.h"
+
+namespace tpb::sc {
+
+MemPort::MemPort(sc_core::sc_module_name name) : sc_core::sc_module(name), socket("socket") {
+  socket.register_invalidate_direct_mem_ptr(this, &MemPort::invalidate_direct_mem_ptr);
+}
+
+unsigned MemPort::counter_index(std::uint64_t addr) {
+  if (addr >= (std::uint64_t{1} << 27)) return kCountOther;
+  const auto a = static_cast<std::uint32_t>(addr);
+  switch (isa::region_of(a)) {
+    case isa::Region::Sbuf:
+      return isa::partition_of(a) / isa::kPartitionsPerQuadrant;
+    case isa::Region::Psum:
+      return kCountPsum;
+    default:
+      return kCountOther;
+  }
+}
+
+const MemPort::Region* MemPort::lookup(std::uint64_t addr) {
+  if (last_ < regions_.size()) {
+    const Region& r = regions_[last_];
+    if (addr >= r.start && addr <= r.end) return &r;
+  }
+  for (std::size_t i = 0; i < regions_.size(); ++i) {
+    if (addr >= regions_[i].start && addr <= regions_[i].end) {
+      last_ = i;
+      return &regions_[i];
+    }
+  }
+  // Miss: ask once; the answer (granted or denied range) is cached until an
+  // invalidation overlapping it.
+  tlm::tlm_generic_payload req;
+  req.set_command(tlm::TLM_READ_COMMAND);
+  req.set_address(addr);
+  req.set_data_length(0);
+  dmi_ext_.filled = false;
+  dmi_ext_.arbiter = nullptr;
+  req.set_extension(&dmi_ext_);
+  tlm::tlm_dmi dmi;
+  ++dmi_requests_;
+  const bool granted = socket->get_direct_mem_ptr(req, dmi);
+  req.clear_extension(&dmi_ext_);
+
+  Region r{};
+  r.start = dmi.get_start_address();
+  r.end = dmi.get_end_address();
+  if (addr < r.start || addr > r.end) {
+    // A target that does not describe a range covering addr: cache just this
+    // address so we still never ask twice for it.
+    r.start = r.end = addr;
+  }
+  if (granted && dmi.get_dmi_ptr() != nullptr && r.start == dmi.get_start_address()) {
+    r.ptr = dmi.get_dmi_ptr();
+    r.can_read = dmi.is_read_allowed();
+    r.can_write = dmi.is_write_allowed();
+    r.read_latency = dmi.get_read_latency();
+    r.write_latency = dmi.get_write_latency();
+    r.has_timing = dmi_ext_.filled;
+    r.timing = dmi_ext_.timing;
+    r.arbiter = dmi_ext_.filled ? dmi_ext_.arbiter : nullptr;
+  }
+  regions_.push_back(r);
+  last_ = regions_.size() - 1;
+  return &regions_.back();
+}
+
+const MemPort::Region* MemPort::dmi_region(std::uint64_t addr, std::uint64_t len, bool for_write) {
+  if (len == 0) return nullptr;
+  const std::uint64_t last = addr + len - 1;
+  if (last < addr) return nullptr;
+  // SBUF/PSUM: partition crossings go to the target, which reports them.
+  if (addr < (std::uint64_t{1} << 26) && (addr >> 18) != (last >> 18)) return nullptr;
+  const Region* r = lookup(addr);
+  if (!r->ptr || last > r->end) return nullptr;
+  if (for_write ? !r->can_write : !r->can_read) return nullptr;
+  return r;
+}
+
+std::optional<MemPort::DmiSpan> MemPort::dmi(std::uint64_t addr, std::uint64_t len,
+                                             bool for_write) {
+  const Region* r = dmi_region(addr, len, for_write);
+  if (!r) return std::nullopt;
+  DmiSpan s{r->ptr + (addr - r->start), r->read_latency, r->write_latency, std::nullopt,
+            r->arbiter};
+  if (r->has_timing) s.timing = r->timing;
+  return s;
+}
+
+sc_core::sc_time MemPort::cost(const Region& r, std::uint64_t len, const sc_core::sc_time& delay,
+                               bool is_write) {
+  if (r.arbiter) return r.arbiter->access(sc_core::sc_time_stamp(), delay, len);
+  if (r.has_timing) return r.timing.access_delay(len);
+  return is_write ? r.write_latency : r.read_latency;
+}
+
+sc_core::sc_time MemPort::DmiSpan::cost(std::uint64_t len, const sc_core::sc_time& local_offset,
+                                        bool is_write) const {
+  if (arbiter) return arbiter->access(sc_core::sc_time_stamp(), local_offset, len);
+  if (timing) return timing->access_delay(len);
+  return is_write ? write_latency : read_latency;
+}
+
+tlm::tlm_response_status MemPort::read(std::uint64_t addr, void* dst, unsigned len,
+                                       sc_core::sc_time& delay) {
+  if (len == 0) return tlm::TLM_OK_RESPONSE;
+  if (const Region* r = dmi_region(addr, len, false)) {
+    std::memcpy(dst, r->ptr + (addr - r->start), len);
+    delay += cost(*r, len, delay, false);
+    read_[counter_index(addr)] += len;
+    return tlm::TLM_OK_RESPONSE;
+  }
+  return transport(tlm::TLM_READ_COMMAND, addr, dst, len, delay);
+}
+
+tlm::tlm_response_status MemPort::write(std::uint64_t addr, const void* src, unsigned len,
+                                        sc_core::sc_time& delay) {
+  if (len == 0) return tlm::TLM_OK_RESPONSE;
+  if (const Region* r = dmi_region(addr, len, true)) {
+    std::memcpy(r->ptr + (addr - r->start), src, len);
+    delay += cost(*r, len, delay, true);
+    written_[counter_index(addr)] += len;
+    return tlm::TLM_OK_RESPONSE;
+  }
+  // The payload's data pointer is non-const by TLM's design; a write never
+  // stores through it.
+  return transport(tlm::TLM_WRITE_COMMAND, addr, const_cast<void*>(src), len, delay);
+}
+
+tlm::tlm_response_status MemPort::transport(tlm::tlm_command cmd, std::uint64_t addr, void* data,
+                                            unsigned len, sc_core::sc_time& delay) {
+  trans_.set_command(cmd);
+  trans_.set_address(addr);
+  trans_.set_data_ptr(static_cast<unsigned char*>(data));
+  trans_.set_data_length(len);
+  trans_.set_streaming_width(len);
+  trans_.set_byte_enable_ptr(nullptr);
+  trans_.set_byte_enable_length(0);
+  trans_.set_dmi_allowed(false);
+  trans_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  socket->b_transport(trans_, delay);
+  const tlm::tlm_response_status st = trans_.get_response_status();
+  if (st == tlm::TLM_OK_RESPONSE) account(addr, len, cmd == tlm::TLM_WRITE_COMMAND);
+  return st;
+}
+
+void MemPort::invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) {
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < regions_.size(); ++i) {
+    const Region& r = regions_[i];
+    if (r.end < start || r.start > end) regions_[out++] = r;  // no overlap: keep
+  }
+  regions_.resize(out);
+  last_ = 0;
+}
+
+}  // namespace tpb::sc

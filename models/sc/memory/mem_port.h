@@ -1,0 +1,111 @@
+// An engine's memory initiator (a child module of the engine, bound to the
+// router's target_socket). read()/write() use DMI when the target grants it
+// (a memcpy plus a latency add, no allocation) and b_transport otherwise.
+// Also counts the bytes moved per memory, for traces and stats.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include <tlm_utils/simple_initiator_socket.h>
+#include <systemc>
+#include <tlm>
+
+#include "models/sc/memory/mem_timing.h"
+
+namespace tpb::sc {
+
+class MemPort : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_initiator_socket<MemPort> socket;
+
+  explicit MemPort(sc_core::sc_module_name name);
+
+  // Global (router) addresses. `delay` is the initiator's local time offset;
+  // the access cost is added to it. A zero-length access is a no-op (OK).
+  // An SBUF/PSUM access that crosses a partition boundary always goes to the
+  // target (and gets its address error) even inside a DMI region.
+  tlm::tlm_response_status read(std::uint64_t addr, void* dst, unsigned len,
+                                sc_core::sc_time& delay);
+  tlm::tlm_response_status write(std::uint64_t addr, const void* src, unsigned len,
+                                 sc_core::sc_time& delay);
+
+  struct DmiSpan {
+    std::uint8_t* ptr;  // points at `addr`
+    sc_core::sc_time read_latency, write_latency;
+    // Added: the target's full timing when it reported it (DmiTimingExtension),
+    // so a caller can charge access_delay(len) as b_transport would.
+    std::optional<MemTiming> timing;
+    // Added: the target's bandwidth booking when contention is modelled; a
+    // caller moving N bytes through ptr charges
+    // arbiter->access(sc_time_stamp(), delay, N) instead of a fixed latency.
+    BandwidthArbiter* arbiter = nullptr;
+    // Added: what moving `len` bytes through ptr costs, exactly as read() /
+    // write() charge it (contention, else the target's timing, else the flat
+    // DMI latency). `local_offset`: the caller's local time ahead of
+    // sc_time_stamp(). Books bandwidth when contention is on: call once per
+    // access.
+    sc_core::sc_time cost(std::uint64_t len, const sc_core::sc_time& local_offset,
+                          bool is_write) const;
+  };
+  // A pointer to `addr` when [addr, addr + len) lies inside one granted DMI
+  // region with the needed access (requesting DMI if not cached), else nullopt.
+  // Callers that move data through the pointer call account() themselves.
+  std::optional<DmiSpan> dmi(std::uint64_t addr, std::uint64_t len, bool for_write);
+
+  enum : unsigned {
+    kCountSbufQ0 = 0,
+    kCountSbufQ1 = 1,
+    kCountSbufQ2 = 2,
+    kCountSbufQ3 = 3,
+    kCountPsum = 4,
+    kCountOther = 5,
+    kNumCounters = 6
+  };
+  // SBUF quadrant 0..3 by partition / 32, PSUM, or anything else.
+  static unsigned counter_index(std::uint64_t addr);
+  void account(std::uint64_t addr, std::uint64_t len, bool is_write) {
+    (is_write ? written_ : read_)[counter_index(addr)] += len;
+  }
+  const std::array<std::uint64_t, kNumCounters>& bytes_read() const { return read_; }
+  const std::array<std::uint64_t, kNumCounters>& bytes_written() const { return written_; }
+
+  // Number of get_direct_mem_ptr calls made so far (for tests and stats).
+  std::uint64_t dmi_requests() const { return dmi_requests_; }
+
+ private:
+  // A cached DMI answer over [start, end] (inclusive): granted or denied.
+  struct Region {
+    std::uint64_t start, end;
+    std::uint8_t* ptr;  // pointer to `start`; null when denied
+    bool can_read, can_write;
+    sc_core::sc_time read_latency, write_latency;
+    MemTiming timing;
+    BandwidthArbiter* arbiter;  // target's bandwidth booking, when contended
+    bool has_timing;
+  };
+
+  // The cached region holding `addr`, requesting DMI once if none does.
+  const Region* lookup(std::uint64_t addr);
+  // The region when [addr, addr+len) may be served through DMI, else null.
+  const Region* dmi_region(std::uint64_t addr, std::uint64_t len, bool for_write);
+  // What a DMI access of len bytes costs: the target's timing (with
+  // contention when it books bandwidth) or the flat DMI latency.
+  static sc_core::sc_time cost(const Region& r, std::uint64_t len, const sc_core::sc_time& delay,
+                               bool is_write);
+  tlm::tlm_response_status transport(tlm::tlm_command cmd, std::uint64_t addr, void* data,
+                                     unsigned len, sc_core::sc_time& delay);
+  void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end);
+
+  std::vector<Region> regions_;
+  std::size_t last_ = 0;  // index of the last hit, checked first
+  tlm::tlm_generic_payload trans_;
+  DmiTimingExtension dmi_ext_;
+  std::array<std::uint64_t, kNumCounters> read_{};
+  std::array<std::uint64_t, kNumCounters> written_{};
+  std::uint64_t dmi_requests_ = 0;
+};
+
+}  // namespace tpb::sc
