@@ -1,0 +1,83 @@
+// DVE QuantizeMX (opcode 0xE3) firmware stub, seed 003 §1-§2, §5; SPEC §4.
+// Dispatch chain: trampoline @0x317a { call8 0x2298 ; j 0x31ee } ->
+// QuantizeMx L2 stub @0x2298 (sets the kernel_info field: decoded operands
+// and the body pointer) -> call8 0x9920, whose tail l32i / callx8 enters the
+// body through that data pointer -> the FLIX body: LEG B extract (@0x79ec,
+// @0x22b5), LEG A divide / narrow (@0x66a6, @0x6c4b), PACK (@0x216d), and
+// the scale scatter.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "firmware_stubs/kernel.h"
+#include "firmware_stubs/pool/tensor_dequantize.h"
+#include "models/isa/encodings.h"
+#include "models/numerics/dequant_stream.h"
+
+namespace tpb::fw {
+
+inline constexpr std::uint32_t kQuantizeMxTrampolineVa = 0x317a;  // seed 003 §1
+inline constexpr std::uint32_t kQuantizeMxExitVa = 0x31ee;        // seed 003 §1 (j 0x31ee)
+inline constexpr std::uint32_t kQuantizeMxStubVa = 0x2298;        // seed 003 §1
+inline constexpr std::uint32_t kDveCallBodyVa = 0x9920;           // seed 003 §1 (call8 0x9920)
+// The body's start VA is INFERRED in seed 003 §1; convention: the VA of its
+// first bundle, the LEG B extract.
+inline constexpr std::uint32_t kQuantizeMxBodyVa = 0x79ec;
+inline constexpr std::uint32_t kQmxExtractVa = 0x79ec;    // seed 003 §2.2
+inline constexpr std::uint32_t kQmxCaptureVa = 0x22b5;    // seed 003 §2.2
+inline constexpr std::uint32_t kQmxDivideVa = 0x66a6;     // seed 003 §2.3
+inline constexpr std::uint32_t kQmxNormalizeVa = 0x6c4b;  // seed 003 §2.3
+inline constexpr std::uint32_t kQmxPackVa = 0x216d;       // seed 003 §2.3
+// Convention: the seed gives no VA for the scale scatter and the return; they
+// follow the 16-byte PACK bundle.
+inline constexpr std::uint32_t kQmxScatterVa = 0x217d;
+inline constexpr std::uint32_t kQmxReturnVa = 0x218d;
+
+// The partition that holds the scales of block row b (SPEC §4, seed 003 §5):
+// scale base partition + 32*(b/4) + scale_pidx + b%4.
+constexpr unsigned mx_scale_partition(unsigned scale_base, unsigned scale_pidx, unsigned b) {
+  return scale_base + 32 * (b / 4) + scale_pidx + b % 4;
+}
+
+// A KernelContext that also derives from this supplies the run's --mx-emax
+// setting to the kernel; any other context runs with ocp (SPEC §4 default).
+class MxEmaxSource {
+ public:
+  virtual ~MxEmaxSource() = default;
+  virtual num::MxEmax mx_emax() const = 0;
+};
+num::MxEmax mx_emax_of(const KernelContext& ctx);
+
+// The resolved dst MXTENSOR1D (registers applied).
+struct ResolvedMx1d {
+  std::uint32_t data = 0;   // 27-bit address of x4 word 0 in the start partition
+  std::uint32_t scale = 0;  // 27-bit address of scale byte 0 in the scale base partition
+  std::uint32_t num = 0;    // x4 words per partition = block columns
+  std::int8_t step = 0;     // in x4 words
+  std::uint8_t scale_pidx = 0;
+};
+
+// Per-instruction state (KernelContext::scratch()): the kernel_info field the
+// L2 stub sets, read by the body.
+struct QuantizeMxState {
+  std::uint32_t body_va = 0;  // l32i a2,[a2,0] of the call helper (seed 003 §1)
+  unsigned channels = 0;
+  isa::Dtype in_dtype = isa::Dtype::Fp32;
+  num::MxOut out = num::MxOut::E4M3;
+  num::MxEmax emax = num::MxEmax::Ocp;
+  ResolvedPattern src;  // elements of in_dtype
+  ResolvedMx1d dst;
+  std::uint32_t cols = 0;       // block columns = dst x4 words per partition
+  std::uint32_t block_rows = 0; // channels / 8
+  std::vector<std::uint32_t> bits;    // [channel][element] FP32 bit patterns
+  std::vector<std::uint32_t> words;   // [channel][column] packed x4 words
+  std::vector<std::uint8_t> scales;   // [block row][column] E8M0
+};
+
+// Widens one in_dtype element exactly to FP32 bits (FP32, BF16, FP16).
+std::uint32_t widen_to_fp32_bits(isa::Dtype in, std::uint32_t raw);
+
+void add_quantize_mx_kernels(KernelRegistry& r);
+
+}  // namespace tpb::fw

@@ -1,0 +1,231 @@
+#include "firmware_stubs/pool/tensor_dequantize.h"
+
+#include <fmt/format.h>
+
+#include "models/isa/address_map.h"
+#include "models/numerics/dequant_stream.h"
+
+namespace tpb::fw {
+
+namespace {
+
+const char* fmt_name(isa::DequantFmt f) {
+  switch (f) {
+    case isa::DequantFmt::E2M1ToE5M2:
+      return "E2M1ToE5M2";
+    case isa::DequantFmt::Int4ToE5M2:
+      return "INT4ToE5M2";
+    case isa::DequantFmt::Nf4ToE4M3:
+      return "NF4ToE4M3";
+    case isa::DequantFmt::E2M3ToE4M3:
+      return "E2M3ToE4M3";
+    case isa::DequantFmt::Invalid:
+      break;
+  }
+  return "Invalid";
+}
+
+DequantState& state(KernelContext& ctx) { return std::any_cast<DequantState&>(ctx.scratch()); }
+
+// Checks what the static contract cannot see once addresses or shapes ride
+// registers: SBUF region, start partition + channels <= 128, the ratio.
+void check_operand(const ResolvedPattern& p, unsigned channels, const char* which) {
+  if (isa::region_of(p.start) != isa::Region::Sbuf)
+    throw KernelFault(
+        fmt::format("{} address 0x{:07x} is not in SBUF (TensorDequantize operands "
+                    "are SBUF-only)",
+                    which, p.start));
+  const unsigned sp = isa::partition_of(p.start);
+  if (sp + channels > isa::kNumPartitions)
+    throw KernelFault(
+        fmt::format("{} start partition {} + {} active channels exceeds {} partitions", which, sp,
+                    channels, isa::kNumPartitions));
+}
+
+// decode_tensor_dequantize's field decode (seed 000 §2): fills DequantState.
+std::uint32_t decode_fields(KernelContext& ctx) {
+  const auto inst = isa::decode_as<isa::S3D3TensDequant>(ctx.inst());
+  DequantState st;
+  st.fmt = static_cast<isa::DequantFmt>(inst.dequant_fmt);
+  st.group = inst.group_size;
+  st.channels = inst.num_active_channels;
+  st.src = resolve_pattern(inst.src_mem_pattern.t, ctx, "src");
+  st.dst = resolve_pattern(inst.dst_mem_pattern.t, ctx, "dst");
+  check_operand(st.src, st.channels, "src");
+  check_operand(st.dst, st.channels, "dst");
+  const num::DequantRatio ratio = num::dequant_ratio(st.fmt, st.group);
+  if (ratio.src_words == 0)
+    throw KernelFault(fmt::format("dequant_fmt {} with group_size {} has no datapath",
+                                  static_cast<unsigned>(st.fmt), st.group));
+  st.src_words = st.src.count();
+  st.dst_words = st.dst.count();
+  // Runtime element-count check (SPEC §2: replaces the static check when a
+  // shape rides a register; always true otherwise).
+  if (st.src_words % ratio.src_words != 0 ||
+      st.dst_words != st.src_words / ratio.src_words * ratio.dst_words)
+    throw KernelFault(fmt::format(
+        "s3d3_tens_dequant_element_count_check_t3d failed at run time: src {} words, dst {} "
+        "words, but {} group {} maps {} src words to {} dst words",
+        st.src_words, st.dst_words, fmt_name(st.fmt), st.group, ratio.src_words, ratio.dst_words));
+  ctx.scratch() = st;
+  return 0;
+}
+
+// The whole stream of every active channel: gather in src-pattern order,
+// transform (chunking over the stream, SPEC §3), scatter in dst-pattern order.
+void transform_channels(KernelContext& ctx) {
+  const DequantState& st = state(ctx);
+  const num::DequantRatio ratio = num::dequant_ratio(st.fmt, st.group);
+  std::vector<std::uint32_t> src(st.src_words), dst(st.dst_words);
+  for (unsigned c = 0; c < st.channels; ++c) {
+    gather_words(ctx, st.src, c, src.data(), "src");
+    num::dequant_words(st.fmt, st.group, src.data(), dst.data(), st.src_words / ratio.src_words);
+    scatter_words(ctx, st.dst, c, dst.data(), "dst");
+  }
+}
+
+template <typename Fn>
+void for_each_run(const ResolvedPattern& p, unsigned partition_delta, const char* which, Fn fn) {
+  const std::uint32_t region = p.start & ~(isa::kRegionSize - 1);
+  const unsigned partition = isa::partition_of(p.start) + partition_delta;
+  const std::uint32_t base = region | (partition << isa::kPartitionShift);
+  const std::int64_t off0 = isa::offset_of(p.start);
+  const bool contiguous = p.step[0] == 1;
+  const std::uint32_t run = contiguous ? p.num[0] : 1;
+  const std::uint32_t runs0 = contiguous ? 1 : p.num[0];
+  std::uint64_t k = 0;
+  for (std::uint32_t i2 = 0; i2 < p.num[2]; ++i2)
+    for (std::uint32_t i1 = 0; i1 < p.num[1]; ++i1)
+      for (std::uint32_t i0 = 0; i0 < runs0; ++i0) {
+        const std::int64_t elem = std::int64_t{i0} * p.step[0] + std::int64_t{i1} * p.step[1] +
+                                  std::int64_t{i2} * p.step[2];
+        const std::int64_t off = off0 + elem * 4;
+        if (off < 0 || off + std::int64_t{run} * 4 > std::int64_t{isa::kPartitionSlot})
+          throw KernelFault(fmt::format(
+              "address error: {} element ({},{},{}) of partition {} at byte offset {} lies "
+              "outside the partition",
+              which, i0, i1, i2, partition, off));
+        fn(std::uint64_t{base} + static_cast<std::uint64_t>(off), k, run);
+        k += run;
+      }
+}
+
+}  // namespace
+
+ResolvedPattern resolve_pattern(const isa::Tensor3D& t, const KernelContext& ctx,
+                                const char* which) {
+  const isa::Addr4 a = t.start_addr;
+  const std::uint8_t m = a.marker();
+  const bool reg_marker = (m & ~(isa::addr4::kMarkerAddrReg | isa::addr4::kMarkerShapeReg)) == 0;
+  if (!reg_marker)
+    throw KernelFault(fmt::format(
+        "{} operand: ADDR4 marker 0b{:05b} ({}) is not modelled for TensorDequantize", which, m,
+        a.is_indirect()      ? "INDIRECT16B"
+        : a.is_mxtensor_v2() ? "MXTENSOR_V2"
+                             : "unknown"));
+  ResolvedPattern p;
+  const unsigned n = a.reg_index();
+  p.start = a.addr_from_register() ? (ctx.reg(n) & isa::addr4::kAddressMask) : a.address();
+  for (int d = 0; d < 3; ++d) {
+    p.step[d] = t.step_elem[d];
+    p.num[d] = t.num_elem[d];
+  }
+  if (a.shape_from_register()) {
+    if (n + 3 >= isa::kNumEngineRegs)
+      throw KernelFault(fmt::format("{} operand: shape registers r{}..r{} do not exist (r0..r31)",
+                                    which, n + 1, n + 3));
+    for (int d = 0; d < 3; ++d) p.num[d] = ctx.reg(n + 1 + d);
+    if (std::uint64_t{p.num[0]} * p.num[1] * p.num[2] > isa::kPartitionSlot / 4)
+      throw KernelFault(
+          fmt::format("{} operand: shape from registers r{}..r{} = {}x{}x{} exceeds one partition",
+                      which, n + 1, n + 3, p.num[0], p.num[1], p.num[2]));
+  }
+  return p;
+}
+
+void gather_words(KernelContext& ctx, const ResolvedPattern& p, unsigned partition_delta,
+                  std::uint32_t* out, const char* which) {
+  for_each_run(p, partition_delta, which,
+               [&](std::uint64_t addr, std::uint64_t k, std::uint32_t n) {
+                 ctx.read(addr, out + k, std::size_t{n} * 4);
+               });
+}
+
+void scatter_words(KernelContext& ctx, const ResolvedPattern& p, unsigned partition_delta,
+                   const std::uint32_t* in, const char* which) {
+  for_each_run(p, partition_delta, which,
+               [&](std::uint64_t addr, std::uint64_t k, std::uint32_t n) {
+                 ctx.write(addr, in + k, std::size_t{n} * 4);
+               });
+}
+
+std::uint64_t dequant_loop_trips(const DequantState& st, const sc::TimingConfig& t) {
+  const std::uint64_t per_core = (st.channels + t.pool_cores - 1) / t.pool_cores;
+  const std::uint64_t out_bytes = st.group == 8 ? st.mx_chunks * 32 : st.dst_words * 4;
+  const std::uint64_t per_channel = (out_bytes + t.pool_vector_bytes - 1) / t.pool_vector_bytes;
+  return per_core * per_channel;
+}
+
+void add_tensor_dequantize_kernels(KernelRegistry& r) {
+  // Trampoline (seed 000 §1): entry; a2 = 0x02000480 state slot, l32i, slli;
+  // call0 state-setup helper; const16 0x4df0 + callx8; movi.n a2,0 + retw.n.
+  // Bundle VAs after the entry follow the Xtensa instruction lengths
+  // (convention: the seed gives the sequence, not every VA).
+  r.add(Kernel{"tensor_dequantize_trampoline",
+               kTensorDequantizeTrampolineVa,
+               {
+                   {"pool.trampoline.entry", 0x01004dc4, 1, nullptr, nullptr},
+                   {"pool.trampoline.state_slot", 0x01004dc7, 4, nullptr, nullptr},
+                   {"pool.trampoline.setup_call", 0x01004dd2, 2, nullptr, nullptr},
+                   {"pool.trampoline.tail_call", 0x01004dd5, 2, nullptr,
+                    [](KernelContext&) { return kDecodeTensorDequantizeVa; }},
+                   {"pool.trampoline.return", 0x01004ddb, 2, nullptr, nullptr},
+               }});
+
+  // decode_tensor_dequantize(bool) @0x01004df0 (seed 000 §1, §6): decode,
+  // format switch, the group-0 widen loop (bundle @0x01004fc8, seed 000 §6).
+  r.add(Kernel{"decode_tensor_dequantize",
+               kDecodeTensorDequantizeVa,
+               {
+                   {"pool.decode.entry", 0x01004df0, 2, nullptr, nullptr},
+                   {"pool.decode.fields", 0x01004df6, 8, nullptr, decode_fields},
+                   {"pool.decode.dispatch", 0x01004e40, 2, nullptr,
+                    [](KernelContext& ctx) { return state(ctx).group == 8 ? kProc4bitMx8Va : 0u; }},
+                   {"pool.decode.widen_loop", 0x01004fc8, 4,
+                    [](KernelContext& ctx) {
+                      const DequantState& st = state(ctx);
+                      return st.group == 0 ? dequant_loop_trips(st, ctx.timing()) : 0;
+                    },
+                    [](KernelContext& ctx) {
+                      if (state(ctx).group == 0) transform_channels(ctx);
+                      return 0u;
+                    }},
+                   {"pool.decode.return", 0x01005110, 1, nullptr, nullptr},
+               }});
+
+  // TensorDequantize::proc_4bit_mx_8(unsigned) @0x0100511c (seed 000 §1,
+  // §7): trip count by count/5 (the 0xCCCCCCCD muluh + srli 2 idiom), then
+  // the MX loop (unpack, E8M0 scale multiply, saturate, pack).
+  r.add(Kernel{"TensorDequantize::proc_4bit_mx_8",
+               kProc4bitMx8Va,
+               {
+                   {"pool.mx8.entry", 0x0100511c, 1, nullptr, nullptr},
+                   {"pool.mx8.div5", 0x0100511f, 3, nullptr,
+                    [](KernelContext& ctx) {
+                      DequantState& st = state(ctx);
+                      // muluh(count, 0xCCCCCCCD) >> 2 == count / 5 for every u32 count.
+                      const std::uint64_t count = st.src_words & 0xFFFFFFFFu;
+                      st.mx_chunks = ((count * 0xCCCCCCCDull) >> 32) >> 2;
+                      return 0u;
+                    }},
+                   {"pool.mx8.loop", 0x01005140, 6,
+                    [](KernelContext& ctx) { return dequant_loop_trips(state(ctx), ctx.timing()); },
+                    [](KernelContext& ctx) {
+                      transform_channels(ctx);
+                      return 0u;
+                    }},
+                   {"pool.mx8.return", 0x010055e0, 1, nullptr, nullptr},
+               }});
+}
+
+}  // namespace tpb::fw

@@ -1,0 +1,58 @@
+// POOL TensorDequantize (opcode 0x7b) firmware stub, seed 000: the dispatch
+// chain trampoline @0x01004dc4 -> decode_tensor_dequantize @0x01004df0
+// (group 0, all four formats) -> TensorDequantize::proc_4bit_mx_8
+// @0x0100511c (group 8), as bundles with per-bundle issue cycles.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "firmware_stubs/kernel.h"
+#include "models/isa/encodings.h"
+
+namespace tpb::fw {
+
+inline constexpr std::uint32_t kTensorDequantizeTrampolineVa = 0x01004dc4;  // seed 000 §1
+inline constexpr std::uint32_t kTensorDequantizeStateSlot = 0x02000480;     // seed 000 §1
+inline constexpr std::uint32_t kDecodeTensorDequantizeVa = 0x01004df0;      // seed 000 §1
+inline constexpr std::uint32_t kProc4bitMx8Va = 0x0100511c;                 // seed 000 §1
+
+// One resolved TENSOR3D operand (registers applied).
+struct ResolvedPattern {
+  std::uint32_t start = 0;  // 27-bit address of element (0,0,0) in the start partition
+  std::int16_t step[3] = {0, 0, 0};
+  std::uint32_t num[3] = {0, 0, 0};
+  std::uint64_t count() const { return std::uint64_t{num[0]} * num[1] * num[2]; }
+};
+
+// Per-instruction state of the kernel (KernelContext::scratch()).
+struct DequantState {
+  isa::DequantFmt fmt = isa::DequantFmt::Invalid;
+  unsigned group = 0;
+  unsigned channels = 0;
+  ResolvedPattern src, dst;  // counts in UINT32 words per partition
+  std::uint64_t src_words = 0, dst_words = 0;
+  std::uint64_t mx_chunks = 0;  // proc_4bit_mx_8: count / 5
+};
+
+// Resolves an operand: ADDR_REG takes the address from r[bits 4:0];
+// SHAPE_REG takes num_elem[0..2] from r[N+1..N+3], N = bits 4:0 (convention).
+// Throws KernelFault for INDIRECT16B / MXTENSOR_V2 operands (not modelled)
+// and for a register number past r31.
+ResolvedPattern resolve_pattern(const isa::Tensor3D& t, const KernelContext& ctx,
+                                const char* which);
+
+// Word addresses of a pattern in one partition, dim 0 innermost (SPEC §2).
+// Throws KernelFault when an element falls outside the partition's slot.
+void gather_words(KernelContext& ctx, const ResolvedPattern& p, unsigned partition_delta,
+                  std::uint32_t* out, const char* which);
+void scatter_words(KernelContext& ctx, const ResolvedPattern& p, unsigned partition_delta,
+                   const std::uint32_t* in, const char* which);
+
+// POOL loop trip count per core: the channels split over pool_cores, one
+// vector of pool_vector_bytes of output per trip (seed 000 §7).
+std::uint64_t dequant_loop_trips(const DequantState& st, const sc::TimingConfig& t);
+
+void add_tensor_dequantize_kernels(KernelRegistry& r);
+
+}  // namespace tpb::fw

@@ -1,0 +1,320 @@
+#include "models/sc/engine/sequencer.h"
+
+#include <cstring>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "models/isa/checker.h"
+#include "models/sc/memory/core_memory_map.h"
+
+namespace tpb::sc {
+
+void RunControl::fault(const std::string& message, std::uint64_t time_ps) {
+  if (faulted_) return;
+  faulted_ = true;
+  message_ = message;
+  fault_ps_ = time_ps;
+  sc_core::sc_stop();
+}
+
+namespace {
+
+std::string status_name(tlm::tlm_response_status s) {
+  switch (s) {
+    case tlm::TLM_OK_RESPONSE:
+      return "TLM_OK_RESPONSE";
+    case tlm::TLM_INCOMPLETE_RESPONSE:
+      return "TLM_INCOMPLETE_RESPONSE";
+    case tlm::TLM_GENERIC_ERROR_RESPONSE:
+      return "TLM_GENERIC_ERROR_RESPONSE";
+    case tlm::TLM_ADDRESS_ERROR_RESPONSE:
+      return "TLM_ADDRESS_ERROR_RESPONSE";
+    case tlm::TLM_COMMAND_ERROR_RESPONSE:
+      return "TLM_COMMAND_ERROR_RESPONSE";
+    case tlm::TLM_BURST_ERROR_RESPONSE:
+      return "TLM_BURST_ERROR_RESPONSE";
+    case tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE:
+      return "TLM_BYTE_ENABLE_ERROR_RESPONSE";
+  }
+  return "unknown response";
+}
+
+std::string describe_addr(std::uint64_t addr) {
+  const auto a = static_cast<std::uint32_t>(addr);
+  switch (isa::region_of(a)) {
+    case isa::Region::Sbuf:
+      return fmt::format("sbuf partition {} offset 0x{:x}", isa::partition_of(a),
+                         isa::offset_of(a));
+    case isa::Region::Psum:
+      return fmt::format("psum partition {} offset 0x{:x}", isa::partition_of(a),
+                         isa::offset_of(a));
+    case isa::Region::SfuTile:
+      return "sfu tile file";
+    case isa::Region::Control:
+      return "control region";
+  }
+  return "";
+}
+
+trace::Picos to_ps(const sc_core::sc_time& t) {
+  return static_cast<trace::Picos>(t.to_seconds() * 1e12 + 0.5);
+}
+
+}  // namespace
+
+// The kernel's view of this engine (fw::KernelContext).
+class Sequencer::Context : public fw::KernelContext {
+ public:
+  explicit Context(Sequencer& s) : s_(s) {}
+  const isa::RawInst& inst() const override { return s_.raw_; }
+  isa::Arch arch() const override { return s_.env_.arch; }
+  isa::Engine engine() const override { return s_.engine_; }
+  std::uint32_t reg(unsigned r) const override { return s_.env_.regs->get(s_.engine_, r); }
+  const TimingConfig& timing() const override { return *s_.env_.timing; }
+
+  void read(std::uint64_t addr, void* dst, std::size_t len) override {
+    access(addr, dst, len, false);
+  }
+  void write(std::uint64_t addr, const void* src, std::size_t len) override {
+    access(addr, const_cast<void*>(src), len, true);
+  }
+
+  void begin_bundle(const fw::Bundle& b, std::uint64_t trips, std::uint32_t cycles) override {
+    trace::Recorder* rec = s_.env_.recorder;
+    if (rec) {
+      const trace::Picos t = s_.now_ps();
+      rec->set(s_.sig_pc_, t, b.va);
+      rec->begin(s_.track_, t, b.name,
+                 fmt::format(R"({{"va":"0x{:08x}","trips":{},"cycles":{}}})", b.va, trips, cycles));
+      ++s_.open_slices_;
+    }
+    if (trips) s_.stats_.bundles[b.name] += trips;
+    s_.add_cycles(std::uint64_t{cycles} * trips);
+  }
+  void end_bundle(const fw::Bundle&) override {
+    if (s_.env_.recorder) {
+      s_.env_.recorder->end(s_.track_, s_.now_ps());
+      --s_.open_slices_;
+    }
+  }
+
+ private:
+  void access(std::uint64_t addr, void* data, std::size_t len, bool is_write) {
+    if (len == 0) return;
+    if (len > UINT32_MAX)
+      throw fw::KernelFault(fmt::format("access of {} bytes at 0x{:07x} is too long", len, addr));
+    sc_core::sc_time d = s_.qk_.get_local_time();
+    // Fast path: a DMI pointer, charged exactly what b_transport would cost.
+    if (auto span = s_.port.dmi(addr, len, is_write)) {
+      if (is_write)
+        std::memcpy(span->ptr, data, len);
+      else
+        std::memcpy(data, span->ptr, len);
+      s_.port.account(addr, len, is_write);
+      d += span->timing ? span->timing->access_delay(len)
+                        : (is_write ? span->write_latency : span->read_latency);
+      s_.qk_.set(d);
+      return;
+    }
+    const auto n = static_cast<unsigned>(len);
+    const tlm::tlm_response_status st =
+        is_write ? s_.port.write(addr, data, n, d) : s_.port.read(addr, data, n, d);
+    s_.qk_.set(d);
+    if (st != tlm::TLM_OK_RESPONSE)
+      throw fw::KernelFault(fmt::format("address error: {} of {} bytes at 0x{:07x} ({}): {}",
+                                        is_write ? "write" : "read", len, addr, describe_addr(addr),
+                                        status_name(st)));
+  }
+
+  Sequencer& s_;
+};
+
+Sequencer::Sequencer(sc_core::sc_module_name name, isa::Engine engine, SequencerEnv env,
+                     KernelInfoTable table)
+    : sc_core::sc_module(name),
+      port("port"),
+      engine_(engine),
+      env_(std::move(env)),
+      table_(std::move(table)) {
+  stats_.name = isa::engine_name(engine);
+  stats_.clock_mhz = env_.timing->clock(engine);
+  if (trace::Recorder* rec = env_.recorder) {
+    const std::string scope = std::string("tpb.") + isa::engine_name(engine);
+    sig_busy_ = rec->add_signal(scope, "busy", 1);
+    sig_opcode_ = rec->add_signal(scope, "opcode", 8);
+    sig_pc_ = rec->add_signal(scope, "pc", 32);
+    sig_index_ = rec->add_signal(scope, "inst_index", 32);
+    sig_marker_ = rec->add_signal(scope, "marker", 1);
+    sig_hint_ = rec->add_signal(scope, "marker_hint", 8);
+    track_ = rec->add_track("tpb core", isa::engine_name(engine));
+  }
+  SC_HAS_PROCESS(Sequencer);
+  SC_THREAD(run);
+}
+
+sc_core::sc_time Sequencer::now() const { return sc_core::sc_time_stamp() + qk_.get_local_time(); }
+trace::Picos Sequencer::now_ps() const { return to_ps(now()); }
+
+void Sequencer::add_cycles(std::uint64_t cycles) {
+  const std::uint32_t mhz = env_.timing->clock(engine_);
+  const std::uint64_t before = TimingConfig::cycles_to_ps(inst_cycles_, mhz);
+  inst_cycles_ += cycles;
+  const std::uint64_t after = TimingConfig::cycles_to_ps(inst_cycles_, mhz);
+  qk_.inc(sc_core::sc_time(static_cast<double>(after - before), sc_core::SC_PS));
+}
+
+std::string Sequencer::where() const {
+  const std::string_view m = isa::opcode_mnemonic(opcode_);
+  return fmt::format("{} instruction {} (opcode 0x{:02x}{}{})", isa::engine_name(engine_), index_,
+                     opcode_, m.empty() ? "" : " ", m);
+}
+
+void Sequencer::fault(const std::string& what) {
+  trace_end_open_slices();
+  env_.control->fault(where() + ": " + what, now_ps());
+}
+
+void Sequencer::trace_end_open_slices() {
+  trace::Recorder* rec = env_.recorder;
+  if (!rec) return;
+  const trace::Picos t = now_ps();
+  for (; open_slices_ > 0; --open_slices_) rec->end(track_, t);
+  rec->set(sig_busy_, t, 0);
+}
+
+trace::EngineStats Sequencer::stats() const {
+  trace::EngineStats s = stats_;
+  s.bytes_read = s.bytes_written = 0;
+  // Data bytes (SBUF quadrants, PSUM); instruction fetches are not counted.
+  for (unsigned i = 0; i < MemPort::kCountOther; ++i) {
+    s.bytes_read += port.bytes_read()[i];
+    s.bytes_written += port.bytes_written()[i];
+  }
+  return s;
+}
+
+void Sequencer::run() {
+  wait(env_.control->start_event());
+  qk_.reset();
+  const std::size_t count = env_.queue->count();
+  for (index_ = 0; index_ < count; ++index_) {
+    if (!execute_one()) return;
+    if (qk_.need_sync()) qk_.sync();
+  }
+  qk_.sync();
+  done_ = true;
+}
+
+bool Sequencer::execute_one() {
+  trace::Recorder* rec = env_.recorder;
+  const TimingConfig& timing = *env_.timing;
+  opcode_ = 0;
+  inst_cycles_ = 0;
+
+  // Fetch (SPEC §7): 64 bytes from this engine's queue, timed by the queue.
+  const sc_core::sc_time t_fetch = now();
+  sc_core::sc_time d = qk_.get_local_time();
+  const std::uint64_t fetch_addr = queue_base(engine_) + std::uint64_t{isa::kInstBytes} * index_;
+  const tlm::tlm_response_status fst = port.read(fetch_addr, raw_.data(), isa::kInstBytes, d);
+  qk_.set(d);
+  if (fst != tlm::TLM_OK_RESPONSE) {
+    fault(fmt::format("fetch of 64 bytes at 0x{:07x} failed: {}", fetch_addr, status_name(fst)));
+    return false;
+  }
+  const sc_core::sc_time fetch_time = now() - t_fetch;
+  const isa::Header h = isa::header_of(raw_);
+  opcode_ = h.opcode;
+  events_ = isa::events_of(raw_);
+
+  // Semaphore wait: sync first so the condition is evaluated at this
+  // engine's true time; a malformed EVENTS field is left to the checker.
+  const auto wm = static_cast<isa::WaitMode>(events_.wait_mode);
+  const bool wait_ok = events_.wait_mode <= 2 && events_.wait_idx < isa::kNumSemaphores;
+  if (wait_ok && wm != isa::WaitMode::None &&
+      !env_.sems->satisfied(wm, events_.wait_idx, events_.sem_value)) {
+    qk_.sync();
+    const sc_core::sc_time t0 = sc_core::sc_time_stamp();
+    blocked_ = true;
+    while (!env_.sems->satisfied(wm, events_.wait_idx, events_.sem_value))
+      wait(env_.sems->changed_event());
+    blocked_ = false;
+    stats_.stall_cycles += timing.engine_cycles(engine_, sc_core::sc_time_stamp() - t0);
+  }
+
+  const sc_core::sc_time t_start = now();
+  const std::string_view mnem = isa::opcode_mnemonic(opcode_);
+  if (rec) {
+    const trace::Picos t = to_ps(t_start);
+    rec->set(sig_busy_, t, 1);
+    rec->set(sig_opcode_, t, opcode_);
+    rec->set(sig_index_, t, index_);
+    rec->begin(track_, t, mnem.empty() ? fmt::format("op_0x{:02x}", opcode_) : std::string(mnem),
+               fmt::format(R"({{"index":{},"opcode":"0x{:02x}"}})", index_, opcode_));
+    ++open_slices_;
+    if (h.debug_cmd == 1) {  // SPEC §2: trace marker carrying debug_hint
+      marker_level_ = !marker_level_;
+      rec->set(sig_marker_, t, marker_level_);
+      rec->set(sig_hint_, t, h.debug_hint);
+      rec->instant(track_, t, "marker", fmt::format(R"({{"hint":{}}})", h.debug_hint));
+    }
+  }
+
+  // Validity (SPEC §1): every failed predicate by name. An opcode the
+  // checker has no contract for ("has_known_opcode" alone) is reported by
+  // what the dispatch makes of it: unknown (no kernel_info record) or not
+  // modelled (a record whose kernel this model does not implement).
+  const isa::CheckResult check = isa::check_instruction(raw_, env_.arch);
+  const std::optional<KernelInfoRecord> rec_ki = table_.lookup(opcode_);
+  const bool unknown_only = check.failed.size() == 1 && check.failed[0] == "has_known_opcode";
+  if (!check.valid() && !unknown_only) {
+    std::string names;
+    for (std::string_view n : check.failed) names += (names.empty() ? "" : ", ") + std::string(n);
+    fault(fmt::format("invalid instruction on {}{}: failed {}", isa::arch_name(env_.arch),
+                      check.contract.empty() ? "" : " (" + check.contract + ")", names));
+    return false;
+  }
+
+  // Dispatch (seed 000 §1): kernel_info record -> trampoline -> worker.
+  if (!rec_ki) {
+    fault(fmt::format("unknown opcode 0x{:02x}: no record in the {} kernel_info table{}", opcode_,
+                      isa::engine_name(engine_), unknown_only ? " (failed has_known_opcode)" : ""));
+    return false;
+  }
+  if (unknown_only || !env_.kernels->find(rec_ki->func_va)) {
+    fault(
+        fmt::format("kernel_info idx{} dispatches opcode 0x{:02x} to trampoline 0x{:08x}, a "
+                    "kernel this model does not implement (not modelled)",
+                    rec_ki->index, opcode_, rec_ki->func_va));
+    return false;
+  }
+  add_cycles(timing.instruction_overhead_cycles);
+  Context ctx(*this);
+  try {
+    env_.kernels->execute(rec_ki->func_va, ctx);
+  } catch (const fw::KernelFault& e) {
+    fault(e.what());
+    return false;
+  }
+
+  // Retire (stats, retire line, trace), then the semaphore update at the
+  // engine's true time.
+  const sc_core::sc_time t_end = now();
+  ++stats_.instructions;
+  stats_.busy_cycles += timing.engine_cycles(engine_, fetch_time + (t_end - t_start));
+  if (rec) {
+    const trace::Picos t = to_ps(t_end);
+    rec->end(track_, t);
+    --open_slices_;
+    rec->set(sig_busy_, t, 0);
+  }
+  if (env_.on_retire) env_.on_retire(RetireRecord{to_ps(t_end), engine_, index_, opcode_});
+  const auto um = static_cast<isa::UpdateMode>(events_.update_mode);
+  if (um != isa::UpdateMode::None) {
+    qk_.sync();
+    env_.sems->apply_update(um, events_.update_idx, events_.sem_value);
+  }
+  return true;
+}
+
+}  // namespace tpb::sc

@@ -1,0 +1,126 @@
+// One engine's instruction sequencer (SPEC §7): an SC_THREAD with a quantum
+// keeper (riscv-vp style) that fetches 64-byte words from the engine's queue
+// through its MemPort, waits on the semaphore condition, runs the
+// generation's validity predicates, dispatches the opcode through the
+// engine's kernel_info table to a firmware stub, retires and updates the
+// semaphores. Timing: overhead + bundle cycles x trips at the engine clock,
+// plus the memory delays the accesses annotate.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include <systemc>
+#include <tlm>
+
+// After <systemc>: the tlm_utils headers need its declarations.
+#include <tlm_utils/tlm_quantumkeeper.h>
+
+#include "firmware_stubs/kernel.h"
+#include "models/isa/address_map.h"
+#include "models/isa/encodings.h"
+#include "models/sc/engine/kernel_info_table.h"
+#include "models/sc/engine/timing_config.h"
+#include "models/sc/memory/engine_registers.h"
+#include "models/sc/memory/instruction_queue.h"
+#include "models/sc/memory/mem_port.h"
+#include "models/sc/memory/semaphore_bank.h"
+#include "models/trace/recorder.h"
+#include "models/trace/stats.h"
+
+namespace tpb::sc {
+
+// Shared run state of one core: the start event the sequencers wait for and
+// the first fault (a fault stops the simulation).
+class RunControl {
+ public:
+  const sc_core::sc_event& start_event() const { return start_; }
+  void start() { start_.notify(sc_core::SC_ZERO_TIME); }
+  // Records the first fault (with the faulting engine's time) and calls
+  // sc_stop(); later faults are ignored.
+  void fault(const std::string& message, std::uint64_t time_ps);
+  bool faulted() const { return faulted_; }
+  const std::string& message() const { return message_; }
+  std::uint64_t fault_time_ps() const { return fault_ps_; }
+
+ private:
+  sc_core::sc_event start_;
+  bool faulted_ = false;
+  std::string message_;
+  std::uint64_t fault_ps_ = 0;
+};
+
+struct RetireRecord {
+  std::uint64_t time_ps;
+  isa::Engine engine;
+  std::size_t index;
+  std::uint8_t opcode;
+};
+
+// Everything a sequencer uses that the core owns.
+struct SequencerEnv {
+  isa::Arch arch = isa::Arch::Mariana;
+  const TimingConfig* timing = nullptr;
+  const fw::KernelRegistry* kernels = nullptr;
+  SemaphoreBank* sems = nullptr;
+  EngineRegisterFile* regs = nullptr;
+  const InstructionQueue* queue = nullptr;
+  RunControl* control = nullptr;
+  trace::Recorder* recorder = nullptr;  // may be null
+  std::function<void(const RetireRecord&)> on_retire;
+};
+
+class Sequencer : public sc_core::sc_module {
+ public:
+  MemPort port;  // bind port.socket to the router's target_socket
+
+  Sequencer(sc_core::sc_module_name name, isa::Engine engine, SequencerEnv env,
+            KernelInfoTable table);
+
+  isa::Engine engine() const { return engine_; }
+  const KernelInfoTable& kernel_info() const { return table_; }
+  // State for deadlock reports.
+  bool done() const { return done_; }
+  bool blocked() const { return blocked_; }
+  std::size_t index() const { return index_; }
+  const isa::Events& blocked_on() const { return events_; }
+  // Stats so far (bytes from the port's counters).
+  trace::EngineStats stats() const;
+
+ private:
+  class Context;
+  void run();
+  bool execute_one();  // false: faulted
+  void fault(const std::string& what);
+  std::string where() const;  // "pool instruction 3 (opcode 0x7b tensor_dequantize)"
+  sc_core::sc_time now() const;
+  trace::Picos now_ps() const;
+  // Compute cycles of the current instruction: advances local time by the
+  // rounded difference so the instruction total is round(cycles / clock).
+  void add_cycles(std::uint64_t cycles);
+  void trace_begin();
+  void trace_end_open_slices();
+
+  isa::Engine engine_;
+  SequencerEnv env_;
+  KernelInfoTable table_;
+  tlm_utils::tlm_quantumkeeper qk_;
+
+  bool done_ = false, blocked_ = false;
+  std::size_t index_ = 0;
+  isa::RawInst raw_{};
+  isa::Events events_{};
+  std::uint8_t opcode_ = 0;
+  std::uint64_t inst_cycles_ = 0;  // compute cycles of the current instruction
+  unsigned open_slices_ = 0;
+  trace::EngineStats stats_;
+
+  // Trace handles.
+  trace::SignalId sig_busy_, sig_opcode_, sig_pc_, sig_index_, sig_marker_, sig_hint_;
+  trace::TrackId track_;
+  bool marker_level_ = false;
+};
+
+}  // namespace tpb::sc

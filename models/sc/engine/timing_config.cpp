@@ -1,0 +1,199 @@
+#include "models/sc/engine/timing_config.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace tpb::sc {
+
+namespace {
+
+const char* const kEngineKeys[isa::kNumEngines] = {"pool", "dve", "pe", "sfu"};
+
+[[noreturn]] void fail(const std::string& key, const std::string& what) {
+  throw TimingError("timing profile: key '" + key + "': " + what);
+}
+
+std::uint32_t get_u32(const nlohmann::json& v, const std::string& key, bool nonzero) {
+  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
+    fail(key, "expected a non-negative integer, got " + v.dump());
+  const auto x = v.get<std::uint64_t>();
+  if (x > UINT32_MAX) fail(key, "value " + v.dump() + " does not fit in 32 bits");
+  if (nonzero && x == 0) fail(key, "must not be 0");
+  return static_cast<std::uint32_t>(x);
+}
+
+void require_object(const nlohmann::json& v, const std::string& key) {
+  if (!v.is_object()) fail(key, "expected an object, got " + v.dump());
+}
+
+void merge_mem(MemCycles& m, const nlohmann::json& j, const std::string& key) {
+  require_object(j, key);
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string k = key + "." + it.key();
+    if (it.key() == "latency_cycles")
+      m.latency_cycles = get_u32(*it, k, false);
+    else if (it.key() == "beat_cycles")
+      m.beat_cycles = get_u32(*it, k, false);
+    else if (it.key() == "beat_bytes")
+      m.beat_bytes = get_u32(*it, k, true);
+    else
+      fail(k, "unknown key");
+  }
+}
+
+nlohmann::json mem_json(const MemCycles& m) {
+  return {{"latency_cycles", m.latency_cycles},
+          {"beat_cycles", m.beat_cycles},
+          {"beat_bytes", m.beat_bytes}};
+}
+
+}  // namespace
+
+std::uint32_t TimingConfig::bundle_cycles(const std::string& name,
+                                          std::uint32_t stub_cycles) const {
+  const auto it = bundle_issue_cycles.find(name);
+  return it == bundle_issue_cycles.end() ? stub_cycles : it->second;
+}
+
+std::uint64_t TimingConfig::cycles_to_ps(std::uint64_t cycles, std::uint32_t mhz) {
+  // 1 cycle = 1e6 / mhz ps; integer arithmetic, rounded to nearest.
+  return (cycles * 1000000u + mhz / 2) / mhz;
+}
+
+sc_core::sc_time TimingConfig::engine_time(isa::Engine e, std::uint64_t cycles) const {
+  return sc_core::sc_time(static_cast<double>(cycles_to_ps(cycles, clock(e))), sc_core::SC_PS);
+}
+
+std::uint64_t TimingConfig::engine_cycles(isa::Engine e, const sc_core::sc_time& t) const {
+  const double ps = t.to_seconds() * 1e12;
+  return static_cast<std::uint64_t>(ps * clock(e) / 1e6 + 0.5);
+}
+
+sc_core::sc_time TimingConfig::mem_cycles_time(std::uint64_t cycles) const {
+  return sc_core::sc_time(static_cast<double>(cycles_to_ps(cycles, memory_clock_mhz)),
+                          sc_core::SC_PS);
+}
+
+MemTiming TimingConfig::mem_timing(const MemCycles& m) const {
+  MemTiming t;
+  t.latency = mem_cycles_time(m.latency_cycles);
+  t.per_beat = mem_cycles_time(m.beat_cycles);
+  t.beat_bytes = m.beat_bytes;
+  return t;
+}
+
+TimingConfig default_timing(isa::Arch arch) {
+  TimingConfig c;
+  c.arch = std::string(isa::arch_name(arch));
+  // SPEC §8 public clocks: Trn2/v3 PE 2.4 GHz, DVE 0.96 GHz, POOL 1.2 GHz;
+  // Trn3/v4 (and v5) PE 2.4, DVE 1.2, POOL 1.2. Conventions: v2 as v3; the
+  // SFU runs at the DVE clock.
+  switch (arch) {
+    case isa::Arch::Sunda:
+    case isa::Arch::Cayman:
+      c.clock_mhz[0] = 1200, c.clock_mhz[1] = 960, c.clock_mhz[2] = 2400, c.clock_mhz[3] = 960;
+      break;
+    case isa::Arch::Mariana:
+    case isa::Arch::Maverick:
+      c.clock_mhz[0] = 1200, c.clock_mhz[1] = 1200, c.clock_mhz[2] = 2400, c.clock_mhz[3] = 1200;
+      break;
+  }
+  const isa::MemoryCapacity cap = isa::default_capacity(arch);
+  c.sbuf_bytes_per_partition = cap.sbuf_bytes_per_partition;
+  c.psum_bytes_per_partition = cap.psum_bytes_per_partition;
+  return c;
+}
+
+void merge_timing(TimingConfig& c, const nlohmann::json& j) {
+  require_object(j, "(top level)");
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& k = it.key();
+    const nlohmann::json& v = *it;
+    if (k == "arch") {
+      if (!v.is_string()) fail(k, "expected a string");
+      if (v.get<std::string>() != c.arch)
+        fail(k,
+             "profile is for '" + v.get<std::string>() + "' but the run is for '" + c.arch + "'");
+    } else if (k == "clocks_mhz") {
+      require_object(v, k);
+      for (auto e = v.begin(); e != v.end(); ++e) {
+        unsigned idx = isa::kNumEngines;
+        for (unsigned n = 0; n < isa::kNumEngines; ++n)
+          if (e.key() == kEngineKeys[n]) idx = n;
+        if (idx == isa::kNumEngines) fail(k + "." + e.key(), "unknown engine");
+        c.clock_mhz[idx] = get_u32(*e, k + "." + e.key(), true);
+      }
+    } else if (k == "instruction_overhead_cycles") {
+      c.instruction_overhead_cycles = get_u32(v, k, false);
+    } else if (k == "memory_clock_mhz") {
+      c.memory_clock_mhz = get_u32(v, k, true);
+    } else if (k == "sbuf") {
+      merge_mem(c.sbuf, v, k);
+    } else if (k == "psum") {
+      merge_mem(c.psum, v, k);
+    } else if (k == "queue") {
+      merge_mem(c.queue, v, k);
+    } else if (k == "control") {
+      merge_mem(c.control, v, k);
+    } else if (k == "sbuf_bytes_per_partition") {
+      c.sbuf_bytes_per_partition = get_u32(v, k, true);
+      if (c.sbuf_bytes_per_partition > isa::kPartitionSlot)
+        fail(k, "at most " + std::to_string(isa::kPartitionSlot) + " bytes per partition");
+    } else if (k == "psum_bytes_per_partition") {
+      c.psum_bytes_per_partition = get_u32(v, k, true);
+      if (c.psum_bytes_per_partition > isa::kPartitionSlot)
+        fail(k, "at most " + std::to_string(isa::kPartitionSlot) + " bytes per partition");
+    } else if (k == "pool_cores") {
+      c.pool_cores = get_u32(v, k, true);
+    } else if (k == "pool_vector_bytes") {
+      c.pool_vector_bytes = get_u32(v, k, true);
+    } else if (k == "bundle_issue_cycles") {
+      require_object(v, k);
+      for (auto b = v.begin(); b != v.end(); ++b)
+        c.bundle_issue_cycles[b.key()] = get_u32(*b, k + "." + b.key(), false);
+    } else if (k == "quantum_ns") {
+      c.quantum_ns = get_u32(v, k, true);
+    } else {
+      fail(k, "unknown key");
+    }
+  }
+}
+
+void merge_timing_file(TimingConfig& c, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw TimingError(path + ": cannot open timing profile");
+  nlohmann::json j;
+  try {
+    in >> j;
+  } catch (const nlohmann::json::exception& e) {
+    throw TimingError(path + ": not valid JSON: " + e.what());
+  }
+  try {
+    merge_timing(c, j);
+  } catch (const TimingError& e) {
+    throw TimingError(path + ": " + e.what());
+  }
+}
+
+nlohmann::json to_json(const TimingConfig& c) {
+  nlohmann::json clocks = nlohmann::json::object();
+  for (unsigned n = 0; n < isa::kNumEngines; ++n) clocks[kEngineKeys[n]] = c.clock_mhz[n];
+  nlohmann::json bundles = nlohmann::json::object();
+  for (const auto& [name, cyc] : c.bundle_issue_cycles) bundles[name] = cyc;
+  return {{"arch", c.arch},
+          {"clocks_mhz", clocks},
+          {"instruction_overhead_cycles", c.instruction_overhead_cycles},
+          {"memory_clock_mhz", c.memory_clock_mhz},
+          {"sbuf", mem_json(c.sbuf)},
+          {"psum", mem_json(c.psum)},
+          {"queue", mem_json(c.queue)},
+          {"control", mem_json(c.control)},
+          {"sbuf_bytes_per_partition", c.sbuf_bytes_per_partition},
+          {"psum_bytes_per_partition", c.psum_bytes_per_partition},
+          {"pool_cores", c.pool_cores},
+          {"pool_vector_bytes", c.pool_vector_bytes},
+          {"bundle_issue_cycles", bundles},
+          {"quantum_ns", c.quantum_ns}};
+}
+
+}  // namespace tpb::sc

@@ -1,0 +1,305 @@
+// `tpbsim run PROGRAM [options]` (SPEC §9): simulate a program on one core.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <boost/program_options.hpp>
+
+#include "models/isa/program.h"
+#include "models/trace/perfetto_writer.h"
+#include "models/trace/stats_writer.h"
+#include "models/trace/vcd_writer.h"
+#include "platform/cli/commands.h"
+#include "platform/core/tpb_core.h"
+#include "platform/io/npy.h"
+
+// libsystemc calls sc_main from its own main(); tpbsim has its own main, so
+// this weak definition only satisfies the link (never called).
+extern "C" __attribute__((weak)) int sc_main(int, char**) { return 0; }
+
+namespace tpb::cli {
+
+namespace po = boost::program_options;
+
+namespace {
+
+class SpecError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct MemSpec {
+  std::string text;
+  isa::Region region = isa::Region::Sbuf;
+  unsigned partition = 0;
+  std::uint32_t offset = 0;
+  std::size_t rows = 0, cols = 0;
+  io::NpyDtype dtype = io::NpyDtype::U8;
+  std::string file;
+};
+
+std::uint64_t parse_uint(const std::string& s, const std::string& what, const std::string& spec) {
+  std::size_t pos = 0;
+  std::uint64_t v = 0;
+  try {
+    v = std::stoull(s, &pos, 0);
+  } catch (const std::exception&) {
+    pos = std::string::npos;
+  }
+  if (s.empty() || pos != s.size() || s[0] == '-')
+    throw SpecError(fmt::format("bad {} '{}' in '{}'", what, s, spec));
+  return v;
+}
+
+std::vector<std::string> split(const std::string& s, char c) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t p = s.find(c, start);
+    out.push_back(s.substr(start, p - start));
+    if (p == std::string::npos) return out;
+    start = p + 1;
+  }
+}
+
+// MEM:PARTITION:OFFSET[:ROWSxCOLS:DTYPE]=FILE
+MemSpec parse_mem_spec(const std::string& spec, bool dump) {
+  MemSpec m;
+  m.text = spec;
+  const std::size_t eq = spec.find('=');
+  if (eq == std::string::npos || eq + 1 == spec.size())
+    throw SpecError(fmt::format("'{}': expected ...=FILE.npy", spec));
+  m.file = spec.substr(eq + 1);
+  const std::vector<std::string> f = split(spec.substr(0, eq), ':');
+  const std::size_t want = dump ? 5 : 3;
+  if (f.size() != want)
+    throw SpecError(fmt::format("'{}': expected {}", spec,
+                                dump ? "sbuf|psum:PARTITION:OFFSET:ROWSxCOLS:DTYPE=FILE.npy"
+                                     : "sbuf|psum:PARTITION:OFFSET=FILE.npy"));
+  if (f[0] == "sbuf")
+    m.region = isa::Region::Sbuf;
+  else if (f[0] == "psum")
+    m.region = isa::Region::Psum;
+  else
+    throw SpecError(fmt::format("'{}': memory '{}' is not sbuf or psum", spec, f[0]));
+  const std::uint64_t p = parse_uint(f[1], "partition", spec);
+  if (p >= isa::kNumPartitions)
+    throw SpecError(fmt::format("'{}': partition {} is past 127", spec, p));
+  m.partition = static_cast<unsigned>(p);
+  const std::uint64_t off = parse_uint(f[2], "offset", spec);
+  if (off >= isa::kPartitionSlot)
+    throw SpecError(fmt::format("'{}': offset {} is past the 256 KiB partition slot", spec, off));
+  m.offset = static_cast<std::uint32_t>(off);
+  if (dump) {
+    const std::size_t x = f[3].find('x');
+    if (x == std::string::npos)
+      throw SpecError(fmt::format("'{}': shape '{}' is not ROWSxCOLS", spec, f[3]));
+    m.rows = parse_uint(f[3].substr(0, x), "rows", spec);
+    m.cols = parse_uint(f[3].substr(x + 1), "cols", spec);
+    if (m.rows == 0 || m.cols == 0) throw SpecError(fmt::format("'{}': empty shape", spec));
+    if (!io::parse_dump_dtype(f[4], m.dtype))
+      throw SpecError(
+          fmt::format("'{}': dtype '{}' is not one of u8 u16 u32 i8 f16 f32 bf16", spec, f[4]));
+  }
+  return m;
+}
+
+std::uint64_t mem_addr(const MemSpec& m, std::size_t row) {
+  return m.region == isa::Region::Sbuf
+             ? isa::sbuf_addr(m.partition + static_cast<unsigned>(row), m.offset)
+             : isa::psum_addr(m.partition + static_cast<unsigned>(row), m.offset);
+}
+
+void check_rows(const MemSpec& m, std::size_t rows) {
+  if (m.partition + rows > isa::kNumPartitions)
+    throw SpecError(fmt::format("'{}': {} rows from partition {} run past partition 127", m.text,
+                                rows, m.partition));
+}
+
+void do_load(platform::TpbCore& core, const MemSpec& m) {
+  const io::NpyArray a = io::read_npy(m.file);
+  if (a.shape.size() > 2)
+    throw SpecError(fmt::format("'{}': {} is a {}-D array; expected 1-D or 2-D", m.text, m.file,
+                                a.shape.size()));
+  const std::size_t rows = a.shape.size() == 2 ? a.shape[0] : 1;
+  const std::size_t row_bytes = rows ? a.data.size() / rows : 0;
+  check_rows(m, rows);
+  for (std::size_t r = 0; r < rows; ++r) {
+    try {
+      core.load_memory(mem_addr(m, r), a.data.data() + r * row_bytes, row_bytes);
+    } catch (const std::runtime_error& e) {
+      throw SpecError(fmt::format("'{}': row {}: {}", m.text, r, e.what()));
+    }
+  }
+}
+
+void do_dump(platform::TpbCore& core, const MemSpec& m) {
+  check_rows(m, m.rows);
+  io::NpyArray a;
+  a.dtype = m.dtype;
+  a.shape = {m.rows, m.cols};
+  const std::size_t row_bytes = m.cols * io::npy_itemsize(m.dtype);
+  a.data.resize(m.rows * row_bytes);
+  for (std::size_t r = 0; r < m.rows; ++r) {
+    try {
+      core.dump_memory(mem_addr(m, r), a.data.data() + r * row_bytes, row_bytes);
+    } catch (const std::runtime_error& e) {
+      throw SpecError(fmt::format("'{}': row {}: {}", m.text, r, e.what()));
+    }
+  }
+  io::write_npy(m.file, a);
+}
+
+constexpr const char* kUsage = "usage: tpbsim run PROGRAM [options]\n";
+
+}  // namespace
+
+int cmd_run(const Args& args) {
+  // Keep stdout for the summary: no banner, no "simulation stopped" info.
+  setenv("SYSC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  po::options_description opts("tpbsim run options");
+  std::string arch_s, timing_file, dump_timing, emax_s, vcd, perfetto, stats_file, retire_file;
+  std::vector<std::string> loads, dumps;
+  opts.add_options()("help,h", "show this help")(
+      "arch", po::value(&arch_s), "sunda|cayman|mariana|maverick (overrides the program's .arch)")(
+      "timing", po::value(&timing_file), "timing profile JSON merged over the defaults")(
+      "dump-timing", po::value(&dump_timing), "write the effective timing profile (JSON)")(
+      "mx-emax", po::value(&emax_s), "ocp|neuron-alt (QuantizeMX emax offsets)")(
+      "load", po::value(&loads)->composing(), "sbuf|psum:PARTITION:OFFSET=FILE.npy")(
+      "dump", po::value(&dumps)->composing(),
+      "sbuf|psum:PARTITION:OFFSET:ROWSxCOLS:DTYPE=FILE.npy")(
+      "vcd", po::value(&vcd), "write a VCD waveform")("perfetto", po::value(&perfetto),
+                                                      "write a Chrome trace-event JSON")(
+      "stats", po::value(&stats_file), "write run statistics (JSON)")(
+      "retire", po::value(&retire_file), "write one line per retired instruction")(
+      "quiet,q", "print nothing on success");
+  po::options_description hidden;
+  std::string program_path;
+  hidden.add_options()("program", po::value(&program_path));
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("program", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::fprintf(stderr, "tpbsim run: error: %s\n%s", e.what(), kUsage);
+    return 1;
+  }
+  if (vm.count("help")) {
+    std::cout << kUsage << opts;
+    return 0;
+  }
+  if (program_path.empty()) {
+    std::fprintf(stderr, "tpbsim run: error: no PROGRAM given\n%s", kUsage);
+    return 1;
+  }
+  const bool quiet = vm.count("quiet") > 0;
+
+  // Program, generation, profile: every error here is exit 1.
+  isa::Program program;
+  try {
+    program = isa::load_program(program_path);
+  } catch (const isa::AsmError& e) {
+    std::fprintf(stderr, "%s:%d:%d: error: %s\n", e.loc().file.c_str(), e.loc().line, e.loc().col,
+                 e.message().c_str());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tpbsim run: error: %s\n", e.what());
+    return 1;
+  }
+  isa::Arch arch = program.arch.value_or(isa::Arch::Mariana);
+  if (!arch_s.empty() && !isa::parse_arch(arch_s, arch)) {
+    std::fprintf(stderr,
+                 "tpbsim run: error: --arch '%s' is not one of sunda cayman mariana maverick\n",
+                 arch_s.c_str());
+    return 1;
+  }
+  platform::CoreConfig cfg = platform::default_core_config(arch);
+  if (!emax_s.empty()) {
+    if (emax_s == "ocp")
+      cfg.mx_emax = num::MxEmax::Ocp;
+    else if (emax_s == "neuron-alt")
+      cfg.mx_emax = num::MxEmax::NeuronAlt;
+    else {
+      std::fprintf(stderr, "tpbsim run: error: --mx-emax '%s' is not ocp or neuron-alt\n",
+                   emax_s.c_str());
+      return 1;
+    }
+  }
+  std::vector<MemSpec> load_specs, dump_specs;
+  try {
+    if (!timing_file.empty()) sc::merge_timing_file(cfg.timing, timing_file);
+    for (const auto& s : loads) load_specs.push_back(parse_mem_spec(s, false));
+    for (const auto& s : dumps) dump_specs.push_back(parse_mem_spec(s, true));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tpbsim run: error: %s\n", e.what());
+    return 1;
+  }
+  cfg.trace_signals = !vcd.empty();
+  cfg.trace_slices = !perfetto.empty();
+
+  std::unique_ptr<std::ofstream> retire_out;
+  if (!retire_file.empty()) {
+    retire_out = std::make_unique<std::ofstream>(retire_file);
+    if (!*retire_out) {
+      std::fprintf(stderr, "tpbsim run: error: %s: cannot open for writing\n", retire_file.c_str());
+      return 1;
+    }
+  }
+
+  // SystemC objects live for the rest of the process (one elaboration).
+  auto* core = new platform::TpbCore("tpb", cfg);
+  try {
+    core->load_program(program);
+    if (!dump_timing.empty()) {
+      std::ofstream out(dump_timing);
+      out << core->effective_timing().dump(2) << "\n";
+      if (!out) throw std::runtime_error(dump_timing + ": cannot write the timing profile");
+    }
+    for (const MemSpec& m : load_specs) do_load(*core, m);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tpbsim run: error: %s\n", e.what());
+    return 1;
+  }
+  if (retire_out)
+    core->set_retire_sink([&](const std::string& line) { *retire_out << line << '\n'; });
+
+  const platform::RunResult r = core->run();
+  int rc = r.status == platform::RunStatus::Ok ? 0 : r.status == platform::RunStatus::Fault ? 2 : 3;
+  if (rc != 0)
+    std::fprintf(stderr, "tpbsim run: %s: %s\n", status_name(r.status), r.message.c_str());
+
+  // Outputs are written on every outcome, so a fault leaves complete files.
+  try {
+    if (retire_out) retire_out->flush();
+    if (!vcd.empty()) trace::write_vcd(core->recorder(), vcd);
+    if (!perfetto.empty()) trace::write_perfetto(core->recorder(), perfetto);
+    if (!stats_file.empty()) {
+      trace::RunStats s = core->stats();
+      s.program = program_path;
+      trace::write_stats(s, stats_file);
+    }
+    for (const MemSpec& m : dump_specs) do_dump(*core, m);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tpbsim run: error: %s\n", e.what());
+    if (rc == 0) rc = 1;
+  }
+  if (!quiet)
+    std::printf("tpbsim run: %s, arch %s, simulated %.3f ns, %llu instructions\n",
+                status_name(r.status), std::string(isa::arch_name(arch)).c_str(),
+                static_cast<double>(r.simulated_ps) / 1000.0,
+                static_cast<unsigned long long>(r.instructions));
+  return rc;
+}
+
+}  // namespace tpb::cli

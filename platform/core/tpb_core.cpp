@@ -1,0 +1,265 @@
+#include "platform/core/tpb_core.h"
+
+#include <chrono>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "firmware_stubs/kernel.h"
+#include "models/sc/engine/kernel_info_table.h"
+#include "models/sc/memory/core_memory_map.h"
+
+namespace tpb::platform {
+
+namespace {
+
+constexpr isa::Engine kEngines[isa::kNumEngines] = {isa::Engine::Pool, isa::Engine::Dve,
+                                                    isa::Engine::Pe, isa::Engine::Sfu};
+
+const char* const kMemNames[5] = {"sbuf.q0", "sbuf.q1", "sbuf.q2", "sbuf.q3", "psum"};
+
+std::uint64_t to_ps(const sc_core::sc_time& t) {
+  return static_cast<std::uint64_t>(t.to_seconds() * 1e12 + 0.5);
+}
+
+const char* wait_op(std::uint8_t mode) { return mode == 1 ? "==" : mode == 2 ? ">=" : "?"; }
+
+}  // namespace
+
+CoreConfig default_core_config(isa::Arch arch) {
+  CoreConfig c;
+  c.arch = arch;
+  c.timing = sc::default_timing(arch);
+  return c;
+}
+
+const char* status_name(RunStatus s) {
+  switch (s) {
+    case RunStatus::Ok:
+      return "ok";
+    case RunStatus::Fault:
+      return "fault";
+    case RunStatus::Deadlock:
+      return "deadlock";
+  }
+  return "?";
+}
+
+TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
+    : sc_core::sc_module(name),
+      cfg_(std::move(cfg)),
+      sbuf("sbuf"),
+      psum("psum", isa::kNumPartitions, cfg_.timing.psum_bytes_per_partition,
+           cfg_.timing.mem_timing(cfg_.timing.psum)),
+      router_("router"),
+      sems_("sem", cfg_.timing.mem_timing(cfg_.timing.control)),
+      regs_("regs", cfg_.timing.mem_timing(cfg_.timing.control)),
+      queues("queue"),
+      seqs_("seq"),
+      dbg_socket("dbg_socket") {
+  const sc::TimingConfig& t = cfg_.timing;
+  recorder_.enable_signals(cfg_.trace_signals);
+  recorder_.enable_slices(cfg_.trace_slices);
+
+  sbuf.init(isa::kNumQuadrants, [&](const char* nm, std::size_t) {
+    return new sc::PartitionedMemory(nm, isa::kPartitionsPerQuadrant, t.sbuf_bytes_per_partition,
+                                     t.mem_timing(t.sbuf));
+  });
+  queues.init(isa::kNumEngines, [&](const char*, std::size_t i) {
+    return new sc::InstructionQueue((std::string("queue_") + isa::engine_name(kEngines[i])).c_str(),
+                                    isa::kQueueBytes, t.mem_timing(t.queue));
+  });
+  seqs_.init(isa::kNumEngines, [&](const char*, std::size_t i) {
+    sc::SequencerEnv env;
+    env.arch = cfg_.arch;
+    env.timing = &cfg_.timing;
+    env.kernels = &fw::builtin_kernels();
+    env.sems = &sems_;
+    env.regs = &regs_;
+    env.queue = &queues[i];
+    env.control = &control_;
+    env.recorder = &recorder_;
+    env.on_retire = [this](const sc::RetireRecord& r) { on_retire(r); };
+    const std::vector<std::uint8_t>& table = cfg_.kernel_info[i];
+    return new sc::Sequencer(isa::engine_name(kEngines[i]), kEngines[i], std::move(env),
+                             table.empty() ? sc::default_kernel_info(kEngines[i], cfg_.arch)
+                                           : sc::KernelInfoTable(table));
+  });
+
+  // The ONE address table (SPEC §2), then every initiator on the router.
+  std::array<sc::PartitionedMemory*, 4> sb{&sbuf[0], &sbuf[1], &sbuf[2], &sbuf[3]};
+  std::array<sc::InstructionQueue*, 4> qs{&queues[0], &queues[1], &queues[2], &queues[3]};
+  sc::map_core_memories(router_, sb, psum, sems_, regs_, qs);
+  for (auto& s : seqs_) s.port.socket.bind(router_.target_socket);
+  dbg_socket.bind(router_.target_socket);
+  tlm::tlm_global_quantum::instance().set(
+      sc_core::sc_time(static_cast<double>(t.quantum_ns), sc_core::SC_NS));
+
+  // Traces: every semaphore, per-memory byte counters.
+  for (unsigned i = 0; i < isa::kNumSemaphores; ++i)
+    sem_sigs_.push_back(recorder_.add_signal("tpb.sem", fmt::format("sem{}", i), 32));
+  sem_track_ = recorder_.add_track("tpb core", "semaphores");
+  sems_.set_observer([this](unsigned idx, std::uint32_t v) {
+    const std::uint64_t ps = to_ps(sc_core::sc_time_stamp());
+    recorder_.set(sem_sigs_[idx], ps, v);
+    recorder_.counter(sem_track_, ps, fmt::format("sem{}", idx), v);
+  });
+  for (unsigned m = 0; m < 5; ++m) {
+    mem_read_sig_[m] = recorder_.add_signal(std::string("tpb.") + kMemNames[m], "bytes_read", 64);
+    mem_write_sig_[m] =
+        recorder_.add_signal(std::string("tpb.") + kMemNames[m], "bytes_written", 64);
+  }
+}
+
+void TpbCore::load_program(const isa::Program& p) {
+  for (unsigned e = 0; e < isa::kNumEngines; ++e) {
+    std::vector<isa::RawInst> words;
+    for (const isa::ProgramInst& pi : p.queues[e]) words.push_back(pi.raw);
+    load_queue(kEngines[e], words);
+  }
+  for (const isa::RegInit& r : p.regs) set_reg(r.engine, r.reg, r.value);
+}
+
+void TpbCore::load_queue(isa::Engine e, const std::vector<isa::RawInst>& words) {
+  queues[static_cast<unsigned>(e)].load(words);
+}
+
+void TpbCore::set_reg(isa::Engine e, unsigned r, std::uint32_t v) { regs_.set(e, r, v); }
+std::uint32_t TpbCore::reg(isa::Engine e, unsigned r) const { return regs_.get(e, r); }
+
+void TpbCore::ensure_elaborated() {
+  if (elaborated_) return;
+  // Completes elaboration (port binding) so the backdoor can call through
+  // the router; the sequencers wait for the start event.
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  elaborated_ = true;
+}
+
+void TpbCore::backdoor(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
+                       std::size_t len) {
+  ensure_elaborated();
+  // Per partition slot: an access may not cross a partition (SPEC §2).
+  while (len > 0) {
+    const std::uint64_t slot_end = (addr | (isa::kPartitionSlot - 1)) + 1;
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(len, slot_end - addr));
+    tlm::tlm_generic_payload tr;
+    tr.set_command(cmd);
+    tr.set_address(addr);
+    tr.set_data_ptr(data);
+    tr.set_data_length(static_cast<unsigned>(n));
+    tr.set_streaming_width(static_cast<unsigned>(n));
+    const unsigned done = dbg_socket->transport_dbg(tr);
+    if (done != n)
+      throw std::runtime_error(fmt::format(
+          "{} of {} bytes at 0x{:07x}: only {} bytes are backed (past capacity or unmapped)",
+          cmd == tlm::TLM_WRITE_COMMAND ? "load" : "dump", n, addr, done));
+    addr += n;
+    data += n;
+    len -= n;
+  }
+}
+
+void TpbCore::load_memory(std::uint64_t addr, const void* data, std::size_t len) {
+  backdoor(tlm::TLM_WRITE_COMMAND, addr,
+           const_cast<std::uint8_t*>(static_cast<const std::uint8_t*>(data)), len);
+}
+void TpbCore::dump_memory(std::uint64_t addr, void* data, std::size_t len) {
+  backdoor(tlm::TLM_READ_COMMAND, addr, static_cast<std::uint8_t*>(data), len);
+}
+std::vector<std::uint8_t> TpbCore::dump_memory(std::uint64_t addr, std::size_t len) {
+  std::vector<std::uint8_t> out(len);
+  dump_memory(addr, out.data(), len);
+  return out;
+}
+
+std::string TpbCore::format_retire(const sc::RetireRecord& r) {
+  const std::string_view m = isa::opcode_mnemonic(r.opcode);
+  return fmt::format("{:>15} {:<4} {:>6} 0x{:02x} {}", r.time_ps, isa::engine_name(r.engine),
+                     r.index, r.opcode, m.empty() ? "?" : m);
+}
+
+void TpbCore::on_retire(const sc::RetireRecord& r) {
+  ++retired_;
+  if (retire_sink_) retire_sink_(format_retire(r));
+  if (!recorder_.signals_enabled()) return;
+  std::uint64_t rd[5] = {}, wr[5] = {};
+  for (const auto& s : seqs_)
+    for (unsigned m = 0; m < 5; ++m) {
+      rd[m] += s.port.bytes_read()[m];
+      wr[m] += s.port.bytes_written()[m];
+    }
+  for (unsigned m = 0; m < 5; ++m) {
+    if (rd[m] != mem_read_last_[m]) recorder_.set(mem_read_sig_[m], r.time_ps, rd[m]);
+    if (wr[m] != mem_write_last_[m]) recorder_.set(mem_write_sig_[m], r.time_ps, wr[m]);
+    mem_read_last_[m] = rd[m];
+    mem_write_last_[m] = wr[m];
+  }
+}
+
+std::string TpbCore::deadlock_report() const {
+  std::string msg;
+  bool first = true;
+  for (const auto& s : seqs_) {
+    if (s.done()) continue;
+    const isa::Events& ev = s.blocked_on();
+    msg += fmt::format("{}{} instruction {} waits for sem[{}] {} {} (sem[{}] = {})",
+                       first ? "" : "; ", isa::engine_name(s.engine()), s.index(), ev.wait_idx,
+                       wait_op(ev.wait_mode), ev.sem_value, ev.wait_idx,
+                       ev.wait_idx < isa::kNumSemaphores ? sems_.get(ev.wait_idx) : 0);
+    first = false;
+  }
+  return msg;
+}
+
+RunResult TpbCore::run() {
+  if (ran_) throw std::logic_error("TpbCore::run: a core runs once (one elaboration per process)");
+  ran_ = true;
+  ensure_elaborated();
+  const auto w0 = std::chrono::steady_clock::now();
+  control_.start();
+  sc_core::sc_start();
+  RunResult r;
+  r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+  r.simulated_ps = to_ps(sc_core::sc_time_stamp());
+  r.instructions = retired_;
+  if (control_.faulted()) {
+    r.status = RunStatus::Fault;
+    r.message = control_.message();
+    r.simulated_ps = std::max(r.simulated_ps, control_.fault_time_ps());
+  } else {
+    for (const auto& s : seqs_)
+      if (!s.done()) r.status = RunStatus::Deadlock;
+    if (r.status == RunStatus::Deadlock) r.message = deadlock_report();
+  }
+  last_ = r;
+  return r;
+}
+
+trace::RunStats TpbCore::stats() const {
+  trace::RunStats s;
+  s.arch = std::string(isa::arch_name(cfg_.arch));
+  for (const auto& q : seqs_) s.engines.push_back(q.stats());
+  for (unsigned m = 0; m < 5; ++m) {
+    trace::MemoryStats ms;
+    ms.name = kMemNames[m];
+    for (const auto& q : seqs_) {
+      ms.bytes_read += q.port.bytes_read()[m];
+      ms.bytes_written += q.port.bytes_written()[m];
+    }
+    s.memories.push_back(ms);
+  }
+  s.simulated_ps = last_.simulated_ps;
+  s.wall_seconds = last_.wall_seconds;
+  s.status = status_name(last_.status);
+  s.message = last_.message;
+  return s;
+}
+
+nlohmann::json TpbCore::effective_timing() const {
+  sc::TimingConfig t = cfg_.timing;
+  for (const auto& [name, cycles] : fw::builtin_kernels().bundle_cycles())
+    t.bundle_issue_cycles.emplace(name, cycles);  // overrides already present win
+  return sc::to_json(t);
+}
+
+}  // namespace tpb::platform

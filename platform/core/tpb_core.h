@@ -1,0 +1,131 @@
+// One NeuronCore (SPEC §2, §7): the top module in the style of the Accellera
+// lt example. It owns the four SBUF quadrants, the PSUM, the ONE address
+// router, the semaphores, the engine registers, the instruction queues and the
+// four engine sequencers, and binds them in its constructor. A C++ API for
+// tests and the CLI: construct, load a program, load/dump memory (backdoor
+// transport_dbg through the router), run, read stats and traces.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <systemc>
+#include <tlm>
+
+// After <systemc>: the tlm_utils headers need its declarations.
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "models/isa/address_map.h"
+#include "models/isa/encodings.h"
+#include "models/isa/program.h"
+#include "models/numerics/dequant_stream.h"
+#include "models/sc/engine/sequencer.h"
+#include "models/sc/engine/timing_config.h"
+#include "models/sc/memory/address_router.h"
+#include "models/sc/memory/engine_registers.h"
+#include "models/sc/memory/instruction_queue.h"
+#include "models/sc/memory/partitioned_memory.h"
+#include "models/sc/memory/semaphore_bank.h"
+#include "models/trace/recorder.h"
+#include "models/trace/stats.h"
+
+namespace tpb::platform {
+
+struct CoreConfig {
+  isa::Arch arch = isa::Arch::Mariana;
+  sc::TimingConfig timing = sc::default_timing(isa::Arch::Mariana);
+  num::MxEmax mx_emax = num::MxEmax::Ocp;  // DVE QuantizeMX emax offsets (SPEC §4)
+  bool trace_signals = false;              // VCD value changes
+  bool trace_slices = false;               // Perfetto slices
+  // Replacement kernel_info tables (8-byte records, seed 000 §1) by engine;
+  // empty = the default table of the engine.
+  std::array<std::vector<std::uint8_t>, isa::kNumEngines> kernel_info;
+};
+// The defaults of a generation (timing from sc::default_timing).
+CoreConfig default_core_config(isa::Arch arch);
+
+enum class RunStatus { Ok, Fault, Deadlock };
+const char* status_name(RunStatus s);  // "ok", "fault", "deadlock"
+
+struct RunResult {
+  RunStatus status = RunStatus::Ok;
+  std::string message;  // fault / deadlock description
+  std::uint64_t simulated_ps = 0;
+  std::uint64_t instructions = 0;  // retired, all engines
+  double wall_seconds = 0;
+};
+
+class TpbCore : public sc_core::sc_module {
+ public:
+  // Throws std::invalid_argument for an impossible configuration.
+  TpbCore(sc_core::sc_module_name name, CoreConfig cfg);
+
+  // Loads every engine's queue and the register settings (std::length_error
+  // past a queue's capacity).
+  void load_program(const isa::Program& p);
+  void load_queue(isa::Engine e, const std::vector<isa::RawInst>& words);
+  void set_reg(isa::Engine e, unsigned r, std::uint32_t v);
+  std::uint32_t reg(isa::Engine e, unsigned r) const;
+
+  // Backdoor (transport_dbg through the router, untimed). Throws
+  // std::runtime_error naming the address when any byte is not backed.
+  void load_memory(std::uint64_t addr, const void* data, std::size_t len);
+  void dump_memory(std::uint64_t addr, void* data, std::size_t len);
+  std::vector<std::uint8_t> dump_memory(std::uint64_t addr, std::size_t len);
+
+  // Runs to completion, fault or deadlock. Call once.
+  RunResult run();
+
+  // Stats after (or during) a run; program path left empty.
+  trace::RunStats stats() const;
+  trace::Recorder& recorder() { return recorder_; }
+  const trace::Recorder& recorder() const { return recorder_; }
+  const CoreConfig& config() const { return cfg_; }
+  // The effective timing profile, every bundle's issue cycles included.
+  nlohmann::json effective_timing() const;
+  // Called on every retired instruction with the retire line (no newline).
+  void set_retire_sink(std::function<void(const std::string&)> f) { retire_sink_ = std::move(f); }
+  static std::string format_retire(const sc::RetireRecord& r);
+
+  const sc::AddressRouter& router() const { return router_; }
+  sc::SemaphoreBank& semaphores() { return sems_; }
+  sc::Sequencer& sequencer(isa::Engine e) { return seqs_[static_cast<unsigned>(e)]; }
+
+ private:
+  void ensure_elaborated();
+  void backdoor(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data, std::size_t len);
+  void on_retire(const sc::RetireRecord& r);
+  std::string deadlock_report() const;
+
+  CoreConfig cfg_;
+  trace::Recorder recorder_;
+  sc::RunControl control_;
+
+ public:
+  // The children, owned by value and bound in the constructor.
+  sc_core::sc_vector<sc::PartitionedMemory> sbuf;  // quadrants q0..q3
+  sc::PartitionedMemory psum;
+  sc::AddressRouter router_;
+  sc::SemaphoreBank sems_;
+  sc::EngineRegisterFile regs_;
+  sc_core::sc_vector<sc::InstructionQueue> queues;
+  sc_core::sc_vector<sc::Sequencer> seqs_;
+  tlm_utils::simple_initiator_socket<TpbCore> dbg_socket;
+
+ private:
+  bool elaborated_ = false;
+  bool ran_ = false;
+  std::function<void(const std::string&)> retire_sink_;
+  std::uint64_t retired_ = 0;
+  RunResult last_;
+  std::vector<trace::SignalId> sem_sigs_;
+  trace::TrackId sem_track_;
+  trace::SignalId mem_read_sig_[5], mem_write_sig_[5];
+  std::uint64_t mem_read_last_[5] = {}, mem_write_last_[5] = {};
+};
+
+}  // namespace tpb::platform

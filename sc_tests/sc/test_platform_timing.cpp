@@ -1,0 +1,142 @@
+// Timing: the simulated time of a small program equals the formula from the
+// timing profile (fetch + overhead + bundle cycles x trips at the engine
+// clock + memory latency and beats), and the profile loads, merges, rejects
+// unknown keys and dumps.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "sc_tests/sc/test_platform_harness.h"
+
+using namespace tpb;
+using namespace tpb::platref;
+
+TEST(PlatformTiming, SimulatedTimeFollowsTheProfileFormula) {
+  platform::CoreConfig cfg = platform::default_core_config(isa::Arch::Mariana);
+  // 1 GHz everywhere: 1 cycle = 1 ns, so the formula is in whole ns.
+  sc::merge_timing(cfg.timing, nlohmann::json::parse(R"({
+    "clocks_mhz": {"pool": 1000, "dve": 1000, "pe": 1000, "sfu": 1000},
+    "memory_clock_mhz": 1000,
+    "instruction_overhead_cycles": 64,
+    "queue": {"latency_cycles": 4, "beat_cycles": 1, "beat_bytes": 64},
+    "sbuf": {"latency_cycles": 10, "beat_cycles": 2, "beat_bytes": 32},
+    "pool_cores": 8, "pool_vector_bytes": 64,
+    "bundle_issue_cycles": {
+      "pool.trampoline.entry": 1, "pool.trampoline.state_slot": 1,
+      "pool.trampoline.setup_call": 1, "pool.trampoline.tail_call": 1,
+      "pool.trampoline.return": 1,
+      "pool.decode.entry": 1, "pool.decode.fields": 1, "pool.decode.dispatch": 1,
+      "pool.decode.widen_loop": 3, "pool.decode.return": 1,
+      "pool.mx8.entry": 1, "pool.mx8.div5": 1, "pool.mx8.loop": 7, "pool.mx8.return": 1
+    }
+  })"));
+  auto* core = new platform::TpbCore("tpb", cfg);
+  std::vector<std::string> retired;
+  core->set_retire_sink([&](const std::string& l) { retired.push_back(l); });
+  core->load_queue(isa::Engine::Pool,
+                   {// FP4 group 0, 1 channel: 16 src words -> 32 dst words (128 B).
+                    dequant_inst(1, 0, 1, t3d(isa::sbuf_addr(0, 0), 1, 16),
+                                 t3d(isa::sbuf_addr(0, 0x400), 1, 32)),
+                    // INT4 MX, 3 channels: 20 src words (4 chunks) -> 32 dst words.
+                    dequant_inst(2, 8, 3, t3d(isa::sbuf_addr(0, 0x800), 1, 20),
+                                 t3d(isa::sbuf_addr(0, 0xC00), 1, 32))});
+  const auto r = core->run();
+  ASSERT_EQ(r.status, platform::RunStatus::Ok) << r.message;
+  // Instruction 0: fetch 4+1; overhead 64; trampoline 5; decode 1+1+1 +
+  // 3 x 2 trips (128 B / 64 B per vector, 1 channel on 8 cores) + 1;
+  // src read 64 B = 10 + 2 beats x 2; dst write 128 B = 10 + 4 x 2.
+  const std::uint64_t t0 = 5 + 64 + 5 + (3 + 6 + 1) + 14 + 18;
+  // Instruction 1: fetch 5; overhead 64; trampoline 5; decode 3 + 0 trips +
+  // 1; mx8 1 + 1 + 7 x 2 trips (4 chunks x 32 B = 128 B; 3 channels on one
+  // core pass) + 1; per channel read 80 B = 10 + 3 x 2, write 128 B = 18.
+  const std::uint64_t t1 = 5 + 64 + 5 + (3 + 1) + (1 + 1 + 14 + 1) + 3 * (16 + 18);
+  ASSERT_EQ(t0, 116u);
+  ASSERT_EQ(t1, 197u);
+  EXPECT_EQ(r.simulated_ps, (t0 + t1) * 1000);
+  ASSERT_EQ(retired.size(), 2u);
+  EXPECT_EQ(retired[0], platform::TpbCore::format_retire({t0 * 1000, isa::Engine::Pool, 0, 0x7b}));
+  EXPECT_EQ(retired[1],
+            platform::TpbCore::format_retire({(t0 + t1) * 1000, isa::Engine::Pool, 1, 0x7b}));
+  EXPECT_NE(retired[0].find("116000 pool"), std::string::npos) << retired[0];
+  EXPECT_NE(retired[0].find("0x7b tensor_dequantize"), std::string::npos) << retired[0];
+  const auto s = core->stats();
+  EXPECT_EQ(s.engines[0].busy_cycles, t0 + t1);
+  EXPECT_EQ(s.engines[0].bundles.at("pool.decode.widen_loop"), 2u);
+  EXPECT_EQ(s.engines[0].bundles.at("pool.mx8.loop"), 2u);
+  EXPECT_EQ(s.engines[0].bundles.at("pool.trampoline.entry"), 2u);
+  EXPECT_EQ(s.engines[0].bytes_written, 128u + 3 * 128u);
+  EXPECT_EQ(s.memories[0].bytes_read, 64u + 3 * 80u);
+}
+
+TEST(PlatformTiming, LoopTripsSplitChannelsOverPoolCores) {
+  // 128 channels over 8 cores = 16 channel passes; 60 dst words = 240 B =
+  // 4 vectors of 64 B per channel -> 64 trips per instruction.
+  auto br = run_dequant_cases({{1, 0, t3d(0, 1, 30), t3d(0, 1, 60)}}, 128, 0, 0);
+  EXPECT_EQ(br.stats.engines[0].bundles.at("pool.decode.widen_loop"), 64u);
+}
+
+TEST(TimingConfig, DefaultsPerGeneration) {
+  const auto v3 = sc::default_timing(isa::Arch::Cayman);
+  EXPECT_EQ(v3.clock(isa::Engine::Pe), 2400u);
+  EXPECT_EQ(v3.clock(isa::Engine::Dve), 960u);
+  EXPECT_EQ(v3.clock(isa::Engine::Pool), 1200u);
+  EXPECT_EQ(v3.sbuf_bytes_per_partition, 224u * 1024);
+  const auto v4 = sc::default_timing(isa::Arch::Mariana);
+  EXPECT_EQ(v4.clock(isa::Engine::Dve), 1200u);
+  EXPECT_EQ(v4.sbuf_bytes_per_partition, 256u * 1024);
+  EXPECT_EQ(v4.instruction_overhead_cycles, 64u);
+  EXPECT_EQ(sc::default_timing(isa::Arch::Sunda).sbuf_bytes_per_partition, 192u * 1024);
+  // 1200 MHz: 5 cycles = 4166.67 ps -> 4167.
+  EXPECT_EQ(sc::TimingConfig::cycles_to_ps(5, 1200), 4167u);
+}
+
+TEST(TimingConfig, MergeRoundTripAndErrors) {
+  sc::TimingConfig c = sc::default_timing(isa::Arch::Maverick);
+  sc::merge_timing(c, nlohmann::json::parse(
+                          R"({"clocks_mhz": {"pe": 3000}, "sbuf": {"latency_cycles": 3},
+                              "bundle_issue_cycles": {"pool.mx8.loop": 9}})"));
+  EXPECT_EQ(c.clock(isa::Engine::Pe), 3000u);
+  EXPECT_EQ(c.sbuf.latency_cycles, 3u);
+  EXPECT_EQ(c.bundle_cycles("pool.mx8.loop", 6), 9u);
+  EXPECT_EQ(c.bundle_cycles("pool.mx8.entry", 1), 1u);
+  sc::TimingConfig d = sc::default_timing(isa::Arch::Maverick);
+  sc::merge_timing(d, sc::to_json(c));
+  EXPECT_EQ(sc::to_json(d), sc::to_json(c));
+
+  auto err = [](const char* text) {
+    sc::TimingConfig t = sc::default_timing(isa::Arch::Mariana);
+    try {
+      sc::merge_timing(t, nlohmann::json::parse(text));
+    } catch (const sc::TimingError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(err(R"({"sbuf": {"latency": 3}})").find("'sbuf.latency': unknown key"),
+            std::string::npos);
+  EXPECT_NE(err(R"({"clock": 1})").find("'clock': unknown key"), std::string::npos);
+  EXPECT_NE(err(R"({"clocks_mhz": {"gpu": 1}})").find("clocks_mhz.gpu"), std::string::npos);
+  EXPECT_NE(err(R"({"clocks_mhz": {"pool": 0}})").find("must not be 0"), std::string::npos);
+  EXPECT_NE(err(R"({"quantum_ns": "x"})").find("quantum_ns"), std::string::npos);
+  EXPECT_NE(err(R"({"arch": "cayman"})").find("'arch'"), std::string::npos);
+
+  const std::string path = ::testing::TempDir() + "/bad_timing.json";
+  std::ofstream(path) << "{\"pool_cores\": 4, \"nope\": 1}";
+  sc::TimingConfig t = sc::default_timing(isa::Arch::Mariana);
+  try {
+    sc::merge_timing_file(t, path);
+    FAIL() << "no error";
+  } catch (const sc::TimingError& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'nope'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(PlatformTiming, EffectiveProfileListsEveryBundle) {
+  auto* core = new platform::TpbCore("tpb", platform::default_core_config(isa::Arch::Mariana));
+  const nlohmann::json j = core->effective_timing();
+  EXPECT_EQ(j.at("arch"), "mariana");
+  EXPECT_EQ(j.at("bundle_issue_cycles").at("pool.mx8.loop"), 6);
+  EXPECT_EQ(j.at("bundle_issue_cycles").size(), 14u);
+  EXPECT_EQ(j.at("clocks_mhz").at("pool"), 1200);
+}
