@@ -2,7 +2,7 @@
 # Runs the default workload and writes its VCD, Perfetto trace, stats and
 # retire trace. Usage: scripts/demo.sh TPBSIM OUTDIR
 set -euo pipefail
-tpbsim=${1:-build/tpbsim}
+tpbsim=$(realpath "${1:-build/tpbsim}")
 out=${2:-out/demo}
 here=$(cd "$(dirname "$0")/.." && pwd)
 wl="$here/traces/workloads/demo"

@@ -1,0 +1,618 @@
+#!/usr/bin/python3
+"""Generates the runnable workloads in traces/workloads/ (run with /usr/bin/python3).
+
+Each workload directory holds:
+  program.tpb   the program as `.raw` words (SPEC §9), one comment line per field
+  input.npy     packed source words, u32 [channels, words]
+  background.npy (some) bytes preloaded under the destination, u8 [channels, bytes]
+  expected.npy  the destination region after the run, u8 [channels, bytes]
+  cmd.txt       the `tpbsim run` arguments, paths relative to the directory
+  expect.json   {"exit": code, "stderr": [substrings]} for the end-to-end tests
+
+Everything here is written from the format definitions (SPEC §2, §3; seed 000
+§2, §4), independently of the C++ model: codes are decoded by literal tables,
+scaled by 2^(s-127) and rounded into FP8 by a nearest-value search over all
+256 FP8 codes (ties to the even code, saturating). Instruction words are packed
+with struct.pack from the S3D3_TENS_DEQUANT layout of seed 000 §2.
+
+Usage: /usr/bin/python3 scripts/gen_workloads.py [OUTDIR]   (default traces/workloads)
+       /usr/bin/python3 scripts/gen_workloads.py --check-asm TPBSIM   (asm round trip)
+"""
+
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+from fractions import Fraction
+
+import numpy as np
+
+# ---------------------------------------------------------------------------
+# Number formats, written from their definitions.
+
+# FP4 E2M1 magnitudes of codes 0..7 (OCP MX): bit 3 is the sign.
+FP4_E2M1 = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]
+
+# QLoRA NormalFloat4 codebook, seed 000 §4.2 (FP32 values; index 7 = 0.0).
+NF4 = [float(np.float32(v)) for v in (
+    -1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453,
+    -0.28444138169288635, -0.18477343022823334, -0.09105003625154495, 0.0,
+    0.07958029955625534, 0.16093020141124725, 0.24611230194568634, 0.33791524171829224,
+    0.44070982933044434, 0.5626170039176941, 0.7229568362236023, 1.0)]
+
+
+def dec_fp4_e2m1(c):
+    v = FP4_E2M1[c & 7]
+    return -v if c & 8 else v
+
+
+def dec_int4(c):
+    return float(c - 16 if c & 8 else c)
+
+
+def dec_nf4(c):
+    return NF4[c & 15]
+
+
+def dec_fp6_e2m3(c):
+    """FP6 E2M3 [s:1 e:2 m:3], bias 1, no Inf/NaN; subnormal = m/8."""
+    s, e, m = (c >> 5) & 1, (c >> 3) & 3, c & 7
+    v = m / 8.0 if e == 0 else 2.0 ** (e - 1) * (1 + m / 8.0)
+    return -v if s else v
+
+
+def fp8_value(code, fmt):
+    """Exact value of an FP8 code; None for NaN, +-inf for E5M2 Inf."""
+    s = -1.0 if code & 0x80 else 1.0
+    if fmt == "e5m2":  # IEEE-like, bias 15
+        e, m = (code >> 2) & 31, code & 3
+        if e == 31:
+            return s * float("inf") if m == 0 else None
+        return s * (m / 4.0 * 2.0 ** -14 if e == 0 else (1 + m / 4.0) * 2.0 ** (e - 15))
+    # e4m3 "fn": bias 7, no Inf, NaN = S.1111.111
+    e, m = (code >> 3) & 15, code & 7
+    if e == 15 and m == 7:
+        return None
+    return s * (m / 8.0 * 2.0 ** -6 if e == 0 else (1 + m / 8.0) * 2.0 ** (e - 7))
+
+
+FP8_MAX = {"e5m2": 57344.0, "e4m3": 448.0}
+FP8_NAN = 0x7F
+_FINITE = {
+    fmt: [(c, Fraction(fp8_value(c, fmt))) for c in range(256)
+          if fp8_value(c, fmt) is not None and abs(fp8_value(c, fmt)) != float("inf")]
+    for fmt in ("e5m2", "e4m3")
+}
+
+
+def round_fp8(x, fmt):
+    """RNE of the exact value x into fmt by nearest-value search, saturating."""
+    if x is None:
+        return FP8_NAN
+    mx = FP8_MAX[fmt]
+    neg = x < 0 or (x == 0 and np.signbit(x))
+    if abs(x) >= mx:
+        x = -mx if neg else mx
+    fx = Fraction(x)
+    best = None
+    for c, v in _FINITE[fmt]:
+        d = abs(v - fx)
+        key = (d, c & 1, (c >> 7) != neg)  # nearest, then even code, then same sign (+-0)
+        if best is None or key < best[0]:
+            best = (key, c)
+    return best[1]
+
+
+# DEQUANT_FMT (seed 000 §4): code width, decoder, output format.
+FMTS = {
+    1: ("e2m1", 4, dec_fp4_e2m1, "e5m2"),
+    2: ("int4", 4, dec_int4, "e5m2"),
+    3: ("nf4", 4, dec_nf4, "e4m3"),
+    4: ("fp6", 6, dec_fp6_e2m3, "e4m3"),
+}
+FMT_ID = {v[0]: k for k, v in FMTS.items()}
+
+_CODE_CACHE = {}
+
+
+def dequant_code(fmt, code, scale):
+    """Output FP8 byte of one code; scale None (group 0) or an E8M0 byte."""
+    key = (fmt, code, scale)
+    if key not in _CODE_CACHE:
+        _, _, dec, out = FMTS[fmt]
+        if scale == 0xFF:
+            r = FP8_NAN
+        else:
+            v = dec(code)
+            if scale is not None:
+                v = v * 2.0 ** (scale - 127)  # exact in a double: |scale-127| <= 127
+            r = round_fp8(v, out)
+        _CODE_CACHE[key] = r
+    return _CODE_CACHE[key]
+
+
+def dequant_stream(fmt, group, words):
+    """Transforms a stream of u32 source words into the stream of dst words (SPEC §3)."""
+    out = bytearray()
+    if fmt == 4:  # FP6: 3 words = 96-bit LE string of 16 codes
+        assert group == 0 and len(words) % 3 == 0
+        for i in range(0, len(words), 3):
+            bits = words[i] | (words[i + 1] << 32) | (words[i + 2] << 64)
+            out += bytes(dequant_code(fmt, (bits >> (6 * k)) & 0x3F, None) for k in range(16))
+    elif group == 0:
+        for w in words:
+            out += bytes(dequant_code(fmt, (w >> (4 * k)) & 0xF, None) for k in range(8))
+    else:  # group 8: [scales][4 code words] -> 32 bytes
+        assert len(words) % 5 == 0
+        for i in range(0, len(words), 5):
+            scales = words[i]
+            for j in range(4):
+                w = words[i + 1 + j]
+                for k in range(8):
+                    s = (scales >> (8 * ((8 * j + k) // 8))) & 0xFF
+                    out.append(dequant_code(fmt, (w >> (4 * k)) & 0xF, s))
+    return list(struct.unpack("<%dI" % (len(out) // 4), bytes(out)))
+
+
+# ---------------------------------------------------------------------------
+# Instruction words (seed 000 §2; SPEC §2).
+
+SBUF_PARTITION_SHIFT = 18
+
+
+def sbuf(p, off):
+    return (p << SBUF_PARTITION_SHIFT) | off
+
+
+class T3:
+    """TENSOR3D {u32 start_addr, i16 step[3], u16 num[3]}; offsets in bytes, steps in words."""
+
+    def __init__(self, part, off, step, num):
+        self.part, self.off = part, off
+        self.step = list(step) + [0] * (3 - len(step))
+        self.num = list(num) + [1] * (3 - len(num))
+
+    raw_start = None  # an ADDR4 other than an immediate SBUF address
+
+    def start(self):
+        return self.raw_start if self.raw_start is not None else sbuf(self.part, self.off)
+
+    def pack(self):
+        return struct.pack("<I3h3H", self.start(), *self.step, *self.num)
+
+    def count(self):
+        return self.num[0] * self.num[1] * self.num[2]
+
+    def offsets(self):
+        """Byte offsets (within a partition) in pattern order, dim 0 innermost."""
+        return [self.off + 4 * (i0 * self.step[0] + i1 * self.step[1] + i2 * self.step[2])
+                for i2 in range(self.num[2]) for i1 in range(self.num[1])
+                for i0 in range(self.num[0])]
+
+    def mnemonic(self):
+        """The docs/ASM.md form: t3d(ADDR, step=[..], num=[..])."""
+        addr = ("reg(r%d)" % (self.raw_start & 31) if self.raw_start is not None
+                else "sbuf(%d, 0x%x)" % (self.part, self.off))
+        return "t3d(%s, step=[%d, %d, %d], num=[%d, %d, %d])" % (addr, *self.step, *self.num)
+
+    def describe(self):
+        where = ("ADDR_REG r%d" % (self.raw_start & 31) if self.raw_start is not None
+                 else "sbuf p%d +0x%x" % (self.part, self.off))
+        return "start 0x%08x (%s) step [%d,%d,%d] num [%d,%d,%d]" % (
+            self.start(), where, *self.step, *self.num)
+
+
+class Dequant:
+    """One S3D3_TENS_DEQUANT word (opcode 0x7b)."""
+
+    def __init__(self, fmt, group, channels, src, dst, wait=(0, 0), update=(0, 0), sem_value=0,
+                 in_dtype=0x9, out_dtype=0x9):
+        self.fmt, self.group, self.channels = fmt, group, channels
+        self.src, self.dst = src, dst
+        self.wait, self.update, self.sem_value = wait, update, sem_value
+        self.in_dtype, self.out_dtype = in_dtype, out_dtype
+
+    def fields(self):
+        """(offset, bytes, comment) per field, in address order."""
+        return [
+            (0, struct.pack("<4B", 0x7B, 16, 0, 0),
+             "header  opcode 0x7b TensorDequantize, inst_word_len 16, debug_cmd 0, debug_hint 0"),
+            (4, struct.pack("<4BI", self.wait[0], self.wait[1], self.update[0], self.update[1],
+                            self.sem_value),
+             "events  wait_mode %d idx %d, update_mode %d idx %d, sem_value %d" % (
+                 self.wait[0], self.wait[1], self.update[0], self.update[1], self.sem_value)),
+            (12, self.src.pack(), "src     " + self.src.describe()),
+            (28, bytes(4), "reserved0"),
+            (32, struct.pack("<5B", self.in_dtype, self.out_dtype, self.channels, self.fmt,
+                             self.group),
+             "in_dtype 0x%x, out_dtype 0x%x, num_active_channels %d, dequant_fmt %d (%s), "
+             "group_size %d" % (self.in_dtype, self.out_dtype, self.channels, self.fmt,
+                                FMTS[self.fmt][0], self.group)),
+            (37, bytes(7), "reserved1"),
+            (44, self.dst.pack(), "dst     " + self.dst.describe()),
+            (60, bytes(4), "reserved2"),
+        ]
+
+    def raw(self):
+        b = b"".join(f[1] for f in self.fields())
+        assert len(b) == 64
+        return b
+
+    def mnemonic(self):
+        """The instruction in the mnemonic syntax of docs/ASM.md (written from that document,
+        checked against these words by `--check-asm`)."""
+        names = {1: "e2m1_to_e5m2", 2: "int4_to_e5m2", 3: "nf4_to_e4m3", 4: "e2m3_to_e4m3"}
+        ev = ""
+        if self.wait[0]:
+            ev += " wait=%s(sem%d, %d)" % ({1: "eq", 2: "ge"}[self.wait[0]], self.wait[1],
+                                           self.sem_value)
+        if self.update[0]:
+            ev += " update=" + {1: "inc(sem%d)" % self.update[1],
+                                2: "dec(sem%d)" % self.update[1],
+                                3: "set(sem%d, %d)" % (self.update[1], self.sem_value)}[
+                self.update[0]]
+        return ("tensor_dequantize fmt=%s group=%d channels=%d \\\n    src=%s \\\n"
+                "    dst=%s%s\n" % (names[self.fmt], self.group, self.channels,
+                                    self.src.mnemonic(), self.dst.mnemonic(), ev))
+
+    def text(self, title):
+        lines = ["# " + title]
+        for off, b, comment in self.fields():
+            lines.append("#   @%-2d %-48s %s" % (off, b.hex(" "), comment))
+        lines.append(".raw " + "  ".join(f[1].hex(" ") for f in self.fields()))
+        return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------
+# Reference execution of a program on a model of the SBUF.
+
+class Sbuf:
+    def __init__(self):
+        self.mem = {}  # partition -> bytearray
+
+    def part(self, p):
+        return self.mem.setdefault(p, bytearray(256 * 1024))
+
+    def load(self, p0, off, arr):
+        raw = np.ascontiguousarray(arr).view(np.uint8).reshape(arr.shape[0], -1)
+        for r in range(raw.shape[0]):
+            self.part(p0 + r)[off:off + raw.shape[1]] = raw[r].tobytes()
+
+    def dump(self, p0, off, rows, cols):
+        return np.array([list(self.part(p0 + r)[off:off + cols]) for r in range(rows)],
+                        dtype=np.uint8)
+
+    def run(self, inst):
+        for c in range(inst.channels):
+            sp, dp = self.part(inst.src.part + c), self.part(inst.dst.part + c)
+            words = [struct.unpack_from("<I", sp, o)[0] for o in inst.src.offsets()]
+            out = dequant_stream(inst.fmt, inst.group, words)
+            offs = inst.dst.offsets()
+            assert len(out) == len(offs)
+            for o, w in zip(offs, out):
+                struct.pack_into("<I", dp, o, w)
+
+
+def traffic(insts):
+    """What the stats must report for a list of instructions that all retire."""
+    rd = sum(4 * i.src.count() * i.channels for i in insts)
+    wr = sum(4 * i.dst.count() * i.channels for i in insts)
+    q = [0, 0, 0, 0]
+    for i in insts:
+        for c in range(i.channels):
+            q[(i.dst.part + c) // 32] += 4 * i.dst.count()
+    return {"retired": len(insts), "pool_bytes_read": rd, "pool_bytes_written": wr,
+            "sbuf_quadrant_bytes_written": q}
+
+
+def footprint(t):
+    offs = t.offsets()
+    return min(offs), max(offs) + 4
+
+
+# ---------------------------------------------------------------------------
+# Inputs: every code of the format appears, MX scales cover the edge cases.
+
+INTERESTING_SCALES = [127, 128, 126, 0, 1, 254, 0xFF, 100, 140, 134, 135, 142, 143, 112, 110, 104]
+
+
+def make_input(rng, fmt, group, channels, words):
+    a = rng.integers(0, 2 ** 32, size=(channels, words), dtype=np.uint64).astype(np.uint32)
+    for ch in range(channels):
+        if fmt == 4:  # first 3 x 4 words: the 64 FP6 codes in order, shifted per channel
+            for t in range(min(4, words // 3)):
+                bits = 0
+                for k in range(16):
+                    bits |= ((16 * t + k + ch) % 64) << (6 * k)
+                for j in range(3):
+                    a[ch, 3 * t + j] = (bits >> (32 * j)) & 0xFFFFFFFF
+        elif group == 0:  # first two words: codes 0..15, rotated per channel
+            for j in range(min(2, words)):
+                a[ch, j] = sum((((8 * j + k + ch) % 16) << (4 * k)) for k in range(8))
+        else:  # word 0 of each chunk: four scales from the interesting set and random ones
+            for chunk in range(words // 5):
+                sc = []
+                for g in range(4):
+                    i = (ch * 4 + chunk * 7 + g) % (2 * len(INTERESTING_SCALES))
+                    sc.append(INTERESTING_SCALES[i] if i < len(INTERESTING_SCALES)
+                              else int(rng.integers(0, 256)))
+                a[ch, 5 * chunk] = sc[0] | sc[1] << 8 | sc[2] << 16 | sc[3] << 24
+                if chunk == 0 and words >= 5:
+                    for j in range(2):  # every code under scale 0 and 1
+                        a[ch, 1 + j] = sum((((8 * j + k) % 16) << (4 * k)) for k in range(8))
+    return a
+
+
+# ---------------------------------------------------------------------------
+# Workload definitions.
+
+SRC_OFF = 0x0000
+DST_OFF = 0x4000
+
+
+def dequant_case(name, fmt_name, group, channels, p0, src_pat, dst_pat, title, bg=None):
+    """src_pat/dst_pat: (step, num) with offsets relative to SRC_OFF / DST_OFF; dst_pat may
+    give a start word index as a third element (for reversed patterns)."""
+    fmt = FMT_ID[fmt_name]
+    src = T3(p0, SRC_OFF, *src_pat)
+    dst_start = dst_pat[2] if len(dst_pat) > 2 else 0
+    dst = T3(p0, DST_OFF + 4 * dst_start, dst_pat[0], dst_pat[1])
+    return dict(name=name, fmt=fmt, group=group, channels=channels, p0=p0, insts=[
+        (Dequant(fmt, group, channels, src, dst), title)], bg=bg)
+
+
+CASES = [
+    # name, fmt, group, channels, start partition, src (step, num), dst (step, num[, start])
+    dequant_case("e2m1_g0", "e2m1", 0, 128, 0, ([1], [4]), ([1], [8]),
+                 "FP4 E2M1 -> E5M2, group 0, 128 channels, contiguous"),
+    dequant_case("e2m1_g8", "e2m1", 8, 32, 40, ([1], [10]), ([1], [16]),
+                 "FP4 E2M1 -> E5M2, MX group 8, 32 channels from partition 40 (crosses a "
+                 "quadrant), contiguous"),
+    dequant_case("int4_g0", "int4", 0, 1, 127, ([1, 4, 16], [2, 3, 2]), ([-1], [24], 23),
+                 "INT4 -> E5M2, group 0, 1 channel at partition 127, 3-D strided src, "
+                 "reversed dst"),
+    dequant_case("int4_g8", "int4", 8, 128, 0, ([2], [5]), ([1], [8]),
+                 "INT4 -> E5M2, MX group 8, 128 channels, src step 2 (gaps never read)"),
+    dequant_case("nf4_g0", "nf4", 0, 32, 96, ([1], [6]), ([2], [12]),
+                 "NF4 -> E4M3, group 0, 32 channels from partition 96, dst step 2 (gaps keep "
+                 "the background)", bg=0xEE),
+    dequant_case("nf4_g8", "nf4", 8, 32, 0, ([1, 8, 20], [5, 2, 2]), ([1, 16, 8], [8, 2, 2]),
+                 "NF4 -> E4M3, MX group 8, 32 channels, 3-D src, 3-D dst in a different "
+                 "order", bg=0x55),
+    dequant_case("fp6_g0", "fp6", 0, 64, 16, ([1], [12]), ([1, -4], [4, 4], 12),
+                 "FP6 E2M3 -> E4M3, group 0, 64 channels from partition 16, all 64 codes, "
+                 "dst rows reversed"),
+]
+
+
+def src_words_needed(t):
+    return (max(t.offsets()) - t.off) // 4 + 1
+
+
+def build_dequant_workload(case, arch, rng):
+    """Returns (program text, files dict, cmd args, expect)."""
+    inst, title = case["insts"][0]
+    nwords = src_words_needed(inst.src)
+    inp = make_input(rng, inst.fmt, inst.group, inst.channels, nwords)
+    mem = Sbuf()
+    mem.load(inst.src.part, inst.src.off, inp)
+    lo, hi = footprint(inst.dst)
+    files = {"input.npy": inp}
+    args = ["program.tpb",
+            "--load sbuf:%d:%d=input.npy" % (inst.src.part, inst.src.off)]
+    if case["bg"] is not None:
+        bg = np.full((inst.channels, hi - lo), case["bg"], dtype=np.uint8)
+        mem.load(inst.dst.part, lo, bg)
+        files["background.npy"] = bg
+        args.append("--load sbuf:%d:%d=background.npy" % (inst.dst.part, lo))
+    mem.run(inst)
+    files["expected.npy"] = mem.dump(inst.dst.part, lo, inst.channels, hi - lo)
+    args.append("--dump sbuf:%d:%d:%dx%d:u8=out.npy" % (inst.dst.part, lo, inst.channels,
+                                                         hi - lo))
+    text = prog(arch, title, [(inst, "inst 0: " + title)])
+    return text, files, args, dict(exit=0, stderr=[], **traffic([inst]))
+
+
+def prog(arch, title, items, pre=""):
+    """(raw form, mnemonic form) of a POOL program; items = [(Dequant, comment)]."""
+    raw = header(arch, title) + pre + ".engine pool\n\n" + "\n".join(
+        i.text(c) for i, c in items)
+    mn = header(arch, title).replace("Fields of each .raw word are listed above it.",
+                                     "Mnemonic form of program.tpb (docs/ASM.md).") + \
+        pre + ".engine pool\n\n" + "\n".join("# %s\n%s" % (c, i.mnemonic()) for i, c in items)
+    return raw, mn
+
+
+def header(arch, title):
+    return ("# %s\n# Generated by scripts/gen_workloads.py; expected.npy is computed there "
+            "from the format\n# definitions. Fields of each .raw word are listed above it.\n"
+            ".arch %s\n\n" % (title, arch))
+
+
+def two_stream(rng):
+    """Three dequants ordered by semaphores: inst 1 reads inst 0's output bytes as INT4 codes.
+    The dumped region 0x40..0xD4 is covered with no gaps (A dst, B dst, C src, C dst)."""
+    a = Dequant(1, 0, 8, T3(0, 0x00, [1], [4]), T3(0, 0x40, [1], [8]), update=(1, 2))
+    b = Dequant(2, 0, 8, T3(0, 0x40, [1], [8]), T3(0, 0x60, [1], [16]),
+                wait=(1, 2), sem_value=1, update=(1, 2))
+    # wait sem[2] >= 2; the one sem_value field also gives the update: sem[9] = 2
+    c = Dequant(3, 8, 8, T3(0, 0xA0, [1], [5]), T3(0, 0xB4, [1], [8]),
+                wait=(2, 2), sem_value=2, update=(3, 9))
+    inp = make_input(rng, 1, 0, 8, 4)
+    inp_c = make_input(rng, 3, 8, 8, 5)
+    mem = Sbuf()
+    mem.load(0, 0x00, inp)
+    mem.load(0, 0xA0, inp_c)
+    for i in (a, b, c):
+        mem.run(i)
+    text = prog("mariana", "Three dequants chained by semaphores on the POOL queue", [
+        (a, "inst 0: E2M1 g0 sbuf+0x0 -> +0x40; on retire sem[2] += 1"),
+        (b, "inst 1: waits sem[2] == 1; INT4 g0 reads inst 0's output +0x40 -> +0x60; "
+            "on retire sem[2] += 1"),
+        (c, "inst 2: waits sem[2] >= 2; NF4 MX g8 +0xa0 -> +0xb4; on retire sem[9] = 2")])
+    files = {"input.npy": inp, "input_c.npy": inp_c,
+             "expected.npy": mem.dump(0, 0x40, 8, 0xD4 - 0x40)}
+    args = ["program.tpb", "--load sbuf:0:0=input.npy", "--load sbuf:0:%d=input_c.npy" % 0xA0,
+            "--dump sbuf:0:%d:8x%d:u8=out.npy" % (0x40, 0xD4 - 0x40)]
+    return text, files, args, dict(exit=0, stderr=[], **traffic([a, b, c]))
+
+
+def invalid():
+    # FP6 with group 8 (counts in the 8:5 ratio): fails has_valid_dequant_fmt_group_size.
+    i = Dequant(4, 8, 1, T3(0, 0, [1], [5]), T3(0, 0x100, [1], [8]))
+    text = prog("mariana", "Invalid: FP6 E2M3 with group_size 8 (FP6 can never be MX, "
+                "seed 000 §5)", [(i, "inst 0: FP6 group 8")])
+    return text, {}, ["program.tpb"], {"exit": 2,
+                                       "stderr": ["has_valid_dequant_fmt_group_size"],
+                                       "retired": 0}
+
+
+def invalid_addr():
+    # CAYMAN SBUF is 224 KiB per partition: a dst ending past 0x38000 is an address error.
+    i = Dequant(1, 0, 1, T3(0, 0, [1], [4]), T3(0, 0x38000 - 16, [1], [8]))
+    text = prog("cayman", "Invalid: dst runs past the 224 KiB CAYMAN partition",
+                [(i, "inst 0: dst 0x37ff0 .. 0x38010")])
+    return text, {}, ["program.tpb"], {"exit": 2, "stderr": ["tensor3d_valid"],
+                                       "retired": 0}
+
+
+def runtime_addr():
+    # The src address rides engine register r3 (ADDR4 top byte 0x80, SPEC §2), so no static
+    # check can see it: r3 = p0 +0x3fff8 and 4 words run past the 256 KiB MARIANA partition.
+    src = T3(0, 0, [1], [4])
+    src.raw_start = 0x80000003
+    i = Dequant(1, 0, 1, src, T3(0, 0x100, [1], [8]))
+    text = prog("mariana", "Runtime address error: src from register r3 runs past the "
+                "256 KiB partition", [(i, "inst 0: src = r3 (0x3fff8 .. 0x40008)")],
+                pre=".reg pool r3 = 0x0003fff8\n")
+    return text, {}, ["program.tpb"], {"exit": 2, "stderr": ["address"], "retired": 0}
+
+
+def deadlock():
+    i = Dequant(1, 0, 1, T3(0, 0, [1], [4]), T3(0, 0x100, [1], [8]), wait=(1, 5), sem_value=1)
+    text = prog("mariana", "Deadlock: waits on sem[5] == 1, which nothing sets",
+                [(i, "inst 0: waits sem[5] == 1")])
+    return text, {}, ["program.tpb"], {"exit": 3, "stderr": [], "retired": 0}
+
+
+def write_dir(root, name, text, files, args, expect, readme=None):
+    d = os.path.join(root, name)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "program.tpb"), "w") as f:
+        f.write(text[0])
+    with open(os.path.join(d, "program.mnemonic.tpb"), "w") as f:
+        f.write(text[1])
+    for fn, arr in files.items():
+        np.save(os.path.join(d, fn), arr)
+    with open(os.path.join(d, "cmd.txt"), "w") as f:
+        f.write("# tpbsim run arguments, paths relative to this directory\n")
+        f.write("\n".join(args) + "\n")
+    with open(os.path.join(d, "expect.json"), "w") as f:
+        json.dump(expect, f)
+        f.write("\n")
+    if readme:
+        with open(os.path.join(d, "README.md"), "w") as f:
+            f.write(readme)
+
+
+def generate(root):
+    rng = np.random.default_rng(20261130)
+    listing = []
+    if os.path.isdir(root):
+        for n in os.listdir(root):
+            p = os.path.join(root, n)
+            if os.path.isdir(p):
+                shutil.rmtree(p)
+    os.makedirs(root, exist_ok=True)
+    for case in CASES:
+        state = rng.bit_generator.state
+        for arch in ("cayman", "mariana"):
+            rng.bit_generator.state = state  # identical inputs on both generations
+            text, files, args, expect = build_dequant_workload(case, arch, rng)
+            name = "%s_%s" % (case["name"], arch)
+            write_dir(root, name, text, files, args, expect)
+            listing.append((name, case["insts"][0][1] + " (" + arch + ")"))
+    rng2 = np.random.default_rng(7)
+    demo_case = dequant_case("demo", "e2m1", 8, 32, 0, ([1], [10]), ([1], [16]),
+                             "FP4 E2M1 MX group 8 -> E5M2, 32 channels")
+    text, files, args, expect = build_dequant_workload(demo_case, "mariana", rng2)
+    write_dir(root, "demo", text, files, args, expect,
+              readme="# FP4 E2M1 MX (group 8) TensorDequantize, 32 channels, MARIANA\n\n"
+                     "The default workload of `make demo` (scripts/demo.sh).\n")
+    listing.append(("demo", "FP4 E2M1 MX group 8 -> E5M2, 32 channels (mariana); make demo"))
+    for name, fn, desc in (
+            ("two_stream", lambda: two_stream(np.random.default_rng(11)),
+             "three POOL dequants ordered by semaphore waits/updates; inst 1 reads inst 0's "
+             "output"),
+            ("invalid", invalid, "FP6 with group 8: exit 2, has_valid_dequant_fmt_group_size"),
+            ("invalid_addr", invalid_addr,
+             "dst past the 224 KiB CAYMAN partition: exit 2, tensor3d_valid"),
+            ("runtime_addr", runtime_addr,
+             "src address from an engine register past the partition: exit 2, address error"),
+            ("deadlock", deadlock, "waits on sem[5] == 1 that nothing sets: exit 3")):
+        write_dir(root, name, *fn())
+        listing.append((name, desc))
+    with open(os.path.join(root, "README.md"), "w") as f:
+        f.write(README_HEAD)
+        for name, desc in listing:
+            f.write("| `%s` | %s |\n" % (name, desc))
+
+
+README_HEAD = """# Workloads
+
+Generated by `/usr/bin/python3 scripts/gen_workloads.py` (do not edit by hand).
+Each directory holds `program.tpb` (`.raw` words with one comment line per
+field), `input.npy` (u32 [channels, words]), optionally `background.npy` (u8
+bytes preloaded under a destination with gaps), `expected.npy` (u8 [channels,
+bytes] of the dumped region), `cmd.txt` (the `tpbsim run` arguments, paths
+relative to the directory; `#` lines are comments) and `expect.json` (exit
+code and stderr substrings, used by `sc_tests/e2e/test_run_workloads.cpp`).
+
+`expected.npy` is computed by the generator's own implementation of the format
+definitions (literal FP4 / INT4 / NF4 tables, the FP6 E2M3 formula with m/8
+subnormals, E8M0 scales 2^(s-127) with 0xFF -> NaN 0x7F, and RNE into E5M2 /
+E4M3 by a nearest-value search over all 256 FP8 codes, ties to the even code,
+saturating to +-57344 / +-448) — not from the C++ model.
+
+Run one by hand:
+
+    cd traces/workloads/e2m1_g8_mariana
+    ../../../build/tpbsim run $(grep -v '^#' cmd.txt)
+    /usr/bin/python3 -c "import numpy as np; print((np.load('out.npy') == np.load('expected.npy')).all())"
+
+| workload | what it exercises |
+|---|---|
+"""
+
+
+def check_asm(tpbsim, root):
+    """Assembles every program.tpb (and its mnemonic form, if present) and compares the
+    bytes with the words the generator packed."""
+    bad = 0
+    for name in sorted(os.listdir(root)):
+        prog = os.path.join(root, name, "program.tpb")
+        if not os.path.isfile(prog):
+            continue
+        want = b"".join(bytes.fromhex(l[4:].replace(" ", "")) for l in open(prog)
+                        if l.startswith(".raw"))
+        for src in (prog, os.path.join(root, name, "program.mnemonic.tpb")):
+            if not os.path.isfile(src):
+                continue
+            with tempfile.TemporaryDirectory() as t:
+                out = os.path.join(t, "out.bin")
+                r = subprocess.run([tpbsim, "asm", src, "-o", out], capture_output=True, text=True)
+                got = open(out, "rb").read() if r.returncode == 0 else None
+            ok = got == want
+            bad += not ok
+            print("%-4s %s%s" % ("ok" if ok else "FAIL", src, "" if ok else " " + r.stderr.strip()))
+    return bad
+
+
+if __name__ == "__main__":
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if len(sys.argv) > 2 and sys.argv[1] == "--check-asm":
+        sys.exit(1 if check_asm(sys.argv[2], os.path.join(here, "traces", "workloads")) else 0)
+    generate(sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "traces", "workloads"))
