@@ -46,6 +46,12 @@ class KernelContext {
   // on any TLM error. Use DMI when the platform grants it.
   virtual void read(std::uint64_t addr, void* dst, std::size_t len) = 0;
   virtual void write(std::uint64_t addr, const void* src, std::size_t len) = 0;
+  // A pointer to [addr, addr+len) of one partition when the platform grants
+  // DMI for it, charged and counted exactly as read()/write() of the same
+  // bytes would be; nullptr when it does not (use read()/write()).
+  virtual std::uint8_t* direct(std::uint64_t /*addr*/, std::size_t /*len*/, bool /*for_write*/) {
+    return nullptr;
+  }
   // Per-instruction scratch shared by the bundles of one instruction.
   std::any& scratch() { return scratch_; }
 

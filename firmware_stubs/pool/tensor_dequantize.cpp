@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "models/isa/address_map.h"
 #include "models/numerics/dequant_stream.h"
 
@@ -73,13 +75,63 @@ std::uint32_t decode_fields(KernelContext& ctx) {
 
 // The whole stream of every active channel: gather in src-pattern order,
 // transform (chunking over the stream, SPEC §3), scatter in dst-pattern order.
+// Whether the pattern's elements, in pattern order, are consecutive words (one
+// run): every dimension with more than one element steps over the ones inside.
+bool is_single_run(const ResolvedPattern& p) {
+  std::int64_t stride = 1;
+  for (int d = 0; d < 3; ++d) {
+    if (p.num[d] <= 1) continue;
+    if (p.step[d] != stride) return false;
+    stride *= p.num[d];
+  }
+  return true;
+}
+
+// Address of channel c's first element of a single-run pattern, when the whole
+// run lies word-aligned inside the partition slot.
+std::optional<std::uint64_t> run_address(const ResolvedPattern& p, unsigned c,
+                                         std::uint64_t words) {
+  const std::uint32_t off = isa::offset_of(p.start);
+  if (off % 4 != 0 || off + words * 4 > isa::kPartitionSlot) return std::nullopt;
+  const std::uint32_t region = p.start & ~(isa::kRegionSize - 1);
+  return std::uint64_t{region} |
+         (std::uint64_t{isa::partition_of(p.start) + c} << isa::kPartitionShift) | off;
+}
+
+// Fast path of one channel: src and dst are single runs served by DMI, so the
+// words are transformed in place of memory with no gather / scatter copies.
+// Charged exactly as the copying path (one read access, one write access).
+bool transform_channel_direct(KernelContext& ctx, const DequantState& st, unsigned c,
+                              std::size_t steps) {
+  const std::optional<std::uint64_t> sa = run_address(st.src, c, st.src_words);
+  const std::optional<std::uint64_t> da = run_address(st.dst, c, st.dst_words);
+  if (!sa || !da) return false;
+  const std::uint64_t slen = st.src_words * 4, dlen = st.dst_words * 4;
+  if (*sa < *da + dlen && *da < *sa + slen) return false;  // overlap: gather first
+  const std::uint8_t* src = ctx.direct(*sa, slen, false);
+  if (!src) return false;
+  std::uint8_t* dst = ctx.direct(*da, dlen, true);
+  if (!dst) {
+    throw KernelFault(
+        fmt::format("dst run at 0x{:07x} ({} bytes) has no direct access", *da, dlen));
+  }
+  num::dequant_words(st.fmt, st.group, reinterpret_cast<const std::uint32_t*>(src),
+                     reinterpret_cast<std::uint32_t*>(dst), steps);
+  return true;
+}
+
 void transform_channels(KernelContext& ctx) {
   const DequantState& st = state(ctx);
   const num::DequantRatio ratio = num::dequant_ratio(st.fmt, st.group);
-  std::vector<std::uint32_t> src(st.src_words), dst(st.dst_words);
+  const std::size_t steps = st.src_words / ratio.src_words;
+  const bool single_runs = is_single_run(st.src) && is_single_run(st.dst);
+  std::vector<std::uint32_t> src, dst;
   for (unsigned c = 0; c < st.channels; ++c) {
+    if (single_runs && transform_channel_direct(ctx, st, c, steps)) continue;
+    src.resize(st.src_words);
+    dst.resize(st.dst_words);
     gather_words(ctx, st.src, c, src.data(), "src");
-    num::dequant_words(st.fmt, st.group, src.data(), dst.data(), st.src_words / ratio.src_words);
+    num::dequant_words(st.fmt, st.group, src.data(), dst.data(), steps);
     scatter_words(ctx, st.dst, c, dst.data(), "dst");
   }
 }

@@ -146,22 +146,19 @@ __attribute__((target("ssse3"))) std::size_t mx_ssse3(const std::uint8_t (*table
     const std::uint32_t sw = src[0];
     const __m128i t0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tables[sw & 0xFF]));
     const __m128i t1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tables[(sw >> 8) & 0xFF]));
-    const __m128i t2 =
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(tables[(sw >> 16) & 0xFF]));
+    const __m128i t2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tables[(sw >> 16) & 0xFF]));
     const __m128i t3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tables[sw >> 24]));
     const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 1));
     const __m128i lo = _mm_and_si128(x, nib);
     const __m128i hi = _mm_and_si128(_mm_srli_epi16(x, 4), nib);
-    const __m128i a = _mm_or_si128(
-        _mm_or_si128(_mm_and_si128(_mm_shuffle_epi8(t0, lo), m0),
-                     _mm_and_si128(_mm_shuffle_epi8(t1, lo), m1)),
-        _mm_or_si128(_mm_and_si128(_mm_shuffle_epi8(t2, lo), m2),
-                     _mm_and_si128(_mm_shuffle_epi8(t3, lo), m3)));
-    const __m128i b = _mm_or_si128(
-        _mm_or_si128(_mm_and_si128(_mm_shuffle_epi8(t0, hi), m0),
-                     _mm_and_si128(_mm_shuffle_epi8(t1, hi), m1)),
-        _mm_or_si128(_mm_and_si128(_mm_shuffle_epi8(t2, hi), m2),
-                     _mm_and_si128(_mm_shuffle_epi8(t3, hi), m3)));
+    const __m128i a = _mm_or_si128(_mm_or_si128(_mm_and_si128(_mm_shuffle_epi8(t0, lo), m0),
+                                                _mm_and_si128(_mm_shuffle_epi8(t1, lo), m1)),
+                                   _mm_or_si128(_mm_and_si128(_mm_shuffle_epi8(t2, lo), m2),
+                                                _mm_and_si128(_mm_shuffle_epi8(t3, lo), m3)));
+    const __m128i b = _mm_or_si128(_mm_or_si128(_mm_and_si128(_mm_shuffle_epi8(t0, hi), m0),
+                                                _mm_and_si128(_mm_shuffle_epi8(t1, hi), m1)),
+                                   _mm_or_si128(_mm_and_si128(_mm_shuffle_epi8(t2, hi), m2),
+                                                _mm_and_si128(_mm_shuffle_epi8(t3, hi), m3)));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm_unpacklo_epi8(a, b));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 4), _mm_unpackhi_epi8(a, b));
   }

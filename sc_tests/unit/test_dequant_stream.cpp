@@ -19,8 +19,8 @@
 namespace {
 
 using tpb::isa::DequantFmt;
-using tpb::num::dequant_force_portable;
 using tpb::num::dequant_code;
+using tpb::num::dequant_force_portable;
 using tpb::num::dequant_ratio;
 using tpb::num::dequant_words;
 namespace ref = tpb::numref;

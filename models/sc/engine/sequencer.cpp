@@ -79,6 +79,13 @@ class Sequencer::Context : public fw::KernelContext {
   void write(std::uint64_t addr, const void* src, std::size_t len) override {
     access(addr, const_cast<void*>(src), len, true);
   }
+  std::uint8_t* direct(std::uint64_t addr, std::size_t len, bool for_write) override {
+    auto span = s_.port.dmi(addr, len, for_write);
+    if (!span) return nullptr;
+    s_.port.account(addr, len, for_write);
+    s_.qk_.set(s_.qk_.get_local_time() + span->cost(len, s_.qk_.get_local_time(), for_write));
+    return span->ptr;
+  }
 
   void begin_bundle(const fw::Bundle& b, std::uint64_t trips, std::uint32_t cycles) override {
     trace::Recorder* rec = s_.env_.recorder;
@@ -104,19 +111,15 @@ class Sequencer::Context : public fw::KernelContext {
     if (len == 0) return;
     if (len > UINT32_MAX)
       throw fw::KernelFault(fmt::format("access of {} bytes at 0x{:07x} is too long", len, addr));
-    sc_core::sc_time d = s_.qk_.get_local_time();
     // Fast path: a DMI pointer, charged exactly what b_transport would cost.
-    if (auto span = s_.port.dmi(addr, len, is_write)) {
+    if (std::uint8_t* p = direct(addr, len, is_write)) {
       if (is_write)
-        std::memcpy(span->ptr, data, len);
+        std::memcpy(p, data, len);
       else
-        std::memcpy(data, span->ptr, len);
-      s_.port.account(addr, len, is_write);
-      d += span->timing ? span->timing->access_delay(len)
-                        : (is_write ? span->write_latency : span->read_latency);
-      s_.qk_.set(d);
+        std::memcpy(data, p, len);
       return;
     }
+    sc_core::sc_time d = s_.qk_.get_local_time();
     const auto n = static_cast<unsigned>(len);
     const tlm::tlm_response_status st =
         is_write ? s_.port.write(addr, data, n, d) : s_.port.read(addr, data, n, d);
