@@ -164,6 +164,55 @@ __attribute__((target("ssse3"))) std::size_t mx_ssse3(const std::uint8_t (*table
   }
   return steps;
 }
+
+bool have_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes && !force_portable;
+}
+
+// The 16-byte tables of scale byte g of chunk A (low lane) and chunk B.
+__attribute__((target("avx2"))) inline __m256i table_pair(const std::uint8_t (*tables)[16],
+                                                          std::uint32_t sa, std::uint32_t sb,
+                                                          unsigned g) {
+  return _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(tables[(sb >> (8 * g)) & 0xFF]),
+                             reinterpret_cast<const __m128i*>(tables[(sa >> (8 * g)) & 0xFF]));
+}
+
+// Two MX chunks per step: chunk A in the low 128-bit lane, chunk B in the high
+// one (pshufb works within lanes), otherwise as mx_ssse3.
+__attribute__((target("avx2"))) std::size_t mx_avx2(const std::uint8_t (*tables)[16],
+                                                    const std::uint32_t* src, std::uint32_t* dst,
+                                                    std::size_t steps) {
+  const __m256i nib = _mm256_set1_epi8(0x0F);
+  const __m256i m0 = _mm256_setr_epi32(-1, 0, 0, 0, -1, 0, 0, 0);
+  const __m256i m1 = _mm256_setr_epi32(0, -1, 0, 0, 0, -1, 0, 0);
+  const __m256i m2 = _mm256_setr_epi32(0, 0, -1, 0, 0, 0, -1, 0);
+  const __m256i m3 = _mm256_setr_epi32(0, 0, 0, -1, 0, 0, 0, -1);
+  std::size_t i = 0;
+  for (; i + 2 <= steps; i += 2, src += 10, dst += 16) {
+    const std::uint32_t sa = src[0], sb = src[5];
+    const __m256i t0 = table_pair(tables, sa, sb, 0), t1 = table_pair(tables, sa, sb, 1),
+                  t2 = table_pair(tables, sa, sb, 2), t3 = table_pair(tables, sa, sb, 3);
+    const __m256i x = _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(src + 6),
+                                          reinterpret_cast<const __m128i*>(src + 1));
+    const __m256i lo = _mm256_and_si256(x, nib);
+    const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), nib);
+    const __m256i a =
+        _mm256_or_si256(_mm256_or_si256(_mm256_and_si256(_mm256_shuffle_epi8(t0, lo), m0),
+                                        _mm256_and_si256(_mm256_shuffle_epi8(t1, lo), m1)),
+                        _mm256_or_si256(_mm256_and_si256(_mm256_shuffle_epi8(t2, lo), m2),
+                                        _mm256_and_si256(_mm256_shuffle_epi8(t3, lo), m3)));
+    const __m256i b =
+        _mm256_or_si256(_mm256_or_si256(_mm256_and_si256(_mm256_shuffle_epi8(t0, hi), m0),
+                                        _mm256_and_si256(_mm256_shuffle_epi8(t1, hi), m1)),
+                        _mm256_or_si256(_mm256_and_si256(_mm256_shuffle_epi8(t2, hi), m2),
+                                        _mm256_and_si256(_mm256_shuffle_epi8(t3, hi), m3)));
+    const __m256i l = _mm256_unpacklo_epi8(a, b), h = _mm256_unpackhi_epi8(a, b);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm256_permute2x128_si256(l, h, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 8), _mm256_permute2x128_si256(l, h, 0x31));
+  }
+  return i;  // chunks done
+}
 #endif
 
 }  // namespace
@@ -238,6 +287,12 @@ void dequant_words(isa::DequantFmt fmt, unsigned group_size, const std::uint32_t
     return;
   }
 #if TPB_DEQUANT_SSSE3
+  if (have_avx2()) {
+    const std::size_t done = mx_avx2(t.mx16[f], src, dst, steps);
+    src += 5 * done;
+    dst += 8 * done;
+    steps -= done;
+  }
   if (have_ssse3()) {
     mx_ssse3(t.mx16[f], src, dst, steps);
     return;
