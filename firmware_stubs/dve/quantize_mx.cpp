@@ -61,13 +61,13 @@ ResolvedMx1d resolve_mx1d(const isa::MxTensor1D& t, const KernelContext& ctx) {
         "dst operand: MXTENSOR1D scale_addr marker 0b{:05b} is not IMM or ADDR_REG", s.marker()));
   const unsigned n = a.reg_index();
   d.data = a.addr_from_register() ? (ctx.reg(n) & isa::addr4::kAddressMask) : a.address();
-  d.scale = s.addr_from_register() ? (ctx.reg(s.reg_index()) & isa::addr4::kAddressMask)
-                                   : s.address();
+  d.scale =
+      s.addr_from_register() ? (ctx.reg(s.reg_index()) & isa::addr4::kAddressMask) : s.address();
   // SHAPE_REG: num_elem[0] from r[N+1], as TENSOR3D's num_elem[0] (convention).
   if (a.shape_from_register()) {
     if (n + 1 >= isa::kNumEngineRegs)
-      throw KernelFault(fmt::format("dst operand: shape register r{} does not exist (r0..r31)",
-                                    n + 1));
+      throw KernelFault(
+          fmt::format("dst operand: shape register r{} does not exist (r0..r31)", n + 1));
     d.num = ctx.reg(n + 1);
   } else {
     d.num = t.num_elem[0];
@@ -91,33 +91,35 @@ std::uint32_t stub_fields(KernelContext& ctx) {
   st.in_dtype = static_cast<isa::Dtype>(inst.in_dtype);
   if (st.in_dtype != isa::Dtype::Fp32 && st.in_dtype != isa::Dtype::Bf16 &&
       st.in_dtype != isa::Dtype::Fp16)
-    throw KernelFault(fmt::format("s3dmx1_quant_valid_in_dtype: in_dtype 0x{:x} is not fp32, "
-                                  "bf16 or fp16",
-                                  inst.in_dtype));
+    throw KernelFault(
+        fmt::format("s3dmx1_quant_valid_in_dtype: in_dtype 0x{:x} is not fp32, "
+                    "bf16 or fp16",
+                    inst.in_dtype));
   if (inst.out_dtype == static_cast<std::uint8_t>(isa::Dtype::Fp8Exp4))
     st.out = num::MxOut::E4M3;
   else if (inst.out_dtype == static_cast<std::uint8_t>(isa::Dtype::Fp8Exp5))
     st.out = num::MxOut::E5M2;
   else
-    throw KernelFault(fmt::format(
-        "s3dmx1_quant_valid_out_dtype: out_dtype 0x{:x} is not fp8_e4m3 or fp8_e5m2",
-        inst.out_dtype));
+    throw KernelFault(
+        fmt::format("s3dmx1_quant_valid_out_dtype: out_dtype 0x{:x} is not fp8_e4m3 or fp8_e5m2",
+                    inst.out_dtype));
   st.emax = mx_emax_of(ctx);
 
   st.src = resolve_pattern(inst.src_mem_pattern.t, ctx, "src");
   st.dst = resolve_mx1d(inst.dst_mem_pattern.t, ctx);
   if (isa::region_of(st.src.start) != isa::Region::Sbuf)
-    throw KernelFault(fmt::format("src address 0x{:07x} is not in SBUF (QuantizeMX reads SBUF only)",
-                                  st.src.start));
+    throw KernelFault(fmt::format(
+        "src address 0x{:07x} is not in SBUF (QuantizeMX reads SBUF only)", st.src.start));
   const unsigned sp = isa::partition_of(st.src.start);
   if (sp + st.channels > isa::kNumPartitions)
     throw KernelFault(fmt::format("src start partition {} + {} active channels exceeds {}", sp,
                                   st.channels, isa::kNumPartitions));
   if (isa::region_of(st.dst.data) != isa::Region::Sbuf ||
       isa::region_of(st.dst.scale) != isa::Region::Sbuf)
-    throw KernelFault(fmt::format("dst data address 0x{:07x} / scale address 0x{:07x}: both must "
-                                  "be in SBUF",
-                                  st.dst.data, st.dst.scale));
+    throw KernelFault(
+        fmt::format("dst data address 0x{:07x} / scale address 0x{:07x}: both must "
+                    "be in SBUF",
+                    st.dst.data, st.dst.scale));
   const unsigned dp = isa::partition_of(st.dst.data), cp = isa::partition_of(st.dst.scale);
   // valid_s3dmx1_quant_sbuf_quadrant, again at run time for register addresses (seed 003 §5).
   if (dp % isa::kPartitionsPerQuadrant != 0 || dp != cp)
@@ -169,9 +171,10 @@ std::uint32_t extract_gather(KernelContext& ctx) {
   std::vector<std::uint8_t> raw(n * es);
   const unsigned sp = isa::partition_of(st.src.start);
   for (unsigned c = 0; c < st.channels; ++c) {
-    for_each_run(st.src, es, sp + c, "src", [&](std::uint64_t addr, std::uint64_t k, std::uint32_t r) {
-      ctx.read(addr, raw.data() + k * es, std::size_t{r} * es);
-    });
+    for_each_run(st.src, es, sp + c, "src",
+                 [&](std::uint64_t addr, std::uint64_t k, std::uint32_t r) {
+                   ctx.read(addr, raw.data() + k * es, std::size_t{r} * es);
+                 });
     std::uint32_t* out = st.bits.data() + std::size_t(c) * n;
     for (std::uint64_t k = 0; k < n; ++k) {
       std::uint32_t v = 0;
@@ -276,13 +279,13 @@ void add_quantize_mx_kernels(KernelRegistry& r) {
 
   // QuantizeMx L2 stub @0x2298 (seed 003 §1): sets the kernel_info field,
   // then call8 0x9920.
-  r.add(Kernel{"QuantizeMx",
-               kQuantizeMxStubVa,
-               {
-                   {"dve.qmx_stub.fields", 0x2298, 4, nullptr, stub_fields},
-                   {"dve.qmx_stub.call8", 0x229b, 1, nullptr,
-                    [](KernelContext&) { return kDveCallBodyVa; }},
-               }});
+  r.add(Kernel{
+      "QuantizeMx",
+      kQuantizeMxStubVa,
+      {
+          {"dve.qmx_stub.fields", 0x2298, 4, nullptr, stub_fields},
+          {"dve.qmx_stub.call8", 0x229b, 1, nullptr, [](KernelContext&) { return kDveCallBodyVa; }},
+      }});
 
   // The call helper @0x9920 (seed 003 §1): its tail l32i a2,[a2,0] ; callx8 a2
   // enters the body by the kernel_info data pointer. Tail VAs: convention.

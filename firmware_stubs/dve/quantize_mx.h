@@ -68,11 +68,11 @@ struct QuantizeMxState {
   num::MxEmax emax = num::MxEmax::Ocp;
   ResolvedPattern src;  // elements of in_dtype
   ResolvedMx1d dst;
-  std::uint32_t cols = 0;       // block columns = dst x4 words per partition
-  std::uint32_t block_rows = 0; // channels / 8
-  std::vector<std::uint32_t> bits;    // [channel][element] FP32 bit patterns
-  std::vector<std::uint32_t> words;   // [channel][column] packed x4 words
-  std::vector<std::uint8_t> scales;   // [block row][column] E8M0
+  std::uint32_t cols = 0;            // block columns = dst x4 words per partition
+  std::uint32_t block_rows = 0;      // channels / 8
+  std::vector<std::uint32_t> bits;   // [channel][element] FP32 bit patterns
+  std::vector<std::uint32_t> words;  // [channel][column] packed x4 words
+  std::vector<std::uint8_t> scales;  // [block row][column] E8M0
 };
 
 // Widens one in_dtype element exactly to FP32 bits (FP32, BF16, FP16).

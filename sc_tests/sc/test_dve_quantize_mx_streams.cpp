@@ -1,0 +1,376 @@
+// DVE QuantizeMX timing (simulated time = the profile formula), the
+// dispatch chain's VAs, the --mx-emax setting at the kernel boundary, and
+// two instruction streams (POOL TensorDequantize, DVE QuantizeMX) ordered
+// only by semaphores, with a deadlock variant.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
+#include <unordered_map>
+
+#include "firmware_stubs/dve/quantize_mx.h"
+#include "models/sc/engine/kernel_info_table.h"
+#include "sc_tests/sc/test_dve_quantize_mx_bench.h"
+#include "sc_tests/sc/test_platform_ref.h"
+
+using namespace tpb;
+using namespace tpb::dveref;
+using isa::Dtype;
+
+namespace {
+
+// 1 GHz everywhere, so 1 cycle = 1 ns and every term is a whole number.
+const char* kProfile1GHz = R"({
+  "clocks_mhz": {"pool": 1000, "dve": 1000, "pe": 1000, "sfu": 1000},
+  "memory_clock_mhz": 1000,
+  "instruction_overhead_cycles": 64,
+  "queue": {"latency_cycles": 4, "beat_cycles": 1, "beat_bytes": 64},
+  "sbuf": {"latency_cycles": 10, "beat_cycles": 2, "beat_bytes": 32}
+})";
+
+platform::CoreConfig config_1ghz() {
+  platform::CoreConfig cfg = platform::default_core_config(isa::Arch::Mariana);
+  sc::merge_timing(cfg.timing, nlohmann::json::parse(kProfile1GHz));
+  return cfg;
+}
+
+// One SBUF access under kProfile1GHz: latency 10 + ceil(bytes / 32) beats x 2.
+std::uint64_t sbuf_ns(std::uint64_t bytes) { return 10 + (bytes + 31) / 32 * 2; }
+
+struct Retire {
+  std::uint64_t ps;
+  std::string engine;
+  std::size_t index;
+};
+Retire parse_retire(const std::string& line) {
+  std::istringstream in(line);
+  Retire r{};
+  in >> r.ps >> r.engine >> r.index;
+  return r;
+}
+
+}  // namespace
+
+TEST(DveQuantizeMxTiming, SimulatedTimeFollowsTheProfileFormula) {
+  platform::CoreConfig cfg = config_1ghz();
+  // An override by bundle name: the loop's initiation interval becomes 2.
+  cfg.timing.bundle_issue_cycles["dve.qmx.pack"] = 2;
+  auto* core = new platform::TpbCore("tpb", cfg);
+  std::vector<std::string> retired;
+  core->set_retire_sink([&](const std::string& l) { retired.push_back(l); });
+  core->load_queue(isa::Engine::Dve,
+                   {// FP32, 32 channels, 96 elements -> 24 x4 words per partition.
+                    qmx_inst(Dtype::Fp32, true, 32, t3(isa::sbuf_addr(0, 0), 1, 96),
+                             isa::sbuf_addr(0, 0x1000), isa::sbuf_addr(0, 0x2000), 24),
+                    // BF16, 64 channels, 32 elements -> 8 x4 words at step 2 (one write each).
+                    qmx_inst(Dtype::Bf16, false, 64, t3(isa::sbuf_addr(0, 0x3000), 1, 32),
+                             isa::sbuf_addr(0, 0x4000), isa::sbuf_addr(0, 0x5000), 8, 2)});
+  const auto r = core->run();
+  ASSERT_EQ(r.status, platform::RunStatus::Ok) << r.message;
+  // fetch (4 + 1) + overhead 64 + trampoline 3 + L2 stub 4 + 1 + call helper 3
+  // + body (extract, capture, divide, normalize 4 + pack II x cols + scatter
+  // x block rows + return 1) + memory (src read and dst write per partition,
+  // one scale row write per block row).
+  const std::uint64_t t0 = 5 + 64 + 3 + 5 + 3 + (4 + 2 * 24 + 4 + 1) +
+                           32 * (sbuf_ns(96 * 4) + sbuf_ns(24 * 4)) + 4 * sbuf_ns(24);
+  const std::uint64_t t1 = 5 + 64 + 3 + 5 + 3 + (4 + 2 * 8 + 8 + 1) +
+                           64 * (sbuf_ns(32 * 2) + 8 * sbuf_ns(4)) + 8 * sbuf_ns(8);
+  ASSERT_EQ(t0, 1785u);  // by hand: 137 + 32 x (34 + 16) + 4 x 12
+  ASSERT_EQ(t1, 7245u);  // by hand: 109 + 64 x (14 + 8 x 12) + 8 x 12
+  EXPECT_EQ(r.simulated_ps, (t0 + t1) * 1000);
+  ASSERT_EQ(retired.size(), 2u);
+  EXPECT_EQ(parse_retire(retired[0]).ps, t0 * 1000) << retired[0];
+  EXPECT_EQ(parse_retire(retired[1]).ps, (t0 + t1) * 1000) << retired[1];
+  EXPECT_NE(retired[0].find("dve"), std::string::npos) << retired[0];
+  EXPECT_NE(retired[0].find("0xe3"), std::string::npos) << retired[0];
+  const auto s = core->stats();
+  const auto& dve = s.engines[static_cast<unsigned>(isa::Engine::Dve)];
+  EXPECT_EQ(dve.instructions, 2u);
+  EXPECT_EQ(dve.busy_cycles, t0 + t1);
+  EXPECT_EQ(dve.bundles.at("dve.qmx.pack"), 24u + 8u);
+  EXPECT_EQ(dve.bundles.at("dve.qmx.scatter"), 4u + 8u);
+  EXPECT_EQ(dve.bundles.at("dve.trampoline.call8"), 2u);
+  EXPECT_EQ(dve.bytes_read, 32u * 384 + 64u * 64);
+  EXPECT_EQ(dve.bytes_written, 32u * 96 + 4u * 24 + 64u * 32 + 8u * 8);
+  const nlohmann::json eff = core->effective_timing();
+  EXPECT_EQ(eff.at("bundle_issue_cycles").at("dve.qmx.pack"), 2);
+  EXPECT_EQ(eff.at("bundle_issue_cycles").at("dve.qmx_stub.fields"), 4);
+}
+
+TEST(DveQuantizeMxTiming, DefaultProfileRunsAtTheDveClock) {
+  // MARIANA DVE 1.2 GHz: the compute part of a 128-channel, 64-column op
+  // (64 + 3 + 5 + 3 + 4 + 64 + 16 + 1 = 160 cycles) is 133.33 ns; the whole
+  // instruction is at least that plus the fetch.
+  auto* core = new platform::TpbCore("tpb", platform::default_core_config(isa::Arch::Mariana));
+  core->load_queue(isa::Engine::Dve,
+                   {qmx_inst(Dtype::Fp32, true, 128, t3(isa::sbuf_addr(0, 0), 1, 256),
+                             isa::sbuf_addr(0, 0x1000), isa::sbuf_addr(0, 0x2000), 64)});
+  const auto r = core->run();
+  ASSERT_EQ(r.status, platform::RunStatus::Ok) << r.message;
+  EXPECT_GE(r.simulated_ps, sc::TimingConfig::cycles_to_ps(160, 1200));
+  const auto s = core->stats();
+  EXPECT_EQ(s.engines[1].clock_mhz, 1200u);
+  EXPECT_EQ(s.engines[1].bundles.at("dve.qmx.pack"), 64u);
+  EXPECT_EQ(s.engines[1].bundles.at("dve.qmx.scatter"), 16u);
+}
+
+// ---- the two-stream test -----------------------------------------------------
+
+namespace {
+
+isa::Events events(std::uint8_t wait_mode, std::uint8_t wait_idx, std::uint8_t update_mode,
+                   std::uint8_t update_idx, std::uint32_t value) {
+  isa::Events e{};
+  e.wait_mode = wait_mode, e.wait_idx = wait_idx;
+  e.update_mode = update_mode, e.update_idx = update_idx;
+  e.sem_value = value;
+  return e;
+}
+
+std::vector<std::uint32_t> words_at(platform::TpbCore& core, unsigned p, std::uint32_t off,
+                                    std::size_t n) {
+  std::vector<std::uint32_t> w(n);
+  core.dump_memory(isa::sbuf_addr(p, off), w.data(), n * 4);
+  return w;
+}
+
+}  // namespace
+
+TEST(DveQuantizeMxStreams, PoolAndDveOrderedOnlyBySemaphores) {
+  // POOL 0: FP4 codes A -> E5M2 bytes B, then sem1 += 1.
+  // DVE 0: waits sem1 >= 1; B read as FP16 -> MXFP8 E4M3 words C + scales;
+  //        then sem2 += 1.
+  // POOL 1: waits sem2 >= 1; C read as FP4 codes -> E5M2 bytes D.
+  // Each consumer reads what its producer wrote, so the order is visible in
+  // the data as well as in the retire times.
+  auto* core = new platform::TpbCore("tpb", config_1ghz());
+  std::vector<std::string> retired;
+  core->set_retire_sink([&](const std::string& l) { retired.push_back(l); });
+  std::vector<std::vector<std::uint32_t>> a(32);
+  const std::vector<std::uint8_t> guard(0x400, 0xA5);
+  for (unsigned p = 0; p < 32; ++p) {
+    a[p] = platref::make_words(16, 500 + p, 0);
+    core->load_memory(isa::sbuf_addr(p, 0), a[p].data(), 64);
+    for (std::uint32_t off : {0x1000u, 0x2000u, 0x3000u, 0x4000u})
+      core->load_memory(isa::sbuf_addr(p, off), guard.data(), guard.size());
+  }
+  core->load_queue(
+      isa::Engine::Pool,
+      {platref::dequant_inst(1, 0, 32, t3(isa::sbuf_addr(0, 0), 1, 16),
+                             t3(isa::sbuf_addr(0, 0x1000), 1, 32), events(0, 0, 1, 1, 0)),
+       platref::dequant_inst(1, 0, 32, t3(isa::sbuf_addr(0, 0x2000), 1, 16),
+                             t3(isa::sbuf_addr(0, 0x4000), 1, 32), events(2, 2, 0, 0, 1))});
+  core->load_queue(isa::Engine::Dve,
+                   {qmx_inst(Dtype::Fp16, true, 32, t3(isa::sbuf_addr(0, 0x1000), 1, 64),
+                             isa::sbuf_addr(0, 0x2000), isa::sbuf_addr(0, 0x3000), 16, 1, 0,
+                             events(2, 1, 1, 2, 1))});
+  const auto r = core->run();
+  ASSERT_EQ(r.status, platform::RunStatus::Ok) << r.message;
+  ASSERT_EQ(r.instructions, 3u);
+
+  // Order and times.
+  ASSERT_EQ(retired.size(), 3u);
+  const Retire p0 = parse_retire(retired[0]), d0 = parse_retire(retired[1]),
+               p1 = parse_retire(retired[2]);
+  EXPECT_EQ(p0.engine, "pool");
+  EXPECT_EQ(p0.index, 0u);
+  EXPECT_EQ(d0.engine, "dve");
+  EXPECT_EQ(p1.engine, "pool");
+  EXPECT_EQ(p1.index, 1u);
+  // The DVE wakes when POOL 0 retires and updates sem1, then runs alone:
+  // overhead 64 + bundles (3 + 5 + 3 + 4 + 16 + 4 + 1) + 32 x (read 128 B +
+  // write 64 B) + 4 scale rows of 16 B. Its fetch happened before the wait.
+  const std::uint64_t dve_ns = 64 + 36 + 32 * (sbuf_ns(128) + sbuf_ns(64)) + 4 * sbuf_ns(16);
+  ASSERT_EQ(dve_ns, 1172u);
+  EXPECT_EQ(d0.ps, p0.ps + dve_ns * 1000);
+  // POOL 1 (fetched at once, then blocked) starts when the DVE updates sem2.
+  EXPECT_GE(p1.ps, d0.ps + 64 * 1000);
+  const auto s = core->stats();
+  EXPECT_EQ(s.engines[1].stall_cycles, p0.ps / 1000 - 5);  // from its fetch to POOL 0's retire
+  EXPECT_GT(s.engines[0].stall_cycles, 0u);
+  EXPECT_EQ(core->semaphores().get(1), 1u);
+  EXPECT_EQ(core->semaphores().get(2), 1u);
+
+  // Data: B, C + scales, D against the references.
+  std::vector<std::vector<std::uint32_t>> b(32), fp16(32), c(32);
+  for (unsigned p = 0; p < 32; ++p) {
+    b[p] = platref::dequant_ref(1, 0, a[p]);
+    EXPECT_EQ(words_at(*core, p, 0x1000, 32), b[p]) << "B partition " << p;
+    for (std::uint32_t w : b[p]) fp16[p].push_back(w & 0xFFFF), fp16[p].push_back(w >> 16);
+  }
+  const QmxResult q = quantize_ref(Dtype::Fp16, true, false, fp16);
+  for (unsigned p = 0; p < 32; ++p) {
+    c[p] = words_at(*core, p, 0x2000, 16);
+    EXPECT_EQ(c[p], q.words[p]) << "C partition " << p;
+    EXPECT_EQ(words_at(*core, p, 0x4000, 32), platref::dequant_ref(1, 0, q.words[p]))
+        << "D partition " << p;
+  }
+  for (unsigned row = 0; row < 4; ++row)
+    EXPECT_EQ(core->dump_memory(isa::sbuf_addr(row, 0x3000), 16), q.scales[row]) << "row " << row;
+  // Partition 4 holds no scales.
+  EXPECT_EQ(core->dump_memory(isa::sbuf_addr(4, 0x3000), 16), std::vector<std::uint8_t>(16, 0xA5));
+}
+
+TEST(DveQuantizeMxStreams, EachWaitingOnTheOtherIsADeadlockNamingBothEngines) {
+  auto* core = new platform::TpbCore("tpb", config_1ghz());
+  const std::vector<std::uint8_t> guard(64, 0xA5);
+  for (unsigned p = 0; p < 32; ++p) core->load_memory(isa::sbuf_addr(p, 0x2000), guard.data(), 64);
+  core->load_queue(
+      isa::Engine::Pool,
+      {platref::dequant_inst(1, 0, 32, t3(isa::sbuf_addr(0, 0), 1, 16),
+                             t3(isa::sbuf_addr(0, 0x1000), 1, 32), events(2, 2, 1, 1, 1))});
+  core->load_queue(isa::Engine::Dve,
+                   {qmx_inst(Dtype::Fp16, true, 32, t3(isa::sbuf_addr(0, 0x1000), 1, 64),
+                             isa::sbuf_addr(0, 0x2000), isa::sbuf_addr(0, 0x3000), 16, 1, 0,
+                             events(2, 1, 1, 2, 1))});
+  const auto r = core->run();
+  ASSERT_EQ(r.status, platform::RunStatus::Deadlock) << r.message;
+  EXPECT_STREQ(platform::status_name(r.status), "deadlock");
+  EXPECT_NE(r.message.find("pool instruction 0 waits for sem[2] >= 1 (sem[2] = 0)"),
+            std::string::npos)
+      << r.message;
+  EXPECT_NE(r.message.find("dve instruction 0 waits for sem[1] >= 1 (sem[1] = 0)"),
+            std::string::npos)
+      << r.message;
+  EXPECT_EQ(r.instructions, 0u);
+  EXPECT_EQ(core->dump_memory(isa::sbuf_addr(0, 0x2000), 64), guard);
+}
+
+// ---- the kernel behind a test-double KernelContext ---------------------------
+
+namespace {
+
+// SBUF only, one lazily allocated slot per partition, untimed.
+class FakeContext : public fw::KernelContext {
+ public:
+  explicit FakeContext(const isa::RawInst& inst) : inst_(inst) {}
+  const isa::RawInst& inst() const override { return inst_; }
+  isa::Arch arch() const override { return isa::Arch::Mariana; }
+  isa::Engine engine() const override { return isa::Engine::Dve; }
+  std::uint32_t reg(unsigned r) const override { return regs_[r]; }
+  const sc::TimingConfig& timing() const override { return timing_; }
+  void read(std::uint64_t addr, void* dst, std::size_t len) override {
+    std::memcpy(dst, at(addr, len), len);
+  }
+  void write(std::uint64_t addr, const void* src, std::size_t len) override {
+    std::memcpy(at(addr, len), src, len);
+  }
+  void begin_bundle(const fw::Bundle& b, std::uint64_t trips, std::uint32_t) override {
+    trace.push_back({b.va, trips});
+    names.push_back(b.name);
+  }
+  void end_bundle(const fw::Bundle&) override {}
+
+  std::uint8_t* at(std::uint64_t addr, std::size_t len) {
+    const auto a = static_cast<std::uint32_t>(addr);
+    if (isa::region_of(a) != isa::Region::Sbuf || isa::offset_of(a) + len > isa::kPartitionSlot)
+      throw fw::KernelFault("fake context: access outside one SBUF partition");
+    auto& slot = mem_[isa::partition_of(a)];
+    if (slot.empty()) slot.assign(isa::kPartitionSlot, 0xA5);
+    return slot.data() + isa::offset_of(a);
+  }
+
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> trace;
+  std::vector<std::string> names;
+  std::uint32_t regs_[32] = {};
+
+ private:
+  isa::RawInst inst_;
+  sc::TimingConfig timing_ = sc::default_timing(isa::Arch::Mariana);
+  std::unordered_map<unsigned, std::vector<std::uint8_t>> mem_;
+};
+
+class FakeContextWithEmax : public FakeContext, public fw::MxEmaxSource {
+ public:
+  FakeContextWithEmax(const isa::RawInst& inst, num::MxEmax e) : FakeContext(inst), emax_(e) {}
+  num::MxEmax mx_emax() const override { return emax_; }
+
+ private:
+  num::MxEmax emax_;
+};
+
+// Loads generated FP32 elements for 32 channels x 4*cols, runs the kernel
+// from the DVE kernel_info record's trampoline and checks every word and
+// scale against the reference.
+void run_direct(FakeContext& ctx, bool e4m3, bool neuron_alt, std::uint16_t cols) {
+  std::vector<std::vector<std::uint32_t>> raw(32);
+  for (unsigned c = 0; c < 32; ++c) {
+    for (unsigned k = 0; k < 4u * cols; ++k)
+      raw[c].push_back(gen_elem(Dtype::Fp32, 77, c, k, true));
+    ctx.write(isa::sbuf_addr(c, 0), raw[c].data(), raw[c].size() * 4);
+  }
+  const auto table = sc::default_kernel_info(isa::Engine::Dve, isa::Arch::Mariana);
+  const auto rec = table.lookup(0xE3);
+  ASSERT_TRUE(rec.has_value());
+  fw::builtin_kernels().execute(rec->func_va, ctx);
+  const QmxResult q = quantize_ref(Dtype::Fp32, e4m3, neuron_alt, raw);
+  for (unsigned c = 0; c < 32; ++c) {
+    std::vector<std::uint32_t> got(cols);
+    ctx.read(isa::sbuf_addr(c, 0x1000), got.data(), cols * 4u);
+    EXPECT_EQ(got, q.words[c]) << "partition " << c;
+  }
+  for (unsigned row = 0; row < 4; ++row) {
+    std::vector<std::uint8_t> got(cols);
+    ctx.read(isa::sbuf_addr(row, 0x2000), got.data(), cols);
+    EXPECT_EQ(got, q.scales[row]) << "row " << row;
+  }
+}
+
+isa::RawInst direct_inst(bool e4m3, std::uint16_t cols) {
+  return qmx_inst(Dtype::Fp32, e4m3, 32, t3(isa::sbuf_addr(0, 0), 1, std::uint16_t(4 * cols)),
+                  isa::sbuf_addr(0, 0x1000), isa::sbuf_addr(0, 0x2000), cols);
+}
+
+}  // namespace
+
+TEST(DveQuantizeMxKernel, DispatchChainVisitsTheSeedVAs) {
+  FakeContext ctx(direct_inst(true, 10));
+  run_direct(ctx, true, false, 10);
+  // trampoline call8 -> L2 stub (fields, call8) -> helper 0x9920 (entry,
+  // l32i, callx8) -> body -> back in the trampoline: j 0x31ee, exit.
+  const std::vector<std::pair<std::uint32_t, std::uint64_t>> want = {
+      {0x317a, 1},  {0x2298, 1}, {0x229b, 1}, {0x9920, 1}, {0x9923, 1},
+      {0x9926, 1},  {0x79ec, 1}, {0x22b5, 1}, {0x66a6, 1}, {0x6c4b, 1},
+      {0x216d, 10}, {0x217d, 4}, {0x218d, 1}, {0x317d, 1}, {0x31ee, 1}};
+  EXPECT_EQ(ctx.trace, want);
+  EXPECT_EQ(ctx.names[0], "dve.trampoline.call8");
+  EXPECT_EQ(ctx.names[10], "dve.qmx.pack");
+}
+
+TEST(DveQuantizeMxKernel, OcpEmaxIsTheDefault) {
+  for (bool e4m3 : {true, false}) {
+    FakeContext ctx(direct_inst(e4m3, 12));
+    run_direct(ctx, e4m3, false, 12);
+    FakeContextWithEmax ocp(direct_inst(e4m3, 12), num::MxEmax::Ocp);
+    run_direct(ocp, e4m3, false, 12);
+  }
+}
+
+TEST(DveQuantizeMxKernel, NeuronAltEmaxReachesTheKernelThroughMxEmaxSource) {
+  for (bool e4m3 : {true, false}) {
+    FakeContextWithEmax ctx(direct_inst(e4m3, 12), num::MxEmax::NeuronAlt);
+    run_direct(ctx, e4m3, true, 12);
+  }
+  // The two settings differ: the same block gets scale s (ocp) vs s + 1.
+  std::uint32_t bits[8][4];
+  std::uint8_t q[8][4];
+  for (auto& r : bits)
+    for (auto& v : r) v = 0x41200000u;  // 10.0, biased exponent 130
+  EXPECT_EQ(quantize_block(bits, true, false, q), 122);
+  EXPECT_EQ(quantize_block(bits, true, true, q), 123);
+}
+
+// CoreConfig::mx_emax (`--mx-emax neuron-alt`) reaches the kernel through the
+// sequencer's KernelContext (fw::MxEmaxSource).
+TEST(DveQuantizeMxKernel, CoreMxEmaxSettingReachesTheKernel) {
+  platform::CoreConfig cfg = platform::default_core_config(isa::Arch::Mariana);
+  cfg.mx_emax = num::MxEmax::NeuronAlt;
+  auto* core = new platform::TpbCore("tpb", cfg);
+  QmxCase c;
+  c.src = t3(0, 1, 64);
+  c.num = 16;
+  Expected expect;
+  core->load_queue(isa::Engine::Dve, load_cases(*core, {c}, true, expect));
+  ASSERT_EQ(core->run().status, platform::RunStatus::Ok);
+  check_windows(*core, expect);
+}
