@@ -74,6 +74,7 @@ TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
     env.arch = cfg_.arch;
     env.timing = &cfg_.timing;
     env.kernels = &fw::builtin_kernels();
+    env.mx_emax = cfg_.mx_emax;
     env.sems = &sems_;
     env.regs = &regs_;
     env.queue = &queues[i];

@@ -64,9 +64,10 @@ trace::Picos to_ps(const sc_core::sc_time& t) {
 }  // namespace
 
 // The kernel's view of this engine (fw::KernelContext).
-class Sequencer::Context : public fw::KernelContext {
+class Sequencer::Context : public fw::KernelContext, public fw::MxEmaxSource {
  public:
   explicit Context(Sequencer& s) : s_(s) {}
+  num::MxEmax mx_emax() const override { return s_.env_.mx_emax; }
   const isa::RawInst& inst() const override { return s_.raw_; }
   isa::Arch arch() const override { return s_.env_.arch; }
   isa::Engine engine() const override { return s_.engine_; }

@@ -18,9 +18,11 @@
 // After <systemc>: the tlm_utils headers need its declarations.
 #include <tlm_utils/tlm_quantumkeeper.h>
 
+#include "firmware_stubs/dve/quantize_mx.h"
 #include "firmware_stubs/kernel.h"
 #include "models/isa/address_map.h"
 #include "models/isa/encodings.h"
+#include "models/numerics/dequant_stream.h"
 #include "models/sc/engine/kernel_info_table.h"
 #include "models/sc/engine/timing_config.h"
 #include "models/sc/memory/engine_registers.h"
@@ -70,6 +72,7 @@ struct SequencerEnv {
   RunControl* control = nullptr;
   trace::Recorder* recorder = nullptr;  // may be null
   std::function<void(const RetireRecord&)> on_retire;
+  num::MxEmax mx_emax = num::MxEmax::Ocp;  // DVE QuantizeMX emax offsets (SPEC §4)
 };
 
 class Sequencer : public sc_core::sc_module {
