@@ -19,36 +19,6 @@ QuantizeMxState& state(KernelContext& ctx) {
 
 unsigned elem_bytes(isa::Dtype d) { return d == isa::Dtype::Fp32 ? 4 : 2; }
 
-// Calls fn(byte address, element index k, run length in elements) for the
-// runs of a TENSOR3D pattern of `es`-byte elements in one partition, dim 0
-// innermost (SPEC §2). Throws KernelFault naming the operand and address when
-// an element leaves the partition.
-template <typename Fn>
-void for_each_run(const ResolvedPattern& p, unsigned es, unsigned partition, const char* which,
-                  Fn fn) {
-  const std::uint32_t region = p.start & ~(isa::kRegionSize - 1);
-  const std::uint32_t base = region | (partition << isa::kPartitionShift);
-  const std::int64_t off0 = isa::offset_of(p.start);
-  const bool contiguous = p.step[0] == 1;
-  const std::uint32_t run = contiguous ? p.num[0] : 1;
-  const std::uint32_t runs0 = contiguous ? 1 : p.num[0];
-  std::uint64_t k = 0;
-  for (std::uint32_t i2 = 0; i2 < p.num[2]; ++i2)
-    for (std::uint32_t i1 = 0; i1 < p.num[1]; ++i1)
-      for (std::uint32_t i0 = 0; i0 < runs0; ++i0) {
-        const std::int64_t elem = std::int64_t{i0} * p.step[0] + std::int64_t{i1} * p.step[1] +
-                                  std::int64_t{i2} * p.step[2];
-        const std::int64_t off = off0 + elem * es;
-        if (off < 0 || off + std::int64_t{run} * es > std::int64_t{isa::kPartitionSlot})
-          throw KernelFault(fmt::format(
-              "address error: QuantizeMX {} element ({},{},{}) of partition {} at byte offset {} "
-              "(pattern start 0x{:07x}) lies outside the partition",
-              which, i0, i1, i2, partition, off, p.start));
-        fn(std::uint64_t{base} + static_cast<std::uint64_t>(off), k, run);
-        k += run;
-      }
-}
-
 ResolvedMx1d resolve_mx1d(const isa::MxTensor1D& t, const KernelContext& ctx) {
   ResolvedMx1d d;
   const isa::Addr4 a = t.start_addr, s = t.scale_addr;
@@ -171,7 +141,7 @@ std::uint32_t extract_gather(KernelContext& ctx) {
   std::vector<std::uint8_t> raw(n * es);
   const unsigned sp = isa::partition_of(st.src.start);
   for (unsigned c = 0; c < st.channels; ++c) {
-    for_each_run(st.src, es, sp + c, "src",
+    for_each_run(st.src, es, sp + c, "QuantizeMX src",
                  [&](std::uint64_t addr, std::uint64_t k, std::uint32_t r) {
                    ctx.read(addr, raw.data() + k * es, std::size_t{r} * es);
                  });

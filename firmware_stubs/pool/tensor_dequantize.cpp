@@ -136,32 +136,6 @@ void transform_channels(KernelContext& ctx) {
   }
 }
 
-template <typename Fn>
-void for_each_run(const ResolvedPattern& p, unsigned partition_delta, const char* which, Fn fn) {
-  const std::uint32_t region = p.start & ~(isa::kRegionSize - 1);
-  const unsigned partition = isa::partition_of(p.start) + partition_delta;
-  const std::uint32_t base = region | (partition << isa::kPartitionShift);
-  const std::int64_t off0 = isa::offset_of(p.start);
-  const bool contiguous = p.step[0] == 1;
-  const std::uint32_t run = contiguous ? p.num[0] : 1;
-  const std::uint32_t runs0 = contiguous ? 1 : p.num[0];
-  std::uint64_t k = 0;
-  for (std::uint32_t i2 = 0; i2 < p.num[2]; ++i2)
-    for (std::uint32_t i1 = 0; i1 < p.num[1]; ++i1)
-      for (std::uint32_t i0 = 0; i0 < runs0; ++i0) {
-        const std::int64_t elem = std::int64_t{i0} * p.step[0] + std::int64_t{i1} * p.step[1] +
-                                  std::int64_t{i2} * p.step[2];
-        const std::int64_t off = off0 + elem * 4;
-        if (off < 0 || off + std::int64_t{run} * 4 > std::int64_t{isa::kPartitionSlot})
-          throw KernelFault(fmt::format(
-              "address error: {} element ({},{},{}) of partition {} at byte offset {} lies "
-              "outside the partition",
-              which, i0, i1, i2, partition, off));
-        fn(std::uint64_t{base} + static_cast<std::uint64_t>(off), k, run);
-        k += run;
-      }
-}
-
 }  // namespace
 
 ResolvedPattern resolve_pattern(const isa::Tensor3D& t, const KernelContext& ctx,
@@ -197,7 +171,7 @@ ResolvedPattern resolve_pattern(const isa::Tensor3D& t, const KernelContext& ctx
 
 void gather_words(KernelContext& ctx, const ResolvedPattern& p, unsigned partition_delta,
                   std::uint32_t* out, const char* which) {
-  for_each_run(p, partition_delta, which,
+  for_each_run(p, 4, isa::partition_of(p.start) + partition_delta, which,
                [&](std::uint64_t addr, std::uint64_t k, std::uint32_t n) {
                  ctx.read(addr, out + k, std::size_t{n} * 4);
                });
@@ -205,7 +179,7 @@ void gather_words(KernelContext& ctx, const ResolvedPattern& p, unsigned partiti
 
 void scatter_words(KernelContext& ctx, const ResolvedPattern& p, unsigned partition_delta,
                    const std::uint32_t* in, const char* which) {
-  for_each_run(p, partition_delta, which,
+  for_each_run(p, 4, isa::partition_of(p.start) + partition_delta, which,
                [&](std::uint64_t addr, std::uint64_t k, std::uint32_t n) {
                  ctx.write(addr, in + k, std::size_t{n} * 4);
                });

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "firmware_stubs/common/pattern_walk.h"
 #include "firmware_stubs/kernel.h"
 #include "models/isa/encodings.h"
 
@@ -16,14 +17,6 @@ inline constexpr std::uint32_t kTensorDequantizeTrampolineVa = 0x01004dc4;  // s
 inline constexpr std::uint32_t kTensorDequantizeStateSlot = 0x02000480;     // seed 000 §1
 inline constexpr std::uint32_t kDecodeTensorDequantizeVa = 0x01004df0;      // seed 000 §1
 inline constexpr std::uint32_t kProc4bitMx8Va = 0x0100511c;                 // seed 000 §1
-
-// One resolved TENSOR3D operand (registers applied).
-struct ResolvedPattern {
-  std::uint32_t start = 0;  // 27-bit address of element (0,0,0) in the start partition
-  std::int16_t step[3] = {0, 0, 0};
-  std::uint32_t num[3] = {0, 0, 0};
-  std::uint64_t count() const { return std::uint64_t{num[0]} * num[1] * num[2]; }
-};
 
 // Per-instruction state of the kernel (KernelContext::scratch()).
 struct DequantState {

@@ -30,9 +30,9 @@ constexpr std::string_view kMmMx = "is_valid_smx1d3_mm";
 constexpr std::string_view kLw = "is_valid_s3_lw";
 constexpr std::string_view kMm = "is_valid_s3d3_mm";
 
-// seed 000 §2.1 (CAYMAN, plain TENSOR3D operands).
-void dequant_t3d(const RawInst& raw, Arch nc, Sink& f) {
-  const auto i = decode_as<S3D3TensDequantV3>(raw);
+// The field predicates both forms share, in contract order (seed 000 §2.1).
+template <typename Inst>
+void dequant_fields(const Inst& i, Arch nc, Sink& f) {
   f(has_valid_neuron_header(i.header), "has_valid_neuron_header");
   f(has_valid_neuron_events(i.events), "has_valid_neuron_events");
   f(has_tensor_dequantize_opcode(i.header), "has_tensor_dequantize_opcode");
@@ -45,6 +45,12 @@ void dequant_t3d(const RawInst& raw, Arch nc, Sink& f) {
   f(s3d3_tens_dequant_reserved_zero(i), "s3d3_tens_dequant_reserved_zero");
   f(has_valid_tens_dequant_in_dtype(i.in_dtype), "has_valid_tens_dequant_in_dtype");
   f(has_valid_tens_dequant_out_dtype(i.out_dtype), "has_valid_tens_dequant_out_dtype");
+}
+
+// seed 000 §2.1 (CAYMAN, plain TENSOR3D operands).
+void dequant_t3d(const RawInst& raw, Arch nc, Sink& f) {
+  const auto i = decode_as<S3D3TensDequantV3>(raw);
+  dequant_fields(i, nc, f);
   f(start_addr_active_channels(i.src_mem_pattern.start_addr, i.num_active_channels),
     "start_addr_active_channels(src)");
   f(start_addr_active_channels(i.dst_mem_pattern.start_addr, i.num_active_channels),
@@ -61,18 +67,7 @@ void dequant_t3d(const RawInst& raw, Arch nc, Sink& f) {
 // seed 000 §2 CORRECTION (MARIANA / MAVERICK, MEM_PATTERN3D union operands).
 void dequant_m3d(const RawInst& raw, Arch nc, Sink& f) {
   const auto i = decode_as<S3D3TensDequant>(raw);
-  f(has_valid_neuron_header(i.header), "has_valid_neuron_header");
-  f(has_valid_neuron_events(i.events), "has_valid_neuron_events");
-  f(has_tensor_dequantize_opcode(i.header), "has_tensor_dequantize_opcode");
-  f(has_valid_nc_tens_dequant(nc), "has_valid_nc_tens_dequant");
-  f(check_active_channels(i.num_active_channels), "check_active_channels");
-  f(has_valid_dequant_fmt(i.dequant_fmt), "has_valid_dequant_fmt");
-  f(has_valid_group_size(i.group_size), "has_valid_group_size");
-  f(has_valid_dequant_fmt_group_size(i.dequant_fmt, i.group_size),
-    "has_valid_dequant_fmt_group_size");
-  f(s3d3_tens_dequant_reserved_zero(i), "s3d3_tens_dequant_reserved_zero");
-  f(has_valid_tens_dequant_in_dtype(i.in_dtype), "has_valid_tens_dequant_in_dtype");
-  f(has_valid_tens_dequant_out_dtype(i.out_dtype), "has_valid_tens_dequant_out_dtype");
+  dequant_fields(i, nc, f);
   f(check_m3d_active_channels(i.src_mem_pattern, i.num_active_channels),
     "check_m3d_active_channels(src)");
   f(check_m3d_active_channels(i.dst_mem_pattern, i.num_active_channels),

@@ -15,6 +15,7 @@
 
 #include "models/isa/address_map.h"
 #include "models/isa/encodings.h"
+#include "sc_tests/unit/test_numerics_ref.h"
 
 namespace tpb::dveref {
 
@@ -53,29 +54,11 @@ inline std::uint32_t fp32_bits(isa::Dtype in, std::uint32_t raw) {
   return bits_of_f32(static_cast<float>(v));
 }
 
-// FP8 magnitude of code 0..127 (E4M3: bias 7; E5M2: bias 15), finite codes.
-inline double fp8_mag(bool e4m3, unsigned c) {
-  const unsigned mb = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
-  const unsigned e = c >> mb, m = c & ((1u << mb) - 1);
-  if (e == 0) return std::ldexp(double(m), 1 - int(bias) - int(mb));
-  return std::ldexp(1.0 + double(m) / (1u << mb), int(e) - int(bias));
-}
-inline bool fp8_finite(bool e4m3, unsigned c) {
-  c &= 0x7F;
-  return e4m3 ? c != 0x7F : (c >> 2) != 31;
-}
-// RNE with saturation: the nearest finite code of x's sign, ties to even.
+// RNE with saturation: the nearest finite code of x's sign, ties to even (the
+// test-side search of sc_tests/unit/test_numerics_ref.h).
 inline std::uint8_t fp8_round(bool e4m3, double x) {
-  const unsigned sign = std::signbit(x) ? 0x80 : 0;
-  const double a = std::fabs(x);
-  unsigned best = 0;
-  double best_err = std::numeric_limits<double>::infinity();
-  for (unsigned c = 0; c < 128; ++c) {
-    if (!fp8_finite(e4m3, c)) continue;
-    const double err = std::fabs(fp8_mag(e4m3, c) - a);
-    if (err < best_err || (err == best_err && (c & 1) == 0)) best = c, best_err = err;
-  }
-  return static_cast<std::uint8_t>(sign | best);
+  return static_cast<std::uint8_t>(
+      numref::nearest_fp8(e4m3 ? numref::kE4M3 : numref::kE5M2, x, 0x7F));
 }
 
 // One 8 x 4 block: returns the E8M0 scale, fills q[row][k].

@@ -11,61 +11,24 @@
 
 #include "models/isa/address_map.h"
 #include "models/isa/encodings.h"
+#include "sc_tests/unit/test_numerics_ref.h"
 
 namespace tpb::platref {
 
-// FP4 E2M1 (OCP MX), INT4, NF4 (QLoRA, seed 000 §4.2) and FP6 E2M3 values.
-inline const double kFp4[16] = {0.0,  0.5,  1.0,  1.5,  2.0,  3.0,  4.0,  6.0,
-                                -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0};
-inline const double kInt4[16] = {0, 1, 2, 3, 4, 5, 6, 7, -8, -7, -6, -5, -4, -3, -2, -1};
-inline const float kNf4[16] = {-1.0f,
-                               -0.6961928009986877f,
-                               -0.5250730514526367f,
-                               -0.39491748809814453f,
-                               -0.28444138169288635f,
-                               -0.18477343022823334f,
-                               -0.09105003625154495f,
-                               0.0f,
-                               0.07958029955625534f,
-                               0.16093020141124725f,
-                               0.24611230194568634f,
-                               0.33791524171829224f,
-                               0.44070982933044434f,
-                               0.5626170039176941f,
-                               0.7229568362236023f,
-                               1.0f};
-inline double fp6_e2m3(unsigned code) {
-  static const double kPos[32] = {0.0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875,
-                                  1.0, 1.125, 1.25, 1.375, 1.5, 1.625, 1.75, 1.875,
-                                  2.0, 2.25,  2.5,  2.75,  3.0, 3.25,  3.5,  3.75,
-                                  4.0, 4.5,   5.0,  5.5,   6.0, 6.5,   7.0,  7.5};
-  const double v = kPos[code & 31];
-  return (code & 32) ? -v : v;
-}
+// Code tables and the FP8 nearest-code search are the test-side references of
+// sc_tests/unit/test_numerics_ref.h (literal tables, textbook formulas).
+using numref::kFp4;
+using numref::kInt4;
+using numref::kNf4;
+inline double fp6_e2m3(unsigned code) { return numref::fp6(numref::kFp6E2M3, code); }
 
-// Positive finite FP8 magnitudes by code 0..127 (textbook field formulas).
-// E5M2: bias 15, Inf/NaN at exponent 31. E4M3fn: bias 7, NaN = 0x7F only.
-inline double fp8_value(bool e4m3, unsigned code) {
-  const unsigned mbits = e4m3 ? 3 : 2, ebits = e4m3 ? 4 : 5, bias = e4m3 ? 7 : 15;
-  const unsigned e = (code >> mbits) & ((1u << ebits) - 1), m = code & ((1u << mbits) - 1);
-  if (e == 0) return std::ldexp(double(m), 1 - int(bias) - int(mbits));
-  return std::ldexp(1.0 + double(m) / (1u << mbits), int(e) - int(bias));
-}
 inline bool fp8_is_nan(bool e4m3, std::uint8_t b) {
   return e4m3 ? (b & 0x7F) == 0x7F : ((b >> 2) & 31) == 31 && (b & 3) != 0;
 }
 // Nearest code, ties to the even code, saturating to the largest finite.
 inline std::uint8_t fp8_nearest(bool e4m3, double v) {
-  const unsigned max_code = e4m3 ? 0x7E : 0x7B;
-  const unsigned sign = std::signbit(v) ? 0x80 : 0;
-  const double a = std::fabs(v);
-  unsigned best = 0;
-  double best_err = std::numeric_limits<double>::infinity();
-  for (unsigned c = 0; c <= max_code; ++c) {
-    const double err = std::fabs(fp8_value(e4m3, c) - a);
-    if (err < best_err || (err == best_err && (c & 1) == 0)) best = c, best_err = err;
-  }
-  return static_cast<std::uint8_t>(sign | best);
+  return static_cast<std::uint8_t>(
+      numref::nearest_fp8(e4m3 ? numref::kE4M3 : numref::kE5M2, v, 0x7F));
 }
 
 // Reference of one partition's stream: words in src-pattern order -> words
