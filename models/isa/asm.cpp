@@ -950,7 +950,10 @@ RawInst assemble(Lexer& lx) {
     if (f.required)
       lx.fail(m.at, std::string("missing required field '") + f.name + "' for " + spec->mnemonic);
     if (f.kind == FK::Grp && f.from >= 0) continue;  // after the count fields are final
-    for (unsigned i = 0; i < f.len; ++i) r[f.off + i] = static_cast<std::uint8_t>(f.def >> (8 * i));
+    // The default fills at most the low bytes of its value; wider fields
+    // (reserved byte runs) are zero past them.
+    for (unsigned i = 0; i < f.len; ++i)
+      r[f.off + i] = i < sizeof f.def ? static_cast<std::uint8_t>(f.def >> (8 * i)) : 0;
   }
   for (const auto& f : spec->fields)
     if (f.kind == FK::Grp && f.from >= 0 && !b.written(f.off))
@@ -1016,7 +1019,8 @@ std::string fmt_pattern(const RawInst& r, const FieldSpec& f) {
 }
 
 std::string fmt_field(const RawInst& r, const FieldSpec& f) {
-  const std::uint32_t v = get_le(r, f.off, f.len);
+  // Scalar fields are at most 4 bytes; byte runs and patterns print their bytes.
+  const std::uint32_t v = f.len <= 4 ? get_le(r, f.off, f.len) : 0;
   switch (f.kind) {
     case FK::Dtype:
       return fmt_dtype(static_cast<std::uint8_t>(v));
