@@ -22,7 +22,10 @@ std::vector<std::uint32_t> random_words(std::size_t n) {
   return v;
 }
 
-void BM_Dequant(benchmark::State& state, DequantFmt fmt, unsigned group) {
+// portable = true: the table paths every host has; false: the SIMD paths
+// chosen at run time where the host has them (SSSE3 / AVX2).
+void BM_Dequant(benchmark::State& state, DequantFmt fmt, unsigned group, bool portable) {
+  tpb::num::dequant_force_portable(portable);
   const auto r = tpb::num::dequant_ratio(fmt, group);
   const std::size_t steps = kSrcBytes / 4 / r.src_words;
   auto src = random_words(steps * r.src_words);
@@ -45,6 +48,7 @@ void BM_Dequant(benchmark::State& state, DequantFmt fmt, unsigned group) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
                           static_cast<std::int64_t>(src.size() * 4));
   state.counters["dst_bytes"] = static_cast<double>(dst.size() * 4);
+  tpb::num::dequant_force_portable(false);
 }
 
 void BM_Memcpy(benchmark::State& state) {
@@ -60,13 +64,34 @@ void BM_Memcpy(benchmark::State& state) {
 }
 
 BENCHMARK(BM_Memcpy)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Dequant, e2m1_g0, DequantFmt::E2M1ToE5M2, 0)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Dequant, int4_g0, DequantFmt::Int4ToE5M2, 0)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Dequant, nf4_g0, DequantFmt::Nf4ToE4M3, 0)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Dequant, e2m3_g0, DequantFmt::E2M3ToE4M3, 0)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Dequant, e2m1_g8, DequantFmt::E2M1ToE5M2, 8)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Dequant, int4_g8, DequantFmt::Int4ToE5M2, 8)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Dequant, nf4_g8, DequantFmt::Nf4ToE4M3, 8)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Dequant, e2m1_g0, DequantFmt::E2M1ToE5M2, 0, false)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Dequant, e2m1_g0_portable, DequantFmt::E2M1ToE5M2, 0, true)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Dequant, int4_g0, DequantFmt::Int4ToE5M2, 0, false)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Dequant, int4_g0_portable, DequantFmt::Int4ToE5M2, 0, true)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Dequant, nf4_g0, DequantFmt::Nf4ToE4M3, 0, false)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Dequant, nf4_g0_portable, DequantFmt::Nf4ToE4M3, 0, true)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Dequant, e2m3_g0, DequantFmt::E2M3ToE4M3, 0, false)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Dequant, e2m3_g0_portable, DequantFmt::E2M3ToE4M3, 0, true)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Dequant, e2m1_g8, DequantFmt::E2M1ToE5M2, 8, false)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Dequant, e2m1_g8_portable, DequantFmt::E2M1ToE5M2, 8, true)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Dequant, int4_g8, DequantFmt::Int4ToE5M2, 8, false)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Dequant, int4_g8_portable, DequantFmt::Int4ToE5M2, 8, true)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Dequant, nf4_g8, DequantFmt::Nf4ToE4M3, 8, false)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Dequant, nf4_g8_portable, DequantFmt::Nf4ToE4M3, 8, true)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
