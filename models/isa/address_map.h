@@ -14,9 +14,9 @@ enum class Region : std::uint8_t { Sbuf = 0, Psum = 1, SfuTile = 2, Control = 3 
 inline constexpr unsigned kNumPartitions = 128;
 inline constexpr unsigned kPartitionsPerQuadrant = 32;
 inline constexpr unsigned kNumQuadrants = 4;
-inline constexpr unsigned kPartitionShift = 18;                      // bits[24:18]
+inline constexpr unsigned kPartitionShift = 18;                         // bits[24:18]
 inline constexpr std::uint32_t kPartitionSlot = 1u << kPartitionShift;  // 256 KiB
-inline constexpr unsigned kRegionShift = 25;                         // bits[26:25]
+inline constexpr unsigned kRegionShift = 25;                            // bits[26:25]
 inline constexpr std::uint32_t kRegionSize = 1u << kRegionShift;
 
 inline constexpr std::uint32_t region_base(Region r) {
@@ -28,9 +28,7 @@ inline constexpr Region region_of(std::uint32_t addr) {
 inline constexpr unsigned partition_of(std::uint32_t addr) {
   return (addr >> kPartitionShift) & 0x7Fu;
 }
-inline constexpr std::uint32_t offset_of(std::uint32_t addr) {
-  return addr & (kPartitionSlot - 1);
-}
+inline constexpr std::uint32_t offset_of(std::uint32_t addr) { return addr & (kPartitionSlot - 1); }
 inline constexpr std::uint32_t sbuf_addr(unsigned partition, std::uint32_t offset) {
   return region_base(Region::Sbuf) | (partition << kPartitionShift) | offset;
 }
@@ -46,10 +44,13 @@ struct MemoryCapacity {
 };
 inline constexpr MemoryCapacity default_capacity(Arch a) {
   switch (a) {
-    case Arch::Sunda: return {192u * 1024, 16u * 1024};
-    case Arch::Cayman: return {224u * 1024, 16u * 1024};
+    case Arch::Sunda:
+      return {192u * 1024, 16u * 1024};
+    case Arch::Cayman:
+      return {224u * 1024, 16u * 1024};
     case Arch::Mariana:
-    case Arch::Maverick: return {256u * 1024, 16u * 1024};
+    case Arch::Maverick:
+      return {256u * 1024, 16u * 1024};
   }
   return {256u * 1024, 16u * 1024};
 }

@@ -14,8 +14,8 @@
 namespace tpb::isa {
 
 struct CheckResult {
-  std::string contract;                 // e.g. "is_valid_tensor_dequantize", "" if none
-  std::vector<std::string_view> failed; // names of failed predicates, contract order
+  std::string contract;                  // e.g. "is_valid_tensor_dequantize", "" if none
+  std::vector<std::string_view> failed;  // names of failed predicates, contract order
   bool valid() const { return failed.empty(); }
 };
 

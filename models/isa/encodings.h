@@ -22,8 +22,8 @@ using RawInst = std::array<std::uint8_t, kInstBytes>;
 enum class Arch : std::uint8_t { Sunda = 2, Cayman = 3, Mariana = 4, Maverick = 5 };
 // NeuronCoreVersion ordinal of a generation: V2..V5.
 constexpr int nc_version(Arch a) { return static_cast<int>(a); }
-std::string_view arch_name(Arch a);               // "sunda", ...
-bool parse_arch(std::string_view s, Arch& out);   // case-insensitive
+std::string_view arch_name(Arch a);              // "sunda", ...
+bool parse_arch(std::string_view s, Arch& out);  // case-insensitive
 
 // ---------------------------------------------------------------------------
 // Opcodes (seed 000 §1, seed 003 §3, §6)
@@ -54,15 +54,15 @@ enum class Dtype : std::uint8_t {
   Fp32 = 0x8,
   Uint32 = 0x9,
   Fp32R = 0xA,
-  Fp8Exp2 = 0xC,  // E2M5
-  Fp8Exp3 = 0xD,  // E3M4
-  Fp8Exp4 = 0xE,  // E4M3
-  Fp8Exp5 = 0xF,  // E5M2
-  Fp4Exp2 = 0x10, // E2M1
+  Fp8Exp2 = 0xC,   // E2M5
+  Fp8Exp3 = 0xD,   // E3M4
+  Fp8Exp4 = 0xE,   // E4M3
+  Fp8Exp5 = 0xF,   // E5M2
+  Fp4Exp2 = 0x10,  // E2M1
   Int4 = 0x12,
   Sfp8E8 = 0x13,  // E8M0
 };
-std::string_view dtype_name(std::uint8_t d);   // "" when not a DTYPE ordinal
+std::string_view dtype_name(std::uint8_t d);  // "" when not a DTYPE ordinal
 bool parse_dtype(std::string_view s, std::uint8_t& out);
 // Element size in bytes for addressing (sub-byte and x4 forms: see CONVENTIONS).
 // Returns 0 for an ordinal that is not a DTYPE.
@@ -93,7 +93,7 @@ enum class MxPerfMode : std::uint8_t {
 struct Header {
   std::uint8_t opcode;
   std::uint8_t inst_word_len;
-  std::uint8_t debug_cmd;   // 0 none, 1 trace marker
+  std::uint8_t debug_cmd;  // 0 none, 1 trace marker
   std::uint8_t debug_hint;
 };
 static_assert(sizeof(Header) == 4);
@@ -117,11 +117,11 @@ static_assert(offsetof(Events, sem_value) == 4);
 // ADDR4 (SPEC §2): marker_a4 = bits[31:27], address = bits[26:0].
 namespace addr4 {
 inline constexpr std::uint32_t kAddressMask = 0x07FFFFFFu;
-inline constexpr std::uint8_t kMarkerImm = 0x00;          // top byte 0x00
-inline constexpr std::uint8_t kMarkerAddrReg = 0x10;      // top byte 0x80
-inline constexpr std::uint8_t kMarkerShapeReg = 0x08;     // top byte 0x40
-inline constexpr std::uint8_t kMarkerAddrShapeReg = 0x18; // top byte 0xC0
-inline constexpr std::uint8_t kMarkerMxTensorV2 = 0x01;   // 0b00001 (v5)
+inline constexpr std::uint8_t kMarkerImm = 0x00;           // top byte 0x00
+inline constexpr std::uint8_t kMarkerAddrReg = 0x10;       // top byte 0x80
+inline constexpr std::uint8_t kMarkerShapeReg = 0x08;      // top byte 0x40
+inline constexpr std::uint8_t kMarkerAddrShapeReg = 0x18;  // top byte 0xC0
+inline constexpr std::uint8_t kMarkerMxTensorV2 = 0x01;    // 0b00001 (v5)
 // Convention: an INDIRECT16B operand of a MEM_PATTERN3D union is selected by
 // marker 0b00010 (the seeds do not say how the union member is chosen).
 inline constexpr std::uint8_t kMarkerIndirect = 0x02;
@@ -234,18 +234,18 @@ struct S3D3TensDequant {
   MemPattern3D dst_mem_pattern;
   std::uint8_t reserved2[4];
 };
-#define TPB_ASSERT_DEQUANT_LAYOUT(T)                   \
-  static_assert(sizeof(T) == 64);                      \
-  static_assert(offsetof(T, events) == 4);             \
-  static_assert(offsetof(T, src_mem_pattern) == 12);   \
-  static_assert(offsetof(T, reserved0) == 28);         \
-  static_assert(offsetof(T, in_dtype) == 32);          \
-  static_assert(offsetof(T, out_dtype) == 33);         \
+#define TPB_ASSERT_DEQUANT_LAYOUT(T)                     \
+  static_assert(sizeof(T) == 64);                        \
+  static_assert(offsetof(T, events) == 4);               \
+  static_assert(offsetof(T, src_mem_pattern) == 12);     \
+  static_assert(offsetof(T, reserved0) == 28);           \
+  static_assert(offsetof(T, in_dtype) == 32);            \
+  static_assert(offsetof(T, out_dtype) == 33);           \
   static_assert(offsetof(T, num_active_channels) == 34); \
-  static_assert(offsetof(T, dequant_fmt) == 35);       \
-  static_assert(offsetof(T, group_size) == 36);        \
-  static_assert(offsetof(T, reserved1) == 37);         \
-  static_assert(offsetof(T, dst_mem_pattern) == 44);   \
+  static_assert(offsetof(T, dequant_fmt) == 35);         \
+  static_assert(offsetof(T, group_size) == 36);          \
+  static_assert(offsetof(T, reserved1) == 37);           \
+  static_assert(offsetof(T, dst_mem_pattern) == 44);     \
   static_assert(offsetof(T, reserved2) == 60);
 TPB_ASSERT_DEQUANT_LAYOUT(S3D3TensDequantV3)
 TPB_ASSERT_DEQUANT_LAYOUT(S3D3TensDequant)
@@ -380,9 +380,7 @@ RawInst encode(const T& inst) {
   std::memcpy(raw.data(), &inst, sizeof(T));
   return raw;
 }
-inline Header header_of(const RawInst& raw) {
-  return Header{raw[0], raw[1], raw[2], raw[3]};
-}
+inline Header header_of(const RawInst& raw) { return Header{raw[0], raw[1], raw[2], raw[3]}; }
 inline Events events_of(const RawInst& raw) {
   Events e;
   std::memcpy(&e, raw.data() + 4, sizeof(e));

@@ -10,11 +10,11 @@
 namespace tpb::trace {
 
 struct EngineStats {
-  std::string name;              // "pool", "dve", "pe", "sfu"
+  std::string name;  // "pool", "dve", "pe", "sfu"
   double clock_mhz = 0;
   std::uint64_t instructions = 0;  // retired
   std::uint64_t busy_cycles = 0;
-  std::uint64_t stall_cycles = 0;  // semaphore waits
+  std::uint64_t stall_cycles = 0;                // semaphore waits
   std::map<std::string, std::uint64_t> bundles;  // bundle name -> issues (x trip count)
   std::uint64_t bytes_read = 0;
   std::uint64_t bytes_written = 0;

@@ -3,13 +3,13 @@
 
 #include <sys/wait.h>
 
+#include <unistd.h>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 
 namespace tpb::e2e {
 
@@ -38,8 +38,8 @@ inline ToolResult run_tool(const std::string& args, const std::string& stdin_tex
   const std::string dir = scratch_dir("run");
   const std::string out = dir + "/stdout", err = dir + "/stderr", in = dir + "/stdin";
   std::ofstream(in) << stdin_text;
-  const std::string cmd = std::string(TPBSIM_BIN) + " " + args + " <" + in + " >" + out +
-                          " 2>" + err;
+  const std::string cmd =
+      std::string(TPBSIM_BIN) + " " + args + " <" + in + " >" + out + " 2>" + err;
   const int status = std::system(cmd.c_str());
   ToolResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
