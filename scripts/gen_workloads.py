@@ -460,6 +460,122 @@ def two_stream(rng):
     return text, files, args, dict(exit=0, stderr=[], **traffic([a, b, c]))
 
 
+class QuantizeMx:
+    """One S3DMX1_QUANT word (opcode 0xe3, DVE; seed 003 §2.5, SPEC §4): FP16 source
+    elements along a TENSOR3D, E4M3 x4 words along an MXTENSOR1D, E8M0 scales."""
+
+    def __init__(self, channels, src, data_off, scale_off, num, wait, update, sem_value):
+        self.channels, self.src = channels, src
+        self.data_off, self.scale_off, self.num = data_off, scale_off, num
+        self.wait, self.update, self.sem_value = wait, update, sem_value
+
+    def fields(self):
+        return [
+            (0, struct.pack("<4B", 0xE3, 16, 0, 0), "header  opcode 0xe3 QuantizeMX, "
+             "inst_word_len 16"),
+            (4, struct.pack("<4BI", self.wait[0], self.wait[1], self.update[0], self.update[1],
+                            self.sem_value),
+             "events  wait_mode %d idx %d, update_mode %d idx %d, sem_value %d" % (
+                 self.wait[0], self.wait[1], self.update[0], self.update[1], self.sem_value)),
+            (12, bytes(4), "reserved0"),
+            (16, self.src.pack(), "src     " + self.src.describe() + " (FP16 elements)"),
+            (32, bytes(1), "reserved1"),
+            (33, struct.pack("<3B", self.channels, 0x6, 0xE),
+             "num_active_channels %d, in_dtype 0x6 FP16, out_dtype 0xe FP8_EXP4 (E4M3)" %
+             self.channels),
+            (36, bytes(12), "reserved2"),
+            (48, struct.pack("<IIHbB4x", sbuf(0, self.data_off), sbuf(0, self.scale_off),
+                             self.num, 1, 0),
+             "dst     MXTENSOR1D data sbuf p0 +0x%x, scale sbuf p0 +0x%x, num %d x4 words, "
+             "step 1, scale_pidx 0" % (self.data_off, self.scale_off, self.num)),
+        ]
+
+    def raw(self):
+        b = b"".join(f[1] for f in self.fields())
+        assert len(b) == 64
+        return b
+
+    def text(self, title):
+        lines = ["# " + title]
+        for off, b, comment in self.fields():
+            lines.append("#   @%-2d %-48s %s" % (off, b.hex(" "), comment))
+        lines.append(".raw " + "  ".join(f[1].hex(" ") for f in self.fields()))
+        return "\n".join(lines) + "\n"
+
+    def mnemonic(self):
+        return ("quantize_mx channels=%d in_dtype=fp16 out_dtype=fp8_e4m3 \\\n    src=%s \\\n"
+                "    dst=mx1d(data=sbuf(0, 0x%x), scale=sbuf(0, 0x%x), num=%d, step=1, "
+                "scale_pidx=0) \\\n    wait=ge(sem%d, %d) update=inc(sem%d)\n" % (
+                    self.channels, self.src.mnemonic(), self.data_off, self.scale_off, self.num,
+                    self.wait[1], self.sem_value, self.update[1]))
+
+    def run(self, mem):
+        """SPEC §4 with the ocp emax (E4M3: 8): blocks of 8 partitions x 4 elements."""
+        n = self.src.count()
+        vals = []  # per partition: FP16 values in pattern order
+        for c in range(self.channels):
+            part = mem.part(self.src.part + c)
+            offs = [self.src.off + 2 * (i0 * self.src.step[0] + i1 * self.src.step[1] +
+                                        i2 * self.src.step[2])
+                    for i2 in range(self.src.num[2]) for i1 in range(self.src.num[1])
+                    for i0 in range(self.src.num[0])]
+            vals.append([float(np.frombuffer(bytes(part[o:o + 2]), dtype="<f2")[0])
+                         for o in offs])
+        for b in range(self.channels // 8):
+            for j in range(n // 4):
+                block = [vals[8 * b + r][4 * j + k] for r in range(8) for k in range(4)]
+                if any(not np.isfinite(v) for v in block):
+                    s, q = 0xFF, [[0x7F] * 4 for _ in range(8)]
+                else:
+                    # biased FP32 exponent of each element (FP16 widens exactly)
+                    e = max(int((np.float32(v).view(np.uint32) >> 23) & 0xFF) for v in block)
+                    s = min(max(e - 8, 0), 254)
+                    q = [[round_fp8(vals[8 * b + r][4 * j + k] * 2.0 ** (127 - s), "e4m3")
+                          for k in range(4)] for r in range(8)]
+                for r in range(8):
+                    mem.part(8 * b + r)[self.data_off + 4 * j:self.data_off + 4 * j + 4] = \
+                        bytes(q[r])
+                scale_part = 32 * (b // 4) + (b % 4)
+                mem.part(scale_part)[self.scale_off + j] = s
+
+
+def pool_dve_pipeline(rng):
+    """POOL dequant -> DVE QuantizeMX -> POOL dequant, ordered only by semaphores.
+    The DVE reads POOL's E5M2 bytes as FP16 elements; POOL reads the DVE's x4 words
+    as FP4 codes. The dumped output depends on every bit of both earlier steps."""
+    a = Dequant(1, 0, 32, T3(0, 0x000, [1], [16]), T3(0, 0x1000, [1], [32]), update=(1, 1))
+    q = QuantizeMx(32, T3(0, 0x1000, [1], [64]), 0x2000, 0x3000, 16,
+                   wait=(2, 1), update=(1, 2), sem_value=1)
+    b = Dequant(1, 0, 32, T3(0, 0x2000, [1], [16]), T3(0, 0x4000, [1], [32]),
+                wait=(2, 2), sem_value=1)
+    inp = make_input(rng, 1, 0, 32, 16)
+    mem = Sbuf()
+    mem.load(0, 0x000, inp)
+    mem.run(a)
+    q.run(mem)
+    mem.run(b)
+    title = "POOL -> DVE -> POOL pipeline ordered only by semaphores (MARIANA)"
+    raw = (header("mariana", title) + ".engine pool\n\n" +
+           a.text("pool 0: E2M1 g0 sbuf+0x0 -> +0x1000 (E5M2); on retire sem[1] += 1") + "\n" +
+           b.text("pool 1: waits sem[2] >= 1; E2M1 g0 reads the DVE's x4 words +0x2000 -> "
+                  "+0x4000") + "\n.engine dve\n\n" +
+           q.text("dve 0: waits sem[1] >= 1; +0x1000 as FP16 -> MXFP8 E4M3 x4 words +0x2000, "
+                  "E8M0 scales +0x3000 of partitions 0..3; on retire sem[2] += 1"))
+    mn = (header("mariana", title).replace("Fields of each .raw word are listed above it.",
+                                           "Mnemonic form of program.tpb (docs/ASM.md).") +
+          ".engine pool\n\n" + a.mnemonic() + b.mnemonic() + "\n.engine dve\n\n" +
+          q.mnemonic())
+    files = {"input.npy": inp, "expected.npy": mem.dump(0, 0x4000, 32, 128)}
+    args = ["program.tpb", "--load sbuf:0:0=input.npy", "--dump sbuf:0:%d:32x128:u8=out.npy" %
+            0x4000]
+    t = traffic([a, b])
+    # The DVE writes 16 x4 words per partition and 16 scale bytes per block row.
+    t["sbuf_quadrant_bytes_written"][0] += 32 * 16 * 4 + 4 * 16
+    t["pool_retired"] = 2
+    t["retired"] = 3
+    return (raw, mn), files, args, dict(exit=0, stderr=[], **t)
+
+
 def invalid():
     # FP6 with group 8 (counts in the 8:5 ratio): fails has_valid_dequant_fmt_group_size.
     i = Dequant(4, 8, 1, T3(0, 0, [1], [5]), T3(0, 0x100, [1], [8]))
@@ -535,14 +651,15 @@ def generate(root):
             name = "%s_%s" % (case["name"], arch)
             write_dir(root, name, text, files, args, expect)
             listing.append((name, case["insts"][0][1] + " (" + arch + ")"))
-    rng2 = np.random.default_rng(7)
-    demo_case = dequant_case("demo", "e2m1", 8, 32, 0, ([1], [10]), ([1], [16]),
-                             "FP4 E2M1 MX group 8 -> E5M2, 32 channels")
-    text, files, args, expect = build_dequant_workload(demo_case, "mariana", rng2)
+    text, files, args, expect = pool_dve_pipeline(np.random.default_rng(7))
     write_dir(root, "demo", text, files, args, expect,
-              readme="# FP4 E2M1 MX (group 8) TensorDequantize, 32 channels, MARIANA\n\n"
-                     "The default workload of `make demo` (scripts/demo.sh).\n")
-    listing.append(("demo", "FP4 E2M1 MX group 8 -> E5M2, 32 channels (mariana); make demo"))
+              readme="# POOL -> DVE -> POOL pipeline ordered only by semaphores, MARIANA\n\n"
+                     "The default workload of `make demo` (scripts/demo.sh): POOL dequantizes "
+                     "FP4 E2M1 to E5M2, the DVE quantizes those bytes (read as FP16) to MXFP8 "
+                     "E4M3 with E8M0 scales, POOL dequantizes the DVE's words again. Each "
+                     "engine waits on the semaphore the other sets on retire.\n")
+    listing.append(("demo", "POOL dequant -> DVE QuantizeMX -> POOL dequant, ordered by "
+                            "semaphores (mariana); make demo"))
     for name, fn, desc in (
             ("two_stream", lambda: two_stream(np.random.default_rng(11)),
              "three POOL dequants ordered by semaphore waits/updates; inst 1 reads inst 0's "
