@@ -36,6 +36,8 @@ void merge_mem(MemCycles& m, const nlohmann::json& j, const std::string& key) {
       m.beat_cycles = get_u32(*it, k, false);
     else if (it.key() == "beat_bytes")
       m.beat_bytes = get_u32(*it, k, true);
+    else if (it.key() == "contention_window_cycles")
+      m.contention_window_cycles = get_u32(*it, k, false);
     else
       fail(k, "unknown key");
   }
@@ -44,7 +46,8 @@ void merge_mem(MemCycles& m, const nlohmann::json& j, const std::string& key) {
 nlohmann::json mem_json(const MemCycles& m) {
   return {{"latency_cycles", m.latency_cycles},
           {"beat_cycles", m.beat_cycles},
-          {"beat_bytes", m.beat_bytes}};
+          {"beat_bytes", m.beat_bytes},
+          {"contention_window_cycles", m.contention_window_cycles}};
 }
 
 }  // namespace
@@ -79,6 +82,7 @@ MemTiming TimingConfig::mem_timing(const MemCycles& m) const {
   t.latency = mem_cycles_time(m.latency_cycles);
   t.per_beat = mem_cycles_time(m.beat_cycles);
   t.beat_bytes = m.beat_bytes;
+  t.contention_window = mem_cycles_time(m.contention_window_cycles);
   return t;
 }
 

@@ -23,6 +23,9 @@ struct MemCycles {
   std::uint32_t latency_cycles = 0;  // fixed cost of one access
   std::uint32_t beat_cycles = 0;     // cost of one beat of beat_bytes
   std::uint32_t beat_bytes = 64;
+  // Bandwidth contention between engines (SPEC §8): the target's beats are
+  // booked in windows of this many cycles (BandwidthArbiter); 0 = off.
+  std::uint32_t contention_window_cycles = 0;
 };
 
 struct TimingConfig {
