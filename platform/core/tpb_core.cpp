@@ -16,11 +16,10 @@ namespace {
 constexpr isa::Engine kEngines[isa::kNumEngines] = {isa::Engine::Pool, isa::Engine::Dve,
                                                     isa::Engine::Pe, isa::Engine::Sfu};
 
-const char* const kMemNames[5] = {"sbuf.q0", "sbuf.q1", "sbuf.q2", "sbuf.q3", "psum"};
+const char* const kMemNames[TpbCore::kNumMems] = {"sbuf.q0", "sbuf.q1", "sbuf.q2", "sbuf.q3",
+                                                  "psum"};
 
-std::uint64_t to_ps(const sc_core::sc_time& t) {
-  return static_cast<std::uint64_t>(t.to_seconds() * 1e12 + 0.5);
-}
+constexpr auto to_ps = &sc::TimingConfig::to_ps;
 
 const char* wait_op(std::uint8_t mode) { return mode == 1 ? "==" : mode == 2 ? ">=" : "?"; }
 
@@ -103,9 +102,9 @@ TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
   sems_.set_observer([this](unsigned idx, std::uint32_t v) {
     const std::uint64_t ps = to_ps(sc_core::sc_time_stamp());
     recorder_.set(sem_sigs_[idx], ps, v);
-    recorder_.counter(sem_track_, ps, fmt::format("sem{}", idx), v);
+    if (recorder_.slices_enabled()) recorder_.counter(sem_track_, ps, fmt::format("sem{}", idx), v);
   });
-  for (unsigned m = 0; m < 5; ++m) {
+  for (unsigned m = 0; m < kNumMems; ++m) {
     mem_read_sig_[m] = recorder_.add_signal(std::string("tpb.") + kMemNames[m], "bytes_read", 64);
     mem_write_sig_[m] =
         recorder_.add_signal(std::string("tpb.") + kMemNames[m], "bytes_written", 64);
@@ -183,18 +182,23 @@ void TpbCore::on_retire(const sc::RetireRecord& r) {
   ++retired_;
   if (retire_sink_) retire_sink_(format_retire(r));
   if (!recorder_.signals_enabled()) return;
-  std::uint64_t rd[5] = {}, wr[5] = {};
-  for (const auto& s : seqs_)
-    for (unsigned m = 0; m < 5; ++m) {
-      rd[m] += s.port.bytes_read()[m];
-      wr[m] += s.port.bytes_written()[m];
-    }
-  for (unsigned m = 0; m < 5; ++m) {
+  std::uint64_t rd[kNumMems], wr[kNumMems];
+  memory_bytes(rd, wr);
+  for (unsigned m = 0; m < kNumMems; ++m) {
     if (rd[m] != mem_read_last_[m]) recorder_.set(mem_read_sig_[m], r.time_ps, rd[m]);
     if (wr[m] != mem_write_last_[m]) recorder_.set(mem_write_sig_[m], r.time_ps, wr[m]);
     mem_read_last_[m] = rd[m];
     mem_write_last_[m] = wr[m];
   }
+}
+
+void TpbCore::memory_bytes(std::uint64_t rd[kNumMems], std::uint64_t wr[kNumMems]) const {
+  for (unsigned m = 0; m < kNumMems; ++m) rd[m] = wr[m] = 0;
+  for (const auto& s : seqs_)
+    for (unsigned m = 0; m < kNumMems; ++m) {
+      rd[m] += s.port.bytes_read()[m];
+      wr[m] += s.port.bytes_written()[m];
+    }
 }
 
 std::string TpbCore::deadlock_report() const {
@@ -240,15 +244,9 @@ trace::RunStats TpbCore::stats() const {
   trace::RunStats s;
   s.arch = std::string(isa::arch_name(cfg_.arch));
   for (const auto& q : seqs_) s.engines.push_back(q.stats());
-  for (unsigned m = 0; m < 5; ++m) {
-    trace::MemoryStats ms;
-    ms.name = kMemNames[m];
-    for (const auto& q : seqs_) {
-      ms.bytes_read += q.port.bytes_read()[m];
-      ms.bytes_written += q.port.bytes_written()[m];
-    }
-    s.memories.push_back(ms);
-  }
+  std::uint64_t rd[kNumMems], wr[kNumMems];
+  memory_bytes(rd, wr);
+  for (unsigned m = 0; m < kNumMems; ++m) s.memories.push_back({kMemNames[m], rd[m], wr[m]});
   s.simulated_ps = last_.simulated_ps;
   s.wall_seconds = last_.wall_seconds;
   s.status = status_name(last_.status);

@@ -61,6 +61,10 @@ struct RunResult {
 
 class TpbCore : public sc_core::sc_module {
  public:
+  // Memories with byte counters: SBUF quadrants q0..q3 and the PSUM
+  // (MemPort::kCountSbufQ0 .. kCountPsum).
+  static constexpr unsigned kNumMems = sc::MemPort::kCountPsum + 1;
+
   // Throws std::invalid_argument for an impossible configuration.
   TpbCore(sc_core::sc_module_name name, CoreConfig cfg);
 
@@ -124,8 +128,11 @@ class TpbCore : public sc_core::sc_module {
   RunResult last_;
   std::vector<trace::SignalId> sem_sigs_;
   trace::TrackId sem_track_;
-  trace::SignalId mem_read_sig_[5], mem_write_sig_[5];
-  std::uint64_t mem_read_last_[5] = {}, mem_write_last_[5] = {};
+  // Bytes moved to and from each memory (SBUF quadrants, PSUM), over every
+  // engine's MemPort counters.
+  void memory_bytes(std::uint64_t rd[kNumMems], std::uint64_t wr[kNumMems]) const;
+  trace::SignalId mem_read_sig_[kNumMems], mem_write_sig_[kNumMems];
+  std::uint64_t mem_read_last_[kNumMems] = {}, mem_write_last_[kNumMems] = {};
 };
 
 }  // namespace tpb::platform

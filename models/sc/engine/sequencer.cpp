@@ -57,9 +57,7 @@ std::string describe_addr(std::uint64_t addr) {
   return "";
 }
 
-trace::Picos to_ps(const sc_core::sc_time& t) {
-  return static_cast<trace::Picos>(t.to_seconds() * 1e12 + 0.5);
-}
+constexpr auto to_ps = &TimingConfig::to_ps;
 
 }  // namespace
 

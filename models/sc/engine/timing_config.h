@@ -66,6 +66,10 @@ struct TimingConfig {
 
   // Picoseconds of `cycles` at `mhz`, rounded to nearest.
   static std::uint64_t cycles_to_ps(std::uint64_t cycles, std::uint32_t mhz);
+  // Picoseconds of a simulated time, rounded to nearest (trace timestamps).
+  static std::uint64_t to_ps(const sc_core::sc_time& t) {
+    return static_cast<std::uint64_t>(t.to_seconds() * 1e12 + 0.5);
+  }
   sc_core::sc_time engine_time(isa::Engine e, std::uint64_t cycles) const;
   // Engine cycles (rounded to nearest) of a duration.
   std::uint64_t engine_cycles(isa::Engine e, const sc_core::sc_time& t) const;
