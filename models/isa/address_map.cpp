@@ -1,24 +1,11 @@
-// Engine names of one core (SPEC §9: `.engine pool|dve|pe|sfu`).
+// Engine names of one core (SPEC §9: `.engine pool|dve|pe|sfu`): parsing
+// against the one table, kEngineNames (address_map.h).
 #include "models/isa/address_map.h"
 
 #include <cctype>
 #include <string>
 
 namespace tpb::isa {
-
-const char* engine_name(Engine e) {
-  switch (e) {
-    case Engine::Pool:
-      return "pool";
-    case Engine::Dve:
-      return "dve";
-    case Engine::Pe:
-      return "pe";
-    case Engine::Sfu:
-      return "sfu";
-  }
-  return "";
-}
 
 std::optional<Engine> parse_engine(const char* s) {
   if (s == nullptr) return std::nullopt;

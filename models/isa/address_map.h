@@ -68,7 +68,51 @@ inline constexpr std::uint32_t kQueueBytes = 0x100000;  // 16384 instructions pe
 // The engines of one core, in the order used for register/queue placement.
 enum class Engine : std::uint8_t { Pool = 0, Dve = 1, Pe = 2, Sfu = 3 };
 inline constexpr unsigned kNumEngines = 4;
-const char* engine_name(Engine e);  // "pool", "dve", "pe", "sfu"
-std::optional<Engine> parse_engine(const char* s);
+// The one engine-name table (SPEC §9 `.engine pool|dve|pe|sfu`), in Engine order.
+inline constexpr const char* kEngineNames[kNumEngines] = {"pool", "dve", "pe", "sfu"};
+constexpr const char* engine_name(Engine e) {
+  return static_cast<unsigned>(e) < kNumEngines ? kEngineNames[static_cast<unsigned>(e)] : "";
+}
+std::optional<Engine> parse_engine(const char* s);  // case-insensitive
+
+// The memories of one core. Their names, from the one memory-name table
+// below, name the address-map rows (core_memory_map), the per-memory stats
+// and the VCD byte counters.
+enum class CoreMemory : std::uint8_t {
+  SbufQ0 = 0,  // SBUF quadrants 0..3 (partition / 32)
+  SbufQ1,
+  SbufQ2,
+  SbufQ3,
+  Psum,
+  Sem,        // semaphore bank
+  Regs,       // engine register file
+  QueuePool,  // instruction queues, in Engine order
+  QueueDve,
+  QueuePe,
+  QueueSfu,
+  SfuTiles,  // SFU tile file (region 2), owned by the SFU engine
+};
+inline constexpr unsigned kNumCoreMemories = 12;
+// The data memories, first in CoreMemory order: sbuf.q0..sbuf.q3 and psum,
+// the memories whose bytes the stats and the VCD counters count.
+inline constexpr unsigned kNumDataMemories = kNumQuadrants + 1;
+inline constexpr const char* kCoreMemoryNames[kNumCoreMemories] = {
+    "sbuf.q0", "sbuf.q1",    "sbuf.q2",   "sbuf.q3",  "psum",      "sem",
+    "regs",    "queue.pool", "queue.dve", "queue.pe", "queue.sfu", "sfu.tiles"};
+constexpr const char* memory_name(CoreMemory m) {
+  return static_cast<unsigned>(m) < kNumCoreMemories ? kCoreMemoryNames[static_cast<unsigned>(m)]
+                                                     : "";
+}
+constexpr CoreMemory sbuf_quadrant_memory(unsigned q) {  // q < kNumQuadrants
+  return static_cast<CoreMemory>(static_cast<unsigned>(CoreMemory::SbufQ0) + q);
+}
+constexpr CoreMemory queue_memory(Engine e) {
+  return static_cast<CoreMemory>(static_cast<unsigned>(CoreMemory::QueuePool) +
+                                 static_cast<unsigned>(e));
+}
+static_assert(static_cast<unsigned>(CoreMemory::Psum) == kNumQuadrants);
+static_assert(static_cast<unsigned>(CoreMemory::QueueSfu) ==
+              static_cast<unsigned>(CoreMemory::QueuePool) + kNumEngines - 1);
+static_assert(static_cast<unsigned>(CoreMemory::SfuTiles) + 1 == kNumCoreMemories);
 
 }  // namespace tpb::isa

@@ -17,6 +17,7 @@
 #include <limits>
 
 #include "models/isa/address_map.h"
+#include "models/isa/opcode_table.h"
 
 namespace tpb::isa {
 namespace {
@@ -395,38 +396,12 @@ const char* kind_name(const Val& v) {
 // ---------------------------------------------------------------------------
 // Field tables
 
-enum class FK : std::uint8_t {
-  U8,
-  U16,
-  U32,
-  Dtype,
-  DqFmt,
-  Perf,
-  Grp,    // a 32-row/column group mask, printed in hex; row_grp's default derives
-          // from num_active_rows (one bit per started group of 32), col_grp's is 0xf
-  Bytes,  // reserved bytes, a list of byte values
-  Mem3D,  // MEM_PATTERN3D union: t3d(...) / mx(...) / i(...)
-  Mem1D,  // MXMEM_PATTERN1D union: mx1d(...) / i(...)
-  Wait,
-  Update,
-  Hidden  // settable, printed by a dedicated printer (header, events)
-};
-
-struct FieldSpec {
-  const char* name;
-  FK kind;
-  std::uint8_t off;
-  std::uint8_t len;  // bytes
-  bool required;
-  std::uint32_t def;
-  int from = -1;  // Grp: offset of the count field the default mask derives from
-};
-
-struct InstSpec {
-  const char* mnemonic;
-  std::uint8_t opcode;
-  std::vector<FieldSpec> fields;  // printed in this order
-};
+// The fields of each opcode's mnemonic form are in its opcode-table row
+// (models/isa/opcode_table.cpp); the HEADER / EVENTS fields are common.
+using FK = AsmFieldKind;
+using FieldSpec = AsmField;
+// An instruction kind of the syntax: an opcode-table row with asm_fields.
+using InstSpec = OpcodeInfo;
 
 // HEADER and EVENTS fields, common to every instruction (SPEC §2).
 const std::vector<FieldSpec>& common_fields() {
@@ -446,99 +421,16 @@ const std::vector<FieldSpec>& common_fields() {
   return f;
 }
 
-constexpr std::uint32_t kUint32 = static_cast<std::uint32_t>(Dtype::Uint32);
-constexpr std::uint32_t kFp32 = static_cast<std::uint32_t>(Dtype::Fp32);
-
-// Offsets: encodings.h (static_asserted there), seed 000 §2 and seed 003 §2.5,
-// §3.2, §3.3.
-const std::vector<InstSpec>& inst_specs() {
-  static const std::vector<InstSpec> specs = {
-      {"ldweights",
-       0x01,
-       {{"in_dtype", FK::Dtype, 32, 1, true, 0},
-        {"rows", FK::U8, 33, 1, true, 0},
-        {"cols", FK::U8, 34, 1, true, 0},
-        {"row_grp", FK::Grp, 35, 1, false, 0, 33},
-        {"col_grp", FK::Grp, 36, 1, false, 0xF},
-        {"perf", FK::Perf, 39, 1, false, 0},
-        {"src", FK::Mem3D, 12, 16, true, 0},
-        {"reserved0", FK::Bytes, 28, 4, false, 0},
-        {"reserved1", FK::Bytes, 37, 2, false, 0},
-        {"reserved2", FK::Bytes, 40, 24, false, 0}}},
-      {"matmul",
-       0x02,
-       {{"in_dtype", FK::Dtype, 32, 1, true, 0},
-        {"out_dtype", FK::Dtype, 33, 1, false, kFp32},
-        {"rows", FK::U8, 34, 1, true, 0},
-        {"acc", FK::U8, 35, 1, false, 0},
-        {"perf", FK::Perf, 40, 1, false, 0},
-        {"src", FK::Mem3D, 12, 16, true, 0},
-        {"dst", FK::Mem3D, 44, 16, true, 0},
-        {"reserved0", FK::Bytes, 28, 4, false, 0},
-        {"reserved1", FK::Bytes, 36, 4, false, 0},
-        {"reserved2", FK::Bytes, 41, 3, false, 0},
-        {"reserved3", FK::Bytes, 60, 4, false, 0}}},
-      {"ldweights_mx",
-       0x09,
-       {{"in_dtype", FK::Dtype, 32, 1, true, 0},
-        {"rows", FK::U8, 38, 1, true, 0},
-        {"cols", FK::U8, 39, 1, true, 0},
-        {"row_grp", FK::Grp, 44, 1, false, 0, 38},
-        {"col_grp", FK::Grp, 45, 1, false, 0xF},
-        {"src", FK::Mem1D, 16, 16, true, 0},
-        {"reserved0", FK::Bytes, 12, 4, false, 0},
-        {"reserved1", FK::Bytes, 33, 5, false, 0},
-        {"reserved2", FK::Bytes, 40, 4, false, 0},
-        {"reserved3", FK::Bytes, 46, 18, false, 0}}},
-      {"matmul_mx",
-       0x0A,
-       {{"in_dtype", FK::Dtype, 32, 1, true, 0},
-        {"out_dtype", FK::Dtype, 40, 1, false, kFp32},
-        {"rows", FK::U8, 38, 1, true, 0},
-        {"acc", FK::U8, 43, 1, false, 0},
-        {"src", FK::Mem1D, 16, 16, true, 0},
-        {"dst", FK::Mem3D, 48, 16, true, 0},
-        {"reserved0", FK::Bytes, 12, 4, false, 0},
-        {"reserved1", FK::Bytes, 33, 5, false, 0},
-        {"reserved2", FK::Bytes, 39, 1, false, 0},
-        {"reserved3", FK::Bytes, 41, 2, false, 0},
-        {"reserved4", FK::Bytes, 44, 4, false, 0}}},
-      {"tensor_dequantize",
-       0x7b,
-       {{"fmt", FK::DqFmt, 35, 1, true, 0},
-        {"group", FK::U8, 36, 1, false, 0},
-        {"channels", FK::U8, 34, 1, true, 0},
-        {"in_dtype", FK::Dtype, 32, 1, false, kUint32},
-        {"out_dtype", FK::Dtype, 33, 1, false, kUint32},
-        {"src", FK::Mem3D, 12, 16, true, 0},
-        {"dst", FK::Mem3D, 44, 16, true, 0},
-        {"reserved0", FK::Bytes, 28, 4, false, 0},
-        {"reserved1", FK::Bytes, 37, 7, false, 0},
-        {"reserved2", FK::Bytes, 60, 4, false, 0}}},
-      {"quantize_mx",
-       0xe3,
-       {{"channels", FK::U8, 33, 1, true, 0},
-        {"in_dtype", FK::Dtype, 34, 1, false, kFp32},
-        {"out_dtype", FK::Dtype, 35, 1, true, 0},
-        {"src", FK::Mem3D, 16, 16, true, 0},
-        {"dst", FK::Mem1D, 48, 16, true, 0},
-        {"reserved0", FK::Bytes, 12, 4, false, 0},
-        {"reserved1", FK::Bytes, 32, 1, false, 0},
-        {"reserved2", FK::Bytes, 36, 12, false, 0}}},
-  };
-  return specs;
-}
-
 const InstSpec* spec_by_opcode(std::uint8_t op) {
-  for (const auto& s : inst_specs())
-    if (s.opcode == op) return &s;
-  return nullptr;
+  const OpcodeInfo* row = opcode_info(op);
+  return row && row->asm_fields ? row : nullptr;
 }
 const InstSpec* spec_by_mnemonic(std::string_view m) {
-  for (const auto& s : inst_specs())
-    if (m == s.mnemonic) return &s;
+  for (const auto& row : opcode_table())
+    if (row.asm_fields && m == row.mnemonic) return &row;
   return nullptr;
 }
+const std::vector<FieldSpec>& fields_of(const InstSpec& s) { return *s.asm_fields; }
 
 // Default of a 32-row group mask: one bit per started group of 32.
 std::uint8_t grp_mask_for(unsigned count) {
@@ -905,7 +797,7 @@ void put_field(Builder& b, const FieldSpec& f, const Val& v, int key) {
 
 std::string field_names(const InstSpec& s) {
   std::string out;
-  for (const auto* list : {&s.fields, &common_fields()})
+  for (const auto* list : {&fields_of(s), &common_fields()})
     for (const auto& f : *list) out += (out.empty() ? "" : ", ") + std::string(f.name);
   return out;
 }
@@ -928,11 +820,11 @@ RawInst assemble(Lexer& lx) {
     if (k.kind == Tok::End) break;
     if (k.kind != Tok::Ident) lx.fail(k.at, "expected a field name, found " + Lexer::describe(k));
     const FieldSpec* f = nullptr;
-    for (const auto* list : {&spec->fields, &common_fields()})
+    for (const auto* list : {&fields_of(*spec), &common_fields()})
       for (const auto& cand : *list)
         if (k.text == cand.name) f = &cand;
     if (!f)
-      lx.fail(k.at, "unknown field '" + k.text + "' for " + spec->mnemonic + " (" +
+      lx.fail(k.at, "unknown field '" + k.text + "' for " + std::string(spec->mnemonic) + " (" +
                         field_names(*spec) + ")");
     if (std::find(seen.begin(), seen.end(), k.text) != seen.end())
       lx.fail(k.at, "duplicate field '" + k.text + "'");
@@ -943,19 +835,20 @@ RawInst assemble(Lexer& lx) {
   }
   // Defaults for everything not written (SPEC §2 header: opcode, inst_word_len).
   RawInst& r = b.raw();
-  if (!b.written(0)) r[0] = spec->opcode;
+  if (!b.written(0)) r[0] = spec->code();
   if (!b.written(1)) r[1] = kInstWordLen;
-  for (const auto& f : spec->fields) {
+  for (const auto& f : fields_of(*spec)) {
     if (b.written(f.off)) continue;
     if (f.required)
-      lx.fail(m.at, std::string("missing required field '") + f.name + "' for " + spec->mnemonic);
+      lx.fail(m.at, std::string("missing required field '") + f.name + "' for " +
+                        std::string(spec->mnemonic));
     if (f.kind == FK::Grp && f.from >= 0) continue;  // after the count fields are final
     // The default fills at most the low bytes of its value; wider fields
     // (reserved byte runs) are zero past them.
     for (unsigned i = 0; i < f.len; ++i)
       r[f.off + i] = i < sizeof f.def ? static_cast<std::uint8_t>(f.def >> (8 * i)) : 0;
   }
-  for (const auto& f : spec->fields)
+  for (const auto& f : fields_of(*spec))
     if (f.kind == FK::Grp && f.from >= 0 && !b.written(f.off))
       r[f.off] = grp_mask_for(r[static_cast<unsigned>(f.from)]);
   return r;
@@ -1100,7 +993,8 @@ std::string_view asm_mnemonic(std::uint8_t opcode) {
 const std::vector<std::string_view>& asm_mnemonics() {
   static const std::vector<std::string_view> names = [] {
     std::vector<std::string_view> v;
-    for (const auto& s : inst_specs()) v.emplace_back(s.mnemonic);
+    for (const auto& row : opcode_table())
+      if (row.asm_fields) v.push_back(row.mnemonic);
     return v;
   }();
   return names;
@@ -1141,8 +1035,8 @@ std::string format_addr4(std::uint32_t raw) {
 std::string disassemble_mnemonic(const RawInst& raw) {
   const InstSpec* spec = spec_by_opcode(raw[0]);
   if (!spec) return {};
-  std::string s = spec->mnemonic;
-  for (const auto& f : spec->fields)
+  std::string s(spec->mnemonic);
+  for (const auto& f : fields_of(*spec))
     if (!field_is_default(raw, f)) s += std::string(" ") + f.name + "=" + fmt_field(raw, f);
   s += fmt_events(raw);
   if (raw[1] != kInstWordLen) s += " inst_word_len=" + std::to_string(raw[1]);
@@ -1204,11 +1098,13 @@ std::vector<AsmLine> logical_lines(std::string_view text) {
 }
 
 Engine want_engine(Lexer& lx, const Tok& t) {
+  std::string names;  // "pool, dve, pe, sfu"
+  for (const char* n : kEngineNames) names += (names.empty() ? "" : ", ") + std::string(n);
   if (t.kind == Tok::Ident) {
     if (auto e = parse_engine(t.text.c_str())) return *e;
-    lx.fail(t.at, "unknown engine '" + t.text + "' (pool, dve, pe, sfu)");
+    lx.fail(t.at, "unknown engine '" + t.text + "' (" + names + ")");
   }
-  lx.fail(t.at, "expected an engine name (pool, dve, pe, sfu), found " + Lexer::describe(t));
+  lx.fail(t.at, "expected an engine name (" + names + "), found " + Lexer::describe(t));
 }
 
 void expect_end(Lexer& lx, const char* what) {

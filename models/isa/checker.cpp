@@ -4,31 +4,14 @@
 // operands is reported as "name(src)" / "name(dst)".
 #include "models/isa/checker.h"
 
+#include "models/isa/opcode_table.h"
 #include "models/isa/predicates.h"
 
 namespace tpb::isa {
 namespace {
 
 using namespace pred;
-
-// Collects the names of failed predicates, in contract order.
-class Sink {
- public:
-  explicit Sink(std::vector<std::string_view>& failed) : failed_(failed) {}
-  void operator()(bool ok, std::string_view name) {
-    if (!ok) failed_.push_back(name);
-  }
-
- private:
-  std::vector<std::string_view>& failed_;
-};
-
-constexpr std::string_view kDequant = "is_valid_tensor_dequantize";
-constexpr std::string_view kQuantMx = "is_valid_s3dmx1_quant";
-constexpr std::string_view kLwMx = "is_valid_smx1_lw";
-constexpr std::string_view kMmMx = "is_valid_smx1d3_mm";
-constexpr std::string_view kLw = "is_valid_s3_lw";
-constexpr std::string_view kMm = "is_valid_s3d3_mm";
+using Sink = PredicateSink;
 
 // The field predicates both forms share, in contract order (seed 000 §2.1).
 template <typename Inst>
@@ -47,8 +30,31 @@ void dequant_fields(const Inst& i, Arch nc, Sink& f) {
   f(has_valid_tens_dequant_out_dtype(i.out_dtype), "has_valid_tens_dequant_out_dtype");
 }
 
+// The in_dtype / MX-operand part shared by v5 LDWEIGHTS and MATMUL (SPEC §5).
+void v5_src_dtype(const MemPattern3D& src, std::uint8_t in_dtype, Sink& f) {
+  if (mxtensorv2_pattern(pattern_addr(src)))
+    f(is_valid_mx_dtype(in_dtype), "is_valid_mx_dtype");
+  else
+    f(valid_plain_mm_dtype(in_dtype), "valid_plain_mm_dtype");
+}
+void v5_src_pattern(const MemPattern3D& src, std::uint8_t in_dtype, std::uint8_t rows, Arch nc,
+                    Sink& f) {
+  f(mem3d_valid(src, in_dtype, WriteTensor::False, AllowedInPSUM::False, AllowedInSBUF::True, nc,
+                AllowIndirect::False, AllowMxTensorV2::True),
+    "mem3d_valid(src)");
+  f(check_m3d_active_channels(src, rows), "check_m3d_active_channels(src)");
+  if (mxtensorv2_pattern(pattern_addr(src))) {
+    const MxTensorV2 mx = pattern_mx(src);
+    f(valid_mx_sbuf_quadrant(mx.data_addr, mx.scale_addr), "valid_mx_sbuf_quadrant");
+  }
+}
+
+}  // namespace
+
+namespace contract {
+
 // seed 000 §2.1 (CAYMAN, plain TENSOR3D operands).
-void dequant_t3d(const RawInst& raw, Arch nc, Sink& f) {
+void tensor_dequantize_t3d(const RawInst& raw, Arch nc, Sink& f) {
   const auto i = decode_as<S3D3TensDequantV3>(raw);
   dequant_fields(i, nc, f);
   f(start_addr_active_channels(i.src_mem_pattern.start_addr, i.num_active_channels),
@@ -65,7 +71,7 @@ void dequant_t3d(const RawInst& raw, Arch nc, Sink& f) {
 }
 
 // seed 000 §2 CORRECTION (MARIANA / MAVERICK, MEM_PATTERN3D union operands).
-void dequant_m3d(const RawInst& raw, Arch nc, Sink& f) {
+void tensor_dequantize_m3d(const RawInst& raw, Arch nc, Sink& f) {
   const auto i = decode_as<S3D3TensDequant>(raw);
   dequant_fields(i, nc, f);
   f(check_m3d_active_channels(i.src_mem_pattern, i.num_active_channels),
@@ -85,7 +91,7 @@ void dequant_m3d(const RawInst& raw, Arch nc, Sink& f) {
 }
 
 // seed 003 §2.5, §5, §6.1; SPEC §4.
-void quantize_mx(const RawInst& raw, Arch nc, Sink& f) {
+void s3dmx1_quant(const RawInst& raw, Arch nc, Sink& f) {
   const auto i = decode_as<S3DMX1Quant>(raw);
   const MxTensor1D dst = pattern_t(i.dst_mem_pattern);
   f(has_valid_neuron_header(i.header), "has_valid_neuron_header");
@@ -115,7 +121,7 @@ void quantize_mx(const RawInst& raw, Arch nc, Sink& f) {
 }
 
 // seed 003 §3.2 LdweightsMX (v4).
-void ldweights_mx(const RawInst& raw, Arch nc, Sink& f) {
+void smx1_lw(const RawInst& raw, Arch nc, Sink& f) {
   const auto i = decode_as<SMX1Lw>(raw);
   const MxTensor1D src = pattern_t(i.src_mem_pattern);
   f(has_valid_neuron_header(i.header), "has_valid_neuron_header");
@@ -134,7 +140,7 @@ void ldweights_mx(const RawInst& raw, Arch nc, Sink& f) {
 }
 
 // seed 003 §3.2 MatmulMX (v4).
-void matmul_mx(const RawInst& raw, Arch nc, Sink& f) {
+void smx1d3_mm(const RawInst& raw, Arch nc, Sink& f) {
   const auto i = decode_as<SMX1D3Mm>(raw);
   const MxTensor1D src = pattern_t(i.src_mem_pattern);
   f(has_valid_neuron_header(i.header), "has_valid_neuron_header");
@@ -156,27 +162,8 @@ void matmul_mx(const RawInst& raw, Arch nc, Sink& f) {
     "mem3d_valid(dst)");
 }
 
-// The in_dtype / MX-operand part shared by v5 LDWEIGHTS and MATMUL (SPEC §5).
-void v5_src_dtype(const MemPattern3D& src, std::uint8_t in_dtype, Sink& f) {
-  if (mxtensorv2_pattern(pattern_addr(src)))
-    f(is_valid_mx_dtype(in_dtype), "is_valid_mx_dtype");
-  else
-    f(valid_plain_mm_dtype(in_dtype), "valid_plain_mm_dtype");
-}
-void v5_src_pattern(const MemPattern3D& src, std::uint8_t in_dtype, std::uint8_t rows, Arch nc,
-                    Sink& f) {
-  f(mem3d_valid(src, in_dtype, WriteTensor::False, AllowedInPSUM::False, AllowedInSBUF::True, nc,
-                AllowIndirect::False, AllowMxTensorV2::True),
-    "mem3d_valid(src)");
-  f(check_m3d_active_channels(src, rows), "check_m3d_active_channels(src)");
-  if (mxtensorv2_pattern(pattern_addr(src))) {
-    const MxTensorV2 mx = pattern_mx(src);
-    f(valid_mx_sbuf_quadrant(mx.data_addr, mx.scale_addr), "valid_mx_sbuf_quadrant");
-  }
-}
-
 // seed 003 §3.3 LDWEIGHTS (v5).
-void ldweights_v5(const RawInst& raw, Arch nc, Sink& f) {
+void s3_lw(const RawInst& raw, Arch nc, Sink& f) {
   const auto i = decode_as<S3Lw>(raw);
   f(has_valid_neuron_header(i.header), "has_valid_neuron_header");
   f(has_valid_neuron_events(i.events), "has_valid_neuron_events");
@@ -194,7 +181,7 @@ void ldweights_v5(const RawInst& raw, Arch nc, Sink& f) {
 }
 
 // seed 003 §3.3 MATMUL (v5).
-void matmul_v5(const RawInst& raw, Arch nc, Sink& f) {
+void s3d3_mm(const RawInst& raw, Arch nc, Sink& f) {
   const auto i = decode_as<S3D3Mm>(raw);
   f(has_valid_neuron_header(i.header), "has_valid_neuron_header");
   f(has_valid_neuron_events(i.events), "has_valid_neuron_events");
@@ -215,23 +202,14 @@ void matmul_v5(const RawInst& raw, Arch nc, Sink& f) {
     "mem3d_valid(dst)");
 }
 
-using ContractFn = void (*)(const RawInst&, Arch, Sink&);
+}  // namespace contract
 
-ContractFn contract_fn(std::string_view contract, Arch arch) {
-  if (contract == kDequant)
-    return nc_version(arch) >= nc_version(Arch::Mariana) ? dequant_m3d : dequant_t3d;
-  if (contract == kQuantMx) return quantize_mx;
-  if (contract == kLwMx) return ldweights_mx;
-  if (contract == kMmMx) return matmul_mx;
-  if (contract == kLw) return ldweights_v5;
-  if (contract == kMm) return matmul_v5;
-  return nullptr;
-}
+namespace {
 
 CheckResult run(const RawInst& raw, Arch arch, std::string_view contract, ContractFn fn) {
   CheckResult r;
   r.contract = std::string(contract);
-  Sink sink(r.failed);
+  PredicateSink sink(r.failed);
   fn(raw, arch, sink);
   return r;
 }
@@ -239,42 +217,38 @@ CheckResult run(const RawInst& raw, Arch arch, std::string_view contract, Contra
 }  // namespace
 
 std::string_view contract_for_opcode(std::uint8_t opcode) {
-  switch (opcode) {
-    case 0x7b:
-      return kDequant;
-    case 0xe3:
-      return kQuantMx;
-    case 0x09:
-      return kLwMx;
-    case 0x0A:
-      return kMmMx;
-    case 0x01:
-      return kLw;
-    case 0x02:
-      return kMm;
-    default:
-      return "";
-  }
+  const OpcodeInfo* row = opcode_info(opcode);
+  return row ? row->contract : std::string_view();
 }
 
 CheckResult check_instruction(const RawInst& raw, Arch arch) {
-  const std::string_view contract = contract_for_opcode(raw[0]);
-  if (contract.empty()) {
+  const OpcodeInfo* row = opcode_info(raw[0]);
+  const ContractFn fn = row ? row->contract_fn(arch) : nullptr;
+  if (fn == nullptr) {
     CheckResult r;
     r.failed.push_back("has_known_opcode");
     return r;
   }
-  return run(raw, arch, contract, contract_fn(contract, arch));
+  return run(raw, arch, row->contract, fn);
 }
 
 std::optional<CheckResult> check_as(const RawInst& raw, Arch arch, std::string_view contract) {
-  const ContractFn fn = contract_fn(contract, arch);
-  if (fn == nullptr) return std::nullopt;
-  return run(raw, arch, contract, fn);
+  for (const OpcodeInfo& row : opcode_table()) {
+    if (row.contract.empty() || row.contract != contract) continue;
+    const ContractFn fn = row.contract_fn(arch);
+    if (fn == nullptr) return std::nullopt;
+    return run(raw, arch, contract, fn);
+  }
+  return std::nullopt;
 }
 
 const std::vector<std::string_view>& all_contract_names() {
-  static const std::vector<std::string_view> names = {kDequant, kQuantMx, kLwMx, kMmMx, kLw, kMm};
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> v;
+    for (const OpcodeInfo& row : opcode_table())
+      if (!row.contract.empty()) v.push_back(row.contract);
+    return v;
+  }();
   return names;
 }
 

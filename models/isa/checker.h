@@ -21,6 +21,8 @@ struct CheckResult {
 
 // Never throws, never reads outside `raw`; any 64 bytes get a verdict. An
 // opcode with no contract on `arch` fails "has_known_opcode" (convention).
+// The contract of each opcode and generation is its opcode-table row's
+// (models/isa/opcode_table.h).
 CheckResult check_instruction(const RawInst& raw, Arch arch);
 
 // The names of every predicate the checker can report (for docs and tests).
@@ -31,10 +33,38 @@ const std::vector<std::string_view>& all_predicate_names();
 // (TensorDequantize: TENSOR3D on SUNDA/CAYMAN, MEM_PATTERN3D after).
 // std::nullopt when `contract` is not one of all_contract_names().
 std::optional<CheckResult> check_as(const RawInst& raw, Arch arch, std::string_view contract);
-// "is_valid_tensor_dequantize", "is_valid_s3dmx1_quant", "is_valid_smx1_lw",
-// "is_valid_smx1d3_mm", "is_valid_s3_lw", "is_valid_s3d3_mm".
+// The contract names of the opcode table, in opcode order: "is_valid_s3_lw",
+// "is_valid_s3d3_mm", "is_valid_smx1_lw", "is_valid_smx1d3_mm",
+// "is_valid_tensor_dequantize", "is_valid_s3dmx1_quant".
 const std::vector<std::string_view>& all_contract_names();
 // The contract check_instruction runs for an opcode byte, "" when none.
 std::string_view contract_for_opcode(std::uint8_t opcode);
+
+// ---------------------------------------------------------------------------
+// Contract functions: one per instruction form, each running every predicate
+// of its contract in order. The opcode table points to them per generation.
+
+// Collects the names of failed predicates, in contract order.
+class PredicateSink {
+ public:
+  explicit PredicateSink(std::vector<std::string_view>& failed) : failed_(failed) {}
+  void operator()(bool ok, std::string_view name) {
+    if (!ok) failed_.push_back(name);
+  }
+
+ private:
+  std::vector<std::string_view>& failed_;
+};
+using ContractFn = void (*)(const RawInst& raw, Arch arch, PredicateSink& sink);
+
+namespace contract {
+void tensor_dequantize_t3d(const RawInst&, Arch, PredicateSink&);  // seed 000 §2.1 (TENSOR3D)
+void tensor_dequantize_m3d(const RawInst&, Arch, PredicateSink&);  // seed 000 §2 CORRECTION
+void s3dmx1_quant(const RawInst&, Arch, PredicateSink&);           // seed 003 §2.5, §5, §6.1
+void smx1_lw(const RawInst&, Arch, PredicateSink&);                // seed 003 §3.2
+void smx1d3_mm(const RawInst&, Arch, PredicateSink&);              // seed 003 §3.2
+void s3_lw(const RawInst&, Arch, PredicateSink&);                  // seed 003 §3.3
+void s3d3_mm(const RawInst&, Arch, PredicateSink&);                // seed 003 §3.3
+}  // namespace contract
 
 }  // namespace tpb::isa

@@ -1,7 +1,10 @@
-// Names of generations, opcodes and DTYPEs (SPEC §1, §2; seeds 000 §1, 003 §6).
+// Names of generations, opcodes (from the opcode table) and DTYPEs (SPEC §1,
+// §2; seeds 000 §1, 003 §6).
 #include "models/isa/encodings.h"
 
 #include <cctype>
+
+#include "models/isa/opcode_table.h"
 
 namespace tpb::isa {
 namespace {
@@ -78,26 +81,8 @@ bool parse_arch(std::string_view s, Arch& out) {
 }
 
 std::string_view opcode_mnemonic(std::uint8_t opcode) {
-  switch (opcode) {
-    case 0x01:
-      return "ldweights";
-    case 0x02:
-      return "matmul";
-    case 0x09:
-      return "ldweights_mx";
-    case 0x0A:
-      return "matmul_mx";
-    case 0x7b:
-      return "tensor_dequantize";
-    case 0xbe:
-      return "get_sequence_bounds";
-    case 0xe3:
-      return "quantize_mx";
-    case 0xf2:
-      return "nonzero_with_count";
-    default:
-      return "";
-  }
+  const OpcodeInfo* row = opcode_info(opcode);
+  return row ? row->mnemonic : std::string_view();
 }
 
 std::string_view dtype_name(std::uint8_t d) {

@@ -26,18 +26,20 @@ std::string_view arch_name(Arch a);              // "sunda", ...
 bool parse_arch(std::string_view s, Arch& out);  // case-insensitive
 
 // ---------------------------------------------------------------------------
-// Opcodes (seed 000 §1, seed 003 §3, §6)
+// Opcodes (seed 000 §1, seed 003 §3, §6). Everything else about an opcode
+// (mnemonic, home engine, generations, contract, fields, kernel_info record)
+// is in its row of the opcode table (models/isa/opcode_table.cpp).
 enum class Opcode : std::uint8_t {
   Ldweights = 0x01,          // v5 LDWEIGHTS (MX mode via MXTENSOR_V2 marker)
   Matmul = 0x02,             // v5 MATMUL
   LdweightsMX = 0x09,        // v4 LdweightsMX
   MatmulMX = 0x0A,           // v4 MatmulMX
-  TensorDequantize = 0x7b,   // POOL
-  GetSequenceBounds = 0xbe,  // POOL kernel_info idx14 (not modelled)
-  QuantizeMX = 0xe3,         // DVE
-  NonzeroWithCount = 0xf2,   // POOL kernel_info idx15 (not modelled)
+  TensorDequantize = 0x7b,   // TensorDequantize
+  GetSequenceBounds = 0xbe,  // GET_SEQUENCE_BOUNDS (not modelled)
+  QuantizeMX = 0xe3,         // QuantizeMX
+  NonzeroWithCount = 0xf2,   // NONZERO_WITH_COUNT (not modelled)
 };
-// Mnemonic of a known opcode, or "" when unknown.
+// Mnemonic of a known opcode (its opcode-table row), or "" when unknown.
 std::string_view opcode_mnemonic(std::uint8_t opcode);
 
 // ---------------------------------------------------------------------------

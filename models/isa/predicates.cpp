@@ -7,6 +7,8 @@
 #include <cstring>
 #include <optional>
 
+#include "models/isa/opcode_table.h"
+
 namespace tpb::isa {
 namespace {
 
@@ -152,21 +154,33 @@ bool has_valid_neuron_events(const Events& e) {
          e.update_idx < kNumSemaphores;
 }
 
-// ---- opcodes -------------------------------------------------------------------
-bool has_tensor_dequantize_opcode(const Header& h) { return h.opcode == 0x7b; }
-bool has_quantize_mx_opcode(const Header& h) { return h.opcode == 0xe3; }
-bool has_ldweights_mx_opcode(const Header& h) { return h.opcode == 0x09; }
-bool has_matmul_mx_opcode(const Header& h) { return h.opcode == 0x0A; }
-bool has_ldweights_opcode(const Header& h) { return h.opcode == 0x01; }
-bool has_matmul_opcode(const Header& h) { return h.opcode == 0x02; }
+// ---- opcodes (the opcode table's constants) -------------------------------------
+bool has_tensor_dequantize_opcode(const Header& h) {
+  return h.opcode == opcode_row(Opcode::TensorDequantize).code();
+}
+bool has_quantize_mx_opcode(const Header& h) {
+  return h.opcode == opcode_row(Opcode::QuantizeMX).code();
+}
+bool has_ldweights_mx_opcode(const Header& h) {
+  return h.opcode == opcode_row(Opcode::LdweightsMX).code();
+}
+bool has_matmul_mx_opcode(const Header& h) {
+  return h.opcode == opcode_row(Opcode::MatmulMX).code();
+}
+bool has_ldweights_opcode(const Header& h) {
+  return h.opcode == opcode_row(Opcode::Ldweights).code();
+}
+bool has_matmul_opcode(const Header& h) { return h.opcode == opcode_row(Opcode::Matmul).code(); }
 
-// ---- generations ----------------------------------------------------------------
-bool has_valid_nc_tens_dequant(Arch nc) { return nc_version(nc) >= 3; }
-bool s3dmx1_quant_valid_nc(Arch nc) { return nc == Arch::Mariana || nc == Arch::Maverick; }
-bool smx1_lw_valid_nc(Arch nc) { return nc == Arch::Mariana; }
-bool smx1d3_mm_valid_nc(Arch nc) { return nc == Arch::Mariana; }
-bool s3_lw_valid_nc(Arch nc) { return nc == Arch::Maverick; }
-bool s3d3_mm_valid_nc(Arch nc) { return nc == Arch::Maverick; }
+// ---- generations (the generations of the opcode's table row) ----------------------
+bool has_valid_nc_tens_dequant(Arch nc) {
+  return opcode_row(Opcode::TensorDequantize).exists_on(nc);
+}
+bool s3dmx1_quant_valid_nc(Arch nc) { return opcode_row(Opcode::QuantizeMX).exists_on(nc); }
+bool smx1_lw_valid_nc(Arch nc) { return opcode_row(Opcode::LdweightsMX).exists_on(nc); }
+bool smx1d3_mm_valid_nc(Arch nc) { return opcode_row(Opcode::MatmulMX).exists_on(nc); }
+bool s3_lw_valid_nc(Arch nc) { return opcode_row(Opcode::Ldweights).exists_on(nc); }
+bool s3d3_mm_valid_nc(Arch nc) { return opcode_row(Opcode::Matmul).exists_on(nc); }
 
 // ---- TensorDequantize --------------------------------------------------------------
 bool check_active_channels(std::uint8_t n) { return n != 0 && n <= kNumPartitions; }

@@ -63,7 +63,7 @@ bool has_valid_neuron_header(const Header& h);
 // wait_mode <= 2, update_mode <= 3, wait_idx and update_idx < 64.
 bool has_valid_neuron_events(const Events& e);
 
-// ---- opcode gates ----------------------------------------------------------
+// ---- opcode gates (compare against the opcode table row's opcode) -----------
 bool has_tensor_dequantize_opcode(const Header& h);  // seed 000 §2.1: 0x7b
 bool has_quantize_mx_opcode(const Header& h);        // seed 003 §2.5: 0xe3
 bool has_ldweights_mx_opcode(const Header& h);       // seed 003 §3.1: 0x09 (convention name)
@@ -71,7 +71,7 @@ bool has_matmul_mx_opcode(const Header& h);          // seed 003 §3.1: 0x0A (co
 bool has_ldweights_opcode(const Header& h);          // seed 003 §3.3: 0x01 (convention name)
 bool has_matmul_opcode(const Header& h);             // seed 003 §3.3: 0x02 (convention name)
 
-// ---- generation gates --------------------------------------------------------
+// ---- generation gates (the generations of the opcode table row) --------------
 bool has_valid_nc_tens_dequant(Arch nc);  // seed 000 §2.1: nc >= V3
 bool s3dmx1_quant_valid_nc(Arch nc);      // seed 003 §6.1: MARIANA V4 / MAVERICK V5
 bool smx1_lw_valid_nc(Arch nc);           // convention: nc == V4 (SPEC §1)

@@ -1,5 +1,6 @@
 // Programs: binary input, file loading, disassembly of a whole program and
-// the home engine of each opcode. The text parser is in asm.cpp.
+// the home engine of each opcode (its opcode-table row). The text parser is
+// in asm.cpp.
 #include "models/isa/program.h"
 
 #include <cerrno>
@@ -9,6 +10,7 @@
 #include <iterator>
 
 #include "models/isa/asm.h"
+#include "models/isa/opcode_table.h"
 
 namespace tpb::isa {
 
@@ -73,21 +75,8 @@ AsmError::AsmError(SourceLoc loc, const std::string& message)
     : std::runtime_error(where(loc) + ": " + message), loc_(std::move(loc)), message_(message) {}
 
 Engine home_engine(std::uint8_t opcode) {
-  switch (opcode) {
-    case 0x7b:
-    case 0xbe:
-    case 0xf2:
-      return Engine::Pool;
-    case 0xe3:
-      return Engine::Dve;
-    case 0x01:
-    case 0x02:
-    case 0x09:
-    case 0x0a:
-      return Engine::Pe;
-    default:
-      return Engine::Pool;  // convention: unknown opcodes go to POOL
-  }
+  const OpcodeInfo* row = opcode_info(opcode);
+  return row ? row->home : Engine::Pool;  // convention: unknown opcodes go to POOL
 }
 
 Program parse_binary(const std::vector<std::uint8_t>& bytes, const std::string& path) {

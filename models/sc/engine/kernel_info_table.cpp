@@ -4,23 +4,6 @@
 
 namespace tpb::sc {
 
-namespace {
-
-void put_record(std::vector<std::uint8_t>& out, std::uint8_t spec, std::uint8_t opcode,
-                std::uint32_t va) {
-  const std::uint8_t rec[KernelInfoTable::kRecordBytes] = {0,
-                                                           0,
-                                                           spec,
-                                                           opcode,
-                                                           static_cast<std::uint8_t>(va),
-                                                           static_cast<std::uint8_t>(va >> 8),
-                                                           static_cast<std::uint8_t>(va >> 16),
-                                                           static_cast<std::uint8_t>(va >> 24)};
-  out.insert(out.end(), rec, rec + KernelInfoTable::kRecordBytes);
-}
-
-}  // namespace
-
 KernelInfoTable::KernelInfoTable(const std::vector<std::uint8_t>& bytes) {
   if (bytes.size() % kRecordBytes != 0)
     throw std::invalid_argument("kernel_info table: " + std::to_string(bytes.size()) +
@@ -45,52 +28,25 @@ std::optional<KernelInfoRecord> KernelInfoTable::lookup(std::uint8_t opcode) con
 
 std::vector<std::uint8_t> KernelInfoTable::bytes() const {
   std::vector<std::uint8_t> out;
-  for (const KernelInfoRecord& r : records_) put_record(out, r.spec, r.opcode, r.func_va);
+  for (const KernelInfoRecord& r : records_)
+    isa::append_kernel_info_record(out, r.spec, r.opcode, r.func_va);
   return out;
 }
 
-std::vector<std::uint8_t> pool_kernel_info_bytes() {
-  std::vector<std::uint8_t> out;
-  for (int i = 0; i < 14; ++i) put_record(out, 0, 0, 0);  // idx0..13: not recovered
-  put_record(out, 0, static_cast<std::uint8_t>(isa::Opcode::GetSequenceBounds),
-             kva::kPoolGetSequenceBounds);
-  put_record(out, 0, static_cast<std::uint8_t>(isa::Opcode::NonzeroWithCount),
-             kva::kPoolNonzeroWithCount);
-  put_record(out, 0, static_cast<std::uint8_t>(isa::Opcode::TensorDequantize),
-             kva::kPoolTensorDequantize);
-  return out;
+std::vector<std::uint8_t> pool_kernel_info_bytes(isa::Arch arch) {
+  return isa::default_kernel_info_bytes(isa::Engine::Pool, arch);
 }
 
-std::vector<std::uint8_t> dve_kernel_info_bytes() {
-  std::vector<std::uint8_t> out;
-  put_record(out, 0, static_cast<std::uint8_t>(isa::Opcode::QuantizeMX), kva::kDveQuantizeMx);
-  return out;
+std::vector<std::uint8_t> dve_kernel_info_bytes(isa::Arch arch) {
+  return isa::default_kernel_info_bytes(isa::Engine::Dve, arch);
 }
 
 std::vector<std::uint8_t> pe_kernel_info_bytes(isa::Arch arch) {
-  std::vector<std::uint8_t> out;
-  if (arch == isa::Arch::Maverick) {
-    put_record(out, 0, static_cast<std::uint8_t>(isa::Opcode::Ldweights), kva::kPeLdweightsMx);
-    put_record(out, 0, static_cast<std::uint8_t>(isa::Opcode::Matmul), kva::kPeMatmulMx);
-  } else {
-    put_record(out, 0, static_cast<std::uint8_t>(isa::Opcode::LdweightsMX), kva::kPeLdweightsMx);
-    put_record(out, 0, static_cast<std::uint8_t>(isa::Opcode::MatmulMX), kva::kPeMatmulMx);
-  }
-  return out;
+  return isa::default_kernel_info_bytes(isa::Engine::Pe, arch);
 }
 
 KernelInfoTable default_kernel_info(isa::Engine e, isa::Arch arch) {
-  switch (e) {
-    case isa::Engine::Pool:
-      return KernelInfoTable(pool_kernel_info_bytes());
-    case isa::Engine::Dve:
-      return KernelInfoTable(dve_kernel_info_bytes());
-    case isa::Engine::Pe:
-      return KernelInfoTable(pe_kernel_info_bytes(arch));
-    case isa::Engine::Sfu:
-      break;
-  }
-  return KernelInfoTable();
+  return KernelInfoTable(isa::default_kernel_info_bytes(e, arch));
 }
 
 }  // namespace tpb::sc

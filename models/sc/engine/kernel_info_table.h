@@ -11,6 +11,7 @@
 
 #include "models/isa/address_map.h"
 #include "models/isa/encodings.h"
+#include "models/isa/opcode_table.h"
 
 namespace tpb::sc {
 
@@ -23,7 +24,7 @@ struct KernelInfoRecord {
 
 class KernelInfoTable {
  public:
-  static constexpr std::size_t kRecordBytes = 8;
+  static constexpr std::size_t kRecordBytes = isa::kKernelInfoRecordBytes;
 
   KernelInfoTable() = default;
   // Throws std::invalid_argument when the size is not a multiple of 8.
@@ -39,22 +40,17 @@ class KernelInfoTable {
   std::vector<KernelInfoRecord> records_;
 };
 
-// Trampoline VAs. kPoolTensorDequantize is the seed's byte-exact idx16
-// record; the others are model conventions (docs/CONVENTIONS.md).
-namespace kva {
-inline constexpr std::uint32_t kPoolTensorDequantize = 0x01004dc4;   // seed 000 §1, idx16
-inline constexpr std::uint32_t kPoolGetSequenceBounds = 0x010049a0;  // idx14, convention
-inline constexpr std::uint32_t kPoolNonzeroWithCount = 0x01004b40;   // idx15, convention
-inline constexpr std::uint32_t kDveQuantizeMx = 0x0000317a;          // seed 003 §1
-inline constexpr std::uint32_t kPeLdweightsMx = 0x00002baf;          // seed 003 §3.1
-inline constexpr std::uint32_t kPeMatmulMx = 0x00002bb7;             // seed 003 §3.1
-}  // namespace kva
+// Trampoline VAs: defined once, in the opcode table (models/isa/opcode_table.h).
+namespace kva = isa::kva;
 
+// The default tables are built from the opcode table's kernel_info records
+// (isa::default_kernel_info_bytes).
 // The 17-record POOL table (seed 000 §1): idx14 0xbe, idx15 0xf2, idx16 0x7b;
-// idx0..13 are not recovered by the seed and are empty.
-std::vector<std::uint8_t> pool_kernel_info_bytes();
-// The DVE table: QuantizeMX 0xE3 (seed 003 §1).
-std::vector<std::uint8_t> dve_kernel_info_bytes();
+// idx0..13 are not recovered by the seed and are empty. The same on every
+// generation.
+std::vector<std::uint8_t> pool_kernel_info_bytes(isa::Arch arch = isa::Arch::Mariana);
+// The DVE table: QuantizeMX 0xE3 (seed 003 §1). The same on every generation.
+std::vector<std::uint8_t> dve_kernel_info_bytes(isa::Arch arch = isa::Arch::Mariana);
 // The PE table: 0x09 / 0x0A (v4, seed 003 §3.1); on v5 LDWEIGHTS 0x01 and
 // MATMUL 0x02 reuse those handler VAs (convention: no v5 bytes in the seeds).
 std::vector<std::uint8_t> pe_kernel_info_bytes(isa::Arch arch);

@@ -4,14 +4,12 @@
 
 namespace tpb::sc {
 
-std::string sbuf_quadrant_name(unsigned q) { return "sbuf.q" + std::to_string(q); }
+std::string sbuf_quadrant_name(unsigned q) {
+  return q < isa::kNumQuadrants ? isa::memory_name(isa::sbuf_quadrant_memory(q)) : "?";
+}
 
 std::string queue_route_name(isa::Engine e) {
-  // Own table (same spelling as isa::engine_name) so this file needs no
-  // definition from the ISA library.
-  static const char* const kNames[isa::kNumEngines] = {"pool", "dve", "pe", "sfu"};
-  const auto i = static_cast<unsigned>(e);
-  return std::string("queue.") + (i < isa::kNumEngines ? kNames[i] : "?");
+  return static_cast<unsigned>(e) < isa::kNumEngines ? isa::memory_name(isa::queue_memory(e)) : "?";
 }
 
 void map_core_memories(AddressRouter& router, std::array<PartitionedMemory*, 4>& sbuf,
@@ -29,12 +27,15 @@ void map_core_memories(AddressRouter& router, std::array<PartitionedMemory*, 4>&
     router.add_target(sbuf_quadrant_name(q), sbuf_quadrant_base(q), kSbufQuadrantSpan, m->socket);
   }
   if (psum.num_partitions() != isa::kNumPartitions)
-    throw std::invalid_argument(std::string("psum (module ") + psum.name() +
-                                "): the PSUM needs 128 partitions, has " +
+    throw std::invalid_argument(std::string(isa::memory_name(isa::CoreMemory::Psum)) + " (module " +
+                                psum.name() + "): the PSUM needs 128 partitions, has " +
                                 std::to_string(psum.num_partitions()));
-  router.add_target("psum", isa::psum_addr(0, 0), kPsumSpan, psum.socket);
-  router.add_target("sem", isa::kSemaphoreBase, SemaphoreBank::kSpan, sem.socket);
-  router.add_target("regs", isa::kEngineRegBase, EngineRegisterFile::kSpan, regs.socket);
+  router.add_target(isa::memory_name(isa::CoreMemory::Psum), isa::psum_addr(0, 0), kPsumSpan,
+                    psum.socket);
+  router.add_target(isa::memory_name(isa::CoreMemory::Sem), isa::kSemaphoreBase,
+                    SemaphoreBank::kSpan, sem.socket);
+  router.add_target(isa::memory_name(isa::CoreMemory::Regs), isa::kEngineRegBase,
+                    EngineRegisterFile::kSpan, regs.socket);
   for (unsigned e = 0; e < isa::kNumEngines; ++e) {
     InstructionQueue* qm = queues[e];
     const auto eng = static_cast<isa::Engine>(e);

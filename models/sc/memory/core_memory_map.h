@@ -11,7 +11,8 @@
 //   sem               isa::kSemaphoreBase,    64 * 4 bytes
 //   regs              isa::kEngineRegBase,    4 * isa::kEngineRegStride bytes
 //   queue.pool/dve/pe/sfu  isa::kQueueBase + e * isa::kQueueBytes, kQueueBytes each
-// Row names equal the trace::MemoryStats names ("sbuf.q0".."sbuf.q3", "psum").
+// Row names come from the one memory-name table, isa::memory_name(), which
+// the per-memory stats and the VCD counters use too.
 #pragma once
 
 #include <array>
@@ -27,7 +28,7 @@
 
 namespace tpb::sc {
 
-inline constexpr const char* kSfuTileRouteName = "sfu.tiles";
+inline constexpr const char* kSfuTileRouteName = isa::memory_name(isa::CoreMemory::SfuTiles);
 
 // Global base / size of SBUF quadrant q and of the PSUM.
 inline constexpr std::uint64_t sbuf_quadrant_base(unsigned q) {
@@ -40,8 +41,8 @@ inline constexpr std::uint64_t kPsumSpan = std::uint64_t{isa::kNumPartitions}
 inline constexpr std::uint64_t queue_base(isa::Engine e) {
   return isa::kQueueBase + std::uint64_t{static_cast<unsigned>(e)} * isa::kQueueBytes;
 }
-std::string sbuf_quadrant_name(unsigned q);   // "sbuf.q0".."sbuf.q3"
-std::string queue_route_name(isa::Engine e);  // "queue.pool", ...
+std::string sbuf_quadrant_name(unsigned q);   // isa::memory_name: "sbuf.q0".."sbuf.q3"
+std::string queue_route_name(isa::Engine e);  // isa::memory_name: "queue.pool", ...
 
 // Adds the rows above to `router` (binding its initiator socket to each
 // target). Throws std::invalid_argument if a module's geometry does not match

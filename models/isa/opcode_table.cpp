@@ -1,0 +1,217 @@
+// The opcode table: one row per opcode (seed 000 §1, §2; seed 003 §1-§3,
+// §6). Each row: opcode, mnemonic, home engine, generations, contract name and
+// function per generation, assembler fields, kernel_info record.
+#include "models/isa/opcode_table.h"
+
+#include <algorithm>
+
+namespace tpb::isa {
+namespace {
+
+using K = AsmFieldKind;
+
+constexpr std::uint32_t kUint32 = static_cast<std::uint32_t>(Dtype::Uint32);
+constexpr std::uint32_t kFp32 = static_cast<std::uint32_t>(Dtype::Fp32);
+
+constexpr std::array<ContractFn, kNumArchs> kNoContract{};
+// The same contract function on every generation: the contract's own
+// generation predicate (e.g. smx1_lw_valid_nc) reports the ones it is not on.
+constexpr std::array<ContractFn, kNumArchs> every_arch(ContractFn fn) { return {fn, fn, fn, fn}; }
+
+}  // namespace
+
+// Rows in opcode order. Assembler field offsets: encodings.h (static_asserted
+// there), seed 000 §2 and seed 003 §2.5, §3.2, §3.3. contract_fns are indexed
+// SUNDA, CAYMAN, MARIANA, MAVERICK. The POOL and DVE kernel_info tables are
+// the same on every generation; the PE table changes at MAVERICK.
+const std::vector<OpcodeInfo>& opcode_table() {
+  static const std::vector<OpcodeInfo> rows = {
+      // seed 003 §3.3 LDWEIGHTS (v5). Its kernel_info record reuses the v4
+      // handler VA (convention: no v5 bytes in the seeds); so does MATMUL's.
+      {Opcode::Ldweights,
+       "ldweights",
+       Engine::Pe,
+       arch_bit(Arch::Maverick),
+       "is_valid_s3_lw",
+       every_arch(contract::s3_lw),
+       std::vector<AsmField>{{"in_dtype", K::Dtype, 32, 1, true, 0},
+                             {"rows", K::U8, 33, 1, true, 0},
+                             {"cols", K::U8, 34, 1, true, 0},
+                             {"row_grp", K::Grp, 35, 1, false, 0, 33},
+                             {"col_grp", K::Grp, 36, 1, false, 0xF},
+                             {"perf", K::Perf, 39, 1, false, 0},
+                             {"src", K::Mem3D, 12, 16, true, 0},
+                             {"reserved0", K::Bytes, 28, 4, false, 0},
+                             {"reserved1", K::Bytes, 37, 2, false, 0},
+                             {"reserved2", K::Bytes, 40, 24, false, 0}},
+       {{arch_bit(Arch::Maverick), 0, 0, kva::kPeLdweightsMx}}},
+      // seed 003 §3.3 MATMUL (v5)
+      {Opcode::Matmul,
+       "matmul",
+       Engine::Pe,
+       arch_bit(Arch::Maverick),
+       "is_valid_s3d3_mm",
+       every_arch(contract::s3d3_mm),
+       std::vector<AsmField>{{"in_dtype", K::Dtype, 32, 1, true, 0},
+                             {"out_dtype", K::Dtype, 33, 1, false, kFp32},
+                             {"rows", K::U8, 34, 1, true, 0},
+                             {"acc", K::U8, 35, 1, false, 0},
+                             {"perf", K::Perf, 40, 1, false, 0},
+                             {"src", K::Mem3D, 12, 16, true, 0},
+                             {"dst", K::Mem3D, 44, 16, true, 0},
+                             {"reserved0", K::Bytes, 28, 4, false, 0},
+                             {"reserved1", K::Bytes, 36, 4, false, 0},
+                             {"reserved2", K::Bytes, 41, 3, false, 0},
+                             {"reserved3", K::Bytes, 60, 4, false, 0}},
+       {{arch_bit(Arch::Maverick), 1, 0, kva::kPeMatmulMx}}},
+      // seed 003 §3.1, §3.2 LdweightsMX (v4)
+      {Opcode::LdweightsMX,
+       "ldweights_mx",
+       Engine::Pe,
+       arch_bit(Arch::Mariana),
+       "is_valid_smx1_lw",
+       every_arch(contract::smx1_lw),
+       std::vector<AsmField>{{"in_dtype", K::Dtype, 32, 1, true, 0},
+                             {"rows", K::U8, 38, 1, true, 0},
+                             {"cols", K::U8, 39, 1, true, 0},
+                             {"row_grp", K::Grp, 44, 1, false, 0, 38},
+                             {"col_grp", K::Grp, 45, 1, false, 0xF},
+                             {"src", K::Mem1D, 16, 16, true, 0},
+                             {"reserved0", K::Bytes, 12, 4, false, 0},
+                             {"reserved1", K::Bytes, 33, 5, false, 0},
+                             {"reserved2", K::Bytes, 40, 4, false, 0},
+                             {"reserved3", K::Bytes, 46, 18, false, 0}},
+       {{archs_until(Arch::Mariana), 0, 0, kva::kPeLdweightsMx}}},
+      // seed 003 §3.1, §3.2 MatmulMX (v4)
+      {Opcode::MatmulMX,
+       "matmul_mx",
+       Engine::Pe,
+       arch_bit(Arch::Mariana),
+       "is_valid_smx1d3_mm",
+       every_arch(contract::smx1d3_mm),
+       std::vector<AsmField>{{"in_dtype", K::Dtype, 32, 1, true, 0},
+                             {"out_dtype", K::Dtype, 40, 1, false, kFp32},
+                             {"rows", K::U8, 38, 1, true, 0},
+                             {"acc", K::U8, 43, 1, false, 0},
+                             {"src", K::Mem1D, 16, 16, true, 0},
+                             {"dst", K::Mem3D, 48, 16, true, 0},
+                             {"reserved0", K::Bytes, 12, 4, false, 0},
+                             {"reserved1", K::Bytes, 33, 5, false, 0},
+                             {"reserved2", K::Bytes, 39, 1, false, 0},
+                             {"reserved3", K::Bytes, 41, 2, false, 0},
+                             {"reserved4", K::Bytes, 44, 4, false, 0}},
+       {{archs_until(Arch::Mariana), 1, 0, kva::kPeMatmulMx}}},
+      // seed 000 §1, §2; TENSOR3D operands on SUNDA / CAYMAN, MEM_PATTERN3D from MARIANA
+      {Opcode::TensorDequantize,
+       "tensor_dequantize",
+       Engine::Pool,
+       archs_from(Arch::Cayman),
+       "is_valid_tensor_dequantize",
+       {contract::tensor_dequantize_t3d, contract::tensor_dequantize_t3d,
+        contract::tensor_dequantize_m3d, contract::tensor_dequantize_m3d},
+       std::vector<AsmField>{{"fmt", K::DqFmt, 35, 1, true, 0},
+                             {"group", K::U8, 36, 1, false, 0},
+                             {"channels", K::U8, 34, 1, true, 0},
+                             {"in_dtype", K::Dtype, 32, 1, false, kUint32},
+                             {"out_dtype", K::Dtype, 33, 1, false, kUint32},
+                             {"src", K::Mem3D, 12, 16, true, 0},
+                             {"dst", K::Mem3D, 44, 16, true, 0},
+                             {"reserved0", K::Bytes, 28, 4, false, 0},
+                             {"reserved1", K::Bytes, 37, 7, false, 0},
+                             {"reserved2", K::Bytes, 60, 4, false, 0}},
+       {{kEveryArch, 16, 0, kva::kPoolTensorDequantize}}},
+      // seed 000 §1: POOL kernel_info idx14 (not modelled)
+      {Opcode::GetSequenceBounds,
+       "get_sequence_bounds",
+       Engine::Pool,
+       kEveryArch,
+       "",
+       kNoContract,
+       std::nullopt,
+       {{kEveryArch, 14, 0, kva::kPoolGetSequenceBounds}}},
+      // seed 003 §1, §2.5, §6.1
+      {Opcode::QuantizeMX,
+       "quantize_mx",
+       Engine::Dve,
+       archs_from(Arch::Mariana),
+       "is_valid_s3dmx1_quant",
+       every_arch(contract::s3dmx1_quant),
+       std::vector<AsmField>{{"channels", K::U8, 33, 1, true, 0},
+                             {"in_dtype", K::Dtype, 34, 1, false, kFp32},
+                             {"out_dtype", K::Dtype, 35, 1, true, 0},
+                             {"src", K::Mem3D, 16, 16, true, 0},
+                             {"dst", K::Mem1D, 48, 16, true, 0},
+                             {"reserved0", K::Bytes, 12, 4, false, 0},
+                             {"reserved1", K::Bytes, 32, 1, false, 0},
+                             {"reserved2", K::Bytes, 36, 12, false, 0}},
+       {{kEveryArch, 0, 0, kva::kDveQuantizeMx}}},
+      // seed 000 §1: POOL kernel_info idx15 (not modelled)
+      {Opcode::NonzeroWithCount,
+       "nonzero_with_count",
+       Engine::Pool,
+       kEveryArch,
+       "",
+       kNoContract,
+       std::nullopt,
+       {{kEveryArch, 15, 0, kva::kPoolNonzeroWithCount}}},
+  };
+  return rows;
+}
+
+const OpcodeInfo* opcode_info(std::uint8_t opcode) {
+  static const std::array<const OpcodeInfo*, 256> by_code = [] {
+    std::array<const OpcodeInfo*, 256> a{};
+    for (const OpcodeInfo& row : opcode_table()) a[row.code()] = &row;
+    return a;
+  }();
+  return by_code[opcode];
+}
+
+const KernelInfoSlot* OpcodeInfo::kernel_info_on(Arch a) const {
+  if (arch_index(a) >= kNumArchs) return nullptr;
+  for (const KernelInfoSlot& s : kernel_info)
+    if (s.archs & arch_bit(a)) return &s;
+  return nullptr;
+}
+
+void append_kernel_info_record(std::vector<std::uint8_t>& out, std::uint8_t spec,
+                               std::uint8_t opcode, std::uint32_t func_va) {
+  const std::uint8_t rec[kKernelInfoRecordBytes] = {0,
+                                                    0,
+                                                    spec,
+                                                    opcode,
+                                                    static_cast<std::uint8_t>(func_va),
+                                                    static_cast<std::uint8_t>(func_va >> 8),
+                                                    static_cast<std::uint8_t>(func_va >> 16),
+                                                    static_cast<std::uint8_t>(func_va >> 24)};
+  out.insert(out.end(), rec, rec + kKernelInfoRecordBytes);
+}
+
+std::vector<std::uint8_t> default_kernel_info_bytes(Engine engine, Arch arch) {
+  struct Placed {
+    const OpcodeInfo* row;
+    const KernelInfoSlot* slot;
+  };
+  std::vector<Placed> placed;
+  std::size_t records = 0;
+  for (const OpcodeInfo& row : opcode_table()) {
+    if (row.home != engine) continue;
+    if (const KernelInfoSlot* s = row.kernel_info_on(arch)) {
+      placed.push_back({&row, s});
+      records = std::max<std::size_t>(records, s->index + 1u);
+    }
+  }
+  std::vector<std::uint8_t> out;
+  out.reserve(records * kKernelInfoRecordBytes);
+  for (std::size_t i = 0; i < records; ++i) {
+    const auto it = std::find_if(placed.begin(), placed.end(),
+                                 [i](const Placed& p) { return p.slot->index == i; });
+    if (it == placed.end())
+      append_kernel_info_record(out, 0, 0, 0);  // not recovered by the seeds: empty
+    else
+      append_kernel_info_record(out, it->slot->spec, it->row->code(), it->slot->func_va);
+  }
+  return out;
+}
+
+}  // namespace tpb::isa

@@ -1,0 +1,257 @@
+// The opcode table (models/isa/opcode_table.h) against values written out
+// from the seeds (seed 000 §1, §2; seed 003 §1, §3, §6), and every consumer
+// of it: opcode_mnemonic, home_engine, the checker, the assembler, the
+// default kernel_info tables, the engine and memory name tables.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/isa/address_map.h"
+#include "models/isa/asm.h"
+#include "models/isa/checker.h"
+#include "models/isa/encodings.h"
+#include "models/isa/opcode_table.h"
+#include "models/isa/program.h"
+
+namespace tpb::isa {
+namespace {
+
+constexpr Arch kGenerations[] = {Arch::Sunda, Arch::Cayman, Arch::Mariana, Arch::Maverick};
+
+struct Expected {
+  std::uint8_t opcode;
+  const char* mnemonic;
+  Engine home;
+  std::vector<Arch> on;  // generations on which the opcode exists
+  const char* contract;  // "" when none
+  bool asm_form;
+};
+
+// Written from the seeds, independently of the table.
+const std::vector<Expected>& expected_rows() {
+  static const std::vector<Expected> rows = {
+      {0x01, "ldweights", Engine::Pe, {Arch::Maverick}, "is_valid_s3_lw", true},
+      {0x02, "matmul", Engine::Pe, {Arch::Maverick}, "is_valid_s3d3_mm", true},
+      {0x09, "ldweights_mx", Engine::Pe, {Arch::Mariana}, "is_valid_smx1_lw", true},
+      {0x0A, "matmul_mx", Engine::Pe, {Arch::Mariana}, "is_valid_smx1d3_mm", true},
+      {0x7b,
+       "tensor_dequantize",
+       Engine::Pool,
+       {Arch::Cayman, Arch::Mariana, Arch::Maverick},
+       "is_valid_tensor_dequantize",
+       true},
+      {0xbe,
+       "get_sequence_bounds",
+       Engine::Pool,
+       {Arch::Sunda, Arch::Cayman, Arch::Mariana, Arch::Maverick},
+       "",
+       false},
+      {0xe3,
+       "quantize_mx",
+       Engine::Dve,
+       {Arch::Mariana, Arch::Maverick},
+       "is_valid_s3dmx1_quant",
+       true},
+      {0xf2,
+       "nonzero_with_count",
+       Engine::Pool,
+       {Arch::Sunda, Arch::Cayman, Arch::Mariana, Arch::Maverick},
+       "",
+       false},
+  };
+  return rows;
+}
+
+bool contains(const std::vector<Arch>& v, Arch a) {
+  for (Arch x : v)
+    if (x == a) return true;
+  return false;
+}
+
+TEST(OpcodeTable, RowsMatchTheSeeds) {
+  const auto& table = opcode_table();
+  ASSERT_EQ(table.size(), expected_rows().size());
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    const Expected& e = expected_rows()[i];
+    const OpcodeInfo& row = table[i];
+    SCOPED_TRACE(e.mnemonic);
+    EXPECT_EQ(row.code(), e.opcode);
+    EXPECT_EQ(row.mnemonic, e.mnemonic);
+    EXPECT_EQ(row.home, e.home);
+    EXPECT_EQ(row.contract, e.contract);
+    EXPECT_EQ(row.asm_fields.has_value(), e.asm_form);
+    for (Arch a : kGenerations) EXPECT_EQ(row.exists_on(a), contains(e.on, a)) << arch_name(a);
+    EXPECT_EQ(opcode_info(e.opcode), &row);
+  }
+}
+
+TEST(OpcodeTable, UnknownOpcodes) {
+  std::set<unsigned> known;
+  for (const Expected& e : expected_rows()) known.insert(e.opcode);
+  for (unsigned op = 0; op < 256; ++op) {
+    if (known.count(op)) continue;
+    const auto b = static_cast<std::uint8_t>(op);
+    EXPECT_EQ(opcode_info(b), nullptr) << op;
+    EXPECT_EQ(opcode_mnemonic(b), "") << op;
+    EXPECT_EQ(home_engine(b), Engine::Pool) << op;  // convention
+    EXPECT_EQ(asm_mnemonic(b), "") << op;
+    EXPECT_EQ(contract_for_opcode(b), "") << op;
+  }
+}
+
+TEST(OpcodeTable, ConsumersReadTheRow) {
+  for (const Expected& e : expected_rows()) {
+    SCOPED_TRACE(e.mnemonic);
+    EXPECT_EQ(opcode_mnemonic(e.opcode), e.mnemonic);
+    EXPECT_EQ(home_engine(e.opcode), e.home);
+    EXPECT_EQ(contract_for_opcode(e.opcode), e.contract);
+    EXPECT_EQ(asm_mnemonic(e.opcode), e.asm_form ? std::string(e.mnemonic) : std::string());
+  }
+  EXPECT_EQ(all_contract_names(),
+            (std::vector<std::string_view>{"is_valid_s3_lw", "is_valid_s3d3_mm", "is_valid_smx1_lw",
+                                           "is_valid_smx1d3_mm", "is_valid_tensor_dequantize",
+                                           "is_valid_s3dmx1_quant"}));
+  EXPECT_EQ(asm_mnemonics(),
+            (std::vector<std::string_view>{"ldweights", "matmul", "ldweights_mx", "matmul_mx",
+                                           "tensor_dequantize", "quantize_mx"}));
+}
+
+// TensorDequantize runs the TENSOR3D form on SUNDA / CAYMAN and the
+// MEM_PATTERN3D form from MARIANA; the MX forms report their generation.
+TEST(OpcodeTable, ContractPerGeneration) {
+  const OpcodeInfo& dq = opcode_row(Opcode::TensorDequantize);
+  EXPECT_EQ(dq.contract_fn(Arch::Sunda), dq.contract_fn(Arch::Cayman));
+  EXPECT_EQ(dq.contract_fn(Arch::Mariana), dq.contract_fn(Arch::Maverick));
+  EXPECT_NE(dq.contract_fn(Arch::Cayman), dq.contract_fn(Arch::Mariana));
+  EXPECT_EQ(dq.contract_fn(Arch::Cayman), &contract::tensor_dequantize_t3d);
+  EXPECT_EQ(dq.contract_fn(Arch::Mariana), &contract::tensor_dequantize_m3d);
+
+  RawInst raw{};
+  raw[0] = 0x09;
+  raw[1] = kInstWordLen;
+  const auto fails = [](const CheckResult& r, std::string_view name) {
+    for (auto f : r.failed)
+      if (f == name) return true;
+    return false;
+  };
+  EXPECT_FALSE(fails(check_instruction(raw, Arch::Mariana), "smx1_lw_valid_nc"));
+  EXPECT_TRUE(fails(check_instruction(raw, Arch::Maverick), "smx1_lw_valid_nc"));
+  EXPECT_EQ(check_instruction(raw, Arch::Maverick).contract, "is_valid_smx1_lw");
+  raw[0] = 0xbe;  // no contract: has_known_opcode
+  const CheckResult r = check_instruction(raw, Arch::Mariana);
+  EXPECT_EQ(r.contract, "");
+  EXPECT_EQ(r.failed, (std::vector<std::string_view>{"has_known_opcode"}));
+}
+
+// Every row with a mnemonic form: the all-defaults word (opcode and
+// inst_word_len only) disassembles to text that starts with the mnemonic and
+// assembles back to the same word.
+TEST(OpcodeTable, MnemonicRoundTripsThroughTheAssembler) {
+  for (const OpcodeInfo& row : opcode_table()) {
+    SCOPED_TRACE(std::string(row.mnemonic));
+    if (!row.asm_fields) {
+      EXPECT_EQ(disassemble_mnemonic(RawInst{row.code(), kInstWordLen}), "");
+      continue;
+    }
+    RawInst raw{};
+    raw[0] = row.code();
+    raw[1] = kInstWordLen;
+    const std::string text = disassemble_mnemonic(raw);
+    ASSERT_EQ(text.rfind(std::string(row.mnemonic) + " ", 0), 0u) << text;
+    EXPECT_EQ(assemble_statement(text, SourceLoc{"t", 1, 1}), raw) << text;
+  }
+}
+
+std::vector<std::uint8_t> record(std::uint8_t opcode, std::uint32_t va) {
+  return {0,
+          0,
+          0,
+          opcode,
+          static_cast<std::uint8_t>(va),
+          static_cast<std::uint8_t>(va >> 8),
+          static_cast<std::uint8_t>(va >> 16),
+          static_cast<std::uint8_t>(va >> 24)};
+}
+std::vector<std::uint8_t> cat(std::vector<std::vector<std::uint8_t>> recs) {
+  std::vector<std::uint8_t> out;
+  for (const auto& r : recs) out.insert(out.end(), r.begin(), r.end());
+  return out;
+}
+
+TEST(OpcodeTable, DefaultKernelInfoTables) {
+  for (Arch a : kGenerations) {
+    SCOPED_TRACE(arch_name(a));
+    const std::vector<std::uint8_t> pool = default_kernel_info_bytes(Engine::Pool, a);
+    ASSERT_EQ(pool.size(), 17u * 8);
+    for (std::size_t i = 0; i < 14 * 8; ++i) EXPECT_EQ(pool[i], 0) << i;  // idx0..13 empty
+    // seed 000 §1: idx16 = 00 00 00 7b | c4 4d 00 01.
+    EXPECT_EQ(std::vector<std::uint8_t>(pool.begin() + 16 * 8, pool.end()),
+              (std::vector<std::uint8_t>{0x00, 0x00, 0x00, 0x7b, 0xc4, 0x4d, 0x00, 0x01}));
+    EXPECT_EQ(std::vector<std::uint8_t>(pool.begin() + 14 * 8, pool.begin() + 16 * 8),
+              cat({record(0xbe, 0x010049a0), record(0xf2, 0x01004b40)}));
+    EXPECT_EQ(default_kernel_info_bytes(Engine::Dve, a), record(0xe3, 0x0000317a));
+    EXPECT_TRUE(default_kernel_info_bytes(Engine::Sfu, a).empty());
+    if (a == Arch::Maverick)
+      EXPECT_EQ(default_kernel_info_bytes(Engine::Pe, a),
+                cat({record(0x01, 0x2baf), record(0x02, 0x2bb7)}));
+    else
+      EXPECT_EQ(default_kernel_info_bytes(Engine::Pe, a),
+                cat({record(0x09, 0x00002baf), record(0x0A, 0x00002bb7)}));
+  }
+}
+
+// No two rows claim the same record of an engine's table on one generation,
+// and each record sits in its row's home engine table.
+TEST(OpcodeTable, KernelInfoSlotsAreUnique) {
+  for (Arch a : kGenerations) {
+    std::set<std::pair<unsigned, unsigned>> used;
+    for (const OpcodeInfo& row : opcode_table()) {
+      const KernelInfoSlot* s = row.kernel_info_on(a);
+      if (!s) continue;
+      EXPECT_TRUE(used.insert({static_cast<unsigned>(row.home), s->index}).second)
+          << row.mnemonic << " on " << arch_name(a);
+      const auto bytes = default_kernel_info_bytes(row.home, a);
+      ASSERT_GE(bytes.size(), (s->index + 1u) * 8);
+      EXPECT_EQ(bytes[s->index * 8 + 3], row.code());
+    }
+  }
+}
+
+TEST(OpcodeTable, TrampolineVas) {
+  EXPECT_EQ(kva::kPoolGetSequenceBounds, 0x010049a0u);
+  EXPECT_EQ(kva::kPoolNonzeroWithCount, 0x01004b40u);
+  EXPECT_EQ(kva::kPoolTensorDequantize, 0x01004dc4u);
+  EXPECT_EQ(kva::kDveQuantizeMx, 0x0000317au);
+  EXPECT_EQ(kva::kPeLdweightsMx, 0x00002bafu);
+  EXPECT_EQ(kva::kPeMatmulMx, 0x00002bb7u);
+}
+
+TEST(NameTables, Engines) {
+  const char* names[] = {"pool", "dve", "pe", "sfu"};
+  for (unsigned e = 0; e < kNumEngines; ++e) {
+    EXPECT_STREQ(engine_name(static_cast<Engine>(e)), names[e]);
+    EXPECT_EQ(parse_engine(names[e]), static_cast<Engine>(e));
+  }
+  EXPECT_EQ(parse_engine("DVE"), Engine::Dve);
+  EXPECT_EQ(parse_engine("tpb"), std::nullopt);
+}
+
+TEST(NameTables, Memories) {
+  const char* names[] = {"sbuf.q0",   "sbuf.q1",  "sbuf.q2",   "sbuf.q3",
+                         "psum",      "sem",      "regs",      "queue.pool",
+                         "queue.dve", "queue.pe", "queue.sfu", "sfu.tiles"};
+  ASSERT_EQ(std::size(names), kNumCoreMemories);
+  for (unsigned m = 0; m < kNumCoreMemories; ++m)
+    EXPECT_STREQ(memory_name(static_cast<CoreMemory>(m)), names[m]);
+  for (unsigned q = 0; q < kNumQuadrants; ++q)
+    EXPECT_STREQ(memory_name(sbuf_quadrant_memory(q)), names[q]);
+  EXPECT_STREQ(memory_name(queue_memory(Engine::Pe)), "queue.pe");
+  EXPECT_EQ(kNumDataMemories, 5u);  // sbuf.q0..sbuf.q3, psum
+}
+
+}  // namespace
+}  // namespace tpb::isa
