@@ -272,3 +272,77 @@ TEST(MemPort, DmiAccessesOfTwoPortsContendForAQuadrantsBandwidth) {
 
 }  // namespace
 }  // namespace tpb::sc
+
+namespace tpb::sc {
+namespace {
+
+// One memory-cost path: direct() charges what read()/write() charge for the
+// same bytes (both through mem_access_cost), counts them, and is the path
+// read()/write() themselves take under DMI.
+TEST(MemPort, DirectChargesAndCountsAsReadAndWriteDo) {
+  PortBench pb;
+  run_sc([&] {
+    std::vector<std::uint8_t> buf(200, 0x5A);
+    sc_core::sc_time d_rw = sc_core::SC_ZERO_TIME, d_direct = sc_core::SC_ZERO_TIME;
+    ASSERT_EQ(pb.port.write(isa::sbuf_addr(2, 0x100), buf.data(), 200, d_rw), tlm::TLM_OK_RESPONSE);
+    std::uint8_t* p = pb.port.direct(isa::sbuf_addr(3, 0x100), 200, true, d_direct);
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(p, pb.q0.backdoor(slot(3) + 0x100, 200));
+    // 10 ns latency + ceil(200 / 64) = 4 beats of 1 ns, both ways.
+    EXPECT_EQ(d_rw, ns(14));
+    EXPECT_EQ(d_direct, ns(14));
+    EXPECT_EQ(pb.port.bytes_written()[MemPort::kCountSbufQ0], 400u);
+    // Outside DMI (the semaphores grant none): nullptr, nothing charged.
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    EXPECT_EQ(pb.port.direct(isa::kSemaphoreBase, 4, false, d), nullptr);
+    EXPECT_EQ(d, sc_core::SC_ZERO_TIME);
+    // A partition crossing is never served directly.
+    EXPECT_EQ(pb.port.direct(isa::sbuf_addr(4, 0x3FFF0), 32, false, d), nullptr);
+  });
+}
+
+// The observer hook: every b_transport and debug access is reported with its
+// data and time; while observed the target grants no DMI, and attaching an
+// observer invalidates DMI already granted, so nothing bypasses it.
+TEST(PartitionedMemoryObserver, SeesEveryAccessAndTurnsDmiOff) {
+  PortBench pb;
+  run_sc([&] {
+    std::uint32_t w = 0xCAFEF00Du, r = 0;
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    // DMI granted and cached first.
+    ASSERT_EQ(pb.port.write(isa::sbuf_addr(1, 0x10), &w, 4, d), tlm::TLM_OK_RESPONSE);
+    ASSERT_TRUE(pb.port.dmi(isa::sbuf_addr(1, 0x10), 4, false).has_value());
+    std::vector<MemOp> ops;
+    std::vector<std::uint32_t> seen_words;
+    pb.q0.add_observer([&](const MemOp& op) {
+      ops.push_back(op);
+      std::uint32_t v = 0;
+      std::memcpy(&v, op.data, std::min(4u, op.len));
+      seen_words.push_back(v);
+    });
+    EXPECT_TRUE(pb.q0.observed());
+    // The cached region is gone and a new request is denied.
+    EXPECT_FALSE(pb.port.dmi(isa::sbuf_addr(1, 0x10), 4, false).has_value());
+    d = ns(7);
+    ASSERT_EQ(pb.port.read(isa::sbuf_addr(1, 0x10), &r, 4, d), tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(r, 0xCAFEF00Du);
+    EXPECT_EQ(d, ns(7 + 11));  // the same cost through b_transport
+    w = 0x01020304u;
+    ASSERT_EQ(pb.port.write(isa::sbuf_addr(2, 0x20), &w, 4, d), tlm::TLM_OK_RESPONSE);
+    ASSERT_EQ(ops.size(), 2u);
+    EXPECT_EQ(ops[0].cmd, tlm::TLM_READ_COMMAND);
+    EXPECT_EQ(ops[0].addr, slot(1) + 0x10);
+    EXPECT_EQ(ops[0].len, 4u);
+    EXPECT_EQ(ops[0].time, ns(7));  // issue time: now + the initiator's offset
+    EXPECT_FALSE(ops[0].debug);
+    EXPECT_EQ(ops[1].cmd, tlm::TLM_WRITE_COMMAND);
+    EXPECT_EQ(ops[1].addr, slot(2) + 0x20);
+    EXPECT_EQ(ops[1].time, ns(18));
+    EXPECT_EQ(seen_words, (std::vector<std::uint32_t>{0xCAFEF00Du, 0x01020304u}));
+    // Other targets are not observed: the PSUM still grants DMI.
+    EXPECT_TRUE(pb.port.dmi(isa::psum_addr(0, 0), 4, false).has_value());
+  });
+}
+
+}  // namespace
+}  // namespace tpb::sc

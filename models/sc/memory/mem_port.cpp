@@ -93,27 +93,26 @@ std::optional<MemPort::DmiSpan> MemPort::dmi(std::uint64_t addr, std::uint64_t l
   return s;
 }
 
-sc_core::sc_time MemPort::cost(const Region& r, std::uint64_t len, const sc_core::sc_time& delay,
-                               bool is_write) {
-  if (r.arbiter) return r.arbiter->access(sc_core::sc_time_stamp(), delay, len);
-  if (r.has_timing) return r.timing.access_delay(len);
-  return is_write ? r.write_latency : r.read_latency;
-}
-
 sc_core::sc_time MemPort::DmiSpan::cost(std::uint64_t len, const sc_core::sc_time& local_offset,
                                         bool is_write) const {
-  if (arbiter) return arbiter->access(sc_core::sc_time_stamp(), local_offset, len);
-  if (timing) return timing->access_delay(len);
-  return is_write ? write_latency : read_latency;
+  if (!timing) return is_write ? write_latency : read_latency;  // target gave no timing
+  return mem_access_cost(*timing, arbiter, local_offset, len);
+}
+
+std::uint8_t* MemPort::direct(std::uint64_t addr, std::uint64_t len, bool for_write,
+                              sc_core::sc_time& delay) {
+  const std::optional<DmiSpan> s = dmi(addr, len, for_write);
+  if (!s) return nullptr;
+  delay += s->cost(len, delay, for_write);
+  account(addr, len, for_write);
+  return s->ptr;
 }
 
 tlm::tlm_response_status MemPort::read(std::uint64_t addr, void* dst, unsigned len,
                                        sc_core::sc_time& delay) {
   if (len == 0) return tlm::TLM_OK_RESPONSE;
-  if (const Region* r = dmi_region(addr, len, false)) {
-    std::memcpy(dst, r->ptr + (addr - r->start), len);
-    delay += cost(*r, len, delay, false);
-    read_[counter_index(addr)] += len;
+  if (const std::uint8_t* p = direct(addr, len, false, delay)) {
+    std::memcpy(dst, p, len);
     return tlm::TLM_OK_RESPONSE;
   }
   return transport(tlm::TLM_READ_COMMAND, addr, dst, len, delay);
@@ -122,10 +121,8 @@ tlm::tlm_response_status MemPort::read(std::uint64_t addr, void* dst, unsigned l
 tlm::tlm_response_status MemPort::write(std::uint64_t addr, const void* src, unsigned len,
                                         sc_core::sc_time& delay) {
   if (len == 0) return tlm::TLM_OK_RESPONSE;
-  if (const Region* r = dmi_region(addr, len, true)) {
-    std::memcpy(r->ptr + (addr - r->start), src, len);
-    delay += cost(*r, len, delay, true);
-    written_[counter_index(addr)] += len;
+  if (std::uint8_t* p = direct(addr, len, true, delay)) {
+    std::memcpy(p, src, len);
     return tlm::TLM_OK_RESPONSE;
   }
   // The payload's data pointer is non-const by TLM's design; a write never

@@ -13,6 +13,7 @@
 #include <systemc>
 #include <tlm>
 
+#include "models/isa/address_map.h"
 #include "models/sc/memory/mem_timing.h"
 
 namespace tpb::sc {
@@ -43,10 +44,10 @@ class MemPort : public sc_core::sc_module {
     // arbiter->access(sc_time_stamp(), delay, N) instead of a fixed latency.
     BandwidthArbiter* arbiter = nullptr;
     // Added: what moving `len` bytes through ptr costs, exactly as read() /
-    // write() charge it (contention, else the target's timing, else the flat
-    // DMI latency). `local_offset`: the caller's local time ahead of
-    // sc_time_stamp(). Books bandwidth when contention is on: call once per
-    // access.
+    // write() charge it: mem_access_cost() with the target's timing (booking
+    // bandwidth when contention is on: call once per access), else the flat
+    // DMI latency. `local_offset`: the caller's local time ahead of
+    // sc_time_stamp().
     sc_core::sc_time cost(std::uint64_t len, const sc_core::sc_time& local_offset,
                           bool is_write) const;
   };
@@ -54,15 +55,21 @@ class MemPort : public sc_core::sc_module {
   // region with the needed access (requesting DMI if not cached), else nullopt.
   // Callers that move data through the pointer call account() themselves.
   std::optional<DmiSpan> dmi(std::uint64_t addr, std::uint64_t len, bool for_write);
+  // dmi() for one access: the pointer, with its cost added to `delay` and its
+  // bytes counted (read()/write() use it for their fast path); nullptr when
+  // DMI does not cover the access (nothing charged).
+  std::uint8_t* direct(std::uint64_t addr, std::uint64_t len, bool for_write,
+                       sc_core::sc_time& delay);
 
+  // Counter indices follow the memory-name table (isa::CoreMemory).
   enum : unsigned {
-    kCountSbufQ0 = 0,
-    kCountSbufQ1 = 1,
-    kCountSbufQ2 = 2,
-    kCountSbufQ3 = 3,
-    kCountPsum = 4,
-    kCountOther = 5,
-    kNumCounters = 6
+    kCountSbufQ0 = static_cast<unsigned>(isa::CoreMemory::SbufQ0),
+    kCountSbufQ1 = static_cast<unsigned>(isa::CoreMemory::SbufQ1),
+    kCountSbufQ2 = static_cast<unsigned>(isa::CoreMemory::SbufQ2),
+    kCountSbufQ3 = static_cast<unsigned>(isa::CoreMemory::SbufQ3),
+    kCountPsum = static_cast<unsigned>(isa::CoreMemory::Psum),
+    kCountOther = isa::kNumDataMemories,
+    kNumCounters = isa::kNumDataMemories + 1
   };
   // SBUF quadrant 0..3 by partition / 32, PSUM, or anything else.
   static unsigned counter_index(std::uint64_t addr);
@@ -91,10 +98,6 @@ class MemPort : public sc_core::sc_module {
   const Region* lookup(std::uint64_t addr);
   // The region when [addr, addr+len) may be served through DMI, else null.
   const Region* dmi_region(std::uint64_t addr, std::uint64_t len, bool for_write);
-  // What a DMI access of len bytes costs: the target's timing (with
-  // contention when it books bandwidth) or the flat DMI latency.
-  static sc_core::sc_time cost(const Region& r, std::uint64_t len, const sc_core::sc_time& delay,
-                               bool is_write);
   tlm::tlm_response_status transport(tlm::tlm_command cmd, std::uint64_t addr, void* data,
                                      unsigned len, sc_core::sc_time& delay);
   void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end);

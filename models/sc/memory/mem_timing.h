@@ -90,6 +90,16 @@ class BandwidthArbiter {
   std::uint64_t stall_ = 0;
 };
 
+// THE cost of one access of `len` bytes to a memory target issued at
+// sc_time_stamp() + `offset`: every path computes it here — the target's
+// b_transport, DMI users through MemPort, and the sequencers' kernels. With
+// an enabled arbiter it books the target's bandwidth (call once per access).
+inline sc_core::sc_time mem_access_cost(const MemTiming& t, BandwidthArbiter* arbiter,
+                                        const sc_core::sc_time& offset, std::uint64_t len) {
+  if (arbiter && arbiter->enabled()) return arbiter->access(sc_core::sc_time_stamp(), offset, len);
+  return t.access_delay(len);
+}
+
 // Optional extension on a get_direct_mem_ptr payload. tlm_dmi carries only a
 // flat latency; a target that understands this extension fills in its whole
 // MemTiming so DMI accesses cost the same as b_transport ones. Targets that

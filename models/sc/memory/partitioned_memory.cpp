@@ -92,8 +92,9 @@ void PartitionedMemory::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc
         if (be[i % be_len] == TLM_BYTE_ENABLED) mem[i] = data[i];
     }
   }
-  delay += arbiter_.access(sc_core::sc_time_stamp(), delay, len);
-  trans.set_dmi_allowed(true);
+  if (!observers_.empty()) notify(cmd, addr, mem, len, delay, false);
+  delay += mem_access_cost(timing_, &arbiter_, delay, len);
+  trans.set_dmi_allowed(observers_.empty());
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
@@ -109,6 +110,13 @@ bool PartitionedMemory::get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm:
     return false;
   }
   const std::uint64_t pbase = p << kPartitionShift;
+  if (!observers_.empty()) {
+    // Observed: every access must reach b_transport.
+    dmi.set_start_address(0);
+    dmi.set_end_address(span() - 1);
+    dmi.allow_none();
+    return false;
+  }
   if (off >= bytes_per_partition_) {
     // Deny for the unbacked tail of this partition slot.
     dmi.set_start_address(pbase + bytes_per_partition_);
@@ -127,6 +135,7 @@ bool PartitionedMemory::get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm:
     dmi.set_end_address(pbase + bytes_per_partition_ - 1);  // inclusive
   }
   dmi.allow_read_write();
+  dmi_granted_ = true;
   dmi.set_read_latency(timing_.latency);
   dmi.set_write_latency(timing_.latency);
   if (auto* ext = trans.get_extension<DmiTimingExtension>()) {
@@ -151,7 +160,22 @@ unsigned PartitionedMemory::transport_dbg(tlm::tlm_generic_payload& trans) {
     std::memcpy(mem, trans.get_data_ptr(), n);
   else
     return 0;
+  if (!observers_.empty()) notify(cmd, addr, mem, n, sc_core::SC_ZERO_TIME, true);
   return n;
+}
+
+void PartitionedMemory::add_observer(MemObserver f) {
+  observers_.push_back(std::move(f));
+  if (dmi_granted_) {
+    dmi_granted_ = false;
+    socket->invalidate_direct_mem_ptr(0, span() - 1);
+  }
+}
+
+void PartitionedMemory::notify(tlm::tlm_command cmd, std::uint64_t addr, const std::uint8_t* data,
+                               unsigned len, const sc_core::sc_time& offset, bool debug) const {
+  const MemOp op{cmd, addr, data, len, sc_core::sc_time_stamp() + offset, debug};
+  for (const MemObserver& f : observers_) f(op);
 }
 
 }  // namespace tpb::sc

@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <memory>
+#include <vector>
 
 #include <tlm_utils/simple_target_socket.h>
 #include <systemc>
@@ -13,6 +15,19 @@
 #include "models/sc/memory/mem_timing.h"
 
 namespace tpb::sc {
+
+// One operation on a memory target, as an observer sees it (SCC's memory
+// offers the same kind of operation callback): a scoreboard or a tracer
+// attaches here instead of inside the target.
+struct MemOp {
+  tlm::tlm_command cmd;      // read, write (or ignore)
+  std::uint64_t addr;        // target-local address (partition << 18 | offset)
+  const std::uint8_t* data;  // the bytes read or written (len of them)
+  unsigned len;
+  sc_core::sc_time time;  // sc_time_stamp() + the initiator's local offset
+  bool debug;             // transport_dbg (loads, dumps): untimed
+};
+using MemObserver = std::function<void(const MemOp&)>;
 
 class PartitionedMemory : public sc_core::sc_module {
  public:
@@ -36,6 +51,12 @@ class PartitionedMemory : public sc_core::sc_module {
   const BandwidthArbiter& arbiter() const { return arbiter_; }
   // Target-local span covered by the storage: num_partitions << 18.
   std::uint64_t span() const { return std::uint64_t{num_partitions_} << kPartitionShift; }
+
+  // Calls `f` after every successful b_transport and transport_dbg. While
+  // an observer is attached the target grants no DMI (and invalidates what
+  // it granted), so no access bypasses it; a run with observers is slower.
+  void add_observer(MemObserver f);
+  bool observed() const { return !observers_.empty(); }
 
   // Direct backdoor for loaders and dumps (not timed). Nullptr if
   // [local_addr, local_addr + len) is not inside one partition's capacity.
@@ -61,6 +82,10 @@ class PartitionedMemory : public sc_core::sc_module {
   // address arithmetic. calloc so the untouched tail of each 256 KiB slot (and
   // never-written memory) costs no resident pages.
   std::unique_ptr<std::uint8_t, FreeDeleter> storage_;
+  std::vector<MemObserver> observers_;
+  bool dmi_granted_ = false;
+  void notify(tlm::tlm_command cmd, std::uint64_t addr, const std::uint8_t* data, unsigned len,
+              const sc_core::sc_time& offset, bool debug) const;
 };
 
 using SbufQuadrant = PartitionedMemory;
