@@ -5,6 +5,9 @@
 // operand shapes) and its step performs the bundle's functional effect once
 // (a loop's step transforms the whole stream). A step may call another worker
 // by returning its VA (the trampoline's callx8, decode's dispatch).
+//
+// Pure C++: no SystemC. The sequencer (models/sc) implements KernelContext;
+// a test double can too, so kernels are unit-tested without a simulator.
 #pragma once
 
 #include <any>
@@ -12,13 +15,16 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <typeindex>
+#include <unordered_map>
 #include <vector>
 
 #include "models/isa/address_map.h"
 #include "models/isa/encodings.h"
-#include "models/sc/engine/timing_config.h"
+#include "models/timing/timing_profile.h"
 
 namespace tpb::fw {
 
@@ -32,6 +38,32 @@ class KernelFault : public std::runtime_error {
 
 struct Bundle;
 
+// State that lives as long as its engine, not one instruction: the PE's
+// stationary weights, the SFU's tile file and rename map, per-engine options
+// such as the DVE's MX emax mode. One object per type; a kernel defines its
+// own state type and reaches it with ctx.engine_state().get<T>(). The
+// platform may set an option before the run the same way.
+class EngineState {
+ public:
+  // The engine's T, value-initialised on first use.
+  template <typename T>
+  T& get() {
+    std::shared_ptr<void>& slot = slots_[std::type_index(typeid(T))];
+    if (!slot) slot = std::make_shared<T>();
+    return *static_cast<T*>(slot.get());
+  }
+  // The engine's T if it exists, else nullptr.
+  template <typename T>
+  const T* find() const {
+    const auto it = slots_.find(std::type_index(typeid(T)));
+    return it == slots_.end() ? nullptr : static_cast<const T*>(it->second.get());
+  }
+  void clear() { slots_.clear(); }
+
+ private:
+  std::unordered_map<std::type_index, std::shared_ptr<void>> slots_;
+};
+
 // What a kernel sees of its engine: the instruction, registers, timing, and
 // memory. Implemented by the sequencer (and by test doubles).
 class KernelContext {
@@ -41,7 +73,9 @@ class KernelContext {
   virtual isa::Arch arch() const = 0;
   virtual isa::Engine engine() const = 0;
   virtual std::uint32_t reg(unsigned r) const = 0;
-  virtual const sc::TimingConfig& timing() const = 0;
+  virtual const timing::TimingConfig& timing() const = 0;
+  // State kept for the lifetime of this engine (see EngineState).
+  virtual EngineState& engine_state() = 0;
   // Timed accesses of [addr, addr+len) within one partition; throw KernelFault
   // on any TLM error. Use DMI when the platform grants it.
   virtual void read(std::uint64_t addr, void* dst, std::size_t len) = 0;
@@ -72,6 +106,7 @@ struct Bundle {
   // Functional effect (null: none). Returns the VA of a worker to call next
   // (0: none); the call returns to the next bundle.
   std::function<std::uint32_t(KernelContext&)> step;
+  std::uint32_t id = 0;  // index into BundleCosts, set by KernelRegistry::add
 };
 
 struct Kernel {
@@ -80,22 +115,41 @@ struct Kernel {
   std::vector<Bundle> bundles;
 };
 
+// The issue cycles of every bundle of a registry under one timing profile,
+// indexed by Bundle::id: resolved once before a run, so executing a bundle
+// looks nothing up by name (riscv-vp's cost table).
+using BundleCosts = std::vector<std::uint32_t>;
+
 class KernelRegistry {
  public:
-  // Throws std::invalid_argument on a duplicate VA.
+  // Throws std::invalid_argument on a duplicate VA or bundle name.
   void add(Kernel k);
   const Kernel* find(std::uint32_t va) const;
   const std::map<std::uint32_t, Kernel>& kernels() const { return kernels_; }
 
+  // The bundle with this id (Bundle::id), nullptr past the last.
+  const Bundle* bundle(std::uint32_t id) const { return id < by_id_.size() ? by_id_[id] : nullptr; }
+  std::size_t num_bundles() const { return by_id_.size(); }
+
   // Every bundle name with its stub issue cycles (for the effective profile).
   std::map<std::string, std::uint32_t> bundle_cycles() const;
 
-  // Runs the worker at `va` and every worker it calls. Throws KernelFault
-  // for a VA with no worker ("not modelled") or a call depth past 8.
-  void execute(std::uint32_t va, KernelContext& ctx, unsigned depth = 0) const;
+  // The cost of every bundle under `t`: its bundle_issue_cycles override, else
+  // the stub's cycles. Throws timing::TimingError naming the key
+  // "bundle_issue_cycles.NAME" when an override names no bundle.
+  BundleCosts resolve_costs(const timing::TimingConfig& t) const;
+
+  // Runs the worker at `va` and every worker it calls, each bundle costing
+  // costs[bundle.id]. Throws KernelFault for a VA with no worker ("not
+  // modelled") or a call depth past 8.
+  void execute(std::uint32_t va, KernelContext& ctx, const BundleCosts& costs,
+               unsigned depth = 0) const;
 
  private:
   std::map<std::uint32_t, Kernel> kernels_;
+  std::map<std::string, std::uint32_t> ids_;  // bundle name -> id
+  std::vector<std::uint32_t> stub_cycles_;    // by id
+  std::vector<const Bundle*> by_id_;          // into kernels_ (stable nodes)
 };
 
 // The registry of every firmware stub this model implements.

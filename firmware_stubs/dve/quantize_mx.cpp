@@ -73,7 +73,7 @@ std::uint32_t stub_fields(KernelContext& ctx) {
     throw KernelFault(
         fmt::format("s3dmx1_quant_valid_out_dtype: out_dtype 0x{:x} is not fp8_e4m3 or fp8_e5m2",
                     inst.out_dtype));
-  st.emax = mx_emax_of(ctx);
+  st.emax = ctx.engine_state().get<QuantizeMxOptions>().emax;
 
   st.src = resolve_pattern(inst.src_mem_pattern.t, ctx, "src");
   st.dst = resolve_mx1d(inst.dst_mem_pattern.t, ctx);
@@ -218,11 +218,6 @@ std::uint32_t scatter_scales(KernelContext& ctx) {
 
 }  // namespace
 
-num::MxEmax mx_emax_of(const KernelContext& ctx) {
-  const auto* src = dynamic_cast<const MxEmaxSource*>(&ctx);
-  return src ? src->mx_emax() : num::MxEmax::Ocp;
-}
-
 std::uint32_t widen_to_fp32_bits(isa::Dtype in, std::uint32_t raw) {
   switch (in) {
     case isa::Dtype::Bf16:
@@ -241,7 +236,7 @@ void add_quantize_mx_kernels(KernelRegistry& r) {
   r.add(Kernel{"quantize_mx_trampoline",
                kQuantizeMxTrampolineVa,
                {
-                   {"dve.trampoline.call8", 0x317a, 1, nullptr,
+                   {"dve.trampoline.call8", kQuantizeMxTrampolineVa, 1, nullptr,
                     [](KernelContext&) { return kQuantizeMxStubVa; }},
                    {"dve.trampoline.jump", 0x317d, 1, nullptr, nullptr},
                    {"dve.trampoline.exit", kQuantizeMxExitVa, 1, nullptr, nullptr},

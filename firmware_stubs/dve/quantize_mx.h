@@ -10,17 +10,18 @@
 #include <cstdint>
 #include <vector>
 
+#include "firmware_stubs/common/resolve_pattern.h"
 #include "firmware_stubs/kernel.h"
-#include "firmware_stubs/pool/tensor_dequantize.h"
 #include "models/isa/encodings.h"
+#include "models/isa/opcode_table.h"
 #include "models/numerics/dequant_stream.h"
 
 namespace tpb::fw {
 
-inline constexpr std::uint32_t kQuantizeMxTrampolineVa = 0x317a;  // seed 003 §1
-inline constexpr std::uint32_t kQuantizeMxExitVa = 0x31ee;        // seed 003 §1 (j 0x31ee)
-inline constexpr std::uint32_t kQuantizeMxStubVa = 0x2298;        // seed 003 §1
-inline constexpr std::uint32_t kDveCallBodyVa = 0x9920;           // seed 003 §1 (call8 0x9920)
+inline constexpr std::uint32_t kQuantizeMxTrampolineVa = isa::kva::kDveQuantizeMx;
+inline constexpr std::uint32_t kQuantizeMxExitVa = 0x31ee;  // seed 003 §1 (j 0x31ee)
+inline constexpr std::uint32_t kQuantizeMxStubVa = 0x2298;  // seed 003 §1
+inline constexpr std::uint32_t kDveCallBodyVa = 0x9920;     // seed 003 §1 (call8 0x9920)
 // The body's start VA is INFERRED in seed 003 §1; convention: the VA of its
 // first bundle, the LEG B extract.
 inline constexpr std::uint32_t kQuantizeMxBodyVa = 0x79ec;
@@ -40,14 +41,11 @@ constexpr unsigned mx_scale_partition(unsigned scale_base, unsigned scale_pidx, 
   return scale_base + 32 * (b / 4) + scale_pidx + b % 4;
 }
 
-// A KernelContext that also derives from this supplies the run's --mx-emax
-// setting to the kernel; any other context runs with ocp (SPEC §4 default).
-class MxEmaxSource {
- public:
-  virtual ~MxEmaxSource() = default;
-  virtual num::MxEmax mx_emax() const = 0;
+// The DVE's QuantizeMX options, kept in its EngineState: the platform sets
+// the run's --mx-emax here before the run (SPEC §4; ocp by default).
+struct QuantizeMxOptions {
+  num::MxEmax emax = num::MxEmax::Ocp;
 };
-num::MxEmax mx_emax_of(const KernelContext& ctx);
 
 // The resolved dst MXTENSOR1D (registers applied).
 struct ResolvedMx1d {

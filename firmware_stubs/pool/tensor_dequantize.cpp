@@ -138,37 +138,6 @@ void transform_channels(KernelContext& ctx) {
 
 }  // namespace
 
-ResolvedPattern resolve_pattern(const isa::Tensor3D& t, const KernelContext& ctx,
-                                const char* which) {
-  const isa::Addr4 a = t.start_addr;
-  const std::uint8_t m = a.marker();
-  const bool reg_marker = (m & ~(isa::addr4::kMarkerAddrReg | isa::addr4::kMarkerShapeReg)) == 0;
-  if (!reg_marker)
-    throw KernelFault(fmt::format(
-        "{} operand: ADDR4 marker 0b{:05b} ({}) is not modelled for TensorDequantize", which, m,
-        a.is_indirect()      ? "INDIRECT16B"
-        : a.is_mxtensor_v2() ? "MXTENSOR_V2"
-                             : "unknown"));
-  ResolvedPattern p;
-  const unsigned n = a.reg_index();
-  p.start = a.addr_from_register() ? (ctx.reg(n) & isa::addr4::kAddressMask) : a.address();
-  for (int d = 0; d < 3; ++d) {
-    p.step[d] = t.step_elem[d];
-    p.num[d] = t.num_elem[d];
-  }
-  if (a.shape_from_register()) {
-    if (n + 3 >= isa::kNumEngineRegs)
-      throw KernelFault(fmt::format("{} operand: shape registers r{}..r{} do not exist (r0..r31)",
-                                    which, n + 1, n + 3));
-    for (int d = 0; d < 3; ++d) p.num[d] = ctx.reg(n + 1 + d);
-    if (std::uint64_t{p.num[0]} * p.num[1] * p.num[2] > isa::kPartitionSlot / 4)
-      throw KernelFault(
-          fmt::format("{} operand: shape from registers r{}..r{} = {}x{}x{} exceeds one partition",
-                      which, n + 1, n + 3, p.num[0], p.num[1], p.num[2]));
-  }
-  return p;
-}
-
 void gather_words(KernelContext& ctx, const ResolvedPattern& p, unsigned partition_delta,
                   std::uint32_t* out, const char* which) {
   for_each_run(p, 4, isa::partition_of(p.start) + partition_delta, which,
@@ -185,7 +154,7 @@ void scatter_words(KernelContext& ctx, const ResolvedPattern& p, unsigned partit
                });
 }
 
-std::uint64_t dequant_loop_trips(const DequantState& st, const sc::TimingConfig& t) {
+std::uint64_t dequant_loop_trips(const DequantState& st, const timing::TimingConfig& t) {
   const std::uint64_t per_core = (st.channels + t.pool_cores - 1) / t.pool_cores;
   const std::uint64_t out_bytes = st.group == 8 ? st.mx_chunks * 32 : st.dst_words * 4;
   const std::uint64_t per_channel = (out_bytes + t.pool_vector_bytes - 1) / t.pool_vector_bytes;
@@ -200,7 +169,7 @@ void add_tensor_dequantize_kernels(KernelRegistry& r) {
   r.add(Kernel{"tensor_dequantize_trampoline",
                kTensorDequantizeTrampolineVa,
                {
-                   {"pool.trampoline.entry", 0x01004dc4, 1, nullptr, nullptr},
+                   {"pool.trampoline.entry", kTensorDequantizeTrampolineVa, 1, nullptr, nullptr},
                    {"pool.trampoline.state_slot", 0x01004dc7, 4, nullptr, nullptr},
                    {"pool.trampoline.setup_call", 0x01004dd2, 2, nullptr, nullptr},
                    {"pool.trampoline.tail_call", 0x01004dd5, 2, nullptr,

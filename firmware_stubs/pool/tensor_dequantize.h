@@ -8,15 +8,17 @@
 #include <vector>
 
 #include "firmware_stubs/common/pattern_walk.h"
+#include "firmware_stubs/common/resolve_pattern.h"
 #include "firmware_stubs/kernel.h"
 #include "models/isa/encodings.h"
+#include "models/isa/opcode_table.h"
 
 namespace tpb::fw {
 
-inline constexpr std::uint32_t kTensorDequantizeTrampolineVa = 0x01004dc4;  // seed 000 §1
-inline constexpr std::uint32_t kTensorDequantizeStateSlot = 0x02000480;     // seed 000 §1
-inline constexpr std::uint32_t kDecodeTensorDequantizeVa = 0x01004df0;      // seed 000 §1
-inline constexpr std::uint32_t kProc4bitMx8Va = 0x0100511c;                 // seed 000 §1
+inline constexpr std::uint32_t kTensorDequantizeTrampolineVa = isa::kva::kPoolTensorDequantize;
+inline constexpr std::uint32_t kTensorDequantizeStateSlot = 0x02000480;  // seed 000 §1
+inline constexpr std::uint32_t kDecodeTensorDequantizeVa = 0x01004df0;   // seed 000 §1
+inline constexpr std::uint32_t kProc4bitMx8Va = 0x0100511c;              // seed 000 §1
 
 // Per-instruction state of the kernel (KernelContext::scratch()).
 struct DequantState {
@@ -28,13 +30,6 @@ struct DequantState {
   std::uint64_t mx_chunks = 0;  // proc_4bit_mx_8: count / 5
 };
 
-// Resolves an operand: ADDR_REG takes the address from r[bits 4:0];
-// SHAPE_REG takes num_elem[0..2] from r[N+1..N+3], N = bits 4:0 (convention).
-// Throws KernelFault for INDIRECT16B / MXTENSOR_V2 operands (not modelled)
-// and for a register number past r31.
-ResolvedPattern resolve_pattern(const isa::Tensor3D& t, const KernelContext& ctx,
-                                const char* which);
-
 // Word addresses of a pattern in one partition, dim 0 innermost (SPEC §2).
 // Throws KernelFault when an element falls outside the partition's slot.
 void gather_words(KernelContext& ctx, const ResolvedPattern& p, unsigned partition_delta,
@@ -44,7 +39,7 @@ void scatter_words(KernelContext& ctx, const ResolvedPattern& p, unsigned partit
 
 // POOL loop trip count per core: the channels split over pool_cores, one
 // vector of pool_vector_bytes of output per trip (seed 000 §7).
-std::uint64_t dequant_loop_trips(const DequantState& st, const sc::TimingConfig& t);
+std::uint64_t dequant_loop_trips(const DequantState& st, const timing::TimingConfig& t);
 
 void add_tensor_dequantize_kernels(KernelRegistry& r);
 

@@ -1,13 +1,11 @@
-#include "models/sc/engine/timing_config.h"
+#include "models/timing/timing_profile.h"
 
 #include <fstream>
 #include <sstream>
 
-namespace tpb::sc {
+namespace tpb::timing {
 
 namespace {
-
-const char* const kEngineKeys[isa::kNumEngines] = {"pool", "dve", "pe", "sfu"};
 
 [[noreturn]] void fail(const std::string& key, const std::string& what) {
   throw TimingError("timing profile: key '" + key + "': " + what);
@@ -63,29 +61,6 @@ std::uint64_t TimingConfig::cycles_to_ps(std::uint64_t cycles, std::uint32_t mhz
   return (cycles * 1000000u + mhz / 2) / mhz;
 }
 
-sc_core::sc_time TimingConfig::engine_time(isa::Engine e, std::uint64_t cycles) const {
-  return sc_core::sc_time(static_cast<double>(cycles_to_ps(cycles, clock(e))), sc_core::SC_PS);
-}
-
-std::uint64_t TimingConfig::engine_cycles(isa::Engine e, const sc_core::sc_time& t) const {
-  const double ps = t.to_seconds() * 1e12;
-  return static_cast<std::uint64_t>(ps * clock(e) / 1e6 + 0.5);
-}
-
-sc_core::sc_time TimingConfig::mem_cycles_time(std::uint64_t cycles) const {
-  return sc_core::sc_time(static_cast<double>(cycles_to_ps(cycles, memory_clock_mhz)),
-                          sc_core::SC_PS);
-}
-
-MemTiming TimingConfig::mem_timing(const MemCycles& m) const {
-  MemTiming t;
-  t.latency = mem_cycles_time(m.latency_cycles);
-  t.per_beat = mem_cycles_time(m.beat_cycles);
-  t.beat_bytes = m.beat_bytes;
-  t.contention_window = mem_cycles_time(m.contention_window_cycles);
-  return t;
-}
-
 TimingConfig default_timing(isa::Arch arch) {
   TimingConfig c;
   c.arch = std::string(isa::arch_name(arch));
@@ -123,7 +98,7 @@ void merge_timing(TimingConfig& c, const nlohmann::json& j) {
       for (auto e = v.begin(); e != v.end(); ++e) {
         unsigned idx = isa::kNumEngines;
         for (unsigned n = 0; n < isa::kNumEngines; ++n)
-          if (e.key() == kEngineKeys[n]) idx = n;
+          if (e.key() == isa::engine_name(static_cast<isa::Engine>(n))) idx = n;
         if (idx == isa::kNumEngines) fail(k + "." + e.key(), "unknown engine");
         c.clock_mhz[idx] = get_u32(*e, k + "." + e.key(), true);
       }
@@ -181,7 +156,8 @@ void merge_timing_file(TimingConfig& c, const std::string& path) {
 
 nlohmann::json to_json(const TimingConfig& c) {
   nlohmann::json clocks = nlohmann::json::object();
-  for (unsigned n = 0; n < isa::kNumEngines; ++n) clocks[kEngineKeys[n]] = c.clock_mhz[n];
+  for (unsigned n = 0; n < isa::kNumEngines; ++n)
+    clocks[isa::engine_name(static_cast<isa::Engine>(n))] = c.clock_mhz[n];
   nlohmann::json bundles = nlohmann::json::object();
   for (const auto& [name, cyc] : c.bundle_issue_cycles) bundles[name] = cyc;
   return {{"arch", c.arch},
@@ -200,4 +176,4 @@ nlohmann::json to_json(const TimingConfig& c) {
           {"quantum_ns", c.quantum_ns}};
 }
 
-}  // namespace tpb::sc
+}  // namespace tpb::timing

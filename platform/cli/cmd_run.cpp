@@ -238,7 +238,14 @@ int cmd_run(const Args& args) {
   }
   std::vector<MemSpec> load_specs, dump_specs;
   try {
-    if (!timing_file.empty()) sc::merge_timing_file(cfg.timing, timing_file);
+    if (!timing_file.empty()) {
+      sc::merge_timing_file(cfg.timing, timing_file);
+      try {
+        fw::builtin_kernels().resolve_costs(cfg.timing);  // bundle names exist
+      } catch (const sc::TimingError& e) {
+        throw sc::TimingError(timing_file + ": " + e.what());
+      }
+    }
     for (const auto& s : loads) load_specs.push_back(parse_mem_spec(s, false));
     for (const auto& s : dumps) dump_specs.push_back(parse_mem_spec(s, true));
   } catch (const std::exception& e) {
@@ -258,8 +265,9 @@ int cmd_run(const Args& args) {
   }
 
   // SystemC objects live for the rest of the process (one elaboration).
-  auto* core = new platform::TpbCore("tpb", cfg);
+  platform::TpbCore* core = nullptr;
   try {
+    core = new platform::TpbCore("tpb", cfg);
     core->load_program(program);
     if (!dump_timing.empty()) {
       std::ofstream out(dump_timing);
@@ -272,7 +280,9 @@ int cmd_run(const Args& args) {
     return 1;
   }
   if (retire_out)
-    core->set_retire_sink([&](const std::string& line) { *retire_out << line << '\n'; });
+    core->set_retire_sink([&](const sc::RetireRecord& rr) {
+      *retire_out << platform::TpbCore::format_retire(rr) << '\n';
+    });
 
   const platform::RunResult r = core->run();
   int rc = r.status == platform::RunStatus::Ok ? 0 : r.status == platform::RunStatus::Fault ? 2 : 3;

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "firmware_stubs/dve/quantize_mx.h"
 #include "firmware_stubs/kernel.h"
 #include "models/sc/engine/kernel_info_table.h"
 #include "models/sc/memory/core_memory_map.h"
@@ -16,10 +17,10 @@ namespace {
 constexpr isa::Engine kEngines[isa::kNumEngines] = {isa::Engine::Pool, isa::Engine::Dve,
                                                     isa::Engine::Pe, isa::Engine::Sfu};
 
-const char* const kMemNames[TpbCore::kNumMems] = {"sbuf.q0", "sbuf.q1", "sbuf.q2", "sbuf.q3",
-                                                  "psum"};
+static_assert(TpbCore::kNumMems == isa::kNumDataMemories);
+const char* mem_name(unsigned m) { return isa::memory_name(static_cast<isa::CoreMemory>(m)); }
 
-constexpr auto to_ps = &sc::TimingConfig::to_ps;
+using sc::to_ps;
 
 const char* wait_op(std::uint8_t mode) { return mode == 1 ? "==" : mode == 2 ? ">=" : "?"; }
 
@@ -47,12 +48,13 @@ const char* status_name(RunStatus s) {
 TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
     : sc_core::sc_module(name),
       cfg_(std::move(cfg)),
+      costs_(fw::builtin_kernels().resolve_costs(cfg_.timing)),
       sbuf("sbuf"),
       psum("psum", isa::kNumPartitions, cfg_.timing.psum_bytes_per_partition,
-           cfg_.timing.mem_timing(cfg_.timing.psum)),
+           sc::mem_timing(cfg_.timing, cfg_.timing.psum)),
       router_("router"),
-      sems_("sem", cfg_.timing.mem_timing(cfg_.timing.control)),
-      regs_("regs", cfg_.timing.mem_timing(cfg_.timing.control)),
+      sems_("sem", sc::mem_timing(cfg_.timing, cfg_.timing.control)),
+      regs_("regs", sc::mem_timing(cfg_.timing, cfg_.timing.control)),
       queues("queue"),
       seqs_("seq"),
       dbg_socket("dbg_socket") {
@@ -62,18 +64,18 @@ TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
 
   sbuf.init(isa::kNumQuadrants, [&](const char* nm, std::size_t) {
     return new sc::PartitionedMemory(nm, isa::kPartitionsPerQuadrant, t.sbuf_bytes_per_partition,
-                                     t.mem_timing(t.sbuf));
+                                     sc::mem_timing(t, t.sbuf));
   });
   queues.init(isa::kNumEngines, [&](const char*, std::size_t i) {
     return new sc::InstructionQueue((std::string("queue_") + isa::engine_name(kEngines[i])).c_str(),
-                                    isa::kQueueBytes, t.mem_timing(t.queue));
+                                    isa::kQueueBytes, sc::mem_timing(t, t.queue));
   });
   seqs_.init(isa::kNumEngines, [&](const char*, std::size_t i) {
     sc::SequencerEnv env;
     env.arch = cfg_.arch;
     env.timing = &cfg_.timing;
     env.kernels = &fw::builtin_kernels();
-    env.mx_emax = cfg_.mx_emax;
+    env.costs = &costs_;
     env.sems = &sems_;
     env.regs = &regs_;
     env.queue = &queues[i];
@@ -85,6 +87,9 @@ TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
                              table.empty() ? sc::default_kernel_info(kEngines[i], cfg_.arch)
                                            : sc::KernelInfoTable(table));
   });
+
+  // Per-engine options the kernels read from their engine state.
+  sequencer(isa::Engine::Dve).engine_state().get<fw::QuantizeMxOptions>().emax = cfg_.mx_emax;
 
   // The ONE address table (SPEC §2), then every initiator on the router.
   std::array<sc::PartitionedMemory*, 4> sb{&sbuf[0], &sbuf[1], &sbuf[2], &sbuf[3]};
@@ -105,9 +110,9 @@ TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
     if (recorder_.slices_enabled()) recorder_.counter(sem_track_, ps, fmt::format("sem{}", idx), v);
   });
   for (unsigned m = 0; m < kNumMems; ++m) {
-    mem_read_sig_[m] = recorder_.add_signal(std::string("tpb.") + kMemNames[m], "bytes_read", 64);
+    mem_read_sig_[m] = recorder_.add_signal(std::string("tpb.") + mem_name(m), "bytes_read", 64);
     mem_write_sig_[m] =
-        recorder_.add_signal(std::string("tpb.") + kMemNames[m], "bytes_written", 64);
+        recorder_.add_signal(std::string("tpb.") + mem_name(m), "bytes_written", 64);
   }
 }
 
@@ -174,19 +179,19 @@ std::vector<std::uint8_t> TpbCore::dump_memory(std::uint64_t addr, std::size_t l
 
 std::string TpbCore::format_retire(const sc::RetireRecord& r) {
   const std::string_view m = isa::opcode_mnemonic(r.opcode);
-  return fmt::format("{:>15} {:<4} {:>6} 0x{:02x} {}", r.time_ps, isa::engine_name(r.engine),
+  return fmt::format("{:>15} {:<4} {:>6} 0x{:02x} {}", r.end_ps, isa::engine_name(r.engine),
                      r.index, r.opcode, m.empty() ? "?" : m);
 }
 
 void TpbCore::on_retire(const sc::RetireRecord& r) {
   ++retired_;
-  if (retire_sink_) retire_sink_(format_retire(r));
+  if (retire_sink_) retire_sink_(r);
   if (!recorder_.signals_enabled()) return;
   std::uint64_t rd[kNumMems], wr[kNumMems];
   memory_bytes(rd, wr);
   for (unsigned m = 0; m < kNumMems; ++m) {
-    if (rd[m] != mem_read_last_[m]) recorder_.set(mem_read_sig_[m], r.time_ps, rd[m]);
-    if (wr[m] != mem_write_last_[m]) recorder_.set(mem_write_sig_[m], r.time_ps, wr[m]);
+    if (rd[m] != mem_read_last_[m]) recorder_.set(mem_read_sig_[m], r.end_ps, rd[m]);
+    if (wr[m] != mem_write_last_[m]) recorder_.set(mem_write_sig_[m], r.end_ps, wr[m]);
     mem_read_last_[m] = rd[m];
     mem_write_last_[m] = wr[m];
   }
@@ -246,7 +251,7 @@ trace::RunStats TpbCore::stats() const {
   for (const auto& q : seqs_) s.engines.push_back(q.stats());
   std::uint64_t rd[kNumMems], wr[kNumMems];
   memory_bytes(rd, wr);
-  for (unsigned m = 0; m < kNumMems; ++m) s.memories.push_back({kMemNames[m], rd[m], wr[m]});
+  for (unsigned m = 0; m < kNumMems; ++m) s.memories.push_back({mem_name(m), rd[m], wr[m]});
   s.simulated_ps = last_.simulated_ps;
   s.wall_seconds = last_.wall_seconds;
   s.status = status_name(last_.status);

@@ -38,9 +38,11 @@ namespace tpb::platform {
 struct CoreConfig {
   isa::Arch arch = isa::Arch::Mariana;
   sc::TimingConfig timing = sc::default_timing(isa::Arch::Mariana);
-  num::MxEmax mx_emax = num::MxEmax::Ocp;  // DVE QuantizeMX emax offsets (SPEC §4)
-  bool trace_signals = false;              // VCD value changes
-  bool trace_slices = false;               // Perfetto slices
+  // DVE QuantizeMX emax offsets (SPEC §4); the core puts it in the DVE's
+  // engine state (fw::QuantizeMxOptions).
+  num::MxEmax mx_emax = num::MxEmax::Ocp;
+  bool trace_signals = false;  // VCD value changes
+  bool trace_slices = false;   // Perfetto slices
   // Replacement kernel_info tables (8-byte records, seed 000 §1) by engine;
   // empty = the default table of the engine.
   std::array<std::vector<std::uint8_t>, isa::kNumEngines> kernel_info;
@@ -65,7 +67,9 @@ class TpbCore : public sc_core::sc_module {
   // (MemPort::kCountSbufQ0 .. kCountPsum).
   static constexpr unsigned kNumMems = sc::MemPort::kCountPsum + 1;
 
-  // Throws std::invalid_argument for an impossible configuration.
+  // Throws std::invalid_argument for an impossible configuration and
+  // timing::TimingError for a bundle override that names no bundle (before
+  // any child module is built).
   TpbCore(sc_core::sc_module_name name, CoreConfig cfg);
 
   // Loads every engine's queue and the register settings (std::length_error
@@ -91,8 +95,11 @@ class TpbCore : public sc_core::sc_module {
   const CoreConfig& config() const { return cfg_; }
   // The effective timing profile, every bundle's issue cycles included.
   nlohmann::json effective_timing() const;
-  // Called on every retired instruction with the retire line (no newline).
-  void set_retire_sink(std::function<void(const std::string&)> f) { retire_sink_ = std::move(f); }
+  // Called on every retired instruction with its structured record.
+  void set_retire_sink(std::function<void(const sc::RetireRecord&)> f) {
+    retire_sink_ = std::move(f);
+  }
+  // The retire line of a record (no newline): `tpbsim run --retire`.
   static std::string format_retire(const sc::RetireRecord& r);
 
   const sc::AddressRouter& router() const { return router_; }
@@ -106,6 +113,7 @@ class TpbCore : public sc_core::sc_module {
   std::string deadlock_report() const;
 
   CoreConfig cfg_;
+  fw::BundleCosts costs_;  // every bundle's cost under cfg_.timing, resolved once
   trace::Recorder recorder_;
   sc::RunControl control_;
 
@@ -123,7 +131,7 @@ class TpbCore : public sc_core::sc_module {
  private:
   bool elaborated_ = false;
   bool ran_ = false;
-  std::function<void(const std::string&)> retire_sink_;
+  std::function<void(const sc::RetireRecord&)> retire_sink_;
   std::uint64_t retired_ = 0;
   RunResult last_;
   std::vector<trace::SignalId> sem_sigs_;

@@ -89,5 +89,22 @@ TEST(RunContention, TheEffectiveProfileShowsTheWindow) {
   EXPECT_EQ(eff.at("sbuf").at("contention_window_cycles"), 0);
 }
 
+// A bundle override that names no bundle is an error naming the file and the
+// key, before anything runs (exit 1); a real name is taken.
+TEST(RunTiming, AMisspeltBundleNameIsRefusedWithTheKeyAndFile) {
+  const std::string dir = scratch_dir("timing-bundle-name");
+  const std::string prog = source_path("traces/workloads/demo/program.tpb");
+  std::ofstream(dir + "/bad.json") << R"({"bundle_issue_cycles": {"pool.mx8.lop": 9}})";
+  const ToolResult bad =
+      run_tool("run " + prog + " -q --timing " + dir + "/bad.json --stats " + dir + "/s.json");
+  EXPECT_EQ(bad.exit_code, 1) << bad.err;
+  EXPECT_NE(bad.err.find(dir + "/bad.json"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("'bundle_issue_cycles.pool.mx8.lop'"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("unknown bundle"), std::string::npos) << bad.err;
+  std::ofstream(dir + "/good.json") << R"({"bundle_issue_cycles": {"pool.mx8.loop": 9}})";
+  const ToolResult good = run_tool("run " + prog + " -q --timing " + dir + "/good.json");
+  EXPECT_EQ(good.exit_code, 0) << good.err;
+}
+
 }  // namespace
 }  // namespace tpb::e2e

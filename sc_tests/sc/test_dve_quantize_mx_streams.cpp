@@ -1,5 +1,5 @@
 // DVE QuantizeMX timing (simulated time = the profile formula), the
-// dispatch chain's VAs, the --mx-emax setting at the kernel boundary, and
+// --mx-emax setting through the core, and
 // two instruction streams (POOL TensorDequantize, DVE QuantizeMX) ordered
 // only by semaphores, with a deadlock variant.
 #include <gtest/gtest.h>
@@ -57,7 +57,8 @@ TEST(DveQuantizeMxTiming, SimulatedTimeFollowsTheProfileFormula) {
   cfg.timing.bundle_issue_cycles["dve.qmx.pack"] = 2;
   auto* core = new platform::TpbCore("tpb", cfg);
   std::vector<std::string> retired;
-  core->set_retire_sink([&](const std::string& l) { retired.push_back(l); });
+  core->set_retire_sink(
+      [&](const sc::RetireRecord& rr) { retired.push_back(platform::TpbCore::format_retire(rr)); });
   core->load_queue(isa::Engine::Dve,
                    {// FP32, 32 channels, 96 elements -> 24 x4 words per partition.
                     qmx_inst(Dtype::Fp32, true, 32, t3(isa::sbuf_addr(0, 0), 1, 96),
@@ -145,7 +146,8 @@ TEST(DveQuantizeMxStreams, PoolAndDveOrderedOnlyBySemaphores) {
   // the data as well as in the retire times.
   auto* core = new platform::TpbCore("tpb", config_1ghz());
   std::vector<std::string> retired;
-  core->set_retire_sink([&](const std::string& l) { retired.push_back(l); });
+  core->set_retire_sink(
+      [&](const sc::RetireRecord& rr) { retired.push_back(platform::TpbCore::format_retire(rr)); });
   std::vector<std::vector<std::uint32_t>> a(32);
   const std::vector<std::uint8_t> guard(0x400, 0xA5);
   for (unsigned p = 0; p < 32; ++p) {
@@ -236,132 +238,8 @@ TEST(DveQuantizeMxStreams, EachWaitingOnTheOtherIsADeadlockNamingBothEngines) {
   EXPECT_EQ(core->dump_memory(isa::sbuf_addr(0, 0x2000), 64), guard);
 }
 
-// ---- the kernel behind a test-double KernelContext ---------------------------
-
-namespace {
-
-// SBUF only, one lazily allocated slot per partition, untimed.
-class FakeContext : public fw::KernelContext {
- public:
-  explicit FakeContext(const isa::RawInst& inst) : inst_(inst) {}
-  const isa::RawInst& inst() const override { return inst_; }
-  isa::Arch arch() const override { return isa::Arch::Mariana; }
-  isa::Engine engine() const override { return isa::Engine::Dve; }
-  std::uint32_t reg(unsigned r) const override { return regs_[r]; }
-  const sc::TimingConfig& timing() const override { return timing_; }
-  void read(std::uint64_t addr, void* dst, std::size_t len) override {
-    std::memcpy(dst, at(addr, len), len);
-  }
-  void write(std::uint64_t addr, const void* src, std::size_t len) override {
-    std::memcpy(at(addr, len), src, len);
-  }
-  void begin_bundle(const fw::Bundle& b, std::uint64_t trips, std::uint32_t) override {
-    trace.push_back({b.va, trips});
-    names.push_back(b.name);
-  }
-  void end_bundle(const fw::Bundle&) override {}
-
-  std::uint8_t* at(std::uint64_t addr, std::size_t len) {
-    const auto a = static_cast<std::uint32_t>(addr);
-    if (isa::region_of(a) != isa::Region::Sbuf || isa::offset_of(a) + len > isa::kPartitionSlot)
-      throw fw::KernelFault("fake context: access outside one SBUF partition");
-    auto& slot = mem_[isa::partition_of(a)];
-    if (slot.empty()) slot.assign(isa::kPartitionSlot, 0xA5);
-    return slot.data() + isa::offset_of(a);
-  }
-
-  std::vector<std::pair<std::uint32_t, std::uint64_t>> trace;
-  std::vector<std::string> names;
-  std::uint32_t regs_[32] = {};
-
- private:
-  isa::RawInst inst_;
-  sc::TimingConfig timing_ = sc::default_timing(isa::Arch::Mariana);
-  std::unordered_map<unsigned, std::vector<std::uint8_t>> mem_;
-};
-
-class FakeContextWithEmax : public FakeContext, public fw::MxEmaxSource {
- public:
-  FakeContextWithEmax(const isa::RawInst& inst, num::MxEmax e) : FakeContext(inst), emax_(e) {}
-  num::MxEmax mx_emax() const override { return emax_; }
-
- private:
-  num::MxEmax emax_;
-};
-
-// Loads generated FP32 elements for 32 channels x 4*cols, runs the kernel
-// from the DVE kernel_info record's trampoline and checks every word and
-// scale against the reference.
-void run_direct(FakeContext& ctx, bool e4m3, bool neuron_alt, std::uint16_t cols) {
-  std::vector<std::vector<std::uint32_t>> raw(32);
-  for (unsigned c = 0; c < 32; ++c) {
-    for (unsigned k = 0; k < 4u * cols; ++k)
-      raw[c].push_back(gen_elem(Dtype::Fp32, 77, c, k, true));
-    ctx.write(isa::sbuf_addr(c, 0), raw[c].data(), raw[c].size() * 4);
-  }
-  const auto table = sc::default_kernel_info(isa::Engine::Dve, isa::Arch::Mariana);
-  const auto rec = table.lookup(0xE3);
-  ASSERT_TRUE(rec.has_value());
-  fw::builtin_kernels().execute(rec->func_va, ctx);
-  const QmxResult q = quantize_ref(Dtype::Fp32, e4m3, neuron_alt, raw);
-  for (unsigned c = 0; c < 32; ++c) {
-    std::vector<std::uint32_t> got(cols);
-    ctx.read(isa::sbuf_addr(c, 0x1000), got.data(), cols * 4u);
-    EXPECT_EQ(got, q.words[c]) << "partition " << c;
-  }
-  for (unsigned row = 0; row < 4; ++row) {
-    std::vector<std::uint8_t> got(cols);
-    ctx.read(isa::sbuf_addr(row, 0x2000), got.data(), cols);
-    EXPECT_EQ(got, q.scales[row]) << "row " << row;
-  }
-}
-
-isa::RawInst direct_inst(bool e4m3, std::uint16_t cols) {
-  return qmx_inst(Dtype::Fp32, e4m3, 32, t3(isa::sbuf_addr(0, 0), 1, std::uint16_t(4 * cols)),
-                  isa::sbuf_addr(0, 0x1000), isa::sbuf_addr(0, 0x2000), cols);
-}
-
-}  // namespace
-
-TEST(DveQuantizeMxKernel, DispatchChainVisitsTheSeedVAs) {
-  FakeContext ctx(direct_inst(true, 10));
-  run_direct(ctx, true, false, 10);
-  // trampoline call8 -> L2 stub (fields, call8) -> helper 0x9920 (entry,
-  // l32i, callx8) -> body -> back in the trampoline: j 0x31ee, exit.
-  const std::vector<std::pair<std::uint32_t, std::uint64_t>> want = {
-      {0x317a, 1},  {0x2298, 1}, {0x229b, 1}, {0x9920, 1}, {0x9923, 1},
-      {0x9926, 1},  {0x79ec, 1}, {0x22b5, 1}, {0x66a6, 1}, {0x6c4b, 1},
-      {0x216d, 10}, {0x217d, 4}, {0x218d, 1}, {0x317d, 1}, {0x31ee, 1}};
-  EXPECT_EQ(ctx.trace, want);
-  EXPECT_EQ(ctx.names[0], "dve.trampoline.call8");
-  EXPECT_EQ(ctx.names[10], "dve.qmx.pack");
-}
-
-TEST(DveQuantizeMxKernel, OcpEmaxIsTheDefault) {
-  for (bool e4m3 : {true, false}) {
-    FakeContext ctx(direct_inst(e4m3, 12));
-    run_direct(ctx, e4m3, false, 12);
-    FakeContextWithEmax ocp(direct_inst(e4m3, 12), num::MxEmax::Ocp);
-    run_direct(ocp, e4m3, false, 12);
-  }
-}
-
-TEST(DveQuantizeMxKernel, NeuronAltEmaxReachesTheKernelThroughMxEmaxSource) {
-  for (bool e4m3 : {true, false}) {
-    FakeContextWithEmax ctx(direct_inst(e4m3, 12), num::MxEmax::NeuronAlt);
-    run_direct(ctx, e4m3, true, 12);
-  }
-  // The two settings differ: the same block gets scale s (ocp) vs s + 1.
-  std::uint32_t bits[8][4];
-  std::uint8_t q[8][4];
-  for (auto& r : bits)
-    for (auto& v : r) v = 0x41200000u;  // 10.0, biased exponent 130
-  EXPECT_EQ(quantize_block(bits, true, false, q), 122);
-  EXPECT_EQ(quantize_block(bits, true, true, q), 123);
-}
-
 // CoreConfig::mx_emax (`--mx-emax neuron-alt`) reaches the kernel through the
-// sequencer's KernelContext (fw::MxEmaxSource).
+// DVE's engine state (fw::QuantizeMxOptions).
 TEST(DveQuantizeMxKernel, CoreMxEmaxSettingReachesTheKernel) {
   platform::CoreConfig cfg = platform::default_core_config(isa::Arch::Mariana);
   cfg.mx_emax = num::MxEmax::NeuronAlt;

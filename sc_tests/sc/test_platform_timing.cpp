@@ -11,6 +11,21 @@
 using namespace tpb;
 using namespace tpb::platref;
 
+namespace {
+
+std::string retire_line(std::uint64_t end_ps, isa::Engine e, std::size_t index, std::uint8_t op) {
+  sc::RetireRecord r{};
+  r.engine = e, r.index = index, r.opcode = op, r.end_ps = end_ps;
+  return platform::TpbCore::format_retire(r);
+}
+
+struct Retired {
+  std::uint64_t start_ps, end_ps;
+  std::vector<std::pair<std::string, std::uint64_t>> bundles;  // name, trips
+};
+
+}  // namespace
+
 TEST(PlatformTiming, SimulatedTimeFollowsTheProfileFormula) {
   platform::CoreConfig cfg = platform::default_core_config(isa::Arch::Mariana);
   // 1 GHz everywhere: 1 cycle = 1 ns, so the formula is in whole ns.
@@ -32,7 +47,14 @@ TEST(PlatformTiming, SimulatedTimeFollowsTheProfileFormula) {
   })"));
   auto* core = new platform::TpbCore("tpb", cfg);
   std::vector<std::string> retired;
-  core->set_retire_sink([&](const std::string& l) { retired.push_back(l); });
+  std::vector<Retired> records;
+  core->set_retire_sink([&](const sc::RetireRecord& rr) {
+    retired.push_back(platform::TpbCore::format_retire(rr));
+    Retired x{rr.start_ps, rr.end_ps, {}};
+    for (std::size_t k = 0; k < rr.num_bundles; ++k)
+      x.bundles.emplace_back(rr.bundles[k].bundle->name, rr.bundles[k].trips);
+    records.push_back(x);
+  });
   core->load_queue(isa::Engine::Pool,
                    {// FP4 group 0, 1 channel: 16 src words -> 32 dst words (128 B).
                     dequant_inst(1, 0, 1, t3d(isa::sbuf_addr(0, 0), 1, 16),
@@ -54,10 +76,23 @@ TEST(PlatformTiming, SimulatedTimeFollowsTheProfileFormula) {
   ASSERT_EQ(t1, 197u);
   EXPECT_EQ(r.simulated_ps, (t0 + t1) * 1000);
   ASSERT_EQ(retired.size(), 2u);
-  EXPECT_EQ(retired[0], platform::TpbCore::format_retire({t0 * 1000, isa::Engine::Pool, 0, 0x7b}));
-  EXPECT_EQ(retired[1],
-            platform::TpbCore::format_retire({(t0 + t1) * 1000, isa::Engine::Pool, 1, 0x7b}));
+  EXPECT_EQ(retired[0], retire_line(t0 * 1000, isa::Engine::Pool, 0, 0x7b));
+  EXPECT_EQ(retired[1], retire_line((t0 + t1) * 1000, isa::Engine::Pool, 1, 0x7b));
   EXPECT_NE(retired[0].find("116000 pool"), std::string::npos) << retired[0];
+  // The structured record: issue after the 5 ns fetch, retire at t0; the
+  // bundles in execution order with their trips (trampoline, then decode).
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].start_ps, 5000u);
+  EXPECT_EQ(records[0].end_ps, t0 * 1000);
+  EXPECT_EQ(records[1].start_ps, (t0 + 5) * 1000);
+  EXPECT_EQ(records[1].end_ps, (t0 + t1) * 1000);
+  const std::vector<std::pair<std::string, std::uint64_t>> want0 = {
+      {"pool.trampoline.entry", 1},      {"pool.trampoline.state_slot", 1},
+      {"pool.trampoline.setup_call", 1}, {"pool.trampoline.tail_call", 1},
+      {"pool.decode.entry", 1},          {"pool.decode.fields", 1},
+      {"pool.decode.dispatch", 1},       {"pool.decode.widen_loop", 2},
+      {"pool.decode.return", 1},         {"pool.trampoline.return", 1}};
+  EXPECT_EQ(records[0].bundles, want0);
   EXPECT_NE(retired[0].find("0x7b tensor_dequantize"), std::string::npos) << retired[0];
   const auto s = core->stats();
   EXPECT_EQ(s.engines[0].busy_cycles, t0 + t1);

@@ -190,7 +190,8 @@ TEST(Sequencer, SemaphoresOrderTwoEnginesStreams) {
   cfg.kernel_info[1] = {0, 0, 0, 0x7b, 0xc4, 0x4d, 0x00, 0x01};
   auto* core = new platform::TpbCore("tpb", cfg);
   std::vector<std::string> retired;
-  core->set_retire_sink([&](const std::string& l) { retired.push_back(l); });
+  core->set_retire_sink(
+      [&](const sc::RetireRecord& rr) { retired.push_back(platform::TpbCore::format_retire(rr)); });
   const std::vector<std::uint32_t> a = {0x11223344u, 0x55667788u, 0x99aabbccu, 0x0u};
   core->load_memory(isa::sbuf_addr(1, 0), a.data(), 16);
   isa::Events post{}, wait{};

@@ -57,20 +57,18 @@ std::string describe_addr(std::uint64_t addr) {
   return "";
 }
 
-constexpr auto to_ps = &TimingConfig::to_ps;
-
 }  // namespace
 
 // The kernel's view of this engine (fw::KernelContext).
-class Sequencer::Context : public fw::KernelContext, public fw::MxEmaxSource {
+class Sequencer::Context : public fw::KernelContext {
  public:
   explicit Context(Sequencer& s) : s_(s) {}
-  num::MxEmax mx_emax() const override { return s_.env_.mx_emax; }
   const isa::RawInst& inst() const override { return s_.raw_; }
   isa::Arch arch() const override { return s_.env_.arch; }
   isa::Engine engine() const override { return s_.engine_; }
   std::uint32_t reg(unsigned r) const override { return s_.env_.regs->get(s_.engine_, r); }
   const TimingConfig& timing() const override { return *s_.env_.timing; }
+  fw::EngineState& engine_state() override { return s_.state_; }
 
   void read(std::uint64_t addr, void* dst, std::size_t len) override {
     access(addr, dst, len, false);
@@ -79,23 +77,23 @@ class Sequencer::Context : public fw::KernelContext, public fw::MxEmaxSource {
     access(addr, const_cast<void*>(src), len, true);
   }
   std::uint8_t* direct(std::uint64_t addr, std::size_t len, bool for_write) override {
-    auto span = s_.port.dmi(addr, len, for_write);
-    if (!span) return nullptr;
-    s_.port.account(addr, len, for_write);
-    s_.qk_.set(s_.qk_.get_local_time() + span->cost(len, s_.qk_.get_local_time(), for_write));
-    return span->ptr;
+    sc_core::sc_time d = s_.qk_.get_local_time();
+    std::uint8_t* p = s_.port.direct(addr, len, for_write, d);
+    s_.qk_.set(d);
+    return p;
   }
 
   void begin_bundle(const fw::Bundle& b, std::uint64_t trips, std::uint32_t cycles) override {
     trace::Recorder* rec = s_.env_.recorder;
+    const trace::Picos t = s_.now_ps();
+    s_.bundles_.push_back(BundleRecord{&b, t, trips, cycles});
     if (rec) {
-      const trace::Picos t = s_.now_ps();
       rec->set(s_.sig_pc_, t, b.va);
       rec->begin(s_.track_, t, b.name,
                  fmt::format(R"({{"va":"0x{:08x}","trips":{},"cycles":{}}})", b.va, trips, cycles));
       ++s_.open_slices_;
     }
-    if (trips) s_.stats_.bundles[b.name] += trips;
+    s_.bundle_trips_[b.id] += trips;
     s_.add_cycles(std::uint64_t{cycles} * trips);
   }
   void end_bundle(const fw::Bundle&) override {
@@ -110,14 +108,7 @@ class Sequencer::Context : public fw::KernelContext, public fw::MxEmaxSource {
     if (len == 0) return;
     if (len > UINT32_MAX)
       throw fw::KernelFault(fmt::format("access of {} bytes at 0x{:07x} is too long", len, addr));
-    // Fast path: a DMI pointer, charged exactly what b_transport would cost.
-    if (std::uint8_t* p = direct(addr, len, is_write)) {
-      if (is_write)
-        std::memcpy(p, data, len);
-      else
-        std::memcpy(data, p, len);
-      return;
-    }
+    // MemPort takes its DMI fast path itself, charged as b_transport would be.
     sc_core::sc_time d = s_.qk_.get_local_time();
     const auto n = static_cast<unsigned>(len);
     const tlm::tlm_response_status st =
@@ -138,7 +129,8 @@ Sequencer::Sequencer(sc_core::sc_module_name name, isa::Engine engine, Sequencer
       port("port"),
       engine_(engine),
       env_(std::move(env)),
-      table_(std::move(table)) {
+      table_(std::move(table)),
+      bundle_trips_(env_.kernels->num_bundles(), 0) {
   stats_.name = isa::engine_name(engine);
   stats_.clock_mhz = env_.timing->clock(engine);
   if (trace::Recorder* rec = env_.recorder) {
@@ -187,6 +179,8 @@ void Sequencer::trace_end_open_slices() {
 
 trace::EngineStats Sequencer::stats() const {
   trace::EngineStats s = stats_;
+  for (std::uint32_t id = 0; id < bundle_trips_.size(); ++id)
+    if (bundle_trips_[id] != 0) s.bundles[env_.kernels->bundle(id)->name] = bundle_trips_[id];
   s.bytes_read = s.bytes_written = 0;
   // Data bytes (SBUF quadrants, PSUM); instruction fetches are not counted.
   for (unsigned i = 0; i < MemPort::kCountOther; ++i) {
@@ -213,6 +207,7 @@ bool Sequencer::execute_one() {
   const TimingConfig& timing = *env_.timing;
   opcode_ = 0;
   inst_cycles_ = 0;
+  bundles_.clear();
 
   // Fetch (SPEC §7): 64 bytes from this engine's queue, timed by the queue.
   const sc_core::sc_time t_fetch = now();
@@ -241,7 +236,7 @@ bool Sequencer::execute_one() {
     while (!env_.sems->satisfied(wm, events_.wait_idx, events_.sem_value))
       wait(env_.sems->changed_event());
     blocked_ = false;
-    stats_.stall_cycles += timing.engine_cycles(engine_, sc_core::sc_time_stamp() - t0);
+    stats_.stall_cycles += engine_cycles(timing, engine_, sc_core::sc_time_stamp() - t0);
   }
 
   const sc_core::sc_time t_start = now();
@@ -293,7 +288,7 @@ bool Sequencer::execute_one() {
   add_cycles(timing.instruction_overhead_cycles);
   Context ctx(*this);
   try {
-    env_.kernels->execute(rec_ki->func_va, ctx);
+    env_.kernels->execute(rec_ki->func_va, ctx, *env_.costs);
   } catch (const fw::KernelFault& e) {
     fault(e.what());
     return false;
@@ -303,14 +298,16 @@ bool Sequencer::execute_one() {
   // engine's true time.
   const sc_core::sc_time t_end = now();
   ++stats_.instructions;
-  stats_.busy_cycles += timing.engine_cycles(engine_, fetch_time + (t_end - t_start));
+  stats_.busy_cycles += engine_cycles(timing, engine_, fetch_time + (t_end - t_start));
   if (rec) {
     const trace::Picos t = to_ps(t_end);
     rec->end(track_, t);
     --open_slices_;
     rec->set(sig_busy_, t, 0);
   }
-  if (env_.on_retire) env_.on_retire(RetireRecord{to_ps(t_end), engine_, index_, opcode_});
+  if (env_.on_retire)
+    env_.on_retire(RetireRecord{engine_, index_, opcode_, to_ps(t_start), to_ps(t_end),
+                                bundles_.data(), bundles_.size()});
   const auto um = static_cast<isa::UpdateMode>(events_.update_mode);
   if (um != isa::UpdateMode::None) {
     qk_.sync();

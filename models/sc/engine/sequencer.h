@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <systemc>
 #include <tlm>
@@ -18,11 +19,9 @@
 // After <systemc>: the tlm_utils headers need its declarations.
 #include <tlm_utils/tlm_quantumkeeper.h>
 
-#include "firmware_stubs/dve/quantize_mx.h"
 #include "firmware_stubs/kernel.h"
 #include "models/isa/address_map.h"
 #include "models/isa/encodings.h"
-#include "models/numerics/dequant_stream.h"
 #include "models/sc/engine/kernel_info_table.h"
 #include "models/sc/engine/timing_config.h"
 #include "models/sc/memory/engine_registers.h"
@@ -54,11 +53,24 @@ class RunControl {
   std::uint64_t fault_ps_ = 0;
 };
 
+// One bundle of a retired instruction, in execution order.
+struct BundleRecord {
+  const fw::Bundle* bundle;  // name, VA (owned by the kernel registry)
+  std::uint64_t start_ps;    // when it issued
+  std::uint64_t trips;
+  std::uint32_t cycles;  // issue cycles per trip (the resolved profile cost)
+};
+
+// What the retire sink receives for every retired instruction (structured:
+// a scoreboard or a co-simulation harness reads fields, not text).
 struct RetireRecord {
-  std::uint64_t time_ps;
   isa::Engine engine;
-  std::size_t index;
+  std::size_t index;  // in the engine's instruction stream
   std::uint8_t opcode;
+  std::uint64_t start_ps;       // issue: after fetch and the semaphore wait
+  std::uint64_t end_ps;         // retire
+  const BundleRecord* bundles;  // num_bundles records, valid during the call
+  std::size_t num_bundles;
 };
 
 // Everything a sequencer uses that the core owns.
@@ -66,13 +78,13 @@ struct SequencerEnv {
   isa::Arch arch = isa::Arch::Mariana;
   const TimingConfig* timing = nullptr;
   const fw::KernelRegistry* kernels = nullptr;
+  const fw::BundleCosts* costs = nullptr;  // kernels->resolve_costs(*timing)
   SemaphoreBank* sems = nullptr;
   EngineRegisterFile* regs = nullptr;
   const InstructionQueue* queue = nullptr;
   RunControl* control = nullptr;
   trace::Recorder* recorder = nullptr;  // may be null
   std::function<void(const RetireRecord&)> on_retire;
-  num::MxEmax mx_emax = num::MxEmax::Ocp;  // DVE QuantizeMX emax offsets (SPEC §4)
 };
 
 class Sequencer : public sc_core::sc_module {
@@ -84,6 +96,9 @@ class Sequencer : public sc_core::sc_module {
 
   isa::Engine engine() const { return engine_; }
   const KernelInfoTable& kernel_info() const { return table_; }
+  // State the engine's kernels keep across instructions (fw::EngineState);
+  // the platform sets per-engine options here before the run.
+  fw::EngineState& engine_state() { return state_; }
   // State for deadlock reports.
   bool done() const { return done_; }
   bool blocked() const { return blocked_; }
@@ -109,7 +124,10 @@ class Sequencer : public sc_core::sc_module {
   isa::Engine engine_;
   SequencerEnv env_;
   KernelInfoTable table_;
+  fw::EngineState state_;
   tlm_utils::tlm_quantumkeeper qk_;
+  std::vector<BundleRecord> bundles_;        // of the current instruction
+  std::vector<std::uint64_t> bundle_trips_;  // by fw::Bundle::id, for stats
 
   bool done_ = false, blocked_ = false;
   std::size_t index_ = 0;

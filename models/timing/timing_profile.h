@@ -1,0 +1,91 @@
+// The timing profile of one core (SPEC §8): one typed struct per generation,
+// integers of cycles and clocks in MHz. Pure C++: the firmware stubs read it
+// without SystemC; models/sc/engine/timing_config.h turns it into sc_time at
+// the edge. Loaded from JSON with every value overridable and dumpable as the
+// effective profile (`tpbsim run --timing / --dump-timing`).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "models/isa/address_map.h"
+#include "models/isa/encodings.h"
+
+namespace tpb::timing {
+
+// Latency and bandwidth of one memory target, in cycles of the memory clock.
+struct MemCycles {
+  std::uint32_t latency_cycles = 0;  // fixed cost of one access
+  std::uint32_t beat_cycles = 0;     // cost of one beat of beat_bytes
+  std::uint32_t beat_bytes = 64;
+  // Bandwidth contention between engines (SPEC §8): the target's beats are
+  // booked in windows of this many cycles (BandwidthArbiter); 0 = off.
+  std::uint32_t contention_window_cycles = 0;
+};
+
+struct TimingConfig {
+  std::string arch;  // generation the defaults came from ("mariana", ...)
+
+  // Engine clocks (SPEC §8), indexed by isa::Engine.
+  std::uint32_t clock_mhz[isa::kNumEngines] = {1200, 1200, 2400, 1200};
+
+  // Fixed per-instruction sequencer cost: fetch decode, semaphore check,
+  // kernel_info lookup and trampoline entry (SPEC §8 "~64 cycles").
+  std::uint32_t instruction_overhead_cycles = 64;
+
+  // Memory targets; cycles of memory_clock_mhz.
+  std::uint32_t memory_clock_mhz = 1400;
+  MemCycles sbuf{8, 1, 64};
+  MemCycles psum{8, 1, 64};
+  MemCycles queue{4, 1, 64};
+  MemCycles control{2, 1, 64};
+
+  // Capacities (SPEC §2), bytes per partition.
+  std::uint32_t sbuf_bytes_per_partition = 256u * 1024;
+  std::uint32_t psum_bytes_per_partition = 16u * 1024;
+
+  // POOL (GPSIMD): cores sharing the channels, vector width (seed 000 §6, §7).
+  std::uint32_t pool_cores = 8;
+  std::uint32_t pool_vector_bytes = 64;
+
+  // Bundle issue-cycle overrides by bundle name ("pool.mx8.loop" ...); a
+  // bundle without an entry uses the cycles of its firmware stub. Names are
+  // checked against the kernels when the costs are resolved
+  // (fw::KernelRegistry::resolve_costs): a misspelt name is an error.
+  std::map<std::string, std::uint32_t> bundle_issue_cycles;
+
+  // Global quantum of the quantum keepers (temporal decoupling), ns.
+  std::uint32_t quantum_ns = 1000;
+
+  std::uint32_t clock(isa::Engine e) const { return clock_mhz[static_cast<unsigned>(e)]; }
+  // Issue cycles of a bundle: the override if any, else `stub_cycles`.
+  std::uint32_t bundle_cycles(const std::string& name, std::uint32_t stub_cycles) const;
+
+  // Picoseconds of `cycles` at `mhz`, rounded to nearest.
+  static std::uint64_t cycles_to_ps(std::uint64_t cycles, std::uint32_t mhz);
+};
+
+// A bad profile: unknown key, wrong type, zero clock, unknown bundle. The
+// message names the key path ("clocks_mhz.pool") and, when loaded from a
+// file, the file.
+class TimingError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The defaults of a generation: the one place they live in code (SPEC §8).
+TimingConfig default_timing(isa::Arch arch);
+
+// Merges a JSON object over `cfg`; unknown keys and wrong types throw
+// TimingError naming the key. `arch`, when present, must name cfg.arch.
+void merge_timing(TimingConfig& cfg, const nlohmann::json& j);
+// Reads and merges a JSON file over `cfg`; errors name the file.
+void merge_timing_file(TimingConfig& cfg, const std::string& path);
+// The effective profile as JSON (merge_timing(default, to_json(c)) == c).
+nlohmann::json to_json(const TimingConfig& cfg);
+
+}  // namespace tpb::timing
