@@ -106,6 +106,12 @@ struct Bundle {
   // Functional effect (null: none). Returns the VA of a worker to call next
   // (0: none); the call returns to the next bundle.
   std::function<std::uint32_t(KernelContext&)> step;
+  // A streaming loop bundle (SPEC §8): its step's memory accesses are the
+  // read and write streams of a pipeline whose lanes are the partitions.
+  // The sequencer charges it the slowest of compute (cycles x trips), the
+  // slowest lane's reads and the slowest lane's writes, plus one memory
+  // latency as the fill, instead of their sum.
+  bool stream = false;
   std::uint32_t id = 0;  // index into BundleCosts, set by KernelRegistry::add
 };
 
