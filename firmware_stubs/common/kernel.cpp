@@ -4,6 +4,7 @@
 
 #include "firmware_stubs/dve/quantize_mx.h"
 #include "firmware_stubs/pool/tensor_dequantize.h"
+#include "firmware_stubs/sfu/tquant.h"
 
 namespace tpb::fw {
 
@@ -65,6 +66,7 @@ const KernelRegistry& builtin_kernels() {
     KernelRegistry r;
     add_tensor_dequantize_kernels(r);
     add_quantize_mx_kernels(r);
+    add_tquant_kernels(r);
     return r;
   }();
   return reg;

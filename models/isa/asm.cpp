@@ -18,6 +18,7 @@
 
 #include "models/isa/address_map.h"
 #include "models/isa/opcode_table.h"
+#include "models/isa/tquant_block.h"
 
 namespace tpb::isa {
 namespace {
@@ -806,7 +807,7 @@ RawInst assemble(Lexer& lx) {
   const Tok m = lx.next();
   if (m.kind != Tok::Ident)
     lx.fail(m.at, "expected an instruction mnemonic, found " + Lexer::describe(m));
-  if (m.text.rfind("BSTART", 0) == 0) lx.fail(m.at, "TQUANT blocks are not supported yet");
+  if (m.text.rfind("BSTART", 0) == 0) lx.fail(m.at, "a TQUANT block must start its line");
   const InstSpec* spec = spec_by_mnemonic(m.text);
   if (!spec) {
     std::string list;
@@ -1033,6 +1034,7 @@ std::string format_addr4(std::uint32_t raw) {
 }
 
 std::string disassemble_mnemonic(const RawInst& raw) {
+  if (raw[0] == static_cast<std::uint8_t>(Opcode::Tquant)) return disassemble_tquant_block(raw);
   const InstSpec* spec = spec_by_opcode(raw[0]);
   if (!spec) return {};
   std::string s(spec->mnemonic);
@@ -1119,6 +1121,7 @@ RawInst assemble_statement(std::string_view text, const SourceLoc& loc) {
   AsmLine l;
   l.text = std::string(text);
   l.segs.push_back(Segment{0, loc.line, loc.col});
+  if (starts_tquant_block(text)) return assemble_tquant_block(text, loc);
   Lexer lx(l, 0, loc.file);
   return assemble(lx);
 }
@@ -1127,11 +1130,41 @@ Program parse_program(std::string_view text, const std::string& path) {
   Program prog;
   prog.path = path;
   Engine engine = Engine::Pool;
+  // An open TQUANT block: its statements (separated by ';' or line ends) may
+  // span lines; the word goes to the SFU queue at BSTOP.
+  std::optional<TquantBlockBuilder> block;
+  SourceLoc block_loc;
   for (const AsmLine& line : logical_lines(text)) {
     std::size_t b = 0;
     while (b < line.text.size() && std::isspace(static_cast<unsigned char>(line.text[b]))) ++b;
     if (b == line.text.size()) continue;
     Lexer lx(line, b, path);
+    if (block || starts_tquant_block(std::string_view(line.text).substr(b))) {
+      if (line.text[b] == '.') lx.fail(b, "directive inside a TQUANT block (no BSTOP yet)");
+      std::size_t start = b;
+      for (;;) {
+        const std::size_t semi = line.text.find(';', start);
+        const std::size_t end = semi == std::string::npos ? line.text.size() : semi;
+        std::size_t p = start;
+        while (p < end && std::isspace(static_cast<unsigned char>(line.text[p]))) ++p;
+        if (p < end) {
+          const std::string_view stmt = std::string_view(line.text).substr(p, end - p);
+          if (!block) {
+            if (!starts_tquant_block(stmt)) lx.fail(p, "statement after BSTOP on the same line");
+            block.emplace();
+            block_loc = lx.loc(p);
+          }
+          if (block->add(stmt, lx.loc(p))) {
+            prog.queues[static_cast<unsigned>(Engine::Sfu)].push_back(
+                ProgramInst{block->word(), block_loc});
+            block.reset();
+          }
+        }
+        if (semi == std::string::npos) break;
+        start = semi + 1;
+      }
+      continue;
+    }
     if (line.text[b] != '.') {
       prog.queues[static_cast<unsigned>(engine)].push_back(ProgramInst{assemble(lx), lx.loc(b)});
       continue;
@@ -1182,6 +1215,7 @@ Program parse_program(std::string_view text, const std::string& path) {
       lx.fail(b, "unknown directive '" + dir + "' (.arch, .engine, .raw, .reg)");
     }
   }
+  if (block) throw AsmError(block_loc, "TQUANT block without BSTOP");
   return prog;
 }
 

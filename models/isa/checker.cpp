@@ -202,6 +202,15 @@ void s3d3_mm(const RawInst& raw, Arch nc, Sink& f) {
     "mem3d_valid(dst)");
 }
 
+// seed 002 (SPEC §6): the instruction-level part only (see checker.h).
+void tquant_block(const RawInst& raw, Arch nc, Sink& f) {
+  const auto i = decode_as<TquantBlock>(raw);
+  f(has_valid_neuron_header(i.header), "has_valid_neuron_header");
+  f(has_valid_neuron_events(i.events), "has_valid_neuron_events");
+  f(has_tquant_opcode(i.header), "has_tquant_opcode");
+  f(tquant_valid_nc(nc), "tquant_valid_nc");
+}
+
 }  // namespace contract
 
 namespace {
@@ -320,6 +329,9 @@ const std::vector<std::string_view>& all_predicate_names() {
       "s3d3_mm_valid_nc",
       "s3d3_mm_reserved_zero",
       "s3d3_mm_mode_checks",
+      // TQUANT block word (seed 002; the rest is the SFU kernel's)
+      "has_tquant_opcode",
+      "tquant_valid_nc",
   };
   return names;
 }

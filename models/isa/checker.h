@@ -65,6 +65,11 @@ void smx1_lw(const RawInst&, Arch, PredicateSink&);                // seed 003 �
 void smx1d3_mm(const RawInst&, Arch, PredicateSink&);              // seed 003 §3.2
 void s3_lw(const RawInst&, Arch, PredicateSink&);                  // seed 003 §3.3
 void s3d3_mm(const RawInst&, Arch, PredicateSink&);                // seed 003 §3.3
+// seed 002 TQUANT block word: only what every instruction has (header,
+// events, opcode, generation). Every rule of the TQUANT contract is checked
+// by the SFU kernel after the PE_MASK no-op test, as Fault_TileLegality /
+// Fault_TileAllocation (docs/CONVENTIONS.md).
+void tquant_block(const RawInst&, Arch, PredicateSink&);
 }  // namespace contract
 
 }  // namespace tpb::isa

@@ -36,6 +36,7 @@ enum class Opcode : std::uint8_t {
   MatmulMX = 0x0A,           // v4 MatmulMX
   TensorDequantize = 0x7b,   // TensorDequantize
   GetSequenceBounds = 0xbe,  // GET_SEQUENCE_BOUNDS (not modelled)
+  Tquant = 0x6a,             // SFU TQUANT block word (seed 002; selector 0x06A, convention)
   QuantizeMX = 0xe3,         // QuantizeMX
   NonzeroWithCount = 0xf2,   // NONZERO_WITH_COUNT (not modelled)
 };
@@ -362,6 +363,89 @@ static_assert(offsetof(S3D3Mm, src_mem_pattern) == 12);
 static_assert(offsetof(S3D3Mm, in_dtype) == 32);
 static_assert(offsetof(S3D3Mm, mx_perf_mode) == 40);
 static_assert(offsetof(S3D3Mm, dst_mem_pattern) == 44);
+
+// ---------------------------------------------------------------------------
+// SFU TQUANT block word (seed 002, SPEC §6). One TQUANT block (BSTART.SFU
+// TQUANT .. BSTOP) is one 64-byte word on the SFU queue. The seed gives the
+// selector 0x06A, Mode 3 and Function 10; every other placement is a
+// convention (docs/ASM.md). Every binding of the block is encoded, also the
+// ones that make it illegal (a count per statement kind, presence bits per
+// B.DIM binding, the must-be-zero fields), so that an illegal block can be
+// written and is faulted by the SFU kernel, not by the assembler.
+
+// Tile data types of BSTART / B.DATR DataType (convention; the seed says only
+// that zero is FP64).
+enum class TileDataType : std::uint8_t {
+  Fp64 = 0,
+  Fp32 = 1,
+  Fp16 = 2,
+  Bf16 = 3,
+  S8 = 4,
+  U8 = 5,
+  S16 = 6,
+  U16 = 7,
+  S32 = 8,
+  U32 = 9,
+};
+inline constexpr unsigned kNumTileDataTypes = 10;
+std::string_view tile_dtype_name(std::uint8_t t);  // "FP32", ...; "" when unknown
+unsigned tile_dtype_size(std::uint8_t t);          // bytes per element; 0 when unknown
+
+inline constexpr std::uint16_t kTquantSelector = 0x06A;  // seed 002
+inline constexpr std::uint8_t kTquantMode = 3;           // seed 002
+inline constexpr std::uint8_t kTquantFunction = 10;      // seed 002
+inline constexpr unsigned kNumLocalTiles = 32;           // T0..T31 (SPEC §6)
+
+struct TquantBlock {
+  Header header;              // 0: opcode 0x6a
+  Events events;              // 4
+  std::uint16_t selector;     // 12: 0x06A
+  std::uint8_t mode;          // 14: 3
+  std::uint8_t function;      // 15: 10
+  std::uint8_t src_dtype;     // 16: BSTART DataType (TileDataType), FP32
+  std::uint8_t datr_count;    // 17: B.DATR statements (1)
+  std::uint8_t dst_dtype;     // 18: B.DATR DataType, S8 or U8
+  std::uint8_t rmode;         // 19: B.DATR RMode (0 RNE .. 4 RMM)
+  std::uint8_t sat;           // 20: B.DATR Sat (0 modulo, 1 clamp)
+  std::uint8_t canonicalize;  // 21: B.DATR Canonicalize, must be 0
+  std::uint8_t layout;        // 22: B.DATR Layout, 0 = NORM (row-major)
+  std::uint8_t cmode;         // 23: B.DATR CMode, must be 0
+  std::uint8_t pad_value;     // 24: B.DATR PadValueOrByteId, must be 0
+  std::uint8_t dim_mask;      // 25: bit k = B.DIM LBk written (LB0..LB7)
+  std::uint8_t dim_repeats;   // 26: B.DIM bindings written again (0)
+  std::uint8_t ior_count;     // 27: B.IOR statements (0 = defaults, 1)
+  std::uint16_t lb0;          // 28: ValidCol
+  std::uint16_t lb1;          // 30: ValidRow (omitted: 1)
+  std::uint16_t lb2;          // 32: Col (omitted: ValidCol)
+  std::uint8_t reg_src0;      // 34: B.IOR RegSrc0: GPR of the FP32 multiplier
+  std::uint8_t reg_src1;      // 35: B.IOR RegSrc1: GPR of the zero point
+  std::uint8_t reg_src2;      // 36: B.IOR RegSrc2, must be 0
+  std::uint8_t reg_dst;       // 37: B.IOR RegDst, must be 0
+  std::uint8_t iot_count;     // 38: B.IOT statements (1)
+  std::uint8_t ios_count;     // 39: B.IOS statements (0)
+  std::uint8_t src_count;     // 40: source tiles of B.IOT (1)
+  std::uint8_t src_tile;      // 41: SrcTile (0..31)
+  std::uint8_t src2_tile;     // 42: a second source tile (illegal)
+  std::uint8_t dst_count;     // 43: destinations of B.IOT (1)
+  std::uint8_t dst_tile;      // 44: DstTile (0..31)
+  std::uint8_t dst2_tile;     // 45: a second destination tile (illegal)
+  std::uint16_t tsize;        // 46: DstTile TSize in 1 KiB units
+  std::uint16_t mask;         // 48: PE_MASK (0: strict no-op)
+  std::uint8_t last;          // 50: 1 = <last> written (terminating B.IOT)
+  std::uint8_t dst2_tsize;    // 51: TSize of a second destination (illegal)
+  std::uint8_t reserved[12];  // 52..63, must be 0
+};
+static_assert(sizeof(TquantBlock) == 64);
+static_assert(offsetof(TquantBlock, selector) == 12);
+static_assert(offsetof(TquantBlock, src_dtype) == 16);
+static_assert(offsetof(TquantBlock, dim_mask) == 25);
+static_assert(offsetof(TquantBlock, lb0) == 28);
+static_assert(offsetof(TquantBlock, lb2) == 32);
+static_assert(offsetof(TquantBlock, reg_src0) == 34);
+static_assert(offsetof(TquantBlock, iot_count) == 38);
+static_assert(offsetof(TquantBlock, tsize) == 46);
+static_assert(offsetof(TquantBlock, mask) == 48);
+static_assert(offsetof(TquantBlock, reserved) == 52);
 
 // ---------------------------------------------------------------------------
 // Encode / decode: plain byte copies of trivially copyable little-endian

@@ -101,6 +101,18 @@ const std::vector<OpcodeInfo>& opcode_table() {
                              {"reserved3", K::Bytes, 41, 2, false, 0},
                              {"reserved4", K::Bytes, 44, 4, false, 0}},
        {{archs_until(Arch::Mariana), 1, 0, kva::kPeMatmulMx}}},
+      // seed 002: the SFU TQUANT block word (selector 0x06A, Mode 3, Function
+      // 10). No mnemonic form: it is written in the block syntax
+      // (models/isa/tquant_block.h). Generations: CAYMAN on (SPEC §1: SUNDA
+      // has none of the ops); the SFU table is the same on every generation.
+      {Opcode::Tquant,
+       "tquant",
+       Engine::Sfu,
+       archs_from(Arch::Cayman),
+       "is_valid_tquant_block",
+       every_arch(contract::tquant_block),
+       std::nullopt,
+       {{kEveryArch, 0, 0, kva::kSfuTquant}}},
       // seed 000 §1, §2; TENSOR3D operands on SUNDA / CAYMAN, MEM_PATTERN3D from MARIANA
       {Opcode::TensorDequantize,
        "tensor_dequantize",

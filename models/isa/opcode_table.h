@@ -49,6 +49,7 @@ inline constexpr std::uint32_t kPoolTensorDequantize = 0x01004dc4;   // seed 000
 inline constexpr std::uint32_t kDveQuantizeMx = 0x0000317a;          // seed 003 §1
 inline constexpr std::uint32_t kPeLdweightsMx = 0x00002baf;          // seed 003 §3.1
 inline constexpr std::uint32_t kPeMatmulMx = 0x00002bb7;             // seed 003 §3.1
+inline constexpr std::uint32_t kSfuTquant = 0x00004a00;              // SFU idx0, convention
 }  // namespace kva
 
 // ---------------------------------------------------------------------------

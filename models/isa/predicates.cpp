@@ -171,6 +171,7 @@ bool has_ldweights_opcode(const Header& h) {
   return h.opcode == opcode_row(Opcode::Ldweights).code();
 }
 bool has_matmul_opcode(const Header& h) { return h.opcode == opcode_row(Opcode::Matmul).code(); }
+bool has_tquant_opcode(const Header& h) { return h.opcode == opcode_row(Opcode::Tquant).code(); }
 
 // ---- generations (the generations of the opcode's table row) ----------------------
 bool has_valid_nc_tens_dequant(Arch nc) {
@@ -180,6 +181,7 @@ bool s3dmx1_quant_valid_nc(Arch nc) { return opcode_row(Opcode::QuantizeMX).exis
 bool smx1_lw_valid_nc(Arch nc) { return opcode_row(Opcode::LdweightsMX).exists_on(nc); }
 bool smx1d3_mm_valid_nc(Arch nc) { return opcode_row(Opcode::MatmulMX).exists_on(nc); }
 bool s3_lw_valid_nc(Arch nc) { return opcode_row(Opcode::Ldweights).exists_on(nc); }
+bool tquant_valid_nc(Arch nc) { return opcode_row(Opcode::Tquant).exists_on(nc); }
 bool s3d3_mm_valid_nc(Arch nc) { return opcode_row(Opcode::Matmul).exists_on(nc); }
 
 // ---- TensorDequantize --------------------------------------------------------------

@@ -70,6 +70,7 @@ bool has_ldweights_mx_opcode(const Header& h);       // seed 003 §3.1: 0x09 (co
 bool has_matmul_mx_opcode(const Header& h);          // seed 003 §3.1: 0x0A (convention name)
 bool has_ldweights_opcode(const Header& h);          // seed 003 §3.3: 0x01 (convention name)
 bool has_matmul_opcode(const Header& h);             // seed 003 §3.3: 0x02 (convention name)
+bool has_tquant_opcode(const Header& h);  // seed 002: the SFU TQUANT block word, 0x6a (convention)
 
 // ---- generation gates (the generations of the opcode table row) --------------
 bool has_valid_nc_tens_dequant(Arch nc);  // seed 000 §2.1: nc >= V3
@@ -78,6 +79,7 @@ bool smx1_lw_valid_nc(Arch nc);           // convention: nc == V4 (SPEC §1)
 bool smx1d3_mm_valid_nc(Arch nc);         // convention: nc == V4 (SPEC §1)
 bool s3_lw_valid_nc(Arch nc);             // convention: nc == V5 (SPEC §1)
 bool s3d3_mm_valid_nc(Arch nc);           // convention: nc == V5 (SPEC §1)
+bool tquant_valid_nc(Arch nc);            // convention: nc >= V3 (SPEC §1: none on SUNDA)
 
 // ---- TensorDequantize fields (seed 000 §2.1, §4.1, §5) ---------------------
 bool check_active_channels(std::uint8_t num_active_channels);  // != 0 && <= 128

@@ -26,6 +26,13 @@ struct MemoryStats {
   std::uint64_t bytes_written = 0;
 };
 
+// The SFU's sticky numeric flags and tile-file occupancy (SPEC §6).
+struct SfuStats {
+  bool inexact = false, saturated = false, wrapped = false;
+  std::uint64_t tiles = 0;       // allocated Local tiles
+  std::uint64_t units_used = 0;  // TSize units in use (of 256)
+};
+
 struct RunStats {
   std::string arch;
   std::string program;
@@ -35,6 +42,7 @@ struct RunStats {
   double wall_seconds = 0;
   std::string status = "ok";  // "ok", "fault", "deadlock"
   std::string message;        // fault / deadlock description
+  SfuStats sfu;
 };
 
 }  // namespace tpb::trace

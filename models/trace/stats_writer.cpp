@@ -25,6 +25,11 @@ nlohmann::json stats_to_json(const RunStats& s) {
   for (const MemoryStats& m : s.memories)
     memories.push_back(
         {{"name", m.name}, {"bytes_read", m.bytes_read}, {"bytes_written", m.bytes_written}});
+  const nlohmann::json sfu = {
+      {"flags",
+       {{"inexact", s.sfu.inexact}, {"saturated", s.sfu.saturated}, {"wrapped", s.sfu.wrapped}}},
+      {"tiles", s.sfu.tiles},
+      {"units_used", s.sfu.units_used}};
   return {{"arch", s.arch},
           {"program", s.program},
           {"status", s.status},
@@ -33,7 +38,8 @@ nlohmann::json stats_to_json(const RunStats& s) {
           {"simulated_ns", static_cast<double>(s.simulated_ps) / 1e3},
           {"wall_seconds", s.wall_seconds},
           {"engines", engines},
-          {"memories", memories}};
+          {"memories", memories},
+          {"sfu", sfu}};
 }
 
 void write_stats(const RunStats& s, const std::string& path) {

@@ -12,7 +12,8 @@ namespace tpb::trace {
 // Keys: arch, program, status, message, simulated_ps, simulated_ns,
 // wall_seconds, engines: [{name, clock_mhz, instructions, busy_cycles,
 // stall_cycles, bundles: {name: count}, bytes_read, bytes_written}],
-// memories: [{name, bytes_read, bytes_written}].
+// memories: [{name, bytes_read, bytes_written}], sfu: {flags: {inexact,
+// saturated, wrapped}, tiles, units_used}.
 nlohmann::json stats_to_json(const RunStats& s);
 
 // Writes stats_to_json(s), indented, to `path`; throws std::runtime_error

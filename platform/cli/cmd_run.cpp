@@ -1,6 +1,7 @@
 // `tpbsim run PROGRAM [options]` (SPEC §9): simulate a program on one core.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -156,6 +157,93 @@ void do_dump(platform::TpbCore& core, const MemSpec& m) {
   io::write_npy(m.file, a);
 }
 
+// `tile:N[:COL]=FILE.npy` (SPEC §9, §6): an SFU Local tile; COL, for --load
+// only, is the physical Col (>= the array's columns; the padding is undefined).
+struct TileSpec {
+  std::string text;
+  unsigned tile = 0;
+  unsigned col = 0;  // 0: the array's columns
+  std::string file;
+};
+
+bool is_tile_spec(const std::string& s) { return s.rfind("tile:", 0) == 0; }
+
+TileSpec parse_tile_spec(const std::string& spec, bool dump) {
+  TileSpec t;
+  t.text = spec;
+  const std::size_t eq = spec.find('=');
+  if (eq == std::string::npos || eq + 1 == spec.size())
+    throw SpecError(fmt::format("'{}': expected tile:N{}=FILE.npy", spec, dump ? "" : "[:COL]"));
+  t.file = spec.substr(eq + 1);
+  const std::vector<std::string> f = split(spec.substr(0, eq), ':');
+  if (f.size() != 2 && (dump || f.size() != 3))
+    throw SpecError(fmt::format("'{}': expected tile:N{}=FILE.npy", spec, dump ? "" : "[:COL]"));
+  const std::uint64_t n = parse_uint(f[1], "tile number", spec);
+  if (n >= fw::sfu::kNumTiles) throw SpecError(fmt::format("'{}': tile T{} is past T31", spec, n));
+  t.tile = static_cast<unsigned>(n);
+  if (f.size() == 3) {
+    const std::uint64_t c = parse_uint(f[2], "physical Col", spec);
+    if (c == 0 || c > 0xFFFF)
+      throw SpecError(fmt::format("'{}': physical Col {} is not 1..65535", spec, c));
+    t.col = static_cast<unsigned>(c);
+  }
+  return t;
+}
+
+void do_load_tile(platform::TpbCore& core, const TileSpec& t) {
+  const io::NpyArray a = io::read_npy(t.file);
+  if (a.dtype != io::NpyDtype::F32)
+    throw SpecError(fmt::format("'{}': {} is not a float32 array (<f4)", t.text, t.file));
+  if (a.shape.empty() || a.shape.size() > 2)
+    throw SpecError(
+        fmt::format("'{}': {} is a {}-D array; expected 2-D", t.text, t.file, a.shape.size()));
+  const std::size_t rows = a.shape.size() == 2 ? a.shape[0] : 1;
+  const std::size_t cols = a.shape.back();
+  if (rows == 0 || cols == 0 || rows > 0xFFFF || cols > 0xFFFF)
+    throw SpecError(fmt::format("'{}': shape {} x {} is not a tile shape", t.text, rows, cols));
+  const std::size_t col = t.col ? t.col : cols;
+  if (col < cols)
+    throw SpecError(
+        fmt::format("'{}': physical Col {} is below the array's {} columns", t.text, col, cols));
+  std::vector<float> v(rows * cols);
+  std::memcpy(v.data(), a.data.data(), v.size() * 4);
+  try {
+    core.tile_file().load_fp32(t.tile, static_cast<std::uint16_t>(rows),
+                               static_cast<std::uint16_t>(cols), static_cast<std::uint16_t>(col),
+                               v.data());
+  } catch (const std::invalid_argument& e) {
+    throw SpecError(fmt::format("'{}': {}", t.text, e.what()));
+  }
+}
+
+// The tile's valid region in its own type (S8 -> i1, U8 -> u1, FP32 -> f4);
+// a tile name that holds no tile dumps as an empty 0 x 0 float32 array.
+void do_dump_tile(platform::TpbCore& core, const TileSpec& t) {
+  const fw::sfu::Tile& tile = core.tile_file().tile(t.tile);
+  io::NpyArray a;
+  a.dtype = io::NpyDtype::F32;
+  a.shape = {0, 0};
+  if (tile.allocated) {
+    switch (static_cast<isa::TileDataType>(tile.dtype)) {
+      case isa::TileDataType::Fp32:
+        a.dtype = io::NpyDtype::F32;
+        break;
+      case isa::TileDataType::S8:
+        a.dtype = io::NpyDtype::I8;
+        break;
+      case isa::TileDataType::U8:
+        a.dtype = io::NpyDtype::U8;
+        break;
+      default:
+        throw SpecError(fmt::format("'{}': tile T{} has data type {}, which --dump does not write",
+                                    t.text, t.tile, isa::tile_dtype_name(tile.dtype)));
+    }
+    a.shape = {tile.valid_row, tile.valid_col};
+    a.data = core.tile_file().valid_bytes(t.tile);
+  }
+  io::write_npy(t.file, a);
+}
+
 constexpr const char* kUsage = "usage: tpbsim run PROGRAM [options]\n";
 
 }  // namespace
@@ -172,9 +260,10 @@ int cmd_run(const Args& args) {
       "timing", po::value(&timing_file), "timing profile JSON merged over the defaults")(
       "dump-timing", po::value(&dump_timing), "write the effective timing profile (JSON)")(
       "mx-emax", po::value(&emax_s), "ocp|neuron-alt (QuantizeMX emax offsets)")(
-      "load", po::value(&loads)->composing(), "sbuf|psum:PARTITION:OFFSET=FILE.npy")(
+      "load", po::value(&loads)->composing(),
+      "sbuf|psum:PARTITION:OFFSET=FILE.npy, or tile:N[:COL]=FILE.npy (FP32 2-D)")(
       "dump", po::value(&dumps)->composing(),
-      "sbuf|psum:PARTITION:OFFSET:ROWSxCOLS:DTYPE=FILE.npy")(
+      "sbuf|psum:PARTITION:OFFSET:ROWSxCOLS:DTYPE=FILE.npy, or tile:N=FILE.npy")(
       "vcd", po::value(&vcd), "write a VCD waveform")("perfetto", po::value(&perfetto),
                                                       "write a Chrome trace-event JSON")(
       "stats", po::value(&stats_file), "write run statistics (JSON)")(
@@ -237,6 +326,7 @@ int cmd_run(const Args& args) {
     }
   }
   std::vector<MemSpec> load_specs, dump_specs;
+  std::vector<TileSpec> tile_loads, tile_dumps;
   try {
     if (!timing_file.empty()) {
       sc::merge_timing_file(cfg.timing, timing_file);
@@ -246,8 +336,16 @@ int cmd_run(const Args& args) {
         throw sc::TimingError(timing_file + ": " + e.what());
       }
     }
-    for (const auto& s : loads) load_specs.push_back(parse_mem_spec(s, false));
-    for (const auto& s : dumps) dump_specs.push_back(parse_mem_spec(s, true));
+    for (const auto& s : loads)
+      if (is_tile_spec(s))
+        tile_loads.push_back(parse_tile_spec(s, false));
+      else
+        load_specs.push_back(parse_mem_spec(s, false));
+    for (const auto& s : dumps)
+      if (is_tile_spec(s))
+        tile_dumps.push_back(parse_tile_spec(s, true));
+      else
+        dump_specs.push_back(parse_mem_spec(s, true));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tpbsim run: error: %s\n", e.what());
     return 1;
@@ -275,6 +373,7 @@ int cmd_run(const Args& args) {
       if (!out) throw std::runtime_error(dump_timing + ": cannot write the timing profile");
     }
     for (const MemSpec& m : load_specs) do_load(*core, m);
+    for (const TileSpec& t : tile_loads) do_load_tile(*core, t);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tpbsim run: error: %s\n", e.what());
     return 1;
@@ -300,6 +399,7 @@ int cmd_run(const Args& args) {
       trace::write_stats(s, stats_file);
     }
     for (const MemSpec& m : dump_specs) do_dump(*core, m);
+    for (const TileSpec& t : tile_dumps) do_dump_tile(*core, t);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tpbsim run: error: %s\n", e.what());
     if (rc == 0) rc = 1;

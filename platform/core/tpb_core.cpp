@@ -95,6 +95,11 @@ TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
   std::array<sc::PartitionedMemory*, 4> sb{&sbuf[0], &sbuf[1], &sbuf[2], &sbuf[3]};
   std::array<sc::InstructionQueue*, 4> qs{&queues[0], &queues[1], &queues[2], &queues[3]};
   sc::map_core_memories(router_, sb, psum, sems_, regs_, qs);
+  // Region 2: the SFU tile file, which the SFU engine owns (SPEC §2, §6).
+  tile_file_ = &tile_file();
+  tiles = std::make_unique<sc::TileFileTarget>("tiles", *tile_file_, sc::mem_timing(t, t.control));
+  router_.add_target(sc::kSfuTileRouteName, isa::region_base(isa::Region::SfuTile),
+                     sc::TileFileTarget::kSpan, tiles->socket);
   for (auto& s : seqs_) s.port.socket.bind(router_.target_socket);
   dbg_socket.bind(router_.target_socket);
   tlm::tlm_global_quantum::instance().set(
@@ -109,6 +114,11 @@ TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
     recorder_.set(sem_sigs_[idx], ps, v);
     if (recorder_.slices_enabled()) recorder_.counter(sem_track_, ps, fmt::format("sem{}", idx), v);
   });
+  static const char* const kFlagNames[3] = {"flag_inexact", "flag_saturated", "flag_wrapped"};
+  for (unsigned f = 0; f < 3; ++f)
+    sfu_flag_sig_[f] = recorder_.add_signal("tpb.sfu", kFlagNames[f], 1);
+  sfu_fault_sig_ = recorder_.add_signal("tpb.sfu", "fault", 1);
+  sfu_flag_track_ = recorder_.add_track("tpb core", "sfu flags");
   for (unsigned m = 0; m < kNumMems; ++m) {
     mem_read_sig_[m] = recorder_.add_signal(std::string("tpb.") + mem_name(m), "bytes_read", 64);
     mem_write_sig_[m] =
@@ -183,9 +193,23 @@ std::string TpbCore::format_retire(const sc::RetireRecord& r) {
                      r.index, r.opcode, m.empty() ? "?" : m);
 }
 
+void TpbCore::trace_sfu_flags(std::uint64_t ps) {
+  const std::uint32_t bits = tile_file().flags().bits();
+  if (bits == sfu_flags_last_) return;
+  static const char* const kNames[3] = {"inexact", "saturated", "wrapped"};
+  for (unsigned f = 0; f < 3; ++f) {
+    const bool on = (bits >> f) & 1u;
+    if (on == (((sfu_flags_last_ >> f) & 1u) != 0)) continue;
+    recorder_.set(sfu_flag_sig_[f], ps, on);
+    if (recorder_.slices_enabled()) recorder_.counter(sfu_flag_track_, ps, kNames[f], on);
+  }
+  sfu_flags_last_ = bits;
+}
+
 void TpbCore::on_retire(const sc::RetireRecord& r) {
   ++retired_;
   if (retire_sink_) retire_sink_(r);
+  if (r.engine == isa::Engine::Sfu) trace_sfu_flags(r.end_ps);
   if (!recorder_.signals_enabled()) return;
   std::uint64_t rd[kNumMems], wr[kNumMems];
   memory_bytes(rd, wr);
@@ -236,6 +260,12 @@ RunResult TpbCore::run() {
     r.status = RunStatus::Fault;
     r.message = control_.message();
     r.simulated_ps = std::max(r.simulated_ps, control_.fault_time_ps());
+    if (r.message.rfind(std::string(isa::engine_name(isa::Engine::Sfu)) + " ", 0) == 0) {
+      recorder_.set(sfu_fault_sig_, control_.fault_time_ps(), 1);
+      if (recorder_.slices_enabled())
+        recorder_.instant(sfu_flag_track_, control_.fault_time_ps(), "fault",
+                          nlohmann::json{{"message", r.message}}.dump());
+    }
   } else {
     for (const auto& s : seqs_)
       if (!s.done()) r.status = RunStatus::Deadlock;
@@ -256,6 +286,13 @@ trace::RunStats TpbCore::stats() const {
   s.wall_seconds = last_.wall_seconds;
   s.status = status_name(last_.status);
   s.message = last_.message;
+  if (const fw::sfu::TileFile* tf = tile_file_) {
+    s.sfu.inexact = tf->flags().inexact;
+    s.sfu.saturated = tf->flags().saturated;
+    s.sfu.wrapped = tf->flags().wrapped;
+    s.sfu.tiles = tf->allocated_tiles();
+    s.sfu.units_used = tf->used_units();
+  }
   return s;
 }
 

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 // After <systemc>: the tlm_utils headers need its declarations.
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "firmware_stubs/sfu/tile_file.h"
 #include "models/isa/address_map.h"
 #include "models/isa/encodings.h"
 #include "models/isa/program.h"
@@ -30,6 +32,7 @@
 #include "models/sc/memory/instruction_queue.h"
 #include "models/sc/memory/partitioned_memory.h"
 #include "models/sc/memory/semaphore_bank.h"
+#include "models/sc/memory/tile_target.h"
 #include "models/trace/recorder.h"
 #include "models/trace/stats.h"
 
@@ -105,6 +108,11 @@ class TpbCore : public sc_core::sc_module {
   const sc::AddressRouter& router() const { return router_; }
   sc::SemaphoreBank& semaphores() { return sems_; }
   sc::Sequencer& sequencer(isa::Engine e) { return seqs_[static_cast<unsigned>(e)]; }
+  // The SFU tile file (SPEC §6), in the SFU sequencer's engine state: the
+  // backdoor for `--load / --dump tile:N` and tests.
+  fw::sfu::TileFile& tile_file() {
+    return sequencer(isa::Engine::Sfu).engine_state().get<fw::sfu::TileFile>();
+  }
 
  private:
   void ensure_elaborated();
@@ -127,6 +135,7 @@ class TpbCore : public sc_core::sc_module {
   sc_core::sc_vector<sc::InstructionQueue> queues;
   sc_core::sc_vector<sc::Sequencer> seqs_;
   tlm_utils::simple_initiator_socket<TpbCore> dbg_socket;
+  std::unique_ptr<sc::TileFileTarget> tiles;  // region 2, over tile_file()
 
  private:
   bool elaborated_ = false;
@@ -141,6 +150,12 @@ class TpbCore : public sc_core::sc_module {
   void memory_bytes(std::uint64_t rd[kNumMems], std::uint64_t wr[kNumMems]) const;
   trace::SignalId mem_read_sig_[kNumMems], mem_write_sig_[kNumMems];
   std::uint64_t mem_read_last_[kNumMems] = {}, mem_write_last_[kNumMems] = {};
+  // SFU sticky flags (inexact, saturated, wrapped) and fault in the traces.
+  void trace_sfu_flags(std::uint64_t ps);
+  trace::SignalId sfu_flag_sig_[3], sfu_fault_sig_;
+  trace::TrackId sfu_flag_track_;
+  std::uint32_t sfu_flags_last_ = 0;
+  fw::sfu::TileFile* tile_file_ = nullptr;  // in the SFU sequencer's engine state
 };
 
 }  // namespace tpb::platform

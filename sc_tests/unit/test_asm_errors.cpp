@@ -120,9 +120,18 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{".data 1 2 3", 1, 1, "unknown directive '.data'"},
         // continuation lines keep their own columns
         ErrorCase{"tensor_dequantize fmt=1 \\\n    channels=1000", 2, 14, "out of range"},
-        // SFU TQUANT blocks (seed 002) are a later issue
-        ErrorCase{"# tile quantize\n  BSTART.SFU TQUANT, FP32; B.DATR S8, RNE, Sat=1; BSTOP", 2, 3,
-                  "TQUANT blocks are not supported yet"}));
+        // SFU TQUANT blocks (seed 002): syntax errors at their column; illegal
+        // bindings assemble and fault at run time (test_sfu_tquant.cpp)
+        ErrorCase{"# tile quantize\n  BSTART.SFU TQUANT, FP32; B.DATR S8, RNX, Sat=1; BSTOP", 2, 39,
+                  "unknown RMode"},
+        ErrorCase{"BSTART.SFU TQUANT, FP32\nB.DIM LB0=16\n.engine sfu", 3, 1,
+                  "directive inside a TQUANT block"},
+        ErrorCase{"BSTART.SFU TQUANT, FP32; B.DIM LB0=16", 1, 1, "TQUANT block without BSTOP"},
+        ErrorCase{"BSTART.PE TQUANT, FP32; BSTOP", 1, 1, "BSTART.SFU"},
+        ErrorCase{"BSTART.SFU TQUANT, FP32; B.IOT T1, mask=12, ->T0<1>; BSTOP", 1, 41,
+                  "bad binary number"},
+        ErrorCase{"BSTART.SFU TQUANT, FP32; B.IOT T1, mask=1, ->T0<1>; BSTOP; B.DIM LB0=1", 1, 60,
+                  "statement after BSTOP"}));
 
 TEST(AsmErrorsMisc, AsmErrorWhatHasLocation) {
   try {

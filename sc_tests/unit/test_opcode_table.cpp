@@ -38,6 +38,12 @@ const std::vector<Expected>& expected_rows() {
       {0x02, "matmul", Engine::Pe, {Arch::Maverick}, "is_valid_s3d3_mm", true},
       {0x09, "ldweights_mx", Engine::Pe, {Arch::Mariana}, "is_valid_smx1_lw", true},
       {0x0A, "matmul_mx", Engine::Pe, {Arch::Mariana}, "is_valid_smx1d3_mm", true},
+      {0x6a,
+       "tquant",
+       Engine::Sfu,
+       {Arch::Cayman, Arch::Mariana, Arch::Maverick},
+       "is_valid_tquant_block",
+       false},
       {0x7b,
        "tensor_dequantize",
        Engine::Pool,
@@ -113,8 +119,8 @@ TEST(OpcodeTable, ConsumersReadTheRow) {
   }
   EXPECT_EQ(all_contract_names(),
             (std::vector<std::string_view>{"is_valid_s3_lw", "is_valid_s3d3_mm", "is_valid_smx1_lw",
-                                           "is_valid_smx1d3_mm", "is_valid_tensor_dequantize",
-                                           "is_valid_s3dmx1_quant"}));
+                                           "is_valid_smx1d3_mm", "is_valid_tquant_block",
+                                           "is_valid_tensor_dequantize", "is_valid_s3dmx1_quant"}));
   EXPECT_EQ(asm_mnemonics(),
             (std::vector<std::string_view>{"ldweights", "matmul", "ldweights_mx", "matmul_mx",
                                            "tensor_dequantize", "quantize_mx"}));
@@ -194,7 +200,7 @@ TEST(OpcodeTable, DefaultKernelInfoTables) {
     EXPECT_EQ(std::vector<std::uint8_t>(pool.begin() + 14 * 8, pool.begin() + 16 * 8),
               cat({record(0xbe, 0x010049a0), record(0xf2, 0x01004b40)}));
     EXPECT_EQ(default_kernel_info_bytes(Engine::Dve, a), record(0xe3, 0x0000317a));
-    EXPECT_TRUE(default_kernel_info_bytes(Engine::Sfu, a).empty());
+    EXPECT_EQ(default_kernel_info_bytes(Engine::Sfu, a), record(0x6a, 0x00004a00));
     if (a == Arch::Maverick)
       EXPECT_EQ(default_kernel_info_bytes(Engine::Pe, a),
                 cat({record(0x01, 0x2baf), record(0x02, 0x2bb7)}));
@@ -228,6 +234,7 @@ TEST(OpcodeTable, TrampolineVas) {
   EXPECT_EQ(kva::kDveQuantizeMx, 0x0000317au);
   EXPECT_EQ(kva::kPeLdweightsMx, 0x00002bafu);
   EXPECT_EQ(kva::kPeMatmulMx, 0x00002bb7u);
+  EXPECT_EQ(kva::kSfuTquant, 0x00004a00u);
 }
 
 TEST(NameTables, Engines) {

@@ -157,6 +157,10 @@ RawInst mm5_plain_base() {
   return r;
 }
 
+// A TQUANT block word (seed 002): the checker sees only its header, events,
+// opcode and generation; the rest is the SFU kernel's (test_sfu_tquant.cpp).
+RawInst tquant_base() { return with_header(0x6a); }
+
 struct Base {
   const char* name;
   RawInst (*make)();
@@ -176,6 +180,7 @@ const std::vector<Base>& bases() {
       {"lw5_plain", lw5_plain_base, {Arch::Maverick}, "s3_lw_valid_nc"},
       {"mm5_mx", mm5_mx_base, {Arch::Maverick}, "s3d3_mm_valid_nc"},
       {"mm5_plain", mm5_plain_base, {Arch::Maverick}, "s3d3_mm_valid_nc"},
+      {"tquant", tquant_base, {Arch::Cayman, Arch::Mariana, Arch::Maverick}, "tquant_valid_nc"},
   };
   return b;
 }
@@ -399,6 +404,10 @@ const std::vector<Case>& cases() {
        [](RawInst& r) { put32(r, 12, sb(1, 0)); }},
       {"valid_mx_sbuf_quadrant", V, lw5_mx_base,
        [](RawInst& r) { put32(r, 16, sb(5, 0x10000)); }},
+      // ---- TQUANT block word (seed 002)
+      {"has_tquant_opcode", M, tquant_base, [](RawInst& r) { r[0] = 0x7b; },
+       "is_valid_tquant_block"},
+      {"tquant_valid_nc", S, tquant_base, [](RawInst&) {}},
       // ---- MATMUL (v5)
       {"has_matmul_opcode", V, mm5_mx_base, [](RawInst& r) { r[0] = 0x01; }, "is_valid_s3d3_mm"},
       {"s3d3_mm_valid_nc", M, mm5_plain_base, [](RawInst&) {}},
@@ -474,7 +483,7 @@ TEST(IsaContracts, ValidRegisterFormsAndUnknownContract) {
   put32(raw, 48, kAddrReg | 1);
   EXPECT_TRUE(check_instruction(raw, Arch::Mariana).valid());
   EXPECT_FALSE(check_as(dequant_base(), Arch::Cayman, "is_valid_nothing").has_value());
-  EXPECT_EQ(all_contract_names().size(), 6u);
+  EXPECT_EQ(all_contract_names().size(), 7u);
   for (auto c : all_contract_names()) {
     EXPECT_TRUE(check_as(dequant_base(), Arch::Mariana, c).has_value());
   }

@@ -1,0 +1,485 @@
+// The TQUANT block syntax (seed 002, docs/ASM.md): a small tokenizer and one
+// parser per statement kind, and the printer the disassembler uses.
+#include "models/isa/tquant_block.h"
+
+#include <cctype>
+#include <cstring>
+#include <vector>
+
+namespace tpb::isa {
+
+namespace {
+
+struct TileTypeName {
+  TileDataType t;
+  const char* name;
+  unsigned size;
+};
+constexpr TileTypeName kTileTypes[] = {
+    {TileDataType::Fp64, "FP64", 8}, {TileDataType::Fp32, "FP32", 4},
+    {TileDataType::Fp16, "FP16", 2}, {TileDataType::Bf16, "BF16", 2},
+    {TileDataType::S8, "S8", 1},     {TileDataType::U8, "U8", 1},
+    {TileDataType::S16, "S16", 2},   {TileDataType::U16, "U16", 2},
+    {TileDataType::S32, "S32", 4},   {TileDataType::U32, "U32", 4},
+};
+constexpr const char* kRModes[] = {"RNE", "RTZ", "RDN", "RUP", "RMM"};
+
+bool iequal(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (std::toupper(static_cast<unsigned char>(a[i])) !=
+        std::toupper(static_cast<unsigned char>(b[i])))
+      return false;
+  return true;
+}
+
+struct Tok {
+  enum Kind { End, Ident, Num, Punct } kind = End;
+  std::string text;
+  std::size_t at = 0;
+};
+
+// Tokens of one statement: identifiers (letters, digits, '_', '.'),
+// numbers (decimal or 0x hex, optionally negative), and , = < > ->.
+class Lex {
+ public:
+  Lex(std::string_view s, const SourceLoc& loc) : s_(s), loc_(loc) { scan(); }
+  [[noreturn]] void fail(std::size_t at, const std::string& msg) const {
+    SourceLoc l = loc_;
+    l.col += static_cast<int>(at);
+    throw AsmError(l, msg);
+  }
+  const Tok& peek() const { return toks_[i_]; }
+  Tok next() { return toks_[i_ < toks_.size() - 1 ? i_++ : i_]; }
+  bool accept(const char* punct) {
+    if (peek().kind == Tok::Punct && peek().text == punct) {
+      ++i_;
+      return true;
+    }
+    return false;
+  }
+  void expect(const char* punct, const std::string& what) {
+    if (!accept(punct))
+      fail(peek().at,
+           "expected '" + std::string(punct) + "' " + what + ", found " + describe(peek()));
+  }
+  static std::string describe(const Tok& t) {
+    return t.kind == Tok::End ? "end of statement" : "'" + t.text + "'";
+  }
+
+ private:
+  void scan() {
+    std::size_t p = 0;
+    auto ident_char = [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+    };
+    while (p < s_.size()) {
+      const char c = s_[p];
+      if (std::isspace(static_cast<unsigned char>(c))) {
+        ++p;
+        continue;
+      }
+      Tok t;
+      t.at = p;
+      if (c == '-' && p + 1 < s_.size() && s_[p + 1] == '>') {
+        t.kind = Tok::Punct;
+        t.text = "->";
+        p += 2;
+      } else if (std::isdigit(static_cast<unsigned char>(c)) ||
+                 (c == '-' && p + 1 < s_.size() &&
+                  std::isdigit(static_cast<unsigned char>(s_[p + 1])))) {
+        std::size_t q = p + 1;
+        while (q < s_.size() && std::isalnum(static_cast<unsigned char>(s_[q]))) ++q;
+        t.kind = Tok::Num;
+        t.text = std::string(s_.substr(p, q - p));
+        p = q;
+      } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+        std::size_t q = p;
+        while (q < s_.size() && ident_char(s_[q])) ++q;
+        t.kind = Tok::Ident;
+        t.text = std::string(s_.substr(p, q - p));
+        p = q;
+      } else if (std::strchr(",=<>", c)) {
+        t.kind = Tok::Punct;
+        t.text = std::string(1, c);
+        ++p;
+      } else {
+        fail(p, std::string("unexpected character '") + c + "' in a TQUANT block");
+      }
+      toks_.push_back(t);
+    }
+    Tok end;
+    end.at = s_.size();
+    toks_.push_back(end);
+  }
+
+  std::string_view s_;
+  SourceLoc loc_;
+  std::vector<Tok> toks_;
+  std::size_t i_ = 0;
+};
+
+// A number token: decimal or 0x hex (binary with `binary`), in [lo, hi].
+std::int64_t number(Lex& lx, const Tok& t, const std::string& what, std::int64_t lo,
+                    std::int64_t hi, bool binary = false) {
+  if (t.kind != Tok::Num)
+    lx.fail(t.at, "expected a number for " + what + ", found " + Lex::describe(t));
+  std::string s = t.text;
+  bool neg = false;
+  if (!s.empty() && s[0] == '-') {
+    neg = true;
+    s.erase(0, 1);
+  }
+  unsigned base = binary ? 2 : 10;
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    base = 16;
+    s.erase(0, 2);
+  }
+  std::int64_t v = 0;
+  for (char c : s) {
+    const int d = std::isdigit(static_cast<unsigned char>(c))
+                      ? c - '0'
+                      : (std::isxdigit(static_cast<unsigned char>(c))
+                             ? std::tolower(static_cast<unsigned char>(c)) - 'a' + 10
+                             : 99);
+    if (d >= static_cast<int>(base))
+      lx.fail(t.at, "bad " + std::string(base == 2 ? "binary " : "") + "number '" + t.text +
+                        "' for " + what);
+    v = v * base + d;
+    if (v > (std::int64_t{1} << 40)) lx.fail(t.at, "number '" + t.text + "' is too large");
+  }
+  if (neg) v = -v;
+  if (v < lo || v > hi)
+    lx.fail(t.at, what + " " + t.text + " is out of range [" + std::to_string(lo) + ", " +
+                      std::to_string(hi) + "]");
+  return v;
+}
+
+std::uint8_t tile_type(Lex& lx, const std::string& what) {
+  const Tok t = lx.next();
+  if (t.kind == Tok::Num) return static_cast<std::uint8_t>(number(lx, t, what, 0, 255));
+  for (const auto& e : kTileTypes)
+    if (t.kind == Tok::Ident && iequal(t.text, e.name)) return static_cast<std::uint8_t>(e.t);
+  lx.fail(t.at, "unknown " + what + " " + Lex::describe(t) +
+                    " (FP64 FP32 FP16 BF16 S8 U8 S16 U16 S32 U32, or a number)");
+}
+
+std::uint8_t rmode(Lex& lx, const Tok& t) {
+  if (t.kind == Tok::Num) return static_cast<std::uint8_t>(number(lx, t, "RMode", 0, 255));
+  for (unsigned i = 0; i < std::size(kRModes); ++i)
+    if (t.kind == Tok::Ident && iequal(t.text, kRModes[i])) return static_cast<std::uint8_t>(i);
+  lx.fail(t.at, "unknown RMode " + Lex::describe(t) + " (RNE RTZ RDN RUP RMM, or a number)");
+}
+
+// "Tn" / "rn": the index, at most `max`.
+unsigned indexed(Lex& lx, const Tok& t, char prefix, unsigned max, const std::string& what) {
+  if (t.kind != Tok::Ident || t.text.size() < 2 ||
+      std::tolower(static_cast<unsigned char>(t.text[0])) != prefix)
+    lx.fail(t.at, "expected " + what + " (" + std::string(1, prefix == 't' ? 'T' : 'r') + "0.." +
+                      std::string(1, prefix == 't' ? 'T' : 'r') + std::to_string(max) +
+                      "), found " + Lex::describe(t));
+  unsigned v = 0;
+  for (std::size_t i = 1; i < t.text.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(t.text[i])) || v > 1000)
+      lx.fail(t.at, "bad " + what + " '" + t.text + "'");
+    v = v * 10 + static_cast<unsigned>(t.text[i] - '0');
+  }
+  if (v > max) lx.fail(t.at, what + " '" + t.text + "' is past " + std::to_string(max));
+  return v;
+}
+
+void end_of(Lex& lx, const char* stmt) {
+  if (lx.peek().kind != Tok::End)
+    lx.fail(lx.peek().at, std::string("unexpected ") + Lex::describe(lx.peek()) + " in " + stmt);
+}
+
+std::string bits(unsigned v) {
+  std::string s;
+  for (int b = 15; b >= 0; --b)
+    if (v >> b & 1u || !s.empty() || b < 4) s += (v >> b & 1u) ? '1' : '0';
+  return s;
+}
+
+}  // namespace
+
+std::string_view tile_dtype_name(std::uint8_t t) {
+  for (const auto& e : kTileTypes)
+    if (static_cast<std::uint8_t>(e.t) == t) return e.name;
+  return "";
+}
+unsigned tile_dtype_size(std::uint8_t t) {
+  for (const auto& e : kTileTypes)
+    if (static_cast<std::uint8_t>(e.t) == t) return e.size;
+  return 0;
+}
+
+bool starts_tquant_block(std::string_view s) {
+  std::size_t b = 0;
+  while (b < s.size() && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  return s.size() - b >= 6 && iequal(s.substr(b, 6), "BSTART");
+}
+
+TquantBlockBuilder::TquantBlockBuilder() {
+  w_.header = Header{static_cast<std::uint8_t>(Opcode::Tquant), kInstWordLen, 0, 0};
+  w_.selector = kTquantSelector;
+  w_.mode = kTquantMode;
+  w_.function = kTquantFunction;
+}
+
+bool TquantBlockBuilder::add(std::string_view statement, const SourceLoc& loc) {
+  Lex lx(statement, loc);
+  const Tok k = lx.next();
+  if (k.kind == Tok::End) return false;
+  if (k.kind != Tok::Ident)
+    lx.fail(k.at,
+            "expected a block statement (BSTART, B.DATR, B.DIM, B.IOR, B.IOS, B.IOT, "
+            "BSTOP), found " +
+                Lex::describe(k));
+  if (done_) lx.fail(k.at, "statement after BSTOP");
+  const std::string kw = k.text;
+  if (!started_) {
+    if (kw.size() < 6 || !iequal(kw.substr(0, 6), "BSTART"))
+      lx.fail(k.at, "a TQUANT block starts with BSTART.SFU, found " + Lex::describe(k));
+    if (!iequal(kw, "BSTART.SFU"))
+      lx.fail(k.at, "'" + kw + "': TQUANT blocks are written BSTART.SFU (seed 002)");
+    const Tok op = lx.next();
+    if (op.kind != Tok::Ident || !iequal(op.text, "TQUANT"))
+      lx.fail(op.at, "unknown block operation " + Lex::describe(op) + " (TQUANT)");
+    lx.expect(",", "after TQUANT");
+    w_.src_dtype = tile_type(lx, "BSTART DataType");
+    end_of(lx, "BSTART");
+    started_ = true;
+    raw_ = encode(w_);
+    return false;
+  }
+  if (iequal(kw, "BSTOP")) {
+    end_of(lx, "BSTOP");
+    done_ = true;
+  } else if (iequal(kw, "BSTART") || (kw.size() > 6 && iequal(kw.substr(0, 7), "BSTART."))) {
+    lx.fail(k.at, "BSTART inside a block (the previous block has no BSTOP)");
+  } else if (iequal(kw, "B.DATR")) {
+    const bool first = w_.datr_count == 0;
+    if (w_.datr_count == 255) lx.fail(k.at, "too many B.DATR");
+    ++w_.datr_count;
+    TquantBlock t = w_;
+    t.dst_dtype = tile_type(lx, "B.DATR DataType");
+    bool rmode_seen = false;
+    std::vector<std::string> seen;
+    while (lx.accept(",")) {
+      const Tok a = lx.next();
+      if (a.kind == Tok::Ident && lx.accept("=")) {
+        for (const auto& s : seen)
+          if (iequal(s, a.text)) lx.fail(a.at, "duplicate B.DATR field '" + a.text + "'");
+        seen.push_back(a.text);
+        const Tok v = lx.next();
+        if (iequal(a.text, "RMode")) {
+          if (rmode_seen) lx.fail(a.at, "duplicate RMode");
+          rmode_seen = true;
+          t.rmode = rmode(lx, v);
+          continue;
+        }
+        const auto n = static_cast<std::uint8_t>(number(lx, v, a.text, 0, 255));
+        if (iequal(a.text, "Sat"))
+          t.sat = n;
+        else if (iequal(a.text, "Canonicalize"))
+          t.canonicalize = n;
+        else if (iequal(a.text, "Layout"))
+          t.layout = n;
+        else if (iequal(a.text, "CMode"))
+          t.cmode = n;
+        else if (iequal(a.text, "PadValue") || iequal(a.text, "PadValueOrByteId"))
+          t.pad_value = n;
+        else
+          lx.fail(a.at, "unknown B.DATR field '" + a.text +
+                            "' (RMode, Sat, Canonicalize, Layout, CMode, PadValue)");
+      } else {
+        if (rmode_seen) lx.fail(a.at, "B.DATR takes one RMode");
+        rmode_seen = true;
+        t.rmode = rmode(lx, a);
+      }
+    }
+    end_of(lx, "B.DATR");
+    if (first) {
+      t.datr_count = w_.datr_count;
+      w_ = t;
+    }
+  } else if (iequal(kw, "B.DIM")) {
+    do {
+      const Tok a = lx.next();
+      if (a.kind != Tok::Ident || a.text.size() != 3 || !iequal(a.text.substr(0, 2), "LB") ||
+          a.text[2] < '0' || a.text[2] > '7')
+        lx.fail(a.at, "expected a B.DIM binding LB0..LB7, found " + Lex::describe(a));
+      const unsigned d = static_cast<unsigned>(a.text[2] - '0');
+      lx.expect("=", "after " + a.text);
+      const auto v = static_cast<std::uint16_t>(number(lx, lx.next(), a.text, 0, 0xFFFF));
+      if (w_.dim_mask >> d & 1u) {
+        if (w_.dim_repeats == 255) lx.fail(a.at, "too many B.DIM bindings");
+        ++w_.dim_repeats;
+        continue;
+      }
+      w_.dim_mask = static_cast<std::uint8_t>(w_.dim_mask | (1u << d));
+      if (d == 0) w_.lb0 = v;
+      if (d == 1) w_.lb1 = v;
+      if (d == 2) w_.lb2 = v;
+    } while (lx.accept(","));
+    end_of(lx, "B.DIM");
+  } else if (iequal(kw, "B.IOR")) {
+    if (w_.ior_count == 255) lx.fail(k.at, "too many B.IOR");
+    const bool first = w_.ior_count++ == 0;
+    std::uint8_t r[4] = {0, 0, 0, 0};
+    unsigned n = 0;
+    do {
+      if (n == 4) lx.fail(lx.peek().at, "B.IOR takes at most four GPRs (RegSrc0..2, RegDst)");
+      r[n++] = static_cast<std::uint8_t>(
+          indexed(lx, lx.next(), 'r', kNumEngineRegs - 1, "a GPR of B.IOR"));
+    } while (lx.accept(","));
+    end_of(lx, "B.IOR");
+    if (n < 2) lx.fail(statement.size(), "B.IOR needs two GPRs: multiplier, zero point");
+    if (first) {
+      w_.reg_src0 = r[0];
+      w_.reg_src1 = r[1];
+      w_.reg_src2 = r[2];
+      w_.reg_dst = r[3];
+    }
+  } else if (iequal(kw, "B.IOS")) {
+    if (w_.ios_count == 255) lx.fail(k.at, "too many B.IOS");
+    ++w_.ios_count;  // its operands are not interpreted: B.IOS is illegal in TQUANT
+  } else if (iequal(kw, "B.IOT")) {
+    if (w_.iot_count == 255) lx.fail(k.at, "too many B.IOT");
+    const bool first = w_.iot_count++ == 0;
+    TquantBlock t = w_;
+    bool mask_seen = false;
+    if (lx.peek().kind != Tok::End) do {
+        const Tok a = lx.peek();
+        if (lx.accept("<")) {
+          const Tok l = lx.next();
+          if (l.kind != Tok::Ident || !iequal(l.text, "last"))
+            lx.fail(l.at, "expected <last>, found " + Lex::describe(l));
+          lx.expect(">", "after <last");
+          if (t.last) lx.fail(a.at, "duplicate <last>");
+          t.last = 1;
+        } else if (lx.accept("->")) {
+          const auto d =
+              static_cast<std::uint8_t>(indexed(lx, lx.next(), 't', 255, "a destination tile"));
+          lx.expect("<", "before the destination TSize (->Tn<TSize>)");
+          const auto n = static_cast<std::uint16_t>(number(lx, lx.next(), "TSize", 0, 0xFFFF));
+          lx.expect(">", "after the destination TSize");
+          if (t.dst_count == 255) lx.fail(a.at, "too many destinations");
+          if (t.dst_count == 0) {
+            t.dst_tile = d;
+            t.tsize = n;
+          } else if (t.dst_count == 1) {
+            if (n > 255) lx.fail(a.at, "a second destination's TSize is at most 255");
+            t.dst2_tile = d;
+            t.dst2_tsize = static_cast<std::uint8_t>(n);
+          }
+          ++t.dst_count;
+        } else if (a.kind == Tok::Ident && iequal(a.text, "mask")) {
+          lx.next();
+          lx.expect("=", "after mask");
+          if (mask_seen) lx.fail(a.at, "duplicate mask");
+          mask_seen = true;
+          t.mask = static_cast<std::uint16_t>(number(lx, lx.next(), "PE_MASK", 0, 0xFFFF, true));
+        } else {
+          const auto s =
+              static_cast<std::uint8_t>(indexed(lx, lx.next(), 't', 255, "a source tile"));
+          if (t.src_count == 255) lx.fail(a.at, "too many sources");
+          if (t.src_count == 0) t.src_tile = s;
+          if (t.src_count == 1) t.src2_tile = s;
+          ++t.src_count;
+        }
+      } while (lx.accept(","));
+    end_of(lx, "B.IOT");
+    if (first) {
+      t.iot_count = w_.iot_count;
+      w_ = t;
+    }
+  } else {
+    lx.fail(k.at,
+            "unknown block statement '" + kw + "' (B.DATR, B.DIM, B.IOR, B.IOS, B.IOT, BSTOP)");
+  }
+  raw_ = encode(w_);
+  return done_;
+}
+
+RawInst assemble_tquant_block(std::string_view text, const SourceLoc& loc) {
+  TquantBlockBuilder b;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t semi = text.find(';', start);
+    const std::string_view stmt =
+        text.substr(start, semi == std::string_view::npos ? std::string_view::npos : semi - start);
+    SourceLoc l = loc;
+    l.col += static_cast<int>(start);
+    if (b.done()) {
+      std::size_t p = 0;
+      while (p < stmt.size() && std::isspace(static_cast<unsigned char>(stmt[p]))) ++p;
+      if (p < stmt.size()) {
+        l.col += static_cast<int>(p);
+        throw AsmError(l, "statement after BSTOP");
+      }
+    } else {
+      b.add(stmt, l);
+    }
+    if (semi == std::string_view::npos) break;
+    start = semi + 1;
+  }
+  if (!b.done()) throw AsmError(loc, "TQUANT block without BSTOP");
+  return b.word();
+}
+
+std::string disassemble_tquant_block(const RawInst& raw) {
+  if (raw[0] != static_cast<std::uint8_t>(Opcode::Tquant)) return {};
+  const auto w = decode_as<TquantBlock>(raw);
+  auto dtype = [](std::uint8_t t) {
+    const auto n = tile_dtype_name(t);
+    return n.empty() ? std::to_string(t) : std::string(n);
+  };
+  std::string s = "BSTART.SFU TQUANT, " + dtype(w.src_dtype);
+  for (unsigned i = 0; i < w.datr_count; ++i) {
+    s += "; B.DATR " + dtype(w.dst_dtype) + ", " +
+         (w.rmode < std::size(kRModes) ? std::string(kRModes[w.rmode])
+                                       : "RMode=" + std::to_string(w.rmode)) +
+         ", Sat=" + std::to_string(w.sat);
+    if (w.canonicalize) s += ", Canonicalize=" + std::to_string(w.canonicalize);
+    if (w.layout) s += ", Layout=" + std::to_string(w.layout);
+    if (w.cmode) s += ", CMode=" + std::to_string(w.cmode);
+    if (w.pad_value) s += ", PadValue=" + std::to_string(w.pad_value);
+  }
+  const std::uint16_t lb[3] = {w.lb0, w.lb1, w.lb2};
+  unsigned first_dim = 8;
+  for (unsigned d = 0; d < 8; ++d)
+    if (w.dim_mask >> d & 1u) {
+      if (first_dim == 8) first_dim = d;
+      s += "; B.DIM LB" + std::to_string(d) + "=" + std::to_string(d < 3 ? lb[d] : 0);
+    }
+  for (unsigned i = 0; i < w.dim_repeats && first_dim < 8; ++i)
+    s += "; B.DIM LB" + std::to_string(first_dim) + "=0";
+  for (unsigned i = 0; i < w.ior_count; ++i) {
+    s += "; B.IOR r" + std::to_string(w.reg_src0) + ", r" + std::to_string(w.reg_src1);
+    if (w.reg_src2 || w.reg_dst) s += ", r" + std::to_string(w.reg_src2);
+    if (w.reg_dst) s += ", r" + std::to_string(w.reg_dst);
+  }
+  for (unsigned i = 0; i < w.ios_count; ++i) s += "; B.IOS";
+  for (unsigned i = 0; i < w.iot_count; ++i) {
+    std::vector<std::string> items;
+    for (unsigned k = 0; k < w.src_count; ++k)
+      items.push_back("T" + std::to_string(k == 0 ? w.src_tile : w.src2_tile));
+    items.push_back("mask=" + bits(w.mask));
+    if (w.last) items.push_back("<last>");
+    for (unsigned k = 0; k < w.dst_count; ++k)
+      items.push_back(
+          k == 0 ? "->T" + std::to_string(w.dst_tile) + "<" + std::to_string(w.tsize) + ">"
+                 : "->T" + std::to_string(w.dst2_tile) + "<" + std::to_string(w.dst2_tsize) + ">");
+    s += "; B.IOT";
+    for (std::size_t k = 0; k < items.size(); ++k) s += (k ? ", " : " ") + items[k];
+  }
+  s += "; BSTOP";
+  try {
+    if (assemble_tquant_block(s, SourceLoc{"", 1, 1}) == raw) return s;
+  } catch (const AsmError&) {
+  }
+  return {};
+}
+
+}  // namespace tpb::isa
