@@ -54,7 +54,8 @@ std::string dtype_str(std::uint8_t t) {
 std::uint32_t decode_mask(KernelContext& ctx) {
   TquantState st;
   st.w = isa::decode_as<isa::TquantBlock>(ctx.inst());
-  st.noop = st.w.mask == 0;
+  // A block with no B.IOT has no PE_MASK: it is a missing binding, not a no-op.
+  st.noop = st.w.iot_count != 0 && st.w.mask == 0;
   ctx.scratch() = std::move(st);
   return 0;
 }
@@ -137,6 +138,10 @@ std::uint32_t check_legality(KernelContext& ctx) {
     legality("unsupported type",
              fmt::format("source T{} is {} (must be FP32)", st.src, dtype_str(s.dtype)));
   if (s.layout != 0) legality("non-row-major layout", fmt::format("source T{}", st.src));
+  if (s.valid_row == st.rows && s.col == st.col && st.vcol > s.valid_col)
+    legality("undefined source element",
+             fmt::format("LB0 {} reaches into the Null padding of T{} (ValidCol {}, Col {})",
+                         st.vcol, st.src, s.valid_col, s.col));
   if (s.valid_row != st.rows || s.valid_col != st.vcol || s.col != st.col)
     legality("malformed dimensions",
              fmt::format("source T{} is {} x {} (Col {}), the block binds LB1 {} x LB0 {} "

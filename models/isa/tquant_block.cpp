@@ -347,7 +347,8 @@ bool TquantBlockBuilder::add(std::string_view statement, const SourceLoc& loc) {
   } else if (iequal(kw, "B.IOT")) {
     if (w_.iot_count == 255) lx.fail(k.at, "too many B.IOT");
     const bool first = w_.iot_count++ == 0;
-    TquantBlock t = w_;
+    // A second B.IOT is parsed for its syntax only (it is illegal and counted).
+    TquantBlock t = first ? w_ : TquantBlock{};
     bool mask_seen = false;
     if (lx.peek().kind != Tok::End) do {
         const Tok a = lx.peek();
