@@ -78,11 +78,13 @@ void tensor_dequantize_m3d(const RawInst& raw, Arch nc, Sink& f) {
     "check_m3d_active_channels(src)");
   f(check_m3d_active_channels(i.dst_mem_pattern, i.num_active_channels),
     "check_m3d_active_channels(dst)");
+  // Seed 000 §2 CORRECTION: both operands are the MEM_PATTERN3D union
+  // {TENSOR3D | INDIRECT16B | MXTENSOR_V2}.
   f(mem3d_valid(i.src_mem_pattern, i.in_dtype, WriteTensor::False, AllowedInPSUM::False,
-                AllowedInSBUF::True, nc),
+                AllowedInSBUF::True, nc, AllowIndirect::True, AllowMxTensorV2::True),
     "mem3d_valid(src)");
   f(mem3d_valid(i.dst_mem_pattern, i.out_dtype, WriteTensor::True, AllowedInPSUM::False,
-                AllowedInSBUF::True, nc),
+                AllowedInSBUF::True, nc, AllowIndirect::True, AllowMxTensorV2::True),
     "mem3d_valid(dst)");
   f(indirect_quadrant_check_src3d(i.src_mem_pattern), "indirect_quadrant_check_src3d");
   f(indirect_quadrant_check_src3d_dst3d(i.src_mem_pattern, i.dst_mem_pattern),

@@ -252,8 +252,9 @@ bool s3d3_tens_dequant_element_count_check_t3d(const S3D3TensDequantV3& i) {
   return element_count_t3d(i.dequant_fmt, i.group_size, i.src_mem_pattern, i.dst_mem_pattern);
 }
 bool s3d3_tens_dequant_element_count_check_t3d(const S3D3TensDequant& i) {
-  if (member_of(i.src_mem_pattern) == MemMember::Indirect ||
-      member_of(i.dst_mem_pattern) == MemMember::Indirect)
+  // Indirect and MXTENSOR_V2 operands have no TENSOR3D element count.
+  if (member_of(i.src_mem_pattern) != MemMember::Tensor3D ||
+      member_of(i.dst_mem_pattern) != MemMember::Tensor3D)
     return true;
   return element_count_t3d(i.dequant_fmt, i.group_size, pattern_t(i.src_mem_pattern),
                            pattern_t(i.dst_mem_pattern));

@@ -107,13 +107,15 @@ bool ratio_element_count_t3d(const Tensor3D& src, const Tensor3D& dst, unsigned 
 bool is_num_elem_mult_n_t3d(const Tensor3D& t, unsigned n);  // count(t) % n == 0
 bool s3d3_tens_dequant_element_count_check_t3d(const S3D3TensDequantV3& i);
 // MARIANA/MAVERICK form: reaches through .t; skipped (true) when an operand is
-// INDIRECT16B, whose element count is not static (convention).
+// INDIRECT16B or MXTENSOR_V2, whose element count is not a TENSOR3D count
+// (convention).
 bool s3d3_tens_dequant_element_count_check_t3d(const S3D3TensDequant& i);
 
 // ---- MEM_PATTERN3D (seed 000 §2 CORRECTION) ---------------------------------
 // TENSOR3D member: tensor3d_valid. INDIRECT16B member (when allowed): data
 // region allowed by the flags and offset inside capacity, index list in SBUF
-// inside capacity, both immediate. MXTENSOR_V2 member (when allowed, v5 only):
+// inside capacity, both immediate. MXTENSOR_V2 member (when allowed: the v5
+// PE operands, and TensorDequantize on MARIANA / MAVERICK per seed 000 §2):
 // mxtensorv2_valid with x4 elements of `dtype`.
 bool mem3d_valid(const MemPattern3D& p, std::uint8_t dtype, WriteTensor write, AllowedInPSUM psum,
                  AllowedInSBUF sbuf, Arch arch, AllowIndirect indirect = AllowIndirect::True,
