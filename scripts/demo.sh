@@ -5,7 +5,7 @@ set -euo pipefail
 tpbsim=$(realpath "${1:-build/tpbsim}")
 out=${2:-out/demo}
 here=$(cd "$(dirname "$0")/.." && pwd)
-wl="$here/traces/workloads/demo"
+wl="$here/traces/workloads/${DEMO_WORKLOAD:-pipeline}"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 

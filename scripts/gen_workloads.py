@@ -576,6 +576,165 @@ def pool_dve_pipeline(rng):
     return (raw, mn), files, args, dict(exit=0, stderr=[], **t)
 
 
+def mx_quantize_e4m3(vals):
+    """SPEC §4 QuantizeMX of [rows][elements] values (exact FP32 values), ocp emax 8:
+    blocks of 8 partitions x 4 elements; returns (codes [rows][elements], scales
+    [rows // 8][elements // 4])."""
+    rows, n = len(vals), len(vals[0])
+    codes = [[0] * n for _ in range(rows)]
+    scales = [[0] * (n // 4) for _ in range(rows // 8)]
+    for b in range(rows // 8):
+        for j in range(n // 4):
+            block = [vals[8 * b + r][4 * j + k] for r in range(8) for k in range(4)]
+            if any(not np.isfinite(v) for v in block):
+                s = 0xFF
+            else:
+                e = max(int((np.float32(v).view(np.uint32) >> 23) & 0xFF) for v in block)
+                s = min(max(e - 8, 0), 254)
+            scales[b][j] = s
+            for r in range(8):
+                for k in range(4):
+                    codes[8 * b + r][4 * j + k] = (
+                        FP8_NAN if s == 0xFF else
+                        round_fp8(vals[8 * b + r][4 * j + k] * 2.0 ** (127 - s), "e4m3"))
+    return codes, scales
+
+
+def mx_values_e4m3(codes, scales):
+    """FP32 values [4 * rows][cols] of an MXFP8 E4M3 tensor, k = 4p + lane (SPEC §5):
+    code value x 2^(s-127) as one FP32 multiply (exact here)."""
+    rows, n = len(codes), len(codes[0])
+    out = np.zeros((4 * rows, n // 4), dtype=np.float32)
+    for p in range(rows):
+        for j in range(n // 4):
+            s = scales[p // 8][j]
+            sc = np.float32(np.nan) if s == 0xFF else np.float32(2.0 ** (s - 127))
+            for lane in range(4):
+                v = fp8_value(codes[p][4 * j + lane], "e4m3")
+                out[4 * p + lane, j] = np.float32(np.nan) if v is None else np.float32(v) * sc
+    return out
+
+
+def fp32_matmul_k_ascending(w, x):
+    """PSUM[m][n] = sum over k ascending of w[k][m] * x[k][n], FP32, one rounding per
+    multiply and per add (numpy float32 element-wise ops; no FMA)."""
+    acc = w[0][:, None] * x[0][None, :]
+    for k in range(1, w.shape[0]):
+        acc = acc + w[k][:, None] * x[k][None, :]
+    return acc.astype(np.float32)
+
+
+def pe_pipeline(rng):
+    """POOL dequant -> DVE QuantizeMX -> PE matmul, ordered only by semaphores (MARIANA).
+
+    K = 64 partitions (256 contraction values, k = 4p + lane), M = 64, N = 128.
+    Weights are stored as MXFP4: E2M1 codes interleaved with zero codes, one E8M0
+    scale per 8 codes; POOL dequantizes them to E5M2 bytes, which read as FP16 are
+    exactly the weight values (the E5M2 byte is the high byte of an FP16 whose low
+    byte is 0). The DVE quantizes the BF16 activations and the FP16 weights to
+    MXFP8 E4M3; the PE loads the weights and multiplies; PSUM is dumped."""
+    K, M, N = 64, 64, 128
+    # Weights: per partition, 16 chunks of [scales word, 4 code words] = 80 words.
+    wq = np.zeros((K, 80), dtype=np.uint32)
+    for p in range(K):
+        for c in range(16):
+            sc = [int(rng.integers(124, 131)) for _ in range(4)]
+            wq[p, 5 * c] = sc[0] | sc[1] << 8 | sc[2] << 16 | sc[3] << 24
+            for j in range(4):  # code word j: 8 codes = one m: [0, c0, 0, c1, 0, c2, 0, c3]
+                word = 0
+                for lane in range(4):
+                    word |= int(rng.integers(0, 16)) << (4 * (2 * lane + 1))
+                wq[p, 5 * c + 1 + j] = word
+    w16 = np.zeros((K, 4 * M), dtype=np.uint16)
+    for p in range(K):
+        out = dequant_stream(1, 8, [int(v) for v in wq[p]])
+        w16[p] = np.frombuffer(struct.pack("<%dI" % len(out), *out), dtype="<u2")
+    wvals = w16.view("<f2").astype(np.float64)  # [p][4m + lane]
+    # Activations: BF16 [p][4n + lane] = X[4p + lane][n].
+    xf = (rng.standard_normal((K, 4 * N)) * np.exp2(rng.integers(-3, 4, (K, 4 * N)))).astype(
+        np.float32)
+    x16 = (xf.view(np.uint32) >> 16).astype(np.uint16)
+    xvals = (x16.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    # DVE QuantizeMX of both, then the PE's MX matmul.
+    xc, xs = mx_quantize_e4m3(xvals.tolist())
+    wc, ws = mx_quantize_e4m3(wvals.tolist())
+    psum = fp32_matmul_k_ascending(mx_values_e4m3(wc, ws), mx_values_e4m3(xc, xs))
+    # The unquantized product in float64: W[k][m] = wvals[k // 4][4m + k % 4].
+    wk = wvals.reshape(K, M, 4).transpose(0, 2, 1).reshape(4 * K, M)
+    xk = xvals.reshape(K, N, 4).transpose(0, 2, 1).reshape(4 * K, N)
+    exact = wk.T @ xk
+    rel = float(np.linalg.norm(psum.astype(np.float64) - exact) / np.linalg.norm(exact))
+    worst = float(np.max(np.abs(psum - exact)) / np.max(np.abs(exact)))
+    title = "POOL dequant -> DVE QuantizeMX -> PE MX matmul, ordered only by semaphores (MARIANA)"
+    prog_lines = [
+        "# K = 64 partitions (256 contraction values), M = 64 weight columns, N = 128.",
+        "",
+        ".engine pool",
+        "",
+        "# MXFP4 weights (80 words / partition at +0x1000) -> E5M2 bytes = FP16 weights +0x2000",
+        "tensor_dequantize fmt=e2m1_to_e5m2 group=8 channels=64 \\",
+        "    src=t3d(sbuf(0, 0x1000), step=[1, 0, 0], num=[80, 1, 1]) \\",
+        "    dst=t3d(sbuf(0, 0x2000), step=[1, 0, 0], num=[128, 1, 1]) update=inc(sem1)",
+        "",
+        ".engine dve",
+        "",
+        "# BF16 activations +0x0 -> MXFP8 E4M3 x4 words +0x3000, scales +0x3800",
+        "quantize_mx channels=64 in_dtype=bf16 out_dtype=fp8_e4m3 \\",
+        "    src=t3d(sbuf(0, 0x0), step=[1, 0, 0], num=[512, 1, 1]) \\",
+        "    dst=mx1d(data=sbuf(0, 0x3000), scale=sbuf(0, 0x3800), num=128) update=inc(sem2)",
+        "# FP16 weights (POOL's output) +0x2000 -> MXFP8 E4M3 x4 words +0x4000, scales +0x4800",
+        "quantize_mx channels=64 in_dtype=fp16 out_dtype=fp8_e4m3 \\",
+        "    src=t3d(sbuf(0, 0x2000), step=[1, 0, 0], num=[256, 1, 1]) \\",
+        "    dst=mx1d(data=sbuf(0, 0x4000), scale=sbuf(0, 0x4800), num=64) \\",
+        "    wait=ge(sem1, 1) update=inc(sem2)",
+        "",
+        ".engine pe",
+        "",
+        "# stationary MXFP8 weights: K = 64 rows, M = 64 columns",
+        "ldweights_mx in_dtype=fp8_e4m3 rows=64 cols=64 \\",
+        "    src=mx1d(data=sbuf(0, 0x4000), scale=sbuf(0, 0x4800), num=64) wait=ge(sem2, 2)",
+        "# moving MXFP8 activations: N = 128 columns -> PSUM partitions 0..63, 128 FP32 each",
+        "matmul_mx in_dtype=fp8_e4m3 rows=64 \\",
+        "    src=mx1d(data=sbuf(0, 0x3000), scale=sbuf(0, 0x3800), num=128) \\",
+        "    dst=t3d(psum(0, 0x0), step=[1, 0, 0], num=[128, 1, 1])",
+    ]
+    text = header("mariana", title).replace(
+        "Fields of each .raw word are listed above it.",
+        "Program text in the mnemonic syntax of docs/ASM.md.") + "\n".join(prog_lines) + "\n"
+    files = {"activations.npy": x16, "weights_mxfp4.npy": wq, "expected.npy": psum}
+    args = ["program.tpb", "--load sbuf:0:0=activations.npy",
+            "--load sbuf:0:%d=weights_mxfp4.npy" % 0x1000,
+            "--dump psum:0:0:%dx%d:f32=out.npy" % (M, N)]
+    q = [0, 0, 0, 0]
+    for part in range(K):  # POOL 512 B, DVE 512 + 256 B of x4 words per partition
+        q[part // 32] += 512 + 512 + 256
+    for b in range(K // 8):  # scale rows: N / 4... one byte per x4 column
+        q[(32 * (b // 4) + b % 4) // 32] += N + M
+    expect = {"exit": 0, "stderr": [], "retired": 5, "pool_retired": 1,
+              "pool_bytes_read": 4 * 80 * K, "pool_bytes_written": 4 * 128 * K,
+              "sbuf_quadrant_bytes_written": q}
+    readme = (
+        "# POOL dequant -> DVE QuantizeMX -> PE MX matmul (MARIANA)\n\n"
+        "The default workload of `make demo` (scripts/demo.sh). Engines are ordered only by "
+        "semaphores: POOL dequantizes MXFP4 weights (E2M1 codes interleaved with zero codes, "
+        "MX group 8) to E5M2 bytes, which the DVE reads as FP16 weights (an E5M2 byte is the "
+        "high byte of an FP16 of the same value); the DVE quantizes the BF16 activations and "
+        "those FP16 weights to MXFP8 E4M3 with E8M0 scales (SPEC §4); the PE loads the "
+        "weights (`ldweights_mx`, K = 64 partitions = 256 contraction values, M = 64) and "
+        "multiplies the activations (`matmul_mx`, N = 128) into PSUM partitions 0..63, which "
+        "are dumped as FP32 (`out.npy`, 64 x 128).\n\n"
+        "`expected.npy` is computed by `scripts/gen_workloads.py` from the format definitions, "
+        "not from the model: the dequant and QuantizeMX references of that script, E4M3 codes "
+        "decoded by formula and scaled by 2^(s-127) in FP32, and the k-ascending FP32 "
+        "accumulation with one rounding per multiply and per add (SPEC §5).\n\n"
+        "Quantization error of the MX result against the unquantized product (the same BF16 "
+        "activations and FP16 weights multiplied in float64):\n\n"
+        "| measure | value |\n|---|---|\n"
+        "| relative Frobenius error, \\|PSUM - W^T X\\| / \\|W^T X\\| | %.4f |\n"
+        "| largest absolute error / largest magnitude | %.4f |\n" % (rel, worst))
+    return (text, None), files, args, expect, readme
+
+
 def invalid():
     # FP6 with group 8 (counts in the 8:5 ratio): fails has_valid_dequant_fmt_group_size.
     i = Dequant(4, 8, 1, T3(0, 0, [1], [5]), T3(0, 0x100, [1], [8]))
@@ -619,8 +778,9 @@ def write_dir(root, name, text, files, args, expect, readme=None):
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "program.tpb"), "w") as f:
         f.write(text[0])
-    with open(os.path.join(d, "program.mnemonic.tpb"), "w") as f:
-        f.write(text[1])
+    if text[1] is not None:
+        with open(os.path.join(d, "program.mnemonic.tpb"), "w") as f:
+            f.write(text[1])
     for fn, arr in files.items():
         np.save(os.path.join(d, fn), arr)
     with open(os.path.join(d, "cmd.txt"), "w") as f:
@@ -660,6 +820,11 @@ def generate(root):
                      "engine waits on the semaphore the other sets on retire.\n")
     listing.append(("demo", "POOL dequant -> DVE QuantizeMX -> POOL dequant, ordered by "
                             "semaphores (mariana); make demo"))
+    text, files, args, expect, readme = pe_pipeline(np.random.default_rng(2026))
+    write_dir(root, "pipeline", text, files, args, expect, readme=readme)
+    listing.append(("pipeline", "POOL dequant -> DVE QuantizeMX (activations and weights) -> "
+                                "PE ldweights_mx / matmul_mx, PSUM dumped as FP32 (mariana); "
+                                "make demo"))
     for name, fn, desc in (
             ("two_stream", lambda: two_stream(np.random.default_rng(11)),
              "three POOL dequants ordered by semaphore waits/updates; inst 1 reads inst 0's "
@@ -715,6 +880,8 @@ def check_asm(tpbsim, root):
             continue
         want = b"".join(bytes.fromhex(l[4:].replace(" ", "")) for l in open(prog)
                         if l.startswith(".raw"))
+        if not want:  # a program written in mnemonics only (pipeline): nothing to compare
+            continue
         for src in (prog, os.path.join(root, name, "program.mnemonic.tpb")):
             if not os.path.isfile(src):
                 continue
