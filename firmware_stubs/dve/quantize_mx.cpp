@@ -268,26 +268,28 @@ void add_quantize_mx_kernels(KernelRegistry& r) {
                }});
 
   // The FLIX body (seed 003 §2): a software-pipelined loop over block columns
-  // (4 source elements of every active partition, all block rows in parallel
+  // (4 source elements of every active partition, all partitions in parallel
   // lanes). Its initiation interval is the PACK bundle's issue cycles per
-  // trip (SPEC §8: 4 elements / partition / cycle); the LEG B and LEG A stage
-  // bundles issue once each as the pipeline fill. The scale scatter stores one
-  // scale row per block row.
+  // trip (TIMING.md: 4 elements / partition / cycle); the LEG B and LEG A
+  // stage bundles issue once each as the pipeline fill. The scale scatter
+  // stores one scale row per block row. Extract to scatter is one pipelined
+  // stream (Bundle::stream): the reads, the compute and the writes overlap.
   r.add(Kernel{"quantize_mx_body",
                kQuantizeMxBodyVa,
                {
-                   {"dve.qmx.extract", kQmxExtractVa, 1, nullptr, extract_gather},
-                   {"dve.qmx.capture", kQmxCaptureVa, 1, nullptr, nullptr},
-                   {"dve.qmx.divide", kQmxDivideVa, 1, nullptr, divide_blocks},
-                   {"dve.qmx.normalize", kQmxNormalizeVa, 1, nullptr, nullptr},
+                   {"dve.qmx.extract", kQmxExtractVa, 1, nullptr, extract_gather, true},
+                   {"dve.qmx.capture", kQmxCaptureVa, 1, nullptr, nullptr, true},
+                   {"dve.qmx.divide", kQmxDivideVa, 1, nullptr, divide_blocks, true},
+                   {"dve.qmx.normalize", kQmxNormalizeVa, 1, nullptr, nullptr, true},
                    {"dve.qmx.pack", kQmxPackVa, 1,
-                    [](KernelContext& ctx) { return std::uint64_t{state(ctx).cols}; }, pack_store},
+                    [](KernelContext& ctx) { return std::uint64_t{state(ctx).cols}; }, pack_store,
+                    true},
                    {"dve.qmx.scatter", kQmxScatterVa, 1,
                     [](KernelContext& ctx) {
                       const QuantizeMxState& st = state(ctx);
                       return st.cols == 0 ? std::uint64_t{0} : std::uint64_t{st.block_rows};
                     },
-                    scatter_scales},
+                    scatter_scales, true},
                    {"dve.qmx.return", kQmxReturnVa, 1, nullptr, nullptr},
                }});
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "models/isa/address_map.h"
@@ -155,10 +156,15 @@ void scatter_words(KernelContext& ctx, const ResolvedPattern& p, unsigned partit
 }
 
 std::uint64_t dequant_loop_trips(const DequantState& st, const timing::TimingConfig& t) {
-  const std::uint64_t per_core = (st.channels + t.pool_cores - 1) / t.pool_cores;
+  // Every partition streams in parallel (TIMING.md: a core serves its
+  // partitions at pool_vector_bytes per cycle), so a trip moves
+  // pool_bytes_per_partition_cycle() bytes of each partition; the slower of
+  // the read and the write stream sets the trips: 150 + max(words read,
+  // words written) at the defaults.
+  const std::uint64_t in_bytes = st.src_words * 4;
   const std::uint64_t out_bytes = st.group == 8 ? st.mx_chunks * 32 : st.dst_words * 4;
-  const std::uint64_t per_channel = (out_bytes + t.pool_vector_bytes - 1) / t.pool_vector_bytes;
-  return per_core * per_channel;
+  const std::uint64_t per_trip = t.pool_bytes_per_partition_cycle();
+  return (std::max(in_bytes, out_bytes) + per_trip - 1) / per_trip;
 }
 
 void add_tensor_dequantize_kernels(KernelRegistry& r) {
@@ -186,7 +192,7 @@ void add_tensor_dequantize_kernels(KernelRegistry& r) {
                    {"pool.decode.fields", 0x01004df6, 8, nullptr, decode_fields},
                    {"pool.decode.dispatch", 0x01004e40, 2, nullptr,
                     [](KernelContext& ctx) { return state(ctx).group == 8 ? kProc4bitMx8Va : 0u; }},
-                   {"pool.decode.widen_loop", 0x01004fc8, 4,
+                   {"pool.decode.widen_loop", 0x01004fc8, 1,
                     [](KernelContext& ctx) {
                       const DequantState& st = state(ctx);
                       return st.group == 0 ? dequant_loop_trips(st, ctx.timing()) : 0;
@@ -194,7 +200,8 @@ void add_tensor_dequantize_kernels(KernelRegistry& r) {
                     [](KernelContext& ctx) {
                       if (state(ctx).group == 0) transform_channels(ctx);
                       return 0u;
-                    }},
+                    },
+                    true},
                    {"pool.decode.return", 0x01005110, 1, nullptr, nullptr},
                }});
 
@@ -213,12 +220,13 @@ void add_tensor_dequantize_kernels(KernelRegistry& r) {
                       st.mx_chunks = ((count * 0xCCCCCCCDull) >> 32) >> 2;
                       return 0u;
                     }},
-                   {"pool.mx8.loop", 0x01005140, 6,
+                   {"pool.mx8.loop", 0x01005140, 1,
                     [](KernelContext& ctx) { return dequant_loop_trips(state(ctx), ctx.timing()); },
                     [](KernelContext& ctx) {
                       transform_channels(ctx);
                       return 0u;
-                    }},
+                    },
+                    true},
                    {"pool.mx8.return", 0x010055e0, 1, nullptr, nullptr},
                }});
 }

@@ -37,8 +37,8 @@ void gather_words(KernelContext& ctx, const ResolvedPattern& p, unsigned partiti
 void scatter_words(KernelContext& ctx, const ResolvedPattern& p, unsigned partition_delta,
                    const std::uint32_t* in, const char* which);
 
-// POOL loop trip count per core: the channels split over pool_cores, one
-// vector of pool_vector_bytes of output per trip (seed 000 §7).
+// POOL loop trip count: every partition in parallel, the larger of its read
+// and write stream at pool_bytes_per_partition_cycle() per trip (TIMING.md).
 std::uint64_t dequant_loop_trips(const DequantState& st, const timing::TimingConfig& t);
 
 void add_tensor_dequantize_kernels(KernelRegistry& r);

@@ -1,5 +1,6 @@
 #include "models/timing/timing_profile.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -36,16 +37,28 @@ void merge_mem(MemCycles& m, const nlohmann::json& j, const std::string& key) {
       m.beat_bytes = get_u32(*it, k, true);
     else if (it.key() == "contention_window_cycles")
       m.contention_window_cycles = get_u32(*it, k, false);
+    else if (it.key() == "banks")
+      m.banks = get_u32(*it, k, true);
     else
       fail(k, "unknown key");
   }
 }
 
+// JSON keys of TimingConfig::pe_mx_row_pump, by MX_PERF_MODE (docs/ASM.md names).
+constexpr const char* kMxPerfModeNames[7] = {"none",
+                                             "quad_row",
+                                             "quad_row_interleave",
+                                             "quad_row_tiled",
+                                             "oct_row",
+                                             "oct_row_interleave",
+                                             "oct_row_tiled"};
+
 nlohmann::json mem_json(const MemCycles& m) {
   return {{"latency_cycles", m.latency_cycles},
           {"beat_cycles", m.beat_cycles},
           {"beat_bytes", m.beat_bytes},
-          {"contention_window_cycles", m.contention_window_cycles}};
+          {"contention_window_cycles", m.contention_window_cycles},
+          {"banks", m.banks}};
 }
 
 }  // namespace
@@ -56,26 +69,49 @@ std::uint32_t TimingConfig::bundle_cycles(const std::string& name,
   return it == bundle_issue_cycles.end() ? stub_cycles : it->second;
 }
 
+std::uint32_t TimingConfig::pool_bytes_per_partition_cycle() const {
+  const std::uint64_t per_core = (isa::kNumPartitions + pool_cores - 1) / pool_cores;
+  return static_cast<std::uint32_t>(std::max<std::uint64_t>(1, pool_vector_bytes / per_core));
+}
+
 std::uint64_t TimingConfig::cycles_to_ps(std::uint64_t cycles, std::uint32_t mhz) {
   // 1 cycle = 1e6 / mhz ps; integer arithmetic, rounded to nearest.
   return (cycles * 1000000u + mhz / 2) / mhz;
 }
 
 TimingConfig default_timing(isa::Arch arch) {
+  // Every number's source is in the generation's profile file,
+  // traces/timing/<arch>.json (a test keeps the two equal).
   TimingConfig c;
   c.arch = std::string(isa::arch_name(arch));
-  // SPEC §8 public clocks: Trn2/v3 PE 2.4 GHz, DVE 0.96 GHz, POOL 1.2 GHz;
-  // Trn3/v4 (and v5) PE 2.4, DVE 1.2, POOL 1.2. Conventions: v2 as v3; the
-  // SFU runs at the DVE clock.
+  // Clocks, TIMING.md [A] [B] [C] (SPEC §8): v2 PE 2.8, Vector 1.12,
+  // Scalar 1.4, GpSimd 1.4 GHz; v3 2.4 / 0.96 / 1.2 / 1.2; v4 (and v5,
+  // convention) 2.4 / 1.2 / 1.2 / 1.2. The SFU runs at the Scalar (ACT) clock.
   switch (arch) {
     case isa::Arch::Sunda:
+      c.clock_mhz[0] = 1400, c.clock_mhz[1] = 1120, c.clock_mhz[2] = 2800, c.clock_mhz[3] = 1400;
+      break;
     case isa::Arch::Cayman:
-      c.clock_mhz[0] = 1200, c.clock_mhz[1] = 960, c.clock_mhz[2] = 2400, c.clock_mhz[3] = 960;
+      c.clock_mhz[0] = 1200, c.clock_mhz[1] = 960, c.clock_mhz[2] = 2400, c.clock_mhz[3] = 1200;
       break;
     case isa::Arch::Mariana:
     case isa::Arch::Maverick:
       c.clock_mhz[0] = 1200, c.clock_mhz[1] = 1200, c.clock_mhz[2] = 2400, c.clock_mhz[3] = 1200;
       break;
+  }
+  // SBUF / PSUM access request overhead about 60 cycles [A]; one 64-byte
+  // beat per partition per memory cycle (convention: wide enough that the
+  // engines' documented rates, not the SRAM, bound a stream).
+  c.sbuf = MemCycles{60, 1, 64, 0, 1};
+  c.psum = MemCycles{60, 1, 64, 0, 8};  // 8 banks of 2 KiB [A] [B] [C]
+  // Engine conflicts [A] [B]: on v2 Vector and GpSimd share SBUF access and
+  // Vector and Scalar share PSUM; v3 lifts them but for the same PSUM bank.
+  if (arch == isa::Arch::Sunda) {
+    c.sbuf.contention_window_cycles = 64;
+    c.psum.contention_window_cycles = 64;
+    c.psum.banks = 1;
+  } else {
+    c.psum.contention_window_cycles = 64;
   }
   const isa::MemoryCapacity cap = isa::default_capacity(arch);
   c.sbuf_bytes_per_partition = cap.sbuf_bytes_per_partition;
@@ -103,7 +139,17 @@ void merge_timing(TimingConfig& c, const nlohmann::json& j) {
         c.clock_mhz[idx] = get_u32(*e, k + "." + e.key(), true);
       }
     } else if (k == "instruction_overhead_cycles") {
-      c.instruction_overhead_cycles = get_u32(v, k, false);
+      if (v.is_object()) {
+        for (auto e = v.begin(); e != v.end(); ++e) {
+          const auto eng = isa::parse_engine(e.key().c_str());
+          if (!eng) fail(k + "." + e.key(), "unknown engine");
+          c.instruction_overhead_cycles[static_cast<unsigned>(*eng)] =
+              get_u32(*e, k + "." + e.key(), false);
+        }
+      } else {
+        const std::uint32_t all = get_u32(v, k, false);
+        for (auto& o : c.instruction_overhead_cycles) o = all;
+      }
     } else if (k == "memory_clock_mhz") {
       c.memory_clock_mhz = get_u32(v, k, true);
     } else if (k == "sbuf") {
@@ -126,6 +172,15 @@ void merge_timing(TimingConfig& c, const nlohmann::json& j) {
       c.pool_cores = get_u32(v, k, true);
     } else if (k == "pool_vector_bytes") {
       c.pool_vector_bytes = get_u32(v, k, true);
+    } else if (k == "pe_mx_row_pump") {
+      require_object(v, k);
+      for (auto e = v.begin(); e != v.end(); ++e) {
+        unsigned idx = 7;
+        for (unsigned n = 0; n < 7; ++n)
+          if (e.key() == kMxPerfModeNames[n]) idx = n;
+        if (idx == 7) fail(k + "." + e.key(), "unknown MX perf mode");
+        c.pe_mx_row_pump[idx] = get_u32(*e, k + "." + e.key(), true);
+      }
     } else if (k == "bundle_issue_cycles") {
       require_object(v, k);
       for (auto b = v.begin(); b != v.end(); ++b)
@@ -158,11 +213,16 @@ nlohmann::json to_json(const TimingConfig& c) {
   nlohmann::json clocks = nlohmann::json::object();
   for (unsigned n = 0; n < isa::kNumEngines; ++n)
     clocks[isa::engine_name(static_cast<isa::Engine>(n))] = c.clock_mhz[n];
+  nlohmann::json overheads = nlohmann::json::object();
+  for (unsigned n = 0; n < isa::kNumEngines; ++n)
+    overheads[isa::engine_name(static_cast<isa::Engine>(n))] = c.instruction_overhead_cycles[n];
   nlohmann::json bundles = nlohmann::json::object();
   for (const auto& [name, cyc] : c.bundle_issue_cycles) bundles[name] = cyc;
+  nlohmann::json pump = nlohmann::json::object();
+  for (unsigned n = 0; n < 7; ++n) pump[kMxPerfModeNames[n]] = c.pe_mx_row_pump[n];
   return {{"arch", c.arch},
           {"clocks_mhz", clocks},
-          {"instruction_overhead_cycles", c.instruction_overhead_cycles},
+          {"instruction_overhead_cycles", overheads},
           {"memory_clock_mhz", c.memory_clock_mhz},
           {"sbuf", mem_json(c.sbuf)},
           {"psum", mem_json(c.psum)},
@@ -172,6 +232,7 @@ nlohmann::json to_json(const TimingConfig& c) {
           {"psum_bytes_per_partition", c.psum_bytes_per_partition},
           {"pool_cores", c.pool_cores},
           {"pool_vector_bytes", c.pool_vector_bytes},
+          {"pe_mx_row_pump", pump},
           {"bundle_issue_cycles", bundles},
           {"quantum_ns", c.quantum_ns}};
 }

@@ -25,6 +25,9 @@ struct MemCycles {
   // Bandwidth contention between engines (SPEC §8): the target's beats are
   // booked in windows of this many cycles (BandwidthArbiter); 0 = off.
   std::uint32_t contention_window_cycles = 0;
+  // Banks per partition; accesses contend only within one bank (1: the
+  // whole partition). The PSUM has 8 banks of 2 KiB (TIMING.md).
+  std::uint32_t banks = 1;
 };
 
 struct TimingConfig {
@@ -33,9 +36,11 @@ struct TimingConfig {
   // Engine clocks (SPEC §8), indexed by isa::Engine.
   std::uint32_t clock_mhz[isa::kNumEngines] = {1200, 1200, 2400, 1200};
 
-  // Fixed per-instruction sequencer cost: fetch decode, semaphore check,
-  // kernel_info lookup and trampoline entry (SPEC §8 "~64 cycles").
-  std::uint32_t instruction_overhead_cycles = 64;
+  // Fixed per-instruction cost in engine cycles, indexed by isa::Engine:
+  // decode, semaphore check, kernel_info lookup, trampoline entry and the
+  // engine's startup (TIMING.md: about 64, GpSimd about 150). JSON: a
+  // number sets every engine, an object {"pool": 150, ...} some.
+  std::uint32_t instruction_overhead_cycles[isa::kNumEngines] = {150, 64, 64, 64};
 
   // Memory targets; cycles of memory_clock_mhz.
   std::uint32_t memory_clock_mhz = 1400;
@@ -48,9 +53,19 @@ struct TimingConfig {
   std::uint32_t sbuf_bytes_per_partition = 256u * 1024;
   std::uint32_t psum_bytes_per_partition = 16u * 1024;
 
-  // POOL (GPSIMD): cores sharing the channels, vector width (seed 000 §6, §7).
+  // POOL (GpSimd, TIMING.md): 8 cores with a 512-bit SIMD each; the 128
+  // partitions are split over the cores (16 each), so a core moves
+  // pool_vector_bytes / (128 / pool_cores) = 4 bytes of every partition per
+  // cycle, whatever the number of active channels.
   std::uint32_t pool_cores = 8;
   std::uint32_t pool_vector_bytes = 64;
+
+  // PE MX row pumping per MX_PERF_MODE (seed 003 §3.3: 0 none, 1..3
+  // QUAD_ROW[_INTERLEAVE|_TILED], 4..6 OCT_ROW[...]): contraction values per
+  // PE per cycle. The MAC loop of an MX matmul runs max(64, ceil(4 N / pump))
+  // trips, so 4 (the MX default, TIMING.md [C, H]) is max(64, N). Timing
+  // only; values never change. Convention: none / quad_row* 4, oct_row* 8.
+  std::uint32_t pe_mx_row_pump[7] = {4, 4, 4, 4, 8, 8, 8};
 
   // Bundle issue-cycle overrides by bundle name ("pool.mx8.loop" ...); a
   // bundle without an entry uses the cycles of its firmware stub. Names are
@@ -62,6 +77,11 @@ struct TimingConfig {
   std::uint32_t quantum_ns = 1000;
 
   std::uint32_t clock(isa::Engine e) const { return clock_mhz[static_cast<unsigned>(e)]; }
+  std::uint32_t overhead(isa::Engine e) const {
+    return instruction_overhead_cycles[static_cast<unsigned>(e)];
+  }
+  // Bytes of each partition the POOL moves per cycle (at least 1).
+  std::uint32_t pool_bytes_per_partition_cycle() const;
   // Issue cycles of a bundle: the override if any, else `stub_cycles`.
   std::uint32_t bundle_cycles(const std::string& name, std::uint32_t stub_cycles) const;
 

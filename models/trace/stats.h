@@ -15,9 +15,13 @@ struct EngineStats {
   std::uint64_t instructions = 0;  // retired
   std::uint64_t busy_cycles = 0;
   std::uint64_t stall_cycles = 0;                // semaphore waits
+  // Memory time of pipelined streams beyond their compute (the slowest
+  // partition lane, bandwidth stalls included), in engine cycles.
+  std::uint64_t memory_stall_cycles = 0;
   std::map<std::string, std::uint64_t> bundles;  // bundle name -> issues (x trip count)
   std::uint64_t bytes_read = 0;
   std::uint64_t bytes_written = 0;
+  std::map<std::string, std::uint64_t> counters;  // kernel counters ("macs" ...)
 };
 
 struct MemoryStats {

@@ -17,9 +17,11 @@ nlohmann::json stats_to_json(const RunStats& s) {
                        {"instructions", e.instructions},
                        {"busy_cycles", e.busy_cycles},
                        {"stall_cycles", e.stall_cycles},
+                       {"memory_stall_cycles", e.memory_stall_cycles},
                        {"bundles", bundles},
                        {"bytes_read", e.bytes_read},
-                       {"bytes_written", e.bytes_written}});
+                       {"bytes_written", e.bytes_written},
+                       {"counters", e.counters}});
   }
   nlohmann::json memories = nlohmann::json::array();
   for (const MemoryStats& m : s.memories)

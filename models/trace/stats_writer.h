@@ -11,7 +11,7 @@ namespace tpb::trace {
 
 // Keys: arch, program, status, message, simulated_ps, simulated_ns,
 // wall_seconds, engines: [{name, clock_mhz, instructions, busy_cycles,
-// stall_cycles, bundles: {name: count}, bytes_read, bytes_written}],
+// stall_cycles, memory_stall_cycles, bundles: {name: count}, bytes_read, bytes_written}],
 // memories: [{name, bytes_read, bytes_written}], sfu: {flags: {inexact,
 // saturated, wrapped}, tiles, units_used}.
 nlohmann::json stats_to_json(const RunStats& s);

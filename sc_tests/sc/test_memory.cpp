@@ -325,8 +325,13 @@ TEST(PartitionedMemory, BTransportBooksBandwidthWhenContentionIsOn) {
     std::vector<std::uint8_t> buf(64 * 80);
     auto first = b.init.read(0, buf.data(), 64 * 80);
     EXPECT_EQ(first.delay, ns(90));
-    auto second = b.init.read(slot(1), buf.data(), 64 * 80);  // also issued at t=0
+    // The same partition (lane), also issued at t=0: behind the first.
+    auto second = b.init.read(0x1000, buf.data(), 64 * 80);
     EXPECT_EQ(second.delay, ns(170));
+    EXPECT_EQ(b.mem.arbiter().total_stall(), ns(80));
+    // Another partition is another SRAM lane: no wait.
+    auto third = b.init.read(slot(1), buf.data(), 64 * 80);
+    EXPECT_EQ(third.delay, ns(90));
     EXPECT_EQ(b.mem.arbiter().total_stall(), ns(80));
   });
 }

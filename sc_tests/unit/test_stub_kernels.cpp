@@ -189,8 +189,8 @@ TEST(BundleCosts, ResolvedOnceFromTheStubsAndTheOverrides) {
       ASSERT_EQ(k.bundle(b.id), &b);
       EXPECT_EQ(stub[b.id], b.issue_cycles) << b.name;
     }
-  // pool.mx8.loop is 6 cycles in the stub (seed 000 §7 convention); an
-  // override changes that bundle alone.
+  // pool.mx8.loop is 1 cycle per trip in the stub (TIMING.md: a 32-bit word
+  // per partition per cycle); an override changes that bundle alone.
   t.bundle_issue_cycles["pool.mx8.loop"] = 9;
   const fw::BundleCosts over = k.resolve_costs(t);
   std::size_t changed = 0;
@@ -198,7 +198,7 @@ TEST(BundleCosts, ResolvedOnceFromTheStubsAndTheOverrides) {
     if (over[id] != stub[id]) {
       ++changed;
       EXPECT_EQ(k.bundle(static_cast<std::uint32_t>(id))->name, "pool.mx8.loop");
-      EXPECT_EQ(stub[id], 6u);
+      EXPECT_EQ(stub[id], 1u);
       EXPECT_EQ(over[id], 9u);
     }
   EXPECT_EQ(changed, 1u);

@@ -69,6 +69,7 @@ class Sequencer::Context : public fw::KernelContext {
   std::uint32_t reg(unsigned r) const override { return s_.env_.regs->get(s_.engine_, r); }
   const TimingConfig& timing() const override { return *s_.env_.timing; }
   fw::EngineState& engine_state() override { return s_.state_; }
+  void count(const char* name, std::uint64_t n) override { s_.stats_.counters[name] += n; }
 
   void read(std::uint64_t addr, void* dst, std::size_t len) override {
     access(addr, dst, len, false);
@@ -84,6 +85,12 @@ class Sequencer::Context : public fw::KernelContext {
   }
 
   void begin_bundle(const fw::Bundle& b, std::uint64_t trips, std::uint32_t cycles) override {
+    if (b.stream) {
+      if (!s_.pipeline_open_) s_.open_pipeline();
+      s_.pipeline_compute_ += std::uint64_t{cycles} * trips;
+    } else if (s_.pipeline_open_) {
+      s_.close_pipeline();
+    }
     trace::Recorder* rec = s_.env_.recorder;
     const trace::Picos t = s_.now_ps();
     s_.bundles_.push_back(BundleRecord{&b, t, trips, cycles});
@@ -94,9 +101,18 @@ class Sequencer::Context : public fw::KernelContext {
       ++s_.open_slices_;
     }
     s_.bundle_trips_[b.id] += trips;
-    s_.add_cycles(std::uint64_t{cycles} * trips);
+    // A streaming bundle's step moves its data from the bundle's start (its
+    // accesses book bandwidth there); its compute is on the clock at its end.
+    if (b.stream)
+      deferred_ = std::uint64_t{cycles} * trips;
+    else
+      s_.add_cycles(std::uint64_t{cycles} * trips);
   }
   void end_bundle(const fw::Bundle&) override {
+    if (deferred_ != 0) {
+      s_.add_cycles(deferred_);
+      deferred_ = 0;
+    }
     if (s_.env_.recorder) {
       s_.env_.recorder->end(s_.track_, s_.now_ps());
       --s_.open_slices_;
@@ -121,6 +137,7 @@ class Sequencer::Context : public fw::KernelContext {
   }
 
   Sequencer& s_;
+  std::uint64_t deferred_ = 0;  // compute cycles of the open streaming bundle
 };
 
 Sequencer::Sequencer(sc_core::sc_module_name name, isa::Engine engine, SequencerEnv env,
@@ -156,6 +173,26 @@ void Sequencer::add_cycles(std::uint64_t cycles) {
   inst_cycles_ += cycles;
   const std::uint64_t after = TimingConfig::cycles_to_ps(inst_cycles_, mhz);
   qk_.inc(sc_core::sc_time(static_cast<double>(after - before), sc_core::SC_PS));
+}
+
+void Sequencer::open_pipeline() {
+  lanes_.reset();
+  port.begin_stream(&lanes_);
+  pipeline_open_ = true;
+  pipeline_compute_ = 0;
+}
+
+void Sequencer::close_pipeline() {
+  port.end_stream();
+  pipeline_open_ = false;
+  const TimingConfig& t = *env_.timing;
+  const sc_core::sc_time compute = engine_time(t, engine_, pipeline_compute_);
+  const sc_core::sc_time mem = std::max(lanes_.max_read(), lanes_.max_write());
+  // The compute is already on the clock; add the fill and what memory takes
+  // beyond it.
+  const sc_core::sc_time over = mem > compute ? mem - compute : sc_core::SC_ZERO_TIME;
+  qk_.inc(lanes_.fill() + over);
+  stats_.memory_stall_cycles += engine_cycles(t, engine_, over);
 }
 
 std::string Sequencer::where() const {
@@ -285,14 +322,16 @@ bool Sequencer::execute_one() {
                     rec_ki->index, opcode_, rec_ki->func_va));
     return false;
   }
-  add_cycles(timing.instruction_overhead_cycles);
+  add_cycles(timing.overhead(engine_));
   Context ctx(*this);
   try {
     env_.kernels->execute(rec_ki->func_va, ctx, *env_.costs);
   } catch (const fw::KernelFault& e) {
+    if (pipeline_open_) close_pipeline();
     fault(e.what());
     return false;
   }
+  if (pipeline_open_) close_pipeline();
 
   // Retire (stats, retire line, trace), then the semaphore update at the
   // engine's true time.

@@ -119,6 +119,13 @@ class Sequencer : public sc_core::sc_module {
   // rounded difference so the instruction total is round(cycles / clock).
   void add_cycles(std::uint64_t cycles);
   void trace_begin();
+  // Pipelined streams (SPEC §8): a run of consecutive Bundle::stream bundles
+  // is one pipeline; its memory accesses go to partition lanes (MemPort
+  // streams) and, when it closes, it costs fill + max(compute, slowest read
+  // lane, slowest write lane) in all, its compute having been charged as its
+  // bundles issued.
+  void open_pipeline();
+  void close_pipeline();
   void trace_end_open_slices();
 
   isa::Engine engine_;
@@ -128,6 +135,9 @@ class Sequencer : public sc_core::sc_module {
   tlm_utils::tlm_quantumkeeper qk_;
   std::vector<BundleRecord> bundles_;        // of the current instruction
   std::vector<std::uint64_t> bundle_trips_;  // by fw::Bundle::id, for stats
+  StreamLanes lanes_;
+  bool pipeline_open_ = false;
+  std::uint64_t pipeline_compute_ = 0;  // engine cycles issued inside the pipeline
 
   bool done_ = false, blocked_ = false;
   std::size_t index_ = 0;

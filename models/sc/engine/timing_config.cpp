@@ -23,6 +23,7 @@ MemTiming mem_timing(const TimingConfig& c, const MemCycles& m) {
   t.per_beat = mem_cycles_time(c, m.beat_cycles);
   t.beat_bytes = m.beat_bytes;
   t.contention_window = mem_cycles_time(c, m.contention_window_cycles);
+  t.banks = m.banks;
   return t;
 }
 

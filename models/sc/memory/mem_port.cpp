@@ -88,7 +88,7 @@ std::optional<MemPort::DmiSpan> MemPort::dmi(std::uint64_t addr, std::uint64_t l
   const Region* r = dmi_region(addr, len, for_write);
   if (!r) return std::nullopt;
   DmiSpan s{r->ptr + (addr - r->start), r->read_latency, r->write_latency, std::nullopt,
-            r->arbiter};
+            r->arbiter, addr, nullptr};
   if (r->has_timing) s.timing = r->timing;
   return s;
 }
@@ -96,13 +96,21 @@ std::optional<MemPort::DmiSpan> MemPort::dmi(std::uint64_t addr, std::uint64_t l
 sc_core::sc_time MemPort::DmiSpan::cost(std::uint64_t len, const sc_core::sc_time& local_offset,
                                         bool is_write) const {
   if (!timing) return is_write ? write_latency : read_latency;  // target gave no timing
-  return mem_access_cost(*timing, arbiter, local_offset, len);
+  return mem_access_cost(*timing, arbiter, local_offset, len, addr, is_write, stream);
+}
+
+bool MemPort::stream_charge(std::uint64_t addr, StreamCharge& out) const {
+  if (!stream_ || addr >= (std::uint64_t{1} << 26)) return false;  // SBUF and PSUM only
+  out = StreamCharge{stream_, static_cast<unsigned>((addr >> 18) & 0x7F)};
+  return true;
 }
 
 std::uint8_t* MemPort::direct(std::uint64_t addr, std::uint64_t len, bool for_write,
                               sc_core::sc_time& delay) {
-  const std::optional<DmiSpan> s = dmi(addr, len, for_write);
+  std::optional<DmiSpan> s = dmi(addr, len, for_write);
   if (!s) return nullptr;
+  StreamCharge charge;
+  if (stream_charge(addr, charge)) s->stream = &charge;
   delay += s->cost(len, delay, for_write);
   account(addr, len, for_write);
   return s->ptr;
@@ -141,7 +149,10 @@ tlm::tlm_response_status MemPort::transport(tlm::tlm_command cmd, std::uint64_t 
   trans_.set_byte_enable_length(0);
   trans_.set_dmi_allowed(false);
   trans_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  const bool streamed = stream_charge(addr, stream_ext_.charge);
+  if (streamed) trans_.set_extension(&stream_ext_);
   socket->b_transport(trans_, delay);
+  if (streamed) trans_.clear_extension(&stream_ext_);
   const tlm::tlm_response_status st = trans_.get_response_status();
   if (st == tlm::TLM_OK_RESPONSE) account(addr, len, cmd == tlm::TLM_WRITE_COMMAND);
   return st;

@@ -50,6 +50,8 @@ class MemPort : public sc_core::sc_module {
     // sc_time_stamp().
     sc_core::sc_time cost(std::uint64_t len, const sc_core::sc_time& local_offset,
                           bool is_write) const;
+    std::uint64_t addr = 0;  // the address ptr points at (picks the arbiter's lane)
+    const StreamCharge* stream = nullptr;  // the port's open stream, if any
   };
   // A pointer to `addr` when [addr, addr + len) lies inside one granted DMI
   // region with the needed access (requesting DMI if not cached), else nullopt.
@@ -71,6 +73,13 @@ class MemPort : public sc_core::sc_module {
     kCountOther = isa::kNumDataMemories,
     kNumCounters = isa::kNumDataMemories + 1
   };
+  // Streams (SPEC §8): between begin_stream and end_stream every SBUF / PSUM
+  // access of this port is charged to `lanes` (its partition's read or write
+  // lane) instead of to the caller's delay. Other targets charge as usual.
+  void begin_stream(StreamLanes* lanes) { stream_ = lanes; }
+  void end_stream() { stream_ = nullptr; }
+  bool streaming() const { return stream_ != nullptr; }
+
   // SBUF quadrant 0..3 by partition / 32, PSUM, or anything else.
   static unsigned counter_index(std::uint64_t addr);
   void account(std::uint64_t addr, std::uint64_t len, bool is_write) {
@@ -106,6 +115,10 @@ class MemPort : public sc_core::sc_module {
   std::size_t last_ = 0;  // index of the last hit, checked first
   tlm::tlm_generic_payload trans_;
   DmiTimingExtension dmi_ext_;
+  StreamChargeExtension stream_ext_;
+  StreamLanes* stream_ = nullptr;
+  // The charge of an access at addr: the open stream's lane for SBUF / PSUM.
+  bool stream_charge(std::uint64_t addr, StreamCharge& out) const;
   std::array<std::uint64_t, kNumCounters> read_{};
   std::array<std::uint64_t, kNumCounters> written_{};
   std::uint64_t dmi_requests_ = 0;

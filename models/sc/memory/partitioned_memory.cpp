@@ -15,7 +15,7 @@ PartitionedMemory::PartitionedMemory(sc_core::sc_module_name name, unsigned num_
       num_partitions_(num_partitions),
       bytes_per_partition_(bytes_per_partition),
       timing_(timing),
-      arbiter_(timing) {
+      arbiter_(timing, num_partitions, bytes_per_partition) {
   if (num_partitions == 0 || num_partitions > 128)
     throw std::invalid_argument(std::string(this->name()) + ": num_partitions " +
                                 std::to_string(num_partitions) + " not in [1, 128]");
@@ -93,7 +93,9 @@ void PartitionedMemory::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc
     }
   }
   if (!observers_.empty()) notify(cmd, addr, mem, len, delay, false);
-  delay += mem_access_cost(timing_, &arbiter_, delay, len);
+  const StreamChargeExtension* sx = trans.get_extension<StreamChargeExtension>();
+  delay += mem_access_cost(timing_, &arbiter_, delay, len, addr, cmd == tlm::TLM_WRITE_COMMAND,
+                           sx ? &sx->charge : nullptr);
   trans.set_dmi_allowed(observers_.empty());
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
 }
