@@ -88,6 +88,8 @@ class KernelContext {
   }
   // Per-instruction scratch shared by the bundles of one instruction.
   std::any& scratch() { return scratch_; }
+  // Adds n to the engine's named counter in the stats ("macs" ...).
+  virtual void count(const char* /*name*/, std::uint64_t /*n*/) {}
 
   // Observer hooks: the sequencer advances time and traces here.
   virtual void begin_bundle(const Bundle& b, std::uint64_t trips, std::uint32_t cycles) = 0;

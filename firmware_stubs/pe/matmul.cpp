@@ -1,0 +1,471 @@
+#include "firmware_stubs/pe/matmul.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "firmware_stubs/common/resolve_pattern.h"
+#include "models/isa/address_map.h"
+#include "models/isa/encodings.h"
+#include "models/numerics/mx_matmul.h"
+
+namespace tpb::fw {
+
+namespace {
+
+using isa::Addr4;
+namespace a4 = isa::addr4;
+
+// One operand, resolved: where every column's data (and MX scale) lives.
+struct Operand {
+  bool mx = false;
+  num::Format fmt = num::Format::E4M3;
+  std::uint8_t dtype = 0;
+  unsigned elem_bytes = 0;  // x4 word (MX) or plain element
+  std::uint32_t data = 0;   // 27-bit address of column 0 in the start partition
+  std::uint32_t scale = 0;  // MX: scale byte 0 in the scale base partition
+  unsigned scale_pidx = 0;
+  unsigned rows = 0;                    // active partitions
+  std::vector<std::int64_t> data_off;   // per column: bytes past data's offset
+  std::vector<std::int64_t> scale_off;  // per column: bytes past scale's offset (MX)
+  std::size_t cols() const { return data_off.size(); }
+  unsigned kdim() const { return mx ? 4 * rows : rows; }
+};
+
+// Per-instruction state (KernelContext::scratch()).
+struct PeInst {
+  const char* name = "";  // mnemonic, for messages
+  bool v5 = false;
+  Operand src;
+  bool accumulate = false;
+  ResolvedPattern dst;
+  std::uint64_t trips = 0;  // load / MAC loop trips
+};
+
+PeInst& inst_state(KernelContext& ctx) {
+  auto* st = std::any_cast<PeInst>(&ctx.scratch());
+  if (!st) throw KernelFault("PE body entered without its decoded fields");
+  return *st;
+}
+
+std::uint32_t reg_or_imm(Addr4 a, const KernelContext& ctx) {
+  return a.addr_from_register() ? (ctx.reg(a.reg_index()) & a4::kAddressMask) : a.address();
+}
+
+// The byte address of offset `off` past `addr`'s offset, in `partition` of
+// `addr`'s region.
+std::uint64_t at(std::uint32_t addr, unsigned partition, std::int64_t off) {
+  const std::uint32_t region = addr & ~(isa::kRegionSize - 1);
+  return std::uint64_t{region | (partition << isa::kPartitionShift)} +
+         static_cast<std::uint64_t>(std::int64_t{isa::offset_of(addr)} + off);
+}
+
+num::Format mx_format(std::uint8_t dtype, const char* name, const char* which) {
+  const auto f = num::mx_element_format(dtype);
+  if (!f)
+    throw KernelFault(fmt::format(
+        "{}: {} in_dtype 0x{:x} is not an MX element type (fp8_e4m3, fp8_e5m2, fp8_e3m4, "
+        "fp8_e2m5, fp4_e2m1, int4)",
+        name, which, dtype));
+  return *f;
+}
+
+// v4 MXTENSOR1D (seed 003 §3.2): column j at j x step x4 words, its scale
+// byte at j; register operands as the DVE's QuantizeMX destination.
+Operand resolve_mx1d(const isa::MxTensor1D& t, std::uint8_t dtype, const KernelContext& ctx,
+                     const char* name) {
+  Operand op;
+  op.mx = true;
+  op.dtype = dtype;
+  op.fmt = mx_format(dtype, name, "src");
+  op.elem_bytes = num::mx_word_bytes(op.fmt);
+  const Addr4 a = t.start_addr, s = t.scale_addr;
+  if ((a.marker() & ~(a4::kMarkerAddrReg | a4::kMarkerShapeReg)) != 0)
+    throw KernelFault(
+        fmt::format("{}: src MXTENSOR1D start_addr marker 0b{:05b} (MXIndirect16B) is not modelled",
+                    name, a.marker()));
+  if (s.marker() != a4::kMarkerImm && s.marker() != a4::kMarkerAddrReg)
+    throw KernelFault(fmt::format(
+        "{}: src MXTENSOR1D scale_addr marker 0b{:05b} is not IMM or ADDR_REG", name, s.marker()));
+  op.data = reg_or_imm(a, ctx);
+  op.scale = reg_or_imm(s, ctx);
+  std::uint32_t num = t.num_elem[0];
+  if (a.shape_from_register()) {
+    const unsigned n = a.reg_index();
+    if (n + 1 >= isa::kNumEngineRegs)
+      throw KernelFault(
+          fmt::format("{}: src shape register r{} does not exist (r0..r31)", name, n + 1));
+    num = ctx.reg(n + 1);
+    if (num > 0xFFFF)
+      throw KernelFault(
+          fmt::format("{}: src shape r{} = {} columns is too large", name, n + 1, num));
+  }
+  op.scale_pidx = t.scale_pidx;
+  for (std::uint32_t j = 0; j < num; ++j) {
+    op.data_off.push_back(std::int64_t{j} * t.step_elem[0] * op.elem_bytes);
+    op.scale_off.push_back(j);
+  }
+  return op;
+}
+
+// v5 MXTENSOR_V2 (convention): element (i0, i1) is column i0 + i1 x num[0],
+// at (i0 + i1 x step_elem_data_1) x4 words, its scale byte at
+// i0 + i1 x step_elem_scale_1; the scale rows as SPEC §4 with scale_pidx 0.
+Operand resolve_mxv2(const isa::MxTensorV2& m, std::uint8_t dtype, const KernelContext& ctx,
+                     const char* name) {
+  Operand op;
+  op.mx = true;
+  op.dtype = dtype;
+  op.fmt = mx_format(dtype, name, "src");
+  op.elem_bytes = num::mx_word_bytes(op.fmt);
+  if (m.scale_dtype != static_cast<std::uint8_t>(isa::Dtype::Sfp8E8))
+    throw KernelFault(
+        fmt::format("{}: MXTENSOR_V2 scale_dtype 0x{:x} is not e8m0", name, m.scale_dtype));
+  const Addr4 s = m.scale_addr;
+  if (s.marker() != a4::kMarkerImm && s.marker() != a4::kMarkerAddrReg)
+    throw KernelFault(fmt::format(
+        "{}: src MXTENSOR_V2 scale_addr marker 0b{:05b} is not IMM or ADDR_REG", name, s.marker()));
+  op.data = m.data_addr.address();
+  op.scale = reg_or_imm(s, ctx);
+  for (unsigned i1 = 0; i1 < m.num_elem[1]; ++i1)
+    for (unsigned i0 = 0; i0 < m.num_elem[0]; ++i0) {
+      op.data_off.push_back((std::int64_t{i0} + std::int64_t{i1} * m.step_elem_data_1) *
+                            op.elem_bytes);
+      op.scale_off.push_back(std::int64_t{i0} + std::int64_t{i1} * m.step_elem_scale_1);
+    }
+  return op;
+}
+
+// v5 plain TENSOR3D: column j = element j in pattern order.
+Operand resolve_plain(const isa::Tensor3D& t, std::uint8_t dtype, const KernelContext& ctx,
+                      const char* name) {
+  Operand op;
+  const auto f = num::plain_element_format(dtype);
+  if (!f)
+    throw KernelFault(fmt::format(
+        "{}: valid_plain_mm_dtype: in_dtype 0x{:x} is not bf16, fp16, fp32 or fp8", name, dtype));
+  op.fmt = *f;
+  op.dtype = dtype;
+  op.elem_bytes = num::plain_elem_bytes(op.fmt);
+  const ResolvedPattern p = resolve_pattern(t, ctx, "src");
+  op.data = p.start;
+  if (p.count() > 0xFFFF)
+    throw KernelFault(fmt::format("{}: src pattern of {} elements is too large", name, p.count()));
+  for (std::uint32_t i2 = 0; i2 < p.num[2]; ++i2)
+    for (std::uint32_t i1 = 0; i1 < p.num[1]; ++i1)
+      for (std::uint32_t i0 = 0; i0 < p.num[0]; ++i0)
+        op.data_off.push_back((std::int64_t{i0} * p.step[0] + std::int64_t{i1} * p.step[1] +
+                               std::int64_t{i2} * p.step[2]) *
+                              op.elem_bytes);
+  return op;
+}
+
+// What the static contract could not see (register addresses and shapes),
+// again at run time.
+void check_operand(const Operand& op, const char* name) {
+  if (isa::region_of(op.data) != isa::Region::Sbuf)
+    throw KernelFault(fmt::format("{}: src data address 0x{:07x} is not in SBUF", name, op.data));
+  const unsigned p = isa::partition_of(op.data);
+  if (p + op.rows > isa::kNumPartitions)
+    throw KernelFault(fmt::format("{}: src start partition {} + {} active rows exceeds {}", name, p,
+                                  op.rows, isa::kNumPartitions));
+  const auto inside = [](std::uint32_t addr, std::int64_t off, unsigned bytes) {
+    const std::int64_t o = std::int64_t{isa::offset_of(addr)} + off;
+    return o >= 0 && o + bytes <= std::int64_t{isa::kPartitionSlot};
+  };
+  for (std::size_t j = 0; j < op.cols(); ++j)
+    if (!inside(op.data, op.data_off[j], op.elem_bytes))
+      throw KernelFault(fmt::format(
+          "address error: {} src column {} at byte offset {} past 0x{:07x} lies outside the "
+          "partition",
+          name, j, op.data_off[j], op.data));
+  if (!op.mx) return;
+  if (isa::region_of(op.scale) != isa::Region::Sbuf)
+    throw KernelFault(fmt::format("{}: src scale address 0x{:07x} is not in SBUF", name, op.scale));
+  if (p % isa::kPartitionsPerQuadrant != 0 || isa::partition_of(op.scale) != p)
+    throw KernelFault(fmt::format(
+        "{}: valid_mx_sbuf_quadrant failed at run time: data address 0x{:07x} (partition {}) and "
+        "scale address 0x{:07x} (partition {}) must both be partition 0, 32, 64 or 96",
+        name, op.data, p, op.scale, isa::partition_of(op.scale)));
+  if (op.scale_pidx > isa::kPartitionsPerQuadrant - 4)
+    throw KernelFault(fmt::format("{}: scale_pidx {} is past 28", name, op.scale_pidx));
+  for (std::size_t j = 0; j < op.cols(); ++j)
+    if (!inside(op.scale, op.scale_off[j], 1))
+      throw KernelFault(fmt::format(
+          "address error: {} scale byte of column {} at offset {} past 0x{:07x} lies outside the "
+          "partition",
+          name, j, op.scale_off[j], op.scale));
+}
+
+// Reads the columns of one partition (`unit` bytes each) into dst, one access
+// per run of adjacent columns.
+void read_columns(KernelContext& ctx, std::uint32_t addr, unsigned partition,
+                  const std::vector<std::int64_t>& offs, unsigned unit, std::uint8_t* dst) {
+  const std::size_t n = offs.size();
+  for (std::size_t j = 0; j < n;) {
+    std::size_t e = j + 1;
+    while (e < n && offs[e] == offs[e - 1] + unit) ++e;
+    ctx.read(at(addr, partition, offs[j]), dst + j * unit, (e - j) * unit);
+    j = e;
+  }
+}
+
+// The operand as FP32 values [kdim][cols], k = 4p + lane (MX) or p (plain).
+// MX scales: block row b (partitions 8b..8b+7 from the start) of column j at
+// partition scale base + 32(b/4) + scale_pidx + b%4, byte scale_off[j]
+// (SPEC §4).
+void read_operand(KernelContext& ctx, const Operand& op, std::vector<float>& out) {
+  const std::size_t C = op.cols();
+  const unsigned p0 = isa::partition_of(op.data);
+  out.assign(std::size_t{op.kdim()} * C, 0.0f);
+  std::vector<std::uint8_t> buf(C * op.elem_bytes);
+  std::vector<std::uint8_t> scales;
+  if (op.mx) {
+    const unsigned block_rows = op.rows / 8;
+    scales.resize(std::size_t{block_rows} * C);
+    const unsigned base = isa::partition_of(op.scale);
+    for (unsigned b = 0; b < block_rows; ++b) {
+      const unsigned sp = base + 32 * (b / 4) + op.scale_pidx + b % 4;
+      if (sp >= isa::kNumPartitions)
+        throw KernelFault(fmt::format(
+            "address error: scales of block row {} go to partition {}, past partition 127", b, sp));
+      read_columns(ctx, op.scale, sp, op.scale_off, 1, scales.data() + std::size_t{b} * C);
+    }
+  }
+  for (unsigned p = 0; p < op.rows; ++p) {
+    read_columns(ctx, op.data, p0 + p, op.data_off, op.elem_bytes, buf.data());
+    for (std::size_t j = 0; j < C; ++j) {
+      std::uint32_t code = 0;
+      std::memcpy(&code, buf.data() + j * op.elem_bytes, op.elem_bytes);  // little-endian
+      if (op.mx) {
+        float v[4];
+        num::decode_x4(op.fmt, code, scales[std::size_t{p / 8} * C + j], v);
+        for (unsigned l = 0; l < 4; ++l) out[(std::size_t{4} * p + l) * C + j] = v[l];
+      } else {
+        out[std::size_t{p} * C + j] = num::decode_plain(op.fmt, code);
+      }
+    }
+  }
+}
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
+// ---- LdweightsMX (0x09) / LDWEIGHTS (0x01) ------------------------------------
+
+std::uint32_t lw_fields(KernelContext& ctx) {
+  const isa::RawInst& raw = ctx.inst();
+  PeInst st;
+  unsigned cols = 0;
+  if (raw[0] == static_cast<std::uint8_t>(isa::Opcode::LdweightsMX)) {
+    const auto i = isa::decode_as<isa::SMX1Lw>(raw);
+    st.name = "ldweights_mx";
+    isa::MxTensor1D t;
+    std::memcpy(&t, &i.src_mem_pattern, sizeof t);
+    st.src = resolve_mx1d(t, i.in_dtype, ctx, st.name);
+    st.src.rows = i.num_active_rows;
+    cols = i.num_active_cols;
+  } else {
+    const auto i = isa::decode_as<isa::S3Lw>(raw);
+    st.name = "ldweights";
+    st.v5 = true;
+    const Addr4 a = i.src_mem_pattern.t.start_addr;
+    if (a.is_mxtensor_v2())
+      st.src = resolve_mxv2(i.src_mem_pattern.mx, i.in_dtype, ctx, st.name);
+    else
+      st.src = resolve_plain(i.src_mem_pattern.t, i.in_dtype, ctx, st.name);
+    st.src.rows = i.num_active_rows;
+    cols = i.num_active_cols;
+  }
+  check_operand(st.src, st.name);
+  if (st.src.cols() != cols)
+    throw KernelFault(
+        fmt::format("{}: the src operand holds {} columns per partition, num_active_cols is {}",
+                    st.name, st.src.cols(), cols));
+  // LoadStationary: M/4 cycles (TIMING.md), hidden under the previous
+  // matmul's MAC loop when the previous PE instruction was a matmul.
+  const PeState& pe = ctx.engine_state().get<PeState>();
+  const std::uint64_t load = ceil_div(cols, 4);
+  st.trips =
+      pe.last_was_matmul ? (load > pe.last_matmul_trips ? load - pe.last_matmul_trips : 0) : load;
+  ctx.scratch() = std::move(st);
+  return 0;
+}
+
+std::uint32_t lw_load(KernelContext& ctx) {
+  PeInst& st = inst_state(ctx);
+  std::vector<float> w;
+  read_operand(ctx, st.src, w);
+  PeState& pe = ctx.engine_state().get<PeState>();
+  pe.loaded = true;
+  pe.mx = st.src.mx;
+  pe.rows = st.src.rows;
+  pe.cols = static_cast<unsigned>(st.src.cols());
+  pe.kdim = st.src.kdim();
+  pe.dtype = st.src.dtype;
+  pe.w = std::move(w);
+  return 0;
+}
+
+// ---- MatmulMX (0x0A) / MATMUL (0x02) ------------------------------------------
+
+std::uint32_t mm_fields(KernelContext& ctx) {
+  const isa::RawInst& raw = ctx.inst();
+  PeInst st;
+  unsigned rows = 0;
+  isa::Tensor3D dst;
+  unsigned pump = 4;  // MX default: 4 contraction values per PE per cycle
+  if (raw[0] == static_cast<std::uint8_t>(isa::Opcode::MatmulMX)) {
+    const auto i = isa::decode_as<isa::SMX1D3Mm>(raw);
+    st.name = "matmul_mx";
+    isa::MxTensor1D t;
+    std::memcpy(&t, &i.src_mem_pattern, sizeof t);
+    st.src = resolve_mx1d(t, i.in_dtype, ctx, st.name);
+    rows = i.num_active_rows;
+    st.accumulate = i.psum_accumulate_flags & 1u;
+    std::memcpy(&dst, &i.dst_mem_pattern, sizeof dst);
+  } else {
+    const auto i = isa::decode_as<isa::S3D3Mm>(raw);
+    st.name = "matmul";
+    st.v5 = true;
+    if (i.src_mem_pattern.t.start_addr.is_mxtensor_v2())
+      st.src = resolve_mxv2(i.src_mem_pattern.mx, i.in_dtype, ctx, st.name);
+    else
+      st.src = resolve_plain(i.src_mem_pattern.t, i.in_dtype, ctx, st.name);
+    rows = i.num_active_rows;
+    st.accumulate = i.psum_accumulate_flags & 1u;
+    std::memcpy(&dst, &i.dst_mem_pattern, sizeof dst);
+    if (i.mx_perf_mode > 6)
+      throw KernelFault(fmt::format("{}: valid_mx_perf_mode: mx_perf_mode {} is not 0..6", st.name,
+                                    i.mx_perf_mode));
+    pump = ctx.timing().pe_mx_row_pump[i.mx_perf_mode];
+  }
+  st.src.rows = rows;
+  const PeState& pe = ctx.engine_state().get<PeState>();
+  const char* load_name = st.v5 ? "ldweights" : "ldweights_mx";
+  if (!pe.loaded)
+    throw KernelFault(
+        fmt::format("{}: no stationary weights loaded (run {} first)", st.name, load_name));
+  if (pe.mx != st.src.mx)
+    throw KernelFault(fmt::format(
+        "{}: the moving tensor is in {} mode but the stationary weights were loaded in {} mode",
+        st.name, st.src.mx ? "MX" : "plain", pe.mx ? "MX" : "plain"));
+  if (rows != pe.rows)
+    throw KernelFault(fmt::format(
+        "{}: num_active_rows {} differs from the stationary tensor's {} rows (K of the last {})",
+        st.name, rows, pe.rows, load_name));
+  check_operand(st.src, st.name);
+  const std::size_t n = st.src.cols();
+  if (n == 0 || n > kPeMaxMovingColumns)
+    throw KernelFault(
+        fmt::format("{}: the moving tensor has {} columns; 1..{} fit (one PSUM bank of FP32)",
+                    st.name, n, kPeMaxMovingColumns));
+  st.dst = resolve_pattern(dst, ctx, "dst");
+  if (isa::region_of(st.dst.start) != isa::Region::Psum)
+    throw KernelFault(
+        fmt::format("{}: dst address 0x{:07x} is not in PSUM", st.name, st.dst.start));
+  if (st.dst.count() != n)
+    throw KernelFault(fmt::format(
+        "{}: the dst pattern holds {} FP32 elements per partition, the moving tensor has {} "
+        "columns",
+        st.name, st.dst.count(), n));
+  const unsigned dp = isa::partition_of(st.dst.start);
+  if (dp + pe.cols > isa::kNumPartitions)
+    throw KernelFault(fmt::format("{}: dst start partition {} + {} stationary columns exceeds {}",
+                                  st.name, dp, pe.cols, isa::kNumPartitions));
+  // MultiplyMoving: max(N, 64) PE cycles whatever K (TIMING.md); MX row
+  // pumping divides the streaming part; plain FP32 is 4x slower.
+  if (pump == 0) pump = 4;
+  std::uint64_t stream = st.src.mx ? ceil_div(std::uint64_t{4} * n, pump) : n;
+  if (!st.src.mx && st.src.fmt == num::Format::Fp32) stream *= 4;
+  st.trips = std::max<std::uint64_t>(64, stream);
+  ctx.scratch() = std::move(st);
+  return 0;
+}
+
+std::uint32_t mm_mac(KernelContext& ctx) {
+  PeInst& st = inst_state(ctx);
+  const PeState& pe = ctx.engine_state().get<PeState>();
+  std::vector<float> x;
+  read_operand(ctx, st.src, x);
+  const std::size_t M = pe.cols, N = st.src.cols();
+  std::vector<float> acc(M * N, 0.0f);
+  const unsigned dp = isa::partition_of(st.dst.start);
+  if (st.accumulate)
+    for (std::size_t m = 0; m < M; ++m)
+      for_each_run(st.dst, 4, dp + unsigned(m), "PSUM dst",
+                   [&](std::uint64_t addr, std::uint64_t k, std::uint32_t r) {
+                     ctx.read(addr, acc.data() + m * N + k, std::size_t{r} * 4);
+                   });
+  num::matmul_fp32(pe.w.data(), x.data(), pe.kdim, M, N, acc.data(), st.accumulate);
+  for (std::size_t m = 0; m < M; ++m)
+    for_each_run(st.dst, 4, dp + unsigned(m), "PSUM dst",
+                 [&](std::uint64_t addr, std::uint64_t k, std::uint32_t r) {
+                   ctx.write(addr, acc.data() + m * N + k, std::size_t{r} * 4);
+                 });
+  ctx.count("macs", std::uint64_t{M} * N * pe.kdim);
+  return 0;
+}
+
+Bundle stream_bundle(std::string name, std::uint32_t va,
+                     std::function<std::uint64_t(KernelContext&)> trips,
+                     std::function<std::uint32_t(KernelContext&)> step) {
+  Bundle b{std::move(name), va, 1, std::move(trips), std::move(step)};
+  b.stream = true;
+  return b;
+}
+
+}  // namespace
+
+void add_pe_matmul_kernels(KernelRegistry& r) {
+  const auto trips = [](KernelContext& ctx) { return inst_state(ctx).trips; };
+
+  // Handlers of the dispatch ladder (seed 003 §3.1): { call8 body ; j exit }.
+  r.add(Kernel{"pe_ldweights_handler",
+               kPeLdweightsHandlerVa,
+               {
+                   {"pe.lw.call8", kPeLdweightsHandlerVa, 1, nullptr,
+                    [](KernelContext&) { return kPeLoadBodyVa; }},
+                   {"pe.lw.exit", kPeLdweightsExitVa, 1, nullptr, nullptr},
+               }});
+  r.add(Kernel{"pe_matmul_handler",
+               kPeMatmulHandlerVa,
+               {
+                   {"pe.mm.call8", kPeMatmulHandlerVa, 1, nullptr,
+                    [](KernelContext&) { return kPeMatmulBodyVa; }},
+                   {"pe.mm.exit", kPeMatmulExitVa, 1, nullptr, nullptr},
+               }});
+
+  // LoadStationary body: decode, the streaming load (M/4 trips, or what the
+  // previous matmul did not hide), a fill of 4 cycles, return.
+  r.add(Kernel{"pe_load_stationary",
+               kPeLoadBodyVa,
+               {
+                   {"pe.lw.fields", kPeLoadBodyVa, 4, nullptr, lw_fields},
+                   stream_bundle("pe.lw.load", 0x5f67, trips, lw_load),
+                   {"pe.lw.fill", 0x5f77, 4, nullptr, nullptr},
+                   {"pe.lw.return", 0x5f87, 1, nullptr,
+                    [](KernelContext& ctx) {
+                      ctx.engine_state().get<PeState>().last_was_matmul = false;
+                      return std::uint32_t{0};
+                    }},
+               }});
+
+  // MultiplyMoving body: decode, the scale-MAC loop (seed 003 §3.4 @0x5fa7;
+  // max(N, 64) trips), return.
+  r.add(Kernel{"pe_multiply_moving",
+               kPeMatmulBodyVa,
+               {
+                   {"pe.mm.fields", kPeMatmulBodyVa, 4, nullptr, mm_fields},
+                   stream_bundle("pe.mm.mac", kPeScaleMacVa, trips, mm_mac),
+                   {"pe.mm.return", 0x5fb7, 1, nullptr,
+                    [](KernelContext& ctx) {
+                      PeState& pe = ctx.engine_state().get<PeState>();
+                      pe.last_was_matmul = true;
+                      pe.last_matmul_trips = inst_state(ctx).trips;
+                      return std::uint32_t{0};
+                    }},
+               }});
+}
+
+}  // namespace tpb::fw

@@ -1,0 +1,58 @@
+// PE matmul firmware stubs (SPEC §5; seed 003 §3): v4 LdweightsMX (0x09) /
+// MatmulMX (0x0A) and v5 LDWEIGHTS (0x01) / MATMUL (0x02), MX mode by the
+// MXTENSOR_V2 address marker, plain BF16 / FP16 / FP32 / FP8 otherwise.
+//
+// Dispatch (seed 003 §3.1): the PE ladder jumps to handler 0x2baf (op 0x09)
+// and 0x2bb7 (op 0x0A); the v5 opcodes reuse them (kernel_info convention).
+// Each handler { call8 body ; j exit } calls a body of FLIX bundles: decode
+// (fields), the streaming loop, return. The matmul's loop is the scale-MAC
+// bundle of seed 003 §3.4 (@0x5fa7: extrpr2nx8 scale extract feeding
+// mulus4tan16xr16). Every other VA is a convention (docs/CONVENTIONS.md).
+//
+// The stationary tensor lives in the PE's EngineState (PeState) from one
+// load to the next; the sequencer keeps nothing.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "firmware_stubs/kernel.h"
+#include "models/isa/opcode_table.h"
+
+namespace tpb::fw {
+
+inline constexpr std::uint32_t kPeLdweightsHandlerVa = isa::kva::kPeLdweightsMx;  // 0x2baf
+inline constexpr std::uint32_t kPeMatmulHandlerVa = isa::kva::kPeMatmulMx;        // 0x2bb7
+// Conventions: the handlers' j after the 3-byte call8; the bodies' 16-byte
+// FLIX bundles placed before the seed's scale-MAC bundle 0x5fa7.
+inline constexpr std::uint32_t kPeLdweightsExitVa = 0x2bb2;
+inline constexpr std::uint32_t kPeMatmulExitVa = 0x2bba;
+inline constexpr std::uint32_t kPeLoadBodyVa = 0x5f57;    // fields 0x5f57, load 0x5f67,
+                                                          // fill 0x5f77, return 0x5f87
+inline constexpr std::uint32_t kPeMatmulBodyVa = 0x5f97;  // fields 0x5f97, mac 0x5fa7,
+                                                          // return 0x5fb7
+inline constexpr std::uint32_t kPeScaleMacVa = 0x5fa7;    // seed 003 §3.4
+
+// Largest moving free size: one PSUM bank of 2 KiB = 512 FP32 (TIMING.md [A]).
+inline constexpr unsigned kPeMaxMovingColumns = 512;
+
+// The PE's state across instructions (fw::EngineState).
+struct PeState {
+  bool loaded = false;
+  bool mx = false;         // loaded by an MX-mode load
+  unsigned rows = 0;       // K: active partitions of the stationary tensor
+  unsigned cols = 0;       // M: stationary columns = PSUM partitions written
+  unsigned kdim = 0;       // contraction length: 4 x rows (MX) or rows (plain)
+  std::uint8_t dtype = 0;  // in_dtype of the load
+  std::vector<float> w;    // [kdim][cols], dequantized to FP32
+  // Load hiding (TIMING.md: LoadStationary overlaps the previous matmul): the
+  // MAC-loop trips of the last matmul, and whether the last PE instruction
+  // was a matmul.
+  bool last_was_matmul = false;
+  std::uint64_t last_matmul_trips = 0;
+};
+
+// Registers the handlers and bodies.
+void add_pe_matmul_kernels(KernelRegistry& r);
+
+}  // namespace tpb::fw
