@@ -272,7 +272,7 @@ void add_quantize_mx_kernels(KernelRegistry& r) {
   // lanes). Its initiation interval is the PACK bundle's issue cycles per
   // trip (TIMING.md: 4 elements / partition / cycle); the LEG B and LEG A
   // stage bundles issue once each as the pipeline fill. The scale scatter
-  // stores one scale row per block row. Extract to scatter is one pipelined
+  // stores the scale rows, one per block row, in parallel partition lanes. Extract to scatter is one pipelined
   // stream (Bundle::stream): the reads, the compute and the writes overlap.
   r.add(Kernel{"quantize_mx_body",
                kQuantizeMxBodyVa,
@@ -286,8 +286,8 @@ void add_quantize_mx_kernels(KernelRegistry& r) {
                     true},
                    {"dve.qmx.scatter", kQmxScatterVa, 1,
                     [](KernelContext& ctx) {
-                      const QuantizeMxState& st = state(ctx);
-                      return st.cols == 0 ? std::uint64_t{0} : std::uint64_t{st.block_rows};
+                      // The scale rows go to their partitions in parallel lanes.
+                      return state(ctx).cols == 0 ? std::uint64_t{0} : std::uint64_t{1};
                     },
                     scatter_scales, true},
                    {"dve.qmx.return", kQmxReturnVa, 1, nullptr, nullptr},

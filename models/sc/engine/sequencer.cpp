@@ -189,9 +189,14 @@ void Sequencer::close_pipeline() {
   const sc_core::sc_time compute = engine_time(t, engine_, pipeline_compute_);
   const sc_core::sc_time mem = std::max(lanes_.max_read(), lanes_.max_write());
   // The compute is already on the clock; add the fill and what memory takes
-  // beyond it.
+  // beyond it. The first stream's requests go out while the instruction's
+  // fixed overhead runs (decode, dispatch), so its fill counts only beyond
+  // that overhead.
   const sc_core::sc_time over = mem > compute ? mem - compute : sc_core::SC_ZERO_TIME;
-  qk_.inc(lanes_.fill() + over);
+  const sc_core::sc_time fill =
+      lanes_.fill() > fill_credit_ ? lanes_.fill() - fill_credit_ : sc_core::SC_ZERO_TIME;
+  fill_credit_ = sc_core::SC_ZERO_TIME;
+  qk_.inc(fill + over);
   stats_.memory_stall_cycles += engine_cycles(t, engine_, over);
 }
 
@@ -323,6 +328,7 @@ bool Sequencer::execute_one() {
     return false;
   }
   add_cycles(timing.overhead(engine_));
+  fill_credit_ = engine_time(timing, engine_, timing.overhead(engine_));
   Context ctx(*this);
   try {
     env_.kernels->execute(rec_ki->func_va, ctx, *env_.costs);

@@ -138,6 +138,7 @@ class Sequencer : public sc_core::sc_module {
   StreamLanes lanes_;
   bool pipeline_open_ = false;
   std::uint64_t pipeline_compute_ = 0;  // engine cycles issued inside the pipeline
+  sc_core::sc_time fill_credit_;        // overhead the first pipeline's fill hides under
 
   bool done_ = false, blocked_ = false;
   std::size_t index_ = 0;
