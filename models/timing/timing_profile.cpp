@@ -185,6 +185,11 @@ void merge_timing(TimingConfig& c, const nlohmann::json& j) {
       require_object(v, k);
       for (auto b = v.begin(); b != v.end(); ++b)
         c.bundle_issue_cycles[b.key()] = get_u32(*b, k + "." + b.key(), false);
+    } else if (k == "sources") {
+      // Documentation: the source of every number (models/timing/profiles).
+      require_object(v, k);
+      for (auto e = v.begin(); e != v.end(); ++e)
+        if (!e->is_string()) fail(k + "." + e.key(), "expected a string");
     } else if (k == "quantum_ns") {
       c.quantum_ns = get_u32(v, k, true);
     } else {
