@@ -66,7 +66,8 @@ TEST(KernelInfo, DveAndPeTablesPointAtTheirTrampolines) {
   EXPECT_EQ(pe.lookup(0x0a)->func_va, 0x2bb7u);
   const fw::KernelRegistry& k = fw::builtin_kernels();
   ASSERT_NE(k.find(0x317a), nullptr);  // DVE QuantizeMX trampoline (seed 003 §1)
-  EXPECT_EQ(k.find(0x2baf), nullptr);  // PE LdweightsMX: not modelled yet
+  ASSERT_NE(k.find(0x2baf), nullptr);  // PE LdweightsMX handler (seed 003 §3.1)
+  ASSERT_NE(k.find(0x2bb7), nullptr);  // PE MatmulMX handler
   ASSERT_NE(k.find(0x01004dc4), nullptr);
   ASSERT_NE(k.find(0x01004df0), nullptr);
   ASSERT_NE(k.find(0x0100511c), nullptr);
