@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "models/sc/engine/timing_config.h"
 #include "models/sc/memory/mem_timing.h"
 #include "models/sc/memory/partitioned_memory.h"
 #include "sc_tests/sc/test_memory_bench.h"
@@ -334,6 +335,65 @@ TEST(PartitionedMemory, BTransportBooksBandwidthWhenContentionIsOn) {
     EXPECT_EQ(third.delay, ns(90));
     EXPECT_EQ(b.mem.arbiter().total_stall(), ns(80));
   });
+}
+
+}  // namespace
+}  // namespace tpb::sc
+
+// The engine conflicts of TIMING.md as the default profiles book them: two
+// engines streaming the same partition at the same time. v2 [A]: Vector and
+// GpSimd share SBUF access, Vector and Scalar share PSUM; v3+ [B]: the SBUF
+// conflict is lifted, PSUM conflicts only on the same bank.
+
+namespace tpb::sc {
+namespace {
+
+// The stall the second of two 4 KiB reads of `addr2` sees after one of
+// `addr1`, both issued at t = 0 on a target built from `m` of `arch`.
+sc_core::sc_time second_stall(isa::Arch arch, bool psum, std::uint64_t addr1,
+                              std::uint64_t addr2) {
+  const TimingConfig c = default_timing(arch);
+  const MemCycles& m = psum ? c.psum : c.sbuf;
+  const MemTiming t = mem_timing(c, m);
+  BandwidthArbiter a(t, psum ? 128 : 32,
+                     psum ? c.psum_bytes_per_partition : c.sbuf_bytes_per_partition);
+  mem_access_cost(t, &a, sc_core::SC_ZERO_TIME, 4096, addr1);
+  const sc_core::sc_time second = mem_access_cost(t, &a, sc_core::SC_ZERO_TIME, 4096, addr2);
+  return second - t.access_delay(4096);
+}
+
+TEST(EngineConflicts, SbufIsSharedOnV2AndNotFromV3) {
+  const std::uint64_t p5 = std::uint64_t{5} << 18;
+  EXPECT_GT(second_stall(isa::Arch::Sunda, false, p5, p5 + 0x8000), sc_core::SC_ZERO_TIME);
+  for (isa::Arch a : {isa::Arch::Cayman, isa::Arch::Mariana, isa::Arch::Maverick})
+    EXPECT_EQ(second_stall(a, false, p5, p5 + 0x8000), sc_core::SC_ZERO_TIME)
+        << isa::arch_name(a);
+  // Another partition never conflicts (its own SRAM).
+  EXPECT_EQ(second_stall(isa::Arch::Sunda, false, p5, p5 + (1u << 18)), sc_core::SC_ZERO_TIME);
+}
+
+TEST(EngineConflicts, PsumConflictsOnV2AndOnlyInTheSameBankFromV3) {
+  const std::uint64_t p7 = std::uint64_t{7} << 18;
+  // Banks of 2 KiB: offset 0x000 is bank 0, 0x800 bank 1.
+  EXPECT_GT(second_stall(isa::Arch::Sunda, true, p7, p7 + 0x800), sc_core::SC_ZERO_TIME);
+  for (isa::Arch a : {isa::Arch::Cayman, isa::Arch::Mariana, isa::Arch::Maverick}) {
+    EXPECT_GT(second_stall(a, true, p7, p7 + 0x100), sc_core::SC_ZERO_TIME) << isa::arch_name(a);
+    EXPECT_EQ(second_stall(a, true, p7, p7 + 0x800), sc_core::SC_ZERO_TIME) << isa::arch_name(a);
+  }
+}
+
+TEST(EngineConflicts, OneEngineAloneNeverWaitsForItself) {
+  // Back to back on one lane, each access issued when the previous ended.
+  const TimingConfig c = default_timing(isa::Arch::Sunda);
+  const MemTiming t = mem_timing(c, c.sbuf);
+  BandwidthArbiter a(t, 32, c.sbuf_bytes_per_partition);
+  sc_core::sc_time at = sc_core::SC_ZERO_TIME;
+  for (int k = 0; k < 20; ++k) {
+    const sc_core::sc_time d = mem_access_cost(t, &a, at, 3000, 0);
+    EXPECT_EQ(d, t.access_delay(3000)) << k;
+    at += d;
+  }
+  EXPECT_EQ(a.total_stall(), sc_core::SC_ZERO_TIME);
 }
 
 }  // namespace
