@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/in_child.h"
 #include "models/isa/address_map.h"
 #include "models/isa/encodings.h"
 #include "models/isa/program.h"
@@ -37,30 +38,6 @@ struct Report {
   double macs = 0;
   int status = -1;
 };
-
-Report in_child(const std::function<Report()>& fn) {
-  int fd[2];
-  if (::pipe(fd) != 0) return {};
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::close(fd[0]);
-    Report r;
-    try {
-      r = fn();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "bench_pe: %s\n", e.what());
-    }
-    const ssize_t n = ::write(fd[1], &r, sizeof r);
-    ::_exit(n == sizeof r ? 0 : 1);
-  }
-  ::close(fd[1]);
-  Report r;
-  if (pid < 0 || ::read(fd[0], &r, sizeof r) != static_cast<ssize_t>(sizeof r)) r = {};
-  ::close(fd[0]);
-  int ws = 0;
-  if (pid > 0) ::waitpid(pid, &ws, 0);
-  return r;
-}
 
 platform::CoreConfig quiet(isa::Arch a) {
   auto cfg = platform::default_core_config(a);
@@ -158,7 +135,7 @@ Report pipeline_once() {
 void BM_PeMatmulMx(benchmark::State& state) {
   Report last;
   for (auto _ : state) {
-    last = in_child(matmul_once);
+    last = bench::in_child<Report>("bench_pe", matmul_once);
     if (last.status != 0) {
       state.SkipWithError("run did not complete");
       return;
@@ -174,7 +151,7 @@ void BM_PeMatmulMx(benchmark::State& state) {
 void BM_Pipeline(benchmark::State& state) {
   Report last;
   for (auto _ : state) {
-    last = in_child(pipeline_once);
+    last = bench::in_child<Report>("bench_pe", pipeline_once);
     if (last.status != 0) {
       state.SkipWithError("run did not complete");
       return;

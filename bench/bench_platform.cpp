@@ -22,6 +22,7 @@
 #include <random>
 #include <vector>
 
+#include "bench/in_child.h"
 #include "models/isa/address_map.h"
 #include "models/isa/encodings.h"
 #include "models/numerics/dequant_stream.h"
@@ -129,11 +130,7 @@ ChildReport run_once(const Workload& w, const std::vector<std::uint8_t>& input) 
 
 // Forks, runs one platform instance in the child, returns its report.
 ChildReport run_in_child(const Workload& w, const std::vector<std::uint8_t>& input) {
-  int fd[2];
-  if (::pipe(fd) != 0) return {};
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::close(fd[0]);
+  return bench::in_child<ChildReport>("bench_platform", [&] {
     ChildReport rep;
     try {
       rep = run_once(w, input);
@@ -141,17 +138,8 @@ ChildReport run_in_child(const Workload& w, const std::vector<std::uint8_t>& inp
       std::fprintf(stderr, "bench_platform: %s\n", e.what());
       rep.status = -1;
     }
-    ssize_t n = ::write(fd[1], &rep, sizeof rep);
-    ::_exit(n == sizeof rep ? 0 : 1);
-  }
-  ::close(fd[1]);
-  ChildReport rep;
-  if (pid < 0 || ::read(fd[0], &rep, sizeof rep) != static_cast<ssize_t>(sizeof rep)) rep = {};
-  ::close(fd[0]);
-  int wstatus = 0;
-  if (pid > 0 && ::waitpid(pid, &wstatus, 0) == pid && WIFSIGNALED(wstatus))
-    std::fprintf(stderr, "bench_platform: child killed by signal %d\n", WTERMSIG(wstatus));
-  return rep;
+    return rep;
+  });
 }
 
 // Seconds for one memcpy of `bytes` (median of 15, warm buffers), measured

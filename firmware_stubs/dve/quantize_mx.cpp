@@ -272,26 +272,26 @@ void add_quantize_mx_kernels(KernelRegistry& r) {
   // lanes). Its initiation interval is the PACK bundle's issue cycles per
   // trip (TIMING.md: 4 elements / partition / cycle); the LEG B and LEG A
   // stage bundles issue once each as the pipeline fill. The scale scatter
-  // stores the scale rows, one per block row, in parallel partition lanes. Extract to scatter is one pipelined
-  // stream (Bundle::stream): the reads, the compute and the writes overlap.
-  r.add(Kernel{"quantize_mx_body",
-               kQuantizeMxBodyVa,
-               {
-                   {"dve.qmx.extract", kQmxExtractVa, 1, nullptr, extract_gather, true},
-                   {"dve.qmx.capture", kQmxCaptureVa, 1, nullptr, nullptr, true},
-                   {"dve.qmx.divide", kQmxDivideVa, 1, nullptr, divide_blocks, true},
-                   {"dve.qmx.normalize", kQmxNormalizeVa, 1, nullptr, nullptr, true},
-                   {"dve.qmx.pack", kQmxPackVa, 1,
-                    [](KernelContext& ctx) { return std::uint64_t{state(ctx).cols}; }, pack_store,
-                    true},
-                   {"dve.qmx.scatter", kQmxScatterVa, 1,
-                    [](KernelContext& ctx) {
-                      // The scale rows go to their partitions in parallel lanes.
-                      return state(ctx).cols == 0 ? std::uint64_t{0} : std::uint64_t{1};
-                    },
-                    scatter_scales, true},
-                   {"dve.qmx.return", kQmxReturnVa, 1, nullptr, nullptr},
-               }});
+  // stores the scale rows, one per block row, in parallel partition lanes. Extract to scatter is
+  // one pipelined stream (Bundle::stream): the reads, the compute and the writes overlap.
+  r.add(Kernel{
+      "quantize_mx_body",
+      kQuantizeMxBodyVa,
+      {
+          {"dve.qmx.extract", kQmxExtractVa, 1, nullptr, extract_gather, true},
+          {"dve.qmx.capture", kQmxCaptureVa, 1, nullptr, nullptr, true},
+          {"dve.qmx.divide", kQmxDivideVa, 1, nullptr, divide_blocks, true},
+          {"dve.qmx.normalize", kQmxNormalizeVa, 1, nullptr, nullptr, true},
+          {"dve.qmx.pack", kQmxPackVa, 1,
+           [](KernelContext& ctx) { return std::uint64_t{state(ctx).cols}; }, pack_store, true},
+          {"dve.qmx.scatter", kQmxScatterVa, 1,
+           [](KernelContext& ctx) {
+             // The scale rows go to their partitions in parallel lanes.
+             return state(ctx).cols == 0 ? std::uint64_t{0} : std::uint64_t{1};
+           },
+           scatter_scales, true},
+          {"dve.qmx.return", kQmxReturnVa, 1, nullptr, nullptr},
+      }});
 }
 
 }  // namespace tpb::fw

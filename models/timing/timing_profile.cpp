@@ -45,12 +45,8 @@ void merge_mem(MemCycles& m, const nlohmann::json& j, const std::string& key) {
 }
 
 // JSON keys of TimingConfig::pe_mx_row_pump, by MX_PERF_MODE (docs/ASM.md names).
-constexpr const char* kMxPerfModeNames[7] = {"none",
-                                             "quad_row",
-                                             "quad_row_interleave",
-                                             "quad_row_tiled",
-                                             "oct_row",
-                                             "oct_row_interleave",
+constexpr const char* kMxPerfModeNames[7] = {"none",           "quad_row", "quad_row_interleave",
+                                             "quad_row_tiled", "oct_row",  "oct_row_interleave",
                                              "oct_row_tiled"};
 
 nlohmann::json mem_json(const MemCycles& m) {

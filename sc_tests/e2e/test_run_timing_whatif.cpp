@@ -24,7 +24,7 @@ struct Outcome {
 };
 
 Outcome run(const std::string& dir, const std::string& tag, const std::string& program,
-        const json& profile) {
+            const json& profile) {
   const std::string prog = dir + "/" + tag + ".tpb", timing = dir + "/" + tag + ".json",
                     stats = dir + "/" + tag + ".stats.json", retire = dir + "/" + tag + ".retire";
   std::ofstream(prog) << program;
@@ -89,7 +89,8 @@ TEST(TimingWhatIf, HalvingSbufBandwidthSlowsAMemoryBoundKernelOnly) {
   EXPECT_EQ(cb_half.simulated_ps, cb.simulated_ps);
   EXPECT_EQ(engine(cb, "pool").at("memory_stall_cycles"), 0);
   // Memory-bound with 4 B beats: half the bandwidth takes about twice as long.
-  const Outcome mb = run(dir, "mb", kDequant, json{{"sbuf", {{"beat_bytes", 4}, {"beat_cycles", 2}}}});
+  const Outcome mb =
+      run(dir, "mb", kDequant, json{{"sbuf", {{"beat_bytes", 4}, {"beat_cycles", 2}}}});
   const Outcome mb_half =
       run(dir, "mb_half", kDequant, json{{"sbuf", {{"beat_bytes", 4}, {"beat_cycles", 4}}}});
   EXPECT_GT(engine(mb, "pool").at("memory_stall_cycles").get<std::uint64_t>(), 0u);
@@ -125,8 +126,8 @@ TEST(TimingWhatIf, TheQuantumDoesNotChangeAnyTime) {
   const std::string dir = scratch_dir("whatif-quantum");
   const json narrow = {{"sbuf", {{"beat_bytes", 8}, {"contention_window_cycles", 64}}}};
   json fine = narrow, coarse = narrow;
-  fine["quantum_ns"] = 1;         // about one cycle
-  coarse["quantum_ns"] = 10000;   // 10 us
+  fine["quantum_ns"] = 1;        // about one cycle
+  coarse["quantum_ns"] = 10000;  // 10 us
   const Outcome a = run(dir, "fine", kThreeStreams, fine);
   const Outcome b = run(dir, "coarse", kThreeStreams, coarse);
   EXPECT_EQ(a.simulated_ps, b.simulated_ps);

@@ -350,8 +350,7 @@ namespace {
 
 // The stall the second of two 4 KiB reads of `addr2` sees after one of
 // `addr1`, both issued at t = 0 on a target built from `m` of `arch`.
-sc_core::sc_time second_stall(isa::Arch arch, bool psum, std::uint64_t addr1,
-                              std::uint64_t addr2) {
+sc_core::sc_time second_stall(isa::Arch arch, bool psum, std::uint64_t addr1, std::uint64_t addr2) {
   const TimingConfig c = default_timing(arch);
   const MemCycles& m = psum ? c.psum : c.sbuf;
   const MemTiming t = mem_timing(c, m);
@@ -366,8 +365,7 @@ TEST(EngineConflicts, SbufIsSharedOnV2AndNotFromV3) {
   const std::uint64_t p5 = std::uint64_t{5} << 18;
   EXPECT_GT(second_stall(isa::Arch::Sunda, false, p5, p5 + 0x8000), sc_core::SC_ZERO_TIME);
   for (isa::Arch a : {isa::Arch::Cayman, isa::Arch::Mariana, isa::Arch::Maverick})
-    EXPECT_EQ(second_stall(a, false, p5, p5 + 0x8000), sc_core::SC_ZERO_TIME)
-        << isa::arch_name(a);
+    EXPECT_EQ(second_stall(a, false, p5, p5 + 0x8000), sc_core::SC_ZERO_TIME) << isa::arch_name(a);
   // Another partition never conflicts (its own SRAM).
   EXPECT_EQ(second_stall(isa::Arch::Sunda, false, p5, p5 + (1u << 18)), sc_core::SC_ZERO_TIME);
 }

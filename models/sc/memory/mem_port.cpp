@@ -87,8 +87,13 @@ std::optional<MemPort::DmiSpan> MemPort::dmi(std::uint64_t addr, std::uint64_t l
                                              bool for_write) {
   const Region* r = dmi_region(addr, len, for_write);
   if (!r) return std::nullopt;
-  DmiSpan s{r->ptr + (addr - r->start), r->read_latency, r->write_latency, std::nullopt,
-            r->arbiter, addr, nullptr};
+  DmiSpan s{r->ptr + (addr - r->start),
+            r->read_latency,
+            r->write_latency,
+            std::nullopt,
+            r->arbiter,
+            addr,
+            nullptr};
   if (r->has_timing) s.timing = r->timing;
   return s;
 }

@@ -50,7 +50,7 @@ class MemPort : public sc_core::sc_module {
     // sc_time_stamp().
     sc_core::sc_time cost(std::uint64_t len, const sc_core::sc_time& local_offset,
                           bool is_write) const;
-    std::uint64_t addr = 0;  // the address ptr points at (picks the arbiter's lane)
+    std::uint64_t addr = 0;                // the address ptr points at (picks the arbiter's lane)
     const StreamCharge* stream = nullptr;  // the port's open stream, if any
   };
   // A pointer to `addr` when [addr, addr + len) lies inside one granted DMI

@@ -40,12 +40,11 @@ struct MemTiming {
 // initiators sharing it slow each other down. A target has one lane per
 // partition (and bank) and direction: partitions are separate SRAMs with a
 // read and a write port, so only accesses to the same lane compete. Time is cut into windows of
-// MemTiming::contention_window; a lane's window holds that much beat time. An access books its beats from the window of its start time onward,
-// and ends no earlier than the window's booked load would finish. Booking per
-// window rather than "busy until" keeps the model insensitive to the order in
-// which temporally decoupled initiators (each ahead of sc_time_stamp() by its
-// own local offset) happen to run: an access is only delayed by beats booked
-// in its own or earlier windows.
+// MemTiming::contention_window; a lane's window holds that much beat time. An access books its
+// beats from the window of its start time onward, and ends no earlier than the window's booked load
+// would finish. Booking per window rather than "busy until" keeps the model insensitive to the
+// order in which temporally decoupled initiators (each ahead of sc_time_stamp() by its own local
+// offset) happen to run: an access is only delayed by beats booked in its own or earlier windows.
 class BandwidthArbiter {
  public:
   // `partitions` and `bytes_per_partition` describe the target (lane =
@@ -191,8 +190,8 @@ inline sc_core::sc_time mem_access_cost(const MemTiming& t, BandwidthArbiter* ar
   // A stream's access starts where its lane has got to.
   const sc_core::sc_time at =
       lanes ? offset + stream->lanes->lane_time(stream->lane, is_write) : offset;
-  const sc_core::sc_time full = arbiter->access(sc_core::sc_time_stamp(), at, len,
-                                                arbiter->lane_of(addr, is_write));
+  const sc_core::sc_time full =
+      arbiter->access(sc_core::sc_time_stamp(), at, len, arbiter->lane_of(addr, is_write));
   if (!lanes) return full;
   stream->lanes->add(stream->lane, is_write, full - t.latency, t.latency, len);
   return sc_core::SC_ZERO_TIME;
