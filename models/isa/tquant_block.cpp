@@ -99,7 +99,7 @@ class Lex {
         t.kind = Tok::Ident;
         t.text = std::string(s_.substr(p, q - p));
         p = q;
-      } else if (std::strchr(",=<>", c)) {
+      } else if (std::strchr(",=<>()", c)) {
         t.kind = Tok::Punct;
         t.text = std::string(1, c);
         ++p;
@@ -188,6 +188,53 @@ unsigned indexed(Lex& lx, const Tok& t, char prefix, unsigned max, const std::st
   return v;
 }
 
+// BSTOP [wait=eq|ge(semN, V)] [update=inc|dec(semN) | set(semN, V)]: the
+// word's EVENTS (SPEC §2) in the mnemonic syntax's spelling (convention: the
+// seed's block has no semaphores; an SFU block joins a semaphore-ordered
+// pipeline this way).
+void bstop_events(Lex& lx, Events& ev) {
+  bool have_value = false;
+  while (lx.peek().kind == Tok::Ident) {
+    const Tok key = lx.next();
+    const bool wait = iequal(key.text, "wait");
+    if (!wait && !iequal(key.text, "update"))
+      lx.fail(key.at, "expected wait=... or update=... after BSTOP, found " + Lex::describe(key));
+    lx.expect("=", "after " + key.text);
+    const Tok kind = lx.next();
+    const std::string k = kind.kind == Tok::Ident ? kind.text : "";
+    const bool has_value = wait ? (k == "eq" || k == "ge") : k == "set";
+    if (!has_value && (wait || (k != "inc" && k != "dec")))
+      lx.fail(kind.at, wait ? "expected eq(semN, VALUE) or ge(semN, VALUE) for wait"
+                            : "expected inc(semN), dec(semN) or set(semN, VALUE) for update");
+    lx.expect("(", "after " + k);
+    const Tok sem = lx.next();
+    const bool sem_ok = sem.kind == Tok::Ident && sem.text.size() > 3 && sem.text.size() <= 6 &&
+                        iequal(sem.text.substr(0, 3), "sem") &&
+                        sem.text.find_first_not_of("0123456789", 3) == std::string::npos;
+    if (!sem_ok) lx.fail(sem.at, "expected a semaphore semN, found " + Lex::describe(sem));
+    const unsigned long idx = std::stoul(sem.text.substr(3));
+    if (idx > 255) lx.fail(sem.at, "semaphore index " + sem.text.substr(3) + " past 255");
+    std::uint32_t value = 0;
+    if (has_value) {
+      lx.expect(",", "after the semaphore");
+      value = static_cast<std::uint32_t>(number(lx, lx.next(), "the value", 0, UINT32_MAX));
+      if (have_value && value != ev.sem_value)
+        lx.fail(kind.at, "wait and update=set share one sem_value: " +
+                             std::to_string(ev.sem_value) + " vs " + std::to_string(value));
+      have_value = true;
+      ev.sem_value = value;
+    }
+    lx.expect(")", "closing " + k);
+    if (wait) {
+      ev.wait_mode = k == "eq" ? 1 : 2;
+      ev.wait_idx = static_cast<std::uint8_t>(idx);
+    } else {
+      ev.update_mode = k == "inc" ? 1 : k == "dec" ? 2 : 3;
+      ev.update_idx = static_cast<std::uint8_t>(idx);
+    }
+  }
+}
+
 void end_of(Lex& lx, const char* stmt) {
   if (lx.peek().kind != Tok::End)
     lx.fail(lx.peek().at, std::string("unexpected ") + Lex::describe(lx.peek()) + " in " + stmt);
@@ -253,6 +300,7 @@ bool TquantBlockBuilder::add(std::string_view statement, const SourceLoc& loc) {
     return false;
   }
   if (iequal(kw, "BSTOP")) {
+    bstop_events(lx, w_.events);
     end_of(lx, "BSTOP");
     done_ = true;
   } else if (iequal(kw, "BSTART") || (kw.size() > 6 && iequal(kw.substr(0, 7), "BSTART."))) {
@@ -476,6 +524,17 @@ std::string disassemble_tquant_block(const RawInst& raw) {
     for (std::size_t k = 0; k < items.size(); ++k) s += (k ? ", " : " ") + items[k];
   }
   s += "; BSTOP";
+  const Events& ev = w.events;
+  if (ev.wait_mode == 1 || ev.wait_mode == 2)
+    s += std::string(" wait=") + (ev.wait_mode == 1 ? "eq" : "ge") + "(sem" +
+         std::to_string(ev.wait_idx) + ", " + std::to_string(ev.sem_value) + ")";
+  if (ev.update_mode >= 1 && ev.update_mode <= 3)
+    s += std::string(" update=") +
+         (ev.update_mode == 1   ? "inc"
+          : ev.update_mode == 2 ? "dec"
+                                : "set") +
+         "(sem" + std::to_string(ev.update_idx) +
+         (ev.update_mode == 3 ? ", " + std::to_string(ev.sem_value) : std::string()) + ")";
   try {
     if (assemble_tquant_block(s, SourceLoc{"", 1, 1}) == raw) return s;
   } catch (const AsmError&) {

@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include "sc_tests/e2e/tool_runner.h"
@@ -138,6 +139,42 @@ TEST(RunSfuTquant, TileSpecErrorsExit1) {
   EXPECT_EQ(
       run_tool("run " + p + " --load tile:1=" + source_path(kEx + "expected_t0.npy")).exit_code,
       1);  // not float32
+}
+
+// An SFU block in a semaphore-ordered pipeline: it waits for POOL's update
+// (BSTOP wait=...), so it issues only after POOL retires.
+TEST(RunSfuTquant, BlockWaitsOnASemaphoreSetByPool) {
+  const std::string d = scratch_dir("tq-sem");
+  const std::string prog = R"(.arch mariana
+.reg sfu r1 = 0x3ebd70a4
+.reg sfu r2 = -7
+.engine pool
+tensor_dequantize fmt=e2m1_to_e5m2 group=0 channels=32 \
+    src=t3d(sbuf(0, 0x0), step=[1, 0, 0], num=[1024, 1, 1]) \
+    dst=t3d(sbuf(0, 0x10000), step=[1, 0, 0], num=[2048, 1, 1]) update=inc(sem5)
+BSTART.SFU TQUANT, FP32; B.DATR S8, RNE, Sat=1; B.DIM LB0=24; B.DIM LB1=8; B.DIM LB2=32; B.IOR r1, r2; B.IOT T1, mask=1111, <last>, ->T0<1>; BSTOP wait=ge(sem5, 1)
+)";
+  const ToolResult r = run_tool(
+      "run " + write(d, "p.tpb", prog) + " --load tile:1:32=" + source_path(kEx + "input.npy") +
+      " --dump tile:0=" + d + "/t0.npy --retire " + d + "/r.txt --stats " + d + "/s.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Same result as the example's first block, computed independently.
+  EXPECT_EQ(read_text(d + "/t0.npy"), read_text(source_path(kEx + "expected_t0.npy")));
+  std::istringstream retire(read_text(d + "/r.txt"));
+  std::uint64_t t_pool = 0, t_sfu = 0;
+  std::string line;
+  while (std::getline(retire, line)) {
+    std::istringstream f(line);
+    std::uint64_t ps;
+    std::string eng;
+    f >> ps >> eng;
+    (eng == "pool" ? t_pool : t_sfu) = ps;
+  }
+  ASSERT_GT(t_pool, 0u);
+  EXPECT_GT(t_sfu, t_pool);
+  const json s = json::parse(read_text(d + "/s.json"));
+  for (const auto& e : s.at("engines"))
+    if (e.at("name") == "sfu") EXPECT_GT(e.at("stall_cycles").get<std::uint64_t>(), 0u);
 }
 
 }  // namespace

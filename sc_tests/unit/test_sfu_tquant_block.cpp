@@ -113,3 +113,54 @@ TEST(TquantBlock, RandomWordsRoundTrip) {
 }
 
 }  // namespace
+
+// EVENTS on a block (convention, docs/ASM.md): after BSTOP, in the mnemonic
+// syntax's spelling; bytes 4..11 as SPEC §2 lays them out.
+TEST(TquantBlock, BstopCarriesTheWordsEvents) {
+  const std::string base =
+      "BSTART.SFU TQUANT, FP32; B.DATR U8, RTZ, Sat=0; B.DIM LB0=8; "
+      "B.IOT T3, mask=1, <last>, ->T4<1>; BSTOP";
+  const RawInst w =
+      assemble_statement(base + " wait=ge(sem7, 3) update=set(sem9, 3)", SourceLoc{"t", 1, 1});
+  // wait_mode 2 (>=), wait_idx 7, update_mode 3 (=), update_idx 9, sem_value 3.
+  EXPECT_EQ(w[4], 2);
+  EXPECT_EQ(w[5], 7);
+  EXPECT_EQ(w[6], 3);
+  EXPECT_EQ(w[7], 9);
+  EXPECT_EQ(w[8], 3);
+  EXPECT_EQ(w[9] | w[10] | w[11], 0);
+  const std::string back = disassemble_mnemonic(w);
+  EXPECT_NE(back.find("BSTOP wait=ge(sem7, 3) update=set(sem9, 3)"), std::string::npos) << back;
+  EXPECT_EQ(assemble_statement(back, SourceLoc{"t", 1, 1}), w);
+  // Without events the word is the seed's (EVENTS zero).
+  const RawInst plain = assemble_statement(base, SourceLoc{"t", 1, 1});
+  for (int b = 4; b < 12; ++b) EXPECT_EQ(plain[b], 0) << b;
+  const RawInst inc = assemble_statement(base + " update=inc(sem2)", SourceLoc{"t", 1, 1});
+  EXPECT_EQ(inc[6], 1);
+  EXPECT_EQ(inc[7], 2);
+}
+
+TEST(TquantBlock, BstopEventErrorsNameWhatIsWrong) {
+  const std::string base =
+      "BSTART.SFU TQUANT, FP32; B.DATR S8, RNE, Sat=1; B.DIM LB0=8; "
+      "B.IOT T1, mask=1, <last>, ->T0<1>; BSTOP";
+  const struct {
+    const char* tail;
+    const char* says;
+  } cases[] = {
+      {" wait=lt(sem1, 1)", "expected eq(semN, VALUE) or ge(semN, VALUE)"},
+      {" update=set(sem1)", "expected ','"},
+      {" wait=eq(s1, 1)", "expected a semaphore semN"},
+      {" wait=eq(sem300, 1)", "past 255"},
+      {" wait=eq(sem1, 1) update=set(sem2, 2)", "share one sem_value"},
+      {" when=eq(sem1, 1)", "expected wait=... or update=..."},
+  };
+  for (const auto& c : cases) {
+    try {
+      assemble_statement(base + c.tail, SourceLoc{"t", 1, 1});
+      ADD_FAILURE() << c.tail << ": no error";
+    } catch (const AsmError& e) {
+      EXPECT_NE(e.message().find(c.says), std::string::npos) << c.tail << ": " << e.message();
+    }
+  }
+}
