@@ -65,11 +65,12 @@ QuantResult tquant_element(std::uint32_t x_bits, std::uint32_t m_bits, std::int3
       shift = kMaxShift;
       p = 1;
     }
-    num = (neg ? -p : p) + (i128{zero_point} << shift);
+    // Scaled by multiplication: shifting a negative value left is undefined in C++17.
+    num = (neg ? -p : p) + i128{zero_point} * (i128{1} << shift);
   }
   // Floor and remainder: num = q * 2^shift + r, 0 <= r < 2^shift.
   const i128 q = num >> shift;  // arithmetic shift: floor
-  const i128 r = num - (q << shift);
+  const i128 r = num - q * (i128{1} << shift);
   QuantResult out;
   i128 y = q;
   if (r != 0) {
