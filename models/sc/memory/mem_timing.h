@@ -142,11 +142,13 @@ class StreamLanes {
   // How far lane `lane` has streamed in this direction (its next access
   // starts there).
   const sc_core::sc_time& lane_time(unsigned lane, bool is_write) const {
-    return (is_write ? write_ : read_)[lane % kLanes];
+    return is_write ? write_[lane % kLanes] : read_[lane % kLanes];
   }
   void add(unsigned lane, bool is_write, const sc_core::sc_time& beats,
            const sc_core::sc_time& latency, std::uint64_t len) {
-    sc_core::sc_time& l = (is_write ? write_ : read_)[lane % kLanes];
+    // Index each array on its own: a conditional over the two arrays is
+    // evaluated as a temporary by GCC 12 at -O0.
+    sc_core::sc_time& l = is_write ? write_[lane % kLanes] : read_[lane % kLanes];
     l += beats;
     sc_core::sc_time& m = is_write ? max_write_ : max_read_;
     if (l > m) m = l;
