@@ -118,7 +118,8 @@ std::uint64_t mem_addr(const MemSpec& m, std::size_t row) {
 }
 
 void check_rows(const MemSpec& m, std::size_t rows) {
-  if (m.partition + rows > isa::kNumPartitions)
+  // Overflow-safe: rows can be anything a user or a .npy header gives.
+  if (rows > isa::kNumPartitions - m.partition)
     throw SpecError(fmt::format("'{}': {} rows from partition {} run past partition 127", m.text,
                                 rows, m.partition));
 }
@@ -145,6 +146,11 @@ void do_dump(platform::TpbCore& core, const MemSpec& m) {
   io::NpyArray a;
   a.dtype = m.dtype;
   a.shape = {m.rows, m.cols};
+  if (m.cols > (isa::kPartitionSlot - m.offset) / io::npy_itemsize(m.dtype))
+    throw SpecError(
+        fmt::format("'{}': {} columns of {} bytes from offset {} run past the end of "
+                    "the 256 KiB partition",
+                    m.text, m.cols, io::npy_itemsize(m.dtype), m.offset));
   const std::size_t row_bytes = m.cols * io::npy_itemsize(m.dtype);
   a.data.resize(m.rows * row_bytes);
   for (std::size_t r = 0; r < m.rows; ++r) {

@@ -153,7 +153,19 @@ void TpbCore::ensure_elaborated() {
 void TpbCore::backdoor(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
                        std::size_t len) {
   ensure_elaborated();
-  // Per partition slot: an access may not cross a partition (SPEC §2).
+  // SBUF / PSUM: one partition at most (SPEC §2); a load or dump that would
+  // run past the partition's end is refused, never spilled into the next.
+  const bool partitioned = addr < (std::uint64_t{1} << 26);
+  if (partitioned && len > 0) {
+    const std::uint64_t slot_end = (addr | (isa::kPartitionSlot - 1)) + 1;
+    if (len > slot_end - addr)
+      throw std::runtime_error(fmt::format(
+          "{} of {} bytes at 0x{:07x} (partition {}, offset 0x{:x}) runs {} bytes past the "
+          "end of the partition: a load or dump stays in one partition",
+          cmd == tlm::TLM_WRITE_COMMAND ? "load" : "dump", len, addr,
+          isa::partition_of(static_cast<std::uint32_t>(addr)),
+          isa::offset_of(static_cast<std::uint32_t>(addr)), len - (slot_end - addr)));
+  }
   while (len > 0) {
     const std::uint64_t slot_end = (addr | (isa::kPartitionSlot - 1)) + 1;
     const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(len, slot_end - addr));

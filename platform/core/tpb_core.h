@@ -83,7 +83,8 @@ class TpbCore : public sc_core::sc_module {
   std::uint32_t reg(isa::Engine e, unsigned r) const;
 
   // Backdoor (transport_dbg through the router, untimed). Throws
-  // std::runtime_error naming the address when any byte is not backed.
+  // std::runtime_error naming the address when any byte is not backed, or
+  // when an SBUF / PSUM access would run past the end of its partition.
   void load_memory(std::uint64_t addr, const void* data, std::size_t len);
   void dump_memory(std::uint64_t addr, void* data, std::size_t len);
   std::vector<std::uint8_t> dump_memory(std::uint64_t addr, std::size_t len);

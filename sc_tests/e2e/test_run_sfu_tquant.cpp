@@ -174,7 +174,9 @@ BSTART.SFU TQUANT, FP32; B.DATR S8, RNE, Sat=1; B.DIM LB0=24; B.DIM LB1=8; B.DIM
   EXPECT_GT(t_sfu, t_pool);
   const json s = json::parse(read_text(d + "/s.json"));
   for (const auto& e : s.at("engines"))
-    if (e.at("name") == "sfu") EXPECT_GT(e.at("stall_cycles").get<std::uint64_t>(), 0u);
+    if (e.at("name") == "sfu") {
+      EXPECT_GT(e.at("stall_cycles").get<std::uint64_t>(), 0u);
+    }
 }
 
 }  // namespace

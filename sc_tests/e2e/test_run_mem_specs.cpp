@@ -1,0 +1,81 @@
+// --load / --dump never cross a partition end and never wrap: a shape or a
+// .npy header past what one partition (or partition 127) holds is exit 1
+// naming the spec, before or instead of touching memory.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <fstream>
+#include <string>
+
+#include "sc_tests/e2e/tool_runner.h"
+
+namespace tpb::e2e {
+namespace {
+
+// A .npy of `rows` x `cols` uint8 whose header may claim more than it holds.
+void write_u8_npy(const std::string& path, const std::string& shape, std::size_t bytes) {
+  std::string header = "{'descr': '|u1', 'fortran_order': False, 'shape': " + shape + ", }";
+  header += std::string(64 - (10 + header.size() + 1) % 64, ' ') + "\n";
+  std::ofstream out(path, std::ios::binary);
+  out << "\x93NUMPY" << char(1) << char(0) << char(header.size() & 0xFF) << char(header.size() >> 8)
+      << header << std::string(bytes, '\x5a');
+}
+
+std::string empty_program(const std::string& dir) {
+  const std::string p = dir + "/empty.tpb";
+  std::ofstream(p) << ".arch mariana\n";
+  return p;
+}
+
+TEST(RunMemSpecs, ADumpWhoseRowsWrapIsRefused) {
+  const std::string d = scratch_dir("spec-dump-wrap");
+  const ToolResult r = run_tool("run " + empty_program(d) +
+                                " -q --dump sbuf:1:0:18446744073709551615x4:u8=" + d + "/o.npy");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("run past partition 127"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::ifstream(d + "/o.npy").good());
+}
+
+TEST(RunMemSpecs, ADumpRowPastThePartitionEndIsRefused) {
+  const std::string d = scratch_dir("spec-dump-cols");
+  const ToolResult r =
+      run_tool("run " + empty_program(d) + " -q --dump sbuf:0:0x3ff00:1x512:u8=" + d + "/o.npy");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("run past the end of the 256 KiB partition"), std::string::npos) << r.err;
+  // Columns whose byte count wraps 2^64 are refused the same way.
+  const ToolResult w = run_tool("run " + empty_program(d) +
+                                " -q --dump sbuf:0:0:1x4611686018427387905:u32=" + d + "/w.npy");
+  EXPECT_EQ(w.exit_code, 1) << w.err;
+  EXPECT_NE(w.err.find("run past the end"), std::string::npos) << w.err;
+}
+
+TEST(RunMemSpecs, ALoadPastThePartitionEndIsRefusedNotSpilled) {
+  const std::string d = scratch_dir("spec-load-spill");
+  write_u8_npy(d + "/row.npy", "(1, 1024)", 1024);
+  // Partition 0 into 1, 127 into the PSUM: the slot's end is the limit.
+  for (const char* at : {"sbuf:0:0x3ff00", "sbuf:127:0x3ff00"}) {
+    const ToolResult r = run_tool("run " + empty_program(d) + " -q --load " + at + "=" + d +
+                                  "/row.npy --dump sbuf:1:0:1x16:u8=" + d + "/next.npy");
+    EXPECT_EQ(r.exit_code, 1) << at << ": " << r.err;
+    EXPECT_NE(r.err.find(at), std::string::npos) << r.err;  // names the spec
+    EXPECT_NE(r.err.find("runs 768 bytes past the end of the partition"), std::string::npos)
+        << r.err;
+  }
+  // The PSUM's 16 KiB: past its capacity inside the slot.
+  const ToolResult p =
+      run_tool("run " + empty_program(d) + " -q --load psum:5:0x3f00=" + d + "/row.npy");
+  EXPECT_EQ(p.exit_code, 1) << p.err;
+  EXPECT_NE(p.err.find("past capacity"), std::string::npos) << p.err;
+}
+
+TEST(RunMemSpecs, ANpyHeaderWithHugeRowsFailsAtOnce) {
+  const std::string d = scratch_dir("spec-npy-rows");
+  write_u8_npy(d + "/huge.npy", "(18446744073709551615, 0)", 0);
+  const ToolResult r =
+      run_tool("run " + empty_program(d) + " -q --load sbuf:1:0=" + d + "/huge.npy");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_FALSE(r.err.empty());
+}
+
+}  // namespace
+}  // namespace tpb::e2e
