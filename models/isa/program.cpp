@@ -2,6 +2,7 @@
 // the home engine of each opcode (its opcode-table row). The text parser is
 // in asm.cpp.
 #include "models/isa/program.h"
+#include "models/isa/input_file.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -96,6 +97,8 @@ Program parse_binary(const std::vector<std::uint8_t>& bytes, const std::string& 
 }
 
 Program load_program(const std::string& path) {
+  if (const std::string why = input_file_problem(path); !why.empty())
+    throw std::runtime_error(path + ": " + why);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
   std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),

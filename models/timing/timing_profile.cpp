@@ -1,5 +1,7 @@
 #include "models/timing/timing_profile.h"
 
+#include "models/isa/input_file.h"
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -195,6 +197,8 @@ void merge_timing(TimingConfig& c, const nlohmann::json& j) {
 }
 
 void merge_timing_file(TimingConfig& c, const std::string& path) {
+  if (const std::string why = isa::input_file_problem(path); !why.empty())
+    throw TimingError(path + ": " + why);
   std::ifstream in(path);
   if (!in) throw TimingError(path + ": cannot open timing profile");
   nlohmann::json j;

@@ -1,5 +1,7 @@
 #include "platform/io/npy.h"
 
+#include "models/isa/input_file.h"
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -254,6 +256,8 @@ bool parse_dump_dtype(std::string_view name, NpyDtype& out) {
 }
 
 NpyArray read_npy(const std::string& path) {
+  if (const std::string why = isa::input_file_problem(path); !why.empty())
+    throw NpyError(path, why);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw NpyError(path, std::string("cannot open: ") + std::strerror(errno));
   const std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -1,6 +1,7 @@
 // --load / --dump never cross a partition end and never wrap: a shape or a
 // .npy header past what one partition (or partition 127) holds is exit 1
-// naming the spec, before or instead of touching memory.
+// naming the spec, before or instead of touching memory. Inputs that are not
+// files are named as such.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -75,6 +76,25 @@ TEST(RunMemSpecs, ANpyHeaderWithHugeRowsFailsAtOnce) {
       run_tool("run " + empty_program(d) + " -q --load sbuf:1:0=" + d + "/huge.npy");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_FALSE(r.err.empty());
+}
+
+// A directory where a file is expected is named as such (not a stream
+// error), for every input of run, asm and check; exit 1.
+TEST(RunInputs, ADirectoryGivenAsAFileIsNamed) {
+  const std::string d = scratch_dir("input-dir");
+  const std::string prog = empty_program(d);
+  for (const std::string& args :
+       {"run " + d, "run " + prog + " --timing " + d, "run " + prog + " --load sbuf:0:0=" + d,
+        "asm " + d + " -o " + d + "/x.bin", "check " + d}) {
+    const ToolResult r = run_tool(args);
+    EXPECT_EQ(r.exit_code, 1) << args << ": " << r.err;
+    EXPECT_NE(r.err.find(d + ": is a directory, not a file"), std::string::npos)
+        << args << ": " << r.err;
+  }
+  const ToolResult missing = run_tool("run " + d + "/nope.tpb");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("nope.tpb: cannot open: no such file"), std::string::npos)
+      << missing.err;
 }
 
 }  // namespace
