@@ -1,12 +1,16 @@
 // `tpbsim run PROGRAM [options]` (SPEC §9): simulate a program on one core.
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -250,6 +254,69 @@ void do_dump_tile(platform::TpbCore& core, const TileSpec& t) {
   io::write_npy(t.file, a);
 }
 
+// Every output of a run is staged: written to PATH.tpbsim-tmp beside it and
+// renamed into place only when complete, so a failed or interrupted write
+// never leaves a half-written file under the real name, and an output never
+// truncates an input or another output.
+class StagedOutputs {
+ public:
+  void add(std::string option, std::string path) {
+    outs_.push_back({std::move(option), std::move(path)});
+  }
+  static std::string temp(const std::string& path) { return path + ".tpbsim-tmp"; }
+
+  // Before anything runs: an output that names an input or another output,
+  // or that cannot be created, is an error listing every such output; then
+  // nothing is written.
+  std::string check(const std::vector<std::pair<std::string, std::string>>& inputs) const {
+    namespace fs = std::filesystem;
+    auto same = [](const std::string& a, const std::string& b) {
+      std::error_code e1, e2;
+      const fs::path pa = fs::weakly_canonical(a, e1), pb = fs::weakly_canonical(b, e2);
+      return e1 || e2 ? a == b : pa == pb;
+    };
+    std::vector<std::string> bad;
+    for (std::size_t i = 0; i < outs_.size(); ++i) {
+      const auto& [opt, path] = outs_[i];
+      for (const auto& [iopt, ipath] : inputs)
+        if (same(path, ipath))
+          bad.push_back(fmt::format("{} {} names the input of {}", opt, path, iopt));
+      for (std::size_t j = 0; j < i; ++j)
+        if (same(path, outs_[j].second))
+          bad.push_back(fmt::format("{} {} names the output of {} too", opt, path, outs_[j].first));
+    }
+    if (bad.empty())
+      for (const auto& [opt, path] : outs_) {
+        std::error_code ec;
+        if (fs::is_directory(path, ec)) {
+          bad.push_back(fmt::format("{} {} is a directory", opt, path));
+          continue;
+        }
+        const bool ok = std::ofstream(temp(path)).good();
+        fs::remove(temp(path), ec);
+        if (!ok)
+          bad.push_back(fmt::format("{} {}: cannot create ({})", opt, path, std::strerror(errno)));
+      }
+    if (bad.empty()) return "";
+    std::string msg = "refused before running, nothing written:";
+    for (const auto& b : bad) msg += "\n  " + b;
+    return msg;
+  }
+  // Renames a complete temp into place; on failure removes it and says so.
+  static void commit(const std::string& path) {
+    if (std::rename(temp(path).c_str(), path.c_str()) != 0) {
+      const int err = errno;
+      std::remove(temp(path).c_str());
+      throw std::runtime_error(
+          fmt::format("{}: not written (rename failed: {})", path, std::strerror(err)));
+    }
+  }
+  static void discard(const std::string& path) { std::remove(temp(path).c_str()); }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> outs_;
+};
+
 constexpr const char* kUsage = "usage: tpbsim run PROGRAM [options]\n";
 
 }  // namespace
@@ -359,9 +426,27 @@ int cmd_run(const Args& args) {
   cfg.trace_signals = !vcd.empty();
   cfg.trace_slices = !perfetto.empty();
 
+  StagedOutputs outputs;
+  for (const auto& [opt, path] : {std::pair<const char*, const std::string*>{"--vcd", &vcd},
+                                  {"--perfetto", &perfetto},
+                                  {"--stats", &stats_file},
+                                  {"--retire", &retire_file},
+                                  {"--dump-timing", &dump_timing}})
+    if (!path->empty()) outputs.add(opt, *path);
+  for (const MemSpec& m : dump_specs) outputs.add("--dump " + m.text, m.file);
+  for (const TileSpec& t : tile_dumps) outputs.add("--dump " + t.text, t.file);
+  std::vector<std::pair<std::string, std::string>> inputs = {{"PROGRAM", program_path}};
+  if (!timing_file.empty()) inputs.push_back({"--timing", timing_file});
+  for (const MemSpec& m : load_specs) inputs.push_back({"--load " + m.text, m.file});
+  for (const TileSpec& t : tile_loads) inputs.push_back({"--load " + t.text, t.file});
+  if (const std::string why = outputs.check(inputs); !why.empty()) {
+    std::fprintf(stderr, "tpbsim run: error: %s\n", why.c_str());
+    return 1;
+  }
+
   std::unique_ptr<std::ofstream> retire_out;
   if (!retire_file.empty()) {
-    retire_out = std::make_unique<std::ofstream>(retire_file);
+    retire_out = std::make_unique<std::ofstream>(StagedOutputs::temp(retire_file));
     if (!*retire_out) {
       std::fprintf(stderr, "tpbsim run: error: %s: cannot open for writing\n", retire_file.c_str());
       return 1;
@@ -374,14 +459,20 @@ int cmd_run(const Args& args) {
     core = new platform::TpbCore("tpb", cfg);
     core->load_program(program);
     if (!dump_timing.empty()) {
-      std::ofstream out(dump_timing);
+      std::ofstream out(StagedOutputs::temp(dump_timing));
       out << core->effective_timing().dump(2) << "\n";
-      if (!out) throw std::runtime_error(dump_timing + ": cannot write the timing profile");
+      out.close();
+      if (!out) {
+        StagedOutputs::discard(dump_timing);
+        throw std::runtime_error(dump_timing + ": cannot write the timing profile");
+      }
+      StagedOutputs::commit(dump_timing);
     }
     for (const MemSpec& m : load_specs) do_load(*core, m);
     for (const TileSpec& t : tile_loads) do_load_tile(*core, t);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tpbsim run: error: %s\n", e.what());
+    if (retire_out) StagedOutputs::discard(retire_file);
     return 1;
   }
   if (retire_out)
@@ -394,25 +485,60 @@ int cmd_run(const Args& args) {
   if (rc != 0)
     std::fprintf(stderr, "tpbsim run: %s: %s\n", status_name(r.status), r.message.c_str());
 
-  // Outputs are written on every outcome, so a fault leaves complete files.
-  try {
-    if (retire_out) retire_out->flush();
-    if (!vcd.empty()) trace::write_vcd(core->recorder(), vcd);
-    if (!perfetto.empty()) trace::write_perfetto(core->recorder(), perfetto);
-    if (!stats_file.empty()) {
+  // Outputs are written on every outcome, so a fault leaves complete files;
+  // each one independently, staged and renamed, so one failing (a full disk)
+  // neither half-writes it nor stops the others.
+  std::vector<std::string> failed;
+  auto write_one = [&](const std::string& path, const std::function<void(const std::string&)>& w) {
+    try {
+      w(StagedOutputs::temp(path));
+      StagedOutputs::commit(path);
+    } catch (const std::exception& e) {
+      StagedOutputs::discard(path);
+      std::fprintf(stderr, "tpbsim run: error: %s\n", e.what());
+      failed.push_back(path);
+    }
+  };
+  if (retire_out)
+    write_one(retire_file, [&](const std::string&) {
+      retire_out->close();
+      if (!*retire_out) throw std::runtime_error(retire_file + ": write failed");
+    });
+  if (!vcd.empty())
+    write_one(vcd, [&](const std::string& t) { trace::write_vcd(core->recorder(), t); });
+  if (!perfetto.empty())
+    write_one(perfetto, [&](const std::string& t) { trace::write_perfetto(core->recorder(), t); });
+  if (!stats_file.empty())
+    write_one(stats_file, [&](const std::string& t) {
       trace::RunStats s = core->stats();
       s.program = program_path;
-      trace::write_stats(s, stats_file);
-    }
-    for (const MemSpec& m : dump_specs) do_dump(*core, m);
-    for (const TileSpec& t : tile_dumps) do_dump_tile(*core, t);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tpbsim run: error: %s\n", e.what());
+      trace::write_stats(s, t);
+    });
+  for (MemSpec m : dump_specs) {
+    const std::string final_path = m.file;
+    write_one(final_path, [&](const std::string& t) {
+      m.file = t;
+      do_dump(*core, m);
+    });
+  }
+  for (TileSpec ts : tile_dumps) {
+    const std::string final_path = ts.file;
+    write_one(final_path, [&](const std::string& t) {
+      ts.file = t;
+      do_dump_tile(*core, ts);
+    });
+  }
+  if (!failed.empty()) {
+    std::string list;
+    for (const auto& f : failed) list += (list.empty() ? "" : ", ") + f;
+    std::fprintf(stderr, "tpbsim run: error: not written: %s\n", list.c_str());
     if (rc == 0) rc = 1;
   }
+  // stdout never says "ok" when the exit code is not 0.
   if (!quiet)
     std::printf("tpbsim run: %s, arch %s, simulated %.3f ns, %llu instructions\n",
-                status_name(r.status), std::string(isa::arch_name(arch)).c_str(),
+                rc == 1 ? "error" : status_name(r.status),
+                std::string(isa::arch_name(arch)).c_str(),
                 static_cast<double>(r.simulated_ps) / 1000.0,
                 static_cast<unsigned long long>(r.instructions));
   return rc;

@@ -4,6 +4,7 @@
 // files are named as such.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <string>
@@ -95,6 +96,55 @@ TEST(RunInputs, ADirectoryGivenAsAFileIsNamed) {
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("nope.tpb: cannot open: no such file"), std::string::npos)
       << missing.err;
+}
+
+// Outputs never clobber inputs or each other, and are refused before the run
+// (nothing written) when one cannot be created.
+TEST(RunOutputs, AnOutputNamingAnInputOrAnotherOutputIsRefused) {
+  const std::string d = scratch_dir("out-clash");
+  write_u8_npy(d + "/in.npy", "(1, 16)", 16);
+  const std::string before = read_text(d + "/in.npy");
+  const std::string prog = empty_program(d);
+  const ToolResult r = run_tool("run " + prog + " --load sbuf:0:0=" + d + "/in.npy --retire " + d +
+                                "/in.npy --stats " + d + "/s.json");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("--retire " + d + "/in.npy names the input of --load"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(read_text(d + "/in.npy"), before);        // not truncated
+  EXPECT_FALSE(std::ifstream(d + "/s.json").good());  // nothing written
+  EXPECT_EQ(r.out.find("ok"), std::string::npos) << r.out;
+  // The program itself, and two outputs on one path (spelled differently).
+  EXPECT_EQ(run_tool("run " + prog + " --vcd " + prog).exit_code, 1);
+  const ToolResult two =
+      run_tool("run " + prog + " --stats " + d + "/x.json --vcd " + d + "/./x.json");
+  EXPECT_EQ(two.exit_code, 1);
+  EXPECT_NE(two.err.find("names the output of --vcd too"), std::string::npos) << two.err;
+}
+
+TEST(RunOutputs, AnOutputThatCannotBeCreatedStopsAllBeforeTheRun) {
+  const std::string d = scratch_dir("out-uncreatable");
+  const ToolResult r = run_tool("run " + empty_program(d) + " --stats " + d + "/s.json --vcd " + d +
+                                "/no/such/dir/run.vcd");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("--vcd " + d + "/no/such/dir/run.vcd: cannot create"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("nothing written"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::ifstream(d + "/s.json").good());
+  EXPECT_FALSE(std::ifstream(d + "/s.json.tpbsim-tmp").good());
+}
+
+TEST(RunOutputs, OutputsAppearWholeUnderTheirNames) {
+  const std::string d = scratch_dir("out-whole");
+  const ToolResult r = run_tool("run " + source_path("traces/workloads/pipeline/program.tpb") +
+                                " -q --stats " + d + "/s.json --retire " + d + "/r.txt --vcd " + d +
+                                "/v.vcd --dump-timing " + d + "/t.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* f : {"/s.json", "/r.txt", "/v.vcd", "/t.json"}) {
+    EXPECT_TRUE(std::ifstream(d + f).good()) << f;
+    EXPECT_FALSE(std::ifstream(d + f + std::string(".tpbsim-tmp")).good()) << f;
+  }
+  const std::string retire = read_text(d + "/r.txt");
+  EXPECT_EQ(std::count(retire.begin(), retire.end(), '\n'), 5);  // the pipeline's 5 instructions
 }
 
 }  // namespace
