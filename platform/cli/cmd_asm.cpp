@@ -2,7 +2,10 @@
 // (raw words or text -> program text), SPEC §9, docs/ASM.md.
 #include <boost/program_options.hpp>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -46,11 +49,22 @@ bool parse_in_out(const char* cmd, const Args& args, const po::options_descripti
   return true;
 }
 
+// Writes a file whole: to PATH.tpbsim-tmp, closed and checked, then renamed
+// into place, so a full disk never leaves a half-written file reported as
+// written. A device or a pipe (/dev/stdout) is written in place.
 bool write_file(const char* cmd, const std::string& path, const void* data, std::size_t n) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  const bool staged = ec || !std::filesystem::exists(st) || std::filesystem::is_regular_file(st);
+  const std::string tmp = staged ? path + ".tpbsim-tmp" : path;
+  std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
   if (f) f.write(static_cast<const char*>(data), static_cast<std::streamsize>(n));
-  if (!f) {
-    std::fprintf(stderr, "tpbsim %s: error: cannot write %s\n", cmd, path.c_str());
+  if (f) f.close();
+  const int err = errno;
+  if (!f || (staged && std::rename(tmp.c_str(), path.c_str()) != 0)) {
+    if (staged) std::remove(tmp.c_str());
+    std::fprintf(stderr, "tpbsim %s: error: cannot write %s (%s); nothing written\n", cmd,
+                 path.c_str(), std::strerror(f ? errno : err));
     return false;
   }
   return true;

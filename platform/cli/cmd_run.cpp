@@ -263,7 +263,16 @@ class StagedOutputs {
   void add(std::string option, std::string path) {
     outs_.push_back({std::move(option), std::move(path)});
   }
-  static std::string temp(const std::string& path) { return path + ".tpbsim-tmp"; }
+  // A device or a pipe (/dev/null, /dev/stdout) is written in place: it
+  // cannot be replaced by a rename, and must not be.
+  static bool staged(const std::string& path) {
+    std::error_code ec;
+    const auto st = std::filesystem::status(path, ec);
+    return ec || !std::filesystem::exists(st) || std::filesystem::is_regular_file(st);
+  }
+  static std::string temp(const std::string& path) {
+    return staged(path) ? path + ".tpbsim-tmp" : path;
+  }
 
   // Before anything runs: an output that names an input or another output,
   // or that cannot be created, is an error listing every such output; then
@@ -292,8 +301,8 @@ class StagedOutputs {
           bad.push_back(fmt::format("{} {} is a directory", opt, path));
           continue;
         }
-        const bool ok = std::ofstream(temp(path)).good();
-        fs::remove(temp(path), ec);
+        const bool ok = std::ofstream(temp(path), std::ios::app).good();
+        if (staged(path)) fs::remove(temp(path), ec);
         if (!ok)
           bad.push_back(fmt::format("{} {}: cannot create ({})", opt, path, std::strerror(errno)));
       }
@@ -304,6 +313,7 @@ class StagedOutputs {
   }
   // Renames a complete temp into place; on failure removes it and says so.
   static void commit(const std::string& path) {
+    if (!staged(path)) return;
     if (std::rename(temp(path).c_str(), path.c_str()) != 0) {
       const int err = errno;
       std::remove(temp(path).c_str());
@@ -311,7 +321,9 @@ class StagedOutputs {
           fmt::format("{}: not written (rename failed: {})", path, std::strerror(err)));
     }
   }
-  static void discard(const std::string& path) { std::remove(temp(path).c_str()); }
+  static void discard(const std::string& path) {
+    if (staged(path)) std::remove(temp(path).c_str());
+  }
 
  private:
   std::vector<std::pair<std::string, std::string>> outs_;

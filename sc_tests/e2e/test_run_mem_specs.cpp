@@ -147,5 +147,20 @@ TEST(RunOutputs, OutputsAppearWholeUnderTheirNames) {
   EXPECT_EQ(std::count(retire.begin(), retire.end(), '\n'), 5);  // the pipeline's 5 instructions
 }
 
+// A full disk (/dev/full) is exit 1 naming the file, the other outputs are
+// still written whole, and stdout does not say ok.
+TEST(RunOutputs, AFullDiskIsAnErrorNamingTheFile) {
+  const std::string d = scratch_dir("out-full");
+  const std::string prog = source_path("traces/workloads/pipeline/program.tpb");
+  const ToolResult r = run_tool("run " + prog + " --retire /dev/full --stats " + d + "/s.json");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("not written: /dev/full"), std::string::npos) << r.err;
+  EXPECT_TRUE(std::ifstream(d + "/s.json").good());
+  EXPECT_EQ(r.out.find(": ok,"), std::string::npos) << r.out;
+  const ToolResult a = run_tool("asm " + prog + " -o /dev/full");
+  EXPECT_EQ(a.exit_code, 1) << a.err;
+  EXPECT_NE(a.err.find("cannot write /dev/full"), std::string::npos) << a.err;
+}
+
 }  // namespace
 }  // namespace tpb::e2e
