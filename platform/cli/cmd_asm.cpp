@@ -5,7 +5,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -53,10 +52,8 @@ bool parse_in_out(const char* cmd, const Args& args, const po::options_descripti
 // into place, so a full disk never leaves a half-written file reported as
 // written. A device or a pipe (/dev/stdout) is written in place.
 bool write_file(const char* cmd, const std::string& path, const void* data, std::size_t n) {
-  std::error_code ec;
-  const auto st = std::filesystem::status(path, ec);
-  const bool staged = ec || !std::filesystem::exists(st) || std::filesystem::is_regular_file(st);
-  const std::string tmp = staged ? path + ".tpbsim-tmp" : path;
+  const bool staged = output_is_staged(path);
+  const std::string tmp = staged_output_path(path);
   std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
   if (f) f.write(static_cast<const char*>(data), static_cast<std::streamsize>(n));
   if (f) f.close();

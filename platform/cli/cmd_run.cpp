@@ -265,14 +265,8 @@ class StagedOutputs {
   }
   // A device or a pipe (/dev/null, /dev/stdout) is written in place: it
   // cannot be replaced by a rename, and must not be.
-  static bool staged(const std::string& path) {
-    std::error_code ec;
-    const auto st = std::filesystem::status(path, ec);
-    return ec || !std::filesystem::exists(st) || std::filesystem::is_regular_file(st);
-  }
-  static std::string temp(const std::string& path) {
-    return staged(path) ? path + ".tpbsim-tmp" : path;
-  }
+  static bool staged(const std::string& path) { return output_is_staged(path); }
+  static std::string temp(const std::string& path) { return staged_output_path(path); }
 
   // Before anything runs: an output that names an input or another output,
   // or that cannot be created, is an error listing every such output; then

@@ -16,4 +16,10 @@ int cmd_asm(const Args& args);      // tpbsim asm PROGRAM.tpb -o OUT.bin
 int cmd_disasm(const Args& args);   // tpbsim disasm IN.bin [-o OUT.tpb]
 int cmd_run(const Args& args);      // tpbsim run PROGRAM [options]
 
+// Outputs are written to "PATH.tpbsim-tmp" and renamed into place when
+// complete, unless PATH is a device or a pipe (/dev/null, /dev/stdout), which
+// is written in place and never replaced.
+bool output_is_staged(const std::string& path);
+std::string staged_output_path(const std::string& path);  // where to write PATH
+
 }  // namespace tpb::cli
