@@ -73,8 +73,12 @@ std::uint32_t TimingConfig::pool_bytes_per_partition_cycle() const {
 }
 
 std::uint64_t TimingConfig::cycles_to_ps(std::uint64_t cycles, std::uint32_t mhz) {
-  // 1 cycle = 1e6 / mhz ps; integer arithmetic, rounded to nearest.
-  return (cycles * 1000000u + mhz / 2) / mhz;
+  // 1 cycle = 1e6 / mhz ps; integer arithmetic, rounded to nearest, in 128
+  // bits so no product wraps; saturates at kMaxPs (the sequencers fault
+  // there rather than let simulated time wrap).
+  const unsigned __int128 ps = (static_cast<unsigned __int128>(cycles) * 1000000u + mhz / 2) /
+                               std::max<std::uint32_t>(mhz, 1);
+  return ps > kMaxPs ? kMaxPs : static_cast<std::uint64_t>(ps);
 }
 
 TimingConfig default_timing(isa::Arch arch) {
@@ -194,6 +198,18 @@ void merge_timing(TimingConfig& c, const nlohmann::json& j) {
       fail(k, "unknown key");
     }
   }
+  // A contention window shorter than one beat cannot hold a beat: bookings
+  // would spread over a window per cycle (unbounded memory). Checked on the
+  // merged result, whatever order the keys came in.
+  for (const auto& [name, m] : {std::pair<const char*, const MemCycles*>{"sbuf", &c.sbuf},
+                                {"psum", &c.psum},
+                                {"queue", &c.queue},
+                                {"control", &c.control}})
+    if (m->contention_window_cycles != 0 && m->contention_window_cycles < m->beat_cycles)
+      fail(std::string(name) + ".contention_window_cycles",
+           std::to_string(m->contention_window_cycles) + " is shorter than one beat (" + name +
+               ".beat_cycles " + std::to_string(m->beat_cycles) + "); use 0 (off) or at least " +
+               std::to_string(m->beat_cycles));
 }
 
 void merge_timing_file(TimingConfig& c, const std::string& path) {

@@ -85,8 +85,12 @@ struct TimingConfig {
   // Issue cycles of a bundle: the override if any, else `stub_cycles`.
   std::uint32_t bundle_cycles(const std::string& name, std::uint32_t stub_cycles) const;
 
-  // Picoseconds of `cycles` at `mhz`, rounded to nearest.
+  // Picoseconds of `cycles` at `mhz`, rounded to nearest; saturates at
+  // kMaxPs.
   static std::uint64_t cycles_to_ps(std::uint64_t cycles, std::uint32_t mhz);
+  // The longest simulated time the model runs to: 2^62 ps (about 53 days),
+  // far inside SystemC's 64-bit time, so no sum of times wraps.
+  static constexpr std::uint64_t kMaxPs = std::uint64_t{1} << 62;
 };
 
 // A bad profile: unknown key, wrong type, zero clock, unknown bundle. The

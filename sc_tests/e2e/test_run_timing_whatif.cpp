@@ -140,5 +140,45 @@ TEST(TimingWhatIf, TheQuantumDoesNotChangeAnyTime) {
   EXPECT_EQ(engine(a, "dve").at("memory_stall_cycles"), engine(b, "dve").at("memory_stall_cycles"));
 }
 
+// Profile values at the top of their range never wrap simulated time: the
+// run faults at 2^62 ps naming the cause, and retire times never go back.
+TEST(TimingLimits, HugeCycleCountsFaultInsteadOfWrapping) {
+  const std::string dir = scratch_dir("limits-huge");
+  const std::string prog = dir + "/p.tpb", timing = dir + "/t.json";
+  std::ofstream(prog) << R"(.arch mariana
+.engine pool
+tensor_dequantize fmt=e2m1_to_e5m2 group=0 channels=1 \
+    src=t3d(sbuf(0, 0x0), step=[1, 0, 0], num=[16, 1, 1]) \
+    dst=t3d(sbuf(0, 0x100), step=[1, 0, 0], num=[32, 1, 1])
+tensor_dequantize fmt=e2m1_to_e5m2 group=0 channels=1 \
+    src=t3d(sbuf(0, 0x0), step=[1, 0, 0], num=[4096, 1, 1]) \
+    dst=t3d(sbuf(0, 0x10000), step=[1, 0, 0], num=[8192, 1, 1])
+)";
+  std::ofstream(timing) << json{{"clocks_mhz", {{"pool", 1}}},
+                                {"instruction_overhead_cycles", 4294967295u},
+                                {"bundle_issue_cycles", {{"pool.decode.widen_loop", 4294967295u}}}}
+                               .dump();
+  const ToolResult r = run_tool("run " + prog + " -q --timing " + timing + " --retire " + dir +
+                                "/r.txt --stats " + dir + "/s.json");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("simulated time reached"), std::string::npos) << r.err;
+  // The first instruction (about 2^32 x 33 cycles at 1 MHz) retired before it.
+  const std::string retire = read_text(dir + "/r.txt");
+  EXPECT_EQ(std::count(retire.begin(), retire.end(), '\n'), 1) << retire;
+  const json s = json::parse(read_text(dir + "/s.json"));
+  EXPECT_GE(s.at("simulated_ps").get<std::uint64_t>(), std::stoull(retire));
+}
+
+TEST(TimingLimits, AContentionWindowShorterThanABeatIsRefused) {
+  const std::string dir = scratch_dir("limits-window");
+  std::ofstream(dir + "/t.json")
+      << R"({"sbuf": {"beat_cycles": 4294967295, "contention_window_cycles": 1}})";
+  const ToolResult r = run_tool("run " + source_path("traces/workloads/pipeline/program.tpb") +
+                                " -q --timing " + dir + "/t.json");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("'sbuf.contention_window_cycles'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("shorter than one beat"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace tpb::e2e

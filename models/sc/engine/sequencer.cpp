@@ -85,9 +85,13 @@ class Sequencer::Context : public fw::KernelContext {
   }
 
   void begin_bundle(const fw::Bundle& b, std::uint64_t trips, std::uint32_t cycles) override {
+    // cycles x trips, saturating: a huge profile value must not wrap.
+    const std::uint64_t work =
+        cycles != 0 && trips > UINT64_MAX / cycles ? UINT64_MAX : std::uint64_t{cycles} * trips;
     if (b.stream) {
       if (!s_.pipeline_open_) s_.open_pipeline();
-      s_.pipeline_compute_ += std::uint64_t{cycles} * trips;
+      s_.pipeline_compute_ =
+          work > UINT64_MAX - s_.pipeline_compute_ ? UINT64_MAX : s_.pipeline_compute_ + work;
     } else if (s_.pipeline_open_) {
       s_.close_pipeline();
     }
@@ -104,9 +108,9 @@ class Sequencer::Context : public fw::KernelContext {
     // A streaming bundle's step moves its data from the bundle's start (its
     // accesses book bandwidth there); its compute is on the clock at its end.
     if (b.stream)
-      deferred_ = std::uint64_t{cycles} * trips;
+      deferred_ = work;
     else
-      s_.add_cycles(std::uint64_t{cycles} * trips);
+      s_.add_cycles(work);
   }
   void end_bundle(const fw::Bundle&) override {
     if (deferred_ != 0) {
@@ -170,7 +174,7 @@ trace::Picos Sequencer::now_ps() const { return to_ps(now()); }
 void Sequencer::add_cycles(std::uint64_t cycles) {
   const std::uint32_t mhz = env_.timing->clock(engine_);
   const std::uint64_t before = TimingConfig::cycles_to_ps(inst_cycles_, mhz);
-  inst_cycles_ += cycles;
+  inst_cycles_ = cycles > UINT64_MAX - inst_cycles_ ? UINT64_MAX : inst_cycles_ + cycles;
   const std::uint64_t after = TimingConfig::cycles_to_ps(inst_cycles_, mhz);
   qk_.inc(sc_core::sc_time(static_cast<double>(after - before), sc_core::SC_PS));
 }
@@ -338,6 +342,15 @@ bool Sequencer::execute_one() {
     return false;
   }
   if (pipeline_open_) close_pipeline();
+  // Simulated time never wraps: a profile whose values push an instruction
+  // past kMaxPs (2^62 ps) faults here instead.
+  if (now_ps() >= TimingConfig::kMaxPs) {
+    fault(
+        fmt::format("simulated time reached {} ps (2^62): the timing profile's cycle counts are "
+                    "too large for this program",
+                    TimingConfig::kMaxPs));
+    return false;
+  }
 
   // Retire (stats, retire line, trace), then the semaphore update at the
   // engine's true time.
