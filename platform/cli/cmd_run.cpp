@@ -128,11 +128,35 @@ void check_rows(const MemSpec& m, std::size_t rows) {
                                 rows, m.partition));
 }
 
-void do_load(platform::TpbCore& core, const MemSpec& m) {
-  const io::NpyArray a = io::read_npy(m.file);
+// The bytes of one partition of `m`'s memory (SPEC §2, the profile).
+std::uint32_t capacity(const MemSpec& m, const sc::TimingConfig& t) {
+  return m.region == isa::Region::Sbuf ? t.sbuf_bytes_per_partition : t.psum_bytes_per_partition;
+}
+
+// Every row stays inside its partition: checked before anything runs, in
+// overflow-safe arithmetic.
+void check_row_fits(const MemSpec& m, std::uint64_t row_bytes, std::uint32_t cap) {
+  const std::uint64_t room = m.offset < cap ? cap - m.offset : 0;
+  if (row_bytes > room)
+    throw SpecError(fmt::format(
+        "'{}': a row of {} bytes from offset 0x{:x} runs {} bytes past the end of the partition "
+        "({} bytes)",
+        m.text, row_bytes, m.offset, row_bytes - room, cap));
+}
+
+// A --load's array, read and checked before the core exists.
+io::NpyArray read_load(const MemSpec& m, const sc::TimingConfig& t) {
+  io::NpyArray a = io::read_npy(m.file);
   if (a.shape.size() > 2)
     throw SpecError(fmt::format("'{}': {} is a {}-D array; expected 1-D or 2-D", m.text, m.file,
                                 a.shape.size()));
+  const std::size_t rows = a.shape.size() == 2 ? a.shape[0] : 1;
+  check_rows(m, rows);
+  check_row_fits(m, rows ? a.data.size() / rows : 0, capacity(m, t));
+  return a;
+}
+
+void do_load(platform::TpbCore& core, const MemSpec& m, const io::NpyArray& a) {
   const std::size_t rows = a.shape.size() == 2 ? a.shape[0] : 1;
   const std::size_t row_bytes = rows ? a.data.size() / rows : 0;
   check_rows(m, rows);
@@ -150,11 +174,6 @@ void do_dump(platform::TpbCore& core, const MemSpec& m) {
   io::NpyArray a;
   a.dtype = m.dtype;
   a.shape = {m.rows, m.cols};
-  if (m.cols > (isa::kPartitionSlot - m.offset) / io::npy_itemsize(m.dtype))
-    throw SpecError(
-        fmt::format("'{}': {} columns of {} bytes from offset {} run past the end of "
-                    "the 256 KiB partition",
-                    m.text, m.cols, io::npy_itemsize(m.dtype), m.offset));
   const std::size_t row_bytes = m.cols * io::npy_itemsize(m.dtype);
   a.data.resize(m.rows * row_bytes);
   for (std::size_t r = 0; r < m.rows; ++r) {
@@ -405,6 +424,7 @@ int cmd_run(const Args& args) {
     }
   }
   std::vector<MemSpec> load_specs, dump_specs;
+  std::vector<io::NpyArray> load_arrays;  // one per load_specs entry
   std::vector<TileSpec> tile_loads, tile_dumps;
   try {
     if (!timing_file.empty()) {
@@ -425,6 +445,17 @@ int cmd_run(const Args& args) {
         tile_dumps.push_back(parse_tile_spec(s, true));
       else
         dump_specs.push_back(parse_mem_spec(s, true));
+    // Shapes against the partitions, before anything runs.
+    for (const MemSpec& m : load_specs) load_arrays.push_back(read_load(m, cfg.timing));
+    for (const MemSpec& m : dump_specs) {
+      check_rows(m, m.rows);
+      const std::uint64_t cap = capacity(m, cfg.timing), item = io::npy_itemsize(m.dtype);
+      if (m.cols > (m.offset < cap ? cap - m.offset : 0) / item)
+        throw SpecError(fmt::format(
+            "'{}': {} columns of {} bytes from offset 0x{:x} run past the end of the partition "
+            "({} bytes)",
+            m.text, m.cols, item, m.offset, cap));
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tpbsim run: error: %s\n", e.what());
     return 1;
@@ -474,7 +505,8 @@ int cmd_run(const Args& args) {
       }
       StagedOutputs::commit(dump_timing);
     }
-    for (const MemSpec& m : load_specs) do_load(*core, m);
+    for (std::size_t k = 0; k < load_specs.size(); ++k)
+      do_load(*core, load_specs[k], load_arrays[k]);
     for (const TileSpec& t : tile_loads) do_load_tile(*core, t);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tpbsim run: error: %s\n", e.what());

@@ -43,7 +43,10 @@ TEST(RunMemSpecs, ADumpRowPastThePartitionEndIsRefused) {
   const ToolResult r =
       run_tool("run " + empty_program(d) + " -q --dump sbuf:0:0x3ff00:1x512:u8=" + d + "/o.npy");
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_NE(r.err.find("run past the end of the 256 KiB partition"), std::string::npos) << r.err;
+  EXPECT_NE(
+      r.err.find("512 columns of 1 bytes from offset 0x3ff00 run past the end of the partition"),
+      std::string::npos)
+      << r.err;
   // Columns whose byte count wraps 2^64 are refused the same way.
   const ToolResult w = run_tool("run " + empty_program(d) +
                                 " -q --dump sbuf:0:0:1x4611686018427387905:u32=" + d + "/w.npy");
@@ -63,11 +66,13 @@ TEST(RunMemSpecs, ALoadPastThePartitionEndIsRefusedNotSpilled) {
     EXPECT_NE(r.err.find("runs 768 bytes past the end of the partition"), std::string::npos)
         << r.err;
   }
-  // The PSUM's 16 KiB: past its capacity inside the slot.
+  // The PSUM's 16 KiB partitions: the capacity is the limit, inside the slot.
   const ToolResult p =
       run_tool("run " + empty_program(d) + " -q --load psum:5:0x3f00=" + d + "/row.npy");
   EXPECT_EQ(p.exit_code, 1) << p.err;
-  EXPECT_NE(p.err.find("past capacity"), std::string::npos) << p.err;
+  EXPECT_NE(p.err.find("runs 768 bytes past the end of the partition (16384 bytes)"),
+            std::string::npos)
+      << p.err;
 }
 
 TEST(RunMemSpecs, ANpyHeaderWithHugeRowsFailsAtOnce) {
