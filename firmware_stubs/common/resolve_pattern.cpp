@@ -37,4 +37,39 @@ ResolvedPattern resolve_pattern(const isa::Tensor3D& t, const KernelContext& ctx
   return p;
 }
 
+std::uint32_t resolve_addr4(isa::Addr4 a, const KernelContext& ctx) {
+  return a.addr_from_register() ? (ctx.reg(a.reg_index()) & isa::addr4::kAddressMask) : a.address();
+}
+
+std::uint32_t resolve_scale_addr4(isa::Addr4 s, const KernelContext& ctx,
+                                  const std::string& which) {
+  if (s.marker() != isa::addr4::kMarkerImm && s.marker() != isa::addr4::kMarkerAddrReg)
+    throw KernelFault(
+        fmt::format("{}: scale_addr marker 0b{:05b} is not IMM or ADDR_REG", which, s.marker()));
+  return resolve_addr4(s, ctx);
+}
+
+ResolvedMx1d resolve_mx1d(const isa::MxTensor1D& t, const KernelContext& ctx,
+                          const std::string& which) {
+  ResolvedMx1d d;
+  const isa::Addr4 a = t.start_addr;
+  if ((a.marker() & ~(isa::addr4::kMarkerAddrReg | isa::addr4::kMarkerShapeReg)) != 0)
+    throw KernelFault(
+        fmt::format("{}: MXTENSOR1D start_addr marker 0b{:05b} (MXIndirect16B) is not modelled",
+                    which, a.marker()));
+  d.scale = resolve_scale_addr4(t.scale_addr, ctx, which + ": MXTENSOR1D");
+  d.data = resolve_addr4(a, ctx);
+  d.num = t.num_elem[0];
+  if (a.shape_from_register()) {
+    const unsigned n = a.reg_index();
+    if (n + 1 >= isa::kNumEngineRegs)
+      throw KernelFault(
+          fmt::format("{}: shape register r{} does not exist (r0..r31)", which, n + 1));
+    d.num = ctx.reg(n + 1);
+  }
+  d.step = t.step_elem[0];
+  d.scale_pidx = t.scale_pidx;
+  return d;
+}
+
 }  // namespace tpb::fw

@@ -19,34 +19,6 @@ QuantizeMxState& state(KernelContext& ctx) {
 
 unsigned elem_bytes(isa::Dtype d) { return d == isa::Dtype::Fp32 ? 4 : 2; }
 
-ResolvedMx1d resolve_mx1d(const isa::MxTensor1D& t, const KernelContext& ctx) {
-  ResolvedMx1d d;
-  const isa::Addr4 a = t.start_addr, s = t.scale_addr;
-  const std::uint8_t m = a.marker();
-  if ((m & ~(isa::addr4::kMarkerAddrReg | isa::addr4::kMarkerShapeReg)) != 0)
-    throw KernelFault(fmt::format(
-        "dst operand: MXTENSOR1D start_addr marker 0b{:05b} is not modelled for QuantizeMX", m));
-  if (s.marker() != isa::addr4::kMarkerImm && s.marker() != isa::addr4::kMarkerAddrReg)
-    throw KernelFault(fmt::format(
-        "dst operand: MXTENSOR1D scale_addr marker 0b{:05b} is not IMM or ADDR_REG", s.marker()));
-  const unsigned n = a.reg_index();
-  d.data = a.addr_from_register() ? (ctx.reg(n) & isa::addr4::kAddressMask) : a.address();
-  d.scale =
-      s.addr_from_register() ? (ctx.reg(s.reg_index()) & isa::addr4::kAddressMask) : s.address();
-  // SHAPE_REG: num_elem[0] from r[N+1], as TENSOR3D's num_elem[0] (convention).
-  if (a.shape_from_register()) {
-    if (n + 1 >= isa::kNumEngineRegs)
-      throw KernelFault(
-          fmt::format("dst operand: shape register r{} does not exist (r0..r31)", n + 1));
-    d.num = ctx.reg(n + 1);
-  } else {
-    d.num = t.num_elem[0];
-  }
-  d.step = t.step_elem[0];
-  d.scale_pidx = t.scale_pidx;
-  return d;
-}
-
 // The L2 stub's kernel_info field (seed 003 §1): decode the operands, apply
 // registers, repeat at run time what the static contract could not see
 // (register addresses and shapes), and set the body pointer.
@@ -76,7 +48,7 @@ std::uint32_t stub_fields(KernelContext& ctx) {
   st.emax = ctx.engine_state().get<QuantizeMxOptions>().emax;
 
   st.src = resolve_pattern(inst.src_mem_pattern.t, ctx, "src");
-  st.dst = resolve_mx1d(inst.dst_mem_pattern.t, ctx);
+  st.dst = resolve_mx1d(inst.dst_mem_pattern.t, ctx, "QuantizeMX dst");
   if (isa::region_of(st.src.start) != isa::Region::Sbuf)
     throw KernelFault(fmt::format(
         "src address 0x{:07x} is not in SBUF (QuantizeMX reads SBUF only)", st.src.start));

@@ -47,15 +47,6 @@ struct QuantizeMxOptions {
   num::MxEmax emax = num::MxEmax::Ocp;
 };
 
-// The resolved dst MXTENSOR1D (registers applied).
-struct ResolvedMx1d {
-  std::uint32_t data = 0;   // 27-bit address of x4 word 0 in the start partition
-  std::uint32_t scale = 0;  // 27-bit address of scale byte 0 in the scale base partition
-  std::uint32_t num = 0;    // x4 words per partition = block columns
-  std::int8_t step = 0;     // in x4 words
-  std::uint8_t scale_pidx = 0;
-};
-
 // Per-instruction state (KernelContext::scratch()): the kernel_info field the
 // L2 stub sets, read by the body.
 struct QuantizeMxState {

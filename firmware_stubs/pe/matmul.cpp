@@ -15,7 +15,6 @@ namespace tpb::fw {
 namespace {
 
 using isa::Addr4;
-namespace a4 = isa::addr4;
 
 // One operand, resolved: where every column's data (and MX scale) lives.
 struct Operand {
@@ -49,10 +48,6 @@ PeInst& inst_state(KernelContext& ctx) {
   return *st;
 }
 
-std::uint32_t reg_or_imm(Addr4 a, const KernelContext& ctx) {
-  return a.addr_from_register() ? (ctx.reg(a.reg_index()) & a4::kAddressMask) : a.address();
-}
-
 // The byte address of offset `off` past `addr`'s offset, in `partition` of
 // `addr`'s region.
 std::uint64_t at(std::uint32_t addr, unsigned partition, std::int64_t off) {
@@ -71,39 +66,30 @@ num::Format mx_format(std::uint8_t dtype, const char* name, const char* which) {
   return *f;
 }
 
-// v4 MXTENSOR1D (seed 003 §3.2): column j at j x step x4 words, its scale
-// byte at j; register operands as the DVE's QuantizeMX destination.
-Operand resolve_mx1d(const isa::MxTensor1D& t, std::uint8_t dtype, const KernelContext& ctx,
-                     const char* name) {
+// An MX operand of `dtype`: the element format and x4 word size.
+Operand mx_operand(std::uint8_t dtype, const char* name) {
   Operand op;
   op.mx = true;
   op.dtype = dtype;
   op.fmt = mx_format(dtype, name, "src");
   op.elem_bytes = num::mx_word_bytes(op.fmt);
-  const Addr4 a = t.start_addr, s = t.scale_addr;
-  if ((a.marker() & ~(a4::kMarkerAddrReg | a4::kMarkerShapeReg)) != 0)
-    throw KernelFault(
-        fmt::format("{}: src MXTENSOR1D start_addr marker 0b{:05b} (MXIndirect16B) is not modelled",
-                    name, a.marker()));
-  if (s.marker() != a4::kMarkerImm && s.marker() != a4::kMarkerAddrReg)
-    throw KernelFault(fmt::format(
-        "{}: src MXTENSOR1D scale_addr marker 0b{:05b} is not IMM or ADDR_REG", name, s.marker()));
-  op.data = reg_or_imm(a, ctx);
-  op.scale = reg_or_imm(s, ctx);
-  std::uint32_t num = t.num_elem[0];
-  if (a.shape_from_register()) {
-    const unsigned n = a.reg_index();
-    if (n + 1 >= isa::kNumEngineRegs)
-      throw KernelFault(
-          fmt::format("{}: src shape register r{} does not exist (r0..r31)", name, n + 1));
-    num = ctx.reg(n + 1);
-    if (num > 0xFFFF)
-      throw KernelFault(
-          fmt::format("{}: src shape r{} = {} columns is too large", name, n + 1, num));
-  }
-  op.scale_pidx = t.scale_pidx;
-  for (std::uint32_t j = 0; j < num; ++j) {
-    op.data_off.push_back(std::int64_t{j} * t.step_elem[0] * op.elem_bytes);
+  return op;
+}
+
+// v4 MXTENSOR1D (seed 003 §3.2): column j at j x step x4 words, its scale
+// byte at j; registers as the DVE's QuantizeMX destination (resolve_mx1d).
+Operand resolve_mx1d_operand(const isa::MxTensor1D& t, std::uint8_t dtype, const KernelContext& ctx,
+                             const char* name) {
+  Operand op = mx_operand(dtype, name);
+  const ResolvedMx1d r = resolve_mx1d(t, ctx, std::string(name) + ": src");
+  if (r.num > 0xFFFF)  // only a shape register can hold more than num_elem's u16
+    throw KernelFault(fmt::format("{}: src shape r{} = {} columns is too large", name,
+                                  t.start_addr.reg_index() + 1, r.num));
+  op.data = r.data;
+  op.scale = r.scale;
+  op.scale_pidx = r.scale_pidx;
+  for (std::uint32_t j = 0; j < r.num; ++j) {
+    op.data_off.push_back(std::int64_t{j} * r.step * op.elem_bytes);
     op.scale_off.push_back(j);
   }
   return op;
@@ -114,20 +100,12 @@ Operand resolve_mx1d(const isa::MxTensor1D& t, std::uint8_t dtype, const KernelC
 // i0 + i1 x step_elem_scale_1; the scale rows as SPEC §4 with scale_pidx 0.
 Operand resolve_mxv2(const isa::MxTensorV2& m, std::uint8_t dtype, const KernelContext& ctx,
                      const char* name) {
-  Operand op;
-  op.mx = true;
-  op.dtype = dtype;
-  op.fmt = mx_format(dtype, name, "src");
-  op.elem_bytes = num::mx_word_bytes(op.fmt);
+  Operand op = mx_operand(dtype, name);
   if (m.scale_dtype != static_cast<std::uint8_t>(isa::Dtype::Sfp8E8))
     throw KernelFault(
         fmt::format("{}: MXTENSOR_V2 scale_dtype 0x{:x} is not e8m0", name, m.scale_dtype));
-  const Addr4 s = m.scale_addr;
-  if (s.marker() != a4::kMarkerImm && s.marker() != a4::kMarkerAddrReg)
-    throw KernelFault(fmt::format(
-        "{}: src MXTENSOR_V2 scale_addr marker 0b{:05b} is not IMM or ADDR_REG", name, s.marker()));
   op.data = m.data_addr.address();
-  op.scale = reg_or_imm(s, ctx);
+  op.scale = resolve_scale_addr4(m.scale_addr, ctx, std::string(name) + ": src MXTENSOR_V2");
   for (unsigned i1 = 0; i1 < m.num_elem[1]; ++i1)
     for (unsigned i0 = 0; i0 < m.num_elem[0]; ++i0) {
       op.data_off.push_back((std::int64_t{i0} + std::int64_t{i1} * m.step_elem_data_1) *
@@ -262,7 +240,7 @@ std::uint32_t lw_fields(KernelContext& ctx) {
     st.name = "ldweights_mx";
     isa::MxTensor1D t;
     std::memcpy(&t, &i.src_mem_pattern, sizeof t);
-    st.src = resolve_mx1d(t, i.in_dtype, ctx, st.name);
+    st.src = resolve_mx1d_operand(t, i.in_dtype, ctx, st.name);
     st.src.rows = i.num_active_rows;
     cols = i.num_active_cols;
   } else {
@@ -320,7 +298,7 @@ std::uint32_t mm_fields(KernelContext& ctx) {
     st.name = "matmul_mx";
     isa::MxTensor1D t;
     std::memcpy(&t, &i.src_mem_pattern, sizeof t);
-    st.src = resolve_mx1d(t, i.in_dtype, ctx, st.name);
+    st.src = resolve_mx1d_operand(t, i.in_dtype, ctx, st.name);
     rows = i.num_active_rows;
     st.accumulate = i.psum_accumulate_flags & 1u;
     std::memcpy(&dst, &i.dst_mem_pattern, sizeof dst);
