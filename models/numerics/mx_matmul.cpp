@@ -8,44 +8,35 @@
 
 namespace tpb::num {
 
-std::optional<Format> mx_element_format(std::uint8_t dtype) {
-  switch (dtype) {
-    case 0x0C:
-      return Format::E2M5;
-    case 0x0D:
-      return Format::E3M4;
-    case 0x0E:
-      return Format::E4M3;
-    case 0x0F:
-      return Format::E5M2;
-    case 0x10:
-      return Format::Fp4E2M1;
-    case 0x12:
-      return Format::Int4;
-    default:
-      return std::nullopt;
-  }
+namespace {
+
+// The numeric format of each DTYPE ordinal a matmul operand can carry (SPEC
+// §2), and whether it may be an MX element and a plain element.
+struct MatmulDtype {
+  std::uint8_t dtype;
+  Format format;
+  bool mx, plain;
+};
+constexpr MatmulDtype kMatmulDtypes[] = {
+    {0x05, Format::Bf16, false, true}, {0x06, Format::Fp16, false, true},
+    {0x08, Format::Fp32, false, true}, {0x0C, Format::E2M5, true, true},
+    {0x0D, Format::E3M4, true, true},  {0x0E, Format::E4M3, true, true},
+    {0x0F, Format::E5M2, true, true},  {0x10, Format::Fp4E2M1, true, false},
+    {0x12, Format::Int4, true, false},
+};
+
+std::optional<Format> matmul_format(std::uint8_t dtype, bool mx) {
+  for (const MatmulDtype& d : kMatmulDtypes)
+    if (d.dtype == dtype && (mx ? d.mx : d.plain)) return d.format;
+  return std::nullopt;
 }
 
+}  // namespace
+
+std::optional<Format> mx_element_format(std::uint8_t dtype) { return matmul_format(dtype, true); }
+
 std::optional<Format> plain_element_format(std::uint8_t dtype) {
-  switch (dtype) {
-    case 0x05:
-      return Format::Bf16;
-    case 0x06:
-      return Format::Fp16;
-    case 0x08:
-      return Format::Fp32;
-    case 0x0C:
-      return Format::E2M5;
-    case 0x0D:
-      return Format::E3M4;
-    case 0x0E:
-      return Format::E4M3;
-    case 0x0F:
-      return Format::E5M2;
-    default:
-      return std::nullopt;
-  }
+  return matmul_format(dtype, false);
 }
 
 unsigned mx_word_bytes(Format f) { return (f == Format::Fp4E2M1 || f == Format::Int4) ? 2 : 4; }
