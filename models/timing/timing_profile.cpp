@@ -61,12 +61,6 @@ nlohmann::json mem_json(const MemCycles& m) {
 
 }  // namespace
 
-std::uint32_t TimingConfig::bundle_cycles(const std::string& name,
-                                          std::uint32_t stub_cycles) const {
-  const auto it = bundle_issue_cycles.find(name);
-  return it == bundle_issue_cycles.end() ? stub_cycles : it->second;
-}
-
 std::uint32_t TimingConfig::pool_bytes_per_partition_cycle() const {
   const std::uint64_t per_core = (isa::kNumPartitions + pool_cores - 1) / pool_cores;
   return static_cast<std::uint32_t>(std::max<std::uint64_t>(1, pool_vector_bytes / per_core));

@@ -82,8 +82,6 @@ struct TimingConfig {
   }
   // Bytes of each partition the POOL moves per cycle (at least 1).
   std::uint32_t pool_bytes_per_partition_cycle() const;
-  // Issue cycles of a bundle: the override if any, else `stub_cycles`.
-  std::uint32_t bundle_cycles(const std::string& name, std::uint32_t stub_cycles) const;
 
   // Picoseconds of `cycles` at `mhz`, rounded to nearest; saturates at
   // kMaxPs.

@@ -151,7 +151,8 @@ Sequencer::Sequencer(sc_core::sc_module_name name, isa::Engine engine, Sequencer
       engine_(engine),
       env_(std::move(env)),
       table_(std::move(table)),
-      bundle_trips_(env_.kernels->num_bundles(), 0) {
+      bundle_trips_(env_.kernels->num_bundles(), 0),
+      overhead_time_(engine_time(*env_.timing, engine, env_.timing->overhead(engine))) {
   stats_.name = isa::engine_name(engine);
   stats_.clock_mhz = env_.timing->clock(engine);
   if (trace::Recorder* rec = env_.recorder) {
@@ -332,7 +333,7 @@ bool Sequencer::execute_one() {
     return false;
   }
   add_cycles(timing.overhead(engine_));
-  fill_credit_ = engine_time(timing, engine_, timing.overhead(engine_));
+  fill_credit_ = overhead_time_;
   Context ctx(*this);
   try {
     env_.kernels->execute(rec_ki->func_va, ctx, *env_.costs);

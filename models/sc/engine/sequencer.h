@@ -137,8 +137,9 @@ class Sequencer : public sc_core::sc_module {
   std::vector<std::uint64_t> bundle_trips_;  // by fw::Bundle::id, for stats
   StreamLanes lanes_;
   bool pipeline_open_ = false;
-  std::uint64_t pipeline_compute_ = 0;  // engine cycles issued inside the pipeline
-  sc_core::sc_time fill_credit_;        // overhead the first pipeline's fill hides under
+  std::uint64_t pipeline_compute_ = 0;    // engine cycles issued inside the pipeline
+  sc_core::sc_time fill_credit_;          // overhead the first pipeline's fill hides under
+  const sc_core::sc_time overhead_time_;  // the engine's fixed per-instruction overhead
 
   bool done_ = false, blocked_ = false;
   std::size_t index_ = 0;
