@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/in_child.h"
+#include "bench/harness.h"
 #include "models/isa/address_map.h"
 #include "models/isa/encodings.h"
 #include "models/isa/program.h"
@@ -169,12 +169,5 @@ void BM_Pipeline(benchmark::State& state) {
 BENCHMARK(BM_PeMatmulMx)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Pipeline)->UseManualTime()->Unit(benchmark::kMillisecond);
 
-// SystemC supplies main() and calls sc_main; the parent never elaborates.
-int sc_main(int argc, char** argv) {
-  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+// SystemC supplies main() and calls sc_main.
+int sc_main(int argc, char** argv) { return tpb::bench::run_benchmarks(argc, argv); }

@@ -22,7 +22,7 @@
 #include <random>
 #include <vector>
 
-#include "bench/in_child.h"
+#include "bench/harness.h"
 #include "models/isa/address_map.h"
 #include "models/isa/encodings.h"
 #include "models/numerics/dequant_stream.h"
@@ -204,13 +204,5 @@ BENCHMARK(BM_Dequant_E2M1_MX8_128x64KiB)->UseManualTime()->Unit(benchmark::kMill
 
 }  // namespace
 
-// SystemC supplies main() and calls sc_main; the parent never elaborates
-// (each platform instance lives in a forked child).
-int sc_main(int argc, char** argv) {
-  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+// SystemC supplies main() and calls sc_main.
+int sc_main(int argc, char** argv) { return tpb::bench::run_benchmarks(argc, argv); }

@@ -1,7 +1,10 @@
-// SystemC allows one elaboration per process, and a TpbCore runs once: each
-// benchmark iteration runs its platform instance in a forked child, which
-// sends back a trivially copyable report through a pipe.
+// What every platform benchmark shares. SystemC allows one elaboration per
+// process, and a TpbCore runs once: each benchmark iteration runs its
+// platform instance in a forked child, which sends back a trivially copyable
+// report through a pipe; the parent never elaborates.
 #pragma once
+
+#include <benchmark/benchmark.h>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,6 +12,8 @@
 #include <cstdio>
 #include <exception>
 #include <type_traits>
+
+#include <systemc>
 
 namespace tpb::bench {
 
@@ -39,6 +44,16 @@ Report in_child(const char* who, Fn fn) {
   if (pid > 0 && ::waitpid(pid, &ws, 0) == pid && WIFSIGNALED(ws))
     std::fprintf(stderr, "%s: child killed by signal %d\n", who, WTERMSIG(ws));
   return r;
+}
+
+// The body of a benchmark program's sc_main (SystemC supplies main()).
+inline int run_benchmarks(int argc, char** argv) {
+  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
 }
 
 }  // namespace tpb::bench
