@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Calibration of the model's cycles against the public NeuronCore cost model.
 
 For every modelled instruction and several free sizes and partition counts it

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """The layer rule (docs/ARCHITECTURE.md), checked on every source file.
 
 Each folder is a layer with a rank; a file may include project headers of

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Writes models/timing/profiles/<arch>.json: each generation's default timing
 profile (what `tpbsim run --arch ARCH --dump-timing` prints) with the source of
 every number under "sources" (TIMING.md's [A]..[K], or "convention").

@@ -3,7 +3,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libsystemc-dev libgtest-dev libgmock-dev
       libbenchmark-dev libboost-program-options-dev nlohmann-json3-dev libfmt-dev
-      gtkwave python3 python3-numpy)
+      gtkwave python3 python3-numpy python3-matplotlib verilator clang parallel)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
