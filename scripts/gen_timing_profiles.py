@@ -51,6 +51,10 @@ def sources(arch):
         "pe_mx_row_pump": "convention: MX_PERF_MODE quad-row modes pump 4 rows, oct-row modes 8 (TIMING.md [C, H]: 8x128 MXFP8 per cycle on v4); none = 4 (MX packs 4 contraction values per PE per cycle [C, H])",
         "bundle_issue_cycles": "convention: per-bundle issue cycles of the firmware stubs, calibrated against TIMING.md's cost model in docs/TIMING.md",
         "quantum_ns": "convention: temporal decoupling quantum (simulated results do not depend on it)",
+        "instruction_fetch.ring_words": "convention: the whole 1 MiB queue window of SPEC §2 (16384 words) is the ring",
+        "instruction_fetch.batch_words": "convention: the fetch DMA refills 256 words (16 KiB) at a time",
+        "instruction_fetch.mbytes_per_s": "TIMING.md [J, K]: DMA about 27 GB/s per queue on v2 / v3, 38 GB/s on v4" + (" (v5: convention, as v4)" if arch == "maverick" else ""),
+        "instruction_fetch.latency_ns": "TIMING.md [J, K]: about 1.3 us from DMA trigger to start",
     }
 
 

@@ -14,7 +14,10 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <istream>
 #include <limits>
+#include <sstream>
+#include <stdexcept>
 
 #include "models/isa/address_map.h"
 #include "models/isa/opcode_table.h"
@@ -1059,45 +1062,43 @@ std::string format_diagnostic(const AsmError& e) {
 
 namespace {
 
-// Splits text into logical lines: comments removed, trailing-backslash
+// Reads logical lines from a stream: comments removed, trailing-backslash
 // continuations joined (with one space), each character keeping its position.
-std::vector<AsmLine> logical_lines(std::string_view text) {
-  std::vector<AsmLine> out;
-  AsmLine cur;
-  bool continuing = false;
-  int line_no = 0;
-  std::size_t p = 0;
-  while (p <= text.size()) {
-    const std::size_t nl = text.find('\n', p);
-    const std::size_t e = nl == std::string_view::npos ? text.size() : nl;
-    if (p == text.size() && nl == std::string_view::npos && !continuing) break;
-    ++line_no;
-    std::string_view phys = text.substr(p, e - p);
-    if (!phys.empty() && phys.back() == '\r') phys.remove_suffix(1);
-    const std::size_t hash = phys.find('#');
-    if (hash != std::string_view::npos) phys = phys.substr(0, hash);
-    std::size_t len = phys.size();
-    while (len && std::isspace(static_cast<unsigned char>(phys[len - 1]))) --len;
-    bool cont = len && phys[len - 1] == '\\';
-    if (cont) --len;
-    if (!continuing)
-      cur = AsmLine{};
-    else
-      cur.text += ' ';  // the joining space sits at column 0 of the next line
-    cur.segs.push_back(Segment{cur.text.size(), line_no, 1});
-    cur.text.append(phys.data(), len);
-    if (!cont || nl == std::string_view::npos) {
-      out.push_back(std::move(cur));
-      cur = AsmLine{};
-      continuing = false;
-    } else {
-      continuing = true;
+// Holds one logical line at a time, so a program of any length streams.
+class LineReader {
+ public:
+  explicit LineReader(std::istream& in) : in_(in) {}
+  // The next logical line; false at the end of the input.
+  bool next(AsmLine& cur) {
+    cur.text.clear();
+    cur.segs.clear();
+    bool any = false;
+    while (std::getline(in_, phys_)) {
+      any = true;
+      ++line_no_;
+      std::string_view v(phys_);
+      if (!v.empty() && v.back() == '\r') v.remove_suffix(1);
+      const std::size_t hash = v.find('#');
+      if (hash != std::string_view::npos) v = v.substr(0, hash);
+      std::size_t len = v.size();
+      while (len && std::isspace(static_cast<unsigned char>(v[len - 1]))) --len;
+      const bool cont = len && v[len - 1] == '\\';
+      if (cont) --len;
+      if (!cur.segs.empty())
+        cur.text += ' ';  // the joining space sits at column 0 of the next line
+      cur.segs.push_back(Segment{cur.text.size(), line_no_, 1});
+      cur.text.append(v.data(), len);
+      if (!cont || in_.eof()) return true;
     }
-    if (nl == std::string_view::npos) break;
-    p = nl + 1;
+    if (in_.bad()) throw std::runtime_error("read error");
+    return any && !cur.segs.empty();
   }
-  return out;
-}
+
+ private:
+  std::istream& in_;
+  std::string phys_;
+  int line_no_ = 0;
+};
 
 Engine want_engine(Lexer& lx, const Tok& t) {
   std::string names;  // "pool, dve, pe, sfu"
@@ -1126,15 +1127,16 @@ RawInst assemble_statement(std::string_view text, const SourceLoc& loc) {
   return assemble(lx);
 }
 
-Program parse_program(std::string_view text, const std::string& path) {
-  Program prog;
-  prog.path = path;
+void parse_program_stream(std::istream& in, const std::string& path, ProgramSink& sink) {
+  std::optional<Arch> arch;
   Engine engine = Engine::Pool;
   // An open TQUANT block: its statements (separated by ';' or line ends) may
   // span lines; the word goes to the SFU queue at BSTOP.
   std::optional<TquantBlockBuilder> block;
   SourceLoc block_loc;
-  for (const AsmLine& line : logical_lines(text)) {
+  LineReader reader(in);
+  AsmLine line;
+  while (reader.next(line)) {
     std::size_t b = 0;
     while (b < line.text.size() && std::isspace(static_cast<unsigned char>(line.text[b]))) ++b;
     if (b == line.text.size()) continue;
@@ -1155,8 +1157,7 @@ Program parse_program(std::string_view text, const std::string& path) {
             block_loc = lx.loc(p);
           }
           if (block->add(stmt, lx.loc(p))) {
-            prog.queues[static_cast<unsigned>(Engine::Sfu)].push_back(
-                ProgramInst{block->word(), block_loc});
+            sink.inst(Engine::Sfu, block->word(), block_loc);
             block.reset();
           }
         }
@@ -1166,7 +1167,8 @@ Program parse_program(std::string_view text, const std::string& path) {
       continue;
     }
     if (line.text[b] != '.') {
-      prog.queues[static_cast<unsigned>(engine)].push_back(ProgramInst{assemble(lx), lx.loc(b)});
+      const RawInst raw = assemble(lx);
+      sink.inst(engine, raw, lx.loc(b));
       continue;
     }
     std::size_t q = b + 1;
@@ -1178,10 +1180,9 @@ Program parse_program(std::string_view text, const std::string& path) {
       const auto bytes = lx.hex_bytes('\0', stop);
       if (bytes.size() != kInstBytes)
         lx.fail(q, ".raw needs 64 bytes (128 hex digits), got " + std::to_string(bytes.size()));
-      ProgramInst pi;
-      std::copy(bytes.begin(), bytes.end(), pi.raw.begin());
-      pi.loc = lx.loc(b);
-      prog.queues[static_cast<unsigned>(engine)].push_back(pi);
+      RawInst raw;
+      std::copy(bytes.begin(), bytes.end(), raw.begin());
+      sink.inst(engine, raw, lx.loc(b));
     } else if (dir == ".engine") {
       engine = want_engine(lx, lx.next());
       expect_end(lx, ".engine NAME");
@@ -1190,9 +1191,10 @@ Program parse_program(std::string_view text, const std::string& path) {
       Arch a;
       if (t.kind != Tok::Ident || !parse_arch(t.text, a))
         lx.fail(t.at, "unknown arch " + Lexer::describe(t) + " (sunda, cayman, mariana, maverick)");
-      if (prog.arch && *prog.arch != a)
-        lx.fail(t.at, "conflicting .arch: already " + std::string(arch_name(*prog.arch)));
-      prog.arch = a;
+      if (arch && *arch != a)
+        lx.fail(t.at, "conflicting .arch: already " + std::string(arch_name(*arch)));
+      if (!arch) sink.arch(a, lx.loc(b));
+      arch = a;
       expect_end(lx, ".arch NAME");
     } else if (dir == ".reg") {
       // .reg ENGINE rN = VALUE
@@ -1209,14 +1211,20 @@ Program parse_program(std::string_view text, const std::string& path) {
         lx.fail(v.at, "expected a number for the .reg value, found " + Lexer::describe(v));
       if (v.num < -2147483648ll || v.num > 0xFFFFFFFFll)
         lx.fail(v.at, "value " + v.text + " out of range for a 32-bit register");
-      prog.regs.push_back(RegInit{e, idx, static_cast<std::uint32_t>(v.num), lx.loc(b)});
+      sink.reg(RegInit{e, idx, static_cast<std::uint32_t>(v.num), lx.loc(b)});
       expect_end(lx, ".reg ENGINE rN = VALUE");
     } else {
       lx.fail(b, "unknown directive '" + dir + "' (.arch, .engine, .raw, .reg)");
     }
   }
   if (block) throw AsmError(block_loc, "TQUANT block without BSTOP");
-  return prog;
+}
+
+Program parse_program(std::string_view text, const std::string& path) {
+  ProgramBuilder b(path);
+  std::istringstream in{std::string(text)};
+  parse_program_stream(in, path, b);
+  return b.take();
 }
 
 }  // namespace tpb::isa

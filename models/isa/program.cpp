@@ -25,7 +25,9 @@ std::string where(const SourceLoc& loc) {
 
 // Strict UTF-8 check (no NUL, no overlongs or surrogates): program text is
 // UTF-8, anything else is taken for a binary.
-bool is_utf8_text(const std::vector<std::uint8_t>& b) {
+// `prefix`: b is the start of a longer file, so a sequence cut at its end is
+// not an error.
+bool is_utf8_text(const std::vector<std::uint8_t>& b, bool prefix = false) {
   std::size_t i = 0;
   while (i < b.size()) {
     const std::uint8_t c = b[i];
@@ -49,7 +51,8 @@ bool is_utf8_text(const std::vector<std::uint8_t>& b) {
       return false;
     }
     for (unsigned k = 1; k <= n; ++k) {
-      if (i + k >= b.size() || (b[i + k] & 0xC0) != 0x80) return false;
+      if (i + k >= b.size()) return prefix;
+      if ((b[i + k] & 0xC0) != 0x80) return false;
       cp = (cp << 6) | (b[i + k] & 0x3F);
     }
     static constexpr std::uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
@@ -113,6 +116,52 @@ Program load_program(const std::string& path) {
   }
   return parse_program(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
                        path);
+}
+
+void stream_program(const std::string& path, ProgramSink& sink) {
+  if (const std::string why = input_file_problem(path); !why.empty())
+    throw std::runtime_error(path + ": " + why);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
+  // Text or binary from the first 64 KiB (the whole file when it is smaller,
+  // so the decision is load_program's).
+  constexpr std::size_t kProbe = 64 * 1024;
+  std::vector<std::uint8_t> head(kProbe);
+  in.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(kProbe));
+  if (in.bad()) throw std::runtime_error("cannot read " + path);
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  const bool whole = head.size() < kProbe;
+  bool binary = ends_with(path, ".bin");
+  if (!binary && !is_utf8_text(head, !whole)) {
+    if (whole && head.size() % kInstBytes != 0)
+      throw std::runtime_error(path + ": neither UTF-8 program text nor a binary (size " +
+                               std::to_string(head.size()) + " bytes is not a multiple of 64)");
+    binary = true;
+  }
+  in.clear();
+  in.seekg(0);
+  if (!binary) {
+    parse_program_stream(in, path, sink);
+    return;
+  }
+  const SourceLoc loc{path, 0, 0};
+  std::vector<std::uint8_t> buf(kInstBytes * 4096);
+  std::uint64_t total = 0;
+  for (;;) {
+    in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
+    if (in.bad()) throw std::runtime_error("cannot read " + path);
+    const auto got = static_cast<std::size_t>(in.gcount());
+    total += got;
+    if (got % kInstBytes != 0)
+      throw std::runtime_error(path + ": size " + std::to_string(total) +
+                               " bytes is not a multiple of 64 (one instruction word)");
+    for (std::size_t off = 0; off < got; off += kInstBytes) {
+      RawInst raw;
+      std::memcpy(raw.data(), buf.data() + off, kInstBytes);
+      sink.inst(home_engine(raw[0]), raw, loc);
+    }
+    if (got < buf.size()) break;
+  }
 }
 
 std::string disassemble_inst(const RawInst& raw) {

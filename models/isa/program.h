@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -54,8 +55,39 @@ class AsmError : public std::runtime_error {
   std::string message_;
 };
 
+// Receives a program item by item as it is read (streaming: a program of any
+// length is read in memory proportional to one line).
+class ProgramSink {
+ public:
+  virtual ~ProgramSink() = default;
+  virtual void arch(Arch /*a*/, const SourceLoc& /*loc*/) {}
+  virtual void reg(const RegInit& /*r*/) {}
+  virtual void inst(Engine e, const RawInst& raw, const SourceLoc& loc) = 0;
+};
+
+// A sink that builds a whole Program in memory.
+class ProgramBuilder : public ProgramSink {
+ public:
+  explicit ProgramBuilder(std::string path) { p_.path = std::move(path); }
+  void arch(Arch a, const SourceLoc&) override { p_.arch = a; }
+  void reg(const RegInit& r) override { p_.regs.push_back(r); }
+  void inst(Engine e, const RawInst& raw, const SourceLoc& loc) override {
+    p_.queues[static_cast<unsigned>(e)].push_back(ProgramInst{raw, loc});
+  }
+  Program take() { return std::move(p_); }
+
+ private:
+  Program p_;
+};
+
 // Parses program text; throws AsmError at the first error.
 Program parse_program(std::string_view text, const std::string& path);
+// Parses program text from a stream, line by line, into `sink` (AsmError at
+// the first error; std::runtime_error on a read error).
+void parse_program_stream(std::istream& in, const std::string& path, ProgramSink& sink);
+// Streams a program file (text or binary, decided as load_program does) into
+// `sink`, reading it once in bounded memory.
+void stream_program(const std::string& path, ProgramSink& sink);
 // A raw binary: a whole number of 64-byte words, each sent to the home engine
 // of its opcode (home_engine()). Throws std::runtime_error on a size error.
 Program parse_binary(const std::vector<std::uint8_t>& bytes, const std::string& path);

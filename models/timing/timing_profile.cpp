@@ -109,6 +109,8 @@ TimingConfig default_timing(isa::Arch arch) {
   } else {
     c.psum.contention_window_cycles = 64;
   }
+  // Instruction fetch DMA, TIMING.md [J, K]: 27 GB/s per queue (v2, v3), 38 (v4; v5 convention).
+  c.fetch.mbytes_per_s = arch == isa::Arch::Sunda || arch == isa::Arch::Cayman ? 27000 : 38000;
   const isa::MemoryCapacity cap = isa::default_capacity(arch);
   c.sbuf_bytes_per_partition = cap.sbuf_bytes_per_partition;
   c.psum_bytes_per_partition = cap.psum_bytes_per_partition;
@@ -188,10 +190,33 @@ void merge_timing(TimingConfig& c, const nlohmann::json& j) {
         if (!e->is_string()) fail(k + "." + e.key(), "expected a string");
     } else if (k == "quantum_ns") {
       c.quantum_ns = get_u32(v, k, true);
+    } else if (k == "instruction_fetch") {
+      require_object(v, k);
+      for (auto e = v.begin(); e != v.end(); ++e) {
+        const std::string key = k + "." + e.key();
+        if (e.key() == "ring_words") {
+          c.fetch.ring_words = get_u32(*e, key, true);
+          if (c.fetch.ring_words > isa::kQueueBytes / isa::kInstBytes)
+            fail(key, "at most " + std::to_string(isa::kQueueBytes / isa::kInstBytes) +
+                          " words (the 1 MiB queue window)");
+        } else if (e.key() == "batch_words") {
+          c.fetch.batch_words = get_u32(*e, key, true);
+        } else if (e.key() == "mbytes_per_s") {
+          c.fetch.mbytes_per_s = get_u32(*e, key, true);
+        } else if (e.key() == "latency_ns") {
+          c.fetch.latency_ns = get_u32(*e, key, false);
+        } else {
+          fail(key, "unknown key (ring_words, batch_words, mbytes_per_s, latency_ns)");
+        }
+      }
     } else {
       fail(k, "unknown key");
     }
   }
+  if (c.fetch.batch_words > c.fetch.ring_words)
+    fail("instruction_fetch.batch_words", std::to_string(c.fetch.batch_words) +
+                                              " is more than instruction_fetch.ring_words (" +
+                                              std::to_string(c.fetch.ring_words) + ")");
   // A contention window shorter than one beat cannot hold a beat: bookings
   // would spread over a window per cycle (unbounded memory). Checked on the
   // merged result, whatever order the keys came in.
@@ -249,7 +274,12 @@ nlohmann::json to_json(const TimingConfig& c) {
           {"pool_vector_bytes", c.pool_vector_bytes},
           {"pe_mx_row_pump", pump},
           {"bundle_issue_cycles", bundles},
-          {"quantum_ns", c.quantum_ns}};
+          {"quantum_ns", c.quantum_ns},
+          {"instruction_fetch",
+           {{"ring_words", c.fetch.ring_words},
+            {"batch_words", c.fetch.batch_words},
+            {"mbytes_per_s", c.fetch.mbytes_per_s},
+            {"latency_ns", c.fetch.latency_ns}}}};
 }
 
 }  // namespace tpb::timing

@@ -76,6 +76,19 @@ struct TimingConfig {
   // Global quantum of the quantum keepers (temporal decoupling), ns.
   std::uint32_t quantum_ns = 1000;
 
+  // Instruction fetch (SPEC §7, §9), JSON "instruction_fetch": each engine's
+  // queue is a ring of fetch.ring_words 64-byte words that the fetch unit
+  // refills from DRAM by DMA, fetch.batch_words at a time, as the sequencer
+  // frees slots. The program's first ring-full is in the queue when the run
+  // starts (the runtime loads it). TIMING.md [J, K]: DMA about 27 GB/s per
+  // queue on v2 / v3, 38 GB/s on v4, about 1.3 us from trigger to start.
+  struct Fetch {
+    std::uint32_t ring_words = 16384;  // 1..16384 (the 1 MiB queue window)
+    std::uint32_t batch_words = 256;   // 1..ring_words
+    std::uint32_t mbytes_per_s = 38000;
+    std::uint32_t latency_ns = 1300;
+  } fetch;
+
   std::uint32_t clock(isa::Engine e) const { return clock_mhz[static_cast<unsigned>(e)]; }
   std::uint32_t overhead(isa::Engine e) const {
     return instruction_overhead_cycles[static_cast<unsigned>(e)];

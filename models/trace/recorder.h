@@ -2,24 +2,35 @@
 //
 // Engines run temporally decoupled, so a value change is recorded with its own
 // time (global time + the engine's local offset) rather than sampled by the
-// kernel. Events are buffered and written, sorted by time, by the VCD and
-// Perfetto writers (vcd_writer.h, perfetto_writer.h), also after a fault.
+// kernel, and events arrive out of time order. The recorder buffers them and,
+// once the platform's watermark (the global time: no event can still come
+// before it) has passed them, hands them sorted by (time, insertion order) to
+// streaming sinks (the VCD and Perfetto writers, vcd_writer.h and
+// perfetto_writer.h) that write them to disk at once. Memory stays bounded by
+// the decoupling window, whatever the run's length. Without a sink attached
+// the recorder keeps every event (sorted_changes(), sorted_slices()).
 // A disabled recorder costs one branch per call.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace tpb::trace {
 
 using Picos = std::uint64_t;  // simulated time in picoseconds
+inline constexpr Picos kForever = ~Picos{0};
 
 struct SignalId {
   std::uint32_t v = UINT32_MAX;
 };
 struct TrackId {
+  std::uint32_t v = UINT32_MAX;
+};
+struct NameId {
   std::uint32_t v = UINT32_MAX;
 };
 
@@ -28,6 +39,7 @@ struct Signal {
   std::string name;   // e.g. "busy"
   unsigned width;     // bits, 1..64
   std::uint64_t initial;
+  bool hidden = false;  // cut by hide(): never written
 };
 
 struct ValueChange {
@@ -38,6 +50,19 @@ struct ValueChange {
 };
 
 enum class SliceKind : std::uint8_t { Begin, End, Instant, Counter };
+
+// A slice event as stored: name interned, args in the recorder's arena.
+struct SliceRecord {
+  Picos t;
+  std::uint64_t seq;
+  std::uint32_t track;
+  SliceKind kind;
+  std::uint32_t name;  // NameId::v (unused for End)
+  std::uint32_t args_off, args_len;
+  double counter_value;
+};
+
+// A slice event with its strings (what sorted_slices() returns).
 struct SliceEvent {
   Picos t;
   std::uint32_t track;
@@ -51,6 +76,28 @@ struct SliceEvent {
 struct Track {
   std::string process;  // Perfetto process name (e.g. "tpb core")
   std::string thread;   // Perfetto thread name (e.g. "pool")
+  bool hidden = false;  // cut by hide()
+};
+
+// Receives value changes in (time, insertion) order.
+class ChangeSink {
+ public:
+  virtual ~ChangeSink() = default;
+  // Before the first change: every signal (hidden ones included, flagged).
+  virtual void start(const std::vector<Signal>& signals) = 0;
+  virtual void change(const ValueChange& c) = 0;
+  // The run ended at `end` (nothing after it was delivered).
+  virtual void finish(Picos end) = 0;
+};
+
+// Receives slice events in (time, insertion) order; name and args are valid
+// during the call.
+class SliceSink {
+ public:
+  virtual ~SliceSink() = default;
+  virtual void start(const std::vector<Track>& tracks) = 0;
+  virtual void event(const SliceRecord& e, std::string_view name, std::string_view args) = 0;
+  virtual void finish(Picos end) = 0;
 };
 
 class Recorder {
@@ -60,6 +107,13 @@ class Recorder {
   void enable_slices(bool on) { slices_on_ = on; }
   bool signals_enabled() const { return signals_on_; }
   bool slices_enabled() const { return slices_on_; }
+  // --trace-level: with bundles off, engines record instructions only.
+  void enable_bundles(bool on) { bundles_on_ = on; }
+  bool bundles_enabled() const { return bundles_on_; }
+
+  // --trace-engines: signals whose scope's last component is `name`, and
+  // tracks whose thread is `name`, registered after this call are cut.
+  void hide(std::string name) { hidden_names_.push_back(std::move(name)); }
 
   SignalId add_signal(std::string scope, std::string name, unsigned width,
                       std::uint64_t initial = 0);
@@ -68,39 +122,76 @@ class Recorder {
   }
 
   TrackId add_track(std::string process, std::string thread);
+  // Names of slices: intern once, record by id (no string per event).
+  NameId intern(std::string_view name);
+  void begin(TrackId id, Picos t, NameId name, std::string_view args_json = {}) {
+    if (slices_on_) record_slice(id, t, SliceKind::Begin, name.v, args_json, 0.0);
+  }
   void begin(TrackId id, Picos t, std::string_view name, std::string_view args_json = {}) {
-    if (slices_on_) record_slice(id, t, SliceKind::Begin, name, args_json, 0.0);
+    if (slices_on_) record_slice(id, t, SliceKind::Begin, intern(name).v, args_json, 0.0);
   }
   void end(TrackId id, Picos t) {
-    if (slices_on_) record_slice(id, t, SliceKind::End, {}, {}, 0.0);
+    if (slices_on_) record_slice(id, t, SliceKind::End, UINT32_MAX, {}, 0.0);
   }
   void instant(TrackId id, Picos t, std::string_view name, std::string_view args_json = {}) {
-    if (slices_on_) record_slice(id, t, SliceKind::Instant, name, args_json, 0.0);
+    if (slices_on_) record_slice(id, t, SliceKind::Instant, intern(name).v, args_json, 0.0);
+  }
+  void counter(TrackId id, Picos t, NameId name, double value) {
+    if (slices_on_) record_slice(id, t, SliceKind::Counter, name.v, {}, value);
   }
   void counter(TrackId id, Picos t, std::string_view name, double value) {
-    if (slices_on_) record_slice(id, t, SliceKind::Counter, name, {}, value);
+    if (slices_on_) record_slice(id, t, SliceKind::Counter, intern(name).v, {}, value);
   }
+
+  // Streaming: sinks get every event once the watermark has passed it. The
+  // watermark function returns a time before which no event can still be
+  // recorded (the platform's global time). Attach before the run.
+  void attach(ChangeSink* changes, SliceSink* slices);
+  void set_watermark(std::function<Picos()> f) { watermark_ = std::move(f); }
+  // Ends the recording at `end`: delivers every event at or before it, drops
+  // later ones (a fault's time: nothing is recorded past it) and finishes
+  // the sinks. Call once, after the run.
+  void finish(Picos end);
 
   const std::vector<Signal>& signals() const { return signals_; }
   const std::vector<Track>& tracks() const { return tracks_; }
-  // Changes and slices sorted by (time, insertion order).
+  // Without sinks: changes and slices sorted by (time, insertion order).
   std::vector<ValueChange> sorted_changes() const;
   std::vector<SliceEvent> sorted_slices() const;
   Picos last_time() const { return last_time_; }
+  // Events recorded (after the cuts of hide(); before the window's).
+  std::uint64_t changes_recorded() const { return changes_recorded_; }
+  std::uint64_t slices_recorded() const { return slices_recorded_; }
 
  private:
   void record_change(SignalId id, Picos t, std::uint64_t value);
-  void record_slice(TrackId id, Picos t, SliceKind kind, std::string_view name,
-                    std::string_view args, double value);
+  void record_slice(TrackId id, Picos t, SliceKind kind, std::uint32_t name, std::string_view args,
+                    double value);
+  bool is_hidden(const std::string& name) const;
+  void maybe_flush();
+  void flush_before(Picos watermark);
 
   bool signals_on_ = false;
   bool slices_on_ = false;
+  bool bundles_on_ = true;
   std::uint64_t seq_ = 0;
   Picos last_time_ = 0;
+  std::vector<std::string> hidden_names_;
   std::vector<Signal> signals_;
   std::vector<ValueChange> changes_;
   std::vector<Track> tracks_;
-  std::vector<SliceEvent> slices_;
+  std::vector<SliceRecord> slices_;
+  std::string arena_;  // args text of the buffered slices
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, std::uint32_t> name_ids_;
+  std::uint64_t changes_recorded_ = 0, slices_recorded_ = 0;
+
+  ChangeSink* change_sink_ = nullptr;
+  SliceSink* slice_sink_ = nullptr;
+  bool started_ = false, finished_ = false;
+  std::function<Picos()> watermark_;
+  std::size_t flush_at_ = kFlushAt;
+  static constexpr std::size_t kFlushAt = 1 << 15;
 };
 
 }  // namespace tpb::trace

@@ -14,10 +14,13 @@ struct EngineStats {
   double clock_mhz = 0;
   std::uint64_t instructions = 0;  // retired
   std::uint64_t busy_cycles = 0;
-  std::uint64_t stall_cycles = 0;                // semaphore waits
+  std::uint64_t stall_cycles = 0;  // semaphore waits
   // Memory time of pipelined streams beyond their compute (the slowest
   // partition lane, bandwidth stalls included), in engine cycles.
   std::uint64_t memory_stall_cycles = 0;
+  // Waits for an instruction the fetch DMA had not yet brought into the
+  // queue's ring (TimingConfig::fetch), in engine cycles.
+  std::uint64_t fetch_stall_cycles = 0;
   std::map<std::string, std::uint64_t> bundles;  // bundle name -> issues (x trip count)
   std::uint64_t bytes_read = 0;
   std::uint64_t bytes_written = 0;
@@ -37,6 +40,14 @@ struct SfuStats {
   std::uint64_t units_used = 0;  // TSize units in use (of 256)
 };
 
+// One trace file a run wrote (--vcd, --perfetto): its size as written.
+struct TraceFileStats {
+  std::string kind;  // "vcd", "perfetto"
+  std::string path;
+  std::uint64_t bytes = 0;
+  std::uint64_t events = 0;  // value changes (VCD) or trace events (Perfetto) written
+};
+
 struct RunStats {
   std::string arch;
   std::string program;
@@ -47,6 +58,7 @@ struct RunStats {
   std::string status = "ok";  // "ok", "fault", "deadlock"
   std::string message;        // fault / deadlock description
   SfuStats sfu;
+  std::vector<TraceFileStats> traces;
 };
 
 }  // namespace tpb::trace

@@ -18,6 +18,7 @@ nlohmann::json stats_to_json(const RunStats& s) {
                        {"busy_cycles", e.busy_cycles},
                        {"stall_cycles", e.stall_cycles},
                        {"memory_stall_cycles", e.memory_stall_cycles},
+                       {"fetch_stall_cycles", e.fetch_stall_cycles},
                        {"bundles", bundles},
                        {"bytes_read", e.bytes_read},
                        {"bytes_written", e.bytes_written},
@@ -32,6 +33,10 @@ nlohmann::json stats_to_json(const RunStats& s) {
        {{"inexact", s.sfu.inexact}, {"saturated", s.sfu.saturated}, {"wrapped", s.sfu.wrapped}}},
       {"tiles", s.sfu.tiles},
       {"units_used", s.sfu.units_used}};
+  nlohmann::json traces = nlohmann::json::array();
+  for (const TraceFileStats& t : s.traces)
+    traces.push_back(
+        {{"kind", t.kind}, {"path", t.path}, {"bytes", t.bytes}, {"events", t.events}});
   return {{"arch", s.arch},
           {"program", s.program},
           {"status", s.status},
@@ -41,7 +46,8 @@ nlohmann::json stats_to_json(const RunStats& s) {
           {"wall_seconds", s.wall_seconds},
           {"engines", engines},
           {"memories", memories},
-          {"sfu", sfu}};
+          {"sfu", sfu},
+          {"traces", traces}};
 }
 
 void write_stats(const RunStats& s, const std::string& path) {

@@ -12,6 +12,8 @@ namespace tpb::trace {
 
 namespace {
 
+constexpr std::size_t kFlushAt = 1 << 20;
+
 // VCD identifier codes: printable ASCII '!'..'~' as base-94 digits.
 std::string vcd_id(std::size_t index) {
   std::string id;
@@ -56,41 +58,6 @@ struct ScopeNode {
   }
 };
 
-class Output {
- public:
-  explicit Output(const std::string& path) : path_(path), f_(std::fopen(path.c_str(), "wb")) {
-    if (!f_) fail("cannot open for writing");
-    buf_.reserve(kFlushAt + 256);
-  }
-  ~Output() {
-    if (f_) std::fclose(f_);
-  }
-  std::string& buf() { return buf_; }
-  void maybe_flush() {
-    if (buf_.size() >= kFlushAt) flush();
-  }
-  void close() {
-    flush();
-    std::FILE* f = f_;
-    f_ = nullptr;
-    if (std::fclose(f) != 0) fail("cannot finish writing");
-  }
-
- private:
-  static constexpr std::size_t kFlushAt = 1 << 20;
-  void flush() {
-    if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), f_) != buf_.size())
-      fail("write failed");
-    buf_.clear();
-  }
-  [[noreturn]] void fail(const char* what) {
-    throw std::runtime_error("VCD file '" + path_ + "': " + what + ": " + std::strerror(errno));
-  }
-  std::string path_;
-  std::FILE* f_;
-  std::string buf_;
-};
-
 void append_value(std::string& out, unsigned width, std::uint64_t v, const std::string& id) {
   if (width == 1) {
     out.push_back(v ? '1' : '0');
@@ -117,75 +84,130 @@ void append_scope(std::string& out, const ScopeNode& node, const std::vector<Sig
 
 }  // namespace
 
-void write_vcd(const Recorder& rec, const std::string& path, const std::string& top) {
-  const std::vector<Signal>& sigs = rec.signals();
-  std::vector<std::string> ids(sigs.size());
-  for (std::size_t i = 0; i < sigs.size(); ++i) ids[i] = vcd_id(i);
+VcdWriter::VcdWriter(std::string path, std::string top, TraceWindow window)
+    : path_(std::move(path)), top_(std::move(top)), window_(window) {
+  f_ = std::fopen(path_.c_str(), "wb");
+  if (!f_) fail("cannot open for writing");
+  buf_.reserve(kFlushAt + 4096);
+}
+
+VcdWriter::~VcdWriter() {
+  if (f_) std::fclose(f_);
+}
+
+void VcdWriter::fail(const char* what) {
+  throw std::runtime_error("VCD file '" + path_ + "': " + what + ": " + std::strerror(errno));
+}
+
+// A write error is kept, not thrown (this runs inside the simulation):
+// finish() reports it, and nothing more is written.
+void VcdWriter::flush() {
+  if (error_.empty() && !buf_.empty()) {
+    if (std::fwrite(buf_.data(), 1, buf_.size(), f_) == buf_.size())
+      bytes_ += buf_.size();
+    else
+      error_ = "'" + path_ + "': write failed: " + std::strerror(errno);
+  }
+  buf_.clear();
+}
+
+void VcdWriter::start(const std::vector<Signal>& sigs) {
+  sigs_ = sigs;
+  ids_.assign(sigs_.size(), std::string());
+  std::size_t visible = 0;
+  for (std::size_t i = 0; i < sigs_.size(); ++i)
+    if (!sigs_[i].hidden) ids_[i] = vcd_id(visible++);
 
   ScopeNode root;  // a nameless node holding `top` (or, with top == "", the scopes)
-  ScopeNode* top_node = top.empty() ? &root : root.child(top);
-  for (std::size_t i = 0; i < sigs.size(); ++i) {
-    std::vector<std::string> parts = split_scope(sigs[i].scope);
-    std::size_t first = (!top.empty() && !parts.empty() && parts[0] == top) ? 1 : 0;
+  ScopeNode* top_node = top_.empty() ? &root : root.child(top_);
+  for (std::size_t i = 0; i < sigs_.size(); ++i) {
+    if (sigs_[i].hidden) continue;
+    std::vector<std::string> parts = split_scope(sigs_[i].scope);
+    std::size_t first = (!top_.empty() && !parts.empty() && parts[0] == top_) ? 1 : 0;
     ScopeNode* node = top_node;
     for (std::size_t p = first; p < parts.size(); ++p) node = node->child(parts[p]);
     node->signals.push_back(i);
   }
-
-  Output out(path);
-  std::string& b = out.buf();
-  b += "$version tpbsim $end\n$timescale 1 ps $end\n";
+  buf_ += "$version tpbsim $end\n$timescale 1 ps $end\n";
   for (std::size_t s : root.signals)  // only with top == "" and an empty scope
-    b += "$var wire " + std::to_string(sigs[s].width) + " " + ids[s] + " " +
-         vcd_name(sigs[s].name) + " $end\n";
-  for (const auto& c : root.children) append_scope(b, *c, sigs, ids);
-  b += "$enddefinitions $end\n";
+    buf_ += "$var wire " + std::to_string(sigs_[s].width) + " " + ids_[s] + " " +
+            vcd_name(sigs_[s].name) + " $end\n";
+  for (const auto& c : root.children) append_scope(buf_, *c, sigs_, ids_);
+  buf_ += "$enddefinitions $end\n";
+  current_.resize(sigs_.size());
+  for (std::size_t i = 0; i < sigs_.size(); ++i) current_[i] = sigs_[i].initial;
+  pending_.assign(sigs_.size(), 0);
+  touched_.assign(sigs_.size(), 0);
+}
 
-  const std::vector<ValueChange> changes = rec.sorted_changes();
-  std::vector<std::uint64_t> current(sigs.size());
-  for (std::size_t i = 0; i < sigs.size(); ++i) current[i] = sigs[i].initial;
+void VcdWriter::dumpvars(Picos t) {
+  buf_ += "#" + std::to_string(t) + "\n$dumpvars\n";
+  for (std::size_t i = 0; i < sigs_.size(); ++i)
+    if (!sigs_[i].hidden) append_value(buf_, sigs_[i].width, current_[i], ids_[i]);
+  buf_ += "$end\n";
+  dumped_ = true;
+  last_written_ = t;
+}
 
-  // Changes at t = 0 become the $dumpvars values (sorted by seq: the last wins).
-  std::size_t k = 0;
-  for (; k < changes.size() && changes[k].t == 0; ++k)
-    current[changes[k].signal] = changes[k].value;
-  b += "#0\n$dumpvars\n";
-  for (std::size_t i = 0; i < sigs.size(); ++i) append_value(b, sigs[i].width, current[i], ids[i]);
-  b += "$end\n";
-
-  // Per later time: the last value of each touched signal; emit those that differ.
-  std::vector<std::uint64_t> pending(sigs.size());
-  std::vector<char> touched(sigs.size(), 0);
-  std::vector<std::uint32_t> touched_list;
-  Picos last_written = 0;
-  while (k < changes.size()) {
-    const Picos t = changes[k].t;
-    touched_list.clear();
-    for (; k < changes.size() && changes[k].t == t; ++k) {
-      const ValueChange& c = changes[k];
-      if (!touched[c.signal]) {
-        touched[c.signal] = 1;
-        touched_list.push_back(c.signal);
-      }
-      pending[c.signal] = c.value;
+// Per time: the last value of each touched signal; emit those that differ.
+void VcdWriter::emit_group() {
+  if (touched_list_.empty()) return;
+  std::sort(touched_list_.begin(), touched_list_.end());
+  bool stamped = false;
+  for (std::uint32_t s : touched_list_) {
+    touched_[s] = 0;
+    if (pending_[s] == current_[s]) continue;
+    current_[s] = pending_[s];
+    if (!stamped) {
+      buf_ += "#" + std::to_string(group_t_) + "\n";
+      stamped = true;
+      last_written_ = group_t_;
     }
-    std::sort(touched_list.begin(), touched_list.end());
-    bool stamped = false;
-    for (std::uint32_t s : touched_list) {
-      touched[s] = 0;
-      if (pending[s] == current[s]) continue;
-      current[s] = pending[s];
-      if (!stamped) {
-        b += "#" + std::to_string(t) + "\n";
-        stamped = true;
-        last_written = t;
-      }
-      append_value(b, sigs[s].width, current[s], ids[s]);
-    }
-    out.maybe_flush();
+    append_value(buf_, sigs_[s].width, current_[s], ids_[s]);
+    ++written_;
   }
-  if (rec.last_time() > last_written) b += "#" + std::to_string(rec.last_time()) + "\n";
-  out.close();
+  touched_list_.clear();
+  if (buf_.size() >= kFlushAt) flush();
+}
+
+void VcdWriter::change(const ValueChange& c) {
+  if (c.t > window_.to || c.signal >= sigs_.size() || sigs_[c.signal].hidden) return;
+  if (!dumped_) {
+    if (c.t <= window_.from) {  // before (or at) the window's start: its initial values
+      current_[c.signal] = c.value;
+      return;
+    }
+    dumpvars(window_.from);
+  }
+  if (c.t != group_t_) {
+    emit_group();
+    group_t_ = c.t;
+  }
+  if (!touched_[c.signal]) {
+    touched_[c.signal] = 1;
+    touched_list_.push_back(c.signal);
+  }
+  pending_[c.signal] = c.value;
+}
+
+void VcdWriter::finish(Picos end) {
+  emit_group();
+  const Picos stop = std::min(end, window_.to);
+  if (!dumped_) dumpvars(std::min(window_.from, stop));
+  if (stop > last_written_) buf_ += "#" + std::to_string(stop) + "\n";
+  flush();
+  std::FILE* f = f_;
+  f_ = nullptr;
+  if (std::fclose(f) != 0 && error_.empty())
+    error_ = "'" + path_ + "': cannot finish writing: " + std::strerror(errno);
+}
+
+void write_vcd(const Recorder& rec, const std::string& path, const std::string& top) {
+  VcdWriter w(path, top);
+  w.start(rec.signals());
+  for (const ValueChange& c : rec.sorted_changes()) w.change(c);
+  w.finish(rec.last_time());
+  if (!w.error().empty()) throw std::runtime_error("VCD file " + w.error());
 }
 
 }  // namespace tpb::trace

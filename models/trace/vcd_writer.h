@@ -2,20 +2,71 @@
 // readable by GTKWave (and its vcd2fst converter).
 #pragma once
 
+#include <cstdio>
 #include <string>
+#include <vector>
 
 #include "models/trace/recorder.h"
 
 namespace tpb::trace {
 
-// Timescale 1 ps. Each Signal::scope is split on '.' into nested
-// `$scope module` blocks under `top` (a leading component equal to `top` is
-// not repeated). Initial values (and changes at t = 0) go in $dumpvars; later
-// changes are written sorted by time, one `#t` per time that changes
+// A time window of a trace (--trace-window T0:T1), ps, both ends included.
+struct TraceWindow {
+  Picos from = 0;
+  Picos to = kForever;
+  bool contains(Picos t) const { return t >= from && t <= to; }
+};
+
+// The VCD format: timescale 1 ps. Each Signal::scope is split on '.' into
+// nested `$scope module` blocks under `top` (a leading component equal to
+// `top` is not repeated); hidden signals are not declared. Initial values
+// (and changes at the window's start) go in $dumpvars at the window's start;
+// later changes are written in time order, one `#t` per time that changes
 // something; of several changes of one signal at one time the last recorded
-// wins, and changes that do not change the value are dropped. A final `#t` at
-// Recorder::last_time() marks the end of the run. Throws std::runtime_error
-// naming `path` when the file cannot be written.
+// wins, and changes that do not change the value are dropped. A final `#t`
+// marks the end of the run (or of the window). The constructor throws
+// std::runtime_error naming the path when the file cannot be created; later
+// write errors are kept (error()).
+//
+// A streaming sink (Recorder::attach): the file is written as the run goes,
+// in bounded memory.
+class VcdWriter : public ChangeSink {
+ public:
+  VcdWriter(std::string path, std::string top = "tpb", TraceWindow window = {});
+  ~VcdWriter() override;
+  void start(const std::vector<Signal>& signals) override;
+  void change(const ValueChange& c) override;
+  // Writes the end and closes the file; never throws (see error()).
+  void finish(Picos end) override;
+  // After finish(): "" or what went wrong ("'PATH': write failed: ...").
+  const std::string& error() const { return error_; }
+  // After finish(): bytes written and value changes written.
+  std::uint64_t bytes() const { return bytes_; }
+  std::uint64_t changes_written() const { return written_; }
+
+ private:
+  void emit_group();
+  void dumpvars(Picos t);
+  void flush();
+  [[noreturn]] void fail(const char* what);
+
+  std::string path_, top_;
+  TraceWindow window_;
+  std::FILE* f_ = nullptr;
+  std::string buf_;
+  std::vector<Signal> sigs_;
+  std::vector<std::string> ids_;
+  std::vector<std::uint64_t> current_, pending_;
+  std::vector<char> touched_;
+  std::vector<std::uint32_t> touched_list_;
+  Picos group_t_ = 0;
+  bool dumped_ = false;  // $dumpvars written
+  Picos last_written_ = 0;
+  std::string error_;
+  std::uint64_t bytes_ = 0, written_ = 0;
+};
+
+// The whole of an in-memory Recorder (no sink attached) at once.
 void write_vcd(const Recorder& rec, const std::string& path, const std::string& top = "tpb");
 
 }  // namespace tpb::trace

@@ -6,11 +6,13 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <string>
 
 #include "models/isa/asm.h"
 #include "models/isa/program.h"
+#include "models/isa/program_spool.h"
 #include "platform/cli/commands.h"
 
 namespace po = boost::program_options;
@@ -51,20 +53,30 @@ bool parse_in_out(const char* cmd, const Args& args, const po::options_descripti
 // Writes a file whole: to PATH.tpbsim-tmp, closed and checked, then renamed
 // into place, so a full disk never leaves a half-written file reported as
 // written. A device or a pipe (/dev/stdout) is written in place.
-bool write_file(const char* cmd, const std::string& path, const void* data, std::size_t n) {
+bool write_file(const char* cmd, const std::string& path,
+                const std::function<bool(std::FILE*)>& write) {
   const bool staged = output_is_staged(path);
   const std::string tmp = staged_output_path(path);
-  std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-  if (f) f.write(static_cast<const char*>(data), static_cast<std::streamsize>(n));
-  if (f) f.close();
-  const int err = errno;
-  if (!f || (staged && std::rename(tmp.c_str(), path.c_str()) != 0)) {
+  std::FILE* f = std::fopen(tmp.c_str(), staged ? "wb" : "ab");
+  bool ok = f != nullptr && write(f);
+  int err = errno;
+  if (f && std::fclose(f) != 0 && ok) {
+    ok = false;
+    err = errno;
+  }
+  if (ok && staged && std::rename(tmp.c_str(), path.c_str()) != 0) {
+    ok = false;
+    err = errno;
+  }
+  if (!ok) {
     if (staged) std::remove(tmp.c_str());
     std::fprintf(stderr, "tpbsim %s: error: cannot write %s (%s); nothing written\n", cmd,
-                 path.c_str(), std::strerror(f ? errno : err));
-    return false;
+                 path.c_str(), std::strerror(err));
   }
-  return true;
+  return ok;
+}
+bool write_file(const char* cmd, const std::string& path, const void* data, std::size_t n) {
+  return write_file(cmd, path, [&](std::FILE* f) { return std::fwrite(data, 1, n, f) == n; });
 }
 
 }  // namespace
@@ -87,9 +99,11 @@ int cmd_asm(const Args& args) {
     std::fprintf(stderr, "tpbsim asm: error: missing -o OUT.bin\n");
     return 1;
   }
-  isa::Program prog;
+  // Streamed: the text is read line by line into per-engine spools, so a
+  // program of any length assembles in memory proportional to one line.
+  std::unique_ptr<isa::SpooledProgram> prog;
   try {
-    prog = isa::load_program(p.input);
+    prog = isa::SpooledProgram::load(p.input);
   } catch (const isa::AsmError& e) {
     std::fprintf(stderr, "%s\n", isa::format_diagnostic(e).c_str());
     return 1;
@@ -97,16 +111,18 @@ int cmd_asm(const Args& args) {
     std::fprintf(stderr, "tpbsim asm: error: %s\n", e.what());
     return 1;
   }
-  const auto bytes = isa::to_binary(prog);
-  if (!write_file("asm", p.output, bytes.data(), bytes.size())) return 1;
-  if (!prog.regs.empty() || prog.arch) {
-    std::string what = prog.arch ? ".arch" : "";
-    if (!prog.regs.empty())
-      what += (what.empty() ? "" : " and ") + std::to_string(prog.regs.size()) + " .reg line(s)";
+  if (!write_file("asm", p.output, [&](std::FILE* f) { return prog->write_binary(f); })) return 1;
+  if (!prog->regs().empty() || prog->arch()) {
+    std::string what = prog->arch() ? ".arch" : "";
+    if (!prog->regs().empty())
+      what += (what.empty() ? "" : " and ") + std::to_string(prog->regs().size()) + " .reg line(s)";
     std::fprintf(stderr, "tpbsim asm: note: %s not stored in %s (a binary holds words only)\n",
                  what.c_str(), p.output.c_str());
   }
-  std::printf("%s: %zu instruction(s), %zu bytes\n", p.output.c_str(), prog.size(), bytes.size());
+  const std::uint64_t n = prog->size();
+  std::printf("%s: %llu instruction(s), %llu bytes\n", p.output.c_str(),
+              static_cast<unsigned long long>(n),
+              static_cast<unsigned long long>(n * isa::kInstBytes));
   return 0;
 }
 

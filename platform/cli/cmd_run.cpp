@@ -1,4 +1,5 @@
 // `tpbsim run PROGRAM [options]` (SPEC §9): simulate a program on one core.
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include <boost/program_options.hpp>
 
 #include "models/isa/program.h"
+#include "models/isa/program_spool.h"
 #include "models/trace/perfetto_writer.h"
 #include "models/trace/stats_writer.h"
 #include "models/trace/vcd_writer.h"
@@ -341,7 +343,60 @@ class StagedOutputs {
   std::vector<std::pair<std::string, std::string>> outs_;
 };
 
+// A simulated time: an integer or decimal number with an optional unit
+// (ps, ns, us, ms, s; none = ps), to whole picoseconds.
+std::uint64_t parse_sim_time(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  while (n < s.size() && (std::isdigit(static_cast<unsigned char>(s[n])) || s[n] == '.')) ++n;
+  const std::string num = s.substr(0, n), unit = s.substr(n);
+  static const std::pair<const char*, std::uint64_t> kUnits[] = {
+      {"", 1}, {"ps", 1}, {"ns", 1000}, {"us", 1000000}, {"ms", 1000000000}, {"s", 1000000000000}};
+  std::uint64_t scale = 0;
+  for (const auto& [u, k] : kUnits)
+    if (unit == u) scale = k;
+  const std::size_t dot = num.find('.');
+  if (num.empty() || scale == 0 || num == "." || num.find('.', dot + 1) != std::string::npos ||
+      (dot != std::string::npos && dot + 1 == num.size()))
+    throw SpecError(fmt::format("{}: '{}' is not a time (e.g. 1500, 2ns, 3.5us, 1ms)", what, s));
+  // Whole and fractional parts in integers: no rounding, overflow refused.
+  const std::string whole = num.substr(0, dot),
+                    frac = dot == std::string::npos ? "" : num.substr(dot + 1);
+  unsigned __int128 ps = 0;
+  for (char c : whole) {
+    ps = ps * 10 + static_cast<unsigned>(c - '0');
+    if (ps > (static_cast<unsigned __int128>(1) << 64)) break;
+  }
+  ps *= scale;
+  std::uint64_t div = 1;
+  unsigned __int128 f = 0;
+  for (char c : frac) {
+    if (div > scale) break;
+    f = f * 10 + static_cast<unsigned>(c - '0');
+    div *= 10;
+  }
+  ps += f * scale / div;
+  if (ps >= timing::TimingConfig::kMaxPs)
+    throw SpecError(fmt::format("{}: '{}' is past the longest simulated time (2^62 ps)", what, s));
+  return static_cast<std::uint64_t>(ps);
+}
+
+// --trace-window T0:T1 (either end may be empty: from the start / to the end).
+trace::TraceWindow parse_trace_window(const std::string& s) {
+  const std::size_t colon = s.find(':');
+  if (colon == std::string::npos || s.find(':', colon + 1) != std::string::npos)
+    throw SpecError(fmt::format("--trace-window '{}': expected T0:T1 (e.g. 2us:10us)", s));
+  trace::TraceWindow w;
+  const std::string a = s.substr(0, colon), b = s.substr(colon + 1);
+  if (!a.empty()) w.from = parse_sim_time(a, "--trace-window");
+  if (!b.empty()) w.to = parse_sim_time(b, "--trace-window");
+  if (w.from > w.to)
+    throw SpecError(fmt::format("--trace-window '{}': the start is after the end", s));
+  return w;
+}
+
 constexpr const char* kUsage = "usage: tpbsim run PROGRAM [options]\n";
+// --trace-level auto: bundle slices up to this many instructions.
+constexpr std::uint64_t kAutoBundleLimit = 16384;
 
 }  // namespace
 
@@ -351,6 +406,7 @@ int cmd_run(const Args& args) {
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   po::options_description opts("tpbsim run options");
   std::string arch_s, timing_file, dump_timing, emax_s, vcd, perfetto, stats_file, retire_file;
+  std::string trace_engines, trace_window, trace_level = "auto";
   std::vector<std::string> loads, dumps;
   opts.add_options()("help,h", "show this help")(
       "arch", po::value(&arch_s), "sunda|cayman|mariana|maverick (overrides the program's .arch)")(
@@ -365,7 +421,15 @@ int cmd_run(const Args& args) {
                                                       "write a Chrome trace-event JSON")(
       "stats", po::value(&stats_file), "write run statistics (JSON)")(
       "retire", po::value(&retire_file), "write one line per retired instruction")(
-      "quiet,q", "print nothing on success");
+      "trace-engines", po::value(&trace_engines),
+      "ENGINE[,ENGINE...]: trace only these engines (pool dve pe sfu; default all)")(
+      "trace-window", po::value(&trace_window),
+      "T0:T1: write only trace events in [T0, T1] (times like 1500, 1500ps, 2ns, 3.5us, 1ms; "
+      "either end may be empty)")(
+      "trace-level", po::value(&trace_level),
+      "instr|bundle|auto: instruction slices only, or firmware bundles and the pc too; auto "
+      "(default): bundle up to 16384 instructions, instr above")("quiet,q",
+                                                                 "print nothing on success");
   po::options_description hidden;
   std::string program_path;
   hidden.add_options()("program", po::value(&program_path));
@@ -392,9 +456,10 @@ int cmd_run(const Args& args) {
   const bool quiet = vm.count("quiet") > 0;
 
   // Program, generation, profile: every error here is exit 1.
-  isa::Program program;
+  // Read once into per-engine spools (bounded memory, any length).
+  std::unique_ptr<isa::SpooledProgram> program;
   try {
-    program = isa::load_program(program_path);
+    program = isa::SpooledProgram::load(program_path);
   } catch (const isa::AsmError& e) {
     std::fprintf(stderr, "%s:%d:%d: error: %s\n", e.loc().file.c_str(), e.loc().line, e.loc().col,
                  e.message().c_str());
@@ -403,7 +468,7 @@ int cmd_run(const Args& args) {
     std::fprintf(stderr, "tpbsim run: error: %s\n", e.what());
     return 1;
   }
-  isa::Arch arch = program.arch.value_or(isa::Arch::Mariana);
+  isa::Arch arch = program->arch().value_or(isa::Arch::Mariana);
   if (!arch_s.empty() && !isa::parse_arch(arch_s, arch)) {
     std::fprintf(stderr,
                  "tpbsim run: error: --arch '%s' is not one of sunda cayman mariana maverick\n",
@@ -421,6 +486,36 @@ int cmd_run(const Args& args) {
                    emax_s.c_str());
       return 1;
     }
+  }
+  trace::TraceWindow window;
+  try {
+    if (!trace_engines.empty()) {
+      bool keep[isa::kNumEngines] = {};
+      for (const std::string& name : split(trace_engines, ',')) {
+        const auto e = isa::parse_engine(name.c_str());
+        if (!e)
+          throw SpecError(fmt::format("--trace-engines: '{}' is not one of pool dve pe sfu", name));
+        keep[static_cast<unsigned>(*e)] = true;
+      }
+      for (unsigned e = 0; e < isa::kNumEngines; ++e)
+        if (!keep[e]) cfg.trace_hidden_engines.push_back(static_cast<isa::Engine>(e));
+    }
+    if (!trace_window.empty()) window = parse_trace_window(trace_window);
+    if (trace_level != "instr" && trace_level != "bundle" && trace_level != "auto")
+      throw SpecError(fmt::format("--trace-level '{}' is not instr, bundle or auto", trace_level));
+    // auto: bundle detail while a program is short; a long one's bundle
+    // slices would be about ten times the trace (docs/PERFORMANCE.md).
+    cfg.trace_bundles =
+        trace_level == "bundle" || (trace_level == "auto" && program->size() <= kAutoBundleLimit);
+    if (trace_level == "auto" && !cfg.trace_bundles && (!vcd.empty() || !perfetto.empty()) &&
+        !quiet)
+      std::fprintf(stderr,
+                   "tpbsim run: note: %llu instructions: tracing instructions, not bundles "
+                   "(--trace-level bundle for those)\n",
+                   static_cast<unsigned long long>(program->size()));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tpbsim run: error: %s\n", e.what());
+    return 1;
   }
   std::vector<MemSpec> load_specs, dump_specs;
   std::vector<io::NpyArray> load_arrays;  // one per load_specs entry
@@ -489,11 +584,28 @@ int cmd_run(const Args& args) {
     }
   }
 
+  // Trace writers stream to their staged files as the run goes.
+  std::unique_ptr<trace::VcdWriter> vcd_writer;
+  std::unique_ptr<trace::PerfettoWriter> perfetto_writer;
+  try {
+    if (!vcd.empty())
+      vcd_writer = std::make_unique<trace::VcdWriter>(StagedOutputs::temp(vcd), "tpb", window);
+    if (!perfetto.empty())
+      perfetto_writer =
+          std::make_unique<trace::PerfettoWriter>(StagedOutputs::temp(perfetto), window);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tpbsim run: error: %s\n", e.what());
+    if (!vcd.empty()) StagedOutputs::discard(vcd);
+    if (retire_out) StagedOutputs::discard(retire_file);
+    return 1;
+  }
+
   // SystemC objects live for the rest of the process (one elaboration).
   platform::TpbCore* core = nullptr;
   try {
     core = new platform::TpbCore("tpb", cfg);
-    core->load_program(program);
+    core->attach_traces(vcd_writer.get(), perfetto_writer.get());
+    core->load_program(*program);
     if (!dump_timing.empty()) {
       std::ofstream out(StagedOutputs::temp(dump_timing));
       out << core->effective_timing().dump(2) << "\n";
@@ -510,6 +622,8 @@ int cmd_run(const Args& args) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tpbsim run: error: %s\n", e.what());
     if (retire_out) StagedOutputs::discard(retire_file);
+    if (vcd_writer) StagedOutputs::discard(vcd);
+    if (perfetto_writer) StagedOutputs::discard(perfetto);
     return 1;
   }
   if (retire_out)
@@ -541,14 +655,27 @@ int cmd_run(const Args& args) {
       retire_out->close();
       if (!*retire_out) throw std::runtime_error(retire_file + ": write failed");
     });
-  if (!vcd.empty())
-    write_one(vcd, [&](const std::string& t) { trace::write_vcd(core->recorder(), t); });
-  if (!perfetto.empty())
-    write_one(perfetto, [&](const std::string& t) { trace::write_perfetto(core->recorder(), t); });
+  // The traces were streamed and finished by the run; commit them.
+  std::vector<trace::TraceFileStats> trace_files;
+  if (vcd_writer) {
+    write_one(vcd, [&](const std::string&) {
+      if (!vcd_writer->error().empty()) throw std::runtime_error("VCD file " + vcd_writer->error());
+    });
+    trace_files.push_back({"vcd", vcd, vcd_writer->bytes(), vcd_writer->changes_written()});
+  }
+  if (perfetto_writer) {
+    write_one(perfetto, [&](const std::string&) {
+      if (!perfetto_writer->error().empty())
+        throw std::runtime_error("Perfetto trace " + perfetto_writer->error());
+    });
+    trace_files.push_back(
+        {"perfetto", perfetto, perfetto_writer->bytes(), perfetto_writer->events_written()});
+  }
   if (!stats_file.empty())
     write_one(stats_file, [&](const std::string& t) {
       trace::RunStats s = core->stats();
       s.program = program_path;
+      s.traces = trace_files;
       trace::write_stats(s, t);
     });
   for (MemSpec m : dump_specs) {

@@ -58,9 +58,14 @@ TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
       queues("queue"),
       seqs_("seq"),
       dbg_socket("dbg_socket") {
+  sc::check_time_resolution();
   const sc::TimingConfig& t = cfg_.timing;
   recorder_.enable_signals(cfg_.trace_signals);
   recorder_.enable_slices(cfg_.trace_slices);
+  recorder_.enable_bundles(cfg_.trace_bundles);
+  for (isa::Engine e : cfg_.trace_hidden_engines) recorder_.hide(isa::engine_name(e));
+  // No event can still be recorded before the global time.
+  recorder_.set_watermark([] { return to_ps(sc_core::sc_time_stamp()); });
 
   sbuf.init(isa::kNumQuadrants, [&](const char* nm, std::size_t) {
     return new sc::PartitionedMemory(nm, isa::kPartitionsPerQuadrant, t.sbuf_bytes_per_partition,
@@ -106,13 +111,15 @@ TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
       sc_core::sc_time(static_cast<double>(t.quantum_ns), sc_core::SC_NS));
 
   // Traces: every semaphore, per-memory byte counters.
-  for (unsigned i = 0; i < isa::kNumSemaphores; ++i)
+  for (unsigned i = 0; i < isa::kNumSemaphores; ++i) {
     sem_sigs_.push_back(recorder_.add_signal("tpb.sem", fmt::format("sem{}", i), 32));
+    sem_names_.push_back(recorder_.intern(fmt::format("sem{}", i)));
+  }
   sem_track_ = recorder_.add_track("tpb core", "semaphores");
   sems_.set_observer([this](unsigned idx, std::uint32_t v) {
     const std::uint64_t ps = to_ps(sc_core::sc_time_stamp());
     recorder_.set(sem_sigs_[idx], ps, v);
-    if (recorder_.slices_enabled()) recorder_.counter(sem_track_, ps, fmt::format("sem{}", idx), v);
+    if (recorder_.slices_enabled()) recorder_.counter(sem_track_, ps, sem_names_[idx], v);
   });
   static const char* const kFlagNames[3] = {"flag_inexact", "flag_saturated", "flag_wrapped"};
   for (unsigned f = 0; f < 3; ++f)
@@ -135,8 +142,17 @@ void TpbCore::load_program(const isa::Program& p) {
   for (const isa::RegInit& r : p.regs) set_reg(r.engine, r.reg, r.value);
 }
 
+void TpbCore::load_program(isa::SpooledProgram& p) {
+  for (unsigned e = 0; e < isa::kNumEngines; ++e) load_queue(kEngines[e], p.source(kEngines[e]));
+  for (const isa::RegInit& r : p.regs()) set_reg(r.engine, r.reg, r.value);
+}
+
 void TpbCore::load_queue(isa::Engine e, const std::vector<isa::RawInst>& words) {
-  queues[static_cast<unsigned>(e)].load(words);
+  load_queue(e, std::make_unique<isa::VectorSource>(words));
+}
+
+void TpbCore::load_queue(isa::Engine e, std::unique_ptr<isa::InstructionSource> src) {
+  queues[static_cast<unsigned>(e)].attach(std::move(src), cfg_.timing.fetch.ring_words);
 }
 
 void TpbCore::set_reg(isa::Engine e, unsigned r, std::uint32_t v) { regs_.set(e, r, v); }
@@ -218,9 +234,43 @@ void TpbCore::trace_sfu_flags(std::uint64_t ps) {
   sfu_flags_last_ = bits;
 }
 
-void TpbCore::on_retire(const sc::RetireRecord& r) {
+void TpbCore::deliver(const PendingRetire& p) {
   ++retired_;
-  if (retire_sink_) retire_sink_(r);
+  if (retire_sink_) {
+    bundle_scratch_.assign(pending_bundles_.begin(),
+                           pending_bundles_.begin() + static_cast<std::ptrdiff_t>(p.bundles));
+    sc::RetireRecord r = p.r;
+    r.bundles = bundle_scratch_.data();
+    r.num_bundles = bundle_scratch_.size();
+    retire_sink_(r);
+  }
+}
+
+void TpbCore::commit_retires(std::uint64_t before) {
+  while (!pending_.empty() && pending_.front().r.end_ps < before) {
+    deliver(pending_.front());
+    pending_bundles_.erase(
+        pending_bundles_.begin(),
+        pending_bundles_.begin() + static_cast<std::ptrdiff_t>(pending_.front().bundles));
+    pending_.pop_front();
+  }
+}
+
+void TpbCore::commit_retires_at_stop(std::uint64_t stop_ps) {
+  while (!pending_.empty()) {
+    if (pending_.front().r.end_ps <= stop_ps) deliver(pending_.front());
+    pending_bundles_.erase(
+        pending_bundles_.begin(),
+        pending_bundles_.begin() + static_cast<std::ptrdiff_t>(pending_.front().bundles));
+    pending_.pop_front();
+  }
+}
+
+void TpbCore::on_retire(const sc::RetireRecord& r) {
+  pending_.push_back(PendingRetire{r, r.num_bundles});
+  pending_.back().r.bundles = nullptr;
+  pending_bundles_.insert(pending_bundles_.end(), r.bundles, r.bundles + r.num_bundles);
+  commit_retires(to_ps(sc_core::sc_time_stamp()));
   if (r.engine == isa::Engine::Sfu) trace_sfu_flags(r.end_ps);
   if (!recorder_.signals_enabled()) return;
   std::uint64_t rd[kNumMems], wr[kNumMems];
@@ -267,6 +317,13 @@ RunResult TpbCore::run() {
   RunResult r;
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
   r.simulated_ps = to_ps(sc_core::sc_time_stamp());
+  // After a fault nothing is recorded past its time on any engine: retires,
+  // stats and traces all end there (engines run decoupled, so others may
+  // have run ahead of it).
+  const std::uint64_t stop_ps = control_.faulted() ? control_.fault_time_ps() : trace::kForever;
+  if (control_.faulted())
+    for (auto& s : seqs_) s.stop_at(stop_ps);
+  commit_retires_at_stop(stop_ps);
   r.instructions = retired_;
   if (control_.faulted()) {
     r.status = RunStatus::Fault;
@@ -283,6 +340,8 @@ RunResult TpbCore::run() {
       if (!s.done()) r.status = RunStatus::Deadlock;
     if (r.status == RunStatus::Deadlock) r.message = deadlock_report();
   }
+  // The traces end with the run; after a fault, at its time on every engine.
+  recorder_.finish(stop_ps);
   last_ = r;
   return r;
 }

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -24,6 +25,7 @@
 #include "models/isa/address_map.h"
 #include "models/isa/encodings.h"
 #include "models/isa/program.h"
+#include "models/isa/program_spool.h"
 #include "models/numerics/dequant_stream.h"
 #include "models/sc/engine/sequencer.h"
 #include "models/sc/engine/timing_config.h"
@@ -46,6 +48,10 @@ struct CoreConfig {
   num::MxEmax mx_emax = num::MxEmax::Ocp;
   bool trace_signals = false;  // VCD value changes
   bool trace_slices = false;   // Perfetto slices
+  // --trace-level: bundle slices and the pc signal (false: instructions only).
+  bool trace_bundles = true;
+  // --trace-engines: engines whose signals and tracks are not recorded.
+  std::vector<isa::Engine> trace_hidden_engines;
   // Replacement kernel_info tables (8-byte records, seed 000 §1) by engine;
   // empty = the default table of the engine.
   std::array<std::vector<std::uint8_t>, isa::kNumEngines> kernel_info;
@@ -75,10 +81,14 @@ class TpbCore : public sc_core::sc_module {
   // any child module is built).
   TpbCore(sc_core::sc_module_name name, CoreConfig cfg);
 
-  // Loads every engine's queue and the register settings (std::length_error
-  // past a queue's capacity).
+  // Loads every engine's queue and the register settings. A program of any
+  // length: each queue is a ring the engine's instruction fetch refills.
   void load_program(const isa::Program& p);
+  // The same from a program read into spools (isa::SpooledProgram): the
+  // words stay on disk and stream in as the engines run.
+  void load_program(isa::SpooledProgram& p);
   void load_queue(isa::Engine e, const std::vector<isa::RawInst>& words);
+  void load_queue(isa::Engine e, std::unique_ptr<isa::InstructionSource> src);
   void set_reg(isa::Engine e, unsigned r, std::uint32_t v);
   std::uint32_t reg(isa::Engine e, unsigned r) const;
 
@@ -89,7 +99,14 @@ class TpbCore : public sc_core::sc_module {
   void dump_memory(std::uint64_t addr, void* data, std::size_t len);
   std::vector<std::uint8_t> dump_memory(std::uint64_t addr, std::size_t len);
 
-  // Runs to completion, fault or deadlock. Call once.
+  // Streams the traces to these sinks as the run goes (nullptr: none);
+  // without, the recorder keeps every event in memory. Before run().
+  void attach_traces(trace::ChangeSink* vcd, trace::SliceSink* perfetto) {
+    recorder_.attach(vcd, perfetto);
+  }
+
+  // Runs to completion, fault or deadlock. Call once. The traces end at the
+  // end of the run (a fault's time: nothing past it is recorded).
   RunResult run();
 
   // Stats after (or during) a run; program path left empty.
@@ -143,8 +160,24 @@ class TpbCore : public sc_core::sc_module {
   bool ran_ = false;
   std::function<void(const sc::RetireRecord&)> retire_sink_;
   std::uint64_t retired_ = 0;
+  // Retires held until the global time has passed them (a fault on another
+  // engine may still come before them: then they are dropped), in the order
+  // the engines retired them; their bundles in pending_bundles_.
+  struct PendingRetire {
+    sc::RetireRecord r;
+    std::size_t bundles;
+  };
+  std::deque<PendingRetire> pending_;
+  std::deque<sc::BundleRecord> pending_bundles_;
+  std::vector<sc::BundleRecord> bundle_scratch_;
+  void deliver(const PendingRetire& p);
+  // Delivers the held retires that end before `before` (all with kForever),
+  // or, with `drop_after`, every one ending at or before it and drops the rest.
+  void commit_retires(std::uint64_t before);
+  void commit_retires_at_stop(std::uint64_t stop_ps);
   RunResult last_;
   std::vector<trace::SignalId> sem_sigs_;
+  std::vector<trace::NameId> sem_names_;
   trace::TrackId sem_track_;
   // Bytes moved to and from each memory (SBUF quadrants, PSUM), over every
   // engine's MemPort counters.

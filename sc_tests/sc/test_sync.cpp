@@ -281,28 +281,44 @@ TEST(InstructionQueue, FetchesLoadedWordsAndFaultsPastThem) {
   });
 }
 
-TEST(InstructionQueue, LoadPastCapacityThrowsAndKeepsTheOldProgram) {
+TEST(InstructionQueue, AProgramLongerThanTheQueueStreamsThroughTheRing) {
   EXPECT_THROW(InstructionQueue("odd", 100, MemTiming{}), std::invalid_argument);
   InstructionQueue q("queue", 64 * 2, MemTiming{});
-  q.load({word(1), word(2)});
-  try {
-    q.load({word(3), word(4), word(5)});
-    FAIL() << "no throw";
-  } catch (const std::length_error& e) {
-    EXPECT_NE(std::string(e.what()).find("3 instructions"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("capacity of 2"), std::string::npos) << e.what();
-  }
+  // Five words through a ring of two: the first two are written at once.
+  q.load({word(1), word(2), word(3), word(4), word(5)});
+  EXPECT_EQ(q.total(), 5u);
+  EXPECT_EQ(q.loaded(), 2u);
   EXPECT_EQ(q.count(), 2u);
-  // Reloading a shorter program clears the old tail.
-  q.load({word(7)});
-  EXPECT_EQ(q.count(), 1u);
+  EXPECT_EQ(q.slot_addr(3), 64u);  // instruction 3 lives in slot 1
   TestInitiator init("init");
   init.socket.bind(q.socket);
   run_sc([&] {
     isa::RawInst got{};
-    EXPECT_EQ(init.debug(tlm::TLM_READ_COMMAND, 64, got.data(), 64), 64u);
-    EXPECT_EQ(got, isa::RawInst{});
+    ASSERT_EQ(init.read(0, got.data(), 64).status, tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(got, word(1));
+    // Instruction 0 is fetched: its slot takes instruction 2.
+    EXPECT_EQ(q.refill(1), 1u);
+    ASSERT_EQ(init.read(0, got.data(), 64).status, tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(got, word(3));
+    ASSERT_EQ(init.read(64, got.data(), 64).status, tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(got, word(2));
+    // Wrapping in one refill of two: instructions 3 and 4 into slots 1 and 0.
+    EXPECT_EQ(q.refill(2), 2u);
+    ASSERT_EQ(init.read(64, got.data(), 64).status, tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(got, word(4));
+    ASSERT_EQ(init.read(0, got.data(), 64).status, tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(got, word(5));
+    // The program is all in: nothing more to write.
+    EXPECT_EQ(q.refill(2), 0u);
+    EXPECT_EQ(q.loaded(), 5u);
   });
+  // A ring larger than the queue is refused; reloading a shorter program
+  // clears the old words.
+  EXPECT_THROW(q.attach(std::make_unique<isa::VectorSource>(std::vector<isa::RawInst>{}), 3),
+               std::invalid_argument);
+  q.load({word(7)});
+  EXPECT_EQ(q.count(), 1u);
+  EXPECT_EQ(q.total(), 1u);
 }
 
 }  // namespace

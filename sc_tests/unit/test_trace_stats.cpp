@@ -26,12 +26,14 @@ RunStats sample() {
   pool.busy_cycles = 1000;
   pool.stall_cycles = 17;
   pool.memory_stall_cycles = 23;
+  pool.fetch_stall_cycles = 29;
   pool.bundles = {{"proc_4bit_mx_8", 64}, {"decode", 4}};
   pool.bytes_read = 4096;
   pool.bytes_written = 8192;
   s.engines.push_back(pool);
   s.memories.push_back({"sbuf.q0", 100, 200});
   s.memories.push_back({"psum", 0, 3});
+  s.traces.push_back({"vcd", "run.vcd", 4096, 77});
   return s;
 }
 
@@ -46,20 +48,25 @@ TEST(TraceStats, JsonHasEveryAgreedKey) {
   EXPECT_DOUBLE_EQ(j.at("wall_seconds").get<double>(), 0.25);
   ASSERT_EQ(j.at("engines").size(), 1u);
   const auto& e = j["engines"][0];
-  EXPECT_EQ(e.size(), 10u);
+  EXPECT_EQ(e.size(), 11u);
   EXPECT_EQ(e.at("name"), "pool");
   EXPECT_DOUBLE_EQ(e.at("clock_mhz").get<double>(), 1200.0);
   EXPECT_EQ(e.at("instructions"), 4u);
   EXPECT_EQ(e.at("busy_cycles"), 1000u);
   EXPECT_EQ(e.at("stall_cycles"), 17u);
   EXPECT_EQ(e.at("memory_stall_cycles"), 23u);
+  EXPECT_EQ(e.at("fetch_stall_cycles"), 29u);
   EXPECT_EQ(e.at("bundles"), nlohmann::json({{"proc_4bit_mx_8", 64}, {"decode", 4}}));
   EXPECT_EQ(e.at("bytes_read"), 4096u);
   EXPECT_EQ(e.at("bytes_written"), 8192u);
   ASSERT_EQ(j.at("memories").size(), 2u);
   EXPECT_EQ(j["memories"][1],
             nlohmann::json({{"name", "psum"}, {"bytes_read", 0}, {"bytes_written", 3}}));
-  EXPECT_EQ(j.size(), 10u);
+  ASSERT_EQ(j.at("traces").size(), 1u);
+  EXPECT_EQ(
+      j["traces"][0],
+      nlohmann::json({{"kind", "vcd"}, {"path", "run.vcd"}, {"bytes", 4096}, {"events", 77}}));
+  EXPECT_EQ(j.size(), 11u);
 }
 
 TEST(TraceStats, EmptyRunHasEmptyArrays) {

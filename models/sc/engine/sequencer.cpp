@@ -3,6 +3,7 @@
 #include <cstring>
 #include <memory>
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include "models/isa/checker.h"
@@ -69,7 +70,10 @@ class Sequencer::Context : public fw::KernelContext {
   std::uint32_t reg(unsigned r) const override { return s_.env_.regs->get(s_.engine_, r); }
   const TimingConfig& timing() const override { return *s_.env_.timing; }
   fw::EngineState& engine_state() override { return s_.state_; }
-  void count(const char* name, std::uint64_t n) override { s_.stats_.counters[name] += n; }
+  void count(const char* name, std::uint64_t n) override {
+    s_.stats_.counters[name] += n;
+    s_.inst_counts_.emplace_back(name, n);
+  }
 
   void read(std::uint64_t addr, void* dst, std::size_t len) override {
     access(addr, dst, len, false);
@@ -98,11 +102,19 @@ class Sequencer::Context : public fw::KernelContext {
     trace::Recorder* rec = s_.env_.recorder;
     const trace::Picos t = s_.now_ps();
     s_.bundles_.push_back(BundleRecord{&b, t, trips, cycles});
-    if (rec) {
+    if (rec && rec->bundles_enabled()) {
       rec->set(s_.sig_pc_, t, b.va);
-      rec->begin(s_.track_, t, b.name,
-                 fmt::format(R"({{"va":"0x{:08x}","trips":{},"cycles":{}}})", b.va, trips, cycles));
-      ++s_.open_slices_;
+      if (rec->slices_enabled()) {
+        trace::NameId& n = s_.bundle_names_[b.id];
+        if (n.v == UINT32_MAX) n = rec->intern(b.name);
+        s_.args_.clear();
+        fmt::format_to(std::back_inserter(s_.args_),
+                       FMT_COMPILE(R"({{"va":"0x{:08x}","trips":{},"cycles":{}}})"), b.va, trips,
+                       cycles);
+        rec->begin(s_.track_, t, n, std::string_view(s_.args_.data(), s_.args_.size()));
+        ++s_.open_slices_;
+        bundle_open_ = true;
+      }
     }
     s_.bundle_trips_[b.id] += trips;
     // A streaming bundle's step moves its data from the bundle's start (its
@@ -117,9 +129,10 @@ class Sequencer::Context : public fw::KernelContext {
       s_.add_cycles(deferred_);
       deferred_ = 0;
     }
-    if (s_.env_.recorder) {
+    if (bundle_open_) {
       s_.env_.recorder->end(s_.track_, s_.now_ps());
       --s_.open_slices_;
+      bundle_open_ = false;
     }
   }
 
@@ -142,6 +155,7 @@ class Sequencer::Context : public fw::KernelContext {
 
   Sequencer& s_;
   std::uint64_t deferred_ = 0;  // compute cycles of the open streaming bundle
+  bool bundle_open_ = false;    // its trace slice is open
 };
 
 Sequencer::Sequencer(sc_core::sc_module_name name, isa::Engine engine, SequencerEnv env,
@@ -152,7 +166,9 @@ Sequencer::Sequencer(sc_core::sc_module_name name, isa::Engine engine, Sequencer
       env_(std::move(env)),
       table_(std::move(table)),
       bundle_trips_(env_.kernels->num_bundles(), 0),
-      overhead_time_(engine_time(*env_.timing, engine, env_.timing->overhead(engine))) {
+      overhead_time_(engine_time(*env_.timing, engine, env_.timing->overhead(engine))),
+      op_names_(256),
+      bundle_names_(env_.kernels->num_bundles()) {
   stats_.name = isa::engine_name(engine);
   stats_.clock_mhz = env_.timing->clock(engine);
   if (trace::Recorder* rec = env_.recorder) {
@@ -177,7 +193,7 @@ void Sequencer::add_cycles(std::uint64_t cycles) {
   const std::uint64_t before = TimingConfig::cycles_to_ps(inst_cycles_, mhz);
   inst_cycles_ = cycles > UINT64_MAX - inst_cycles_ ? UINT64_MAX : inst_cycles_ + cycles;
   const std::uint64_t after = TimingConfig::cycles_to_ps(inst_cycles_, mhz);
-  qk_.inc(sc_core::sc_time(static_cast<double>(after - before), sc_core::SC_PS));
+  qk_.inc(ps_time(after - before));
 }
 
 void Sequencer::open_pipeline() {
@@ -212,6 +228,13 @@ std::string Sequencer::where() const {
 }
 
 void Sequencer::fault(const std::string& what) {
+  // The faulting instruction's time up to the fault is busy time.
+  if (in_flight_) {
+    const std::uint64_t t = now_ps();
+    if (t > inst_fetch_ps_)
+      stats_.busy_cycles += engine_cycles(*env_.timing, engine_, ps_time(t - inst_fetch_ps_));
+    in_flight_ = false;
+  }
   trace_end_open_slices();
   env_.control->fault(where() + ": " + what, now_ps());
 }
@@ -237,12 +260,92 @@ trace::EngineStats Sequencer::stats() const {
   return s;
 }
 
+void Sequencer::await_fetch() {
+  while (!batches_.empty() && batches_.front().end <= index_) batches_.pop_front();
+  if (batches_.empty()) return;  // in the ring since the start
+  const std::uint64_t t = now_ps();
+  const std::uint64_t ready = batches_.front().ready_ps;
+  if (ready <= t) return;
+  qk_.inc(ps_time(ready - t));
+  stats_.fetch_stall_cycles += engine_cycles(*env_.timing, engine_, ps_time(ready - t));
+}
+
+void Sequencer::issue_refill() {
+  InstructionQueue& q = *env_.queue;
+  const TimingConfig::Fetch& f = env_.timing->fetch;
+  // Instructions 0..index_ are fetched: the ring's free slots are those of
+  // words older than index_ + 1; a batch goes out when one batch fits.
+  const std::uint64_t in_ring = q.loaded() - (index_ + 1);
+  if (q.loaded() >= q.total() || q.ring_words() - in_ring < f.batch_words) return;
+  const std::size_t n = q.refill(f.batch_words);
+  // The DMA moves n words at mbytes_per_s after its start latency; batches
+  // queue behind each other on the one fetch DMA.
+  const std::uint64_t xfer_ps =
+      (std::uint64_t{n} * isa::kInstBytes * 1000000ull + f.mbytes_per_s - 1) / f.mbytes_per_s;
+  const std::uint64_t issue = std::max<std::uint64_t>(now_ps(), fetch_free_ps_);
+  fetch_free_ps_ = issue + xfer_ps;
+  batches_.push_back(Batch{q.loaded(), issue + std::uint64_t{f.latency_ns} * 1000 + xfer_ps});
+}
+
+Sequencer::Totals Sequencer::totals() const {
+  return Totals{stats_.instructions,        stats_.busy_cycles,        stats_.stall_cycles,
+                stats_.memory_stall_cycles, stats_.fetch_stall_cycles, port.bytes_read(),
+                port.bytes_written()};
+}
+
+void Sequencer::record_retired(std::uint64_t start_ps, std::uint64_t end_ps) {
+  // Drop what the global time has passed: a fault can no longer come before it.
+  const std::uint64_t now = to_ps(sc_core::sc_time_stamp());
+  while (!retired_.empty() && retired_.front().end_ps < now) {
+    for (std::size_t k = 0; k < retired_.front().bundles; ++k) retired_trips_.pop_front();
+    retired_.pop_front();
+  }
+  for (const BundleRecord& b : bundles_) retired_trips_.emplace_back(b.bundle->id, b.trips);
+  retired_.push_back(Retired{start_ps, end_ps, before_, bundles_.size(), {}});
+  if (!inst_counts_.empty()) retired_.back().counts.swap(inst_counts_);
+}
+
+void Sequencer::stop_at(std::uint64_t t_ps) {
+  std::size_t first = 0;  // the first instruction retired after t_ps
+  std::size_t trip0 = 0;  // its first retired_trips_ entry
+  while (first < retired_.size() && retired_[first].end_ps <= t_ps) {
+    trip0 += retired_[first].bundles;
+    ++first;
+  }
+  std::uint64_t busy_from = in_flight_ ? inst_fetch_ps_ : t_ps;
+  if (first < retired_.size()) {
+    const Totals& b = retired_[first].before;
+    stats_.instructions = b.instructions;
+    stats_.busy_cycles = b.busy;
+    stats_.stall_cycles = b.stall;
+    stats_.memory_stall_cycles = b.memory_stall;
+    stats_.fetch_stall_cycles = b.fetch_stall;
+    port.set_counts(b.rd, b.wr);
+    for (std::size_t k = trip0; k < retired_trips_.size(); ++k)
+      bundle_trips_[retired_trips_[k].first] -= retired_trips_[k].second;
+    for (std::size_t i = first; i < retired_.size(); ++i)
+      for (const auto& [name, n] : retired_[i].counts) stats_.counters[name] -= n;
+    busy_from = retired_[first].start_ps;
+  }
+  if (busy_from < t_ps)
+    stats_.busy_cycles += engine_cycles(*env_.timing, engine_, ps_time(t_ps - busy_from));
+  retired_.clear();
+  retired_trips_.clear();
+  in_flight_ = false;
+}
+
 void Sequencer::run() {
   wait(env_.control->start_event());
   qk_.reset();
-  const std::size_t count = env_.queue->count();
+  const std::uint64_t count = env_.queue->total();
   for (index_ = 0; index_ < count; ++index_) {
+    before_ = totals();
+    inst_counts_.clear();
+    inst_fetch_ps_ = now_ps();
+    in_flight_ = true;
+    await_fetch();
     if (!execute_one()) return;
+    in_flight_ = false;
     if (qk_.need_sync()) qk_.sync();
   }
   qk_.sync();
@@ -259,13 +362,14 @@ bool Sequencer::execute_one() {
   // Fetch (SPEC §7): 64 bytes from this engine's queue, timed by the queue.
   const sc_core::sc_time t_fetch = now();
   sc_core::sc_time d = qk_.get_local_time();
-  const std::uint64_t fetch_addr = queue_base(engine_) + std::uint64_t{isa::kInstBytes} * index_;
+  const std::uint64_t fetch_addr = queue_base(engine_) + env_.queue->slot_addr(index_);
   const tlm::tlm_response_status fst = port.read(fetch_addr, raw_.data(), isa::kInstBytes, d);
   qk_.set(d);
   if (fst != tlm::TLM_OK_RESPONSE) {
     fault(fmt::format("fetch of 64 bytes at 0x{:07x} failed: {}", fetch_addr, status_name(fst)));
     return false;
   }
+  issue_refill();
   const sc_core::sc_time fetch_time = now() - t_fetch;
   const isa::Header h = isa::header_of(raw_);
   opcode_ = h.opcode;
@@ -293,14 +397,22 @@ bool Sequencer::execute_one() {
     rec->set(sig_busy_, t, 1);
     rec->set(sig_opcode_, t, opcode_);
     rec->set(sig_index_, t, index_);
-    rec->begin(track_, t, mnem.empty() ? fmt::format("op_0x{:02x}", opcode_) : std::string(mnem),
-               fmt::format(R"({{"index":{},"opcode":"0x{:02x}"}})", index_, opcode_));
-    ++open_slices_;
+    if (rec->slices_enabled()) {
+      trace::NameId& n = op_names_[opcode_];
+      if (n.v == UINT32_MAX)
+        n = rec->intern(mnem.empty() ? fmt::format("op_0x{:02x}", opcode_) : std::string(mnem));
+      args_.clear();
+      fmt::format_to(std::back_inserter(args_),
+                     FMT_COMPILE(R"({{"index":{},"opcode":"0x{:02x}"}})"), index_, opcode_);
+      rec->begin(track_, t, n, std::string_view(args_.data(), args_.size()));
+      ++open_slices_;
+    }
     if (h.debug_cmd == 1) {  // SPEC §2: trace marker carrying debug_hint
       marker_level_ = !marker_level_;
       rec->set(sig_marker_, t, marker_level_);
       rec->set(sig_hint_, t, h.debug_hint);
-      rec->instant(track_, t, "marker", fmt::format(R"({{"hint":{}}})", h.debug_hint));
+      if (rec->slices_enabled())
+        rec->instant(track_, t, "marker", fmt::format(R"({{"hint":{}}})", h.debug_hint));
     }
   }
 
@@ -360,10 +472,13 @@ bool Sequencer::execute_one() {
   stats_.busy_cycles += engine_cycles(timing, engine_, fetch_time + (t_end - t_start));
   if (rec) {
     const trace::Picos t = to_ps(t_end);
-    rec->end(track_, t);
-    --open_slices_;
+    if (rec->slices_enabled()) {
+      rec->end(track_, t);
+      --open_slices_;
+    }
     rec->set(sig_busy_, t, 0);
   }
+  record_retired(to_ps(t_fetch), to_ps(t_end));
   if (env_.on_retire)
     env_.on_retire(RetireRecord{engine_, index_, opcode_, to_ps(t_start), to_ps(t_end),
                                 bundles_.data(), bundles_.size()});

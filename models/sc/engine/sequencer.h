@@ -7,12 +7,16 @@
 // plus the memory delays the accesses annotate.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <systemc>
 #include <tlm>
 
@@ -81,7 +85,7 @@ struct SequencerEnv {
   const fw::BundleCosts* costs = nullptr;  // kernels->resolve_costs(*timing)
   SemaphoreBank* sems = nullptr;
   EngineRegisterFile* regs = nullptr;
-  const InstructionQueue* queue = nullptr;
+  InstructionQueue* queue = nullptr;  // the engine's ring; the sequencer refills it
   RunControl* control = nullptr;
   trace::Recorder* recorder = nullptr;  // may be null
   std::function<void(const RetireRecord&)> on_retire;
@@ -106,6 +110,12 @@ class Sequencer : public sc_core::sc_module {
   const isa::Events& blocked_on() const { return events_; }
   // Stats so far (bytes from the port's counters).
   trace::EngineStats stats() const;
+  // After the run stopped at a fault at t_ps on any engine: takes back from
+  // the stats (and the port's byte counters) what this engine retired after
+  // t_ps, decoupled ahead of the fault, and counts its instruction in flight
+  // as busy up to t_ps, so stats agree with the traces and retire lines,
+  // which end at t_ps too.
+  void stop_at(std::uint64_t t_ps);
 
  private:
   class Context;
@@ -127,6 +137,11 @@ class Sequencer : public sc_core::sc_module {
   void open_pipeline();
   void close_pipeline();
   void trace_end_open_slices();
+  // Instruction fetch (SPEC §7, §9): waits until instruction index_ has
+  // arrived in the ring, and after its fetch issues the refill of the slots
+  // it freed (TimingConfig::fetch).
+  void await_fetch();
+  void issue_refill();
 
   isa::Engine engine_;
   SequencerEnv env_;
@@ -141,6 +156,35 @@ class Sequencer : public sc_core::sc_module {
   sc_core::sc_time fill_credit_;          // overhead the first pipeline's fill hides under
   const sc_core::sc_time overhead_time_;  // the engine's fixed per-instruction overhead
 
+  // The stats an instruction's retire added, kept until the global time has
+  // passed its end (stop_at() may take them back until then).
+  struct Totals {
+    std::uint64_t instructions, busy, stall, memory_stall, fetch_stall;
+    std::array<std::uint64_t, MemPort::kNumCounters> rd, wr;
+  };
+  struct Retired {
+    std::uint64_t start_ps, end_ps;
+    Totals before;
+    std::size_t bundles;  // its (bundle id, trips) entries in retired_trips_
+    std::vector<std::pair<std::string, std::uint64_t>> counts;
+  };
+  Totals totals() const;
+  void record_retired(std::uint64_t start_ps, std::uint64_t end_ps);
+  std::deque<Retired> retired_;
+  std::deque<std::pair<std::uint32_t, std::uint64_t>> retired_trips_;
+  Totals before_{};  // at the start of the current instruction
+  std::vector<std::pair<std::string, std::uint64_t>> inst_counts_;  // ctx.count() of it
+  std::uint64_t inst_fetch_ps_ = 0;  // when the current instruction's fetch began
+  bool in_flight_ = false;           // an instruction is between fetch and retire
+
+  // Refill batches in flight: (end word, time its last word is in the ring).
+  struct Batch {
+    std::uint64_t end;
+    std::uint64_t ready_ps;
+  };
+  std::deque<Batch> batches_;
+  std::uint64_t fetch_free_ps_ = 0;  // when the fetch DMA can start the next batch
+
   bool done_ = false, blocked_ = false;
   std::size_t index_ = 0;
   isa::RawInst raw_{};
@@ -153,6 +197,9 @@ class Sequencer : public sc_core::sc_module {
   // Trace handles.
   trace::SignalId sig_busy_, sig_opcode_, sig_pc_, sig_index_, sig_marker_, sig_hint_;
   trace::TrackId track_;
+  std::vector<trace::NameId> op_names_;      // by opcode, interned on first use
+  std::vector<trace::NameId> bundle_names_;  // by fw::Bundle::id
+  fmt::memory_buffer args_;                  // args text of the slice being recorded
   bool marker_level_ = false;
 };
 

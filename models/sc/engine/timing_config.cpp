@@ -1,20 +1,27 @@
 #include "models/sc/engine/timing_config.h"
 
+#include <stdexcept>
+
 namespace tpb::sc {
 
+void check_time_resolution() {
+  if (sc_core::sc_get_time_resolution() != sc_core::sc_time(1, sc_core::SC_PS))
+    throw std::logic_error("tpbsim models run at a time resolution of 1 ps, not " +
+                           sc_core::sc_get_time_resolution().to_string());
+}
+
 sc_core::sc_time engine_time(const TimingConfig& c, isa::Engine e, std::uint64_t cycles) {
-  return sc_core::sc_time(static_cast<double>(TimingConfig::cycles_to_ps(cycles, c.clock(e))),
-                          sc_core::SC_PS);
+  return ps_time(TimingConfig::cycles_to_ps(cycles, c.clock(e)));
 }
 
 std::uint64_t engine_cycles(const TimingConfig& c, isa::Engine e, const sc_core::sc_time& t) {
-  const double ps = t.to_seconds() * 1e12;
-  return static_cast<std::uint64_t>(ps * c.clock(e) / 1e6 + 0.5);
+  // Rounded to nearest, in 128-bit integers (ps x MHz overflows 64 bits).
+  const unsigned __int128 v = static_cast<unsigned __int128>(to_ps(t)) * c.clock(e) + 500000;
+  return static_cast<std::uint64_t>(v / 1000000);
 }
 
 sc_core::sc_time mem_cycles_time(const TimingConfig& c, std::uint64_t cycles) {
-  return sc_core::sc_time(
-      static_cast<double>(TimingConfig::cycles_to_ps(cycles, c.memory_clock_mhz)), sc_core::SC_PS);
+  return ps_time(TimingConfig::cycles_to_ps(cycles, c.memory_clock_mhz));
 }
 
 MemTiming mem_timing(const TimingConfig& c, const MemCycles& m) {

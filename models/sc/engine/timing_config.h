@@ -23,9 +23,13 @@ using timing::TimingError;
 using timing::to_json;
 
 // Picoseconds of a simulated time, rounded to nearest (trace timestamps).
-inline std::uint64_t to_ps(const sc_core::sc_time& t) {
-  return static_cast<std::uint64_t>(t.to_seconds() * 1e12 + 0.5);
-}
+// The model runs at SystemC's default time resolution, 1 ps (checked by
+// check_time_resolution()), so a time's value is its picoseconds: the
+// conversions are exact integer copies, not floating-point arithmetic.
+inline std::uint64_t to_ps(const sc_core::sc_time& t) { return t.value(); }
+inline sc_core::sc_time ps_time(std::uint64_t ps) { return sc_core::sc_time::from_value(ps); }
+// Throws std::logic_error unless the time resolution is 1 ps.
+void check_time_resolution();
 // The duration of `cycles` of engine `e`.
 sc_core::sc_time engine_time(const TimingConfig& c, isa::Engine e, std::uint64_t cycles);
 // Engine cycles (rounded to nearest) of a duration.

@@ -21,14 +21,43 @@ InstructionQueue::InstructionQueue(sc_core::sc_module_name name, std::uint32_t c
 }
 
 void InstructionQueue::load(const std::vector<isa::RawInst>& words) {
+  attach(std::make_unique<isa::VectorSource>(words),
+         static_cast<std::uint32_t>(bytes_.size() / isa::kInstBytes));
+}
+
+void InstructionQueue::attach(std::unique_ptr<isa::InstructionSource> src,
+                              std::uint32_t ring_words) {
   const std::size_t cap = bytes_.size() / isa::kInstBytes;
-  if (words.size() > cap)
-    throw std::length_error(std::string(name()) + ": " + std::to_string(words.size()) +
-                            " instructions exceed the queue capacity of " + std::to_string(cap));
+  if (ring_words == 0 || ring_words > cap)
+    throw std::invalid_argument(std::string(name()) + ": a ring of " + std::to_string(ring_words) +
+                                " words does not fit the queue's " + std::to_string(cap));
   std::fill(bytes_.begin(), bytes_.begin() + count_ * isa::kInstBytes, 0);
-  for (std::size_t i = 0; i < words.size(); ++i)
-    std::memcpy(bytes_.data() + i * isa::kInstBytes, words[i].data(), isa::kInstBytes);
-  count_ = words.size();
+  count_ = 0;
+  loaded_ = 0;
+  ring_words_ = ring_words;
+  src_ = std::move(src);
+  refill(ring_words_);
+}
+
+std::size_t InstructionQueue::refill(std::size_t n) {
+  if (!src_) return 0;
+  n = static_cast<std::size_t>(std::min<std::uint64_t>(n, src_->size() - loaded_));
+  std::size_t done = 0;
+  while (done < n) {
+    // Up to the end of the ring in one read.
+    const std::size_t slot = static_cast<std::size_t>(loaded_ % ring_words_);
+    const std::size_t k = std::min(n - done, ring_words_ - slot);
+    auto* dst = reinterpret_cast<isa::RawInst*>(bytes_.data() + slot * isa::kInstBytes);
+    const std::size_t got = src_->read(dst, k);
+    if (got != k)
+      throw std::runtime_error(std::string(name()) + ": the program ended after " +
+                               std::to_string(loaded_ + got) + " of " +
+                               std::to_string(src_->size()) + " words");
+    loaded_ += k;
+    done += k;
+    count_ = std::max<std::size_t>(count_, slot + k);
+  }
+  return done;
 }
 
 void InstructionQueue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {

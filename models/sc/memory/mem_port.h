@@ -87,6 +87,12 @@ class MemPort : public sc_core::sc_module {
   }
   const std::array<std::uint64_t, kNumCounters>& bytes_read() const { return read_; }
   const std::array<std::uint64_t, kNumCounters>& bytes_written() const { return written_; }
+  // Sets the counters back (the sequencer's stats after a fault).
+  void set_counts(const std::array<std::uint64_t, kNumCounters>& rd,
+                  const std::array<std::uint64_t, kNumCounters>& wr) {
+    read_ = rd;
+    written_ = wr;
+  }
 
   // Number of get_direct_mem_ptr calls made so far (for tests and stats).
   std::uint64_t dmi_requests() const { return dmi_requests_; }

@@ -1,0 +1,113 @@
+#include "models/isa/program_spool.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace tpb::isa {
+
+namespace {
+
+constexpr std::size_t kBufferWords = 1024;  // 64 KiB per buffered read or write
+
+}  // namespace
+
+std::size_t VectorSource::read(RawInst* out, std::size_t n) {
+  const std::size_t k = std::min(n, words_.size() - next_);
+  std::copy_n(words_.begin() + static_cast<std::ptrdiff_t>(next_), k, out);
+  next_ += k;
+  return k;
+}
+
+Spool::Spool() : f_(std::tmpfile()) {
+  if (!f_)
+    throw std::runtime_error(std::string("cannot create a temporary file for the program: ") +
+                             std::strerror(errno));
+  buf_.reserve(kBufferWords);
+}
+
+Spool::~Spool() {
+  if (f_) std::fclose(f_);
+}
+
+void Spool::flush() {
+  if (buf_.empty()) return;
+  if (std::fwrite(buf_.data(), kInstBytes, buf_.size(), f_) != buf_.size())
+    throw std::runtime_error(std::string("cannot write the program's temporary file: ") +
+                             std::strerror(errno));
+  buf_.clear();
+}
+
+void Spool::append(const RawInst& w) {
+  buf_.push_back(w);
+  ++count_;
+  if (buf_.size() == kBufferWords) flush();
+}
+
+class Spool::Reader : public InstructionSource {
+ public:
+  Reader(std::FILE* f, std::uint64_t n) : f_(f), n_(n) {}
+  std::uint64_t size() const override { return n_; }
+  std::size_t read(RawInst* out, std::size_t n) override {
+    const auto k = static_cast<std::size_t>(std::min<std::uint64_t>(n, n_ - done_));
+    if (k == 0) return 0;
+    if (std::fread(out, kInstBytes, k, f_) != k)
+      throw std::runtime_error("cannot read the program's temporary file");
+    done_ += k;
+    return k;
+  }
+
+ private:
+  std::FILE* f_;
+  std::uint64_t n_, done_ = 0;
+};
+
+std::unique_ptr<InstructionSource> Spool::reader() {
+  flush();
+  std::fflush(f_);
+  std::rewind(f_);
+  return std::make_unique<Reader>(f_, count_);
+}
+
+bool Spool::copy_to(std::FILE* out) {
+  std::unique_ptr<InstructionSource> r = reader();
+  std::vector<RawInst> buf(kBufferWords);
+  for (;;) {
+    const std::size_t k = r->read(buf.data(), buf.size());
+    if (k == 0) return true;
+    if (std::fwrite(buf.data(), kInstBytes, k, out) != k) return false;
+  }
+}
+
+SpooledProgram::SpooledProgram(std::string path) : path_(std::move(path)) {
+  for (auto& s : spools_) s = std::make_unique<Spool>();
+}
+
+std::unique_ptr<SpooledProgram> SpooledProgram::load(const std::string& path) {
+  auto p = std::make_unique<SpooledProgram>(path);
+  stream_program(path, *p);
+  return p;
+}
+
+void SpooledProgram::inst(Engine e, const RawInst& raw, const SourceLoc&) {
+  spools_[static_cast<unsigned>(e)]->append(raw);
+}
+
+std::uint64_t SpooledProgram::size() const {
+  std::uint64_t n = 0;
+  for (const auto& s : spools_) n += s->size();
+  return n;
+}
+
+std::unique_ptr<InstructionSource> SpooledProgram::source(Engine e) {
+  return spools_[static_cast<unsigned>(e)]->reader();
+}
+
+bool SpooledProgram::write_binary(std::FILE* out) {
+  for (auto& s : spools_)
+    if (!s->copy_to(out)) return false;
+  return true;
+}
+
+}  // namespace tpb::isa

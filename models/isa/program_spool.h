@@ -1,0 +1,93 @@
+// Programs of any length (SPEC §9): a program is read once, in bounded
+// memory, into one spool per engine (an anonymous temporary file of 64-byte
+// words); each engine's instruction fetch then reads its spool sequentially
+// through an InstructionSource. Pure C++.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/isa/program.h"
+
+namespace tpb::isa {
+
+// A sequential source of one engine's instruction words.
+class InstructionSource {
+ public:
+  virtual ~InstructionSource() = default;
+  // Words in all (read or not).
+  virtual std::uint64_t size() const = 0;
+  // Copies up to n of the next words into out; returns how many (0 at the end).
+  virtual std::size_t read(RawInst* out, std::size_t n) = 0;
+};
+
+// Words held in memory (tests, small programs built in code).
+class VectorSource : public InstructionSource {
+ public:
+  explicit VectorSource(std::vector<RawInst> words) : words_(std::move(words)) {}
+  std::uint64_t size() const override { return words_.size(); }
+  std::size_t read(RawInst* out, std::size_t n) override;
+
+ private:
+  std::vector<RawInst> words_;
+  std::size_t next_ = 0;
+};
+
+// One engine's words in an anonymous temporary file (removed when closed).
+class Spool {
+ public:
+  Spool();  // std::runtime_error when no temporary file can be made
+  ~Spool();
+  Spool(const Spool&) = delete;
+  Spool& operator=(const Spool&) = delete;
+  void append(const RawInst& w);
+  std::uint64_t size() const { return count_; }
+  // Flushes the writes; the spool is then read from its start.
+  std::unique_ptr<InstructionSource> reader();
+  // Copies the words to `out` (a binary); false on a write error.
+  bool copy_to(std::FILE* out);
+
+ private:
+  class Reader;
+  void flush();
+  std::FILE* f_ = nullptr;
+  std::vector<RawInst> buf_;  // pending writes
+  std::uint64_t count_ = 0;
+};
+
+// A whole program read into per-engine spools: .arch and .reg in memory,
+// the words on disk. Memory stays bounded whatever the program's length.
+class SpooledProgram : public ProgramSink {
+ public:
+  explicit SpooledProgram(std::string path);
+  // Streams a program file (stream_program) into spools; throws as
+  // load_program does (AsmError with file:line:col for text).
+  static std::unique_ptr<SpooledProgram> load(const std::string& path);
+
+  void arch(Arch a, const SourceLoc&) override { arch_ = a; }
+  void reg(const RegInit& r) override { regs_.push_back(r); }
+  void inst(Engine e, const RawInst& raw, const SourceLoc&) override;
+
+  const std::string& path() const { return path_; }
+  const std::optional<Arch>& arch() const { return arch_; }
+  const std::vector<RegInit>& regs() const { return regs_; }
+  std::uint64_t count(Engine e) const { return spools_[static_cast<unsigned>(e)]->size(); }
+  std::uint64_t size() const;
+  // A reader of engine e's words from the first (one reader at a time).
+  std::unique_ptr<InstructionSource> source(Engine e);
+  // Writes the words in engine order (pool, dve, pe, sfu), as to_binary does.
+  bool write_binary(std::FILE* out);
+
+ private:
+  std::string path_;
+  std::optional<Arch> arch_;
+  std::vector<RegInit> regs_;
+  std::array<std::unique_ptr<Spool>, kNumEngines> spools_;
+};
+
+}  // namespace tpb::isa
