@@ -17,6 +17,7 @@
 #include <boost/program_options.hpp>
 
 #include "models/isa/program.h"
+#include "models/trace/gtkw_writer.h"
 #include "models/trace/perfetto_writer.h"
 #include "models/trace/stats_writer.h"
 #include "models/trace/vcd_writer.h"
@@ -469,6 +470,10 @@ int cmd_run(const Args& args) {
                                   {"--retire", &retire_file},
                                   {"--dump-timing", &dump_timing}})
     if (!path->empty()) outputs.add(opt, *path);
+  // --vcd FILE.vcd also writes the GTKWave save file FILE.gtkw (not beside a device or pipe).
+  const std::string gtkw =
+      !vcd.empty() && StagedOutputs::staged(vcd) ? trace::gtkw_path_for(vcd) : "";
+  if (!gtkw.empty()) outputs.add("--vcd (its GTKWave save file)", gtkw);
   for (const MemSpec& m : dump_specs) outputs.add("--dump " + m.text, m.file);
   for (const TileSpec& t : tile_dumps) outputs.add("--dump " + t.text, t.file);
   std::vector<std::pair<std::string, std::string>> inputs = {{"PROGRAM", program_path}};
@@ -543,6 +548,10 @@ int cmd_run(const Args& args) {
     });
   if (!vcd.empty())
     write_one(vcd, [&](const std::string& t) { trace::write_vcd(core->recorder(), t); });
+  if (!gtkw.empty())
+    write_one(gtkw, [&](const std::string& t) {
+      trace::write_gtkw(core->recorder().signals(), vcd, t, core->recorder().last_time());
+    });
   if (!perfetto.empty())
     write_one(perfetto, [&](const std::string& t) { trace::write_perfetto(core->recorder(), t); });
   if (!stats_file.empty())
