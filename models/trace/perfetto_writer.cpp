@@ -1,5 +1,6 @@
 #include "models/trace/perfetto_writer.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -82,23 +83,43 @@ void write_perfetto(const Recorder& rec, const std::string& path) {
           {"args", {{"sort_index", tid}}}});
   }
 
-  std::vector<std::uint32_t> open_depth(tracks.size(), 0);
-  for (const SliceEvent& e : rec.sorted_slices()) {
+  // Slices are complete events ("X", with "dur"): a Begin is paired with the
+  // End that closes it on its track (a stack per track), and a slice still
+  // open at the end of the run ends at Recorder::last_time() with
+  // args.unterminated. Complete events need no B/E matching by name across a
+  // file, which Chrome DevTools' trace engine (one B/E stack for all threads)
+  // and speedscope (E matched by name) do not manage for concurrent engines.
+  const std::vector<SliceEvent> slices = rec.sorted_slices();
+  std::vector<Picos> end_of(slices.size(), 0);
+  std::vector<char> closed(slices.size(), 0);
+  std::vector<std::vector<std::size_t>> open(tracks.size());
+  for (std::size_t k = 0; k < slices.size(); ++k) {
+    const SliceEvent& e = slices[k];
+    if (e.kind == SliceKind::Begin) open[e.track].push_back(k);
+    if (e.kind == SliceKind::End && !open[e.track].empty()) {  // else nothing to close
+      end_of[open[e.track].back()] = e.t;
+      closed[open[e.track].back()] = 1;
+      open[e.track].pop_back();
+    }
+  }
+  for (std::size_t k = 0; k < slices.size(); ++k) {
+    const SliceEvent& e = slices[k];
     const int pid = pid_of[e.track];
     const int tid = static_cast<int>(e.track + 1);
     json ev = {{"pid", pid}, {"tid", tid}, {"ts", to_us(e.t)}};
     switch (e.kind) {
-      case SliceKind::Begin:
-        ++open_depth[e.track];
-        ev["ph"] = "B";
+      case SliceKind::Begin: {
+        const Picos end = closed[k] ? end_of[k] : std::max(e.t, rec.last_time());
+        ev["ph"] = "X";
         ev["name"] = e.name;
-        if (!e.args.empty()) ev["args"] = parse_args(e.args);
+        ev["dur"] = to_us(end - e.t);
+        ev["args"] = e.args.empty() ? json::object() : parse_args(e.args);
+        if (!closed[k]) ev["args"]["unterminated"] = true;
+        if (ev["args"].empty()) ev.erase("args");
         break;
+      }
       case SliceKind::End:
-        if (open_depth[e.track] == 0) continue;  // nothing to close
-        --open_depth[e.track];
-        ev["ph"] = "E";
-        break;
+        continue;
       case SliceKind::Instant:
         ev["ph"] = "i";
         ev["s"] = "t";
@@ -113,13 +134,6 @@ void write_perfetto(const Recorder& rec, const std::string& path) {
     }
     emit(ev);
   }
-  for (std::size_t i = 0; i < tracks.size(); ++i)
-    for (; open_depth[i] > 0; --open_depth[i])
-      emit({{"ph", "E"},
-            {"pid", pid_of[i]},
-            {"tid", static_cast<int>(i + 1)},
-            {"ts", to_us(rec.last_time())},
-            {"args", {{"unterminated", true}}}});
   out << "\n],\n\"displayTimeUnit\":\"ns\"}\n";
   out.flush();
   if (!out)
