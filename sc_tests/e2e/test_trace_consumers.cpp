@@ -260,5 +260,30 @@ TEST(TraceConsumer, GtkwaveLoadsTheSaveFileHeadless) {
   EXPECT_EQ(shown_signals, g.signals) << read_text(report);
 }
 
+TEST(TraceConsumer, GtkwIsStagedAndCheckedLikeEveryOutput) {
+  const std::string wl = source_path("traces/workloads/pipeline");
+  const std::string d = scratch_dir("gtkw-staged");
+  const std::string base = "run " + wl + "/program.tpb --load sbuf:0:0=" + wl +
+                           "/activations.npy --load sbuf:0:4096=" + wl + "/weights_mxfp4.npy -q ";
+  // A VCD into a device: no save file beside it.
+  const ToolResult dev = run_tool(base + "--vcd /dev/null");
+  EXPECT_EQ(dev.exit_code, 0) << dev.err;
+  EXPECT_FALSE(std::ifstream("/dev/null.gtkw").good());
+  // The save file may not overwrite another output: refused before running.
+  const ToolResult clash = run_tool(base + "--vcd " + d + "/x.vcd --perfetto " + d + "/x.gtkw");
+  EXPECT_EQ(clash.exit_code, 1);
+  EXPECT_NE(clash.err.find("--vcd (its GTKWave save file) " + d +
+                           "/x.gtkw names the output of "
+                           "--perfetto"),
+            std::string::npos)
+      << clash.err;
+  EXPECT_FALSE(std::ifstream(d + "/x.vcd").good());
+  // Not a .vcd name: NAME.gtkw beside it.
+  const ToolResult other = run_tool(base + "--vcd " + d + "/wave.txt");
+  EXPECT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_TRUE(std::ifstream(d + "/wave.txt.gtkw").good());
+  EXPECT_FALSE(std::ifstream(d + "/wave.txt.gtkw.tpbsim-tmp").good());
+}
+
 }  // namespace
 }  // namespace tpb::e2e
