@@ -395,10 +395,6 @@ json make_plan(const std::string& sweep_file, const PlanOptions& o) {
     throw SweepError(fmt::format(
         "--out {}: a non-empty directory that holds no sweep (no plan.json); choose another",
         out.string()));
-  fs::remove_all(out / "points", ec);
-  fs::create_directories(out / "points", ec);
-  if (ec) throw SweepError(fmt::format("--out {}: cannot create: {}", out.string(), ec.message()));
-
   json plan = {{"version", 1},
                {"sweep", fs::absolute(sweep_file).string()},
                {"name", s.value("name", fs::path(sweep_file).stem().string())},
@@ -408,6 +404,7 @@ json make_plan(const std::string& sweep_file, const PlanOptions& o) {
                {"metric", metric},
                {"plot", {{"x", x}, {"series", series}}}};
   json points = json::array();
+  std::vector<json> timings;  // written once every point is checked
   // Cartesian product: the last parameter varies fastest, workloads slowest.
   std::size_t grid = 1;
   for (const Param& p : params) grid *= p.values.size();
@@ -438,9 +435,7 @@ json make_plan(const std::string& sweep_file, const PlanOptions& o) {
         throw SweepError(fmt::format("{}: {}: {}", sweep_file, where, e.what()));
       }
       const fs::path pdir = out / "points" / id;
-      fs::create_directories(pdir, ec);
-      if (ec) throw SweepError(fmt::format("{}: cannot create: {}", pdir.string(), ec.message()));
-      write_file((pdir / "timing.json").string(), timing.dump(2) + "\n");
+      timings.push_back(timing);
       std::vector<std::string> argv = {o.tpbsim, "run"};
       for (std::size_t a = 0; a < w.args.size(); ++a) {
         argv.push_back(w.args[a]);
@@ -469,6 +464,16 @@ json make_plan(const std::string& sweep_file, const PlanOptions& o) {
     }
   }
   plan["points"] = points;
+  // Every point checked: now the directory (a previous sweep's points and
+  // results go).
+  fs::remove_all(out / "points", ec);
+  for (const char* f : {"results.csv", "plot.png", "parallel.joblog"}) fs::remove(out / f, ec);
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const fs::path pdir = out / "points" / point_id(i);
+    fs::create_directories(pdir, ec);
+    if (ec) throw SweepError(fmt::format("{}: cannot create: {}", pdir.string(), ec.message()));
+    write_file((pdir / "timing.json").string(), timings[i].dump(2) + "\n");
+  }
   write_file((out / "plan.json").string(), plan.dump(2) + "\n");
   std::string idx, cmds;
   for (std::size_t i = 0; i < points.size(); ++i) {
