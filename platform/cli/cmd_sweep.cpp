@@ -590,14 +590,26 @@ Row read_point(const json& plan, std::size_t i) {
   const double wall = r.value("wall_seconds", 0.0);
   if (row.exit_code != 0) {
     row.status = "failed";
-    std::string err = read_file((dir / "stderr.txt").string(), "point stderr");
+    std::string err;
+    try {
+      err = read_file((dir / "stderr.txt").string(), "point stderr");
+    } catch (const SweepError&) {  // the exit code says enough
+    }
     while (!err.empty() && (err.back() == '\n' || err.back() == '\r')) err.pop_back();
     if (const std::size_t nl = err.rfind('\n'); nl != std::string::npos) err = err.substr(nl + 1);
     row.why = fmt::format("exit {}{}", row.exit_code, err.empty() ? "" : ": " + err);
     row.m["wall_seconds"] = wall;
     return row;
   }
-  const json s = parse_json_file((dir / "stats.json").string(), "point stats");
+  json s;
+  try {
+    s = parse_json_file((dir / "stats.json").string(), "point stats");
+  } catch (const SweepError& e) {  // exit 0 without stats: a failed point, not a failed merge
+    row.status = "failed";
+    row.why = e.what();
+    row.m["wall_seconds"] = wall;
+    return row;
+  }
   row.status = "ok";
   const double sim_ns = s.at("simulated_ps").get<double>() / 1e3;
   row.m["simulated_ns"] = sim_ns;

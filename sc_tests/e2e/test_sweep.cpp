@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -268,6 +269,37 @@ TEST(Sweep, AFailingPointIsARowAndTheSweepFailsNamingIt) {
   EXPECT_EQ(rows[1].at("status"), "failed");
   EXPECT_EQ(rows[1].at("exit_code"), "2");
   EXPECT_EQ(rows[1].at("simulated_ns"), "");
+}
+
+TEST(Sweep, CollectNamesPointsThatDidNotRunOrLeftNoStats) {
+  const std::string dir = scratch_dir("sweep-partial");
+  const std::string sweep = write_sweep(dir), out = dir + "/out";
+  const ToolResult plan = run_tool("sweep " + sweep + " --out " + out + " --dry-run");
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  ASSERT_EQ(run_tool("sweep --run-point " + out + " 0").exit_code, 0);
+  ASSERT_EQ(run_tool("sweep --run-point " + out + " 1").exit_code, 0);
+  std::remove((out + "/points/p0001/stats.json").c_str());
+  const ToolResult c = run_tool("sweep --collect " + out + " --no-plot");
+  EXPECT_EQ(c.exit_code, 2) << c.err;
+  EXPECT_NE(c.err.find("3 of 4 points failed"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("p0001 (workload pipeline, clocks_mhz.dve=1200, sbuf.beat_bytes=64): "
+                       "point stats"),
+            std::string::npos)
+      << c.err;
+  EXPECT_NE(c.err.find("p0003 (workload pipeline, clocks_mhz.dve=2400, sbuf.beat_bytes=64): "
+                       "not run (no result.json)"),
+            std::string::npos)
+      << c.err;
+  const Csv rows = read_csv(out + "/results.csv");
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0].at("status"), "ok");
+  EXPECT_EQ(rows[1].at("status"), "failed");
+  EXPECT_EQ(rows[1].at("exit_code"), "0");
+  EXPECT_EQ(rows[2].at("status"), "failed");
+  EXPECT_EQ(rows[2].at("exit_code"), "");
+  const ToolResult bad = run_tool("sweep --run-point " + out + " 4");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("point '4' is not 0..3"), std::string::npos) << bad.err;
 }
 
 TEST(Sweep, BadInputIsNamedAndNothingRuns) {
