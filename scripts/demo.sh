@@ -38,5 +38,5 @@ print("dumped output matches the independently computed expected.npy:", bool((go
 PY
 fi
 echo
-echo "open the waveform:  gtkwave $out/demo.vcd"
+echo "open the waveform:  gtkwave $out/demo.gtkw   (the VCD, grouped, whole run in view)"
 echo "open the timeline:  https://ui.perfetto.dev  (load $out/demo.perfetto.json)"

@@ -104,7 +104,7 @@ void PerfettoWriter::flush() {
 void PerfettoWriter::start(const std::vector<Track>& tracks) {
   std::vector<std::string> processes;
   pid_of_.assign(tracks.size(), 0);
-  open_.assign(tracks.size(), {});
+  tracks_.assign(tracks.size(), {});
   buf_ += "{\"traceEvents\":[";
   bool first = true;
   auto meta = [&](int pid, int tid, const char* what, const char* key, const std::string* name,
@@ -143,83 +143,116 @@ void PerfettoWriter::start(const std::vector<Track>& tracks) {
   if (first) buf_ += "\n{\"ph\":\"M\",\"name\":\"trace\",\"pid\":0,\"tid\":0,\"args\":{}}";
 }
 
-void PerfettoWriter::head(const char* ph, std::uint32_t track, Picos t) {
-  fmt::format_to(std::back_inserter(buf_),
-                 FMT_COMPILE(",\n{{\"ph\":\"{}\",\"pid\":{},\"tid\":{},\"ts\":"), ph,
-                 pid_of_[track], track + 1);
-  append_us(buf_, t);
-  ++written_;
-}
-
-void PerfettoWriter::emit_begin(std::uint32_t track, Picos t, std::string_view name,
-                                std::string_view args) {
-  head("B", track, t);
-  buf_ += ",\"name\":";
-  append_json_string(buf_, name);
-  append_args(buf_, args);
-  buf_ += '}';
-}
-
-void PerfettoWriter::emit_end(std::uint32_t track, Picos t, bool unterminated) {
-  head("E", track, t);
-  buf_ += unterminated ? ",\"args\":{\"unterminated\":true}}" : "}";
-}
-
-// Entering the window at t: the slices open then begin there.
-void PerfettoWriter::open_window(Picos t) {
-  in_window_ = true;
-  for (std::uint32_t k = 0; k < open_.size(); ++k)
-    for (Open& o : open_[k])
-      if (!o.emitted) {
-        emit_begin(k, t, o.name, o.args);
-        o.emitted = true;
-      }
+void PerfettoWriter::add(TrackState& ts, const SliceRecord& e, std::string_view name,
+                         std::string_view args) {
+  Pending p{e.kind, e.t, e.t, false, 0, 0, 0, 0, e.counter_value};
+  p.name_off = static_cast<std::uint32_t>(ts.text.size());
+  p.name_len = static_cast<std::uint32_t>(name.size());
+  ts.text.append(name.data(), name.size());
+  p.args_off = static_cast<std::uint32_t>(ts.text.size());
+  p.args_len = static_cast<std::uint32_t>(args.size());
+  ts.text.append(args.data(), args.size());
+  ts.pending.push_back(p);
 }
 
 void PerfettoWriter::event(const SliceRecord& e, std::string_view name, std::string_view args) {
-  if (e.track >= open_.size() || e.t > window_.to) return;
-  if (!in_window_ && e.t >= window_.from) open_window(window_.from);
-  std::vector<Open>& stack = open_[e.track];
+  if (e.track >= tracks_.size()) return;
+  TrackState& ts = tracks_[e.track];
   switch (e.kind) {
     case SliceKind::Begin:
-      if (in_window_) emit_begin(e.track, e.t, name, args);
-      // Outside the window the slice is kept to begin at the window's start.
-      stack.push_back(Open{in_window_ ? std::string() : std::string(name),
-                           in_window_ ? std::string() : std::string(args), in_window_});
+      ts.open.push_back(ts.pending.size());
+      add(ts, e, name, args);
       break;
-    case SliceKind::End:
-      if (stack.empty()) return;  // nothing to close
-      if (stack.back().emitted) emit_end(e.track, e.t, false);
-      stack.pop_back();
+    case SliceKind::End: {
+      if (ts.open.empty()) return;  // nothing to close
+      Pending& p = ts.pending[ts.open.back()];
+      p.end = e.t;
+      p.closed = true;
+      ts.open.pop_back();
+      if (ts.open.empty()) flush_track(e.track, false, e.t);
       break;
+    }
     case SliceKind::Instant:
-      if (!in_window_) return;
-      head("i", e.track, e.t);
-      buf_ += ",\"s\":\"t\",\"name\":";
-      append_json_string(buf_, name);
-      append_args(buf_, args);
-      buf_ += '}';
-      break;
     case SliceKind::Counter:
-      if (!in_window_) return;
-      head("C", e.track, e.t);
-      buf_ += ",\"name\":";
-      append_json_string(buf_, name);
-      buf_ += ",\"args\":{";
-      append_json_string(buf_, name);
-      buf_ += ':';
-      append_number(buf_, e.counter_value);
-      buf_ += "}}";
+      if (!window_.contains(e.t)) return;
+      add(ts, e, name, args);
+      if (ts.open.empty()) flush_track(e.track, false, e.t);
       break;
   }
+}
+
+// Writes a track's pending events in order of their start: a top-level
+// slice has ended (or the run has, for `unterminated_at_end`).
+void PerfettoWriter::flush_track(std::uint32_t track, bool unterminated_at_end, Picos end) {
+  TrackState& ts = tracks_[track];
+  for (Pending& p : ts.pending) {
+    const bool unterminated = p.kind == SliceKind::Begin && !p.closed;
+    if (unterminated) p.end = std::max(p.t, end);
+    write_event(track, p, ts.text, unterminated && unterminated_at_end);
+  }
+  ts.pending.clear();
+  ts.open.clear();
+  ts.text.clear();
   if (buf_.size() >= kFlushAt) flush();
 }
 
+void PerfettoWriter::write_event(std::uint32_t track, const Pending& p, const std::string& text,
+                                 bool unterminated) {
+  const std::string_view name(text.data() + p.name_off, p.name_len);
+  const std::string_view args(text.data() + p.args_off, p.args_len);
+  Picos t = p.t;
+  const char* ph = "X";
+  if (p.kind == SliceKind::Begin) {
+    // Cut to the window; nothing of zero duration.
+    const Picos from = std::max(p.t, window_.from), to = std::min(p.end, window_.to);
+    if (from >= to) return;
+    t = from;
+    fmt::format_to(std::back_inserter(buf_),
+                   FMT_COMPILE(",\n{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":"), pid_of_[track],
+                   track + 1);
+    append_us(buf_, t);
+    buf_ += ",\"dur\":";
+    append_us(buf_, to - from);
+  } else {
+    ph = p.kind == SliceKind::Instant ? "i" : "C";
+    fmt::format_to(std::back_inserter(buf_),
+                   FMT_COMPILE(",\n{{\"ph\":\"{}\",\"pid\":{},\"tid\":{},\"ts\":"), ph,
+                   pid_of_[track], track + 1);
+    append_us(buf_, t);
+    if (p.kind == SliceKind::Instant) buf_ += ",\"s\":\"t\"";
+  }
+  buf_ += ",\"name\":";
+  append_json_string(buf_, name);
+  if (p.kind == SliceKind::Counter) {
+    buf_ += ",\"args\":{";
+    append_json_string(buf_, name);
+    buf_ += ':';
+    append_number(buf_, p.value);
+    buf_ += '}';
+  } else if (unterminated) {
+    // The slice's own args with "unterminated": true added.
+    const bool object = !args.empty() && args.front() == '{' && args.back() == '}';
+    if (object && args.find_first_not_of(" {}") != std::string_view::npos) {
+      buf_ += ",\"args\":";
+      buf_.append(args.data(), args.size() - 1);
+      buf_ += ",\"unterminated\":true}";
+    } else if (args.empty() || object) {
+      buf_ += ",\"args\":{\"unterminated\":true}";
+    } else {
+      buf_ += ",\"args\":{\"text\":";
+      append_json_string(buf_, args);
+      buf_ += ",\"unterminated\":true}";
+    }
+  } else {
+    append_args(buf_, args);
+  }
+  buf_ += '}';
+  ++written_;
+}
+
 void PerfettoWriter::finish(Picos end) {
-  const Picos stop = std::min(end, window_.to);
-  for (std::uint32_t k = 0; k < open_.size(); ++k)
-    for (; !open_[k].empty(); open_[k].pop_back())
-      if (open_[k].back().emitted) emit_end(k, stop, true);
+  for (std::uint32_t k = 0; k < tracks_.size(); ++k)
+    if (!tracks_[k].pending.empty()) flush_track(k, true, std::min(end, window_.to));
   buf_ += "\n],\n\"displayTimeUnit\":\"ns\"}\n";
   flush();
   std::FILE* f = f_;

@@ -14,19 +14,26 @@ namespace tpb::trace {
 // {"traceEvents":[...],"displayTimeUnit":"ns"}: process_name / thread_name
 // metadata first (one pid per distinct Track::process, numbered from 1 in
 // order of first appearance; one tid per track, tid = track index + 1;
-// hidden tracks have none), then the events in (time, insertion) order with
-// ts = ps / 1e6 (µs, exact: printed from integers). Begin/End -> "B"/"E",
-// Instant -> "i" (thread scope), Counter -> "C" with args {name: value}. An
-// "E" with no open slice on its track is dropped; a slice still open at the
-// end (a fault or deadlock cut it short) is closed at the end with args
-// {"unterminated": true}, so every track has balanced B/E pairs. With a
-// window, a slice open at its start begins there, and one open at its end
-// is closed there. args text must be a JSON object (the recorder's callers
-// build it). The constructor throws std::runtime_error naming the path when
-// the file cannot be created; later write errors are kept (error()).
+// hidden tracks have none), then the events, ts = ps / 1e6 (µs, exact:
+// printed from integers). A Begin and the End that closes it on its track
+// -> one complete event "X" (ts, dur); Instant -> "i" (thread scope);
+// Counter -> "C" with args {name: value}. An End with no open slice on its
+// track is dropped; a slice still open at the end (a fault or deadlock cut
+// it short) ends there with args {"unterminated": true}; a slice of zero
+// duration (a bundle that ran zero trips) is not written. Complete events are
+// what every consumer takes (Chrome DevTools' trace engine keeps one B/E
+// stack for all threads, speedscope matches an E by name): the ctest
+// TraceConsumer.DevToolsTraceEngine* parses a run's trace with DevTools'
+// engine (docs/TRACES.md). Events are in time order on each track (a
+// top-level slice is written, with what nests in it, when it ends; the
+// format does not need a global order). With a window, slices are cut to
+// it and other events outside it dropped. args text must be a JSON object
+// (other text is kept as {"text": "..."}). The constructor throws
+// std::runtime_error naming the path when the file cannot be created; later
+// write errors are kept (error()).
 //
 // A streaming sink (Recorder::attach): written as the run goes, in memory
-// bounded by the nesting depth of the slices.
+// bounded by what one top-level slice holds.
 class PerfettoWriter : public SliceSink {
  public:
   explicit PerfettoWriter(std::string path, TraceWindow window = {});
@@ -41,14 +48,23 @@ class PerfettoWriter : public SliceSink {
   std::uint64_t events_written() const { return written_; }
 
  private:
-  struct Open {
-    std::string name, args;
-    bool emitted;
+  // An event of a track waiting for its top-level slice to end.
+  struct Pending {
+    SliceKind kind;
+    Picos t, end;
+    bool closed;
+    std::uint32_t name_off, name_len, args_off, args_len;
+    double value;
   };
-  void open_window(Picos t);
-  void emit_begin(std::uint32_t track, Picos t, std::string_view name, std::string_view args);
-  void emit_end(std::uint32_t track, Picos t, bool unterminated);
-  void head(const char* ph, std::uint32_t track, Picos t);
+  struct TrackState {
+    std::vector<Pending> pending;   // in order of their start
+    std::vector<std::size_t> open;  // indices into pending of the open slices
+    std::string text;               // names and args of pending
+  };
+  void add(TrackState& ts, const SliceRecord& e, std::string_view name, std::string_view args);
+  void flush_track(std::uint32_t track, bool unterminated_at_end, Picos end);
+  void write_event(std::uint32_t track, const Pending& p, const std::string& text,
+                   bool unterminated);
   void flush();
   [[noreturn]] void fail(const char* what);
 
@@ -57,8 +73,7 @@ class PerfettoWriter : public SliceSink {
   std::FILE* f_ = nullptr;
   std::string buf_;
   std::vector<int> pid_of_;
-  std::vector<std::vector<Open>> open_;  // per track: the open slices, outermost first
-  bool in_window_ = false;
+  std::vector<TrackState> tracks_;
   std::string error_;
   std::uint64_t bytes_ = 0, written_ = 0;
 };

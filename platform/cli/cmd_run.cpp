@@ -19,6 +19,7 @@
 
 #include "models/isa/program.h"
 #include "models/isa/program_spool.h"
+#include "models/trace/gtkw_writer.h"
 #include "models/trace/perfetto_writer.h"
 #include "models/trace/stats_writer.h"
 #include "models/trace/vcd_writer.h"
@@ -564,6 +565,10 @@ int cmd_run(const Args& args) {
                                   {"--retire", &retire_file},
                                   {"--dump-timing", &dump_timing}})
     if (!path->empty()) outputs.add(opt, *path);
+  // --vcd FILE.vcd also writes the GTKWave save file FILE.gtkw (not beside a device or pipe).
+  const std::string gtkw =
+      !vcd.empty() && StagedOutputs::staged(vcd) ? trace::gtkw_path_for(vcd) : "";
+  if (!gtkw.empty()) outputs.add("--vcd (its GTKWave save file)", gtkw);
   for (const MemSpec& m : dump_specs) outputs.add("--dump " + m.text, m.file);
   for (const TileSpec& t : tile_dumps) outputs.add("--dump " + t.text, t.file);
   std::vector<std::pair<std::string, std::string>> inputs = {{"PROGRAM", program_path}};
@@ -663,6 +668,10 @@ int cmd_run(const Args& args) {
     });
     trace_files.push_back({"vcd", vcd, vcd_writer->bytes(), vcd_writer->changes_written()});
   }
+  if (!gtkw.empty())
+    write_one(gtkw, [&](const std::string& t) {
+      trace::write_gtkw(core->recorder().signals(), vcd, t, core->recorder().last_time());
+    });
   if (perfetto_writer) {
     write_one(perfetto, [&](const std::string&) {
       if (!perfetto_writer->error().empty())

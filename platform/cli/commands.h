@@ -15,6 +15,7 @@ int cmd_check(const Args& args);    // tpbsim check PROGRAM --arch X
 int cmd_asm(const Args& args);      // tpbsim asm PROGRAM.tpb -o OUT.bin
 int cmd_disasm(const Args& args);   // tpbsim disasm IN.bin [-o OUT.tpb]
 int cmd_run(const Args& args);      // tpbsim run PROGRAM [options]
+int cmd_sweep(const Args& args);    // tpbsim sweep SWEEP.json [options] (docs/SWEEPS.md)
 
 // Outputs are written to "PATH.tpbsim-tmp" and renamed into place when
 // complete, unless PATH is a device or a pipe (/dev/null, /dev/stdout), which

@@ -13,6 +13,8 @@ constexpr const char* kUsage =
     "\n"
     "commands:\n"
     "  run PROGRAM [options]      simulate a program on one NeuronCore (tpbsim run --help)\n"
+    "  sweep SWEEP.json [options] run a grid of timing overrides x workloads (tpbsim sweep "
+    "--help)\n"
     "  check PROGRAM --arch X     report every failed validity predicate per instruction\n"
     "  asm PROGRAM.tpb -o OUT     assemble program text into raw 64-byte words\n"
     "  disasm IN.bin [-o OUT]     disassemble raw 64-byte words into program text\n"
@@ -37,6 +39,7 @@ int main(int argc, char** argv) {
   const tpb::cli::Args args(argv + 2, argv + argc);
   try {
     if (cmd == "run") return tpb::cli::cmd_run(args);
+    if (cmd == "sweep") return tpb::cli::cmd_sweep(args);
     if (cmd == "check") return tpb::cli::cmd_check(args);
     if (cmd == "asm") return tpb::cli::cmd_asm(args);
     if (cmd == "disasm") return tpb::cli::cmd_disasm(args);

@@ -1,5 +1,5 @@
 // Perfetto / Chrome trace-event JSON: parsed with nlohmann and with Python's
-// json module; B/E pairs per track, monotonic ts, metadata, args.
+// json module; complete (X) slices per track, monotonic ts, metadata, args.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -59,34 +59,31 @@ TEST(TracePerfetto, TopLevelAndMetadata) {
                         {{1, 1}, "pool"}, {{1, 2}, "dve"}, {{2, 3}, "q0"}}));
 }
 
-TEST(TracePerfetto, EventsPairUpPerTrackWithMonotonicTime) {
+TEST(TracePerfetto, SlicesAreCompleteEventsPerTrackWithMonotonicTime) {
   const std::string dir = testutil::scratch("pf");
   write_perfetto(make_scenario(), dir + "/t.json");
   const json j = load(dir + "/t.json");
   double last_ts = -1;
-  std::map<int, int> depth;                     // tid -> open slices
-  std::map<int, std::vector<std::string>> seq;  // tid -> "ph name ts"
+  std::map<int, std::vector<std::string>> seq;  // tid -> "ph name ts [dur]"
   for (const auto& e : j["traceEvents"]) {
     if (e.at("ph") == "M") continue;
     const double ts = e.at("ts").get<double>();
     EXPECT_GE(ts, last_ts) << e.dump();
     last_ts = ts;
-    const int tid = e.at("tid");
     const std::string ph = e.at("ph");
-    if (ph == "B") ++depth[tid];
-    if (ph == "E") {
-      --depth[tid];
-      EXPECT_GE(depth[tid], 0) << "E without B on tid " << tid;
-    }
-    seq[tid].push_back(ph + " " + e.value("name", std::string()) + " " + std::to_string(ts));
+    EXPECT_TRUE(ph == "X" || ph == "i" || ph == "C") << e.dump();
+    std::string s = ph + " " + e.value("name", std::string()) + " " + std::to_string(ts);
+    if (ph == "X") s += " " + std::to_string(e.at("dur").get<double>());
+    seq[e.at("tid").get<int>()].push_back(s);
   }
-  for (const auto& [tid, d] : depth) EXPECT_EQ(d, 0) << "tid " << tid;
-  // ts = ps / 1e6 (microseconds): 2000 ps = 0.002 us.
-  EXPECT_EQ(seq[1],
-            (std::vector<std::string>{"B TensorDequantize 0.002000", "B proc_4bit_mx_8 0.002500",
-                                      "E  0.003000", "E  0.004000"}));
-  EXPECT_EQ(seq[2], (std::vector<std::string>{"i marker 0.001000", "B QuantizeMX 0.005000",
-                                              "E  0.006000"}));
+  // ts = ps / 1e6 (microseconds): 2000 ps = 0.002 us; the slice opened at
+  // 2000 closes at 4000 (the End recorded first, out of order), the nested
+  // one 2500..3000.
+  EXPECT_EQ(seq[1], (std::vector<std::string>{"X TensorDequantize 0.002000 0.002000",
+                                              "X proc_4bit_mx_8 0.002500 0.000500"}));
+  // The End at 1200 closes nothing; QuantizeMX never ends: it runs to 6000.
+  EXPECT_EQ(seq[2],
+            (std::vector<std::string>{"i marker 0.001000", "X QuantizeMX 0.005000 0.001000"}));
   EXPECT_EQ(seq[3], (std::vector<std::string>{"C bytes 0.001500"}));
 }
 
@@ -97,9 +94,12 @@ TEST(TracePerfetto, ArgsInstantScopeCountersAndUnterminatedSlices) {
   int checked = 0;
   for (const auto& e : j["traceEvents"]) {
     const std::string ph = e.at("ph");
-    if (ph == "B" && e.at("name") == "TensorDequantize") {
+    if (ph == "X" && e.at("name") == "TensorDequantize") {
       EXPECT_EQ(e.at("args"), json({{"op", 123}, {"idx", 16}}));
       EXPECT_EQ(e.at("pid"), 1);
+      ++checked;
+    } else if (ph == "X" && e.at("name") == "proc_4bit_mx_8") {
+      EXPECT_FALSE(e.contains("args")) << e.dump();
       ++checked;
     } else if (ph == "i") {
       EXPECT_EQ(e.at("s"), "t");
@@ -109,13 +109,13 @@ TEST(TracePerfetto, ArgsInstantScopeCountersAndUnterminatedSlices) {
       EXPECT_EQ(e.at("pid"), 2);
       EXPECT_EQ(e.at("args"), json({{"bytes", 42.5}}));
       ++checked;
-    } else if (ph == "E" && e.at("tid") == 2) {
-      EXPECT_DOUBLE_EQ(e.at("ts").get<double>(), 0.006);
+    } else if (ph == "X" && e.at("tid") == 2) {
+      EXPECT_DOUBLE_EQ(e.at("ts").get<double>() + e.at("dur").get<double>(), 0.006);
       EXPECT_EQ(e.at("args").at("unterminated"), true);
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 4);
+  EXPECT_EQ(checked, 5);
 }
 
 TEST(TracePerfetto, PythonJsonModuleLoadsIt) {
@@ -127,11 +127,12 @@ TEST(TracePerfetto, PythonJsonModuleLoadsIt) {
   const auto r = testutil::run_cmd(
       "/usr/bin/python3 -c 'import json,sys,collections; d=json.load(open(sys.argv[1])); "
       "c=collections.Counter(e[\"ph\"] for e in d[\"traceEvents\"]); "
-      "print(d[\"displayTimeUnit\"], c[\"M\"], c[\"B\"], c[\"E\"], c[\"i\"], c[\"C\"])' " +
+      "print(d[\"displayTimeUnit\"], c[\"M\"], c[\"X\"], c[\"B\"] + c[\"E\"], c[\"i\"], "
+      "c[\"C\"])' " +
       dir + "/t.json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   // M: 2 processes x (name, sort) + 3 threads x (name, sort) = 10.
-  EXPECT_EQ(r.out, "ns 10 3 3 1 1\n");
+  EXPECT_EQ(r.out, "ns 10 3 0 1 1\n");  // 3 slices, no B/E
 }
 
 TEST(TracePerfetto, DisabledSlicesGiveOnlyMetadata) {

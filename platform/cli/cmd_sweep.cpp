@@ -1,0 +1,969 @@
+// `tpbsim sweep SWEEP.json [options]`: a grid of timing overrides x workloads,
+// one `tpbsim run` child process per point (SystemC elaborates once per
+// process), the stats of every point merged into one CSV and a plot.
+//
+// The sweep is planned into OUT/plan.json (every point's command line and its
+// generated timing override, OUT/points/pNNNN/timing.json). A point is run by
+// `tpbsim sweep --run-point OUT N`, whoever starts it: this process (the local
+// runner, --jobs children at a time), GNU parallel (--runner parallel,
+// --sshlogin) or a Slurm job array (--runner slurm). `tpbsim sweep --collect
+// OUT` then reads every point's result into OUT/results.csv and OUT/plot.png,
+// so all three runners give the same CSV. docs/SWEEPS.md is the manual.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+
+#include "firmware_stubs/kernel.h"
+#include "models/isa/address_map.h"
+#include "models/isa/encodings.h"
+#include "models/isa/program.h"
+#include "models/timing/timing_profile.h"
+#include "platform/cli/commands.h"
+
+namespace tpb::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace po = boost::program_options;
+using nlohmann::json;
+
+// Bad sweep input: exit 1, the message names the file and what is wrong.
+class SweepError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+constexpr const char* kUsage =
+    "usage: tpbsim sweep SWEEP.json [options]     plan, run, collect and plot a sweep\n"
+    "       tpbsim sweep --collect OUT [options]  merge the points' results of OUT\n"
+    "       tpbsim sweep --run-point OUT N        run point N of OUT's plan (for runners)\n";
+
+// `tpbsim run` options that take a value (cmd.txt of a workload is parsed
+// with these to find the program and the outputs).
+const std::set<std::string> kRunValueOptions = {"arch",  "timing", "dump-timing", "mx-emax",
+                                                "load",  "dump",   "vcd",         "perfetto",
+                                                "stats", "retire"};
+// Outputs of a workload's command line; rewritten into the point directory.
+const std::set<std::string> kRunOutputOptions = {"dump-timing", "vcd", "perfetto", "retire"};
+
+std::string read_file(const std::string& path, const std::string& what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw SweepError(fmt::format("{} '{}': cannot open: {}", what, path, std::strerror(errno)));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Written beside PATH and renamed into place, like every CLI output.
+void write_file(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tpbsim-tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw std::runtime_error(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    throw std::runtime_error(fmt::format("{}: cannot write: {}", path, std::strerror(err)));
+  }
+}
+
+json parse_json_file(const std::string& path, const std::string& what) {
+  const std::string text = read_file(path, what);
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw SweepError(fmt::format("{} '{}': not valid JSON: {}", what, path, e.what()));
+  }
+}
+
+// Shell quoting for the command lines shown to users and run by runners.
+std::string sh_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                        "0123456789_-+=./:,@%") == std::string::npos)
+    return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string sh_join(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) out += (out.empty() ? "" : " ") + sh_quote(a);
+  return out;
+}
+
+// A value in the CSV and in point descriptions: strings bare, numbers as JSON.
+std::string value_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+// Objects merged recursively; `over` wins.
+void deep_merge(json& base, const json& over) {
+  if (!base.is_object() || !over.is_object()) {
+    base = over;
+    return;
+  }
+  for (auto it = over.begin(); it != over.end(); ++it) {
+    if (base.contains(it.key()))
+      deep_merge(base[it.key()], *it);
+    else
+      base[it.key()] = *it;
+  }
+}
+
+// The nesting of a dotted timing key, checked against the profile's own
+// shape (`tpbsim run --dump-timing`): "clocks_mhz.dve" -> {clocks_mhz, dve};
+// "bundle_issue_cycles.dve.qmx.pack" -> {bundle_issue_cycles, dve.qmx.pack}
+// (bundle names hold dots; they are checked by the kernels' bundle table).
+std::vector<std::string> resolve_key(const std::string& key, const json& profile) {
+  const std::string bic = "bundle_issue_cycles.";
+  if (key.rfind(bic, 0) == 0 && key.size() > bic.size())
+    return {"bundle_issue_cycles", key.substr(bic.size())};
+  std::vector<std::string> path;
+  const json* level = &profile;
+  std::string rest = key;
+  for (;;) {
+    if (level->contains(rest) && !(*level)[rest].is_object()) {
+      path.push_back(rest);
+      return path;
+    }
+    const std::size_t dot = rest.find('.');
+    const std::string head = rest.substr(0, dot);
+    std::string known;
+    for (auto it = level->begin(); it != level->end(); ++it)
+      if (it.key() != "sources" && it.key() != "arch")
+        known += (known.empty() ? "" : " ") + it.key();
+    if (!level->contains(head) || head == "sources" || head == "arch")
+      throw SweepError(fmt::format("parameter '{}': '{}' is not a timing key (known here: {})", key,
+                                   head, known));
+    const json& next = (*level)[head];
+    path.push_back(head);
+    if (!next.is_object())
+      throw SweepError(fmt::format("parameter '{}': '{}' is a value, not an object", key,
+                                   fmt::format("{}", fmt::join(path, "."))));
+    if (dot == std::string::npos) {
+      std::string sub;
+      for (auto it = next.begin(); it != next.end(); ++it)
+        sub += (sub.empty() ? "" : " ") + it.key();
+      throw SweepError(
+          fmt::format("parameter '{}' names an object; name one of its keys: {}", key, sub));
+    }
+    level = &next;
+    rest = rest.substr(dot + 1);
+  }
+}
+
+json nest(const std::vector<std::string>& path, const json& value) {
+  json j = value;
+  for (auto it = path.rbegin(); it != path.rend(); ++it) j = json{{*it, j}};
+  return j;
+}
+
+struct Param {
+  std::string key;
+  std::vector<json> values;
+};
+
+struct Workload {
+  std::string name;
+  std::string dir;                // absolute; the child runs here
+  std::vector<std::string> args;  // `tpbsim run` arguments (outputs still relative)
+  std::string program;
+  json base_timing = json::object();  // the workload's own --timing file, if any
+  isa::Arch arch = isa::Arch::Mariana;
+};
+
+// cmd.txt: the `tpbsim run` arguments, whitespace-separated, `#` lines are
+// comments (traces/workloads/README.md).
+Workload load_workload(const std::string& dir_in, const std::string& sweep_file) {
+  Workload w;
+  std::error_code ec;
+  const fs::path base = fs::path(sweep_file).parent_path();
+  fs::path dir = fs::path(dir_in).is_absolute() ? fs::path(dir_in) : base / dir_in;
+  dir = fs::weakly_canonical(dir, ec);
+  if (!fs::is_directory(dir))
+    throw SweepError(
+        fmt::format("{}: workload '{}': {} is not a directory", sweep_file, dir_in, dir.string()));
+  w.dir = dir.string();
+  w.name = dir.filename().string();
+  const std::string cmd = (dir / "cmd.txt").string();
+  std::ifstream in(cmd);
+  if (!in)
+    throw SweepError(fmt::format("{}: workload '{}': no cmd.txt in {}", sweep_file, dir_in, w.dir));
+  std::string line;
+  std::vector<std::string> toks;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (line[line.find_first_not_of(" \t\r")] == '#') continue;
+    std::istringstream ls(line);
+    for (std::string t; ls >> t;) toks.push_back(t);
+  }
+  std::string timing_file, arch_s;
+  for (std::size_t i = 0; i < toks.size(); ++i) {
+    const std::string& t = toks[i];
+    if (t.rfind("--", 0) == 0) {
+      std::string name = t.substr(2), value;
+      bool has_value = false;
+      if (const std::size_t eq = name.find('='); eq != std::string::npos) {
+        value = name.substr(eq + 1);
+        name = name.substr(0, eq);
+        has_value = true;
+      } else if (kRunValueOptions.count(name)) {
+        if (i + 1 >= toks.size())
+          throw SweepError(fmt::format("{}: option {} has no value", cmd, t));
+        value = toks[++i];
+        has_value = true;
+      }
+      if (name == "stats")
+        throw SweepError(fmt::format("{}: --stats is set by the sweep; remove it", cmd));
+      if (name == "timing") {
+        timing_file = value;  // merged under the sweep's overrides
+        continue;
+      }
+      if (name == "arch") arch_s = value;
+      w.args.push_back("--" + name);
+      if (has_value) w.args.push_back(value);
+    } else if (t == "-q") {
+      w.args.push_back(t);
+    } else if (w.program.empty()) {
+      w.program = t;
+      w.args.push_back(t);
+    } else {
+      throw SweepError(fmt::format("{}: unexpected argument '{}'", cmd, t));
+    }
+  }
+  if (w.program.empty()) throw SweepError(fmt::format("{}: no PROGRAM", cmd));
+  if (!timing_file.empty()) {
+    const fs::path tf =
+        fs::path(timing_file).is_absolute() ? fs::path(timing_file) : dir / timing_file;
+    w.base_timing = parse_json_file(tf.string(), "timing profile");
+  }
+  const fs::path prog = fs::path(w.program).is_absolute() ? fs::path(w.program) : dir / w.program;
+  try {
+    const isa::Program p = isa::load_program(prog.string());
+    w.arch = p.arch.value_or(isa::Arch::Mariana);
+  } catch (const isa::AsmError& e) {
+    throw SweepError(fmt::format("{}:{}: {}", e.loc().file, e.loc().line, e.message()));
+  } catch (const std::exception& e) {
+    throw SweepError(fmt::format("{}: {}", prog.string(), e.what()));
+  }
+  if (!arch_s.empty() && !isa::parse_arch(arch_s, w.arch))
+    throw SweepError(fmt::format("{}: --arch '{}' is not a generation", cmd, arch_s));
+  return w;
+}
+
+// The columns of a results CSV (docs/SWEEPS.md).
+std::vector<std::string> metric_columns() {
+  std::vector<std::string> c = {"simulated_ns"};
+  for (unsigned e = 0; e < isa::kNumEngines; ++e)
+    for (const char* m : {"instructions", "busy_cycles", "stall_cycles", "memory_stall_cycles",
+                          "busy_ns", "utilization"})
+      c.push_back(fmt::format("{}_{}", isa::kEngineNames[e], m));
+  c.push_back("wall_seconds");
+  return c;
+}
+
+std::string point_id(std::size_t i) { return fmt::format("p{:04d}", i); }
+
+std::string self_exe() {
+  std::error_code ec;
+  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw std::runtime_error("cannot find this executable (/proc/self/exe)");
+  return p.string();
+}
+
+// ---------------------------------------------------------------- planning
+
+struct PlanOptions {
+  std::string out;
+  std::string tpbsim;  // the binary runners call (default: this one)
+  std::string metric;  // overrides the sweep file's
+};
+
+const std::set<std::string> kSweepKeys = {"name", "description", "workloads", "parameters",
+                                          "base", "metric",      "plot"};
+
+json make_plan(const std::string& sweep_file, const PlanOptions& o) {
+  const json s = parse_json_file(sweep_file, "sweep file");
+  auto bad = [&](const std::string& what) { return SweepError(sweep_file + ": " + what); };
+  if (!s.is_object()) throw bad("expected a JSON object");
+  for (auto it = s.begin(); it != s.end(); ++it)
+    if (!kSweepKeys.count(it.key()))
+      throw bad(
+          fmt::format("unknown key '{}' (known: name description workloads parameters base "
+                      "metric plot)",
+                      it.key()));
+  if (!s.contains("workloads") || !s["workloads"].is_array() || s["workloads"].empty())
+    throw bad("'workloads' must be a non-empty array of workload directories");
+  if (!s.contains("parameters") || !s["parameters"].is_array() || s["parameters"].empty())
+    throw bad("'parameters' must be a non-empty array of {\"key\": ..., \"values\": [...]}");
+  const json base = s.value("base", json::object());
+  if (!base.is_object()) throw bad("'base' must be an object of timing overrides");
+
+  std::vector<Workload> workloads;
+  std::set<std::string> names;
+  for (const json& w : s["workloads"]) {
+    if (!w.is_string()) throw bad(fmt::format("workload {} is not a directory name", w.dump()));
+    workloads.push_back(load_workload(w.get<std::string>(), sweep_file));
+    if (!names.insert(workloads.back().name).second)
+      throw bad(fmt::format("workload '{}' is listed twice", workloads.back().name));
+  }
+
+  std::vector<Param> params;
+  std::map<isa::Arch, json> profiles;
+  for (const Workload& w : workloads)
+    profiles.emplace(w.arch, timing::to_json(timing::default_timing(w.arch)));
+  std::vector<std::vector<std::string>> paths;
+  for (std::size_t i = 0; i < s["parameters"].size(); ++i) {
+    const json& p = s["parameters"][i];
+    if (!p.is_object() || !p.contains("key") || !p["key"].is_string() || !p.contains("values") ||
+        !p["values"].is_array() || p["values"].empty())
+      throw bad(
+          fmt::format("parameter {} must be {{\"key\": \"dotted.timing.key\", \"values\": "
+                      "[...]}} with at least one value",
+                      i));
+    for (auto it = p.begin(); it != p.end(); ++it)
+      if (it.key() != "key" && it.key() != "values")
+        throw bad(fmt::format("parameter {}: unknown key '{}'", i, it.key()));
+    Param q{p["key"].get<std::string>(), {}};
+    for (const json& v : p["values"]) q.values.push_back(v);
+    for (const Param& e : params)
+      if (e.key == q.key) throw bad(fmt::format("parameter '{}' is listed twice", q.key));
+    std::vector<std::string> path;
+    try {
+      for (const auto& [arch, prof] : profiles) path = resolve_key(q.key, prof);
+    } catch (const SweepError& e) {
+      throw bad(e.what());
+    }
+    params.push_back(q);
+    paths.push_back(path);
+  }
+
+  std::vector<std::string> keys;
+  for (const Param& p : params) keys.push_back(p.key);
+  json plot = s.value("plot", json::object());
+  if (!plot.is_object()) throw bad("'plot' must be an object {x, series, metric}");
+  for (auto it = plot.begin(); it != plot.end(); ++it)
+    if (it.key() != "x" && it.key() != "series" && it.key() != "metric")
+      throw bad(fmt::format("plot: unknown key '{}' (known: x series metric)", it.key()));
+  std::string metric = o.metric;
+  if (metric.empty()) metric = plot.value("metric", s.value("metric", std::string("simulated_ns")));
+  const std::vector<std::string> cols = metric_columns();
+  if (std::find(cols.begin(), cols.end(), metric) == cols.end())
+    throw SweepError(fmt::format("metric '{}' is not a result column (one of: {})", metric,
+                                 fmt::join(cols, " ")));
+  const std::string x = plot.value("x", keys[0]);
+  const std::string series = plot.value("series", keys.size() > 1 ? keys[1] : std::string());
+  for (const std::string& k : {x, series})
+    if (!k.empty() && std::find(keys.begin(), keys.end(), k) == keys.end())
+      throw bad(fmt::format("plot: '{}' is not a swept parameter", k));
+
+  const fs::path out = fs::absolute(o.out);
+  std::error_code ec;
+  if (fs::exists(out) && !fs::is_directory(out))
+    throw SweepError(fmt::format("--out {}: not a directory", out.string()));
+  if (fs::is_directory(out) && !fs::is_empty(out) && !fs::exists(out / "plan.json"))
+    throw SweepError(fmt::format(
+        "--out {}: a non-empty directory that holds no sweep (no plan.json); choose another",
+        out.string()));
+  json plan = {{"version", 1},
+               {"sweep", fs::absolute(sweep_file).string()},
+               {"name", s.value("name", fs::path(sweep_file).stem().string())},
+               {"tpbsim", o.tpbsim},
+               {"out", out.string()},
+               {"parameters", keys},
+               {"metric", metric},
+               {"plot", {{"x", x}, {"series", series}}}};
+  json points = json::array();
+  std::vector<json> timings;  // written once every point is checked
+  // Cartesian product: the last parameter varies fastest, workloads slowest.
+  std::size_t grid = 1;
+  for (const Param& p : params) grid *= p.values.size();
+  for (const Workload& w : workloads) {
+    for (std::size_t g = 0; g < grid; ++g) {
+      std::vector<json> vals(params.size());
+      std::size_t rem = g;
+      for (std::size_t k = params.size(); k-- > 0;) {
+        vals[k] = params[k].values[rem % params[k].values.size()];
+        rem /= params[k].values.size();
+      }
+      json timing = w.base_timing;
+      if (timing.is_null()) timing = json::object();
+      deep_merge(timing, base);
+      for (std::size_t k = 0; k < params.size(); ++k) deep_merge(timing, nest(paths[k], vals[k]));
+      const std::size_t idx = points.size();
+      const std::string id = point_id(idx);
+      std::string where = fmt::format("point {} (workload {}", id, w.name);
+      for (std::size_t k = 0; k < params.size(); ++k)
+        where += fmt::format(", {}={}", params[k].key, value_text(vals[k]));
+      where += ")";
+      // The profile the child will load, checked here, before anything runs.
+      try {
+        timing::TimingConfig cfg = timing::default_timing(w.arch);
+        timing::merge_timing(cfg, timing);
+        fw::builtin_kernels().resolve_costs(cfg);
+      } catch (const std::exception& e) {
+        throw SweepError(fmt::format("{}: {}: {}", sweep_file, where, e.what()));
+      }
+      const fs::path pdir = out / "points" / id;
+      timings.push_back(timing);
+      std::vector<std::string> argv = {o.tpbsim, "run"};
+      for (std::size_t a = 0; a < w.args.size(); ++a) {
+        argv.push_back(w.args[a]);
+        const std::string& opt = w.args[a];
+        if (opt.rfind("--", 0) != 0 || !kRunValueOptions.count(opt.substr(2))) continue;
+        std::string v = w.args[++a];
+        if (kRunOutputOptions.count(opt.substr(2))) {
+          v = (pdir / fs::path(v).filename()).string();
+        } else if (opt == "--dump") {  // SPEC=FILE: the file into the point directory
+          const std::size_t eq = v.rfind('=');
+          if (eq != std::string::npos)
+            v = v.substr(0, eq + 1) + (pdir / fs::path(v.substr(eq + 1)).filename()).string();
+        }
+        argv.push_back(v);
+      }
+      for (const std::string& a : {std::string("--timing"), (pdir / "timing.json").string(),
+                                   std::string("--stats"), (pdir / "stats.json").string()})
+        argv.push_back(a);
+      argv.push_back("-q");
+      points.push_back({{"id", id},
+                        {"workload", w.name},
+                        {"values", vals},
+                        {"cwd", w.dir},
+                        {"argv", argv},
+                        {"describe", where}});
+    }
+  }
+  plan["points"] = points;
+  // Every point checked: now the directory (a previous sweep's points and
+  // results go).
+  fs::remove_all(out / "points", ec);
+  for (const char* f : {"results.csv", "plot.png", "parallel.joblog"}) fs::remove(out / f, ec);
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const fs::path pdir = out / "points" / point_id(i);
+    fs::create_directories(pdir, ec);
+    if (ec) throw SweepError(fmt::format("{}: cannot create: {}", pdir.string(), ec.message()));
+    write_file((pdir / "timing.json").string(), timings[i].dump(2) + "\n");
+  }
+  write_file((out / "plan.json").string(), plan.dump(2) + "\n");
+  std::string idx, cmds;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    idx += std::to_string(i) + "\n";
+    cmds += "cd " + sh_quote(points[i]["cwd"]) + " && " +
+            sh_join(points[i]["argv"].get<std::vector<std::string>>()) + "\n";
+  }
+  write_file((out / "points.txt").string(), idx);
+  write_file((out / "commands.txt").string(), cmds);
+  return plan;
+}
+
+json load_plan(const std::string& out) {
+  const std::string path = (fs::path(out) / "plan.json").string();
+  if (!fs::exists(path))
+    throw SweepError(
+        fmt::format("{}: no sweep here (no plan.json; run `tpbsim sweep SWEEP.json "
+                    "--out {}` first)",
+                    out, out));
+  json plan = parse_json_file(path, "sweep plan");
+  if (!plan.is_object() || plan.value("version", 0) != 1 || !plan.contains("points"))
+    throw SweepError(path + ": not a sweep plan of this tpbsim");
+  return plan;
+}
+
+fs::path point_dir(const json& plan, std::size_t i) {
+  return fs::path(plan["out"].get<std::string>()) / "points" / point_id(i);
+}
+
+// --------------------------------------------------------------- one point
+
+int run_point(const std::string& out, const std::string& index_s) {
+  const json plan = load_plan(out);
+  std::size_t idx = 0, pos = 0;
+  try {
+    idx = std::stoul(index_s, &pos);
+  } catch (const std::exception&) {
+    pos = 0;
+  }
+  if (pos == 0 || pos != index_s.size() || idx >= plan["points"].size())
+    throw SweepError(fmt::format("point '{}' is not 0..{}", index_s, plan["points"].size() - 1));
+  const json& p = plan["points"][idx];
+  const fs::path dir = point_dir(plan, idx);
+  std::error_code ec;
+  fs::remove(dir / "result.json", ec);
+  fs::remove(dir / "stats.json", ec);
+  const std::vector<std::string> argv = p["argv"].get<std::vector<std::string>>();
+  const std::string cwd = p["cwd"].get<std::string>();
+  const std::string so = (dir / "stdout.txt").string(), se = (dir / "stderr.txt").string();
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
+  if (pid == 0) {
+    const int o = open(so.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int e = open(se.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0 || chdir(cwd.c_str()) != 0) {
+      std::fprintf(stderr, "tpbsim sweep: %s: cannot start in %s: %s\n",
+                   p["id"].get<std::string>().c_str(), cwd.c_str(), std::strerror(errno));
+      _exit(127);
+    }
+    std::vector<char*> cargv;
+    for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+    cargv.push_back(nullptr);
+    execv(cargv[0], cargv.data());
+    std::fprintf(stderr, "tpbsim sweep: cannot run %s: %s\n", cargv[0], std::strerror(errno));
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  json r = {{"wall_seconds", wall}};
+  int rc = 0;
+  if (WIFEXITED(status)) {
+    rc = WEXITSTATUS(status);
+    r["exit"] = rc;
+  } else {
+    rc = 128 + WTERMSIG(status);
+    r["exit"] = rc;
+    r["signal"] = WTERMSIG(status);
+  }
+  write_file((dir / "result.json").string(), r.dump(2) + "\n");
+  return rc;
+}
+
+// ---------------------------------------------------------------- collect
+
+struct Row {
+  std::string status;  // "ok" or "failed"
+  int exit_code = -1;
+  std::string why;  // for a failed point
+  std::map<std::string, double> m;
+};
+
+std::string fmt_metric(const std::string& col, double v) {
+  if (col.size() > 8 && col.compare(col.size() - 8, 8, "_seconds") == 0)
+    return fmt::format("{:.3f}", v);
+  if (col.find("utilization") != std::string::npos) return fmt::format("{:.6f}", v);
+  if (col.find("_ns") != std::string::npos) return fmt::format("{:.3f}", v);
+  return fmt::format("{:.0f}", v);
+}
+
+Row read_point(const json& plan, std::size_t i) {
+  Row row;
+  const fs::path dir = point_dir(plan, i);
+  const fs::path res = dir / "result.json";
+  if (!fs::exists(res)) {
+    row.status = "failed";
+    row.why = "not run (no result.json)";
+    return row;
+  }
+  const json r = parse_json_file(res.string(), "point result");
+  row.exit_code = r.value("exit", -1);
+  const double wall = r.value("wall_seconds", 0.0);
+  if (row.exit_code != 0) {
+    row.status = "failed";
+    std::string err;
+    try {
+      err = read_file((dir / "stderr.txt").string(), "point stderr");
+    } catch (const SweepError&) {  // the exit code says enough
+    }
+    while (!err.empty() && (err.back() == '\n' || err.back() == '\r')) err.pop_back();
+    if (const std::size_t nl = err.rfind('\n'); nl != std::string::npos) err = err.substr(nl + 1);
+    row.why = fmt::format("exit {}{}", row.exit_code, err.empty() ? "" : ": " + err);
+    row.m["wall_seconds"] = wall;
+    return row;
+  }
+  json s;
+  try {
+    s = parse_json_file((dir / "stats.json").string(), "point stats");
+  } catch (const SweepError& e) {  // exit 0 without stats: a failed point, not a failed merge
+    row.status = "failed";
+    row.why = e.what();
+    row.m["wall_seconds"] = wall;
+    return row;
+  }
+  row.status = "ok";
+  const double sim_ns = s.at("simulated_ps").get<double>() / 1e3;
+  row.m["simulated_ns"] = sim_ns;
+  for (const json& e : s.at("engines")) {
+    const std::string n = e.at("name");
+    const double busy = e.at("busy_cycles").get<double>(), mhz = e.at("clock_mhz").get<double>();
+    const double busy_ns = mhz > 0 ? busy * 1e3 / mhz : 0;
+    row.m[n + "_instructions"] = e.at("instructions").get<double>();
+    row.m[n + "_busy_cycles"] = busy;
+    row.m[n + "_stall_cycles"] = e.at("stall_cycles").get<double>();
+    row.m[n + "_memory_stall_cycles"] = e.value("memory_stall_cycles", 0.0);
+    row.m[n + "_busy_ns"] = busy_ns;
+    row.m[n + "_utilization"] = sim_ns > 0 ? busy_ns / sim_ns : 0;
+  }
+  row.m["wall_seconds"] = wall;
+  return row;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string o = "\"";
+  for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return o + "\"";
+}
+
+std::string plot_script() {
+  if (const char* e = std::getenv("TPBSIM_PLOT_SCRIPT")) return e;
+#ifdef TPBSIM_SOURCE_DIR
+  return std::string(TPBSIM_SOURCE_DIR) + "/scripts/plot_sweep.py";
+#else
+  return "scripts/plot_sweep.py";
+#endif
+}
+
+// Runs argv (no shell), waits; the exit code, or -1 when it cannot start.
+int run_wait(const std::vector<std::string>& argv, const std::string& stdout_file = "") {
+  const pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    if (!stdout_file.empty()) {
+      const int o = open(stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (o >= 0) dup2(o, 1);
+    }
+    std::vector<char*> c;
+    for (const auto& a : argv) c.push_back(const_cast<char*>(a.c_str()));
+    c.push_back(nullptr);
+    execvp(c[0], c.data());
+    std::fprintf(stderr, "tpbsim sweep: cannot run %s: %s\n", c[0], std::strerror(errno));
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int collect(const std::string& out, const std::string& metric_opt, bool plot) {
+  json plan = load_plan(out);
+  const std::vector<std::string> keys = plan["parameters"].get<std::vector<std::string>>();
+  const std::vector<std::string> cols = metric_columns();
+  std::string metric = metric_opt.empty() ? plan.value("metric", "simulated_ns") : metric_opt;
+  if (std::find(cols.begin(), cols.end(), metric) == cols.end())
+    throw SweepError(fmt::format("metric '{}' is not a result column (one of: {})", metric,
+                                 fmt::join(cols, " ")));
+  std::string csv = "point,workload";
+  for (const auto& k : keys) csv += "," + csv_field(k);
+  csv += ",status,exit_code";
+  for (const auto& c : cols) csv += "," + c;
+  csv += "\n";
+  std::vector<std::string> failed;
+  const json& points = plan["points"];
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const json& p = points[i];
+    const Row row = read_point(plan, i);
+    csv += p["id"].get<std::string>() + "," + csv_field(p["workload"]);
+    for (const json& v : p["values"]) csv += "," + csv_field(value_text(v));
+    csv += "," + row.status + "," + (row.exit_code >= 0 ? std::to_string(row.exit_code) : "");
+    for (const auto& c : cols) {
+      csv += ",";
+      if (const auto it = row.m.find(c); it != row.m.end()) csv += fmt_metric(c, it->second);
+    }
+    csv += "\n";
+    if (row.status != "ok")
+      failed.push_back(fmt::format("{}: {}", p["describe"].get<std::string>(), row.why));
+  }
+  const std::string csv_path = (fs::path(out) / "results.csv").string();
+  write_file(csv_path, csv);
+  std::fprintf(stderr, "tpbsim sweep: %zu points, %zu ok, %zu failed; wrote %s\n", points.size(),
+               points.size() - failed.size(), failed.size(), csv_path.c_str());
+  if (plot) {
+    const std::string png = (fs::path(out) / "plot.png").string();
+    std::vector<std::string> argv = {"/usr/bin/python3",
+                                     plot_script(),
+                                     csv_path,
+                                     png,
+                                     "--x",
+                                     plan["plot"]["x"].get<std::string>(),
+                                     "--metric",
+                                     metric,
+                                     "--title",
+                                     plan.value("name", std::string("sweep"))};
+    if (const std::string s = plan["plot"].value("series", ""); !s.empty()) {
+      argv.push_back("--series");
+      argv.push_back(s);
+    }
+    const int rc = run_wait(argv);
+    if (rc == 0)
+      std::fprintf(stderr, "tpbsim sweep: wrote %s (%s against %s)\n", png.c_str(), metric.c_str(),
+                   plan["plot"]["x"].get<std::string>().c_str());
+    else
+      std::fprintf(stderr,
+                   "tpbsim sweep: warning: no plot (%s exited %d; the CSV is complete; "
+                   "set TPBSIM_PLOT_SCRIPT or pass --no-plot)\n",
+                   argv[1].c_str(), rc);
+  }
+  if (!failed.empty()) {
+    std::fprintf(stderr, "tpbsim sweep: error: %zu of %zu points failed:\n", failed.size(),
+                 points.size());
+    for (const auto& f : failed) std::fprintf(stderr, "  %s\n", f.c_str());
+    return 2;
+  }
+  return 0;
+}
+
+// ----------------------------------------------------------------- runners
+
+void progress(bool show, std::size_t done, std::size_t total, std::size_t failed, double seconds) {
+  if (!show) return;
+  constexpr int kWidth = 30;
+  const int fill = total ? static_cast<int>(kWidth * done / total) : kWidth;
+  std::fprintf(stderr, "\r[%s%s] %zu/%zu points, %zu failed, %.1f s",
+               std::string(fill, '#').c_str(), std::string(kWidth - fill, '.').c_str(), done, total,
+               failed, seconds);
+  if (done == total) std::fputc('\n', stderr);
+  std::fflush(stderr);
+}
+
+// Runs every point, `jobs` child processes at a time.
+void run_local(const json& plan, unsigned jobs, bool show) {
+  const std::string self = self_exe(), out = plan["out"];
+  const std::size_t n = plan["points"].size();
+  std::size_t next = 0, done = 0, failed = 0, running = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto secs = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  progress(show, 0, n, 0, 0);
+  while (done < n) {
+    while (running < jobs && next < n) {
+      const std::string idx = std::to_string(next++);
+      const pid_t pid = fork();
+      if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
+      if (pid == 0) {
+        execl(self.c_str(), self.c_str(), "sweep", "--run-point", out.c_str(), idx.c_str(),
+              static_cast<char*>(nullptr));
+        _exit(127);
+      }
+      ++running;
+    }
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    --running;
+    ++done;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
+    progress(show, done, n, failed, secs());
+  }
+}
+
+std::vector<std::string> parallel_argv(const json& plan, unsigned jobs,
+                                       const std::vector<std::string>& logins, bool bar) {
+  const std::string out = plan["out"];
+  std::vector<std::string> a = {"parallel",
+                                "--jobs",
+                                std::to_string(jobs),
+                                "--halt",
+                                "never",
+                                "--joblog",
+                                (fs::path(out) / "parallel.joblog").string()};
+  for (const auto& l : logins) {
+    a.push_back("--sshlogin");
+    a.push_back(l);
+  }
+  if (bar) a.push_back("--bar");
+  for (const std::string& s :
+       {std::string("-q"), plan["tpbsim"].get<std::string>(), std::string("sweep"),
+        std::string("--run-point"), out, std::string("{}"), std::string("::::"),
+        (fs::path(out) / "points.txt").string()})
+    a.push_back(s);
+  return a;
+}
+
+std::string slurm_script(const json& plan, const std::vector<std::string>& extra) {
+  const std::string out = plan["out"], tpbsim = plan["tpbsim"];
+  const std::size_t n = plan["points"].size();
+  std::string s = "#!/bin/bash\n";
+  s += "# A Slurm job array of the sweep " + plan.value("name", std::string()) +
+       ", written by `tpbsim sweep --runner slurm`.\n"
+       "# Task i runs point i of plan.json (its command: line i+1 of commands.txt).\n"
+       "# Submit: sbatch " +
+       sh_quote((fs::path(out) / "sweep.sbatch").string()) + "\n# then:  " + sh_quote(tpbsim) +
+       " sweep --collect " + sh_quote(out) + "\n";
+  s +=
+      "#SBATCH --job-name=" + sh_quote("tpbsim-" + plan.value("name", std::string("sweep"))) + "\n";
+  s += fmt::format("#SBATCH --array=0-{}\n", n - 1);
+  s += "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n";
+  s += "#SBATCH --output=" + (fs::path(out) / "points" / "slurm-%a.out").string() + "\n";
+  for (const auto& e : extra) s += "#SBATCH " + e + "\n";
+  s += "set -eu\n";
+  s += "exec " + sh_quote(tpbsim) + " sweep --run-point " + sh_quote(out) +
+       " \"$SLURM_ARRAY_TASK_ID\"\n";
+  return s;
+}
+
+}  // namespace
+
+int cmd_sweep(const Args& args) {
+  po::options_description opts("tpbsim sweep options");
+  std::string out, runner = "local", metric, collect_dir, tpbsim;
+  std::vector<std::string> logins, run_point_args, sbatch_opts;
+  unsigned jobs = 0;
+  opts.add_options()("help,h", "show this help")(
+      "out,o", po::value(&out), "output directory (default: SWEEP's stem + '.sweep' here)")(
+      "jobs,j", po::value(&jobs), "points run at once (local, parallel; default: processors)")(
+      "runner", po::value(&runner), "local | parallel (GNU parallel) | slurm (sbatch --array)")(
+      "sshlogin,S", po::value(&logins)->composing(), "GNU parallel --sshlogin (repeatable)")(
+      "sbatch", po::value(&sbatch_opts)->composing(),
+      "extra #SBATCH line for the Slurm script, e.g. --sbatch=--partition=cpu")(
+      "dry-run", "plan only: write plan.json, commands.txt and the runner's script; run nothing")(
+      "metric", po::value(&metric),
+      "the plotted result column (default: the sweep's, simulated_ns)")(
+      "progress", "show a progress bar even when stderr is not a terminal")(
+      "no-plot", "write the CSV only")("tpbsim", po::value(&tpbsim),
+                                       "the tpbsim the runners call (default: this one)")(
+      "collect", po::value(&collect_dir), "merge the results of a run sweep directory")(
+      "run-point", po::value(&run_point_args)->multitoken(), "OUT N: run one point (runners)");
+  po::options_description hidden;
+  std::string sweep_file;
+  hidden.add_options()("sweep", po::value(&sweep_file));
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("sweep", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::fprintf(stderr, "tpbsim sweep: error: %s\n%s", e.what(), kUsage);
+    return 1;
+  }
+  if (vm.count("help")) {
+    std::cout << kUsage << opts;
+    return 0;
+  }
+  const bool plot = !vm.count("no-plot");
+  try {
+    if (vm.count("run-point")) {
+      if (run_point_args.size() != 2) {
+        std::fprintf(stderr, "tpbsim sweep: error: --run-point takes OUT N\n%s", kUsage);
+        return 1;
+      }
+      return run_point(run_point_args[0], run_point_args[1]);
+    }
+    if (!collect_dir.empty()) return collect(collect_dir, metric, plot);
+    if (sweep_file.empty()) {
+      std::fprintf(stderr, "tpbsim sweep: error: no SWEEP.json given\n%s", kUsage);
+      return 1;
+    }
+    if (runner != "local" && runner != "parallel" && runner != "slurm") {
+      std::fprintf(stderr, "tpbsim sweep: error: --runner '%s' is not local, parallel or slurm\n",
+                   runner.c_str());
+      return 1;
+    }
+    if (!logins.empty() && runner != "parallel") {
+      std::fprintf(stderr, "tpbsim sweep: error: --sshlogin needs --runner parallel\n");
+      return 1;
+    }
+    if (jobs == 0) jobs = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+    PlanOptions po_;
+    po_.out = out.empty() ? fs::path(sweep_file).stem().string() + ".sweep" : out;
+    po_.tpbsim = tpbsim.empty() ? self_exe() : tpbsim;
+    po_.metric = metric;
+    const json plan = make_plan(sweep_file, po_);
+    const std::string dir = plan["out"];
+    const std::size_t n = plan["points"].size();
+    const bool show = vm.count("progress") || isatty(2);
+    std::fprintf(stderr, "tpbsim sweep: %zu points planned in %s\n", n, dir.c_str());
+
+    if (runner == "slurm") {
+      const std::string script = (fs::path(dir) / "sweep.sbatch").string();
+      write_file(script, slurm_script(plan, sbatch_opts));
+      fs::permissions(script, fs::perms::owner_exec, fs::perm_options::add);
+      if (vm.count("dry-run")) {
+        std::printf("%s\n", script.c_str());
+        std::fprintf(stderr,
+                     "tpbsim sweep: dry run: submit with `sbatch %s`, then `%s sweep --collect "
+                     "%s`\n",
+                     script.c_str(), plan["tpbsim"].get<std::string>().c_str(), dir.c_str());
+        return 0;
+      }
+      const std::string idfile = (fs::path(dir) / "slurm.jobid").string();
+      const int rc = run_wait({"sbatch", "--parsable", script}, idfile);
+      if (rc != 0) {
+        std::fprintf(stderr,
+                     "tpbsim sweep: error: sbatch %s failed (exit %d); on a machine without "
+                     "Slurm use --dry-run and submit the script on the cluster\n",
+                     script.c_str(), rc);
+        return 1;
+      }
+      std::string id = read_file(idfile, "sbatch output");
+      id = id.substr(0, id.find_first_of(";\n"));
+      const std::string collect_cmd =
+          sh_quote(plan["tpbsim"].get<std::string>()) + " sweep --collect " + sh_quote(dir);
+      const int rc2 = run_wait(
+          {"sbatch", "--parsable", "--dependency=afterany:" + id, "--job-name=tpbsim-collect",
+           "--output=" + (fs::path(dir) / "collect.out").string(), "--wrap", collect_cmd});
+      std::fprintf(stderr, "tpbsim sweep: submitted job array %s (%zu tasks)%s\n", id.c_str(), n,
+                   rc2 == 0 ? " and the collect job after it" : "; collect job NOT submitted");
+      return rc2 == 0 ? 0 : 1;
+    }
+    if (runner == "parallel") {
+      const std::vector<std::string> argv = parallel_argv(plan, jobs, logins, show);
+      write_file((fs::path(dir) / "run_parallel.sh").string(),
+                 "#!/bin/sh\n# GNU parallel runs every point; then collect.\n" + sh_join(argv) +
+                     "\n" + sh_quote(plan["tpbsim"].get<std::string>()) + " sweep --collect " +
+                     sh_quote(dir) + "\n");
+      if (vm.count("dry-run")) {
+        std::printf("%s\n", sh_join(argv).c_str());
+        return 0;
+      }
+      const int rc = run_wait(argv);
+      if (rc == -1 || rc == 127 || rc == 255) {
+        std::fprintf(stderr, "tpbsim sweep: error: GNU parallel did not run (exit %d)\n", rc);
+        if (rc != 255) return 1;
+      }
+      return collect(dir, metric, plot);
+    }
+    if (vm.count("dry-run")) {
+      std::printf("%s\n", (fs::path(dir) / "commands.txt").string().c_str());
+      return 0;
+    }
+    run_local(plan, jobs, show);
+    return collect(dir, metric, plot);
+  } catch (const SweepError& e) {
+    std::fprintf(stderr, "tpbsim sweep: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tpbsim sweep: error: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace tpb::cli
