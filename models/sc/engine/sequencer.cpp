@@ -262,7 +262,7 @@ trace::EngineStats Sequencer::stats() const {
 
 void Sequencer::await_fetch() {
   while (!batches_.empty() && batches_.front().end <= index_) batches_.pop_front();
-  if (batches_.empty()) return;  // in the ring since the start
+  if (batches_.empty() || index_ < batches_.front().start) return;  // in the ring already
   const std::uint64_t t = now_ps();
   const std::uint64_t ready = batches_.front().ready_ps;
   if (ready <= t) return;
@@ -284,7 +284,8 @@ void Sequencer::issue_refill() {
       (std::uint64_t{n} * isa::kInstBytes * 1000000ull + f.mbytes_per_s - 1) / f.mbytes_per_s;
   const std::uint64_t issue = std::max<std::uint64_t>(now_ps(), fetch_free_ps_);
   fetch_free_ps_ = issue + xfer_ps;
-  batches_.push_back(Batch{q.loaded(), issue + std::uint64_t{f.latency_ns} * 1000 + xfer_ps});
+  batches_.push_back(
+      Batch{q.loaded() - n, q.loaded(), issue + std::uint64_t{f.latency_ns} * 1000 + xfer_ps});
 }
 
 Sequencer::Totals Sequencer::totals() const {

@@ -177,9 +177,9 @@ class Sequencer : public sc_core::sc_module {
   std::uint64_t inst_fetch_ps_ = 0;  // when the current instruction's fetch began
   bool in_flight_ = false;           // an instruction is between fetch and retire
 
-  // Refill batches in flight: (end word, time its last word is in the ring).
+  // Refill batches in flight: words [start, end), and when the last is in the ring.
   struct Batch {
-    std::uint64_t end;
+    std::uint64_t start, end;
     std::uint64_t ready_ps;
   };
   std::deque<Batch> batches_;
