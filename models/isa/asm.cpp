@@ -231,7 +231,26 @@ class Lexer {
   void set_pos(std::size_t p) { pos_ = p; }
 
  private:
+  // The parser peeks the same tokens again and again: the last two are kept.
   Tok lex_at(std::size_t p) const {
+    for (const Memo& m : memo_)
+      if (m.valid && m.at == p) return m.tok;
+    Memo& m = memo_[memo_next_];
+    memo_next_ ^= 1;
+    m.tok = lex_uncached(p);
+    m.at = p;
+    m.valid = true;
+    return m.tok;
+  }
+  struct Memo {
+    std::size_t at = 0;
+    bool valid = false;
+    Tok tok;
+  };
+  mutable Memo memo_[2];
+  mutable unsigned memo_next_ = 0;
+
+  Tok lex_uncached(std::size_t p) const {
     const std::string& s = line_.text;
     while (p < s.size() && std::isspace(static_cast<unsigned char>(s[p]))) ++p;
     Tok t;
