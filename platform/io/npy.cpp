@@ -31,6 +31,12 @@ std::string shape_repr(const std::vector<std::size_t>& shape) {
 
 // Element count times itemsize, or false on overflow.
 bool byte_size(const std::vector<std::size_t>& shape, std::size_t itemsize, std::size_t& out) {
+  // A zero dimension makes the array empty whatever the others are.
+  for (std::size_t d : shape)
+    if (d == 0) {
+      out = 0;
+      return true;
+    }
   std::size_t n = itemsize;
   for (std::size_t d : shape) {
     if (d != 0 && n > std::numeric_limits<std::size_t>::max() / d) return false;
@@ -237,8 +243,8 @@ const char* npy_descr(NpyDtype t) {
 }
 
 std::size_t npy_element_count(const std::vector<std::size_t>& shape) {
-  std::size_t n = 1;
-  for (std::size_t d : shape) n *= d;
+  std::size_t n = 0;
+  if (!byte_size(shape, 1, n)) return std::numeric_limits<std::size_t>::max();  // saturated
   return n;
 }
 
