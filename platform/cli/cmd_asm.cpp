@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -67,6 +68,18 @@ bool write_file(const char* cmd, const std::string& path, const void* data, std:
   return true;
 }
 
+// -o naming the input (the same file by any path) would replace it: refused
+// before anything is read.
+bool names_input(const char* cmd, const Parsed& p) {
+  std::error_code e1, e2;
+  const std::filesystem::path a = std::filesystem::weakly_canonical(p.input, e1);
+  const std::filesystem::path b = std::filesystem::weakly_canonical(p.output, e2);
+  if (e1 || e2 ? p.input != p.output : a != b) return false;
+  std::fprintf(stderr, "tpbsim %s: error: -o %s names the input; nothing written\n", cmd,
+               p.output.c_str());
+  return true;
+}
+
 }  // namespace
 
 int cmd_asm(const Args& args) {
@@ -87,6 +100,7 @@ int cmd_asm(const Args& args) {
     std::fprintf(stderr, "tpbsim asm: error: missing -o OUT.bin\n");
     return 1;
   }
+  if (names_input("asm", p)) return 1;
   isa::Program prog;
   try {
     prog = isa::load_program(p.input);
@@ -126,6 +140,7 @@ int cmd_disasm(const Args& args) {
     std::cout << opts;
     return 0;
   }
+  if (!p.output.empty() && names_input("disasm", p)) return 1;
   std::string text;
   try {
     text = isa::disassemble(isa::load_program(p.input));
@@ -138,6 +153,11 @@ int cmd_disasm(const Args& args) {
   }
   if (p.output.empty()) {
     std::fwrite(text.data(), 1, text.size(), stdout);
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      std::fprintf(stderr, "tpbsim disasm: error: cannot write to stdout (%s)\n",
+                   std::strerror(errno));
+      return 1;
+    }
     return 0;
   }
   return write_file("disasm", p.output, text.data(), text.size()) ? 0 : 1;
