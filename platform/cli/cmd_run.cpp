@@ -342,6 +342,11 @@ class StagedOutputs {
 };
 
 constexpr const char* kUsage = "usage: tpbsim run PROGRAM [options]\n";
+constexpr const char* kExitCodes =
+    "\nexit codes: 0 ok; 1 bad input, usage or file error (nothing runs) or an output\n"
+    "not written; 2 fault (invalid instruction, address error, tile fault); 3 deadlock;\n"
+    "4 watchdog (--max-sim-time or --max-wall-time reached: the outputs are complete up\n"
+    "to the stop time). docs/BAD_INPUT.md lists every message.\n";
 
 }  // namespace
 
@@ -351,6 +356,7 @@ int cmd_run(const Args& args) {
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   po::options_description opts("tpbsim run options");
   std::string arch_s, timing_file, dump_timing, emax_s, vcd, perfetto, stats_file, retire_file;
+  std::string max_sim_s, max_wall_s;
   std::vector<std::string> loads, dumps;
   opts.add_options()("help,h", "show this help")(
       "arch", po::value(&arch_s), "sunda|cayman|mariana|maverick (overrides the program's .arch)")(
@@ -365,6 +371,10 @@ int cmd_run(const Args& args) {
                                                       "write a Chrome trace-event JSON")(
       "stats", po::value(&stats_file), "write run statistics (JSON)")(
       "retire", po::value(&retire_file), "write one line per retired instruction")(
+      "max-sim-time", po::value(&max_sim_s),
+      "watchdog: stop at this simulated time, an integer with a unit ps ns us ms s "
+      "(none: ps); exit 4")("max-wall-time", po::value(&max_wall_s),
+                            "watchdog: stop after this many seconds of host time; exit 4")(
       "quiet,q", "print nothing on success");
   po::options_description hidden;
   std::string program_path;
@@ -382,7 +392,7 @@ int cmd_run(const Args& args) {
     return 1;
   }
   if (vm.count("help")) {
-    std::cout << kUsage << opts;
+    std::cout << kUsage << opts << kExitCodes;
     return 0;
   }
   if (program_path.empty()) {
@@ -390,6 +400,19 @@ int cmd_run(const Args& args) {
     return 1;
   }
   const bool quiet = vm.count("quiet") > 0;
+  std::uint64_t max_sim_ps = 0;
+  double max_wall_seconds = 0;
+  for (const auto& [opt, text] :
+       {std::pair<const char*, const std::string*>{"--max-sim-time", &max_sim_s},
+        {"--max-wall-time", &max_wall_s}}) {
+    if (!vm.count(opt + 2)) continue;
+    std::string why;
+    if (!(std::string(opt) == "--max-sim-time" ? parse_sim_time(*text, max_sim_ps, why)
+                                               : parse_wall_time(*text, max_wall_seconds, why))) {
+      std::fprintf(stderr, "tpbsim run: error: %s %s\n", opt, why.c_str());
+      return 1;
+    }
+  }
 
   // Program, generation, profile: every error here is exit 1.
   isa::Program program;
@@ -459,6 +482,8 @@ int cmd_run(const Args& args) {
     std::fprintf(stderr, "tpbsim run: error: %s\n", e.what());
     return 1;
   }
+  cfg.max_sim_ps = max_sim_ps;
+  cfg.max_wall_seconds = max_wall_seconds;
   cfg.trace_signals = !vcd.empty();
   cfg.trace_slices = !perfetto.empty();
 
@@ -518,7 +543,10 @@ int cmd_run(const Args& args) {
     });
 
   const platform::RunResult r = core->run();
-  int rc = r.status == platform::RunStatus::Ok ? 0 : r.status == platform::RunStatus::Fault ? 2 : 3;
+  int rc = r.status == platform::RunStatus::Ok         ? 0
+           : r.status == platform::RunStatus::Fault    ? 2
+           : r.status == platform::RunStatus::Deadlock ? 3
+                                                       : 4;
   if (rc != 0)
     std::fprintf(stderr, "tpbsim run: %s: %s\n", status_name(r.status), r.message.c_str());
 
