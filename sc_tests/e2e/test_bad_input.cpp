@@ -1,0 +1,460 @@
+// Bad input and the watchdogs (docs/BAD_INPUT.md): every class of bad input
+// the catalogue lists that no other e2e test covers gets a clear message and
+// its exit code here; the watchdogs end a run cleanly with every output
+// complete up to the stop time; a deadlock names every engine's pending
+// instruction, wait condition and semaphore value.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sc_tests/e2e/tool_runner.h"
+
+namespace tpb::e2e {
+namespace {
+
+using json = nlohmann::json;
+
+std::string write(const std::string& dir, const std::string& name, const std::string& text) {
+  const std::string p = dir + "/" + name;
+  std::ofstream(p) << text;
+  return p;
+}
+
+// The exit code of a shell command line that runs the tool with its own
+// redirections (stdout to a full device ...).
+int shell_exit(const std::string& args) {
+  const int status = std::system((std::string(TPBSIM_BIN) + " " + args).c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+struct Retire {
+  std::uint64_t end_ps;
+  std::string engine;
+  std::size_t index;
+};
+std::vector<Retire> retire_lines(const std::string& path) {
+  std::vector<Retire> out;
+  std::istringstream in(read_text(path));
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    Retire r{};
+    f >> r.end_ps >> r.engine >> r.index;
+    out.push_back(r);
+  }
+  return out;
+}
+
+// POOL and DVE, n instructions each; with one_ms_profile every instruction
+// costs 1 ms of fixed overhead (1.2e6 cycles at 1200 MHz).
+std::string long_program(const std::string& dir, int n) {
+  std::string p = ".arch mariana\n.engine pool\n";
+  for (int i = 0; i < n; ++i)
+    p += "tensor_dequantize fmt=e2m1_to_e5m2 group=0 channels=4 "
+         "src=t3d(sbuf(0, 0x0), step=[1, 0, 0], num=[64, 1, 1]) "
+         "dst=t3d(sbuf(0, 0x1000), step=[1, 0, 0], num=[128, 1, 1])\n";
+  p += ".engine dve\n";
+  for (int i = 0; i < n; ++i)
+    p += "quantize_mx channels=32 in_dtype=fp32 out_dtype=fp8_e4m3 "
+         "src=t3d(sbuf(0, 0x8000), step=[1, 0, 0], num=[64, 1, 1]) "
+         "dst=mx1d(data=sbuf(0, 0x9000), scale=sbuf(0, 0xa000), num=16, step=1, scale_pidx=0)\n";
+  return write(dir, "long.tpb", p);
+}
+
+std::string one_ms_profile(const std::string& dir) {
+  return write(dir, "t.json",
+               R"({"instruction_overhead_cycles": {"pool": 1200000, "dve": 1200000}})");
+}
+
+// ---------------------------------------------------------------- watchdogs
+
+// --max-sim-time T: exit 4, and every output is exactly what the unlimited
+// run recorded up to T (the retire lines are its prefix), nothing after T.
+TEST(Watchdog, MaxSimTimeStopsEveryEngineAtTheLimit) {
+  const std::string d = scratch_dir("wd-sim");
+  const std::string prog = long_program(d, 20), prof = one_ms_profile(d);
+  const ToolResult full =
+      run_tool("run " + prog + " -q --timing " + prof + " --retire " + d + "/full.txt");
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  const std::uint64_t limit = 10500000000;  // 10.5 ms
+  const ToolResult r =
+      run_tool("run " + prog + " --timing " + prof + " --max-sim-time 10500us" + " --retire " + d +
+               "/r.txt --stats " + d + "/s.json --vcd " + d + "/w.vcd --perfetto " + d + "/p.json");
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_NE(r.err.find("watchdog: simulated time limit 10500000000 ps reached"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.out.find("tpbsim run: watchdog,"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(": ok,"), std::string::npos) << r.out;
+
+  std::vector<Retire> want;
+  for (const Retire& x : retire_lines(d + "/full.txt"))
+    if (x.end_ps <= limit) want.push_back(x);
+  const std::vector<Retire> got = retire_lines(d + "/r.txt");
+  ASSERT_EQ(got.size(), want.size());
+  ASSERT_GE(got.size(), 20u);  // about 10 per engine: both ran to the limit
+  ASSERT_LT(got.size(), 40u);
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].end_ps, want[i].end_ps) << i;
+    EXPECT_EQ(got[i].engine, want[i].engine) << i;
+  }
+  const json s = json::parse(read_text(d + "/s.json"));
+  EXPECT_EQ(s.at("status"), "watchdog");
+  EXPECT_EQ(s.at("simulated_ps").get<std::uint64_t>(), limit);
+  // The VCD has no time past the limit; every Perfetto event is at or before it.
+  const std::string vcd = read_text(d + "/w.vcd");
+  std::uint64_t last = 0;
+  for (std::size_t p = vcd.find("\n#"); p != std::string::npos; p = vcd.find("\n#", p + 1))
+    last = std::max<std::uint64_t>(last, std::stoull(vcd.substr(p + 2)));
+  EXPECT_GT(last, 0u);
+  EXPECT_LE(last, limit);
+  const json pf = json::parse(read_text(d + "/p.json"));
+  std::size_t events = 0, unterminated = 0;
+  for (const json& e : pf.at("traceEvents")) {
+    if (!e.contains("ts")) continue;
+    ++events;
+    EXPECT_LE(e.at("ts").get<double>(), static_cast<double>(limit) / 1e6 + 1e-6) << e.dump();
+    if (e.contains("args") && e.at("args").contains("unterminated")) ++unterminated;
+  }
+  EXPECT_GT(events, 0u);
+  EXPECT_EQ(unterminated, 0u);  // open slices were closed at the stop time
+}
+
+// Units: 5ms, 5000us, 5000000ns and 5000000000 (ps) are one limit.
+TEST(Watchdog, MaxSimTimeUnitsAreEquivalent) {
+  const std::string d = scratch_dir("wd-units");
+  const std::string prog = long_program(d, 8), prof = one_ms_profile(d);
+  std::string first;
+  for (const char* t : {"5ms", "5000us", "5000000ns", "5000000000", "5000000000ps"}) {
+    const std::string out = d + "/r_" + t + ".txt";
+    const ToolResult r = run_tool("run " + prog + " -q --timing " + prof + " --max-sim-time " + t +
+                                  " --retire " + out);
+    EXPECT_EQ(r.exit_code, 4) << t << ": " << r.err;
+    const std::string text = read_text(out);
+    EXPECT_FALSE(text.empty()) << t;
+    if (first.empty()) first = text;
+    EXPECT_EQ(text, first) << t;
+  }
+}
+
+TEST(Watchdog, BadLimitsAreUsageErrors) {
+  const std::string d = scratch_dir("wd-bad");
+  const std::string prog = write(d, "p.tpb", ".arch mariana\n");
+  const std::pair<std::string, std::string> cases[] = {
+      {"--max-sim-time 10xs", "unit 'xs' is not ps, ns, us, ms or s"},
+      {"--max-sim-time 0", "must be more than 0"},
+      {"--max-sim-time -5ns", "is not a time"},
+      {"--max-sim-time 1.5us", "unit '.5us'"},
+      {"--max-sim-time 99999999s", "past the longest simulated time, 2^62 ps"},
+      {"--max-sim-time 99999999999999999999999ps", "past the longest simulated time"},
+      {"--max-wall-time abc", "is not a number of seconds"},
+      {"--max-wall-time 0", "is not in (0, 1e9]"},
+      {"--max-wall-time -1", "is not a number of seconds"},
+      {"--max-wall-time inf", "is not a number of seconds"},
+      {"--max-wall-time nan", "is not a number of seconds"},
+  };
+  for (const auto& [opt, msg] : cases) {
+    const ToolResult r = run_tool("run " + prog + " " + opt);
+    EXPECT_EQ(r.exit_code, 1) << opt << ": " << r.err;
+    EXPECT_NE(r.err.find(msg), std::string::npos) << opt << ": " << r.err;
+  }
+  EXPECT_EQ(run_tool("run " + prog + " -q --max-sim-time 1s --max-wall-time 0.5").exit_code, 0);
+}
+
+// --max-wall-time S: a run longer than S seconds of host time ends cleanly,
+// soon after S, exit 4, every output complete and consistent.
+TEST(Watchdog, MaxWallTimeEndsALongRunCleanly) {
+  const std::string d = scratch_dir("wd-wall");
+  // 2000 full-partition dequants over 128 channels with every SBUF byte a
+  // contention beat: seconds of host time.
+  std::string p = ".arch mariana\n.engine pool\n";
+  for (int i = 0; i < 2000; ++i)
+    p += "tensor_dequantize fmt=e2m1_to_e5m2 group=0 channels=128 "
+         "src=t3d(sbuf(0, 0x0), step=[1, 0, 0], num=[8192, 1, 1]) "
+         "dst=t3d(sbuf(0, 0x10000), step=[1, 0, 0], num=[16384, 1, 1])\n";
+  const std::string prog = write(d, "p.tpb", p);
+  const std::string prof =
+      write(d, "t.json",
+            R"({"sbuf": {"beat_bytes": 1, "beat_cycles": 1, "contention_window_cycles": 1}})");
+  const auto t0 = std::chrono::steady_clock::now();
+  const ToolResult r =
+      run_tool("run " + prog + " --timing " + prof + " --max-wall-time 1 --retire " + d +
+               "/r.txt --stats " + d + "/s.json --perfetto " + d + "/p.json");
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_NE(r.err.find("watchdog: wall time limit 1 s reached; stopped at"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("pending: pool instruction"), std::string::npos) << r.err;
+  EXPECT_LT(wall, 20.0);  // ended, not ran to completion
+  const std::vector<Retire> got = retire_lines(d + "/r.txt");
+  ASSERT_FALSE(got.empty());
+  EXPECT_LT(got.size(), 2000u);
+  const json s = json::parse(read_text(d + "/s.json"));
+  EXPECT_EQ(s.at("status"), "watchdog");
+  // The stop time is the latest time anything was recorded (an instruction's
+  // start or bundle at or after the last retire); nothing lies after it.
+  const std::uint64_t stop = s.at("simulated_ps").get<std::uint64_t>();
+  EXPECT_GE(stop, got.back().end_ps);
+  EXPECT_NE(r.err.find("stopped at " + std::to_string(stop) + " ps"), std::string::npos) << r.err;
+  const json pf = json::parse(read_text(d + "/p.json"));  // whole JSON
+  for (const json& e : pf.at("traceEvents")) {
+    if (!e.contains("ts")) continue;
+    EXPECT_LE(e.at("ts").get<double>(), static_cast<double>(stop) / 1e6 + 1e-6) << e.dump();
+  }
+}
+
+// ----------------------------------------------------------------- deadlock
+
+// A deadlock names every blocked engine (POOL, DVE, PE, SFU): its pending
+// instruction with opcode and mnemonic, the wait condition and the value of
+// the semaphore it waits on.
+TEST(Deadlock, ReportNamesEveryEnginesPendingInstructionAndSemaphore) {
+  const std::string d = scratch_dir("dl-all");
+  const std::string prog = write(d, "p.tpb", R"(.arch mariana
+.reg sfu r1 = 0x3ebd70a4
+.reg sfu r2 = -7
+.engine pool
+tensor_dequantize fmt=e2m1_to_e5m2 group=0 channels=1 \
+    src=t3d(sbuf(0, 0x0), step=[1, 0, 0], num=[4, 1, 1]) \
+    dst=t3d(sbuf(0, 0x100), step=[1, 0, 0], num=[8, 1, 1]) update=inc(sem9)
+tensor_dequantize fmt=e2m1_to_e5m2 group=0 channels=1 \
+    src=t3d(sbuf(0, 0x0), step=[1, 0, 0], num=[4, 1, 1]) \
+    dst=t3d(sbuf(0, 0x100), step=[1, 0, 0], num=[8, 1, 1]) wait=ge(sem9, 2)
+.engine dve
+quantize_mx channels=32 in_dtype=fp32 out_dtype=fp8_e4m3 \
+    src=t3d(sbuf(0, 0x0), step=[1, 0, 0], num=[64, 1, 1]) \
+    dst=mx1d(data=sbuf(0, 0x1000), scale=sbuf(0, 0x2000), num=16, step=1, scale_pidx=0) \
+    wait=eq(sem6, 3)
+.engine pe
+ldweights_mx in_dtype=fp8_e4m3 rows=128 cols=32 row_grp=0xf col_grp=0xf \
+    src=mx1d(data=sbuf(0, 0x0), scale=sbuf(0, 0x4000), num=32, step=1) wait=eq(sem7, 1)
+BSTART.SFU TQUANT, FP32; B.DATR S8, RNE, Sat=1; B.DIM LB0=24; B.DIM LB1=8; B.DIM LB2=32; B.IOR r1, r2; B.IOT T1, mask=1111, <last>, ->T0<1>; BSTOP wait=ge(sem8, 1)
+)");
+  const ToolResult r = run_tool("run " + prog + " --stats " + d + "/s.json");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  for (const std::string want :
+       {"tpbsim run: deadlock: ",
+        "pool instruction 1 waits for sem[9] >= 2 (sem[9] = 1): opcode 0x7b tensor_dequantize",
+        "dve instruction 0 waits for sem[6] == 3 (sem[6] = 0): opcode 0xe3 quantize_mx",
+        "pe instruction 0 waits for sem[7] == 1 (sem[7] = 0): opcode 0x09 ldweights_mx",
+        "sfu instruction 0 waits for sem[8] >= 1 (sem[8] = 0): opcode "})
+    EXPECT_NE(r.err.find(want), std::string::npos) << want << "\n" << r.err;
+  EXPECT_EQ(json::parse(read_text(d + "/s.json")).at("status"), "deadlock");
+}
+
+// ----------------------------------------------------------- timing profile
+
+std::string pool_program(const std::string& dir) {
+  return write(dir, "pool.tpb", R"(.arch mariana
+.engine pool
+tensor_dequantize fmt=e2m1_to_e5m2 group=0 channels=128 \
+    src=t3d(sbuf(0, 0x0), step=[1, 0, 0], num=[256, 1, 1]) \
+    dst=t3d(sbuf(0, 0x1000), step=[1, 0, 0], num=[512, 1, 1])
+)");
+}
+
+// Every profile value is checked for type and range, the message naming the
+// key (and the file).
+TEST(TimingProfile, BadValuesNameTheKey) {
+  const std::string d = scratch_dir("tp-bad");
+  const std::string prog = pool_program(d);
+  const std::pair<std::string, std::string> cases[] = {
+      {R"({"clocks_mhz": {"pool": -1}})", "key 'clocks_mhz.pool': expected a non-negative integer"},
+      {R"({"clocks_mhz": {"pool": 1.5}})",
+       "key 'clocks_mhz.pool': expected a non-negative integer"},
+      {R"({"clocks_mhz": {"pool": "fast"}})", "key 'clocks_mhz.pool': expected a non-negative"},
+      {R"({"clocks_mhz": {"pool": 0}})", "key 'clocks_mhz.pool': must not be 0"},
+      {R"({"clocks_mhz": {"pool": 4294967296}})",
+       "key 'clocks_mhz.pool': value 4294967296 does not fit in 32 bits"},
+      {R"({"clocks_mhz": {"pool": 1e30}})",
+       "key 'clocks_mhz.pool': expected a non-negative integer"},
+      {R"({"clocks_mhz": {"tpu": 1}})", "key 'clocks_mhz.tpu': unknown engine"},
+      {R"({"memory_clock_mhz": 0})", "key 'memory_clock_mhz': must not be 0"},
+      {R"({"sbuf": {"beat_bytes": 0}})", "key 'sbuf.beat_bytes': must not be 0"},
+      {R"({"psum": {"banks": 65}})", "key 'psum.banks': at most 64 banks"},
+      {R"({"sbuf_bytes_per_partition": 262145})", "key 'sbuf_bytes_per_partition': at most 262144"},
+      {R"({"pe_mx_row_pump": {"oct_row": 0}})", "key 'pe_mx_row_pump.oct_row': must not be 0"},
+      {R"({"quantum_ns": 0})", "key 'quantum_ns': must not be 0"},
+      {R"({"bundle_issue_cycles": {"pool.nope": 3}})",
+       "key 'bundle_issue_cycles.pool.nope': unknown bundle"},
+      {R"({"arch": "sunda"})", "key 'arch': profile is for 'sunda' but the run is for 'mariana'"},
+      {R"({"speed": 1})", "key 'speed': unknown key"},
+      {R"([1, 2])", "key '(top level)': expected an object"},
+      {R"({"sbuf": )", "not valid JSON"},
+      // Totals that would overflow: one access of a partition past 2^40 ps.
+      {R"({"sbuf": {"beat_cycles": 4294967295}})",
+       "key 'sbuf.beat_cycles': one access of a whole partition"},
+      {R"({"memory_clock_mhz": 1, "psum": {"latency_cycles": 4294967295}})",
+       "key 'psum.latency_cycles': one access"},
+      {R"({"memory_clock_mhz": 1, "queue": {"beat_cycles": 5000}})", "key 'queue.beat_cycles'"},
+  };
+  for (const auto& [profile, msg] : cases) {
+    const std::string t = write(d, "t.json", profile);
+    const ToolResult r = run_tool("run " + prog + " -q --timing " + t);
+    EXPECT_EQ(r.exit_code, 1) << profile << ": " << r.err;
+    EXPECT_NE(r.err.find(t + ": "), std::string::npos) << profile << ": " << r.err;
+    EXPECT_NE(r.err.find(msg), std::string::npos) << profile << ": " << r.err;
+  }
+}
+
+// pool_cores at the top of its range: a 32-bit sum used to wrap to a zero
+// divisor (SIGFPE). Any count of cores at or above 128 serves one partition
+// per core, so the time equals pool_cores = 128's.
+TEST(TimingProfile, HugePoolCoresServeOnePartitionPerCore) {
+  const std::string d = scratch_dir("tp-cores");
+  const std::string prog = pool_program(d);
+  std::string text[2];
+  int i = 0;
+  for (const char* cores : {"128", "4294967295"}) {
+    const std::string t = write(d, std::string("t") + cores + ".json",
+                                std::string(R"({"pool_cores": )") + cores + "}");
+    const std::string out = d + "/r" + cores + ".txt";
+    const ToolResult r = run_tool("run " + prog + " -q --timing " + t + " --retire " + out);
+    EXPECT_EQ(r.exit_code, 0) << cores << ": " << r.err;
+    text[i++] = read_text(out);
+  }
+  EXPECT_FALSE(text[0].empty());
+  EXPECT_EQ(text[0], text[1]);
+}
+
+// ------------------------------------------------------- run-time operands
+
+// Shape registers whose product wraps 2^64 (2^31 x 2^31 x 4 = 0 in 64 bits,
+// for src and dst alike, so the element counts agree) are a fault naming the
+// registers, not a walk of 2^64 elements into an empty buffer (SIGSEGV).
+TEST(RunFaults, ShapeRegistersWhoseProductWrapsFault) {
+  const std::string d = scratch_dir("rf-shape");
+  const std::string prog = write(d, "p.tpb", R"(.arch mariana
+.reg pool r1 = 0x80000000
+.reg pool r2 = 0x80000000
+.reg pool r3 = 4
+.reg pool r5 = 0x80000000
+.reg pool r6 = 0x80000000
+.reg pool r7 = 4
+.engine pool
+tensor_dequantize fmt=e2m1_to_e5m2 group=0 channels=1 \
+    src=t3d(shape_reg(sbuf(0, 0x0)), step=[0, 0, 0], num=[4, 1, 1]) \
+    dst=t3d(shape_reg(sbuf(0, 0x104)), step=[1, 0, 0], num=[8, 1, 1])
+)");
+  const ToolResult r = run_tool("run " + prog);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("pool instruction 0 (opcode 0x7b tensor_dequantize): src operand: shape "
+                       "from registers r1..r3 = 2147483648x2147483648x4 exceeds one partition"),
+            std::string::npos)
+      << r.err;
+}
+
+// Every access stays inside its partition's capacity on every generation.
+// An engine's access: a register address 16 bytes before the end of
+// CAYMAN's 224 KiB with a 64-byte operand is an address error there, and
+// fine on MARIANA, whose partitions hold 256 KiB. A load or dump (SUNDA has
+// no modelled engine instruction): 48 bytes past SUNDA's 192 KiB, refused.
+TEST(RunFaults, AnAccessPastAGenerationsCapacityIsRefused) {
+  const std::string d = scratch_dir("rf-cap");
+  const std::string prog = write(d, "cayman.tpb", R"(.arch cayman
+.reg pool r5 = 0x37ff0
+.engine pool
+tensor_dequantize fmt=e2m1_to_e5m2 group=0 channels=1 \
+    src=t3d(reg(r5), step=[1, 0, 0], num=[16, 1, 1]) \
+    dst=t3d(sbuf(0, 0x100), step=[1, 0, 0], num=[32, 1, 1])
+)");
+  const ToolResult r = run_tool("run " + prog);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("pool instruction 0 (opcode 0x7b tensor_dequantize): address error: read "
+                       "of 64 bytes at 0x0037ff0 (sbuf partition 0 offset 0x37ff0)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(run_tool("run " + prog + " -q --arch mariana").exit_code, 0);
+
+  const std::string sunda = write(d, "sunda.tpb", ".arch sunda\n");
+  std::string header = "{'descr': '|u1', 'fortran_order': False, 'shape': (1, 64), }";
+  header += std::string(64 - (10 + header.size() + 1) % 64, ' ') + "\n";
+  std::ofstream(d + "/row.npy", std::ios::binary)
+      << "\x93NUMPY" << char(1) << char(0) << char(header.size() & 0xFF) << char(header.size() >> 8)
+      << header << std::string(64, '\1');
+  const ToolResult l = run_tool("run " + sunda + " -q --load sbuf:0:0x2fff0=" + d + "/row.npy");
+  EXPECT_EQ(l.exit_code, 1) << l.err;
+  EXPECT_NE(l.err.find("a row of 64 bytes from offset 0x2fff0 runs 48 bytes past the end of the "
+                       "partition (196608 bytes)"),
+            std::string::npos)
+      << l.err;
+  EXPECT_EQ(run_tool("run " + sunda + " -q --arch mariana --load sbuf:0:0x2fff0=" + d + "/row.npy")
+                .exit_code,
+            0);
+}
+
+// --------------------------------------------------------------------- .npy
+
+// A zero dimension makes an array empty whatever the others are: not an
+// overflow. (0, 2^64-1) loads nothing; (2^64-1, 2^64-1) is refused at once.
+TEST(NpyInput, AZeroDimensionIsEmptyAndAHugeShapeIsRefused) {
+  const std::string d = scratch_dir("npy-zero");
+  const std::string prog = write(d, "p.tpb", ".arch mariana\n");
+  auto npy = [&](const std::string& name, const std::string& shape) {
+    std::string header = "{'descr': '|u1', 'fortran_order': False, 'shape': " + shape + ", }";
+    header += std::string(64 - (10 + header.size() + 1) % 64, ' ') + "\n";
+    std::ofstream out(d + "/" + name, std::ios::binary);
+    out << "\x93NUMPY" << char(1) << char(0) << char(header.size() & 0xFF)
+        << char(header.size() >> 8) << header;
+    return d + "/" + name;
+  };
+  const ToolResult z =
+      run_tool("run " + prog + " -q --load sbuf:0:0=" + npy("z.npy", "(0, 18446744073709551615)"));
+  EXPECT_EQ(z.exit_code, 0) << z.err;
+  const ToolResult h = run_tool("run " + prog + " -q --load sbuf:0:0=" +
+                                npy("h.npy", "(18446744073709551615, 18446744073709551615)"));
+  EXPECT_EQ(h.exit_code, 1) << h.err;
+  EXPECT_NE(h.err.find("h.npy: truncated data: shape (18446744073709551615, "
+                       "18446744073709551615) of |u1 needs more bytes but the file holds 0"),
+            std::string::npos)
+      << h.err;
+}
+
+// ------------------------------------------------------------------ outputs
+
+// asm / disasm -o naming the input (by any spelling) is refused; the input
+// is left as it was.
+TEST(CliOutputs, AsmOutputNamingTheInputIsRefused) {
+  const std::string d = scratch_dir("out-asm-in");
+  const std::string text = ".arch mariana\n.engine pool\n";
+  const std::string prog = write(d, "p.tpb", text);
+  for (const std::string& o : {prog, d + "/./p.tpb"}) {
+    const ToolResult a = run_tool("asm " + prog + " -o " + o);
+    EXPECT_EQ(a.exit_code, 1) << a.err;
+    EXPECT_NE(a.err.find("-o " + o + " names the input; nothing written"), std::string::npos)
+        << a.err;
+    const ToolResult s = run_tool("disasm " + prog + " -o " + o);
+    EXPECT_EQ(s.exit_code, 1) << s.err;
+    EXPECT_EQ(read_text(prog), text);
+  }
+}
+
+// Standard output to a full disk is exit 1 with a message, for every
+// command that writes its result there.
+TEST(CliOutputs, StdoutToAFullDiskIsAnError) {
+  const std::string d = scratch_dir("out-stdout-full");
+  EXPECT_EQ(shell_exit("disasm " + source_path("traces/examples/registers.tpb") + " >/dev/full 2>" +
+                       d + "/e1"),
+            1);
+  EXPECT_NE(read_text(d + "/e1").find("tpbsim disasm: error: cannot write to stdout"),
+            std::string::npos);
+  EXPECT_EQ(shell_exit("convert fp32 bf16 1.5 >/dev/full 2>" + d + "/e2"), 1);
+  EXPECT_NE(read_text(d + "/e2").find("tpbsim convert: error: cannot write to stdout"),
+            std::string::npos);
+  EXPECT_EQ(shell_exit("disasm " + source_path("traces/examples/registers.tpb") + " >" + d +
+                       "/ok.tpb 2>/dev/null"),
+            0);
+}
+
+}  // namespace
+}  // namespace tpb::e2e
