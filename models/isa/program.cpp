@@ -97,13 +97,11 @@ Program parse_binary(const std::vector<std::uint8_t>& bytes, const std::string& 
 }
 
 Program load_program(const std::string& path) {
-  if (const std::string why = input_file_problem(path); !why.empty())
+  std::string text;
+  if (const std::string why = read_input_file(path, kMaxProgramFileBytes, "a program file", text);
+      !why.empty())
     throw std::runtime_error(path + ": " + why);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                                  std::istreambuf_iterator<char>());
-  if (in.bad()) throw std::runtime_error("cannot read " + path);
+  const std::vector<std::uint8_t> bytes(text.begin(), text.end());
   if (ends_with(path, ".bin")) return parse_binary(bytes, path);
   if (!is_utf8_text(bytes)) {
     if (bytes.size() % kInstBytes != 0)

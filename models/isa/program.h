@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -60,8 +61,12 @@ Program parse_program(std::string_view text, const std::string& path);
 // of its opcode (home_engine()). Throws std::runtime_error on a size error.
 Program parse_binary(const std::vector<std::uint8_t>& bytes, const std::string& path);
 // Reads a file: binary when it is not valid UTF-8 text or ends in .bin, else text.
-// Throws std::runtime_error (I/O) or AsmError (syntax).
+// Throws std::runtime_error (I/O, a file past kMaxProgramFileBytes) or
+// AsmError (syntax).
 Program load_program(const std::string& path);
+// The largest program file read (64 MiB): a binary of four full queues is
+// 4 MiB; text gets 16 times that.
+inline constexpr std::size_t kMaxProgramFileBytes = std::size_t{64} << 20;
 
 // Engine that executes an opcode (POOL for unknown opcodes; convention).
 Engine home_engine(std::uint8_t opcode);

@@ -11,6 +11,7 @@ namespace tpb::timing {
 namespace {
 
 constexpr std::uint32_t kMaxBanks = 64;
+constexpr std::size_t kMaxProfileFileBytes = std::size_t{16} << 20;  // 16 MiB of JSON
 
 [[noreturn]] void fail(const std::string& key, const std::string& what) {
   throw TimingError("timing profile: key '" + key + "': " + what);
@@ -234,13 +235,14 @@ void merge_timing(TimingConfig& c, const nlohmann::json& j) {
 }
 
 void merge_timing_file(TimingConfig& c, const std::string& path) {
-  if (const std::string why = isa::input_file_problem(path); !why.empty())
+  std::string text;
+  if (const std::string why =
+          isa::read_input_file(path, kMaxProfileFileBytes, "a timing profile", text);
+      !why.empty())
     throw TimingError(path + ": " + why);
-  std::ifstream in(path);
-  if (!in) throw TimingError(path + ": cannot open timing profile");
   nlohmann::json j;
   try {
-    in >> j;
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw TimingError(path + ": not valid JSON: " + e.what());
   }
