@@ -560,7 +560,13 @@ int cmd_run(const Args& args) {
       StagedOutputs::commit(path);
     } catch (const std::exception& e) {
       StagedOutputs::discard(path);
-      std::fprintf(stderr, "tpbsim run: error: %s\n", e.what());
+      // The user named PATH, not its temporary: say PATH.
+      std::string msg = e.what();
+      const std::string tmp = StagedOutputs::temp(path);
+      if (tmp != path)
+        for (std::size_t at = msg.find(tmp); at != std::string::npos; at = msg.find(tmp, at))
+          msg.replace(at, tmp.size(), path);
+      std::fprintf(stderr, "tpbsim run: error: %s\n", msg.c_str());
       failed.push_back(path);
     }
   };
