@@ -420,7 +420,175 @@ TEST(NpyInput, AZeroDimensionIsEmptyAndAHugeShapeIsRefused) {
       << h.err;
 }
 
+// -------------------------------------------------------------- CLI usage
+
+TEST(Usage, UnknownCommandsOptionsAndValuesAreExit1) {
+  const std::string d = scratch_dir("usage");
+  const std::string prog = write(d, "p.tpb", ".arch mariana\n");
+  const std::pair<std::string, std::string> cases[] = {
+      {"frob", "tpbsim: unknown command 'frob'"},
+      {"run " + prog + " --bogus", "tpbsim run: error: unrecognised option '--bogus'"},
+      {"run " + prog + " --mx-emax foo",
+       "tpbsim run: error: --mx-emax 'foo' is not ocp or neuron-alt"},
+      {"run " + prog + " --arch x86",
+       "tpbsim run: error: --arch 'x86' is not one of sunda cayman mariana maverick"},
+      {"asm " + prog, "tpbsim asm: error: missing -o OUT.bin"},
+  };
+  for (const auto& [args, msg] : cases) {
+    const ToolResult r = run_tool(args);
+    EXPECT_EQ(r.exit_code, 1) << args << ": " << r.err;
+    EXPECT_NE(r.err.find(msg), std::string::npos) << args << ": " << r.err;
+    EXPECT_EQ(r.out.find(": ok,"), std::string::npos) << args;
+  }
+  const ToolResult h = run_tool("run --help");
+  EXPECT_EQ(h.exit_code, 0);
+  for (const char* want : {"--max-sim-time", "--max-wall-time", "4 watchdog", "3 deadlock"})
+    EXPECT_NE(h.out.find(want), std::string::npos) << want;
+}
+
+// ------------------------------------------------------------ program text
+
+// Every number of program text is range-checked: FILE:LINE:COL, exit 1.
+TEST(ProgramText, NumbersOutOfRangeNameLineAndColumn) {
+  const std::string d = scratch_dir("text-range");
+  const std::string dq =
+      "tensor_dequantize fmt=e2m1_to_e5m2 group=0 channels=1 "
+      "src=t3d(sbuf(0, 0x0), step=[1, 0, 0], num=[4, 1, 1]) "
+      "dst=t3d(sbuf(0, 0x100), step=[1, 0, 0], num=[8, 1, 1])";
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string s = dq;
+    s.replace(s.find(from), from.size(), to);
+    return s;
+  };
+  const std::pair<std::string, std::string> cases[] = {
+      {with("num=[4", "num=[70000"),
+       "p.tpb:3:98: error: value 70000 out of range for t3d num (u16: 0..65535)"},
+      {with("step=[1", "step=[-40000"),
+       "p.tpb:3:83: error: value -40000 out of range for t3d step (i16: -32768..32767)"},
+      {with("sbuf(0, 0x0)", "sbuf(200, 0x0)"),
+       "p.tpb:3:68: error: value 200 out of range for sbuf partition (7 bits: 0..127)"},
+      {with("sbuf(0, 0x0)", "sbuf(0, 0x40000)"),
+       "p.tpb:3:71: error: value 262144 out of range for sbuf offset (18 bits: 0..262143)"},
+      {with("group=0", "group=99999999999999999999"),
+       "p.tpb:3:42: error: number '99999999999999999999' is too large"},
+      {dq + " wait=eq(sem1, 4294967296)",
+       "error: value 4294967296 out of range for the wait value (u32: 0..4294967295)"},
+      {"BSTART.SFU TQUANT, FP32; B.DATR S8, RNE, Sat=1; B.DIM LB0=70000; B.IOT T1, mask=1111, "
+       "<last>, ->T0<1>; BSTOP",
+       "p.tpb:3:59: error: LB0 70000 is out of range [0, 65535]"},
+  };
+  for (const auto& [line, msg] : cases) {
+    const std::string p = write(d, "p.tpb", ".arch mariana\n.engine pool\n" + line + "\n");
+    for (const char* cmd : {"run ", "check ", "asm "}) {
+      const ToolResult r = run_tool(cmd + p + (cmd[0] == 'a' ? " -o " + d + "/p.bin" : ""));
+      EXPECT_EQ(r.exit_code, 1) << cmd << line << ": " << r.err;
+      EXPECT_NE(r.err.find(msg), std::string::npos) << cmd << line << ": " << r.err;
+    }
+  }
+  EXPECT_FALSE(std::ifstream(d + "/p.bin").good());
+}
+
+// ------------------------------------------------------------------- inputs
+
+// An input that never ends (/dev/zero) is refused, never read without end:
+// a program past 64 MiB, a timing profile past 16 MiB, a .npy at its magic.
+TEST(Inputs, EndlessDevicesAreRefusedNotRead) {
+  const std::string d = scratch_dir("in-endless");
+  const std::string prog = write(d, "p.tpb", ".arch mariana\n");
+  const std::pair<std::string, std::string> cases[] = {
+      {"run /dev/zero",
+       "/dev/zero: is larger than 67108864 bytes, the most a program file may hold"},
+      {"check /dev/zero", "/dev/zero: is larger than 67108864 bytes"},
+      {"asm /dev/zero -o " + d + "/z.bin", "/dev/zero: is larger than 67108864 bytes"},
+      {"run " + prog + " --timing /dev/zero",
+       "/dev/zero: is larger than 16777216 bytes, the most a timing profile may hold"},
+      {"run " + prog + " --load sbuf:0:0=/dev/zero", "/dev/zero: bad magic: not a NumPy .npy file"},
+      {"run " + prog + " --load tile:0=/dev/zero", "/dev/zero: bad magic"},
+  };
+  for (const auto& [args, msg] : cases) {
+    const ToolResult r = run_tool(args);
+    EXPECT_EQ(r.exit_code, 1) << args << ": " << r.err;
+    EXPECT_NE(r.err.find(msg), std::string::npos) << args << ": " << r.err;
+  }
+  EXPECT_FALSE(std::ifstream(d + "/z.bin").good());
+}
+
+// ------------------------------------------------------- --load / --dump
+
+TEST(LoadDumpSpecs, EveryFieldIsCheckedBeforeTheRun) {
+  const std::string d = scratch_dir("specs");
+  const std::string prog = write(d, "p.tpb", ".arch mariana\n");
+  std::string header = "{'descr': '|u1', 'fortran_order': False, 'shape': (2, 2, 2), }";
+  header += std::string(64 - (10 + header.size() + 1) % 64, ' ') + "\n";
+  std::ofstream(d + "/cube.npy", std::ios::binary)
+      << "\x93NUMPY" << char(1) << char(0) << char(header.size() & 0xFF) << char(header.size() >> 8)
+      << header << std::string(8, '\1');
+  const std::pair<std::string, std::string> cases[] = {
+      {"--load sbuf:128:0=" + d + "/cube.npy", "partition 128 is past 127"},
+      {"--load sbuf:0:0x40000=" + d + "/cube.npy",
+       "offset 262144 is past the 256 KiB partition slot"},
+      {"--load sbuf:0:0=" + d + "/cube.npy", "/cube.npy is a 3-D array; expected 1-D or 2-D"},
+      {"--load sbuf:0=" + d + "/cube.npy", "expected sbuf|psum:PARTITION:OFFSET=FILE.npy"},
+      {"--dump sbuf:0:0:abcx4:u8=" + d + "/o.npy", "bad rows 'abc' in 'sbuf:0:0:abcx4:u8="},
+      {"--dump sbuf:0:0:0x4:u8=" + d + "/o.npy", "empty shape"},
+      {"--dump sbuf:0:-1:1x4:u8=" + d + "/o.npy", "bad offset '-1'"},
+      {"--dump sram:0:0:1x4:u8=" + d + "/o.npy", "memory 'sram' is not sbuf or psum"},
+  };
+  for (const auto& [opt, msg] : cases) {
+    const ToolResult r = run_tool("run " + prog + " -q " + opt);
+    EXPECT_EQ(r.exit_code, 1) << opt << ": " << r.err;
+    EXPECT_NE(r.err.find(msg), std::string::npos) << opt << ": " << r.err;
+  }
+  EXPECT_FALSE(std::ifstream(d + "/o.npy").good());
+}
+
 // ------------------------------------------------------------------ outputs
+
+// A write that fails on a regular file (the file-size limit standing in for
+// a full disk: EFBIG with SIGXFSZ ignored) is exit 1 naming the file; the
+// file is not left half-written under its name or as a temporary, and the
+// outputs that fit are written whole.
+TEST(CliOutputs, AWriteErrorOnAStagedFileLeavesNothingHalfWritten) {
+  const std::string d = scratch_dir("out-fsize");
+  const std::string prog = source_path("traces/workloads/pipeline/program.tpb");
+  const std::string limited = "sh -c \"trap '' XFSZ; ulimit -f 8; exec " + std::string(TPBSIM_BIN);
+  auto run_limited = [&](const std::string& args, const std::string& tag) {
+    const int status = std::system(
+        (limited + " " + args + "\" >" + d + "/" + tag + ".out 2>" + d + "/" + tag + ".err")
+            .c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  // The VCD of the pipeline is past 4 KiB; its retire lines are not.
+  EXPECT_EQ(run_limited("run " + prog + " --vcd " + d + "/w.vcd --retire " + d + "/r.txt", "run"),
+            1);
+  const std::string err = read_text(d + "/run.err");
+  EXPECT_NE(err.find("tpbsim run: error: VCD file '" + d + "/w.vcd': cannot finish writing"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("not written: " + d + "/w.vcd"), std::string::npos) << err;
+  EXPECT_EQ(err.find("tpbsim-tmp"), std::string::npos) << err;  // the user's name, not ours
+  EXPECT_FALSE(std::ifstream(d + "/w.vcd").good());
+  EXPECT_FALSE(std::ifstream(d + "/w.vcd.tpbsim-tmp").good());
+  EXPECT_EQ(read_text(d + "/r.txt"), [&] {
+    const ToolResult ok = run_tool("run " + prog + " -q --retire " + d + "/r_ok.txt");
+    EXPECT_EQ(ok.exit_code, 0);
+    return read_text(d + "/r_ok.txt");
+  }());
+  EXPECT_EQ(read_text(d + "/run.out").find(": ok,"), std::string::npos);
+  // asm -o of a binary past 4 KiB (100 words).
+  std::string big = ".arch mariana\n.engine pool\n";
+  for (int i = 0; i < 100; ++i)
+    big +=
+        "tensor_dequantize fmt=e2m1_to_e5m2 group=0 channels=1 "
+        "src=t3d(sbuf(0, 0x0), step=[1, 0, 0], num=[4, 1, 1]) "
+        "dst=t3d(sbuf(0, 0x100), step=[1, 0, 0], num=[8, 1, 1])\n";
+  const std::string bigp = write(d, "big.tpb", big);
+  EXPECT_EQ(run_limited("asm " + bigp + " -o " + d + "/big.bin", "asm"), 1);
+  EXPECT_NE(read_text(d + "/asm.err").find("cannot write " + d + "/big.bin"), std::string::npos)
+      << read_text(d + "/asm.err");
+  EXPECT_FALSE(std::ifstream(d + "/big.bin").good());
+  EXPECT_FALSE(std::ifstream(d + "/big.bin.tpbsim-tmp").good());
+}
 
 // asm / disasm -o naming the input (by any spelling) is refused; the input
 // is left as it was.
