@@ -13,6 +13,33 @@ namespace {
 constexpr std::uint32_t kMaxBanks = 64;
 constexpr std::size_t kMaxProfileFileBytes = std::size_t{16} << 20;  // 16 MiB of JSON
 
+constexpr unsigned kMaxProfileDepth = 32;
+
+// The offset of the first bracket nesting past `max` levels (outside JSON
+// strings), or npos.
+std::size_t nesting_past(const std::string& text, unsigned max) {
+  unsigned depth = 0;
+  bool in_string = false, escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max) return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::string::npos;
+}
+
 [[noreturn]] void fail(const std::string& key, const std::string& what) {
   throw TimingError("timing profile: key '" + key + "': " + what);
 }
@@ -240,6 +267,11 @@ void merge_timing_file(TimingConfig& c, const std::string& path) {
           isa::read_input_file(path, kMaxProfileFileBytes, "a timing profile", text);
       !why.empty())
     throw TimingError(path + ": " + why);
+  // A profile is at most a few levels deep; JSON nested thousands deep
+  // overflowed the stack in the JSON library (SIGSEGV): refused first.
+  if (const std::size_t at = nesting_past(text, kMaxProfileDepth); at != std::string::npos)
+    throw TimingError(path + ": not a timing profile: JSON nested deeper than " +
+                      std::to_string(kMaxProfileDepth) + " levels at byte " + std::to_string(at));
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);

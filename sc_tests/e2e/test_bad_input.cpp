@@ -307,6 +307,24 @@ TEST(TimingProfile, BadValuesNameTheKey) {
   }
 }
 
+// JSON nested a million deep overflowed the JSON library's stack (SIGSEGV):
+// refused before parsing, naming the file and the byte ({ is level 1, the
+// 32nd [ at byte 12 + 31 is level 33).
+TEST(TimingProfile, DeeplyNestedJsonIsRefusedNotACrash) {
+  const std::string d = scratch_dir("tp-deep");
+  const std::string t = write(
+      d, "t.json", "{\"sources\": " + std::string(1000000, '[') + std::string(1000000, ']') + "}");
+  const ToolResult r = run_tool("run " + pool_program(d) + " -q --timing " + t);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find(t + ": not a timing profile: JSON nested deeper than 32 levels at byte 43"),
+            std::string::npos)
+      << r.err;
+  // Brackets inside strings do not count.
+  const std::string ok =
+      write(d, "ok.json", R"({"sources": {"x": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}})");
+  EXPECT_EQ(run_tool("run " + pool_program(d) + " -q --timing " + ok).exit_code, 0);
+}
+
 // pool_cores at the top of its range: a 32-bit sum used to wrap to a zero
 // divisor (SIGFPE). Any count of cores at or above 128 serves one partition
 // per core, so the time equals pool_cores = 128's.
