@@ -400,6 +400,12 @@ int cmd_run(const Args& args) {
     return 1;
   }
   const bool quiet = vm.count("quiet") > 0;
+  // A path option given an empty value is an error, not an option ignored.
+  for (const char* opt : {"timing", "dump-timing", "vcd", "perfetto", "stats", "retire"})
+    if (vm.count(opt) && vm[opt].as<std::string>().empty()) {
+      std::fprintf(stderr, "tpbsim run: error: --%s: empty path\n", opt);
+      return 1;
+    }
   std::uint64_t max_sim_ps = 0;
   double max_wall_seconds = 0;
   for (const auto& [opt, text] :

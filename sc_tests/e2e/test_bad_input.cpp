@@ -451,6 +451,8 @@ TEST(Usage, UnknownCommandsOptionsAndValuesAreExit1) {
       {"run " + prog + " --arch x86",
        "tpbsim run: error: --arch 'x86' is not one of sunda cayman mariana maverick"},
       {"asm " + prog, "tpbsim asm: error: missing -o OUT.bin"},
+      {"run " + prog + " --vcd ''", "tpbsim run: error: --vcd: empty path"},
+      {"run " + prog + " --timing ''", "tpbsim run: error: --timing: empty path"},
   };
   for (const auto& [args, msg] : cases) {
     const ToolResult r = run_tool(args);
