@@ -252,6 +252,22 @@ BSTART.SFU TQUANT, FP32; B.DATR S8, RNE, Sat=1; B.DIM LB0=24; B.DIM LB1=8; B.DIM
   EXPECT_EQ(json::parse(read_text(d + "/s.json")).at("status"), "deadlock");
 }
 
+// Semaphores are u32 (SPEC §2): a decrement at 0 wraps to 2^32 - 1, which a
+// wait sees; no fault (docs/BAD_INPUT.md).
+TEST(Semaphores, ADecrementAtZeroWrapsAsU32) {
+  const std::string d = scratch_dir("sem-wrap");
+  const std::string dq =
+      "tensor_dequantize fmt=e2m1_to_e5m2 group=0 channels=1 "
+      "src=t3d(sbuf(0, 0x0), step=[1, 0, 0], num=[4, 1, 1]) "
+      "dst=t3d(sbuf(0, 0x100), step=[1, 0, 0], num=[8, 1, 1])";
+  const std::string prog = write(d, "p.tpb",
+                                 ".arch mariana\n.engine pool\n" + dq + " update=dec(sem3)\n" + dq +
+                                     " wait=eq(sem3, 4294967295)\n");
+  const ToolResult r = run_tool("run " + prog + " --retire " + d + "/r.txt");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(retire_lines(d + "/r.txt").size(), 2u);
+}
+
 // ----------------------------------------------------------- timing profile
 
 std::string pool_program(const std::string& dir) {
