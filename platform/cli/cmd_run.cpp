@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -576,35 +577,42 @@ int cmd_run(const Args& args) {
       failed.push_back(path);
     }
   };
-  if (retire_out)
-    write_one(retire_file, [&](const std::string&) {
-      retire_out->close();
-      if (!*retire_out) throw std::runtime_error(retire_file + ": write failed");
-    });
-  if (!vcd.empty())
-    write_one(vcd, [&](const std::string& t) { trace::write_vcd(core->recorder(), t); });
-  if (!perfetto.empty())
-    write_one(perfetto, [&](const std::string& t) { trace::write_perfetto(core->recorder(), t); });
-  if (!stats_file.empty())
-    write_one(stats_file, [&](const std::string& t) {
-      trace::RunStats s = core->stats();
-      s.program = program_path;
-      trace::write_stats(s, t);
-    });
-  for (MemSpec m : dump_specs) {
-    const std::string final_path = m.file;
-    write_one(final_path, [&](const std::string& t) {
-      m.file = t;
-      do_dump(*core, m);
-    });
-  }
-  for (TileSpec ts : tile_dumps) {
-    const std::string final_path = ts.file;
-    write_one(final_path, [&](const std::string& t) {
-      ts.file = t;
-      do_dump_tile(*core, ts);
-    });
-  }
+  auto write_outputs = [&] {
+    if (retire_out)
+      write_one(retire_file, [&](const std::string&) {
+        retire_out->close();
+        if (!*retire_out) throw std::runtime_error(retire_file + ": write failed");
+      });
+    if (!vcd.empty())
+      write_one(vcd, [&](const std::string& t) { trace::write_vcd(core->recorder(), t); });
+    if (!perfetto.empty())
+      write_one(perfetto,
+                [&](const std::string& t) { trace::write_perfetto(core->recorder(), t); });
+    if (!stats_file.empty())
+      write_one(stats_file, [&](const std::string& t) {
+        trace::RunStats s = core->stats();
+        s.program = program_path;
+        trace::write_stats(s, t);
+      });
+    for (MemSpec m : dump_specs) {
+      const std::string final_path = m.file;
+      write_one(final_path, [&](const std::string& t) {
+        m.file = t;
+        do_dump(*core, m);
+      });
+    }
+    for (TileSpec ts : tile_dumps) {
+      const std::string final_path = ts.file;
+      write_one(final_path, [&](const std::string& t) {
+        ts.file = t;
+        do_dump_tile(*core, ts);
+      });
+    }
+  };
+  // On a thread of its own: after sc_start the main thread's stack is one
+  // SystemC's coroutines switched away from, and AddressSanitizer misreads
+  // an exception thrown there (a write error) as a stack-buffer-overflow.
+  std::thread([&] { write_outputs(); }).join();
   if (!failed.empty()) {
     std::string list;
     for (const auto& f : failed) list += (list.empty() ? "" : ", ") + f;

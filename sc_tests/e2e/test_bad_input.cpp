@@ -197,15 +197,16 @@ TEST(Watchdog, MaxWallTimeEndsALongRunCleanly) {
       << r.err;
   EXPECT_NE(r.err.find("pending: pool instruction"), std::string::npos) << r.err;
   EXPECT_LT(wall, 20.0);  // ended, not ran to completion
-  const std::vector<Retire> got = retire_lines(d + "/r.txt");
-  ASSERT_FALSE(got.empty());
+  const std::vector<Retire> got = retire_lines(d + "/r.txt");  // none, under a slow sanitizer
   EXPECT_LT(got.size(), 2000u);
   const json s = json::parse(read_text(d + "/s.json"));
   EXPECT_EQ(s.at("status"), "watchdog");
   // The stop time is the latest time anything was recorded (an instruction's
   // start or bundle at or after the last retire); nothing lies after it.
   const std::uint64_t stop = s.at("simulated_ps").get<std::uint64_t>();
-  EXPECT_GE(stop, got.back().end_ps);
+  if (!got.empty()) {
+    EXPECT_GE(stop, got.back().end_ps);
+  }
   EXPECT_NE(r.err.find("stopped at " + std::to_string(stop) + " ps"), std::string::npos) << r.err;
   const json pf = json::parse(read_text(d + "/p.json"));  // whole JSON
   for (const json& e : pf.at("traceEvents")) {
