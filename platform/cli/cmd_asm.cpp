@@ -59,7 +59,7 @@ bool write_file(const char* cmd, const std::string& path, const void* data, std:
   if (f) f.write(static_cast<const char*>(data), static_cast<std::streamsize>(n));
   if (f) f.close();
   const int err = errno;
-  if (!f || (staged && std::rename(tmp.c_str(), path.c_str()) != 0)) {
+  if (!f || (staged && std::rename(tmp.c_str(), output_target(path).c_str()) != 0)) {
     if (staged) std::remove(tmp.c_str());
     std::fprintf(stderr, "tpbsim %s: error: cannot write %s (%s); nothing written\n", cmd,
                  path.c_str(), std::strerror(f ? errno : err));

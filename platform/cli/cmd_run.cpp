@@ -327,7 +327,7 @@ class StagedOutputs {
   // Renames a complete temp into place; on failure removes it and says so.
   static void commit(const std::string& path) {
     if (!staged(path)) return;
-    if (std::rename(temp(path).c_str(), path.c_str()) != 0) {
+    if (std::rename(temp(path).c_str(), output_target(path).c_str()) != 0) {
       const int err = errno;
       std::remove(temp(path).c_str());
       throw std::runtime_error(

@@ -23,6 +23,9 @@ int cmd_run(const Args& args);      // tpbsim run PROGRAM [options]
 // is written in place and never replaced.
 bool output_is_staged(const std::string& path);
 std::string staged_output_path(const std::string& path);  // where to write PATH
+// The file PATH names: a symbolic link's target (written through the link,
+// the link kept), else PATH itself. A staged output is renamed onto it.
+std::string output_target(const std::string& path);
 
 // `tpbsim run --max-sim-time T`: an integer with a unit ps, ns, us, ms or s
 // (none: ps), 1 ps .. 2^62 ps. False with the reason in `why`.

@@ -5,7 +5,9 @@
 // instruction, wait condition and semaphore value.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -196,7 +198,7 @@ TEST(Watchdog, MaxWallTimeEndsALongRunCleanly) {
   EXPECT_NE(r.err.find("watchdog: wall time limit 1 s reached; stopped at"), std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("pending: pool instruction"), std::string::npos) << r.err;
-  EXPECT_LT(wall, 20.0);  // ended, not ran to completion
+  EXPECT_LT(wall, 20.0);                                       // ended, not ran to completion
   const std::vector<Retire> got = retire_lines(d + "/r.txt");  // none, under a slow sanitizer
   EXPECT_LT(got.size(), 2000u);
   const json s = json::parse(read_text(d + "/s.json"));
@@ -643,6 +645,27 @@ TEST(CliOutputs, AsmOutputNamingTheInputIsRefused) {
     EXPECT_EQ(s.exit_code, 1) << s.err;
     EXPECT_EQ(read_text(prog), text);
   }
+}
+
+// An output named through a symbolic link is written to the link's target;
+// the link stays a link (a rename onto the link would have replaced it).
+TEST(CliOutputs, AnOutputThroughASymlinkKeepsTheLink) {
+  const std::string d = scratch_dir("out-link");
+  const std::string prog = source_path("traces/workloads/pipeline/program.tpb");
+  ASSERT_EQ(symlink((d + "/real_stats.json").c_str(), (d + "/stats.json").c_str()), 0);
+  ASSERT_EQ(symlink((d + "/real.bin").c_str(), (d + "/link.bin").c_str()), 0);
+  const ToolResult r = run_tool("run " + prog + " -q --stats " + d + "/stats.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const ToolResult a = run_tool("asm " + prog + " -o " + d + "/link.bin");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  for (const char* link : {"/stats.json", "/link.bin"}) {
+    struct stat st {};
+    ASSERT_EQ(lstat((d + link).c_str(), &st), 0) << link;
+    EXPECT_TRUE(S_ISLNK(st.st_mode)) << link;
+  }
+  EXPECT_NE(read_text(d + "/real_stats.json").find("\"status\""), std::string::npos);
+  EXPECT_EQ(read_text(d + "/real.bin").size() % 64, 0u);
+  EXPECT_FALSE(read_text(d + "/real.bin").empty());
 }
 
 // Standard output to a full disk is exit 1 with a message, for every
