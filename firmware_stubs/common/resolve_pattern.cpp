@@ -29,7 +29,9 @@ ResolvedPattern resolve_pattern(const isa::Tensor3D& t, const KernelContext& ctx
       throw KernelFault(fmt::format("{} operand: shape registers r{}..r{} do not exist (r0..r31)",
                                     which, n + 1, n + 3));
     for (int d = 0; d < 3; ++d) p.num[d] = ctx.reg(n + 1 + d);
-    if (std::uint64_t{p.num[0]} * p.num[1] * p.num[2] > isa::kPartitionSlot / 4)
+    // In 128 bits: three 32-bit registers multiply to 96 bits (in 64 their
+    // product wraps, e.g. 2^31 x 2^31 x 4 = 0).
+    if (static_cast<unsigned __int128>(p.num[0]) * p.num[1] * p.num[2] > isa::kPartitionSlot / 4)
       throw KernelFault(
           fmt::format("{} operand: shape from registers r{}..r{} = {}x{}x{} exceeds one partition",
                       which, n + 1, n + 3, p.num[0], p.num[1], p.num[2]));

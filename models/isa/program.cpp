@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -100,13 +101,11 @@ Program parse_binary(const std::vector<std::uint8_t>& bytes, const std::string& 
 }
 
 Program load_program(const std::string& path) {
-  if (const std::string why = input_file_problem(path); !why.empty())
+  std::string text;
+  if (const std::string why = read_input_file(path, kMaxProgramFileBytes, "a program file", text);
+      !why.empty())
     throw std::runtime_error(path + ": " + why);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                                  std::istreambuf_iterator<char>());
-  if (in.bad()) throw std::runtime_error("cannot read " + path);
+  const std::vector<std::uint8_t> bytes(text.begin(), text.end());
   if (ends_with(path, ".bin")) return parse_binary(bytes, path);
   if (!is_utf8_text(bytes)) {
     if (bytes.size() % kInstBytes != 0)
@@ -121,6 +120,11 @@ Program load_program(const std::string& path) {
 void stream_program(const std::string& path, ProgramSink& sink) {
   if (const std::string why = input_file_problem(path); !why.empty())
     throw std::runtime_error(path + ": " + why);
+  // A program of any length streams, so an endless device would never end:
+  // files and pipes only.
+  std::error_code ec;
+  if (std::filesystem::is_character_file(path, ec))
+    throw std::runtime_error(path + ": is a device, not a program file (a file or a pipe)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
   // Text or binary from the first 64 KiB (the whole file when it is smaller,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <iosfwd>
 #include <optional>
@@ -92,8 +93,13 @@ void stream_program(const std::string& path, ProgramSink& sink);
 // of its opcode (home_engine()). Throws std::runtime_error on a size error.
 Program parse_binary(const std::vector<std::uint8_t>& bytes, const std::string& path);
 // Reads a file: binary when it is not valid UTF-8 text or ends in .bin, else text.
-// Throws std::runtime_error (I/O) or AsmError (syntax).
+// Throws std::runtime_error (I/O, a file past kMaxProgramFileBytes) or
+// AsmError (syntax).
 Program load_program(const std::string& path);
+// The largest program file read whole (64 MiB; load_program: tpbsim check
+// and disasm). tpbsim run and asm stream a program of any length
+// (stream_program, SpooledProgram).
+inline constexpr std::size_t kMaxProgramFileBytes = std::size_t{64} << 20;
 
 // Engine that executes an opcode (POOL for unknown opcodes; convention).
 Engine home_engine(std::uint8_t opcode);

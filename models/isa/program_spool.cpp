@@ -20,20 +20,15 @@ std::size_t VectorSource::read(RawInst* out, std::size_t n) {
   return k;
 }
 
-Spool::Spool() : f_(std::tmpfile()) {
-  if (!f_)
-    throw std::runtime_error(std::string("cannot create a temporary file for the program: ") +
-                             std::strerror(errno));
-  buf_.reserve(kBufferWords);
-}
+Spool::Spool() = default;
 
 Spool::~Spool() {
   if (f_) std::fclose(f_);
 }
 
 void Spool::flush() {
-  if (buf_.empty()) return;
-  if (std::fwrite(buf_.data(), kInstBytes, buf_.size(), f_) != buf_.size())
+  if (buf_.empty() || !f_) return;
+  if (std::fwrite(buf_.data(), kInstBytes, buf_.size(), f_) != buf_.size() || std::fflush(f_) != 0)
     throw std::runtime_error(std::string("cannot write the program's temporary file: ") +
                              std::strerror(errno));
   buf_.clear();
@@ -42,7 +37,16 @@ void Spool::flush() {
 void Spool::append(const RawInst& w) {
   buf_.push_back(w);
   ++count_;
-  if (buf_.size() == kBufferWords) flush();
+  if (!f_ && buf_.size() > kMemoryWords) {
+    // Past what is kept in memory: to disk from here on.
+    f_ = std::tmpfile();
+    if (!f_)
+      throw std::runtime_error(std::string("cannot create a temporary file for the program: ") +
+                               std::strerror(errno));
+    flush();
+  } else if (f_ && buf_.size() == kBufferWords) {
+    flush();
+  }
 }
 
 class Spool::Reader : public InstructionSource {
@@ -64,8 +68,8 @@ class Spool::Reader : public InstructionSource {
 };
 
 std::unique_ptr<InstructionSource> Spool::reader() {
+  if (!f_) return std::make_unique<VectorSource>(buf_);
   flush();
-  std::fflush(f_);
   std::rewind(f_);
   return std::make_unique<Reader>(f_, count_);
 }

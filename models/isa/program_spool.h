@@ -38,10 +38,14 @@ class VectorSource : public InstructionSource {
   std::size_t next_ = 0;
 };
 
-// One engine's words in an anonymous temporary file (removed when closed).
+// One engine's words: in memory up to kMemoryWords (1 MiB: a short program
+// never touches the disk), beyond that in an anonymous temporary file
+// (removed when closed). std::runtime_error when the file cannot be made or
+// written, naming it.
 class Spool {
  public:
-  Spool();  // std::runtime_error when no temporary file can be made
+  static constexpr std::size_t kMemoryWords = 16384;
+  Spool();
   ~Spool();
   Spool(const Spool&) = delete;
   Spool& operator=(const Spool&) = delete;
@@ -55,8 +59,8 @@ class Spool {
  private:
   class Reader;
   void flush();
-  std::FILE* f_ = nullptr;
-  std::vector<RawInst> buf_;  // pending writes
+  std::FILE* f_ = nullptr;    // null while every word is in buf_
+  std::vector<RawInst> buf_;  // the words (no file) or the pending writes
   std::uint64_t count_ = 0;
 };
 

@@ -10,6 +10,36 @@ namespace tpb::timing {
 
 namespace {
 
+constexpr std::uint32_t kMaxBanks = 64;
+constexpr std::size_t kMaxProfileFileBytes = std::size_t{16} << 20;  // 16 MiB of JSON
+
+constexpr unsigned kMaxProfileDepth = 32;
+
+// The offset of the first bracket nesting past `max` levels (outside JSON
+// strings), or npos.
+std::size_t nesting_past(const std::string& text, unsigned max) {
+  unsigned depth = 0;
+  bool in_string = false, escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max) return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::string::npos;
+}
+
 [[noreturn]] void fail(const std::string& key, const std::string& what) {
   throw TimingError("timing profile: key '" + key + "': " + what);
 }
@@ -39,9 +69,11 @@ void merge_mem(MemCycles& m, const nlohmann::json& j, const std::string& key) {
       m.beat_bytes = get_u32(*it, k, true);
     else if (it.key() == "contention_window_cycles")
       m.contention_window_cycles = get_u32(*it, k, false);
-    else if (it.key() == "banks")
+    else if (it.key() == "banks") {
       m.banks = get_u32(*it, k, true);
-    else
+      // The arbiter keeps a booking lane per partition, bank and port.
+      if (m.banks > kMaxBanks) fail(k, "at most " + std::to_string(kMaxBanks) + " banks");
+    } else
       fail(k, "unknown key");
   }
 }
@@ -62,7 +94,10 @@ nlohmann::json mem_json(const MemCycles& m) {
 }  // namespace
 
 std::uint32_t TimingConfig::pool_bytes_per_partition_cycle() const {
-  const std::uint64_t per_core = (isa::kNumPartitions + pool_cores - 1) / pool_cores;
+  // 64-bit: pool_cores can be anything up to 2^32 - 1 (a 32-bit sum wrapped
+  // to a zero divisor).
+  const std::uint64_t cores = std::max<std::uint32_t>(pool_cores, 1);
+  const std::uint64_t per_core = (std::uint64_t{isa::kNumPartitions} + cores - 1) / cores;
   return static_cast<std::uint32_t>(std::max<std::uint64_t>(1, pool_vector_bytes / per_core));
 }
 
@@ -229,16 +264,42 @@ void merge_timing(TimingConfig& c, const nlohmann::json& j) {
            std::to_string(m->contention_window_cycles) + " is shorter than one beat (" + name +
                ".beat_cycles " + std::to_string(m->beat_cycles) + "); use 0 (off) or at least " +
                std::to_string(m->beat_cycles));
+  // Simulated time never wraps: one access of a whole partition slot
+  // (latency + ceil(256 KiB / beat_bytes) beats) takes at most kMaxAccessPs,
+  // so the sums an instruction makes of its accesses stay far inside 64 bits.
+  for (const auto& [name, m] : {std::pair<const char*, const MemCycles*>{"sbuf", &c.sbuf},
+                                {"psum", &c.psum},
+                                {"queue", &c.queue},
+                                {"control", &c.control}}) {
+    const std::uint64_t beats = (isa::kPartitionSlot + m->beat_bytes - 1) / m->beat_bytes;
+    const std::uint64_t lat_ps = TimingConfig::cycles_to_ps(m->latency_cycles, c.memory_clock_mhz);
+    const std::uint64_t beats_ps =
+        TimingConfig::cycles_to_ps(std::uint64_t{m->beat_cycles} * beats, c.memory_clock_mhz);
+    if (lat_ps + beats_ps > TimingConfig::kMaxAccessPs)
+      fail(std::string(name) + (beats_ps >= lat_ps ? ".beat_cycles" : ".latency_cycles"),
+           "one access of a whole partition (" + std::to_string(m->latency_cycles) +
+               " latency cycles + " + std::to_string(beats) + " beats of " +
+               std::to_string(m->beat_cycles) + " cycles at memory_clock_mhz " +
+               std::to_string(c.memory_clock_mhz) + ") would take " +
+               std::to_string(lat_ps + beats_ps) + " ps, past the " +
+               std::to_string(TimingConfig::kMaxAccessPs) + " ps (2^40) an access may take");
+  }
 }
 
 void merge_timing_file(TimingConfig& c, const std::string& path) {
-  if (const std::string why = isa::input_file_problem(path); !why.empty())
+  std::string text;
+  if (const std::string why =
+          isa::read_input_file(path, kMaxProfileFileBytes, "a timing profile", text);
+      !why.empty())
     throw TimingError(path + ": " + why);
-  std::ifstream in(path);
-  if (!in) throw TimingError(path + ": cannot open timing profile");
+  // A profile is at most a few levels deep; JSON nested thousands deep
+  // overflowed the stack in the JSON library (SIGSEGV): refused first.
+  if (const std::size_t at = nesting_past(text, kMaxProfileDepth); at != std::string::npos)
+    throw TimingError(path + ": not a timing profile: JSON nested deeper than " +
+                      std::to_string(kMaxProfileDepth) + " levels at byte " + std::to_string(at));
   nlohmann::json j;
   try {
-    in >> j;
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw TimingError(path + ": not valid JSON: " + e.what());
   }

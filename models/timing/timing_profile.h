@@ -25,8 +25,8 @@ struct MemCycles {
   // Bandwidth contention between engines (SPEC §8): the target's beats are
   // booked in windows of this many cycles (BandwidthArbiter); 0 = off.
   std::uint32_t contention_window_cycles = 0;
-  // Banks per partition; accesses contend only within one bank (1: the
-  // whole partition). The PSUM has 8 banks of 2 KiB (TIMING.md).
+  // Banks per partition, 1..64; accesses contend only within one bank (1:
+  // the whole partition). The PSUM has 8 banks of 2 KiB (TIMING.md).
   std::uint32_t banks = 1;
 };
 
@@ -102,6 +102,10 @@ struct TimingConfig {
   // The longest simulated time the model runs to: 2^62 ps (about 53 days),
   // far inside SystemC's 64-bit time, so no sum of times wraps.
   static constexpr std::uint64_t kMaxPs = std::uint64_t{1} << 62;
+  // The longest one memory access may take (about 1.1 s): merge_timing
+  // refuses a memory profile whose access of a whole partition takes longer,
+  // so millions of accesses in one instruction still sum far below 2^64 ps.
+  static constexpr std::uint64_t kMaxAccessPs = std::uint64_t{1} << 40;
 };
 
 // A bad profile: unknown key, wrong type, zero clock, unknown bundle. The

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -58,25 +59,44 @@ bool write_file(const char* cmd, const std::string& path,
   const bool staged = output_is_staged(path);
   const std::string tmp = staged_output_path(path);
   std::FILE* f = std::fopen(tmp.c_str(), staged ? "wb" : "ab");
-  bool ok = f != nullptr && write(f);
+  bool ok = false;
   int err = errno;
+  std::string why;
+  try {
+    ok = f != nullptr && write(f);
+    err = errno;
+  } catch (const std::exception& e) {  // the program's words could not be read back
+    why = e.what();
+  }
   if (f && std::fclose(f) != 0 && ok) {
     ok = false;
     err = errno;
   }
-  if (ok && staged && std::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (ok && staged && std::rename(tmp.c_str(), output_target(path).c_str()) != 0) {
     ok = false;
     err = errno;
   }
   if (!ok) {
     if (staged) std::remove(tmp.c_str());
     std::fprintf(stderr, "tpbsim %s: error: cannot write %s (%s); nothing written\n", cmd,
-                 path.c_str(), std::strerror(err));
+                 path.c_str(), why.empty() ? std::strerror(err) : why.c_str());
   }
   return ok;
 }
 bool write_file(const char* cmd, const std::string& path, const void* data, std::size_t n) {
   return write_file(cmd, path, [&](std::FILE* f) { return std::fwrite(data, 1, n, f) == n; });
+}
+
+// -o naming the input (the same file by any path) would replace it: refused
+// before anything is read.
+bool names_input(const char* cmd, const Parsed& p) {
+  std::error_code e1, e2;
+  const std::filesystem::path a = std::filesystem::weakly_canonical(p.input, e1);
+  const std::filesystem::path b = std::filesystem::weakly_canonical(p.output, e2);
+  if (e1 || e2 ? p.input != p.output : a != b) return false;
+  std::fprintf(stderr, "tpbsim %s: error: -o %s names the input; nothing written\n", cmd,
+               p.output.c_str());
+  return true;
 }
 
 }  // namespace
@@ -99,6 +119,7 @@ int cmd_asm(const Args& args) {
     std::fprintf(stderr, "tpbsim asm: error: missing -o OUT.bin\n");
     return 1;
   }
+  if (names_input("asm", p)) return 1;
   // Streamed: the text is read line by line into per-engine spools, so a
   // program of any length assembles in memory proportional to one line.
   std::unique_ptr<isa::SpooledProgram> prog;
@@ -142,6 +163,7 @@ int cmd_disasm(const Args& args) {
     std::cout << opts;
     return 0;
   }
+  if (!p.output.empty() && names_input("disasm", p)) return 1;
   std::string text;
   try {
     text = isa::disassemble(isa::load_program(p.input));
@@ -154,6 +176,11 @@ int cmd_disasm(const Args& args) {
   }
   if (p.output.empty()) {
     std::fwrite(text.data(), 1, text.size(), stdout);
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      std::fprintf(stderr, "tpbsim disasm: error: cannot write to stdout (%s)\n",
+                   std::strerror(errno));
+      return 1;
+    }
     return 0;
   }
   return write_file("disasm", p.output, text.data(), text.size()) ? 0 : 1;

@@ -14,6 +14,7 @@
 #include "models/isa/address_map.h"
 #include "models/isa/asm.h"
 #include "models/isa/checker.h"
+#include "models/isa/input_file.h"
 #include "models/isa/program.h"
 #include "platform/cli/commands.h"
 
@@ -105,8 +106,8 @@ int cmd_check(const Args& args) {
   if (binary) {
     // parse_binary keeps the file order only within each home-engine queue;
     // walk the words again to give each its word index in the file.
-    std::ifstream f(input, std::ios::binary);
-    std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    std::string bytes;
+    isa::read_input_file(input, isa::kMaxProgramFileBytes, "a program file", bytes);
     std::vector<std::vector<std::size_t>> word_of(isa::kNumEngines);
     for (std::size_t w = 0; (w + 1) * isa::kInstBytes <= bytes.size(); ++w) {
       const auto e = static_cast<unsigned>(

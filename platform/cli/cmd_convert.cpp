@@ -1,5 +1,7 @@
 // tpbsim convert FROM TO VALUE... : the numeric format calculator (SPEC §9).
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,7 +77,11 @@ int cmd_convert(const Args& args) {
       rc = 1;
     }
   }
-  std::fflush(stdout);
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr, "tpbsim convert: error: cannot write to stdout (%s)\n",
+                 std::strerror(errno));
+    return 1;
+  }
   return rc;
 }
 

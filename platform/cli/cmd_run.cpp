@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -329,7 +330,7 @@ class StagedOutputs {
   // Renames a complete temp into place; on failure removes it and says so.
   static void commit(const std::string& path) {
     if (!staged(path)) return;
-    if (std::rename(temp(path).c_str(), path.c_str()) != 0) {
+    if (std::rename(temp(path).c_str(), output_target(path).c_str()) != 0) {
       const int err = errno;
       std::remove(temp(path).c_str());
       throw std::runtime_error(
@@ -398,6 +399,11 @@ trace::TraceWindow parse_trace_window(const std::string& s) {
 constexpr const char* kUsage = "usage: tpbsim run PROGRAM [options]\n";
 // --trace-level auto: bundle slices up to this many instructions.
 constexpr std::uint64_t kAutoBundleLimit = 16384;
+constexpr const char* kExitCodes =
+    "\nexit codes: 0 ok; 1 bad input, usage or file error (nothing runs) or an output\n"
+    "not written; 2 fault (invalid instruction, address error, tile fault); 3 deadlock;\n"
+    "4 watchdog (--max-sim-time or --max-wall-time reached: the outputs are complete up\n"
+    "to the stop time). docs/BAD_INPUT.md lists every message.\n";
 
 }  // namespace
 
@@ -408,6 +414,7 @@ int cmd_run(const Args& args) {
   po::options_description opts("tpbsim run options");
   std::string arch_s, timing_file, dump_timing, emax_s, vcd, perfetto, stats_file, retire_file;
   std::string trace_engines, trace_window, trace_level = "auto";
+  std::string max_sim_s, max_wall_s;
   std::vector<std::string> loads, dumps;
   opts.add_options()("help,h", "show this help")(
       "arch", po::value(&arch_s), "sunda|cayman|mariana|maverick (overrides the program's .arch)")(
@@ -429,8 +436,12 @@ int cmd_run(const Args& args) {
       "either end may be empty)")(
       "trace-level", po::value(&trace_level),
       "instr|bundle|auto: instruction slices only, or firmware bundles and the pc too; auto "
-      "(default): bundle up to 16384 instructions, instr above")("quiet,q",
-                                                                 "print nothing on success");
+      "(default): bundle up to 16384 instructions, instr above")(
+      "max-sim-time", po::value(&max_sim_s),
+      "watchdog: stop at this simulated time, an integer with a unit ps ns us ms s "
+      "(none: ps); exit 4")("max-wall-time", po::value(&max_wall_s),
+                            "watchdog: stop after this many seconds of host time; exit 4")(
+      "quiet,q", "print nothing on success");
   po::options_description hidden;
   std::string program_path;
   hidden.add_options()("program", po::value(&program_path));
@@ -447,7 +458,7 @@ int cmd_run(const Args& args) {
     return 1;
   }
   if (vm.count("help")) {
-    std::cout << kUsage << opts;
+    std::cout << kUsage << opts << kExitCodes;
     return 0;
   }
   if (program_path.empty()) {
@@ -455,6 +466,25 @@ int cmd_run(const Args& args) {
     return 1;
   }
   const bool quiet = vm.count("quiet") > 0;
+  // A path option given an empty value is an error, not an option ignored.
+  for (const char* opt : {"timing", "dump-timing", "vcd", "perfetto", "stats", "retire"})
+    if (vm.count(opt) && vm[opt].as<std::string>().empty()) {
+      std::fprintf(stderr, "tpbsim run: error: --%s: empty path\n", opt);
+      return 1;
+    }
+  std::uint64_t max_sim_ps = 0;
+  double max_wall_seconds = 0;
+  for (const auto& [opt, text] :
+       {std::pair<const char*, const std::string*>{"--max-sim-time", &max_sim_s},
+        {"--max-wall-time", &max_wall_s}}) {
+    if (!vm.count(opt + 2)) continue;
+    std::string why;
+    if (!(std::string(opt) == "--max-sim-time" ? parse_sim_time(*text, max_sim_ps, why)
+                                               : parse_wall_time(*text, max_wall_seconds, why))) {
+      std::fprintf(stderr, "tpbsim run: error: %s %s\n", opt, why.c_str());
+      return 1;
+    }
+  }
 
   // Program, generation, profile: every error here is exit 1.
   // Read once into per-engine spools (bounded memory, any length).
@@ -555,6 +585,8 @@ int cmd_run(const Args& args) {
     std::fprintf(stderr, "tpbsim run: error: %s\n", e.what());
     return 1;
   }
+  cfg.max_sim_ps = max_sim_ps;
+  cfg.max_wall_seconds = max_wall_seconds;
   cfg.trace_signals = !vcd.empty();
   cfg.trace_slices = !perfetto.empty();
 
@@ -637,7 +669,10 @@ int cmd_run(const Args& args) {
     });
 
   const platform::RunResult r = core->run();
-  int rc = r.status == platform::RunStatus::Ok ? 0 : r.status == platform::RunStatus::Fault ? 2 : 3;
+  int rc = r.status == platform::RunStatus::Ok         ? 0
+           : r.status == platform::RunStatus::Fault    ? 2
+           : r.status == platform::RunStatus::Deadlock ? 3
+                                                       : 4;
   if (rc != 0)
     std::fprintf(stderr, "tpbsim run: %s: %s\n", status_name(r.status), r.message.c_str());
 
@@ -651,56 +686,69 @@ int cmd_run(const Args& args) {
       StagedOutputs::commit(path);
     } catch (const std::exception& e) {
       StagedOutputs::discard(path);
-      std::fprintf(stderr, "tpbsim run: error: %s\n", e.what());
+      // The user named PATH, not its temporary: say PATH.
+      std::string msg = e.what();
+      const std::string tmp = StagedOutputs::temp(path);
+      if (tmp != path)
+        for (std::size_t at = msg.find(tmp); at != std::string::npos; at = msg.find(tmp, at))
+          msg.replace(at, tmp.size(), path);
+      std::fprintf(stderr, "tpbsim run: error: %s\n", msg.c_str());
       failed.push_back(path);
     }
   };
-  if (retire_out)
-    write_one(retire_file, [&](const std::string&) {
-      retire_out->close();
-      if (!*retire_out) throw std::runtime_error(retire_file + ": write failed");
-    });
-  // The traces were streamed and finished by the run; commit them.
   std::vector<trace::TraceFileStats> trace_files;
-  if (vcd_writer) {
-    write_one(vcd, [&](const std::string&) {
-      if (!vcd_writer->error().empty()) throw std::runtime_error("VCD file " + vcd_writer->error());
-    });
-    trace_files.push_back({"vcd", vcd, vcd_writer->bytes(), vcd_writer->changes_written()});
-  }
-  if (!gtkw.empty())
-    write_one(gtkw, [&](const std::string& t) {
-      trace::write_gtkw(core->recorder().signals(), vcd, t, core->recorder().last_time());
-    });
-  if (perfetto_writer) {
-    write_one(perfetto, [&](const std::string&) {
-      if (!perfetto_writer->error().empty())
-        throw std::runtime_error("Perfetto trace " + perfetto_writer->error());
-    });
-    trace_files.push_back(
-        {"perfetto", perfetto, perfetto_writer->bytes(), perfetto_writer->events_written()});
-  }
-  if (!stats_file.empty())
-    write_one(stats_file, [&](const std::string& t) {
-      trace::RunStats s = core->stats();
-      s.program = program_path;
-      s.traces = trace_files;
-      trace::write_stats(s, t);
-    });
-  for (MemSpec m : dump_specs) {
-    const std::string final_path = m.file;
-    write_one(final_path, [&](const std::string& t) {
-      m.file = t;
-      do_dump(*core, m);
-    });
-  }
-  for (TileSpec ts : tile_dumps) {
-    const std::string final_path = ts.file;
-    write_one(final_path, [&](const std::string& t) {
-      ts.file = t;
-      do_dump_tile(*core, ts);
-    });
-  }
+  auto write_outputs = [&] {
+    if (retire_out)
+      write_one(retire_file, [&](const std::string&) {
+        retire_out->close();
+        if (!*retire_out) throw std::runtime_error(retire_file + ": write failed");
+      });
+    // The traces were streamed and finished by the run; commit them.
+    if (vcd_writer) {
+      write_one(vcd, [&](const std::string&) {
+        if (!vcd_writer->error().empty())
+          throw std::runtime_error("VCD file " + vcd_writer->error());
+      });
+      trace_files.push_back({"vcd", vcd, vcd_writer->bytes(), vcd_writer->changes_written()});
+    }
+    if (!gtkw.empty())
+      write_one(gtkw, [&](const std::string& t) {
+        trace::write_gtkw(core->recorder().signals(), vcd, t, core->recorder().last_time());
+      });
+    if (perfetto_writer) {
+      write_one(perfetto, [&](const std::string&) {
+        if (!perfetto_writer->error().empty())
+          throw std::runtime_error("Perfetto trace " + perfetto_writer->error());
+      });
+      trace_files.push_back(
+          {"perfetto", perfetto, perfetto_writer->bytes(), perfetto_writer->events_written()});
+    }
+    if (!stats_file.empty())
+      write_one(stats_file, [&](const std::string& t) {
+        trace::RunStats s = core->stats();
+        s.program = program_path;
+        s.traces = trace_files;
+        trace::write_stats(s, t);
+      });
+    for (MemSpec m : dump_specs) {
+      const std::string final_path = m.file;
+      write_one(final_path, [&](const std::string& t) {
+        m.file = t;
+        do_dump(*core, m);
+      });
+    }
+    for (TileSpec ts : tile_dumps) {
+      const std::string final_path = ts.file;
+      write_one(final_path, [&](const std::string& t) {
+        ts.file = t;
+        do_dump_tile(*core, ts);
+      });
+    }
+  };
+  // On a thread of its own: after sc_start the main thread's stack is one
+  // SystemC's coroutines switched away from, and AddressSanitizer misreads
+  // an exception thrown there (a write error) as a stack-buffer-overflow.
+  std::thread([&] { write_outputs(); }).join();
   if (!failed.empty()) {
     std::string list;
     for (const auto& f : failed) list += (list.empty() ? "" : ", ") + f;

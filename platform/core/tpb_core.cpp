@@ -41,6 +41,8 @@ const char* status_name(RunStatus s) {
       return "fault";
     case RunStatus::Deadlock:
       return "deadlock";
+    case RunStatus::Watchdog:
+      return "watchdog";
   }
   return "?";
 }
@@ -292,17 +294,21 @@ void TpbCore::memory_bytes(std::uint64_t rd[kNumMems], std::uint64_t wr[kNumMems
     }
 }
 
-std::string TpbCore::deadlock_report() const {
+std::string TpbCore::pending_report() const {
   std::string msg;
-  bool first = true;
   for (const auto& s : seqs_) {
     if (s.done()) continue;
+    const std::string_view m = isa::opcode_mnemonic(s.opcode());
+    const std::string op = fmt::format("opcode 0x{:02x}{}{}", s.opcode(), m.empty() ? "" : " ", m);
     const isa::Events& ev = s.blocked_on();
-    msg += fmt::format("{}{} instruction {} waits for sem[{}] {} {} (sem[{}] = {})",
-                       first ? "" : "; ", isa::engine_name(s.engine()), s.index(), ev.wait_idx,
-                       wait_op(ev.wait_mode), ev.sem_value, ev.wait_idx,
-                       ev.wait_idx < isa::kNumSemaphores ? sems_.get(ev.wait_idx) : 0);
-    first = false;
+    msg += fmt::format("{}{} instruction {} ", msg.empty() ? "" : "; ",
+                       isa::engine_name(s.engine()), s.index());
+    if (s.blocked())
+      msg += fmt::format("waits for sem[{}] {} {} (sem[{}] = {}): {}", ev.wait_idx,
+                         wait_op(ev.wait_mode), ev.sem_value, ev.wait_idx,
+                         ev.wait_idx < isa::kNumSemaphores ? sems_.get(ev.wait_idx) : 0, op);
+    else
+      msg += fmt::format("not retired: {}", op);
   }
   return msg;
 }
@@ -312,6 +318,10 @@ RunResult TpbCore::run() {
   ran_ = true;
   ensure_elaborated();
   const auto w0 = std::chrono::steady_clock::now();
+  if (cfg_.max_sim_ps != 0) control_.set_sim_limit(cfg_.max_sim_ps);
+  if (cfg_.max_wall_seconds > 0)
+    control_.set_wall_deadline(w0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                        std::chrono::duration<double>(cfg_.max_wall_seconds)));
   control_.start();
   sc_core::sc_start();
   RunResult r;
@@ -335,10 +345,20 @@ RunResult TpbCore::run() {
         recorder_.instant(sfu_flag_track_, control_.fault_time_ps(), "fault",
                           nlohmann::json{{"message", r.message}}.dump());
     }
+  } else if (control_.watchdog() != sc::RunControl::Watchdog::None) {
+    // Stopped at the watchdog's time: nothing was recorded after it.
+    r.status = RunStatus::Watchdog;
+    r.simulated_ps = control_.stop_ps();
+    const std::string pending = pending_report();
+    r.message = control_.watchdog() == sc::RunControl::Watchdog::SimTime
+                    ? fmt::format("simulated time limit {} ps reached", cfg_.max_sim_ps)
+                    : fmt::format("wall time limit {} s reached; stopped at {} ps",
+                                  cfg_.max_wall_seconds, r.simulated_ps);
+    if (!pending.empty()) r.message += "; pending: " + pending;
   } else {
     for (const auto& s : seqs_)
       if (!s.done()) r.status = RunStatus::Deadlock;
-    if (r.status == RunStatus::Deadlock) r.message = deadlock_report();
+    if (r.status == RunStatus::Deadlock) r.message = pending_report();
   }
   // The traces end with the run; after a fault, at its time on every engine.
   recorder_.finish(stop_ps);

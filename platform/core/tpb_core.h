@@ -55,16 +55,22 @@ struct CoreConfig {
   // Replacement kernel_info tables (8-byte records, seed 000 §1) by engine;
   // empty = the default table of the engine.
   std::array<std::vector<std::uint8_t>, isa::kNumEngines> kernel_info;
+  // Watchdogs (0: off). No instruction is recorded or retired after
+  // max_sim_ps; past max_wall_seconds of host time every engine stops at the
+  // latest simulated time already recorded. Either ends the run with
+  // RunStatus::Watchdog.
+  std::uint64_t max_sim_ps = 0;
+  double max_wall_seconds = 0;
 };
 // The defaults of a generation (timing from sc::default_timing).
 CoreConfig default_core_config(isa::Arch arch);
 
-enum class RunStatus { Ok, Fault, Deadlock };
-const char* status_name(RunStatus s);  // "ok", "fault", "deadlock"
+enum class RunStatus { Ok, Fault, Deadlock, Watchdog };
+const char* status_name(RunStatus s);  // "ok", "fault", "deadlock", "watchdog"
 
 struct RunResult {
   RunStatus status = RunStatus::Ok;
-  std::string message;  // fault / deadlock description
+  std::string message;  // fault / deadlock / watchdog description
   std::uint64_t simulated_ps = 0;
   std::uint64_t instructions = 0;  // retired, all engines
   double wall_seconds = 0;
@@ -105,8 +111,9 @@ class TpbCore : public sc_core::sc_module {
     recorder_.attach(vcd, perfetto);
   }
 
-  // Runs to completion, fault or deadlock. Call once. The traces end at the
-  // end of the run (a fault's time: nothing past it is recorded).
+  // Runs to completion, fault, deadlock or a watchdog's limit. Call once.
+  // The traces end at the end of the run (a fault's time: nothing past it
+  // is recorded).
   RunResult run();
 
   // Stats after (or during) a run; program path left empty.
@@ -136,7 +143,9 @@ class TpbCore : public sc_core::sc_module {
   void ensure_elaborated();
   void backdoor(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data, std::size_t len);
   void on_retire(const sc::RetireRecord& r);
-  std::string deadlock_report() const;
+  // Each engine that has not finished: its pending instruction, its wait
+  // condition and the semaphore's value.
+  std::string pending_report() const;
 
   CoreConfig cfg_;
   fw::BundleCosts costs_;  // every bundle's cost under cfg_.timing, resolved once

@@ -17,6 +17,8 @@ constexpr std::size_t kMagicLen = 6;
 constexpr std::size_t kAlign = 64;                // numpy.lib.format.ARRAY_ALIGN
 constexpr std::size_t kGrowthAxisMaxDigits = 21;  // numpy.lib.format.GROWTH_AXIS_MAX_DIGITS
 
+constexpr std::size_t kMaxFileBytes = std::size_t{256} << 20;  // 256 MiB
+
 constexpr const char* kSupported = "|u1 <u2 <u4 |i1 <f2 <f4";
 
 std::string shape_repr(const std::vector<std::size_t>& shape) {
@@ -31,6 +33,12 @@ std::string shape_repr(const std::vector<std::size_t>& shape) {
 
 // Element count times itemsize, or false on overflow.
 bool byte_size(const std::vector<std::size_t>& shape, std::size_t itemsize, std::size_t& out) {
+  // A zero dimension makes the array empty whatever the others are.
+  for (std::size_t d : shape)
+    if (d == 0) {
+      out = 0;
+      return true;
+    }
   std::size_t n = itemsize;
   for (std::size_t d : shape) {
     if (d != 0 && n > std::numeric_limits<std::size_t>::max() / d) return false;
@@ -237,8 +245,8 @@ const char* npy_descr(NpyDtype t) {
 }
 
 std::size_t npy_element_count(const std::vector<std::size_t>& shape) {
-  std::size_t n = 1;
-  for (std::size_t d : shape) n *= d;
+  std::size_t n = 0;
+  if (!byte_size(shape, 1, n)) return std::numeric_limits<std::size_t>::max();  // saturated
   return n;
 }
 
@@ -260,12 +268,23 @@ NpyArray read_npy(const std::string& path) {
     throw NpyError(path, why);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw NpyError(path, std::string("cannot open: ") + std::strerror(errno));
-  const std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw NpyError(path, "read error");
-
-  if (file.compare(0, std::min(file.size(), kMagicLen), kMagic, std::min(file.size(), kMagicLen)) !=
-      0)
+  // The magic first, then at most kMaxFileBytes: a device or a pipe that
+  // never ends (/dev/zero) is an error at once, not a read without end.
+  std::string file(kMagicLen, '\0');
+  in.read(file.data(), static_cast<std::streamsize>(kMagicLen));
+  file.resize(static_cast<std::size_t>(in.gcount()));
+  if (file.compare(0, file.size(), kMagic, file.size()) != 0)
     throw NpyError(path, "bad magic: not a NumPy .npy file (expected \\x93NUMPY)");
+  char buf[65536];
+  while (in) {
+    in.read(buf, sizeof buf);
+    const auto n = static_cast<std::size_t>(in.gcount());
+    if (file.size() + n > kMaxFileBytes)
+      throw NpyError(path, "is larger than " + std::to_string(kMaxFileBytes) +
+                               " bytes, more than any memory of the core holds");
+    file.append(buf, n);
+  }
+  if (in.bad()) throw NpyError(path, "read error");
   if (file.size() < kMagicLen + 2)
     throw NpyError(path,
                    "truncated header: file is only " + std::to_string(file.size()) + " bytes");

@@ -22,7 +22,8 @@ struct NpyArray {
 std::size_t npy_itemsize(NpyDtype);
 // "|u1" "<u2" "<u4" "|i1" "<f2" "<f4"
 const char* npy_descr(NpyDtype);
-// Element count of `shape` (1 for a 0-d array).
+// Element count of `shape` (1 for a 0-d array); SIZE_MAX when the product
+// does not fit.
 std::size_t npy_element_count(const std::vector<std::size_t>& shape);
 
 // The DTYPE of `--dump`: "u8","u16","u32","i8","f16","f32","bf16" (bf16 ->

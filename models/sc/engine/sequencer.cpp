@@ -1,5 +1,6 @@
 #include "models/sc/engine/sequencer.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -19,7 +20,28 @@ void RunControl::fault(const std::string& message, std::uint64_t time_ps) {
   sc_core::sc_stop();
 }
 
+bool RunControl::proceed(std::uint64_t ps) {
+  if (has_wall_ && watchdog_ != Watchdog::WallTime &&
+      std::chrono::steady_clock::now() >= wall_deadline_) {
+    if (latest_ps_ < limit_ps_) {
+      limit_ps_ = latest_ps_;
+      watchdog_ = Watchdog::WallTime;
+    }
+    has_wall_ = false;
+  }
+  if (ps > limit_ps_) {
+    if (watchdog_ == Watchdog::None) watchdog_ = Watchdog::SimTime;
+    return false;
+  }
+  if (ps > latest_ps_) latest_ps_ = ps;
+  return true;
+}
+
 namespace {
+
+// Thrown by a bundle that would begin after the watchdog's stop time; caught
+// by execute_one (not a fault).
+struct WatchdogStop {};
 
 std::string status_name(tlm::tlm_response_status s) {
   switch (s) {
@@ -101,6 +123,7 @@ class Sequencer::Context : public fw::KernelContext {
     }
     trace::Recorder* rec = s_.env_.recorder;
     const trace::Picos t = s_.now_ps();
+    if (!s_.env_.control->proceed(t)) throw WatchdogStop{};
     s_.bundles_.push_back(BundleRecord{&b, t, trips, cycles});
     if (rec && rec->bundles_enabled()) {
       rec->set(s_.sig_pc_, t, b.va);
@@ -129,6 +152,9 @@ class Sequencer::Context : public fw::KernelContext {
       s_.add_cycles(deferred_);
       deferred_ = 0;
     }
+    // Past a watchdog's stop the slice is left open: watchdog_stop closes it
+    // at the stop time.
+    if (!s_.env_.control->proceed(s_.now_ps())) throw WatchdogStop{};
     if (bundle_open_) {
       s_.env_.recorder->end(s_.track_, s_.now_ps());
       --s_.open_slices_;
@@ -228,6 +254,10 @@ std::string Sequencer::where() const {
 }
 
 void Sequencer::fault(const std::string& what) {
+  if (!env_.control->proceed(now_ps())) {  // past a watchdog's stop: not recorded
+    watchdog_stop();
+    return;
+  }
   // The faulting instruction's time up to the fault is busy time.
   if (in_flight_) {
     const std::uint64_t t = now_ps();
@@ -239,10 +269,20 @@ void Sequencer::fault(const std::string& what) {
   env_.control->fault(where() + ": " + what, now_ps());
 }
 
-void Sequencer::trace_end_open_slices() {
+void Sequencer::watchdog_stop() {
+  if (pipeline_open_) {
+    port.end_stream();
+    pipeline_open_ = false;
+  }
+  trace_end_open_slices(std::min<std::uint64_t>(now_ps(), env_.control->stop_ps()));
+  stopped_ = true;
+}
+
+void Sequencer::trace_end_open_slices() { trace_end_open_slices(now_ps()); }
+
+void Sequencer::trace_end_open_slices(trace::Picos t) {
   trace::Recorder* rec = env_.recorder;
   if (!rec) return;
-  const trace::Picos t = now_ps();
   for (; open_slices_ > 0; --open_slices_) rec->end(track_, t);
   rec->set(sig_busy_, t, 0);
 }
@@ -392,6 +432,10 @@ bool Sequencer::execute_one() {
   }
 
   const sc_core::sc_time t_start = now();
+  if (!env_.control->proceed(to_ps(t_start))) {
+    watchdog_stop();
+    return false;
+  }
   const std::string_view mnem = isa::opcode_mnemonic(opcode_);
   if (rec) {
     const trace::Picos t = to_ps(t_start);
@@ -454,6 +498,9 @@ bool Sequencer::execute_one() {
     if (pipeline_open_) close_pipeline();
     fault(e.what());
     return false;
+  } catch (const WatchdogStop&) {
+    watchdog_stop();
+    return false;
   }
   if (pipeline_open_) close_pipeline();
   // Simulated time never wraps: a profile whose values push an instruction
@@ -467,8 +514,12 @@ bool Sequencer::execute_one() {
   }
 
   // Retire (stats, retire line, trace), then the semaphore update at the
-  // engine's true time.
+  // engine's true time; a watchdog stops it when it would end after its limit.
   const sc_core::sc_time t_end = now();
+  if (!env_.control->proceed(to_ps(t_end))) {
+    watchdog_stop();
+    return false;
+  }
   ++stats_.instructions;
   stats_.busy_cycles += engine_cycles(timing, engine_, fetch_time + (t_end - t_start));
   if (rec) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -50,11 +51,33 @@ class RunControl {
   const std::string& message() const { return message_; }
   std::uint64_t fault_time_ps() const { return fault_ps_; }
 
+  // Watchdogs (`tpbsim run --max-sim-time / --max-wall-time`). The sequencers
+  // ask proceed(t) before they record anything at simulated time t (an
+  // instruction's start, a bundle, a retire); false means stop there, with
+  // nothing recorded after stop_ps(). A sim limit stops every engine at that
+  // time; a wall deadline, once past, lowers the stop time to the latest time
+  // already recorded, so every engine stops at a common time and each trace
+  // is complete up to it.
+  enum class Watchdog { None, SimTime, WallTime };
+  void set_sim_limit(std::uint64_t ps) { limit_ps_ = ps; }
+  void set_wall_deadline(std::chrono::steady_clock::time_point t) {
+    wall_deadline_ = t;
+    has_wall_ = true;
+  }
+  bool proceed(std::uint64_t ps);
+  Watchdog watchdog() const { return watchdog_; }
+  std::uint64_t stop_ps() const { return limit_ps_; }
+
  private:
   sc_core::sc_event start_;
   bool faulted_ = false;
   std::string message_;
   std::uint64_t fault_ps_ = 0;
+  std::uint64_t limit_ps_ = UINT64_MAX;
+  std::uint64_t latest_ps_ = 0;  // latest time a sequencer recorded anything at
+  bool has_wall_ = false;
+  std::chrono::steady_clock::time_point wall_deadline_{};
+  Watchdog watchdog_ = Watchdog::None;
 };
 
 // One bundle of a retired instruction, in execution order.
@@ -106,6 +129,10 @@ class Sequencer : public sc_core::sc_module {
   // State for deadlock reports.
   bool done() const { return done_; }
   bool blocked() const { return blocked_; }
+  // Stopped by a watchdog (RunControl::proceed) before retiring index().
+  bool stopped() const { return stopped_; }
+  // The opcode of the pending instruction index() (0 before its fetch).
+  std::uint8_t opcode() const { return opcode_; }
   std::size_t index() const { return index_; }
   const isa::Events& blocked_on() const { return events_; }
   // Stats so far (bytes from the port's counters).
@@ -142,6 +169,10 @@ class Sequencer : public sc_core::sc_module {
   // it freed (TimingConfig::fetch).
   void await_fetch();
   void issue_refill();
+  void trace_end_open_slices(trace::Picos t);
+  // A watchdog stop at RunControl::stop_ps(): open slices end there, the
+  // instruction is not retired.
+  void watchdog_stop();
 
   isa::Engine engine_;
   SequencerEnv env_;
@@ -185,7 +216,7 @@ class Sequencer : public sc_core::sc_module {
   std::deque<Batch> batches_;
   std::uint64_t fetch_free_ps_ = 0;  // when the fetch DMA can start the next batch
 
-  bool done_ = false, blocked_ = false;
+  bool done_ = false, blocked_ = false, stopped_ = false;
   std::size_t index_ = 0;
   isa::RawInst raw_{};
   isa::Events events_{};

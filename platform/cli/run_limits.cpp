@@ -1,0 +1,72 @@
+// The watchdog limits of `tpbsim run` (commands.h): --max-sim-time and
+// --max-wall-time, parsed in overflow-safe arithmetic.
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "models/timing/timing_profile.h"
+#include "platform/cli/commands.h"
+
+namespace tpb::cli {
+
+bool parse_sim_time(const std::string& s, std::uint64_t& ps, std::string& why) {
+  std::size_t i = 0;
+  std::uint64_t v = 0;
+  bool big = false;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+    const auto d = static_cast<std::uint64_t>(s[i] - '0');
+    if (v > (UINT64_MAX - d) / 10) big = true;
+    if (!big) v = v * 10 + d;
+    ++i;
+  }
+  if (i == 0) {
+    why = "'" + s + "' is not a time: expected an integer with a unit ps, ns, us, ms or s";
+    return false;
+  }
+  const std::string unit = s.substr(i);
+  std::uint64_t scale = 0;
+  if (unit.empty() || unit == "ps")
+    scale = 1;
+  else if (unit == "ns")
+    scale = 1000;
+  else if (unit == "us")
+    scale = 1000000;
+  else if (unit == "ms")
+    scale = 1000000000;
+  else if (unit == "s")
+    scale = 1000000000000;
+  else {
+    why = "'" + s + "': unit '" + unit + "' is not ps, ns, us, ms or s";
+    return false;
+  }
+  if (v == 0) {
+    why = "'" + s + "' must be more than 0";
+    return false;
+  }
+  if (big || v > timing::TimingConfig::kMaxPs / scale) {
+    why = "'" + s + "' is past the longest simulated time, 2^62 ps (" +
+          std::to_string(timing::TimingConfig::kMaxPs) + " ps)";
+    return false;
+  }
+  ps = v * scale;
+  return true;
+}
+
+bool parse_wall_time(const std::string& s, double& seconds, std::string& why) {
+  char* end = nullptr;
+  const double v =
+      s.empty() || s[0] == '-' || s[0] == '+' || s[0] == ' ' ? NAN : std::strtod(s.c_str(), &end);
+  if (std::isnan(v) || end != s.c_str() + s.size() || !std::isfinite(v)) {
+    why = "'" + s + "' is not a number of seconds";
+    return false;
+  }
+  if (!(v > 0) || v > 1e9) {
+    why = "'" + s + "' seconds is not in (0, 1e9]";
+    return false;
+  }
+  seconds = v;
+  return true;
+}
+
+}  // namespace tpb::cli
