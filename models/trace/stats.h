@@ -14,7 +14,7 @@ struct EngineStats {
   double clock_mhz = 0;
   std::uint64_t instructions = 0;  // retired
   std::uint64_t busy_cycles = 0;
-  std::uint64_t stall_cycles = 0;                // semaphore waits
+  std::uint64_t stall_cycles = 0;  // semaphore waits
   // Memory time of pipelined streams beyond their compute (the slowest
   // partition lane, bandwidth stalls included), in engine cycles.
   std::uint64_t memory_stall_cycles = 0;
@@ -37,6 +37,22 @@ struct SfuStats {
   std::uint64_t units_used = 0;  // TSize units in use (of 256)
 };
 
+// Co-simulation with RTL (SPEC §9 --cosim; docs/COSIM.md): present only in a
+// co-simulated run.
+struct CosimStats {
+  bool enabled = false;
+  std::string dut;                   // the RTL's top module
+  double clock_mhz = 0;              // the RTL's clock (the POOL clock)
+  std::uint64_t instructions = 0;    // TensorDequantize instructions the RTL ran
+  std::uint64_t words_compared = 0;  // output words checked against the model
+  std::uint64_t mismatches = 0;
+  std::uint64_t source_words = 0;        // words fed to the RTL, all lanes
+  std::uint64_t rtl_cycles = 0;          // RTL clock cycles, summed over instructions
+  std::uint64_t max_latency_cycles = 0;  // first word in to first word out, worst lane
+  std::uint64_t stretched_ps = 0;        // time the RTL added beyond the model's
+  std::uint64_t stretched_instructions = 0;
+};
+
 struct RunStats {
   std::string arch;
   std::string program;
@@ -47,6 +63,7 @@ struct RunStats {
   std::string status = "ok";  // "ok", "fault", "deadlock"
   std::string message;        // fault / deadlock description
   SfuStats sfu;
+  CosimStats cosim;
 };
 
 }  // namespace tpb::trace

@@ -9,7 +9,9 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <queue>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -22,6 +24,7 @@
 #include "models/trace/vcd_writer.h"
 #include "platform/cli/commands.h"
 #include "platform/core/tpb_core.h"
+#include "platform/cosim/dequant_cosim.h"
 #include "platform/io/npy.h"
 
 // libsystemc calls sc_main from its own main(); tpbsim has its own main, so
@@ -341,6 +344,37 @@ class StagedOutputs {
   std::vector<std::pair<std::string, std::string>> outs_;
 };
 
+// Retire lines in time order (end time, then engine, then index), whatever
+// the quantum and the order the engine threads happen to run in (so a
+// co-simulated run, whose POOL syncs at every TensorDequantize, writes the
+// same file as a model-only run): a line is written once the kernel's clock
+// has passed its end time, since no engine can retire before that any more.
+class RetireOrder {
+ public:
+  explicit RetireOrder(std::ostream& out) : out_(out) {}
+  void add(const sc::RetireRecord& r) {
+    q_.push(
+        {r.end_ps, static_cast<unsigned>(r.engine), r.index, platform::TpbCore::format_retire(r)});
+    flush(sc::to_ps(sc_core::sc_time_stamp()));
+  }
+  void flush(std::uint64_t before = UINT64_MAX) {
+    for (; !q_.empty() && q_.top().end_ps < before; q_.pop()) out_ << q_.top().line << '\n';
+  }
+
+ private:
+  struct Line {
+    std::uint64_t end_ps;
+    unsigned engine;
+    std::size_t index;
+    std::string line;
+    bool operator>(const Line& o) const {
+      return std::tie(end_ps, engine, index) > std::tie(o.end_ps, o.engine, o.index);
+    }
+  };
+  std::ostream& out_;
+  std::priority_queue<Line, std::vector<Line>, std::greater<Line>> q_;
+};
+
 constexpr const char* kUsage = "usage: tpbsim run PROGRAM [options]\n";
 
 }  // namespace
@@ -352,6 +386,8 @@ int cmd_run(const Args& args) {
   po::options_description opts("tpbsim run options");
   std::string arch_s, timing_file, dump_timing, emax_s, vcd, perfetto, stats_file, retire_file;
   std::vector<std::string> loads, dumps;
+  bool cosim = false;
+  std::string cosim_vcd;
   opts.add_options()("help,h", "show this help")(
       "arch", po::value(&arch_s), "sunda|cayman|mariana|maverick (overrides the program's .arch)")(
       "timing", po::value(&timing_file), "timing profile JSON merged over the defaults")(
@@ -365,7 +401,10 @@ int cmd_run(const Args& args) {
                                                       "write a Chrome trace-event JSON")(
       "stats", po::value(&stats_file), "write run statistics (JSON)")(
       "retire", po::value(&retire_file), "write one line per retired instruction")(
-      "quiet,q", "print nothing on success");
+      "quiet,q", "print nothing on success")(
+      "cosim", po::bool_switch(&cosim),
+      "TensorDequantize in the Verilated RTL, every word checked by the model (docs/COSIM.md)")(
+      "cosim-vcd", po::value(&cosim_vcd), "with --cosim: write the RTL's waves (VCD)");
   po::options_description hidden;
   std::string program_path;
   hidden.add_options()("program", po::value(&program_path));
@@ -390,6 +429,16 @@ int cmd_run(const Args& args) {
     return 1;
   }
   const bool quiet = vm.count("quiet") > 0;
+  if (!cosim_vcd.empty() && !cosim) {
+    std::fprintf(stderr, "tpbsim run: error: --cosim-vcd needs --cosim\n");
+    return 1;
+  }
+  if (cosim && !cosim::linked_dut()) {
+    std::fprintf(stderr,
+                 "tpbsim run: error: --cosim: this tpbsim has no RTL linked (built without "
+                 "Verilator; see docs/COSIM.md)\n");
+    return 1;
+  }
 
   // Program, generation, profile: every error here is exit 1.
   isa::Program program;
@@ -467,7 +516,8 @@ int cmd_run(const Args& args) {
                                   {"--perfetto", &perfetto},
                                   {"--stats", &stats_file},
                                   {"--retire", &retire_file},
-                                  {"--dump-timing", &dump_timing}})
+                                  {"--dump-timing", &dump_timing},
+                                  {"--cosim-vcd", &cosim_vcd}})
     if (!path->empty()) outputs.add(opt, *path);
   for (const MemSpec& m : dump_specs) outputs.add("--dump " + m.text, m.file);
   for (const TileSpec& t : tile_dumps) outputs.add("--dump " + t.text, t.file);
@@ -491,8 +541,16 @@ int cmd_run(const Args& args) {
 
   // SystemC objects live for the rest of the process (one elaboration).
   platform::TpbCore* core = nullptr;
+  cosim::DequantCosim* rtl = nullptr;  // --cosim: the RTL harness on the POOL
   try {
     core = new platform::TpbCore("tpb", cfg);
+    if (cosim) {
+      cosim::DequantCosimConfig cc;
+      cc.clock_mhz = cfg.timing.clock(isa::Engine::Pool);
+      if (!cosim_vcd.empty()) cc.vcd = StagedOutputs::temp(cosim_vcd);
+      rtl = new cosim::DequantCosim("cosim", *cosim::linked_dut(),
+                                    core->sequencer(isa::Engine::Pool), cc);
+    }
     core->load_program(program);
     if (!dump_timing.empty()) {
       std::ofstream out(StagedOutputs::temp(dump_timing));
@@ -512,10 +570,11 @@ int cmd_run(const Args& args) {
     if (retire_out) StagedOutputs::discard(retire_file);
     return 1;
   }
-  if (retire_out)
-    core->set_retire_sink([&](const sc::RetireRecord& rr) {
-      *retire_out << platform::TpbCore::format_retire(rr) << '\n';
-    });
+  std::optional<RetireOrder> retire_order;
+  if (retire_out) {
+    retire_order.emplace(*retire_out);
+    core->set_retire_sink([&](const sc::RetireRecord& rr) { retire_order->add(rr); });
+  }
 
   const platform::RunResult r = core->run();
   int rc = r.status == platform::RunStatus::Ok ? 0 : r.status == platform::RunStatus::Fault ? 2 : 3;
@@ -538,9 +597,12 @@ int cmd_run(const Args& args) {
   };
   if (retire_out)
     write_one(retire_file, [&](const std::string&) {
+      retire_order->flush();
       retire_out->close();
       if (!*retire_out) throw std::runtime_error(retire_file + ": write failed");
     });
+  if (rtl) rtl->close_trace();
+  if (!cosim_vcd.empty()) write_one(cosim_vcd, [](const std::string&) {});
   if (!vcd.empty())
     write_one(vcd, [&](const std::string& t) { trace::write_vcd(core->recorder(), t); });
   if (!perfetto.empty())
@@ -549,6 +611,7 @@ int cmd_run(const Args& args) {
     write_one(stats_file, [&](const std::string& t) {
       trace::RunStats s = core->stats();
       s.program = program_path;
+      if (rtl) s.cosim = rtl->stats();
       trace::write_stats(s, t);
     });
   for (MemSpec m : dump_specs) {
@@ -578,6 +641,12 @@ int cmd_run(const Args& args) {
                 std::string(isa::arch_name(arch)).c_str(),
                 static_cast<double>(r.simulated_ps) / 1000.0,
                 static_cast<unsigned long long>(r.instructions));
+  if (!quiet && rtl) {
+    const trace::CosimStats c = rtl->stats();
+    std::printf("tpbsim run: cosim %s at %.0f MHz: %llu words compared, %llu mismatches\n",
+                c.dut.c_str(), c.clock_mhz, static_cast<unsigned long long>(c.words_compared),
+                static_cast<unsigned long long>(c.mismatches));
+  }
   return rc;
 }
 

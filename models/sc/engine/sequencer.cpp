@@ -69,6 +69,7 @@ class Sequencer::Context : public fw::KernelContext {
   std::uint32_t reg(unsigned r) const override { return s_.env_.regs->get(s_.engine_, r); }
   const TimingConfig& timing() const override { return *s_.env_.timing; }
   fw::EngineState& engine_state() override { return s_.state_; }
+  std::uint64_t now_ps() const override { return s_.now_ps(); }
   void count(const char* name, std::uint64_t n) override { s_.stats_.counters[name] += n; }
 
   void read(std::uint64_t addr, void* dst, std::size_t len) override {
@@ -351,6 +352,17 @@ bool Sequencer::execute_one() {
                     "too large for this program",
                     TimingConfig::kMaxPs));
     return false;
+  }
+
+  // The retire gate (co-simulation): on the kernel's clock, it may wait.
+  if (retire_gate_) {
+    qk_.sync();
+    try {
+      retire_gate_();
+    } catch (const fw::KernelFault& e) {
+      fault(e.what());
+      return false;
+    }
   }
 
   // Retire (stats, retire line, trace), then the semaphore update at the
