@@ -50,8 +50,8 @@ std::string scratch(const std::string& name) {
 // Runs `bin run args` in `cwd`.
 ToolRun run(const std::string& bin, const std::string& args, const std::string& cwd = ".") {
   const std::string dir = scratch("out");
-  const std::string cmd = "cd '" + cwd + "' && " + bin + " run " + args + " >" + dir + "/stdout 2>" +
-                          dir + "/stderr </dev/null";
+  const std::string cmd = "cd '" + cwd + "' && " + bin + " run " + args + " >" + dir +
+                          "/stdout 2>" + dir + "/stderr </dev/null";
   const int status = std::system(cmd.c_str());
   ToolRun r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
