@@ -127,7 +127,8 @@ void DequantCosim::transactor() {
 // (in_valid && in_ready: the lane's next source word was consumed; out_valid
 // && out_ready: an output word, compared with the model's), then the clock
 // rises; at the falling edge the lane's inputs for the next edge are driven.
-// Cycle 1 holds the DUT in reset with the format and group applied.
+// Cycle 1 holds the DUT in reset with the format and group applied. The
+// stream ends at the falling edge after its last handshake.
 void DequantCosim::run_stream() {
   t0_ = sc_core::sc_time_stamp();
   for (unsigned li : active_) {
@@ -207,7 +208,22 @@ void DequantCosim::run_stream() {
       p.out_ready.write(l.out_idx < l.expected.size());
     }
   }
-  // The stream ends at the rising edge of its last handshake.
+  // Half a clock later, with the DUT's registers updated by that edge, no lane
+  // may offer a word beyond the model's: the stream ends there.
+  wait(edge(2 * k + 1) - sc_core::sc_time_stamp());
+  for (unsigned li : active_) {
+    Lane& l = lanes_[li];
+    DutPins& p = *l.pins;
+    if (!stream_error_ && p.out_valid.read() && l.out_idx == l.expected.size())
+      stream_error_ = fmt::format(
+          "at {} ps, partition {}: the RTL offers output word {} (0x{:08x}) but the model "
+          "produced only {}",
+          sc::to_ps(sc_core::sc_time_stamp()), l.partition, l.out_idx, p.out_data.read(),
+          l.expected.size());
+    p.clk.write(false);
+    p.in_valid.write(false);
+    p.out_ready.write(false);
+  }
   stats_.rtl_cycles += k;
   for (unsigned li : active_) {
     const Lane& l = lanes_[li];
@@ -216,14 +232,6 @@ void DequantCosim::run_stream() {
   }
   busy_ = false;
   done_ev_.notify(sc_core::SC_ZERO_TIME);
-  // Complete the last clock cycle (the waves end low); a new stream waits.
-  wait(edge(2 * k + 1) - sc_core::sc_time_stamp());
-  for (unsigned li : active_) {
-    DutPins& p = *lanes_[li].pins;
-    p.clk.write(false);
-    p.in_valid.write(false);
-    p.out_ready.write(false);
-  }
 }
 
 void DequantCosim::retire_gate() {
