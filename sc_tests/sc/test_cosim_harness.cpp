@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "platform/cli/commands.h"
 #include "platform/cosim/dequant_cosim.h"
 #include "sc_tests/sc/test_platform_harness.h"
 
@@ -164,6 +165,20 @@ TEST(CosimHarness, ADutOfferingMoreWordsThanTheModelFaults) {
                                "only 80"),
             std::string::npos)
       << o.run.message;
+}
+
+// sc_tests links no Verilated DUT: `tpbsim run --cosim` says so (exit 1)
+// before it builds anything.
+TEST(CosimHarness, RunWithoutAnRtlLinkedRefusesCosim) {
+  ASSERT_EQ(cosim::linked_dut(), nullptr);
+  ::testing::internal::CaptureStderr();
+  const int rc = cli::cmd_run(
+      {std::string(TPB_SOURCE_DIR) + "/traces/workloads/e2m1_g8_mariana/program.tpb", "--cosim"});
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(rc, 1);
+  EXPECT_NE(err.find("--cosim: this tpbsim has no RTL linked (built without Verilator"),
+            std::string::npos)
+      << err;
 }
 
 }  // namespace
