@@ -81,6 +81,9 @@ std::uint64_t last_end_ps(const std::string& retire) {
   return last;
 }
 
+// Picoseconds of n clocks of the 1200 MHz POOL clock (MARIANA).
+std::uint64_t pool_ps(std::uint64_t n) { return n * 1000000 / 1200; }
+
 // ---------------------------------------------------------------------------
 // Every dequant workload: --cosim against the model-only run.
 
@@ -487,6 +490,26 @@ TEST(CosimTiming, ASlowDutStretchesTheRunAndOursDoesNot) {
   const json fast = cosim_of(k.dir + "/fast.json");
   EXPECT_LT(fast.at("rtl_cycles").get<std::uint64_t>(), 2 * 200 + 4u);
   EXPECT_EQ(read_text(k.dir + "/slow.npy"), read_text(k.dir + "/model.npy"));
+}
+
+// A profile whose POOL streams 8 bytes per partition per clock (twice the
+// default) outruns our RTL's one word per clock: the documented case where
+// even our RTL stretches the run (docs/COSIM.md, Timing).
+TEST(CosimTiming, AFasterPoolProfileIsStretchedByOurRtl) {
+  Case k = random_case(3, 0, 2, 60, 61, 300, 85);
+  write_case(k, "fastpool");
+  std::ofstream(k.dir + "/fast.json") << R"({"pool_vector_bytes": 128})";
+  const ToolRun rm = run(TPBSIM_BIN, case_args(k, "model") + " --timing fast.json", k.dir);
+  const ToolRun rc = run(TPBSIM_BIN, case_args(k, "cosim") + " --timing fast.json --cosim", k.dir);
+  ASSERT_EQ(rm.exit_code, 0) << rm.err;
+  ASSERT_EQ(rc.exit_code, 0) << rc.err;
+  const json cs = cosim_of(k.dir + "/cosim.json");
+  EXPECT_EQ(cs.at("mismatches"), 0);
+  const std::uint64_t stretch = cs.at("stretched_ps").get<std::uint64_t>();
+  // 600 output words at one per clock against about 300 model trips.
+  EXPECT_GT(stretch, pool_ps(250));
+  EXPECT_EQ(last_end_ps(read_text(k.dir + "/cosim.retire")),
+            last_end_ps(read_text(k.dir + "/model.retire")) + stretch);
 }
 
 // ---------------------------------------------------------------------------
