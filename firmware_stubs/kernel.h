@@ -86,6 +86,9 @@ class KernelContext {
   virtual std::uint8_t* direct(std::uint64_t /*addr*/, std::size_t /*len*/, bool /*for_write*/) {
     return nullptr;
   }
+  // The engine's simulated time now in ps, local time ahead of the kernel's
+  // clock included (a co-simulation observer starts its stream there).
+  virtual std::uint64_t now_ps() const { return 0; }
   // Per-instruction scratch shared by the bundles of one instruction.
   std::any& scratch() { return scratch_; }
   // Adds n to the engine's named counter in the stats ("macs" ...).

@@ -103,7 +103,7 @@ std::optional<std::uint64_t> run_address(const ResolvedPattern& p, unsigned c,
 // words are transformed in place of memory with no gather / scatter copies.
 // Charged exactly as the copying path (one read access, one write access).
 bool transform_channel_direct(KernelContext& ctx, const DequantState& st, unsigned c,
-                              std::size_t steps) {
+                              std::size_t steps, DequantStreamObserver* obs) {
   const std::optional<std::uint64_t> sa = run_address(st.src, c, st.src_words);
   const std::optional<std::uint64_t> da = run_address(st.dst, c, st.dst_words);
   if (!sa || !da) return false;
@@ -118,6 +118,9 @@ bool transform_channel_direct(KernelContext& ctx, const DequantState& st, unsign
   }
   num::dequant_words(st.fmt, st.group, reinterpret_cast<const std::uint32_t*>(src),
                      reinterpret_cast<std::uint32_t*>(dst), steps);
+  if (obs)
+    obs->channel(c, reinterpret_cast<const std::uint32_t*>(src),
+                 reinterpret_cast<const std::uint32_t*>(dst));
   return true;
 }
 
@@ -126,14 +129,22 @@ void transform_channels(KernelContext& ctx) {
   const num::DequantRatio ratio = num::dequant_ratio(st.fmt, st.group);
   const std::size_t steps = st.src_words / ratio.src_words;
   const bool single_runs = is_single_run(st.src) && is_single_run(st.dst);
+  // The co-simulation seam: an observer sees every channel's stream.
+  const DequantStreamTap* tap = ctx.engine_state().find<DequantStreamTap>();
+  DequantStreamObserver* obs = tap ? tap->observer : nullptr;
+  if (obs)
+    obs->begin(DequantStream{st.fmt, st.group, st.channels, isa::partition_of(st.src.start),
+                             isa::partition_of(st.dst.start), st.src_words, st.dst_words,
+                             ctx.now_ps()});
   std::vector<std::uint32_t> src, dst;
   for (unsigned c = 0; c < st.channels; ++c) {
-    if (single_runs && transform_channel_direct(ctx, st, c, steps)) continue;
+    if (single_runs && transform_channel_direct(ctx, st, c, steps, obs)) continue;
     src.resize(st.src_words);
     dst.resize(st.dst_words);
     gather_words(ctx, st.src, c, src.data(), "src");
     num::dequant_words(st.fmt, st.group, src.data(), dst.data(), steps);
     scatter_words(ctx, st.dst, c, dst.data(), "dst");
+    if (obs) obs->channel(c, src.data(), dst.data());
   }
 }
 

@@ -48,6 +48,22 @@ struct TraceFileStats {
   std::uint64_t events = 0;  // value changes (VCD) or trace events (Perfetto) written
 };
 
+// Co-simulation with RTL (SPEC §9 --cosim; docs/COSIM.md): present only in a
+// co-simulated run.
+struct CosimStats {
+  bool enabled = false;
+  std::string dut;                   // the RTL's top module
+  double clock_mhz = 0;              // the RTL's clock (the POOL clock)
+  std::uint64_t instructions = 0;    // TensorDequantize instructions the RTL ran
+  std::uint64_t words_compared = 0;  // output words checked against the model
+  std::uint64_t mismatches = 0;
+  std::uint64_t source_words = 0;        // words fed to the RTL, all lanes
+  std::uint64_t rtl_cycles = 0;          // RTL clock cycles, summed over instructions
+  std::uint64_t max_latency_cycles = 0;  // first word in to first word out, worst lane
+  std::uint64_t stretched_ps = 0;        // time the RTL added beyond the model's
+  std::uint64_t stretched_instructions = 0;
+};
+
 struct RunStats {
   std::string arch;
   std::string program;
@@ -59,6 +75,7 @@ struct RunStats {
   std::string message;        // fault / deadlock description
   SfuStats sfu;
   std::vector<TraceFileStats> traces;
+  CosimStats cosim;
 };
 
 }  // namespace tpb::trace

@@ -37,17 +37,31 @@ nlohmann::json stats_to_json(const RunStats& s) {
   for (const TraceFileStats& t : s.traces)
     traces.push_back(
         {{"kind", t.kind}, {"path", t.path}, {"bytes", t.bytes}, {"events", t.events}});
-  return {{"arch", s.arch},
-          {"program", s.program},
-          {"status", s.status},
-          {"message", s.message},
-          {"simulated_ps", s.simulated_ps},
-          {"simulated_ns", static_cast<double>(s.simulated_ps) / 1e3},
-          {"wall_seconds", s.wall_seconds},
-          {"engines", engines},
-          {"memories", memories},
-          {"sfu", sfu},
-          {"traces", traces}};
+  nlohmann::json out = {{"arch", s.arch},
+                        {"program", s.program},
+                        {"status", s.status},
+                        {"message", s.message},
+                        {"simulated_ps", s.simulated_ps},
+                        {"simulated_ns", static_cast<double>(s.simulated_ps) / 1e3},
+                        {"wall_seconds", s.wall_seconds},
+                        {"engines", engines},
+                        {"memories", memories},
+                        {"sfu", sfu},
+                        {"traces", traces}};
+  if (s.cosim.enabled) {
+    const CosimStats& c = s.cosim;
+    out["cosim"] = {{"dut", c.dut},
+                    {"clock_mhz", c.clock_mhz},
+                    {"instructions", c.instructions},
+                    {"words_compared", c.words_compared},
+                    {"mismatches", c.mismatches},
+                    {"source_words", c.source_words},
+                    {"rtl_cycles", c.rtl_cycles},
+                    {"max_latency_cycles", c.max_latency_cycles},
+                    {"stretched_ps", c.stretched_ps},
+                    {"stretched_instructions", c.stretched_instructions}};
+  }
+  return out;
 }
 
 void write_stats(const RunStats& s, const std::string& path) {

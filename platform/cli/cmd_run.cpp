@@ -26,6 +26,7 @@
 #include "models/trace/vcd_writer.h"
 #include "platform/cli/commands.h"
 #include "platform/core/tpb_core.h"
+#include "platform/cosim/dequant_cosim.h"
 #include "platform/io/npy.h"
 
 // libsystemc calls sc_main from its own main(); tpbsim has its own main, so
@@ -345,43 +346,6 @@ class StagedOutputs {
   std::vector<std::pair<std::string, std::string>> outs_;
 };
 
-// A simulated time: an integer or decimal number with an optional unit
-// (ps, ns, us, ms, s; none = ps), to whole picoseconds.
-std::uint64_t parse_sim_time(const std::string& s, const std::string& what) {
-  std::size_t n = 0;
-  while (n < s.size() && (std::isdigit(static_cast<unsigned char>(s[n])) || s[n] == '.')) ++n;
-  const std::string num = s.substr(0, n), unit = s.substr(n);
-  static const std::pair<const char*, std::uint64_t> kUnits[] = {
-      {"", 1}, {"ps", 1}, {"ns", 1000}, {"us", 1000000}, {"ms", 1000000000}, {"s", 1000000000000}};
-  std::uint64_t scale = 0;
-  for (const auto& [u, k] : kUnits)
-    if (unit == u) scale = k;
-  const std::size_t dot = num.find('.');
-  if (num.empty() || scale == 0 || num == "." || num.find('.', dot + 1) != std::string::npos ||
-      (dot != std::string::npos && dot + 1 == num.size()))
-    throw SpecError(fmt::format("{}: '{}' is not a time (e.g. 1500, 2ns, 3.5us, 1ms)", what, s));
-  // Whole and fractional parts in integers: no rounding, overflow refused.
-  const std::string whole = num.substr(0, dot),
-                    frac = dot == std::string::npos ? "" : num.substr(dot + 1);
-  unsigned __int128 ps = 0;
-  for (char c : whole) {
-    ps = ps * 10 + static_cast<unsigned>(c - '0');
-    if (ps > (static_cast<unsigned __int128>(1) << 64)) break;
-  }
-  ps *= scale;
-  std::uint64_t div = 1;
-  unsigned __int128 f = 0;
-  for (char c : frac) {
-    if (div > scale) break;
-    f = f * 10 + static_cast<unsigned>(c - '0');
-    div *= 10;
-  }
-  ps += f * scale / div;
-  if (ps >= timing::TimingConfig::kMaxPs)
-    throw SpecError(fmt::format("{}: '{}' is past the longest simulated time (2^62 ps)", what, s));
-  return static_cast<std::uint64_t>(ps);
-}
-
 // --trace-window T0:T1 (either end may be empty: from the start / to the end).
 trace::TraceWindow parse_trace_window(const std::string& s) {
   const std::size_t colon = s.find(':');
@@ -389,8 +353,11 @@ trace::TraceWindow parse_trace_window(const std::string& s) {
     throw SpecError(fmt::format("--trace-window '{}': expected T0:T1 (e.g. 2us:10us)", s));
   trace::TraceWindow w;
   const std::string a = s.substr(0, colon), b = s.substr(colon + 1);
-  if (!a.empty()) w.from = parse_sim_time(a, "--trace-window");
-  if (!b.empty()) w.to = parse_sim_time(b, "--trace-window");
+  for (const auto& [text, end] : {std::pair{&a, &w.from}, std::pair{&b, &w.to}}) {
+    std::string why;
+    if (text->empty() || *text == "0") continue;  // 0: the start
+    if (!parse_sim_time(*text, *end, why)) throw SpecError("--trace-window: " + why);
+  }
   if (w.from > w.to)
     throw SpecError(fmt::format("--trace-window '{}': the start is after the end", s));
   return w;
@@ -416,6 +383,8 @@ int cmd_run(const Args& args) {
   std::string trace_engines, trace_window, trace_level = "auto";
   std::string max_sim_s, max_wall_s;
   std::vector<std::string> loads, dumps;
+  bool cosim = false;
+  std::string cosim_vcd;
   opts.add_options()("help,h", "show this help")(
       "arch", po::value(&arch_s), "sunda|cayman|mariana|maverick (overrides the program's .arch)")(
       "timing", po::value(&timing_file), "timing profile JSON merged over the defaults")(
@@ -432,7 +401,7 @@ int cmd_run(const Args& args) {
       "trace-engines", po::value(&trace_engines),
       "ENGINE[,ENGINE...]: trace only these engines (pool dve pe sfu; default all)")(
       "trace-window", po::value(&trace_window),
-      "T0:T1: write only trace events in [T0, T1] (times like 1500, 1500ps, 2ns, 3.5us, 1ms; "
+      "T0:T1: write only trace events in [T0, T1] (times like 1500, 1500ps, 2ns, 35us, 1ms; "
       "either end may be empty)")(
       "trace-level", po::value(&trace_level),
       "instr|bundle|auto: instruction slices only, or firmware bundles and the pc too; auto "
@@ -441,7 +410,10 @@ int cmd_run(const Args& args) {
       "watchdog: stop at this simulated time, an integer with a unit ps ns us ms s "
       "(none: ps); exit 4")("max-wall-time", po::value(&max_wall_s),
                             "watchdog: stop after this many seconds of host time; exit 4")(
-      "quiet,q", "print nothing on success");
+      "quiet,q", "print nothing on success")(
+      "cosim", po::bool_switch(&cosim),
+      "TensorDequantize in the Verilated RTL, every word checked by the model (docs/COSIM.md)")(
+      "cosim-vcd", po::value(&cosim_vcd), "with --cosim: write the RTL's waves (VCD)");
   po::options_description hidden;
   std::string program_path;
   hidden.add_options()("program", po::value(&program_path));
@@ -484,6 +456,16 @@ int cmd_run(const Args& args) {
       std::fprintf(stderr, "tpbsim run: error: %s %s\n", opt, why.c_str());
       return 1;
     }
+  }
+  if (!cosim_vcd.empty() && !cosim) {
+    std::fprintf(stderr, "tpbsim run: error: --cosim-vcd needs --cosim\n");
+    return 1;
+  }
+  if (cosim && !cosim::linked_dut()) {
+    std::fprintf(stderr,
+                 "tpbsim run: error: --cosim: this tpbsim has no RTL linked (built without "
+                 "Verilator; see docs/COSIM.md)\n");
+    return 1;
   }
 
   // Program, generation, profile: every error here is exit 1.
@@ -595,7 +577,8 @@ int cmd_run(const Args& args) {
                                   {"--perfetto", &perfetto},
                                   {"--stats", &stats_file},
                                   {"--retire", &retire_file},
-                                  {"--dump-timing", &dump_timing}})
+                                  {"--dump-timing", &dump_timing},
+                                  {"--cosim-vcd", &cosim_vcd}})
     if (!path->empty()) outputs.add(opt, *path);
   // --vcd FILE.vcd also writes the GTKWave save file FILE.gtkw (not beside a device or pipe).
   const std::string gtkw =
@@ -639,9 +622,17 @@ int cmd_run(const Args& args) {
 
   // SystemC objects live for the rest of the process (one elaboration).
   platform::TpbCore* core = nullptr;
+  cosim::DequantCosim* rtl = nullptr;  // --cosim: the RTL harness on the POOL
   try {
     core = new platform::TpbCore("tpb", cfg);
     core->attach_traces(vcd_writer.get(), perfetto_writer.get());
+    if (cosim) {
+      cosim::DequantCosimConfig cc;
+      cc.clock_mhz = cfg.timing.clock(isa::Engine::Pool);
+      if (!cosim_vcd.empty()) cc.vcd = StagedOutputs::temp(cosim_vcd);
+      rtl = new cosim::DequantCosim("cosim", *cosim::linked_dut(),
+                                    core->sequencer(isa::Engine::Pool), cc);
+    }
     core->load_program(*program);
     if (!dump_timing.empty()) {
       std::ofstream out(StagedOutputs::temp(dump_timing));
@@ -663,6 +654,8 @@ int cmd_run(const Args& args) {
     if (perfetto_writer) StagedOutputs::discard(perfetto);
     return 1;
   }
+  // The core delivers retires in time order (end, engine, index), whatever
+  // the quantum or the co-simulation's syncs: the file is diffable.
   if (retire_out)
     core->set_retire_sink([&](const sc::RetireRecord& rr) {
       *retire_out << platform::TpbCore::format_retire(rr) << '\n';
@@ -703,6 +696,8 @@ int cmd_run(const Args& args) {
         retire_out->close();
         if (!*retire_out) throw std::runtime_error(retire_file + ": write failed");
       });
+    if (rtl) rtl->close_trace();
+    if (!cosim_vcd.empty()) write_one(cosim_vcd, [](const std::string&) {});
     // The traces were streamed and finished by the run; commit them.
     if (vcd_writer) {
       write_one(vcd, [&](const std::string&) {
@@ -728,6 +723,7 @@ int cmd_run(const Args& args) {
         trace::RunStats s = core->stats();
         s.program = program_path;
         s.traces = trace_files;
+        if (rtl) s.cosim = rtl->stats();
         trace::write_stats(s, t);
       });
     for (MemSpec m : dump_specs) {
@@ -762,6 +758,12 @@ int cmd_run(const Args& args) {
                 std::string(isa::arch_name(arch)).c_str(),
                 static_cast<double>(r.simulated_ps) / 1000.0,
                 static_cast<unsigned long long>(r.instructions));
+  if (!quiet && rtl) {
+    const trace::CosimStats c = rtl->stats();
+    std::printf("tpbsim run: cosim %s at %.0f MHz: %llu words compared, %llu mismatches\n",
+                c.dut.c_str(), c.clock_mhz, static_cast<unsigned long long>(c.words_compared),
+                static_cast<unsigned long long>(c.mismatches));
+  }
   return rc;
 }
 

@@ -239,39 +239,31 @@ void TpbCore::trace_sfu_flags(std::uint64_t ps) {
 void TpbCore::deliver(const PendingRetire& p) {
   ++retired_;
   if (retire_sink_) {
-    bundle_scratch_.assign(pending_bundles_.begin(),
-                           pending_bundles_.begin() + static_cast<std::ptrdiff_t>(p.bundles));
     sc::RetireRecord r = p.r;
-    r.bundles = bundle_scratch_.data();
-    r.num_bundles = bundle_scratch_.size();
+    r.bundles = p.bundles.data();
+    r.num_bundles = p.bundles.size();
     retire_sink_(r);
   }
 }
 
 void TpbCore::commit_retires(std::uint64_t before) {
-  while (!pending_.empty() && pending_.front().r.end_ps < before) {
-    deliver(pending_.front());
-    pending_bundles_.erase(
-        pending_bundles_.begin(),
-        pending_bundles_.begin() + static_cast<std::ptrdiff_t>(pending_.front().bundles));
-    pending_.pop_front();
+  while (!pending_.empty() && pending_.top().r.end_ps < before) {
+    deliver(pending_.top());
+    pending_.pop();
   }
 }
 
 void TpbCore::commit_retires_at_stop(std::uint64_t stop_ps) {
-  while (!pending_.empty()) {
-    if (pending_.front().r.end_ps <= stop_ps) deliver(pending_.front());
-    pending_bundles_.erase(
-        pending_bundles_.begin(),
-        pending_bundles_.begin() + static_cast<std::ptrdiff_t>(pending_.front().bundles));
-    pending_.pop_front();
-  }
+  for (; !pending_.empty(); pending_.pop())
+    if (pending_.top().r.end_ps <= stop_ps) deliver(pending_.top());
 }
 
 void TpbCore::on_retire(const sc::RetireRecord& r) {
-  pending_.push_back(PendingRetire{r, r.num_bundles});
-  pending_.back().r.bundles = nullptr;
-  pending_bundles_.insert(pending_bundles_.end(), r.bundles, r.bundles + r.num_bundles);
+  PendingRetire p{r, {}};
+  p.r.bundles = nullptr;
+  p.r.num_bundles = 0;
+  if (retire_sink_) p.bundles.assign(r.bundles, r.bundles + r.num_bundles);
+  pending_.push(std::move(p));
   commit_retires(to_ps(sc_core::sc_time_stamp()));
   if (r.engine == isa::Engine::Sfu) trace_sfu_flags(r.end_ps);
   if (!recorder_.signals_enabled()) return;

@@ -11,7 +11,9 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <queue>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -170,15 +172,20 @@ class TpbCore : public sc_core::sc_module {
   std::function<void(const sc::RetireRecord&)> retire_sink_;
   std::uint64_t retired_ = 0;
   // Retires held until the global time has passed them (a fault on another
-  // engine may still come before them: then they are dropped), in the order
-  // the engines retired them; their bundles in pending_bundles_.
+  // engine may still come before them: then they are dropped) and delivered
+  // in time order (end, engine, index): no engine can retire before the
+  // global time, so the sink sees every record in that order whatever the
+  // quantum or the order the engine threads ran in. Their bundles are kept
+  // only when a retire sink wants them.
   struct PendingRetire {
     sc::RetireRecord r;
-    std::size_t bundles;
+    std::vector<sc::BundleRecord> bundles;
+    bool operator>(const PendingRetire& o) const {
+      return std::tie(r.end_ps, r.engine, r.index) > std::tie(o.r.end_ps, o.r.engine, o.r.index);
+    }
   };
-  std::deque<PendingRetire> pending_;
-  std::deque<sc::BundleRecord> pending_bundles_;
-  std::vector<sc::BundleRecord> bundle_scratch_;
+  std::priority_queue<PendingRetire, std::vector<PendingRetire>, std::greater<PendingRetire>>
+      pending_;
   void deliver(const PendingRetire& p);
   // Delivers the held retires that end before `before` (all with kForever),
   // or, with `drop_after`, every one ending at or before it and drops the rest.

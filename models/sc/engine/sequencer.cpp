@@ -92,6 +92,7 @@ class Sequencer::Context : public fw::KernelContext {
   std::uint32_t reg(unsigned r) const override { return s_.env_.regs->get(s_.engine_, r); }
   const TimingConfig& timing() const override { return *s_.env_.timing; }
   fw::EngineState& engine_state() override { return s_.state_; }
+  std::uint64_t now_ps() const override { return s_.now_ps(); }
   void count(const char* name, std::uint64_t n) override {
     s_.stats_.counters[name] += n;
     s_.inst_counts_.emplace_back(name, n);
@@ -511,6 +512,17 @@ bool Sequencer::execute_one() {
                     "too large for this program",
                     TimingConfig::kMaxPs));
     return false;
+  }
+
+  // The retire gate (co-simulation): on the kernel's clock, it may wait.
+  if (retire_gate_) {
+    qk_.sync();
+    try {
+      retire_gate_();
+    } catch (const fw::KernelFault& e) {
+      fault(e.what());
+      return false;
+    }
   }
 
   // Retire (stats, retire line, trace), then the semaphore update at the

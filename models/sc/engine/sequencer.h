@@ -126,6 +126,13 @@ class Sequencer : public sc_core::sc_module {
   // State the engine's kernels keep across instructions (fw::EngineState);
   // the platform sets per-engine options here before the run.
   fw::EngineState& engine_state() { return state_; }
+  // Co-simulation (SPEC §9 --cosim): called in this engine's thread after
+  // each instruction's kernel ran, with the engine's time synced to the
+  // kernel's clock (quantum keeper), before the instruction retires. It may
+  // wait(): the time it waits is the instruction's (a slower RTL stretches
+  // it). A fw::KernelFault it throws faults the instruction. Set before the
+  // run; unset, nothing is synced.
+  void set_retire_gate(std::function<void()> gate) { retire_gate_ = std::move(gate); }
   // State for deadlock reports.
   bool done() const { return done_; }
   bool blocked() const { return blocked_; }
@@ -178,6 +185,7 @@ class Sequencer : public sc_core::sc_module {
   SequencerEnv env_;
   KernelInfoTable table_;
   fw::EngineState state_;
+  std::function<void()> retire_gate_;
   tlm_utils::tlm_quantumkeeper qk_;
   std::vector<BundleRecord> bundles_;        // of the current instruction
   std::vector<std::uint64_t> bundle_trips_;  // by fw::Bundle::id, for stats

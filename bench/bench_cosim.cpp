@@ -1,0 +1,126 @@
+// Co-simulated vs model-only wall time of the same TensorDequantize
+// (docs/COSIM.md, docs/PERFORMANCE.md), measured side by side in one run.
+//
+// One 128-partition instruction (E2M1 MX group 8 and E2M1 group 0) through
+// the platform C++ API: model-only, then with the RTL harness attached
+// (platform/cosim: 128 Verilated lanes clocked at the POOL clock, every word
+// compared). Each iteration forks a child that builds, loads and runs a fresh
+// core and sends back the wall time of run() alone (UseManualTime). Counters:
+// words_per_second (output words), rtl_cycles, x_model (on the cosim rows:
+// co-simulated / model-only wall time of run(), the model-only run of the
+// same workload forked right after each co-simulated one).
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "bench/harness.h"
+#include "models/isa/address_map.h"
+#include "models/isa/encodings.h"
+#include "platform/core/tpb_core.h"
+#include "platform/cosim/dequant_cosim.h"
+
+namespace {
+
+using namespace tpb;
+
+constexpr unsigned kChannels = 128;
+
+struct Workload {
+  isa::DequantFmt fmt;
+  unsigned group;
+  std::uint16_t src_words, dst_words;  // per partition
+};
+// 4 KiB of packed words per partition.
+Workload e2m1_g8() { return {isa::DequantFmt::E2M1ToE5M2, 8, 1025, 1640}; }
+Workload e2m1_g0() { return {isa::DequantFmt::E2M1ToE5M2, 0, 1024, 2048}; }
+
+struct Report {
+  bool ok;
+  double run_s;
+  std::uint64_t words, rtl_cycles;
+};
+
+Report run_once(const Workload& w, bool cosim) {
+  auto* core = new platform::TpbCore("tpb", platform::default_core_config(isa::Arch::Mariana));
+  cosim::DequantCosim* rtl = nullptr;
+  if (cosim) {
+    if (!cosim::linked_dut()) return {};
+    cosim::DequantCosimConfig cc;
+    cc.clock_mhz = core->config().timing.clock(isa::Engine::Pool);
+    rtl = new cosim::DequantCosim("cosim", *cosim::linked_dut(), core->sequencer(isa::Engine::Pool),
+                                  cc);
+  }
+  isa::S3D3TensDequant d;
+  std::memset(&d, 0, sizeof d);
+  d.header = {static_cast<std::uint8_t>(isa::Opcode::TensorDequantize), isa::kInstWordLen, 0, 0};
+  d.in_dtype = d.out_dtype = static_cast<std::uint8_t>(isa::Dtype::Uint32);
+  d.num_active_channels = kChannels;
+  d.dequant_fmt = static_cast<std::uint8_t>(w.fmt);
+  d.group_size = static_cast<std::uint8_t>(w.group);
+  d.src_mem_pattern.t.start_addr.raw = isa::sbuf_addr(0, 0);
+  d.src_mem_pattern.t.step_elem[0] = 1;
+  d.src_mem_pattern.t.num_elem[0] = w.src_words;
+  d.src_mem_pattern.t.num_elem[1] = d.src_mem_pattern.t.num_elem[2] = 1;
+  d.dst_mem_pattern.t.start_addr.raw = isa::sbuf_addr(0, 0x8000);
+  d.dst_mem_pattern.t.step_elem[0] = 1;
+  d.dst_mem_pattern.t.num_elem[0] = w.dst_words;
+  d.dst_mem_pattern.t.num_elem[1] = d.dst_mem_pattern.t.num_elem[2] = 1;
+  core->load_queue(isa::Engine::Pool, {isa::encode(d)});
+  std::mt19937 rng(7);
+  std::vector<std::uint32_t> words(w.src_words);
+  for (unsigned p = 0; p < kChannels; ++p) {
+    for (std::size_t i = 0; i < words.size(); ++i)
+      words[i] = w.group == 8 && i % 5 == 0 ? 0x7F7E7D7Cu : static_cast<std::uint32_t>(rng());
+    core->load_memory(isa::sbuf_addr(p, 0), words.data(), words.size() * 4);
+  }
+  const platform::RunResult r = core->run();
+  Report rep{r.status == platform::RunStatus::Ok, r.wall_seconds,
+             std::uint64_t{kChannels} * w.dst_words, 0};
+  if (rtl) {
+    rep.ok = rep.ok && rtl->stats().mismatches == 0 && rtl->stats().words_compared == rep.words;
+    rep.rtl_cycles = rtl->stats().rtl_cycles;
+  }
+  return rep;
+}
+
+double model_seconds(const Workload& w) {
+  return bench::in_child<Report>("model", [&] { return run_once(w, false); }).run_s;
+}
+
+void run_bench(benchmark::State& state, const Workload& w, bool cosim) {
+  Report last{};
+  double model_s = 0, own_s = 0;
+  for (auto _ : state) {
+    last = bench::in_child<Report>(cosim ? "cosim" : "model", [&] { return run_once(w, cosim); });
+    if (!last.ok) {
+      state.SkipWithError(cosim ? "co-simulated run failed (no RTL linked?)" : "run failed");
+      return;
+    }
+    state.SetIterationTime(last.run_s);
+    own_s += last.run_s;
+    // The model-only run of the same workload, back to back (not timed here).
+    if (cosim) model_s += model_seconds(w);
+  }
+  state.counters["words_per_second"] = benchmark::Counter(
+      static_cast<double>(last.words), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["rtl_cycles"] = static_cast<double>(last.rtl_cycles);
+  if (cosim && model_s > 0) state.counters["x_model"] = own_s / model_s;
+}
+
+void BM_Model_E2M1_MX8_128x4KiB(benchmark::State& s) { run_bench(s, e2m1_g8(), false); }
+void BM_Cosim_E2M1_MX8_128x4KiB(benchmark::State& s) { run_bench(s, e2m1_g8(), true); }
+void BM_Model_E2M1_G0_128x4KiB(benchmark::State& s) { run_bench(s, e2m1_g0(), false); }
+void BM_Cosim_E2M1_G0_128x4KiB(benchmark::State& s) { run_bench(s, e2m1_g0(), true); }
+
+}  // namespace
+
+BENCHMARK(BM_Model_E2M1_MX8_128x4KiB)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Cosim_E2M1_MX8_128x4KiB)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Model_E2M1_G0_128x4KiB)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Cosim_E2M1_G0_128x4KiB)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// SystemC supplies main() and calls sc_main.
+int sc_main(int argc, char** argv) { return tpb::bench::run_benchmarks(argc, argv); }

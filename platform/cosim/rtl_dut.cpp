@@ -1,0 +1,74 @@
+// The Verilated DUT of one build variant (platform/cosim/dut.h): compiled
+// once per RTL variant against that variant's generated header, whose class
+// is always Vdut (verilator --prefix Vdut), and linked into the program as an
+// object file so its registration runs.
+// Verilator's runtime headers are not -Wextra clean (unused parameters).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include <verilated.h>
+#include <verilated_vcd_sc.h>
+
+#include "Vdut.h"
+#pragma GCC diagnostic pop
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "platform/cosim/dut.h"
+
+#ifndef TPBSIM_DUT_NAME
+#error "TPBSIM_DUT_NAME (the RTL top module and variant) must be defined by the build"
+#endif
+
+namespace tpb::cosim {
+namespace {
+
+class VerilatedDut : public DutLibrary {
+ public:
+  std::string name() const override { return TPBSIM_DUT_NAME; }
+  void enable_trace() override {
+    Verilated::traceEverOn(true);
+    trace_ = true;
+  }
+  std::unique_ptr<sc_core::sc_module> create(const char* name, DutPins& p) override {
+    auto m = std::make_unique<Vdut>(name);
+    m->clk(p.clk);
+    m->rst_n(p.rst_n);
+    m->fmt(p.fmt);
+    m->group(p.group);
+    m->in_valid(p.in_valid);
+    m->in_ready(p.in_ready);
+    m->in_data(p.in_data);
+    m->out_valid(p.out_valid);
+    m->out_ready(p.out_ready);
+    m->out_data(p.out_data);
+    if (trace_) lanes_.push_back(m.get());
+    return m;
+  }
+  void open_trace(const std::string& path) override {
+    if (!trace_ || vcd_) return;
+    // Never destroyed (as the SystemC objects): Verilator's own statics may
+    // be gone by the time a static destructor would run.
+    vcd_ = new VerilatedVcdSc;
+    for (Vdut* m : lanes_) m->trace(vcd_, 99);
+    vcd_->open(path.c_str());
+  }
+  void close_trace() override {
+    if (vcd_) vcd_->close();
+  }
+
+ private:
+  bool trace_ = false;
+  std::vector<Vdut*> lanes_;  // owned by the harness
+  VerilatedVcdSc* vcd_ = nullptr;
+};
+
+const bool registered = [] {
+  static VerilatedDut lib;
+  register_dut(&lib);
+  return true;
+}();
+
+}  // namespace
+}  // namespace tpb::cosim
