@@ -12,8 +12,6 @@ namespace tpb::trace {
 
 namespace {
 
-constexpr std::size_t kFlushAt = 1 << 20;
-
 // A JSON string literal (RFC 8259 escapes).
 void append_json_string(std::string& out, std::string_view s) {
   out.push_back('"');
@@ -75,31 +73,7 @@ void append_args(std::string& out, std::string_view args) {
 }  // namespace
 
 PerfettoWriter::PerfettoWriter(std::string path, TraceWindow window)
-    : path_(std::move(path)), window_(window) {
-  f_ = std::fopen(path_.c_str(), "wb");
-  if (!f_) fail("cannot open for writing");
-  buf_.reserve(kFlushAt + 4096);
-}
-
-PerfettoWriter::~PerfettoWriter() {
-  if (f_) std::fclose(f_);
-}
-
-void PerfettoWriter::fail(const char* what) {
-  throw std::runtime_error("Perfetto trace '" + path_ + "': " + what + ": " + std::strerror(errno));
-}
-
-// A write error is kept, not thrown (this runs inside the simulation):
-// finish() reports it, and nothing more is written.
-void PerfettoWriter::flush() {
-  if (error_.empty() && !buf_.empty()) {
-    if (std::fwrite(buf_.data(), 1, buf_.size(), f_) == buf_.size())
-      bytes_ += buf_.size();
-    else
-      error_ = "'" + path_ + "': write failed: " + std::strerror(errno);
-  }
-  buf_.clear();
-}
+    : window_(window), out_(std::move(path), "Perfetto trace"), buf_(out_.buf()) {}
 
 void PerfettoWriter::start(const std::vector<Track>& tracks) {
   std::vector<std::string> processes;
@@ -193,7 +167,7 @@ void PerfettoWriter::flush_track(std::uint32_t track, bool unterminated_at_end, 
   ts.pending.clear();
   ts.open.clear();
   ts.text.clear();
-  if (buf_.size() >= kFlushAt) flush();
+  out_.maybe_flush();
 }
 
 void PerfettoWriter::write_event(std::uint32_t track, const Pending& p, const std::string& text,
@@ -254,11 +228,7 @@ void PerfettoWriter::finish(Picos end) {
   for (std::uint32_t k = 0; k < tracks_.size(); ++k)
     if (!tracks_[k].pending.empty()) flush_track(k, true, std::min(end, window_.to));
   buf_ += "\n],\n\"displayTimeUnit\":\"ns\"}\n";
-  flush();
-  std::FILE* f = f_;
-  f_ = nullptr;
-  if (std::fclose(f) != 0 && error_.empty())
-    error_ = "'" + path_ + "': cannot finish writing: " + std::strerror(errno);
+  out_.close();
 }
 
 void write_perfetto(const Recorder& rec, const std::string& path) {

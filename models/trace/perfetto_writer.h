@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/trace/recorder.h"
+#include "models/trace/trace_output.h"
 #include "models/trace/vcd_writer.h"  // TraceWindow
 
 namespace tpb::trace {
@@ -37,14 +38,13 @@ namespace tpb::trace {
 class PerfettoWriter : public SliceSink {
  public:
   explicit PerfettoWriter(std::string path, TraceWindow window = {});
-  ~PerfettoWriter() override;
   void start(const std::vector<Track>& tracks) override;
   void event(const SliceRecord& e, std::string_view name, std::string_view args) override;
   // Writes the end and closes the file; never throws (see error()).
   void finish(Picos end) override;
   // After finish(): "" or what went wrong ("'PATH': write failed: ...").
-  const std::string& error() const { return error_; }
-  std::uint64_t bytes() const { return bytes_; }
+  const std::string& error() const { return out_.error(); }
+  std::uint64_t bytes() const { return out_.bytes(); }
   std::uint64_t events_written() const { return written_; }
 
  private:
@@ -65,17 +65,13 @@ class PerfettoWriter : public SliceSink {
   void flush_track(std::uint32_t track, bool unterminated_at_end, Picos end);
   void write_event(std::uint32_t track, const Pending& p, const std::string& text,
                    bool unterminated);
-  void flush();
-  [[noreturn]] void fail(const char* what);
 
-  std::string path_;
   TraceWindow window_;
-  std::FILE* f_ = nullptr;
-  std::string buf_;
+  TraceOutput out_;
+  std::string& buf_;  // out_.buf()
   std::vector<int> pid_of_;
   std::vector<TrackState> tracks_;
-  std::string error_;
-  std::uint64_t bytes_ = 0, written_ = 0;
+  std::uint64_t written_ = 0;
 };
 
 // The whole of an in-memory Recorder (no sink attached) at once.

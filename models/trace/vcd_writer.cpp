@@ -12,8 +12,6 @@ namespace tpb::trace {
 
 namespace {
 
-constexpr std::size_t kFlushAt = 1 << 20;
-
 // VCD identifier codes: printable ASCII '!'..'~' as base-94 digits.
 std::string vcd_id(std::size_t index) {
   std::string id;
@@ -85,31 +83,7 @@ void append_scope(std::string& out, const ScopeNode& node, const std::vector<Sig
 }  // namespace
 
 VcdWriter::VcdWriter(std::string path, std::string top, TraceWindow window)
-    : path_(std::move(path)), top_(std::move(top)), window_(window) {
-  f_ = std::fopen(path_.c_str(), "wb");
-  if (!f_) fail("cannot open for writing");
-  buf_.reserve(kFlushAt + 4096);
-}
-
-VcdWriter::~VcdWriter() {
-  if (f_) std::fclose(f_);
-}
-
-void VcdWriter::fail(const char* what) {
-  throw std::runtime_error("VCD file '" + path_ + "': " + what + ": " + std::strerror(errno));
-}
-
-// A write error is kept, not thrown (this runs inside the simulation):
-// finish() reports it, and nothing more is written.
-void VcdWriter::flush() {
-  if (error_.empty() && !buf_.empty()) {
-    if (std::fwrite(buf_.data(), 1, buf_.size(), f_) == buf_.size())
-      bytes_ += buf_.size();
-    else
-      error_ = "'" + path_ + "': write failed: " + std::strerror(errno);
-  }
-  buf_.clear();
-}
+    : top_(std::move(top)), window_(window), out_(std::move(path), "VCD file"), buf_(out_.buf()) {}
 
 void VcdWriter::start(const std::vector<Signal>& sigs) {
   sigs_ = sigs;
@@ -167,7 +141,7 @@ void VcdWriter::emit_group() {
     ++written_;
   }
   touched_list_.clear();
-  if (buf_.size() >= kFlushAt) flush();
+  out_.maybe_flush();
 }
 
 void VcdWriter::change(const ValueChange& c) {
@@ -195,11 +169,7 @@ void VcdWriter::finish(Picos end) {
   const Picos stop = std::min(end, window_.to);
   if (!dumped_) dumpvars(std::min(window_.from, stop));
   if (stop > last_written_) buf_ += "#" + std::to_string(stop) + "\n";
-  flush();
-  std::FILE* f = f_;
-  f_ = nullptr;
-  if (std::fclose(f) != 0 && error_.empty())
-    error_ = "'" + path_ + "': cannot finish writing: " + std::strerror(errno);
+  out_.close();
 }
 
 void write_vcd(const Recorder& rec, const std::string& path, const std::string& top) {

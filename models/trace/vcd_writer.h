@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/trace/recorder.h"
+#include "models/trace/trace_output.h"
 
 namespace tpb::trace {
 
@@ -33,27 +34,24 @@ struct TraceWindow {
 class VcdWriter : public ChangeSink {
  public:
   VcdWriter(std::string path, std::string top = "tpb", TraceWindow window = {});
-  ~VcdWriter() override;
   void start(const std::vector<Signal>& signals) override;
   void change(const ValueChange& c) override;
   // Writes the end and closes the file; never throws (see error()).
   void finish(Picos end) override;
   // After finish(): "" or what went wrong ("'PATH': write failed: ...").
-  const std::string& error() const { return error_; }
+  const std::string& error() const { return out_.error(); }
   // After finish(): bytes written and value changes written.
-  std::uint64_t bytes() const { return bytes_; }
+  std::uint64_t bytes() const { return out_.bytes(); }
   std::uint64_t changes_written() const { return written_; }
 
  private:
   void emit_group();
   void dumpvars(Picos t);
-  void flush();
-  [[noreturn]] void fail(const char* what);
 
-  std::string path_, top_;
+  std::string top_;
   TraceWindow window_;
-  std::FILE* f_ = nullptr;
-  std::string buf_;
+  TraceOutput out_;
+  std::string& buf_;  // out_.buf()
   std::vector<Signal> sigs_;
   std::vector<std::string> ids_;
   std::vector<std::uint64_t> current_, pending_;
@@ -62,8 +60,7 @@ class VcdWriter : public ChangeSink {
   Picos group_t_ = 0;
   bool dumped_ = false;  // $dumpvars written
   Picos last_written_ = 0;
-  std::string error_;
-  std::uint64_t bytes_ = 0, written_ = 0;
+  std::uint64_t written_ = 0;
 };
 
 // The whole of an in-memory Recorder (no sink attached) at once.
