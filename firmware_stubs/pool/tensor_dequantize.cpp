@@ -12,22 +12,6 @@ namespace tpb::fw {
 
 namespace {
 
-const char* fmt_name(isa::DequantFmt f) {
-  switch (f) {
-    case isa::DequantFmt::E2M1ToE5M2:
-      return "E2M1ToE5M2";
-    case isa::DequantFmt::Int4ToE5M2:
-      return "INT4ToE5M2";
-    case isa::DequantFmt::Nf4ToE4M3:
-      return "NF4ToE4M3";
-    case isa::DequantFmt::E2M3ToE4M3:
-      return "E2M3ToE4M3";
-    case isa::DequantFmt::Invalid:
-      break;
-  }
-  return "Invalid";
-}
-
 DequantState& state(KernelContext& ctx) { return std::any_cast<DequantState&>(ctx.scratch()); }
 
 // Checks what the static contract cannot see once addresses or shapes ride
@@ -69,7 +53,8 @@ std::uint32_t decode_fields(KernelContext& ctx) {
     throw KernelFault(fmt::format(
         "s3d3_tens_dequant_element_count_check_t3d failed at run time: src {} words, dst {} "
         "words, but {} group {} maps {} src words to {} dst words",
-        st.src_words, st.dst_words, fmt_name(st.fmt), st.group, ratio.src_words, ratio.dst_words));
+        st.src_words, st.dst_words, isa::dequant_fmt_name(st.fmt), st.group, ratio.src_words,
+        ratio.dst_words));
   ctx.scratch() = st;
   return 0;
 }

@@ -7,6 +7,22 @@
 #include "models/isa/opcode_table.h"
 
 namespace tpb::isa {
+
+const char* dequant_fmt_name(DequantFmt f) {
+  switch (f) {
+    case DequantFmt::E2M1ToE5M2:
+      return "E2M1ToE5M2";
+    case DequantFmt::Int4ToE5M2:
+      return "INT4ToE5M2";
+    case DequantFmt::Nf4ToE4M3:
+      return "NF4ToE4M3";
+    case DequantFmt::E2M3ToE4M3:
+      return "E2M3ToE4M3";
+    case DequantFmt::Invalid:
+      break;
+  }
+  return "Invalid";
+}
 namespace {
 
 bool iequals(std::string_view a, std::string_view b) {

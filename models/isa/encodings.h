@@ -79,6 +79,8 @@ enum class DequantFmt : std::uint8_t {
   Nf4ToE4M3 = 3,
   E2M3ToE4M3 = 4,
 };
+// The seed's name of a DEQUANT_FMT ("E2M1ToE5M2", ... ; "Invalid" else).
+const char* dequant_fmt_name(DequantFmt f);
 
 // MX_PERF_MODE (seed 003 §3.3)
 enum class MxPerfMode : std::uint8_t {

@@ -8,26 +8,6 @@
 
 namespace tpb::cosim {
 
-namespace {
-
-std::string fmt_label(isa::DequantFmt f) {
-  switch (f) {
-    case isa::DequantFmt::E2M1ToE5M2:
-      return "E2M1ToE5M2";
-    case isa::DequantFmt::Int4ToE5M2:
-      return "INT4ToE5M2";
-    case isa::DequantFmt::Nf4ToE4M3:
-      return "NF4ToE4M3";
-    case isa::DequantFmt::E2M3ToE4M3:
-      return "E2M3ToE4M3";
-    default:
-      break;
-  }
-  return "invalid";
-}
-
-}  // namespace
-
 DutPins::DutPins(const std::string& p)
     : clk((p + "_clk").c_str()),
       rst_n((p + "_rst_n").c_str()),
@@ -248,8 +228,8 @@ void DequantCosim::retire_gate() {
   if (sb_.mismatches() > stream_mismatches_)
     throw fw::KernelFault(fmt::format(
         "co-simulation mismatch {} ({} {} group {}: {} of the instruction's output words differ)",
-        sb_.first_mismatch()->describe(), dut_.name(), fmt_label(stream_.fmt), stream_.group,
-        sb_.mismatches() - stream_mismatches_));
+        sb_.first_mismatch()->describe(), dut_.name(), isa::dequant_fmt_name(stream_.fmt),
+        stream_.group, sb_.mismatches() - stream_mismatches_));
 }
 
 }  // namespace tpb::cosim
