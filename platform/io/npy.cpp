@@ -262,7 +262,10 @@ NpyArray read_npy(const std::string& path) {
   if (!in) throw NpyError(path, std::string("cannot open: ") + std::strerror(errno));
   const std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) throw NpyError(path, "read error");
+  return parse_npy(file, path);
+}
 
+NpyArray parse_npy(std::string_view file, const std::string& path) {
   if (file.compare(0, std::min(file.size(), kMagicLen), kMagic, std::min(file.size(), kMagicLen)) !=
       0)
     throw NpyError(path, "bad magic: not a NumPy .npy file (expected \\x93NUMPY)");
