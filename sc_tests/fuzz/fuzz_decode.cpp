@@ -9,7 +9,8 @@
 //     predicates, and runs the contract of the opcode's table row;
 //   - check_as() knows every contract name;
 //   - parse_program(disassemble(p)) gives back the same words per engine
-//     (program.h), and a TQUANT word's block text assembles to the word.
+//     (program.h); a TQUANT word is disassembled in the block syntax when
+//     its text assembles back to it, as .raw otherwise.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -18,7 +19,6 @@
 
 #include "models/isa/checker.h"
 #include "models/isa/program.h"
-#include "models/isa/tquant_block.h"
 #include "sc_tests/fuzz/fuzz_check.h"
 
 namespace {
@@ -54,11 +54,6 @@ void check_word(const RawInst& raw) {
                    f.data());
     }
   }
-  const std::string block = disassemble_tquant_block(raw);
-  if (!block.empty()) {
-    const RawInst back = assemble_tquant_block(block, SourceLoc{"fuzz.tpb", 1, 1});
-    FUZZ_CHECK(back == raw, "TQUANT block text does not assemble to its word: %s", block.c_str());
-  }
 }
 
 }  // namespace
@@ -66,7 +61,7 @@ void check_word(const RawInst& raw) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::size_t words = std::min(kMaxWords, (size + kInstBytes - 1) / kInstBytes);
   std::vector<std::uint8_t> bytes(words * kInstBytes, 0);
-  std::memcpy(bytes.data(), data, std::min(size, bytes.size()));
+  if (size > 0) std::memcpy(bytes.data(), data, std::min(size, bytes.size()));
   const Program p = parse_binary(bytes, "fuzz.bin");
   for (const auto& q : p.queues)
     for (const ProgramInst& inst : q) check_word(inst.raw);

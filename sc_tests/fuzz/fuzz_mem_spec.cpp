@@ -20,6 +20,11 @@
 #include "platform/cli/mem_spec.h"
 #include "sc_tests/fuzz/fuzz_check.h"
 
+// libsystemc (linked with tpb_platform) calls sc_main from its own main;
+// this program has its own main, so this weak definition only satisfies the
+// link, as in platform/cli/cmd_run.cpp.
+extern "C" __attribute__((weak)) int sc_main(int, char**) { return 0; }
+
 namespace {
 
 using namespace tpb;

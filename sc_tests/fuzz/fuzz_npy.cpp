@@ -35,11 +35,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(std::string_view(e.what()).rfind("fuzz.npy: ", 0) == 0, "message '%s'", e.what());
     return 0;
   }
+  // The shape's bytes in 128-bit arithmetic, saturated past the file's size
+  // (such a shape must have been refused); a 0 dimension anywhere gives 0.
   unsigned __int128 bytes = npy_itemsize(a.dtype);
-  for (std::size_t d : a.shape) {
-    bytes *= d;
-    if (bytes > size) break;  // more than the file holds: must have been refused
-  }
+  for (std::size_t d : a.shape) bytes = d == 0 ? 0 : bytes > size ? bytes : bytes * d;
   FUZZ_CHECK(bytes == a.data.size(), "%zu data bytes for the shape and dtype read", a.data.size());
   FUZZ_CHECK(a.data.size() <= size, "more data than the file");
 

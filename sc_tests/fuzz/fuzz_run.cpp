@@ -33,12 +33,9 @@
 #include "platform/cli/commands.h"
 #include "sc_tests/fuzz/fuzz_check.h"
 
-// The inline 8-bit counters of -fsanitize=fuzzer[-no-link] (one section over
-// the whole static binary); null in a build without coverage.
-extern "C" {
-extern std::uint8_t __start___sancov_cntrs[] __attribute__((weak, visibility("hidden")));
-extern std::uint8_t __stop___sancov_cntrs[] __attribute__((weak, visibility("hidden")));
-}
+// The coverage counters of this binary (fuzz_run_counters.cpp).
+std::uint8_t* fuzz_counters_begin();
+std::size_t fuzz_counters_size();
 
 namespace {
 
@@ -59,8 +56,8 @@ State& state() {
     const std::string base = "/tmp/tpbsim-fuzz-run-" + std::to_string(getpid());
     st.program = base + ".prog";
     st.errors = base + ".stderr";
-    if (__start___sancov_cntrs && __stop___sancov_cntrs > __start___sancov_cntrs) {
-      st.counters = static_cast<std::size_t>(__stop___sancov_cntrs - __start___sancov_cntrs);
+    if (fuzz_counters_size() > 0) {
+      st.counters = fuzz_counters_size();
       void* m =
           mmap(nullptr, st.counters, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
       FUZZ_CHECK(m != MAP_FAILED, "mmap of %zu bytes failed", st.counters);
@@ -88,7 +85,7 @@ void dump_child_stderr(const State& st) {
   if (null >= 0) dup2(null, 1);
   const int rc = tpb::cli::cmd_run({st.program, "--quiet", "--stats", "/dev/null", "--retire",
                                     "/dev/null", "--vcd", "/dev/null", "--perfetto", "/dev/null"});
-  if (st.shared) std::memcpy(st.shared, __start___sancov_cntrs, st.counters);
+  if (st.shared) std::memcpy(st.shared, fuzz_counters_begin(), st.counters);
   std::fflush(nullptr);
   _exit(10 + rc);
 }
@@ -117,7 +114,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) FUZZ_CHECK(errno == EINTR, "waitpid: %s", strerror(errno));
   if (WIFEXITED(status) && WEXITSTATUS(status) >= 10 && WEXITSTATUS(status) <= 13) {
-    if (st.shared) std::memcpy(__start___sancov_cntrs, st.shared, st.counters);
+    if (st.shared) std::memcpy(fuzz_counters_begin(), st.shared, st.counters);
     return 0;
   }
   dump_child_stderr(st);
