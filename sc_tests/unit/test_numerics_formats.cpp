@@ -40,15 +40,6 @@ constexpr Overflow kNoSat = Overflow::NonSaturate;
   return ::testing::AssertionFailure() << "got " << got << ", want " << want;
 }
 
-struct Fp8Case {
-  Format f;
-  const ref::Fp8Def* def;
-};
-const Fp8Case kFp8[] = {{Format::E4M3, &ref::kE4M3},
-                        {Format::E5M2, &ref::kE5M2},
-                        {Format::E3M4, &ref::kE3M4},
-                        {Format::E2M5, &ref::kE2M5}};
-
 // Reference value of any code of a format of at most 8 bits (test tables only).
 double ref_value(Format f, unsigned c) {
   switch (f) {
