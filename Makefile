@@ -2,14 +2,17 @@
 #   make demo   install missing packages, build, run the default workload
 #   make test   install missing packages, build, run the whole test suite
 #   make bench  build and run the benchmarks (numbers for docs/PERFORMANCE.md)
-#   make asan   build and test under AddressSanitizer + UBSan (build-asan/)
+#   make asan   build (clang, -O1, ASan + UBSan + libFuzzer coverage) and run the
+#               whole test suite under the sanitizers (build-asan/)
+#   make fuzz   build build-asan/ and run every fuzz target FUZZ_SECONDS (60) each,
+#               FUZZ_JOBS (2) at a time, from its seed corpus (docs/FUZZING.md)
 
 BUILD      ?= build
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 DEMO_OUT   ?= out/demo
 
-.PHONY: all deps build demo test bench asan clean format
+.PHONY: all deps build demo test bench asan asan-build fuzz clean format
 
 all: build
 
@@ -31,10 +34,30 @@ test: build
 bench: build
 	@for b in $(BUILD)/bench/bench_*; do [ -x "$$b" ] && "$$b" --benchmark_min_time=0.5; done
 
-asan: deps
-	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DTPBSIM_SANITIZE=ON -DTPBSIM_BENCH=OFF $(CMAKE_ARGS)
-	cmake --build build-asan -j $(JOBS)
-	cd build-asan && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure -j $(JOBS) --timeout 900
+# One sanitizer build serves the whole test suite and the fuzz targets: clang,
+# ASan + UBSan at -O1, coverage for libFuzzer (TPBSIM_FUZZ); no benchmarks,
+# and no Verilated co-simulation (its four RTL builds would take CI past its
+# budget; `make asan CMAKE_ARGS=-DTPBSIM_COSIM=ON` runs it under the
+# sanitizers too, docs/COSIM.md).
+ASAN_BUILD   ?= build-asan
+FUZZ_SECONDS ?= 60
+FUZZ_JOBS    ?= 2
+# LeakSanitizer is on for every test; see docs/FUZZING.md for where SystemC
+# keeps it from saying anything useful.
+SAN_ENV = ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:check_initialization_order=1 \
+          UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+asan-build: deps
+	@grep -qs 'CMAKE_CXX_COMPILER:.*clang' $(ASAN_BUILD)/CMakeCache.txt || rm -rf $(ASAN_BUILD)
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
+	  -DTPBSIM_SANITIZE=ON -DTPBSIM_FUZZ=ON -DTPBSIM_BENCH=OFF -DTPBSIM_COSIM=OFF $(CMAKE_ARGS)
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+asan: asan-build
+	cd $(ASAN_BUILD) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS) --timeout 900
+
+fuzz: asan-build
+	$(SAN_ENV) sc_tests/fuzz/run_fuzzers.sh $(ASAN_BUILD) $(FUZZ_SECONDS) $(FUZZ_JOBS)
 
 format:
 	@git ls-files '*.cpp' '*.h' | xargs clang-format -i

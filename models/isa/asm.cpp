@@ -478,7 +478,7 @@ std::int16_t get_i16(const RawInst& r, unsigned off) {
 
 class Builder {
  public:
-  Builder(Lexer& lx, const InstSpec& spec) : lx_(lx), spec_(spec) {
+  explicit Builder(Lexer& lx) : lx_(lx) {
     owner_.fill(-1);
     raw_.fill(0);
   }
@@ -507,7 +507,6 @@ class Builder {
 
  private:
   Lexer& lx_;
-  const InstSpec& spec_;
   RawInst raw_;
   std::array<int, kInstBytes> owner_;
   std::vector<std::string> keys_;
@@ -836,7 +835,7 @@ RawInst assemble(Lexer& lx) {
     for (auto n : asm_mnemonics()) list += (list.empty() ? "" : ", ") + std::string(n);
     lx.fail(m.at, "unknown mnemonic '" + m.text + "' (" + list + ", or .raw)");
   }
-  Builder b(lx, *spec);
+  Builder b(lx);
   std::vector<std::string> seen;
   for (;;) {
     const Tok k = lx.next();

@@ -285,6 +285,13 @@ NpyArray read_npy(const std::string& path) {
     file.append(buf, n);
   }
   if (in.bad()) throw NpyError(path, "read error");
+  return parse_npy(file, path);
+}
+
+NpyArray parse_npy(std::string_view file, const std::string& path) {
+  if (file.compare(0, std::min(file.size(), kMagicLen), kMagic, std::min(file.size(), kMagicLen)) !=
+      0)
+    throw NpyError(path, "bad magic: not a NumPy .npy file (expected \\x93NUMPY)");
   if (file.size() < kMagicLen + 2)
     throw NpyError(path,
                    "truncated header: file is only " + std::to_string(file.size()) + " bytes");

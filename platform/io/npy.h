@@ -45,6 +45,8 @@ class NpyError : public std::runtime_error {
 // unsupported version, truncated or malformed header, big-endian or
 // unsupported dtype, fortran_order True, truncated data, shape/size mismatch.
 NpyArray read_npy(const std::string& path);
+// The same for the bytes of a whole .npy file; errors name `path`.
+NpyArray parse_npy(std::string_view bytes, const std::string& path);
 
 // Writes format v1.0 byte-for-byte as numpy.save does (header padded with
 // spaces so the data starts at a multiple of 64 bytes). Throws NpyError if

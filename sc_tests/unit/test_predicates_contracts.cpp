@@ -45,7 +45,6 @@ RawInst with_header(std::uint8_t opcode) {
 }
 constexpr std::uint32_t kMxV2 = 0x08000000;      // marker_a4 0b00001
 constexpr std::uint32_t kIndirect = 0x10000000;  // marker_a4 0b00010
-constexpr std::uint32_t kShapeReg = 0x40000000;
 constexpr std::uint32_t kAddrReg = 0x80000000;
 std::uint32_t sb(unsigned p, std::uint32_t off) { return sbuf_addr(p, off); }
 std::uint32_t ps(unsigned p, std::uint32_t off) { return psum_addr(p, off); }

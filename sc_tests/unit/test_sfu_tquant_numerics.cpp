@@ -8,7 +8,9 @@
 
 // GCC reports a false -Wmaybe-uninitialized inside Boost.Multiprecision's
 // cpp_int limbs where this file instantiates it.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <boost/multiprecision/cpp_int.hpp>
 #include <cmath>
 #include <cstring>

@@ -1,0 +1,133 @@
+#include "platform/cli/mem_spec.h"
+
+#include <fmt/format.h>
+
+#include "firmware_stubs/sfu/tile_file.h"
+
+namespace tpb::cli {
+
+std::uint64_t parse_uint(const std::string& s, const std::string& what, const std::string& spec) {
+  std::size_t pos = 0;
+  std::uint64_t v = 0;
+  try {
+    v = std::stoull(s, &pos, 0);
+  } catch (const std::exception&) {
+    pos = std::string::npos;
+  }
+  if (s.empty() || pos != s.size() || s[0] == '-')
+    throw SpecError(fmt::format("bad {} '{}' in '{}'", what, s, spec));
+  return v;
+}
+
+std::vector<std::string> split(const std::string& s, char c) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t p = s.find(c, start);
+    out.push_back(s.substr(start, p - start));
+    if (p == std::string::npos) return out;
+    start = p + 1;
+  }
+}
+
+// MEM:PARTITION:OFFSET[:ROWSxCOLS:DTYPE]=FILE
+MemSpec parse_mem_spec(const std::string& spec, bool dump) {
+  MemSpec m;
+  m.text = spec;
+  const std::size_t eq = spec.find('=');
+  if (eq == std::string::npos || eq + 1 == spec.size())
+    throw SpecError(fmt::format("'{}': expected ...=FILE.npy", spec));
+  m.file = spec.substr(eq + 1);
+  const std::vector<std::string> f = split(spec.substr(0, eq), ':');
+  const std::size_t want = dump ? 5 : 3;
+  if (f.size() != want)
+    throw SpecError(fmt::format("'{}': expected {}", spec,
+                                dump ? "sbuf|psum:PARTITION:OFFSET:ROWSxCOLS:DTYPE=FILE.npy"
+                                     : "sbuf|psum:PARTITION:OFFSET=FILE.npy"));
+  if (f[0] == "sbuf")
+    m.region = isa::Region::Sbuf;
+  else if (f[0] == "psum")
+    m.region = isa::Region::Psum;
+  else
+    throw SpecError(fmt::format("'{}': memory '{}' is not sbuf or psum", spec, f[0]));
+  const std::uint64_t p = parse_uint(f[1], "partition", spec);
+  if (p >= isa::kNumPartitions)
+    throw SpecError(fmt::format("'{}': partition {} is past 127", spec, p));
+  m.partition = static_cast<unsigned>(p);
+  const std::uint64_t off = parse_uint(f[2], "offset", spec);
+  if (off >= isa::kPartitionSlot)
+    throw SpecError(fmt::format("'{}': offset {} is past the 256 KiB partition slot", spec, off));
+  m.offset = static_cast<std::uint32_t>(off);
+  if (dump) {
+    const std::size_t x = f[3].find('x');
+    if (x == std::string::npos)
+      throw SpecError(fmt::format("'{}': shape '{}' is not ROWSxCOLS", spec, f[3]));
+    m.rows = parse_uint(f[3].substr(0, x), "rows", spec);
+    m.cols = parse_uint(f[3].substr(x + 1), "cols", spec);
+    if (m.rows == 0 || m.cols == 0) throw SpecError(fmt::format("'{}': empty shape", spec));
+    if (!io::parse_dump_dtype(f[4], m.dtype))
+      throw SpecError(
+          fmt::format("'{}': dtype '{}' is not one of u8 u16 u32 i8 f16 f32 bf16", spec, f[4]));
+  }
+  return m;
+}
+
+bool is_tile_spec(const std::string& s) { return s.rfind("tile:", 0) == 0; }
+
+TileSpec parse_tile_spec(const std::string& spec, bool dump) {
+  TileSpec t;
+  t.text = spec;
+  const std::size_t eq = spec.find('=');
+  if (eq == std::string::npos || eq + 1 == spec.size())
+    throw SpecError(fmt::format("'{}': expected tile:N{}=FILE.npy", spec, dump ? "" : "[:COL]"));
+  t.file = spec.substr(eq + 1);
+  const std::vector<std::string> f = split(spec.substr(0, eq), ':');
+  if (f.size() != 2 && (dump || f.size() != 3))
+    throw SpecError(fmt::format("'{}': expected tile:N{}=FILE.npy", spec, dump ? "" : "[:COL]"));
+  const std::uint64_t n = parse_uint(f[1], "tile number", spec);
+  if (n >= fw::sfu::kNumTiles) throw SpecError(fmt::format("'{}': tile T{} is past T31", spec, n));
+  t.tile = static_cast<unsigned>(n);
+  if (f.size() == 3) {
+    const std::uint64_t c = parse_uint(f[2], "physical Col", spec);
+    if (c == 0 || c > 0xFFFF)
+      throw SpecError(fmt::format("'{}': physical Col {} is not 1..65535", spec, c));
+    t.col = static_cast<unsigned>(c);
+  }
+  return t;
+}
+
+std::uint64_t mem_addr(const MemSpec& m, std::size_t row) {
+  return m.region == isa::Region::Sbuf
+             ? isa::sbuf_addr(m.partition + static_cast<unsigned>(row), m.offset)
+             : isa::psum_addr(m.partition + static_cast<unsigned>(row), m.offset);
+}
+
+void check_rows(const MemSpec& m, std::size_t rows) {
+  // Overflow-safe: rows can be anything a user or a .npy header gives.
+  if (rows > isa::kNumPartitions - m.partition)
+    throw SpecError(fmt::format("'{}': {} rows from partition {} run past partition 127", m.text,
+                                rows, m.partition));
+}
+
+// Every row stays inside its partition: checked before anything runs, in
+// overflow-safe arithmetic.
+void check_row_fits(const MemSpec& m, std::uint64_t row_bytes, std::uint32_t cap) {
+  const std::uint64_t room = m.offset < cap ? cap - m.offset : 0;
+  if (row_bytes > room)
+    throw SpecError(fmt::format(
+        "'{}': a row of {} bytes from offset 0x{:x} runs {} bytes past the end of the partition "
+        "({} bytes)",
+        m.text, row_bytes, m.offset, row_bytes - room, cap));
+}
+
+void check_dump_fits(const MemSpec& m, std::uint32_t cap) {
+  check_rows(m, m.rows);
+  const std::uint64_t item = io::npy_itemsize(m.dtype);
+  if (m.cols > (m.offset < cap ? cap - m.offset : 0) / item)
+    throw SpecError(fmt::format(
+        "'{}': {} columns of {} bytes from offset 0x{:x} run past the end of the partition "
+        "({} bytes)",
+        m.text, m.cols, item, m.offset, cap));
+}
+
+}  // namespace tpb::cli

@@ -1,0 +1,71 @@
+// The `--load` / `--dump` specs of `tpbsim run` (SPEC §9): memory specs
+// `sbuf|psum:PARTITION:OFFSET[:ROWSxCOLS:DTYPE]=FILE.npy` and tile specs
+// `tile:N[:COL]=FILE.npy`, parsed and checked against the partitions before
+// anything runs. Pure parsing and overflow-safe arithmetic (no SystemC), so
+// unit tests and the fuzz target (sc_tests/fuzz/fuzz_mem_spec.cpp) call it
+// directly.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "models/isa/address_map.h"
+#include "platform/io/npy.h"
+
+namespace tpb::cli {
+
+// A bad spec; what() names the spec and what is wrong.
+class SpecError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct MemSpec {
+  std::string text;
+  isa::Region region = isa::Region::Sbuf;
+  unsigned partition = 0;
+  std::uint32_t offset = 0;
+  std::size_t rows = 0, cols = 0;  // --dump only
+  io::NpyDtype dtype = io::NpyDtype::U8;
+  std::string file;
+};
+
+// `tile:N[:COL]=FILE.npy` (SPEC §9, §6): an SFU Local tile; COL, for --load
+// only, is the physical Col (>= the array's columns; the padding is undefined).
+struct TileSpec {
+  std::string text;
+  unsigned tile = 0;
+  unsigned col = 0;  // 0: the array's columns
+  std::string file;
+};
+
+// A non-negative integer (decimal, 0x hex or 0 octal) filling the whole of
+// `s`; SpecError "bad WHAT 'S' in 'SPEC'" otherwise (empty, sign, junk, > 2^64-1).
+std::uint64_t parse_uint(const std::string& s, const std::string& what, const std::string& spec);
+// `s` split at every `c` (n separators give n + 1 fields, empty ones kept).
+std::vector<std::string> split(const std::string& s, char c);
+
+// MEM:PARTITION:OFFSET=FILE (load) or MEM:PARTITION:OFFSET:ROWSxCOLS:DTYPE=FILE
+// (dump); partition <= 127, offset < 256 KiB, rows and cols >= 1.
+MemSpec parse_mem_spec(const std::string& spec, bool dump);
+// Whether a spec names a tile ("tile:" prefix) rather than a memory.
+bool is_tile_spec(const std::string& s);
+// tile:N=FILE (dump) or tile:N[:COL]=FILE (load); N <= 31, COL 1..65535.
+TileSpec parse_tile_spec(const std::string& spec, bool dump);
+
+// The address of row `row` of `m` (partition m.partition + row, m.offset);
+// row < isa::kNumPartitions - m.partition (check_rows).
+std::uint64_t mem_addr(const MemSpec& m, std::size_t row);
+// `rows` rows from m.partition stay inside partition 127 (overflow-safe:
+// rows can be anything a user or a .npy header gives).
+void check_rows(const MemSpec& m, std::size_t rows);
+// A row of `row_bytes` from m.offset stays inside a partition of `cap` bytes.
+void check_row_fits(const MemSpec& m, std::uint64_t row_bytes, std::uint32_t cap);
+// A --dump's ROWS x COLS of its DTYPE fit the partitions of `cap` bytes:
+// check_rows and every row inside its partition.
+void check_dump_fits(const MemSpec& m, std::uint32_t cap);
+
+}  // namespace tpb::cli
