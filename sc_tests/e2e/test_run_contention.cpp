@@ -49,11 +49,11 @@ Timing run(const std::string& dir, const char* program, unsigned window_cycles) 
   std::ofstream(prog) << program;
   // A narrow SBUF (4 B beats of 2 memory cycles per partition) makes both
   // kernels memory-bound, so bandwidth shared between them shows in time.
-  std::ofstream(timing) << json{{"sbuf",
-                                 {{"contention_window_cycles", window_cycles},
-                                  {"beat_bytes", 4},
-                                  {"beat_cycles", 2}}}}
-                               .dump();
+  std::ofstream(timing) << json{
+      {"sbuf",
+       {{"contention_window_cycles", window_cycles},
+        {"beat_bytes", 4},
+        {"beat_cycles", 2}}}}.dump();
   const ToolResult r = run_tool("run " + prog + " --timing " + timing + " --stats " + stats);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   const json s = json::parse(read_text(stats));

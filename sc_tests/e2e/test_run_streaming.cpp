@@ -75,29 +75,15 @@ struct Vcd {
 };
 Vcd read_vcd(const std::string& path) {
   Vcd v;
-  std::vector<std::string> scope;
+  const std::string text = read_text(path);
+  for (const VcdVar& x : vcd_var_list(text)) v.vars.push_back(x.path);
   std::string prev;
-  for (const std::string& l : lines(read_text(path))) {
+  for (const std::string& l : lines(text.substr(text.find("$enddefinitions")))) {
     std::istringstream in(l);
     std::string tok;
     in >> tok;
-    if (tok == "$scope") {
-      std::string kind, name;
-      in >> kind >> name;
-      scope.push_back(name);
-    } else if (tok == "$upscope") {
-      scope.pop_back();
-    } else if (tok == "$var") {
-      std::string kind, width, id, name;
-      in >> kind >> width >> id >> name;
-      std::string s;
-      for (const auto& c : scope) s += c + ".";
-      v.vars.push_back(s + name);
-    } else if (tok[0] == '#') {
-      v.times.push_back(std::stoull(tok.substr(1)));
-    } else if (tok == "$dumpvars") {
-      v.dumpvars_time = prev;
-    }
+    if (tok[0] == '#') v.times.push_back(std::stoull(tok.substr(1)));
+    if (tok == "$dumpvars") v.dumpvars_time = prev;
     prev = tok;
   }
   return v;

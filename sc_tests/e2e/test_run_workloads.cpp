@@ -123,19 +123,7 @@ std::size_t count_lines(const std::string& text) {
 // VCD: every `$var` as "scope.path.name" (scopes joined by '.').
 std::set<std::string> vcd_vars(const std::string& vcd) {
   std::set<std::string> vars;
-  std::vector<std::string> scope;
-  const std::vector<std::string> tok = split_ws(vcd.substr(0, vcd.find("$enddefinitions")));
-  for (std::size_t i = 0; i < tok.size(); ++i) {
-    if (tok[i] == "$scope" && i + 2 < tok.size()) {
-      scope.push_back(tok[i + 2]);
-    } else if (tok[i] == "$upscope" && !scope.empty()) {
-      scope.pop_back();
-    } else if (tok[i] == "$var" && i + 4 < tok.size()) {
-      std::string full;
-      for (const auto& s : scope) full += s + ".";
-      vars.insert(full + tok[i + 4]);
-    }
-  }
+  for (const tpb::e2e::VcdVar& v : tpb::e2e::vcd_var_list(vcd)) vars.insert(v.path);
   return vars;
 }
 

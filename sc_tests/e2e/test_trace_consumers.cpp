@@ -125,27 +125,8 @@ TEST(TraceConsumer, DevToolsTraceEngineParsesOneSlicePerRetiredInstruction) {
 // of the writers.
 std::set<std::string> vcd_signals(const std::string& vcd) {
   std::set<std::string> out;
-  std::vector<std::string> scope;
-  std::istringstream in(read_text(vcd));
-  for (std::string tok; in >> tok;) {
-    if (tok == "$enddefinitions") break;
-    if (tok == "$scope") {
-      std::string kind, name;
-      in >> kind >> name;
-      scope.push_back(name);
-    } else if (tok == "$upscope") {
-      scope.pop_back();
-    } else if (tok == "$var") {
-      std::string type, id, name;
-      int width = 0;
-      in >> type >> width >> id >> name;
-      std::string full;
-      for (const auto& s : scope) full += s + ".";
-      full += name;
-      if (width > 1) full += "[" + std::to_string(width - 1) + ":0]";
-      out.insert(full);
-    }
-  }
+  for (const VcdVar& v : vcd_var_list(read_text(vcd)))
+    out.insert(v.width > 1 ? v.path + "[" + std::to_string(v.width - 1) + ":0]" : v.path);
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace tpb::e2e {
 
@@ -46,6 +47,36 @@ inline ToolResult run_tool(const std::string& args, const std::string& stdin_tex
   r.out = read_text(out);
   r.err = read_text(err);
   return r;
+}
+
+// A VCD's declared signals, read from its $scope / $var lines independently
+// of the writer: the dotted scope path with the name, and the width.
+struct VcdVar {
+  std::string path;  // "tpb.pool.busy"
+  int width = 0;
+};
+inline std::vector<VcdVar> vcd_var_list(const std::string& vcd_text) {
+  std::vector<VcdVar> out;
+  std::vector<std::string> scope;
+  std::istringstream in(vcd_text);
+  for (std::string tok; in >> tok;) {
+    if (tok == "$enddefinitions") break;
+    if (tok == "$scope") {
+      std::string kind, name;
+      in >> kind >> name;
+      scope.push_back(name);
+    } else if (tok == "$upscope") {
+      if (!scope.empty()) scope.pop_back();
+    } else if (tok == "$var") {
+      std::string type, id, name;
+      int width = 0;
+      in >> type >> width >> id >> name;
+      std::string full;
+      for (const auto& s : scope) full += s + ".";
+      out.push_back({full + name, width});
+    }
+  }
+  return out;
 }
 
 inline std::string source_path(const std::string& rel) {
