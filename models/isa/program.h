@@ -96,9 +96,9 @@ Program parse_binary(const std::vector<std::uint8_t>& bytes, const std::string& 
 // Throws std::runtime_error (I/O, a file past kMaxProgramFileBytes) or
 // AsmError (syntax).
 Program load_program(const std::string& path);
-// The largest program file read whole (64 MiB; load_program: tpbsim check
-// and disasm). tpbsim run and asm stream a program of any length
-// (stream_program, SpooledProgram).
+// The largest program file read whole (64 MiB; load_program: tpbsim disasm).
+// tpbsim run, asm and check stream a program of any length (stream_program,
+// SpooledProgram).
 inline constexpr std::size_t kMaxProgramFileBytes = std::size_t{64} << 20;
 
 // Engine that executes an opcode (POOL for unknown opcodes; convention).

@@ -3,18 +3,15 @@
 // 1 usage, file or syntax error.
 #include <boost/program_options.hpp>
 
-#include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <string>
-#include <vector>
 
 #include "models/isa/address_map.h"
 #include "models/isa/asm.h"
 #include "models/isa/checker.h"
-#include "models/isa/input_file.h"
 #include "models/isa/program.h"
 #include "platform/cli/commands.h"
 
@@ -22,13 +19,6 @@ namespace po = boost::program_options;
 
 namespace tpb::cli {
 namespace {
-
-struct Entry {
-  isa::Engine engine;
-  std::size_t index;  // position in the engine's queue
-  const isa::ProgramInst* inst;
-  std::size_t order;  // source line (text) or word index (binary)
-};
 
 std::string mnemonic_of(std::uint8_t opcode) {
   auto m = isa::asm_mnemonic(opcode);
@@ -38,6 +28,49 @@ std::string mnemonic_of(std::uint8_t opcode) {
   std::snprintf(buf, sizeof buf, "opcode 0x%02x", opcode);
   return buf;
 }
+
+// Only the program's .arch (the first pass when --arch is not given).
+class ArchOf : public isa::ProgramSink {
+ public:
+  void arch(isa::Arch a, const isa::SourceLoc&) override { arch_ = a; }
+  void inst(isa::Engine, const isa::RawInst&, const isa::SourceLoc&) override {}
+  std::optional<isa::Arch> arch_;
+};
+
+// Checks each instruction as the program streams in, in file order, and
+// prints its line: memory proportional to one line, any length.
+class CheckEach : public isa::ProgramSink {
+ public:
+  CheckEach(std::string input, isa::Arch arch) : input_(std::move(input)), arch_(arch) {}
+  void inst(isa::Engine e, const isa::RawInst& raw, const isa::SourceLoc& loc) override {
+    const auto eu = static_cast<unsigned>(e);
+    const isa::CheckResult r = isa::check_instruction(raw, arch_);
+    // Text: the source line; a binary: the word's index in the file.
+    std::string line = input_ + (loc.line == 0 ? ":word " + std::to_string(words_)
+                                               : ":" + std::to_string(loc.line));
+    line += ": " + std::string(isa::engine_name(e)) + "[" + std::to_string(index_[eu]) + "] " +
+            mnemonic_of(raw[0]) + ": ";
+    if (r.valid()) {
+      line += "ok";
+    } else {
+      ++invalid_;
+      line += "INVALID ";
+      for (std::size_t i = 0; i < r.failed.size(); ++i)
+        line += (i ? ", " : "") + std::string(r.failed[i]);
+    }
+    std::puts(line.c_str());
+    ++index_[eu];
+    ++words_;
+  }
+  std::uint64_t checked() const { return words_; }
+  std::uint64_t invalid() const { return invalid_; }
+
+ private:
+  std::string input_;
+  isa::Arch arch_;
+  std::uint64_t index_[isa::kNumEngines] = {};
+  std::uint64_t words_ = 0, invalid_ = 0;
+};
 
 }  // namespace
 
@@ -80,68 +113,34 @@ int cmd_check(const Args& args) {
     return 1;
   }
 
-  isa::Program prog;
+  // The generation first (a pass for the program's .arch unless --arch is
+  // given: syntax errors are reported before any line), then every
+  // instruction checked as it streams in.
+  isa::Arch arch = cli_arch;
+  std::uint64_t checked = 0, invalid = 0;
   try {
-    prog = isa::load_program(input);
+    if (arch_text.empty()) {
+      ArchOf a;
+      isa::stream_program(input, a);
+      arch = a.arch_.value_or(isa::Arch::Mariana);
+    }
+    CheckEach c(input, arch);
+    isa::stream_program(input, c);
+    checked = c.checked();
+    invalid = c.invalid();
   } catch (const isa::AsmError& e) {
+    std::fflush(stdout);
     std::fprintf(stderr, "%s\n", isa::format_diagnostic(e).c_str());
     return 1;
   } catch (const std::exception& e) {
+    std::fflush(stdout);
     std::fprintf(stderr, "tpbsim check: error: %s\n", e.what());
     return 1;
   }
-  const isa::Arch arch = !arch_text.empty() ? cli_arch : prog.arch.value_or(isa::Arch::Mariana);
-
-  // Report in program order: source lines for text; for a binary, the word
-  // order of the file (parse_binary keeps it within each home-engine queue).
-  std::vector<Entry> entries;
-  bool binary = false;
-  for (unsigned e = 0; e < isa::kNumEngines; ++e)
-    for (std::size_t i = 0; i < prog.queues[e].size(); ++i) {
-      const auto& inst = prog.queues[e][i];
-      binary = binary || inst.loc.line == 0;
-      entries.push_back({static_cast<isa::Engine>(e), i, &inst,
-                         static_cast<std::size_t>(std::max(inst.loc.line, 0))});
-    }
-  if (binary) {
-    // parse_binary keeps the file order only within each home-engine queue;
-    // walk the words again to give each its word index in the file.
-    std::string bytes;
-    isa::read_input_file(input, isa::kMaxProgramFileBytes, "a program file", bytes);
-    std::vector<std::vector<std::size_t>> word_of(isa::kNumEngines);
-    for (std::size_t w = 0; (w + 1) * isa::kInstBytes <= bytes.size(); ++w) {
-      const auto e = static_cast<unsigned>(
-          isa::home_engine(static_cast<std::uint8_t>(bytes[w * isa::kInstBytes])));
-      word_of[e].push_back(w);
-    }
-    for (Entry& en : entries) {
-      const auto e = static_cast<unsigned>(en.engine);
-      en.order = en.index < word_of[e].size() ? word_of[e][en.index] : en.index;
-    }
-  }
-  std::stable_sort(entries.begin(), entries.end(),
-                   [](const Entry& a, const Entry& b) { return a.order < b.order; });
-
-  std::size_t invalid = 0;
-  for (const Entry& en : entries) {
-    const isa::CheckResult r = isa::check_instruction(en.inst->raw, arch);
-    std::string where = input;
-    where += binary ? ":word " + std::to_string(en.order) : ":" + std::to_string(en.inst->loc.line);
-    std::string line = where + ": " + isa::engine_name(en.engine) + "[" + std::to_string(en.index) +
-                       "] " + mnemonic_of(en.inst->raw[0]) + ": ";
-    if (r.valid()) {
-      line += "ok";
-    } else {
-      ++invalid;
-      line += "INVALID ";
-      for (std::size_t i = 0; i < r.failed.size(); ++i)
-        line += (i ? ", " : "") + std::string(r.failed[i]);
-    }
-    std::puts(line.c_str());
-  }
-  std::printf("%s: %zu instruction(s) checked for %s: %zu ok, %zu invalid\n", input.c_str(),
-              entries.size(), std::string(isa::arch_name(arch)).c_str(), entries.size() - invalid,
-              invalid);
+  std::printf("%s: %llu instruction(s) checked for %s: %llu ok, %llu invalid\n", input.c_str(),
+              static_cast<unsigned long long>(checked), std::string(isa::arch_name(arch)).c_str(),
+              static_cast<unsigned long long>(checked - invalid),
+              static_cast<unsigned long long>(invalid));
   return invalid ? 2 : 0;
 }
 

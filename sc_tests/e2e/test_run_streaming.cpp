@@ -134,6 +134,17 @@ TEST(RunStreaming, AsmOfALongProgramWritesEveryWord) {
   ASSERT_EQ(w.size(), 64u);
   EXPECT_EQ(all.substr(0, 64), w);
   EXPECT_EQ(all.substr(16999 * 64, 64), w);
+  // check streams too: every word, in file order, and the .arch wherever it is.
+  const ToolResult c = run_tool("check " + prog);
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.out.find("p.tpb:17002: pool[16999] tensor_dequantize: ok"), std::string::npos);
+  EXPECT_NE(c.out.find("17000 instruction(s) checked for mariana: 17000 ok, 0 invalid"),
+            std::string::npos)
+      << c.out.substr(c.out.size() > 300 ? c.out.size() - 300 : 0);
+  const std::string late = d + "/late.tpb";
+  std::ofstream(late) << ".engine pool\n" << kSmall << "\n.arch sunda\n";
+  const ToolResult l = run_tool("check " + late);
+  EXPECT_NE(l.out.find("checked for sunda"), std::string::npos) << l.out;
   // A syntax error far down is named with its line.
   const std::string bad = write_program(d, 5000, "tensor_dequantize fmt=nope\n");
   const ToolResult e = run_tool("asm " + bad + " -o " + d + "/bad.bin");
