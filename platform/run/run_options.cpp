@@ -108,6 +108,16 @@ RunOptions parse_run_args(const std::vector<std::string>& args, bool* help) {
 std::vector<std::string> to_args(const RunOptions& o) {
   const RunOptions defaults;
   std::vector<std::string> a;
+  // "--name value" (a value that starts with '-' as "--name=value", which no
+  // parser takes for an option).
+  auto put = [&a](const char* name, const std::string& v) {
+    if (!v.empty() && v[0] == '-') {
+      a.push_back(fmt::format("--{}={}", name, v));
+    } else {
+      a.push_back(fmt::format("--{}", name));
+      a.push_back(v);
+    }
+  };
   if (!o.program.empty()) a.push_back(o.program);
   for (const RunOption& opt : run_option_table()) {
     switch (opt.role) {
@@ -116,11 +126,10 @@ std::vector<std::string> to_args(const RunOptions& o) {
         break;
       case OptionRole::LoadSpecs:
       case OptionRole::DumpSpecs:
-        for (const std::string& v : o.*opt.list) a.push_back(fmt::format("--{}={}", opt.name, v));
+        for (const std::string& v : o.*opt.list) put(opt.name, v);
         break;
       default:
-        if (o.*opt.text != defaults.*opt.text)
-          a.push_back(fmt::format("--{}={}", opt.name, o.*opt.text));
+        if (o.*opt.text != defaults.*opt.text) put(opt.name, o.*opt.text);
         break;
     }
   }

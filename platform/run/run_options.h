@@ -74,7 +74,7 @@ boost::program_options::options_description run_options_description(RunOptions& 
 // Parses `tpbsim run` arguments (PROGRAM and options, either spelling).
 // `help` is set by -h/--help. Throws InputError naming the bad argument.
 RunOptions parse_run_args(const std::vector<std::string>& args, bool* help = nullptr);
-// The arguments that parse back to `o` (--name=value form, PROGRAM first).
+// The arguments that parse back to `o` (PROGRAM first, then "--name value").
 std::vector<std::string> to_args(const RunOptions& o);
 
 // `--max-sim-time T`: an integer with a unit ps, ns, us, ms or s (none: ps),
