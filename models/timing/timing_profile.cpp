@@ -6,6 +6,9 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 namespace tpb::timing {
 
 namespace {
@@ -341,6 +344,75 @@ nlohmann::json to_json(const TimingConfig& c) {
             {"batch_words", c.fetch.batch_words},
             {"mbytes_per_s", c.fetch.mbytes_per_s},
             {"latency_ns", c.fetch.latency_ns}}}};
+}
+
+void deep_merge(nlohmann::json& base, const nlohmann::json& over) {
+  if (!base.is_object() || !over.is_object()) {
+    base = over;
+    return;
+  }
+  for (auto it = over.begin(); it != over.end(); ++it) {
+    if (base.contains(it.key()))
+      deep_merge(base[it.key()], *it);
+    else
+      base[it.key()] = *it;
+  }
+}
+
+std::vector<std::string> resolve_dotted_key(const std::string& key, const nlohmann::json& profile) {
+  const std::string bic = "bundle_issue_cycles.";
+  if (key.rfind(bic, 0) == 0 && key.size() > bic.size())
+    return {"bundle_issue_cycles", key.substr(bic.size())};
+  std::vector<std::string> path;
+  const nlohmann::json* level = &profile;
+  std::string rest = key;
+  for (;;) {
+    if (level->contains(rest) && !(*level)[rest].is_object()) {
+      path.push_back(rest);
+      return path;
+    }
+    const std::size_t dot = rest.find('.');
+    const std::string head = rest.substr(0, dot);
+    std::string known;
+    for (auto it = level->begin(); it != level->end(); ++it)
+      if (it.key() != "sources" && it.key() != "arch")
+        known += (known.empty() ? "" : " ") + it.key();
+    if (!level->contains(head) || head == "sources" || head == "arch")
+      throw TimingError(
+          fmt::format("'{}': '{}' is not a timing key (known here: {})", key, head, known));
+    const nlohmann::json& next = (*level)[head];
+    path.push_back(head);
+    if (!next.is_object())
+      throw TimingError(fmt::format("'{}': '{}' is a value, not an object", key,
+                                    fmt::format("{}", fmt::join(path, "."))));
+    if (dot == std::string::npos) {
+      std::string sub;
+      for (auto it = next.begin(); it != next.end(); ++it)
+        sub += (sub.empty() ? "" : " ") + it.key();
+      throw TimingError(fmt::format("'{}' names an object; name one of its keys: {}", key, sub));
+    }
+    level = &next;
+    rest = rest.substr(dot + 1);
+  }
+}
+
+nlohmann::json nest_key(const std::vector<std::string>& path, const nlohmann::json& value) {
+  nlohmann::json j = value;
+  for (auto it = path.rbegin(); it != path.rend(); ++it) j = nlohmann::json{{*it, j}};
+  return j;
+}
+
+nlohmann::json expand_dotted_keys(const nlohmann::json& overrides, const nlohmann::json& profile) {
+  if (!overrides.is_object()) throw TimingError("timing overrides: not an object of keys");
+  nlohmann::json out = nlohmann::json::object();
+  for (auto it = overrides.begin(); it != overrides.end(); ++it) {
+    if (it.key().find('.') == std::string::npos) {
+      deep_merge(out, nlohmann::json{{it.key(), *it}});
+      continue;
+    }
+    deep_merge(out, nest_key(resolve_dotted_key(it.key(), profile), *it));
+  }
+  return out;
 }
 
 }  // namespace tpb::timing

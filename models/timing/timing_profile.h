@@ -9,6 +9,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -126,5 +127,19 @@ void merge_timing(TimingConfig& cfg, const nlohmann::json& j);
 void merge_timing_file(TimingConfig& cfg, const std::string& path);
 // The effective profile as JSON (merge_timing(default, to_json(c)) == c).
 nlohmann::json to_json(const TimingConfig& cfg);
+
+// Objects merged recursively; `over` wins.
+void deep_merge(nlohmann::json& base, const nlohmann::json& over);
+// The nesting of a dotted timing key ("clocks_mhz.dve" -> {clocks_mhz, dve};
+// "bundle_issue_cycles.dve.qmx.pack" -> {bundle_issue_cycles, dve.qmx.pack}:
+// bundle names hold dots), checked against a profile's shape (to_json of
+// one). TimingError "'KEY': ..." naming what is wrong.
+std::vector<std::string> resolve_dotted_key(const std::string& key, const nlohmann::json& profile);
+// {path[0]: {path[1]: ... value}}.
+nlohmann::json nest_key(const std::vector<std::string>& path, const nlohmann::json& value);
+// Overrides as --timing takes them (nested objects) from an object whose
+// keys may be dotted ({"clocks_mhz.dve": 2400, "sbuf": {"beat_bytes": 32}}),
+// each dotted key checked against `profile`.
+nlohmann::json expand_dotted_keys(const nlohmann::json& overrides, const nlohmann::json& profile);
 
 }  // namespace tpb::timing

@@ -48,7 +48,8 @@ platform::CoreConfig core_config(const CoreSpec& spec) {
       }
     }
     if (!spec.timing_overrides.is_null() && !spec.timing_overrides.empty()) {
-      sc::merge_timing(cfg.timing, spec.timing_overrides);
+      sc::merge_timing(cfg.timing,
+                       timing::expand_dotted_keys(spec.timing_overrides, sc::to_json(cfg.timing)));
       fw::builtin_kernels().resolve_costs(cfg.timing);
     }
   } catch (const std::exception& e) {
