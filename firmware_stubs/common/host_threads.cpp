@@ -81,8 +81,14 @@ class Pool {
 
  private:
   void start_workers(unsigned count) {
-    stop_ = false;
-    for (unsigned i = 0; i < count; ++i) workers_.emplace_back([this] { worker(); });
+    std::uint64_t now;
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      stop_ = false;
+      now = generation_;
+    }
+    // A worker takes every job posted after `now`, however late it starts.
+    for (unsigned i = 0; i < count; ++i) workers_.emplace_back([this, now] { worker(now); });
   }
   void stop_workers() {
     {
@@ -93,9 +99,8 @@ class Pool {
     for (std::thread& t : workers_) t.join();
     workers_.clear();
   }
-  void worker() {
+  void worker(std::uint64_t seen) {
     std::unique_lock<std::mutex> lk(m_);
-    std::uint64_t seen = generation_;
     for (;;) {
       wake_.wait(lk, [&] { return stop_ || (job_ != nullptr && generation_ != seen); });
       if (stop_) return;
@@ -120,6 +125,7 @@ class Pool {
 };
 
 std::atomic<unsigned> configured{0};  // 0: the default
+std::atomic<std::uint64_t> splits{0};
 std::atomic<Pool*> the_pool{nullptr};
 std::once_flag pool_once;
 
@@ -149,6 +155,8 @@ void set_host_threads(unsigned n) {
   pool().resize();
 }
 
+std::uint64_t split_jobs() { return splits.load(); }
+
 std::size_t split_count(std::size_t n, std::size_t min_chunk) {
   const std::size_t by_size = n / std::max<std::size_t>(1, min_chunk);
   return std::max<std::size_t>(1, std::min<std::size_t>(host_threads(), by_size));
@@ -157,6 +165,7 @@ std::size_t split_count(std::size_t n, std::size_t min_chunk) {
 namespace detail {
 
 void run_chunks(std::size_t n, std::size_t chunks, ChunkFn call, void* fn) {
+  splits.fetch_add(1);
   Job job;
   job.n = n;
   job.chunks = chunks;

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 #include <utility>
 
@@ -26,6 +27,10 @@ namespace tpb::fw {
 void set_host_threads(unsigned n);
 unsigned host_threads();
 unsigned default_host_threads();
+
+// parallel_for calls so far (process-wide) that were cut into more than one
+// chunk: tests check with it that a split happened.
+std::uint64_t split_jobs();
 
 namespace detail {
 using ChunkFn = void (*)(void* fn, std::size_t begin, std::size_t end);
