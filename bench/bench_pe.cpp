@@ -12,6 +12,11 @@
 //  - BM_Pipeline/threads:T: traces/workloads/pipeline (POOL dequant -> DVE
 //    QuantizeMX -> PE matmul); counter sim_cycles_per_second (simulated PE
 //    cycles per wall second of run()).
+//  - BM_Engine/threads:T/work:W, the other kernels that split (counter
+//    instructions_per_second): W = 0, 20000 one-partition TensorDequantizes
+//    of 16 words (too small to split: what threads must not slow down);
+//    W = 1, 8 TensorDequantizes of 128 partitions x 16384 words (E2M1 group
+//    0); W = 2, 8 QuantizeMX of 128 channels x 2048 FP32.
 // One elaboration per process: every iteration forks a child that builds,
 // loads and runs a fresh core and reports the wall time of run() alone.
 #include <benchmark/benchmark.h>
@@ -195,6 +200,47 @@ Report pipeline_once() {
   return finish(*core, std::chrono::steady_clock::now());
 }
 
+// The program of BM_Engine's workload w.
+std::string engine_program(int w) {
+  std::string p = ".arch mariana\n";
+  if (w == 0) {
+    p += ".engine pool\n";
+    for (int i = 0; i < 20000; ++i)
+      p += "tensor_dequantize fmt=e2m1_to_e5m2 group=0 channels=1 src=t3d(sbuf(0, 0x0), "
+           "step=[1, 0, 0], num=[16, 1, 1]) dst=t3d(sbuf(0, 0x1000), step=[1, 0, 0], "
+           "num=[32, 1, 1])\n";
+  } else if (w == 1) {
+    p += ".engine pool\n";
+    for (int i = 0; i < 8; ++i)
+      p += "tensor_dequantize fmt=e2m1_to_e5m2 group=0 channels=128 src=t3d(sbuf(0, 0x0), "
+           "step=[1, 0, 0], num=[16384, 1, 1]) dst=t3d(sbuf(0, 0x10000), step=[1, 0, 0], "
+           "num=[32768, 1, 1])\n";
+  } else {
+    p += ".engine dve\n";
+    for (int i = 0; i < 8; ++i)
+      p += "quantize_mx channels=128 in_dtype=fp32 out_dtype=fp8_e4m3 src=t3d(sbuf(0, 0x0), "
+           "step=[1, 0, 0], num=[2048, 1, 1]) dst=mx1d(data=sbuf(0, 0x10000), scale=sbuf(0, "
+           "0x11000), num=512)\n";
+  }
+  return p;
+}
+
+Report engine_once(unsigned threads, int w) {
+  fw::set_host_threads(threads);
+  auto core = std::make_unique<platform::TpbCore>("tpb", quiet(isa::Arch::Mariana));
+  core->load_program(isa::parse_program(engine_program(w), "engine.tpb"));
+  std::mt19937 rng(3);
+  std::vector<std::uint32_t> words(0x10000 / 4);
+  for (unsigned p = 0; p < isa::kNumPartitions; ++p) {
+    for (auto& x : words) x = w == 2 ? (rng() & 0x3FFFFFFFu) : rng();  // finite FP32 for QuantizeMX
+    core->load_memory(isa::sbuf_addr(p, 0x0), words.data(), 4 * words.size());
+    // The destinations touched once, as a preceding kernel's output would be.
+    core->load_memory(isa::sbuf_addr(p, 0x10000), words.data(), 4 * words.size());
+    core->load_memory(isa::sbuf_addr(p, 0x20000), words.data(), 4 * words.size());
+  }
+  return finish(*core, std::chrono::steady_clock::now());
+}
+
 void BM_PeMatmulMx(benchmark::State& state) {
   const unsigned threads = unsigned(state.range(0));
   Report last;
@@ -243,6 +289,24 @@ void BM_Pipeline(benchmark::State& state) {
   state.counters["sim_pe_cycles"] = cycles;
 }
 
+void BM_Engine(benchmark::State& state) {
+  const unsigned threads = unsigned(state.range(0));
+  const int w = int(state.range(1));
+  Report last;
+  double instructions = 0;
+  for (auto _ : state) {
+    last = bench::in_child<Report>("bench_pe", [&] { return engine_once(threads, w); });
+    if (last.status != 0) {
+      state.SkipWithError("run did not complete");
+      return;
+    }
+    state.SetIterationTime(last.run_seconds);
+    instructions += w == 0 ? 20000 : 8;
+  }
+  state.counters["instructions_per_second"] =
+      benchmark::Counter(instructions, benchmark::Counter::kIsRate);
+}
+
 }  // namespace
 
 BENCHMARK(BM_PeMatmulMx)
@@ -255,6 +319,11 @@ BENCHMARK(BM_Pipeline)
     ->ArgName("threads")
     ->Arg(1)
     ->Arg(2)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Engine)
+    ->ArgNames({"threads", "work"})
+    ->ArgsProduct({{1, 2}, {0, 1, 2}})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 

@@ -11,6 +11,10 @@
 
 #include "models/numerics/mx_matmul_kernels.h"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace tpb::num {
 
 namespace {
@@ -164,23 +168,32 @@ void decode_mx_partition(Format f, const std::uint8_t* words, const std::uint8_t
   const float* t = code_table(f);
   const float* st = scale_table();
   const std::size_t k0 = std::size_t{4} * p;
-  const auto lanes = [&](std::size_t j, const float v[4]) {
-    const float s = st[scales[j]];
-    float* o = out + L.index(k0, j);  // lanes l at o + l x panel
-    for (unsigned l = 0; l < 4; ++l) o[l * L.panel] = mul_first(v[l], s);  // as decode_x4
+  const bool nibbles = mx_word_bytes(f) == 2;
+  // Lane l of column j's word.
+  const auto code = [&](std::size_t j, unsigned l) -> unsigned {
+    if (nibbles) return (words[2 * j + l / 2] >> (4 * (l % 2))) & 0xF;
+    return words[4 * j + l];
   };
-  if (mx_word_bytes(f) == 2) {
-    for (std::size_t j = 0; j < L.cols; ++j) {
-      const unsigned w = words[2 * j] | (unsigned{words[2 * j + 1]} << 8);
-      const float v[4] = {t[w & 0xF], t[(w >> 4) & 0xF], t[(w >> 8) & 0xF], t[w >> 12]};
-      lanes(j, v);
+  std::size_t j = 0;
+#if defined(__x86_64__)
+  // Four columns at a time (they are adjacent in a panel: panels are
+  // multiples of 4 wide): one vector multiply and store per lane.
+  for (; j + 4 <= L.cols; j += 4) {
+    const __m128 s =
+        _mm_setr_ps(st[scales[j]], st[scales[j + 1]], st[scales[j + 2]], st[scales[j + 3]]);
+    float* o = out + L.index(k0, j);  // lane l at o + l x panel
+    for (unsigned l = 0; l < 4; ++l) {
+      __m128 v =
+          _mm_setr_ps(t[code(j, l)], t[code(j + 1, l)], t[code(j + 2, l)], t[code(j + 3, l)]);
+      __asm__("mulps %1, %0" : "+x"(v) : "x"(s));  // v x s, v's NaN first, as mul_first
+      _mm_storeu_ps(o + l * L.panel, v);
     }
-  } else {
-    for (std::size_t j = 0; j < L.cols; ++j) {
-      const std::uint8_t* b = words + 4 * j;
-      const float v[4] = {t[b[0]], t[b[1]], t[b[2]], t[b[3]]};
-      lanes(j, v);
-    }
+  }
+#endif
+  for (; j < L.cols; ++j) {
+    const float s = st[scales[j]];
+    float* o = out + L.index(k0, j);
+    for (unsigned l = 0; l < 4; ++l) o[l * L.panel] = mul_first(t[code(j, l)], s);  // as decode_x4
   }
 }
 
