@@ -158,8 +158,10 @@ void set_host_threads(unsigned n) {
 std::uint64_t split_jobs() { return splits.load(); }
 
 std::size_t split_count(std::size_t n, std::size_t min_chunk) {
+  const std::size_t threads = host_threads();
+  if (threads <= 1) return 1;
   const std::size_t by_size = n / std::max<std::size_t>(1, min_chunk);
-  return std::max<std::size_t>(1, std::min<std::size_t>(host_threads(), by_size));
+  return std::max<std::size_t>(1, std::min<std::size_t>(kChunksPerThread * threads, by_size));
 }
 
 namespace detail {

@@ -38,8 +38,11 @@ using ChunkFn = void (*)(void* fn, std::size_t begin, std::size_t end);
 void run_chunks(std::size_t n, std::size_t chunks, ChunkFn call, void* fn);
 }  // namespace detail
 
-// How many chunks parallel_for splits n items into: at most host_threads(),
-// each of at least min_chunk items (1 when n < 2 x min_chunk).
+// How many chunks parallel_for splits n items into: each of at least
+// min_chunk items (1 when n < 2 x min_chunk), at most kChunksPerThread x
+// host_threads() (threads take chunks as they come free, so a thread that
+// the host preempts delays at most one small chunk), and 1 with one thread.
+inline constexpr std::size_t kChunksPerThread = 4;
 std::size_t split_count(std::size_t n, std::size_t min_chunk);
 
 // Runs fn(begin, end) over [0, n) cut into split_count(n, min_chunk)

@@ -47,10 +47,11 @@ TEST(HostThreads, SplitCountIsBoundedByThreadsAndTheMinimumChunk) {
   EXPECT_EQ(split_count(0, 1), 1u);
   EXPECT_EQ(split_count(1, 1), 1u);
   EXPECT_EQ(split_count(2, 1), 2u);
-  EXPECT_EQ(split_count(10, 1), 3u);
-  EXPECT_EQ(split_count(10, 4), 2u);   // 10 / 4 = 2 chunks of at least 4
-  EXPECT_EQ(split_count(10, 6), 1u);   // fewer than 2 x 6 items: no split
-  EXPECT_EQ(split_count(100, 0), 3u);  // a zero minimum counts as 1
+  EXPECT_EQ(split_count(10, 1), 10u);
+  EXPECT_EQ(split_count(100, 1), 12u);  // at most 4 chunks per thread
+  EXPECT_EQ(split_count(10, 4), 2u);    // 10 / 4 = 2 chunks of at least 4
+  EXPECT_EQ(split_count(10, 6), 1u);    // fewer than 2 x 6 items: no split
+  EXPECT_EQ(split_count(100, 0), 12u);  // a zero minimum counts as 1
   set_host_threads(1);
   EXPECT_EQ(split_count(1000000, 1), 1u);
 }
@@ -118,7 +119,7 @@ TEST(HostThreads, AnExceptionReachesTheCallerAfterEveryChunk) {
   Threads t(3);
   std::atomic<int> ran{0};
   try {
-    parallel_for(6, 1, [&](std::size_t b, std::size_t) {
+    parallel_for(6, 2, [&](std::size_t b, std::size_t) {
       ran.fetch_add(1);
       if (b == 2) throw std::runtime_error("chunk at 2");
     });
