@@ -748,9 +748,7 @@ ThreadsRun run_with_threads(unsigned threads, const std::string& dir) {
     ThreadsRun out;
     try {
       fw::set_host_threads(threads);
-      platform::CoreConfig cfg = platform::default_core_config(isa::Arch::Mariana);
-      cfg.trace_signals = cfg.trace_slices = true;
-      platform::TpbCore core("tpb", cfg);
+      platform::TpbCore core("tpb", platform::default_core_config(isa::Arch::Mariana));
       core.load_program(isa::parse_program(kThreadsProgram, "threads.tpb"));
       std::mt19937_64 rng(77);
       std::vector<std::uint8_t> bytes(0x20000);
@@ -759,10 +757,13 @@ ThreadsRun run_with_threads(unsigned threads, const std::string& dir) {
         core.load_memory(isa::sbuf_addr(p, 0), bytes.data(), bytes.size());
       }
       std::string retire;
-      core.set_retire_sink(
-          [&](const sc::RetireRecord& r) { retire += platform::TpbCore::format_retire(r) + "\n"; });
+      platform::RunSetup setup;
+      setup.trace.signals = setup.trace.slices = true;
+      setup.retire_sink = [&](const sc::RetireRecord& r) {
+        retire += platform::TpbCore::format_retire(r) + "\n";
+      };
       const std::uint64_t s0 = fw::split_jobs();
-      const platform::RunResult r = core.run();
+      const platform::RunResult r = core.run(setup);
       out.splits = fw::split_jobs() - s0;
       out.status = static_cast<int>(r.status);
       out.instructions = r.instructions;
