@@ -531,10 +531,12 @@ json make_plan(const std::string& sweep_file, const PlanOptions& o) {
       total *= p.values.size();
   }
   if (too_many || total > kMaxPoints)
-    throw bad(fmt::format("{} is {} points, more than {}, the most one sweep plans; split it",
-                          dims, too_many ? std::string("over ") + std::to_string(kMaxPoints)
-                                         : std::to_string(total),
-                          kMaxPoints));
+    throw bad(too_many ? fmt::format("{} is more than {} points, the most one sweep plans; "
+                                     "split it",
+                                     dims, kMaxPoints)
+                       : fmt::format("{} is {} points, more than {}, the most one sweep plans; "
+                                     "split it",
+                                     dims, total, kMaxPoints));
   json plan = {{"version", 1},
                {"sweep", fs::absolute(sweep_file).string()},
                {"name", s.value("name", fs::path(sweep_file).stem().string())},

@@ -51,7 +51,7 @@ class OutputFile {
   OutputFile() = default;
   // Opens PATH: a fresh staging file, or the device or FIFO itself (a FIFO
   // waits up to `fifo_wait_seconds` for a reader). Throws OutputError.
-  explicit OutputFile(const std::string& path, double fifo_wait_seconds = 10);
+  explicit OutputFile(const std::string& path, double fifo_wait_seconds = 5);
   OutputFile(OutputFile&& o) noexcept { *this = std::move(o); }
   OutputFile& operator=(OutputFile&& o) noexcept;
   OutputFile(const OutputFile&) = delete;
