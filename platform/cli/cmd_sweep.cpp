@@ -525,10 +525,11 @@ json make_plan(const std::string& sweep_file, const PlanOptions& o) {
   bool too_many = false;
   for (const Param& p : params) {
     dims += fmt::format(" x {}", p.values.size());
-    if (p.values.size() > kMaxPoints || total > kMaxPoints / p.values.size())
-      too_many = true;
+    std::size_t next = 0;
+    if (too_many || __builtin_mul_overflow(total, p.values.size(), &next))
+      too_many = true;  // past 2^64: only "more than" can be said
     else
-      total *= p.values.size();
+      total = next;
   }
   if (too_many || total > kMaxPoints)
     throw bad(too_many ? fmt::format("{} is more than {} points, the most one sweep plans; "

@@ -290,12 +290,12 @@ TEST(HostileNames, ControlCharactersInNamesAreEscapedAndNeverInjected) {
   EXPECT_NE(r.err.find("a\\nb\\e[31m.json"), std::string::npos) << r.err;
 
   const ToolResult v = run_tool("run " + kProgram + kLoads + " --vcd '" + d +
-                                "/w\n[dumpfile] \"/etc/passwd\"\n.vcd'");
+                                "/w\n[dumpfile] \"injected\"\n.vcd'");
   EXPECT_EQ(v.exit_code, 0) << v.err;
-  const std::string gtkw = read_text(d + "/w\n[dumpfile] \"/etc/passwd\"\n.gtkw");
+  const std::string gtkw = read_text(d + "/w\n[dumpfile] \"injected\"\n.gtkw");
   ASSERT_FALSE(gtkw.empty());
   EXPECT_EQ(gtkw.find("\n[dumpfile]"), std::string::npos) << gtkw.substr(0, 300);
-  EXPECT_EQ(gtkw.find("/etc/passwd"), std::string::npos);
+  EXPECT_EQ(gtkw.find("injected"), std::string::npos);
 }
 
 // ---------------------------------------------------------- timing profiles
