@@ -304,8 +304,8 @@ nlohmann::json parse_json_strict(const std::string& text, unsigned max_depth) {
   // A profile is at most a few levels deep; JSON nested thousands deep
   // overflowed the stack in the JSON library (SIGSEGV): refused first.
   if (const std::size_t at = nesting_past(text, max_depth); at != std::string::npos)
-    throw TimingError("JSON nested deeper than " +
-                      std::to_string(max_depth) + " levels at byte " + std::to_string(at));
+    throw TimingError("JSON nested deeper than " + std::to_string(max_depth) + " levels at byte " +
+                      std::to_string(at));
   // Keys seen in each open object, and the key path to it, to refuse a key
   // given twice (the library keeps the last value without a word).
   struct Level {

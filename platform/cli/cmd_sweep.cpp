@@ -239,8 +239,8 @@ Workload load_workload(const std::string& dir_in, const std::string& sweep_file)
     throw SweepError(fmt::format("{}: workload '{}': {} is not a directory", shown(sweep_file),
                                  shown(dir_in), shown(dir.string())));
   w.dir = dir.string();
-  require_one_line(fmt::format("{}: workload '{}': its directory", shown(sweep_file), shown(dir_in)),
-                   w.dir);
+  require_one_line(
+      fmt::format("{}: workload '{}': its directory", shown(sweep_file), shown(dir_in)), w.dir);
   w.name = dir.filename().string();
   const std::string cmd = (dir / "cmd.txt").string();
   if (!fs::exists(cmd))
@@ -290,8 +290,7 @@ Workload load_workload(const std::string& dir_in, const std::string& sweep_file)
     throw SweepError(fmt::format("{}: {}", shown(prog.string()), io::printable(e.what(), 1000)));
   }
   if (!arch_s.empty() && !isa::parse_arch(arch_s, w.arch))
-    throw SweepError(
-        fmt::format("{}: --arch '{}' is not a generation", shown(cmd), shown(arch_s)));
+    throw SweepError(fmt::format("{}: --arch '{}' is not a generation", shown(cmd), shown(arch_s)));
   return w;
 }
 
@@ -324,10 +323,9 @@ struct PlanOptions {
 };
 
 // The files a sweep writes at the top of OUT (plan.json aside).
-const char* const kSweepFiles[] = {"results.csv",  "plot.png",           "parallel.joblog",
-                                   "commands.txt", "points.txt",         "parallel_input.tsv",
-                                   "run_parallel.sh", "sweep.sbatch",    "slurm.jobid",
-                                   "collect.out"};
+const char* const kSweepFiles[] = {
+    "results.csv",        "plot.png",        "parallel.joblog", "commands.txt", "points.txt",
+    "parallel_input.tsv", "run_parallel.sh", "sweep.sbatch",    "slurm.jobid",  "collect.out"};
 // The files of a point directory besides the outputs its argv names.
 const char* const kPointFiles[] = {"timing.json", "stats.json", "stdout.txt", "stderr.txt",
                                    "result.json"};
@@ -988,11 +986,10 @@ std::vector<std::string> parallel_argv(const json& plan, unsigned jobs,
   // Every argument of the command from the input file (TPBSIM, OUT, N per
   // line): the command line holds no path, so nothing of a user's is ever
   // read as a replacement string ({}, {= perl =}).
-  for (const std::string& s : {std::string("--colsep"), std::string("\t"), std::string("-q"),
-                               std::string("{1}"), std::string("sweep"),
-                               std::string("--run-point"), std::string("{2}"), std::string("{3}"),
-                               std::string("::::"),
-                               (fs::path(out) / "parallel_input.tsv").string()})
+  for (const std::string& s :
+       {std::string("--colsep"), std::string("\t"), std::string("-q"), std::string("{1}"),
+        std::string("sweep"), std::string("--run-point"), std::string("{2}"), std::string("{3}"),
+        std::string("::::"), (fs::path(out) / "parallel_input.tsv").string()})
     a.push_back(s);
   return a;
 }
@@ -1019,18 +1016,17 @@ std::string slurm_script(const json& plan, const std::vector<std::string>& extra
         shown(out)));
   for (const auto& e : extra)
     if (io::has_control_chars(e) || e.empty() || e[0] != '-')
-      throw SweepError(fmt::format(
-          "--sbatch '{}': one sbatch option on one line (starting with -), e.g. "
-          "--sbatch=--partition=cpu",
-          shown(e)));
+      throw SweepError(
+          fmt::format("--sbatch '{}': one sbatch option on one line (starting with -), e.g. "
+                      "--sbatch=--partition=cpu",
+                      shown(e)));
   std::string s = "#!/bin/bash\n";
   s += "# A Slurm job array of the sweep " + io::printable(plan.value("name", std::string())) +
        ", written by `tpbsim sweep --runner slurm`.\n"
        "# Task i runs point i of plan.json (its command: line i+1 of commands.txt).\n"
        "# Submit: sbatch " +
-       sh_quote((fs::path(out) / "sweep.sbatch").string()) + "\n# then:  " +
-       io::printable(sh_quote(tpbsim)) +
-       " sweep --collect " + sh_quote(out) + "\n";
+       sh_quote((fs::path(out) / "sweep.sbatch").string()) +
+       "\n# then:  " + io::printable(sh_quote(tpbsim)) + " sweep --collect " + sh_quote(out) + "\n";
   s += "#SBATCH --job-name=" + slurm_job_name(plan.value("name", std::string("sweep"))) + "\n";
   s += fmt::format("#SBATCH --array=0-{}\n", n - 1);
   s += "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n";

@@ -140,8 +140,7 @@ void prepare(const RunOptions& o, Prepared& p, RunOutcome& out) {
                                   {"--dump-timing", &o.dump_timing},
                                   {"--cosim-vcd", &o.cosim_vcd}})
     if (!path->empty()) outputs.add(opt, *path);
-  if (!o.vcd.empty() && StagedOutputs::staged(o.vcd) &&
-      gtkw_name_fits(trace::gtkw_path_for(o.vcd)))
+  if (!o.vcd.empty() && StagedOutputs::staged(o.vcd) && gtkw_name_fits(trace::gtkw_path_for(o.vcd)))
     outputs.add("--vcd (its GTKWave save file)", trace::gtkw_path_for(o.vcd));
   for (const MemSpec& m : req.dumps) outputs.add("--dump " + m.text, m.file);
   for (const TileSpec& t : req.tile_dumps) outputs.add("--dump " + t.text, t.file);
@@ -211,7 +210,8 @@ RunOutcome run_once(const RunOptions& o) {
   }
   out.ran = true;
   out.notes = out.report.notes;
-  if (dump_timing_written) out.report.files.insert(out.report.files.begin(), {"--dump-timing", p.dump_timing});
+  if (dump_timing_written)
+    out.report.files.insert(out.report.files.begin(), {"--dump-timing", p.dump_timing});
   if (!dump_timing_error.empty())
     out.report.output_errors.insert(out.report.output_errors.begin(),
                                     {p.dump_timing, dump_timing_error});
@@ -220,8 +220,8 @@ RunOutcome run_once(const RunOptions& o) {
     if (p.cosim_vcd_file.is_open()) {
       try {
         if (!trace_error.empty())
-          throw OutputError(fmt::format("{}: cannot write the RTL waves ({})", p.cosim_vcd,
-                                        trace_error));
+          throw OutputError(
+              fmt::format("{}: cannot write the RTL waves ({})", p.cosim_vcd, trace_error));
         p.cosim_vcd_file.commit();
         out.report.files.push_back({"--cosim-vcd", p.cosim_vcd});
       } catch (const std::exception& e) {

@@ -362,8 +362,8 @@ RunReport Session::run(const RunRequest& req) {
       vcd_writer = std::make_unique<trace::VcdWriter>(file_of(req.vcd).write_path(), "tpb",
                                                       req.trace_window);
     if (!req.perfetto.empty())
-      perfetto_writer = std::make_unique<trace::PerfettoWriter>(
-          file_of(req.perfetto).write_path(), req.trace_window);
+      perfetto_writer = std::make_unique<trace::PerfettoWriter>(file_of(req.perfetto).write_path(),
+                                                                req.trace_window);
   } catch (const std::exception& e) {
     throw InputError(e.what());
   }

@@ -144,9 +144,9 @@ std::string staging_name(const std::string& base) {
   unsigned char rnd[8] = {};
   if (::getrandom(rnd, sizeof rnd, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof rnd)) {
     // No entropy yet: the time and the pid, still never reused (O_EXCL).
-    std::uint64_t x = static_cast<std::uint64_t>(
-                          std::chrono::steady_clock::now().time_since_epoch().count()) ^
-                      (static_cast<std::uint64_t>(::getpid()) << 40);
+    std::uint64_t x =
+        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+        (static_cast<std::uint64_t>(::getpid()) << 40);
     for (unsigned char& c : rnd) {
       x = x * 6364136223846793005ull + 1442695040888963407ull;
       c = static_cast<unsigned char>(x >> 56);
@@ -316,7 +316,8 @@ void OutputFile::discard() noexcept {
   if (fd_ < 0 && dirfd_ < 0) return;
   if (staged_ && !stage_name_.empty() && dirfd_ >= 0) {
     // Only the file this object made (a name swapped in since is not ours).
-    struct stat mine {}, there {};
+    struct stat mine {
+    }, there{};
     if (fd_ >= 0 && ::fstat(fd_, &mine) == 0 &&
         ::fstatat(dirfd_, stage_name_.c_str(), &there, AT_SYMLINK_NOFOLLOW) == 0 &&
         mine.st_dev == there.st_dev && mine.st_ino == there.st_ino)
@@ -357,7 +358,8 @@ void OutputFile::commit() {
     }
     registered_ = register_stage(dirfd_, stage_name_);
   } else {
-    struct stat mine {}, there {};
+    struct stat mine {
+    }, there{};
     if (::fstat(fd_, &mine) != 0 ||
         ::fstatat(dirfd_, stage_name_.c_str(), &there, AT_SYMLINK_NOFOLLOW) != 0 ||
         mine.st_dev != there.st_dev || mine.st_ino != there.st_ino) {
@@ -386,8 +388,8 @@ std::string StagedOutputs::check(
     const auto& [opt, path] = outs_[i];
     for (const auto& [iopt, ipath] : inputs)
       if (same(path, ipath))
-        bad.push_back(fmt::format("{} {} names the input of {}", shown(opt), shown(path),
-                                  shown(iopt)));
+        bad.push_back(
+            fmt::format("{} {} names the input of {}", shown(opt), shown(path), shown(iopt)));
     for (std::size_t j = 0; j < i; ++j)
       if (same(path, outs_[j].second))
         bad.push_back(fmt::format("{} {} names the output of {} too", shown(opt), shown(path),

@@ -111,8 +111,7 @@ inline int wait_exit(pid_t pid, double seconds, double* took = nullptr) {
   for (;;) {
     int st = 0;
     const pid_t r = ::waitpid(pid, &st, WNOHANG);
-    const double dt =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (took) *took = dt;
     if (r == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     if (dt > seconds) {

@@ -22,9 +22,9 @@ namespace {
 using json = nlohmann::json;
 
 const std::string kProgram = source_path("traces/workloads/pipeline/program.tpb");
-const std::string kLoads = " --load sbuf:0:0=" + source_path("traces/workloads/pipeline/activations.npy") +
-                           " --load sbuf:0:4096=" +
-                           source_path("traces/workloads/pipeline/weights_mxfp4.npy");
+const std::string kLoads =
+    " --load sbuf:0:0=" + source_path("traces/workloads/pipeline/activations.npy") +
+    " --load sbuf:0:4096=" + source_path("traces/workloads/pipeline/weights_mxfp4.npy");
 
 bool whole_json(const std::string& path) {
   try {
@@ -45,8 +45,8 @@ TEST(HostileStaging, ALinkPlantedAtAStagingNameIsNeverFollowed) {
     ASSERT_EQ(::symlink(victim.c_str(), (d + "/" + f + std::string(".tpbsim-tmp")).c_str()), 0);
   const ToolResult r =
       run_tool("run " + kProgram + kLoads + " --stats " + d + "/s.json --retire " + d +
-               "/r.txt --vcd " + d + "/w.vcd --perfetto " + d + "/p.json --dump psum:0:0:4x4:f32=" +
-               d + "/o.npy --dump-timing " + d + "/t.json");
+               "/r.txt --vcd " + d + "/w.vcd --perfetto " + d +
+               "/p.json --dump psum:0:0:4x4:f32=" + d + "/o.npy --dump-timing " + d + "/t.json");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(read_text(victim), "precious\n");
   EXPECT_TRUE(whole_json(d + "/s.json"));
@@ -78,8 +78,8 @@ TEST(HostileStaging, ARunKilledOutrightLeavesNoStagingFile) {
 // files: both end ok and the file in place is one run's, whole.
 TEST(HostileStaging, TwoRunsWritingOneOutputNeverMixTheirFiles) {
   const std::string d = scratch_dir("h-two");
-  const std::string cmd = std::string(TPBSIM_BIN) + " run " + kProgram + kLoads +
-                          " --stats " + d + "/s.json --perfetto " + d + "/p.json";
+  const std::string cmd = std::string(TPBSIM_BIN) + " run " + kProgram + kLoads + " --stats " + d +
+                          "/s.json --perfetto " + d + "/p.json";
   Background a = start(cmd, d + "/ea.txt"), b = start(cmd, d + "/eb.txt");
   EXPECT_EQ(wait_exit(a.pid, 120), 0) << read_text(d + "/ea.txt");
   EXPECT_EQ(wait_exit(b.pid, 120), 0) << read_text(d + "/eb.txt");
@@ -158,12 +158,13 @@ TEST(HostileOutputs, ABrokenPipeAndTheFileSizeLimitAreWriteErrorsNotDeaths) {
   const std::string d = scratch_dir("h-pipe");
   std::string prog = ".arch mariana\n.engine pool\n";
   for (int i = 0; i < 3000; ++i)
-    prog += "tensor_dequantize fmt=e2m1_to_e5m2 group=0 channels=4 "
-            "src=t3d(sbuf(0, 0x0), step=[1, 0, 0], num=[64, 1, 1]) "
-            "dst=t3d(sbuf(0, 0x1000), step=[1, 0, 0], num=[128, 1, 1])\n";
+    prog +=
+        "tensor_dequantize fmt=e2m1_to_e5m2 group=0 channels=4 "
+        "src=t3d(sbuf(0, 0x0), step=[1, 0, 0], num=[64, 1, 1]) "
+        "dst=t3d(sbuf(0, 0x1000), step=[1, 0, 0], num=[128, 1, 1])\n";
   const std::string p = put(d, "p.tpb", prog);
-  const std::string base = std::string(TPBSIM_BIN) + " run " + p + " --stats " + d +
-                           "/s.json --retire " + d + "/r.txt";
+  const std::string base =
+      std::string(TPBSIM_BIN) + " run " + p + " --stats " + d + "/s.json --retire " + d + "/r.txt";
   const std::string cmd = "bash -c '" + base + " --perfetto /dev/stdout 2>" + d +
                           "/err.txt | head -c1 >/dev/null; exit ${PIPESTATUS[0]}'";
   int st = std::system(cmd.c_str());
@@ -175,8 +176,8 @@ TEST(HostileOutputs, ABrokenPipeAndTheFileSizeLimitAreWriteErrorsNotDeaths) {
   EXPECT_EQ(retire_count(d + "/r.txt"), 3000u);
 
   const std::string cmd2 = "bash -c 'ulimit -f 64; " + std::string(TPBSIM_BIN) + " run " + p +
-                           " --stats " + d + "/s.json --perfetto " + d +
-                           "/big.json 2>" + d + "/err2.txt; exit $?'";
+                           " --stats " + d + "/s.json --perfetto " + d + "/big.json 2>" + d +
+                           "/err2.txt; exit $?'";
   std::remove((d + "/s.json").c_str());
   st = std::system(cmd2.c_str());
   EXPECT_TRUE(WIFEXITED(st)) << "killed by a signal";
@@ -228,10 +229,10 @@ TEST(HostileSignals, AStopSignalMidRunStopsCleanlyWithWholeOutputs) {
 // under a final name that is not whole (here: none, or whole ones).
 TEST(HostileSignals, ASecondSignalStopsAtOnceLeavingNoPartialFile) {
   const std::string d = scratch_dir("h-sig2");
-  Background b = start(std::string(TPBSIM_BIN) + " run " + long_run_args(d) +
-                           " --retire /dev/stdout --stats " + d + "/s.json --perfetto " + d +
-                           "/p.json",
-                       d + "/err.txt", true);
+  Background b =
+      start(std::string(TPBSIM_BIN) + " run " + long_run_args(d) +
+                " --retire /dev/stdout --stats " + d + "/s.json --perfetto " + d + "/p.json",
+            d + "/err.txt", true);
   ASSERT_TRUE(read_some(b.out_fd, 1)) << read_text(d + "/err.txt");
   ::kill(b.pid, SIGINT);
   ::kill(b.pid, SIGINT);
@@ -283,14 +284,14 @@ TEST(HostileNames, LongNamesWorkAndOverlongPathsAndLoopsSayWhy) {
 // that would inject lines into the .gtkw.
 TEST(HostileNames, ControlCharactersInNamesAreEscapedAndNeverInjected) {
   const std::string d = scratch_dir("h-esc");
-  const ToolResult r = run_tool("run " + kProgram + kLoads + " --stats '" + d +
-                                "/missing/a\nb\x1b[31m.json'");
+  const ToolResult r =
+      run_tool("run " + kProgram + kLoads + " --stats '" + d + "/missing/a\nb\x1b[31m.json'");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("a\\nb\\e[31m.json"), std::string::npos) << r.err;
 
-  const ToolResult v = run_tool("run " + kProgram + kLoads + " --vcd '" + d +
-                                "/w\n[dumpfile] \"injected\"\n.vcd'");
+  const ToolResult v =
+      run_tool("run " + kProgram + kLoads + " --vcd '" + d + "/w\n[dumpfile] \"injected\"\n.vcd'");
   EXPECT_EQ(v.exit_code, 0) << v.err;
   const std::string gtkw = read_text(d + "/w\n[dumpfile] \"injected\"\n.gtkw");
   ASSERT_FALSE(gtkw.empty());
@@ -333,7 +334,8 @@ TEST(HostileTiming, ArchNamesInAnyCaseAndDuplicateKeysAreRefused) {
       put(d, "fine.json", R"({"sbuf": {"latency_cycles": 9}, "psum": {"latency_cycles": 9}})");
   EXPECT_EQ(run_tool("run " + kProgram + kLoads + " --timing " + fine).exit_code, 0);
   // A megabyte value is cut in the message.
-  const std::string huge = put(d, "huge.json", "{\"quantum_ns\": \"" + std::string(1 << 20, 'x') + "\"}");
+  const std::string huge =
+      put(d, "huge.json", "{\"quantum_ns\": \"" + std::string(1 << 20, 'x') + "\"}");
   const ToolResult h = run_tool("run " + kProgram + kLoads + " --timing " + huge);
   EXPECT_EQ(h.exit_code, 1);
   EXPECT_LT(h.err.size(), 4000u);

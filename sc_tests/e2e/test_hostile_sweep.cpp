@@ -114,7 +114,8 @@ TEST(HostileSweep, FormulaLikeNamesAreTextInTheCsv) {
   const std::string d = scratch_dir("hs-csv");
   const std::string w = d + "/=HYPERLINK(\"http:__x\")";
   fs::create_directories(w);
-  for (const auto& e : fs::directory_iterator(kPipeline)) fs::copy(e.path(), w / e.path().filename());
+  for (const auto& e : fs::directory_iterator(kPipeline))
+    fs::copy(e.path(), w / e.path().filename());
   const std::string s = sweep_file(d, {{"workloads", {w}}});
   const ToolResult r = run_tool("sweep " + s + " --out " + d + "/o --no-plot");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -171,9 +172,9 @@ TEST(HostileSweep, SizesAreCheckedAndReadsAreBounded) {
     params.push_back({{"key", k}, {"values", values}});
   const std::string big = sweep_file(d, {{"parameters", params}});
   double took = 0;
-  Background b = start(std::string(TPBSIM_BIN) + " sweep " + big + " --out " + d +
-                           "/o --runner slurm --dry-run",
-                       d + "/err.txt");
+  Background b = start(
+      std::string(TPBSIM_BIN) + " sweep " + big + " --out " + d + "/o --runner slurm --dry-run",
+      d + "/err.txt");
   EXPECT_EQ(wait_exit(b.pid, 60, &took), 1) << read_text(d + "/err.txt");
   const std::string err = read_text(d + "/err.txt");
   EXPECT_NE(err.find("x 65536 x 65536 x 65536 x 65536 is more than 100000 points, the most one "
@@ -184,9 +185,9 @@ TEST(HostileSweep, SizesAreCheckedAndReadsAreBounded) {
 
   json mvals = json::array();
   for (int i = 0; i < 1000; ++i) mvals.push_back(1000 + i);
-  const std::string million = sweep_file(
-      d, {{"parameters",
-           {{{"key", "clocks_mhz.dve"}, {"values", mvals}}, {{"key", "clocks_mhz.pe"}, {"values", mvals}}}}});
+  const std::string million = sweep_file(d, {{"parameters",
+                                              {{{"key", "clocks_mhz.dve"}, {"values", mvals}},
+                                               {{"key", "clocks_mhz.pe"}, {"values", mvals}}}}});
   const ToolResult m = run_tool("sweep " + million + " --out " + d + "/m --dry-run");
   EXPECT_EQ(m.exit_code, 1) << m.err;
   EXPECT_NE(m.err.find("1 workload(s) x 1000 x 1000 is 1000000 points"), std::string::npos)
@@ -207,17 +208,19 @@ TEST(HostileSweep, SizesAreCheckedAndReadsAreBounded) {
       << z.err;
   const std::string w = d + "/w";
   fs::create_directories(w);
-  for (const auto& e : fs::directory_iterator(kPipeline)) fs::copy(e.path(), w / e.path().filename());
+  for (const auto& e : fs::directory_iterator(kPipeline))
+    fs::copy(e.path(), w / e.path().filename());
   std::ofstream(w + "/cmd.txt", std::ios::app) << "--timing /dev/zero\n";
-  const ToolResult t = run_tool("sweep " + sweep_file(d, {{"workloads", {w}}}) + " --out " + d +
-                                "/t --dry-run");
+  const ToolResult t =
+      run_tool("sweep " + sweep_file(d, {{"workloads", {w}}}) + " --out " + d + "/t --dry-run");
   EXPECT_EQ(t.exit_code, 1);
   EXPECT_NE(t.err.find("/dev/zero"), std::string::npos) << t.err;
 
   // A key given twice in the sweep file is refused, not silently dropped.
-  const std::string dup =
-      put(d, "dup.json",
-          "{\"workloads\": [\"" + kPipeline + "\"], \"parameters\": [{\"key\": \"clocks_mhz.dve\", "
+  const std::string dup = put(
+      d, "dup.json",
+      "{\"workloads\": [\"" + kPipeline +
+          "\"], \"parameters\": [{\"key\": \"clocks_mhz.dve\", "
           "\"values\": [1]}], \"parameters\": [{\"key\": \"clocks_mhz.pe\", \"values\": [1]}]}");
   const ToolResult du = run_tool("sweep " + dup + " --out " + d + "/du --dry-run");
   EXPECT_EQ(du.exit_code, 1);
@@ -235,9 +238,9 @@ TEST(HostileSweep, AStopSignalReachesEveryPoint) {
   const std::string args = long_run_args(w);  // long.tpb --timing slow.json
   put(w, "cmd.txt", "long.tpb\n--timing slow.json\n");
   const std::string s = sweep_file(d, {{"workloads", {w}}});
-  Background b = start(std::string(TPBSIM_BIN) + " sweep " + s + " --out " + d +
-                           "/o --jobs 2 --no-plot",
-                       d + "/err.txt");
+  Background b =
+      start(std::string(TPBSIM_BIN) + " sweep " + s + " --out " + d + "/o --jobs 2 --no-plot",
+            d + "/err.txt");
   // Both points running: their stdout files exist.
   for (int i = 0; i < 2000 && !(fs::exists(d + "/o/points/p0000/stderr.txt") &&
                                 fs::exists(d + "/o/points/p0001/stderr.txt"));
@@ -283,8 +286,7 @@ TEST(HostileSweep, WorkloadsOfOneBasenameGetDistinctNames) {
 // A workload directory with a terminal escape is shown escaped.
 TEST(HostileSweep, EscapesInNamesAreShownEscaped) {
   const std::string d = scratch_dir("hs-esc");
-  const std::string s =
-      sweep_file(d, {{"workloads", {d + "/no\x1b[2Jsuch\nworkload"}}});
+  const std::string s = sweep_file(d, {{"workloads", {d + "/no\x1b[2Jsuch\nworkload"}}});
   const ToolResult r = run_tool("sweep " + s + " --out " + d + "/o");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
