@@ -125,6 +125,28 @@ TEST(HostileOutputs, EveryOutputToAFullDeviceIsNamedAndNothingHangs) {
   EXPECT_NE(r.err.find("/dev/full: write failed"), std::string::npos) << r.err;
 }
 
+// --cosim-vcd to a full device: the RTL's waves are an output error naming
+// the file, the run and the other outputs complete (Verilator's own file
+// ended in its fatal-error path, which deadlocked: the run hung for ever).
+TEST(HostileOutputs, CosimWavesToAFullDeviceAreAnOutputErrorNotAHang) {
+  const std::string w = source_path("traces/workloads/e2m1_g0_mariana");
+  const std::string d = scratch_dir("h-cosim");
+  double took = 0;
+  Background b = start(std::string(TPBSIM_BIN) + " run " + w + "/program.tpb --load sbuf:0:0=" + w +
+                           "/input.npy --cosim --cosim-vcd /dev/full --stats " + d + "/s.json",
+                       d + "/err.txt");
+  const int rc = wait_exit(b.pid, 120, &took);
+  const std::string err = read_text(d + "/err.txt");
+  if (err.find("no RTL linked") != std::string::npos)
+    GTEST_SKIP() << "built without Verilator (TPBSIM_COSIM=OFF)";
+  EXPECT_EQ(rc, 1) << err;
+  EXPECT_NE(err.find("/dev/full: cannot write the RTL waves (No space left on device)"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("not written: /dev/full"), std::string::npos) << err;
+  EXPECT_TRUE(whole_json(d + "/s.json"));
+}
+
 // An output named to a FIFO: the reader gets the whole file (the check
 // before the run opened it and handed the reader 0 bytes, then the real
 // write blocked for ever); a FIFO nobody reads is an error, not a hang.
