@@ -1,10 +1,13 @@
 #include "models/timing/timing_profile.h"
 
 #include "models/isa/input_file.h"
+#include "platform/io/printable.h"
 
 #include <algorithm>
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -14,7 +17,7 @@ namespace tpb::timing {
 namespace {
 
 constexpr std::uint32_t kMaxBanks = 64;
-constexpr std::size_t kMaxProfileFileBytes = std::size_t{16} << 20;  // 16 MiB of JSON
+constexpr std::size_t kMaxProfileFileBytes = kMaxTimingFileBytes;  // 16 MiB of JSON
 
 constexpr unsigned kMaxProfileDepth = 32;
 
@@ -44,20 +47,26 @@ std::size_t nesting_past(const std::string& text, unsigned max) {
 }
 
 [[noreturn]] void fail(const std::string& key, const std::string& what) {
-  throw TimingError("timing profile: key '" + key + "': " + what);
+  throw TimingError("timing profile: key '" + io::printable(key) + "': " + what);
+}
+
+// A value as the messages show it: JSON, cut (a megabyte string is not
+// echoed whole), control characters escaped.
+std::string shown(const nlohmann::json& v) {
+  return io::printable(v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 std::uint32_t get_u32(const nlohmann::json& v, const std::string& key, bool nonzero) {
   if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
-    fail(key, "expected a non-negative integer, got " + v.dump());
+    fail(key, "expected a non-negative integer, got " + shown(v));
   const auto x = v.get<std::uint64_t>();
-  if (x > UINT32_MAX) fail(key, "value " + v.dump() + " does not fit in 32 bits");
+  if (x > UINT32_MAX) fail(key, "value " + shown(v) + " does not fit in 32 bits");
   if (nonzero && x == 0) fail(key, "must not be 0");
   return static_cast<std::uint32_t>(x);
 }
 
 void require_object(const nlohmann::json& v, const std::string& key) {
-  if (!v.is_object()) fail(key, "expected an object, got " + v.dump());
+  if (!v.is_object()) fail(key, "expected an object, got " + shown(v));
 }
 
 void merge_mem(MemCycles& m, const nlohmann::json& j, const std::string& key) {
@@ -162,9 +171,14 @@ void merge_timing(TimingConfig& c, const nlohmann::json& j) {
     const nlohmann::json& v = *it;
     if (k == "arch") {
       if (!v.is_string()) fail(k, "expected a string");
-      if (v.get<std::string>() != c.arch)
-        fail(k,
-             "profile is for '" + v.get<std::string>() + "' but the run is for '" + c.arch + "'");
+      // A generation's name in any case, or its alias (v4), as .arch and --arch take.
+      isa::Arch given{}, run{};
+      if (!isa::parse_arch(v.get<std::string>(), given))
+        fail(k, "'" + io::printable(v.get<std::string>()) +
+                    "' is not a generation (sunda cayman mariana maverick, or v2..v5)");
+      if (!isa::parse_arch(c.arch, run) || given != run)
+        fail(k, "profile is for '" + io::printable(v.get<std::string>()) +
+                    "' but the run is for '" + c.arch + "'");
     } else if (k == "clocks_mhz") {
       require_object(v, k);
       for (auto e = v.begin(); e != v.end(); ++e) {
@@ -289,27 +303,86 @@ void merge_timing(TimingConfig& c, const nlohmann::json& j) {
   }
 }
 
-void merge_timing_file(TimingConfig& c, const std::string& path) {
+nlohmann::json parse_json_strict(const std::string& text, unsigned max_depth) {
+  // A profile is at most a few levels deep; JSON nested thousands deep
+  // overflowed the stack in the JSON library (SIGSEGV): refused first.
+  if (const std::size_t at = nesting_past(text, max_depth); at != std::string::npos)
+    throw TimingError("JSON nested deeper than " + std::to_string(max_depth) + " levels at byte " +
+                      std::to_string(at));
+  // Keys seen in each open object, and the key path to it, to refuse a key
+  // given twice (the library keeps the last value without a word).
+  struct Level {
+    bool object = false;
+    std::set<std::string> keys;
+    std::string key;  // the latest key of this object
+  };
+  std::vector<Level> stack;
+  std::string duplicate;
+  auto where = [&](const std::string& k) {
+    std::string p;
+    for (const Level& l : stack)
+      if (l.object && &l != &stack.back()) p += l.key + ".";
+    return p + k;
+  };
+  const nlohmann::json::parser_callback_t cb = [&](int, nlohmann::json::parse_event_t ev,
+                                                   nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    switch (ev) {
+      case E::object_start:
+        stack.push_back({true, {}, {}});
+        break;
+      case E::array_start:
+        stack.push_back({false, {}, "[]"});
+        break;
+      case E::object_end:
+      case E::array_end:
+        if (!stack.empty()) stack.pop_back();
+        break;
+      case E::key:
+        if (!stack.empty() && stack.back().object && parsed.is_string()) {
+          const std::string k = parsed.get<std::string>();
+          if (!stack.back().keys.insert(k).second && duplicate.empty()) duplicate = where(k);
+          stack.back().key = k;
+        }
+        break;
+      case E::value:
+        break;
+    }
+    return true;
+  };
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text, cb);
+  } catch (const nlohmann::json::exception& e) {
+    throw TimingError(std::string("not valid JSON: ") + io::printable(e.what()));
+  }
+  if (!duplicate.empty())
+    throw TimingError("duplicate key '" + io::printable(duplicate) +
+                      "' (given twice in one object; JSON keeps only one: say it once)");
+  return j;
+}
+
+nlohmann::json read_timing_file(const std::string& path) {
   std::string text;
   if (const std::string why =
           isa::read_input_file(path, kMaxProfileFileBytes, "a timing profile", text);
       !why.empty())
-    throw TimingError(path + ": " + why);
-  // A profile is at most a few levels deep; JSON nested thousands deep
-  // overflowed the stack in the JSON library (SIGSEGV): refused first.
-  if (const std::size_t at = nesting_past(text, kMaxProfileDepth); at != std::string::npos)
-    throw TimingError(path + ": not a timing profile: JSON nested deeper than " +
-                      std::to_string(kMaxProfileDepth) + " levels at byte " + std::to_string(at));
-  nlohmann::json j;
+    throw TimingError(io::printable(path) + ": " + why);
   try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw TimingError(path + ": not valid JSON: " + e.what());
+    return parse_json_strict(text, kMaxProfileDepth);
+  } catch (const TimingError& e) {
+    const std::string m = e.what();
+    throw TimingError(io::printable(path) + ": " +
+                      (m.rfind("JSON nested", 0) == 0 ? "not a timing profile: " : "") + m);
   }
+}
+
+void merge_timing_file(TimingConfig& c, const std::string& path) {
+  const nlohmann::json j = read_timing_file(path);
   try {
     merge_timing(c, j);
   } catch (const TimingError& e) {
-    throw TimingError(path + ": " + e.what());
+    throw TimingError(io::printable(path) + ": " + e.what());
   }
 }
 

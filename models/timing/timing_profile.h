@@ -125,6 +125,18 @@ TimingConfig default_timing(isa::Arch arch);
 void merge_timing(TimingConfig& cfg, const nlohmann::json& j);
 // Reads and merges a JSON file over `cfg`; errors name the file.
 void merge_timing_file(TimingConfig& cfg, const std::string& path);
+// A profile file read (at most 16 MiB: /dev/zero is refused, not read) and
+// parsed with parse_json_strict, not merged; errors name the file.
+nlohmann::json read_timing_file(const std::string& path);
+// The most bytes a timing profile may hold.
+inline constexpr std::size_t kMaxTimingFileBytes = std::size_t{16} << 20;
+
+// JSON text parsed strictly: nested at most `max_depth` levels (deeper
+// crashed the JSON library), and a key given twice in one object is an error
+// naming it (the library would silently keep the last value). Throws
+// TimingError: "not valid JSON: ...", "JSON nested deeper than 32 levels at
+// byte N", "duplicate key 'clocks_mhz.dve' (given twice in one object)".
+nlohmann::json parse_json_strict(const std::string& text, unsigned max_depth = 32);
 // The effective profile as JSON (merge_timing(default, to_json(c)) == c).
 nlohmann::json to_json(const TimingConfig& cfg);
 
