@@ -31,18 +31,18 @@ bool lenient_dropped_a_key(const std::string& text) {
   std::vector<std::size_t> given;
   bool dropped = false;
   try {
-    (void)nlohmann::json::parse(text,
-                                [&](int, nlohmann::json::parse_event_t ev, nlohmann::json& parsed) {
-                                  using E = nlohmann::json::parse_event_t;
-                                  if (ev == E::object_start) given.push_back(0);
-                                  if (ev == E::key && !given.empty()) ++given.back();
-                                  if (ev == E::object_end && !given.empty()) {
-                                    if (parsed.is_object() && parsed.size() < given.back())
-                                      dropped = true;
-                                    given.pop_back();
-                                  }
-                                  return true;
-                                });
+    const nlohmann::json whole = nlohmann::json::parse(
+        text, [&](int, nlohmann::json::parse_event_t ev, nlohmann::json& parsed) {
+          using E = nlohmann::json::parse_event_t;
+          if (ev == E::object_start) given.push_back(0);
+          if (ev == E::key && !given.empty()) ++given.back();
+          if (ev == E::object_end && !given.empty()) {
+            if (parsed.is_object() && parsed.size() < given.back()) dropped = true;
+            given.pop_back();
+          }
+          return true;
+        });
+    (void)whole;
   } catch (const nlohmann::json::exception&) {
   }
   return dropped;
