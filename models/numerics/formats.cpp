@@ -271,6 +271,12 @@ std::optional<Format> parse_format(std::string_view name) {
   return std::nullopt;
 }
 
+std::string format_list(std::string_view sep) {
+  std::string out;
+  for (int i = 0; i < kNumFormats; ++i) (out += i ? sep : "") += kDesc[i].info.name;
+  return out;
+}
+
 double decode(Format f, std::uint32_t code) {
   if (is_minifloat(f)) return mf_decode(mf_of(f), code);
   switch (f) {

@@ -12,6 +12,7 @@
 #include "models/isa/address_map.h"
 #include "models/isa/asm.h"
 #include "models/isa/checker.h"
+#include "models/isa/names.h"
 #include "models/isa/program.h"
 #include "platform/cli/commands.h"
 
@@ -76,7 +77,8 @@ class CheckEach : public isa::ProgramSink {
 
 int cmd_check(const Args& args) {
   po::options_description opts(
-      "usage: tpbsim check PROGRAM [--arch sunda|cayman|mariana|maverick]\n\n"
+      "usage: tpbsim check PROGRAM [--arch " + isa::arch_list("|") +
+      "]\n\n"
       "Checks every instruction of PROGRAM (text or raw binary) against the validity\n"
       "contract of the generation (--arch, else the program's .arch, else mariana) and\n"
       "prints one line per instruction naming each failed predicate, then a summary.\n"
@@ -107,9 +109,8 @@ int cmd_check(const Args& args) {
   }
   isa::Arch cli_arch{};
   if (!arch_text.empty() && !isa::parse_arch(arch_text, cli_arch)) {
-    std::fprintf(stderr,
-                 "tpbsim check: error: unknown --arch '%s' (sunda, cayman, mariana, maverick)\n",
-                 arch_text.c_str());
+    std::fprintf(stderr, "tpbsim check: error: unknown --arch '%s' (%s)\n", arch_text.c_str(),
+                 isa::arch_list().c_str());
     return 1;
   }
 
