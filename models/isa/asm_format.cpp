@@ -9,6 +9,7 @@
 #include "models/isa/address_map.h"
 #include "models/isa/asm.h"
 #include "models/isa/asm_fields.h"
+#include "models/isa/input_file.h"
 #include "models/isa/names.h"
 #include "models/isa/tquant_block.h"
 
@@ -212,7 +213,7 @@ std::string disassemble_inst(const RawInst& raw) {
 
 std::string disassemble(const Program& p) {
   std::string out;
-  if (!p.path.empty()) out += "# disassembled from " + p.path + "\n";
+  if (!p.path.empty()) out += "# disassembled from " + printable(p.path) + "\n";
   if (p.arch) out += ".arch " + std::string(arch_name(*p.arch)) + "\n";
   for (const auto& r : p.regs) {
     char buf[32];

@@ -15,6 +15,15 @@ bool is_alpha(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0;
 bool is_alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
 bool is_ident(char c) { return is_alnum(c) || c == '_'; }
 
+// The character at s[p]: a whole UTF-8 sequence (the lead byte and its
+// continuation bytes), so a message shows 'é', not half of it.
+std::string character_at(const std::string& s, std::size_t p, std::size_t end) {
+  std::size_t q = p + 1;
+  if (static_cast<unsigned char>(s[p]) >= 0xC0)
+    while (q < end && q < p + 4 && (static_cast<unsigned char>(s[q]) & 0xC0) == 0x80) ++q;
+  return s.substr(p, q - p);
+}
+
 }  // namespace
 
 Lexer::Lexer(const AsmLine& line, std::size_t begin, const std::string& file, Dialect dialect,
@@ -138,7 +147,7 @@ Tok Lexer::lex_uncached(std::size_t p) const {
       t.end = p + 1;
       return t;
     }
-    fail(p, std::string("unexpected character '") + c + "' in a TQUANT block");
+    fail(p, "unexpected character '" + character_at(s, p, n) + "' in a TQUANT block");
   }
   if (is_digit(c) || ((c == '-' || c == '+') && p + 1 < n && is_digit(s[p + 1]))) {
     std::size_t q = p;
@@ -180,7 +189,7 @@ Tok Lexer::lex_uncached(std::size_t p) const {
     t.end = p + 1;
     return t;
   }
-  fail(p, std::string("unexpected character '") + c + "'");
+  fail(p, "unexpected character '" + character_at(s, p, n) + "'");
 }
 
 }  // namespace tpb::isa

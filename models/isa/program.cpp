@@ -3,7 +3,10 @@
 // program_reader.cpp, disassembly in asm_format.cpp.
 #include "models/isa/program.h"
 
+#include <algorithm>
+
 #include "models/isa/asm.h"
+#include "models/isa/input_file.h"
 #include "models/isa/opcode_table.h"
 
 namespace tpb::isa {
@@ -11,9 +14,34 @@ namespace tpb::isa {
 namespace {
 
 std::string where(const SourceLoc& loc) {
-  std::string s = loc.file;
+  std::string s = printable(loc.file);
   if (loc.line > 0) s += ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col);
   return s;
+}
+
+// A message safe and short to print: control characters escaped
+// (printable()), and every run of more than 80 non-blank bytes (a token
+// echoed from the text) cut to an excerpt that names the token's length
+// (the quotes and punctuation around it kept).
+std::string bounded(const std::string& m) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < m.size()) {
+    std::size_t j = m.find(' ', i);
+    if (j == std::string::npos) j = m.size();
+    std::string_view run(m.data() + i, j - i);
+    if (run.size() <= 80) {
+      out += printable(run);
+    } else {
+      const std::size_t a = std::min(run.find_first_not_of("'\"(["), run.size());
+      const std::size_t b = std::max(run.find_last_not_of("'\")],;:") + 1, a);
+      out += printable(run.substr(0, a)) + excerpt(run.substr(a, b - a), 64) +
+             printable(run.substr(b));
+    }
+    if (j < m.size()) out += ' ';
+    i = j + 1;
+  }
+  return out;
 }
 
 }  // namespace
@@ -25,7 +53,9 @@ std::size_t Program::size() const {
 }
 
 AsmError::AsmError(SourceLoc loc, const std::string& message)
-    : std::runtime_error(where(loc) + ": " + message), loc_(std::move(loc)), message_(message) {}
+    : std::runtime_error(where(loc) + ": " + bounded(message)),
+      loc_{printable(loc.file), loc.line, loc.col},
+      message_(bounded(message)) {}
 
 std::string format_diagnostic(const AsmError& e) {
   return where(e.loc()) + ": error: " + e.message();

@@ -4,10 +4,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <istream>
+#include <memory>
+#include <new>
 #include <sstream>
 #include <stdexcept>
 
@@ -24,16 +25,27 @@ namespace {
 
 using namespace asm_detail;
 
-// Strict UTF-8 check (no NUL, no overlongs or surrogates): program text is
-// UTF-8, anything else is taken for a binary.
+// What a file's first bytes are (docs/ASM.md "Binaries and engines").
+struct Kind {
+  enum What { Text, NotUtf8, Control } what = Text;
+  std::size_t offset = 0;  // Control: where the first control character is
+  std::uint8_t byte = 0;
+};
+
+// Program text is strict UTF-8 (no NUL, no overlongs or surrogates) without
+// control characters other than tab, line feed and carriage return.
 // `prefix`: b is the start of a longer file, so a sequence cut at its end is
 // not an error.
-bool is_utf8_text(const std::vector<std::uint8_t>& b, bool prefix = false) {
+Kind classify(const std::vector<std::uint8_t>& b, bool prefix = false) {
+  Kind control;
   std::size_t i = 0;
   while (i < b.size()) {
     const std::uint8_t c = b[i];
-    if (c == 0) return false;
+    if (c == 0) return {Kind::NotUtf8};
     if (c < 0x80) {
+      if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) {
+        if (control.what == Kind::Text) control = Kind{Kind::Control, i, c};
+      }
       ++i;
       continue;
     }
@@ -49,17 +61,37 @@ bool is_utf8_text(const std::vector<std::uint8_t>& b, bool prefix = false) {
       n = 3;
       cp = c & 0x07;
     } else {
-      return false;
+      return {Kind::NotUtf8};
     }
     for (unsigned k = 1; k <= n; ++k) {
-      if (i + k >= b.size()) return prefix;
-      if ((b[i + k] & 0xC0) != 0x80) return false;
+      if (i + k >= b.size()) return prefix ? control : Kind{Kind::NotUtf8};
+      if ((b[i + k] & 0xC0) != 0x80) return {Kind::NotUtf8};
       cp = (cp << 6) | (b[i + k] & 0x3F);
     }
     static constexpr std::uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return {Kind::NotUtf8};
     i += n + 1;
   }
+  return control;
+}
+
+// Text, or a binary (true); throws when the file is neither.
+bool is_binary(const std::string& path, const std::vector<std::uint8_t>& head, bool whole,
+               std::uint64_t size) {
+  const Kind k = classify(head, !whole);
+  if (k.what == Kind::Text) return false;
+  if (k.what == Kind::Control) {
+    // UTF-8 without NUL but with a control character: a text file with a
+    // stray byte or a binary whose bytes are all ASCII. Neither is guessed.
+    char b[8];
+    std::snprintf(b, sizeof b, "0x%02x", k.byte);
+    throw std::runtime_error(printable(path) + ": not program text (control character " + b +
+                             " at byte " + std::to_string(k.offset) +
+                             ") and not taken for a binary: a binary's name ends in .bin");
+  }
+  if (whole && size % kInstBytes != 0)
+    throw std::runtime_error(printable(path) + ": neither UTF-8 program text nor a binary (size " +
+                             std::to_string(size) + " bytes is not a multiple of 64)");
   return true;
 }
 
@@ -70,18 +102,19 @@ bool ends_with(const std::string& s, const char* suffix) {
 
 // Reads logical lines from a stream: comments removed, trailing-backslash
 // continuations joined (with one space), each character keeping its position.
-// Holds one logical line at a time, so a program of any length streams.
+// Holds one logical line at a time, so a program of any length streams; a
+// line longer than kMaxProgramLineBytes is an error, not an allocation that
+// fails under a memory limit.
 class LineReader {
  public:
-  explicit LineReader(std::istream& in) : in_(in) {}
+  LineReader(std::istream& in, const std::string& path) : in_(in), path_(path) {}
   // The next logical line; false at the end of the input.
   bool next(AsmLine& cur) {
     cur.text.clear();
     cur.segs.clear();
     bool any = false;
-    while (std::getline(in_, phys_)) {
+    while (get_line()) {
       any = true;
-      ++line_no_;
       std::string_view v(phys_);
       if (!v.empty() && v.back() == '\r') v.remove_suffix(1);
       const std::size_t hash = v.find('#');
@@ -90,18 +123,64 @@ class LineReader {
       while (len && std::isspace(static_cast<unsigned char>(v[len - 1]))) --len;
       const bool cont = len && v[len - 1] == '\\';
       if (cont) --len;
+      if (cur.text.size() + len + 1 > kMaxProgramLineBytes)
+        too_long(cur.segs.empty() ? line_no_ : cur.segs[0].line);
       if (!cur.segs.empty())
         cur.text += ' ';  // the joining space sits at column 0 of the next line
       cur.segs.push_back(Segment{cur.text.size(), line_no_, 1});
       cur.text.append(v.data(), len);
       if (!cont || in_.eof()) return true;
     }
-    if (in_.bad()) throw std::runtime_error("read error");
     return any && !cur.segs.empty();
   }
 
  private:
+  [[noreturn]] void too_long(int line) const {
+    throw AsmError(SourceLoc{path_, line, 1},
+                   "line is longer than " + std::to_string(kMaxProgramLineBytes) +
+                       " bytes, the most one line of program text may hold (is this a program?)");
+  }
+  // One physical line into phys_, without its '\n'; false at the end.
+  bool get_line() {
+    phys_.clear();
+    bool any = false;
+    char buf[8192];
+    try {
+      for (;;) {
+        in_.get(buf, sizeof buf, '\n');
+        const auto n = static_cast<std::size_t>(in_.gcount());
+        if (in_.bad()) read_error();
+        if (n) {
+          if (!any) ++line_no_;
+          any = true;
+          if (phys_.size() + n > kMaxProgramLineBytes) too_long(line_no_);
+          phys_.append(buf, n);
+        }
+        if (in_.eof()) return any;
+        if (in_.fail()) in_.clear();  // nothing stored: the next character is '\n'
+        if (in_.peek() == '\n') {
+          in_.ignore();
+          if (!any) ++line_no_;
+          return true;
+        }
+        if (in_.bad()) read_error();
+      }
+    } catch (const std::bad_alloc&) {
+      const std::size_t got = phys_.size();
+      std::string().swap(phys_);
+      throw AsmError(SourceLoc{path_, line_no_, 1},
+                     "out of memory after reading " + std::to_string(got) +
+                         " bytes of this line (the machine, or a memory limit such as ulimit -v, "
+                         "allows no more)");
+    }
+  }
+  [[noreturn]] void read_error() const {
+    throw std::runtime_error(printable(path_) + ": read error after line " +
+                             std::to_string(line_no_) + " (" + std::strerror(errno) + ")");
+  }
+
   std::istream& in_;
+  const std::string& path_;
   std::string phys_;
   int line_no_ = 0;
 };
@@ -130,7 +209,7 @@ void parse_program_stream(std::istream& in, const std::string& path, ProgramSink
   // span lines; the word goes to the SFU queue at BSTOP.
   std::optional<TquantBlockBuilder> block;
   SourceLoc block_loc;
-  LineReader reader(in);
+  LineReader reader(in, path);
   AsmLine line;
   while (reader.next(line)) {
     std::size_t b = 0;
@@ -219,7 +298,7 @@ Program parse_program(std::string_view text, const std::string& path) {
 
 Program parse_binary(const std::vector<std::uint8_t>& bytes, const std::string& path) {
   if (bytes.size() % kInstBytes != 0)
-    throw std::runtime_error(path + ": size " + std::to_string(bytes.size()) +
+    throw std::runtime_error(printable(path) + ": size " + std::to_string(bytes.size()) +
                              " bytes is not a multiple of 64 (one instruction word)");
   Program p;
   p.path = path;
@@ -237,46 +316,32 @@ Program load_program(const std::string& path) {
   std::string text;
   if (const std::string why = read_input_file(path, kMaxProgramFileBytes, "a program file", text);
       !why.empty())
-    throw std::runtime_error(path + ": " + why);
+    throw std::runtime_error(printable(path) + ": " + why);
   const std::vector<std::uint8_t> bytes(text.begin(), text.end());
-  if (ends_with(path, ".bin")) return parse_binary(bytes, path);
-  if (!is_utf8_text(bytes)) {
-    if (bytes.size() % kInstBytes != 0)
-      throw std::runtime_error(path + ": neither UTF-8 program text nor a binary (size " +
-                               std::to_string(bytes.size()) + " bytes is not a multiple of 64)");
+  if (ends_with(path, ".bin") || is_binary(path, bytes, true, bytes.size()))
     return parse_binary(bytes, path);
-  }
-  return parse_program(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
-                       path);
+  return parse_program(text, path);
 }
 
 void stream_program(const std::string& path, ProgramSink& sink) {
-  if (const std::string why = input_file_problem(path); !why.empty())
-    throw std::runtime_error(path + ": " + why);
-  // A program of any length streams, so an endless device would never end:
-  // files and pipes only.
-  std::error_code ec;
-  if (std::filesystem::is_character_file(path, ec))
-    throw std::runtime_error(path + ": is a device, not a program file (a file or a pipe)");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
+  // A regular file is read by its path; a pipe from its one copy (so a
+  // second pass, and the rewind after the probe, see the whole program).
+  const std::unique_ptr<std::istream> input = open_program_input(path);
+  std::istream& in = *input;
   // Text or binary from the first 64 KiB (the whole file when it is smaller,
   // so the decision is load_program's).
   constexpr std::size_t kProbe = 64 * 1024;
   std::vector<std::uint8_t> head(kProbe);
   in.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(kProbe));
-  if (in.bad()) throw std::runtime_error("cannot read " + path);
+  if (in.bad()) throw std::runtime_error("cannot read " + printable(path));
   head.resize(static_cast<std::size_t>(in.gcount()));
   const bool whole = head.size() < kProbe;
-  bool binary = ends_with(path, ".bin");
-  if (!binary && !is_utf8_text(head, !whole)) {
-    if (whole && head.size() % kInstBytes != 0)
-      throw std::runtime_error(path + ": neither UTF-8 program text nor a binary (size " +
-                               std::to_string(head.size()) + " bytes is not a multiple of 64)");
-    binary = true;
-  }
+  const bool binary = ends_with(path, ".bin") || is_binary(path, head, whole, head.size());
   in.clear();
   in.seekg(0);
+  if (!in)
+    throw std::runtime_error(printable(path) +
+                             ": cannot read it again from its start (not a file, not a pipe?)");
   if (!binary) {
     parse_program_stream(in, path, sink);
     return;
@@ -286,11 +351,11 @@ void stream_program(const std::string& path, ProgramSink& sink) {
   std::uint64_t total = 0;
   for (;;) {
     in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
-    if (in.bad()) throw std::runtime_error("cannot read " + path);
+    if (in.bad()) throw std::runtime_error("cannot read " + printable(path));
     const auto got = static_cast<std::size_t>(in.gcount());
     total += got;
     if (got % kInstBytes != 0)
-      throw std::runtime_error(path + ": size " + std::to_string(total) +
+      throw std::runtime_error(printable(path) + ": size " + std::to_string(total) +
                                " bytes is not a multiple of 64 (one instruction word)");
     for (std::size_t off = 0; off < got; off += kInstBytes) {
       RawInst raw;
