@@ -60,8 +60,11 @@ enum class Dialect : std::uint8_t { Mnemonic, Block };
 class Lexer {
  public:
   // Tokens of line.text[begin, end) (end: npos = the end of the line).
+  // `file` is kept by reference: it must outlive the lexer.
   Lexer(const AsmLine& line, std::size_t begin, const std::string& file,
         Dialect dialect = Dialect::Mnemonic, std::size_t end = std::string::npos);
+  Lexer(const AsmLine&, std::size_t, std::string&&, Dialect = Dialect::Mnemonic,
+        std::size_t = std::string::npos) = delete;
 
   [[noreturn]] void fail(std::size_t at, const std::string& msg) const;
   SourceLoc loc(std::size_t at) const;
