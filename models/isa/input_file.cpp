@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -41,16 +42,80 @@ std::string open_problem(const std::string& path, int err) {
   }
 }
 
-// A pipe's bytes, copied once to an anonymous temporary file.
-struct PipeCopy {
-  std::FILE* f = nullptr;
-  std::uint64_t size = 0;
-  ~PipeCopy() {
-    if (f) std::fclose(f);
+// A pipe read once: what has been read of it is kept in an anonymous
+// temporary file, and every reader reads that copy, pulling more from the
+// pipe when it reaches the copy's end. So a reader that stops early (a
+// syntax error on line 1) reads no more of the pipe than it needs, and a
+// second pass reads the copy.
+class PipeCopy {
+ public:
+  explicit PipeCopy(const std::string& path) : path_(path), in_(path, std::ios::binary) {
+    if (!in_) throw std::runtime_error(printable(path) + ": " + open_problem(path, errno));
+    f_ = std::tmpfile();
+    if (!f_)
+      throw std::runtime_error(printable(path) +
+                               ": cannot create a temporary file to hold the pipe (" +
+                               std::strerror(errno) + ")");
   }
+  ~PipeCopy() {
+    if (f_) std::fclose(f_);
+  }
+  PipeCopy(const PipeCopy&) = delete;
+  PipeCopy& operator=(const PipeCopy&) = delete;
+
+  // Up to n bytes at `off` into out; 0 at the end of the pipe.
+  std::size_t read_at(std::uint64_t off, char* out, std::size_t n) {
+    const std::lock_guard<std::mutex> lock(mu_);
+    while (off >= size_ && !eof_) pull();
+    if (off >= size_) return 0;
+    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(n, size_ - off));
+    const ssize_t got = ::pread(::fileno(f_), out, want, static_cast<off_t>(off));
+    if (got <= 0)
+      throw std::runtime_error(printable(path_) + ": cannot read the pipe's temporary copy (" +
+                               std::strerror(errno) + ")");
+    return static_cast<std::size_t>(got);
+  }
+  std::uint64_t size() {
+    const std::lock_guard<std::mutex> lock(mu_);
+    return size_;
+  }
+  bool empty() {
+    const std::lock_guard<std::mutex> lock(mu_);
+    while (size_ == 0 && !eof_) pull();
+    return size_ == 0;
+  }
+
+ private:
+  // One more chunk of the pipe onto the copy.
+  void pull() {
+    char buf[65536];
+    in_.read(buf, sizeof buf);
+    const auto n = static_cast<std::size_t>(in_.gcount());
+    if (in_.bad())
+      throw std::runtime_error(printable(path_) + ": read error after " + std::to_string(size_) +
+                               " bytes (" + std::strerror(errno) + ")");
+    if (n == 0 || in_.eof()) eof_ = true;
+    if (size_ + n > kMaxPipeProgramBytes)
+      throw std::runtime_error(
+          printable(path_) + ": a pipe of more than " + std::to_string(kMaxPipeProgramBytes) +
+          " bytes, the most a program read from a pipe may hold (write it to a file)");
+    if (n && (std::fseek(f_, 0, SEEK_END) != 0 || std::fwrite(buf, 1, n, f_) != n ||
+              std::fflush(f_) != 0))
+      throw std::runtime_error(printable(path_) + ": cannot copy the pipe to a temporary file (" +
+                               std::strerror(errno) + ") after " + std::to_string(size_) +
+                               " bytes");
+    size_ += n;
+  }
+
+  std::string path_;
+  std::ifstream in_;
+  std::FILE* f_ = nullptr;
+  std::mutex mu_;
+  std::uint64_t size_ = 0;
+  bool eof_ = false;
 };
 
-// Reads a PipeCopy from its start (pread: every reader has its own offset).
+// Reads a PipeCopy from its start, with its own offset.
 class CopyBuf : public std::streambuf {
  public:
   explicit CopyBuf(std::shared_ptr<PipeCopy> c) : c_(std::move(c)) {}
@@ -58,22 +123,17 @@ class CopyBuf : public std::streambuf {
  protected:
   int_type underflow() override {
     if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
-    const ssize_t n = ::pread(::fileno(c_->f), buf_, sizeof buf_, static_cast<off_t>(next_));
-    if (n < 0)
-      throw std::runtime_error(std::string("cannot read the temporary copy of a pipe: ") +
-                               std::strerror(errno));
+    const std::size_t n = c_->read_at(next_, buf_, sizeof buf_);
     if (n == 0) return traits_type::eof();
-    next_ += static_cast<std::uint64_t>(n);
+    next_ += n;
     setg(buf_, buf_, buf_ + n);
     return traits_type::to_int_type(*gptr());
   }
   pos_type seekoff(off_type off, std::ios_base::seekdir dir, std::ios_base::openmode) override {
     const auto cur = static_cast<off_type>(next_) - (egptr() - gptr());
-    const off_type base = dir == std::ios_base::beg   ? 0
-                          : dir == std::ios_base::cur ? cur
-                                                      : static_cast<off_type>(c_->size);
-    const off_type to = base + off;
-    if (to < 0 || to > static_cast<off_type>(c_->size)) return pos_type(off_type(-1));
+    if (dir == std::ios_base::end) return pos_type(off_type(-1));  // the end is not known
+    const off_type to = (dir == std::ios_base::beg ? 0 : cur) + off;
+    if (to < 0) return pos_type(off_type(-1));
     next_ = static_cast<std::uint64_t>(to);
     setg(buf_, buf_, buf_);
     return pos_type(to);
@@ -88,46 +148,27 @@ class CopyBuf : public std::streambuf {
   char buf_[65536];
 };
 
+// A stream on the copy. A failure of the pipe or the copy is thrown as it
+// is (badbit is an exception), so its message reaches the user.
 class CopyStream : public std::istream {
  public:
   explicit CopyStream(std::shared_ptr<PipeCopy> c) : std::istream(nullptr), buf_(std::move(c)) {
     rdbuf(&buf_);
+    exceptions(std::ios::badbit);
   }
 
  private:
   CopyBuf buf_;
 };
 
-// Copies the pipe at `path` to a temporary file (once per path and process).
+// The copy of the pipe at `path` (one per path and process).
 std::shared_ptr<PipeCopy> pipe_copy(const std::string& path) {
   static std::mutex mu;
   static std::map<std::string, std::shared_ptr<PipeCopy>> copies;
   const std::lock_guard<std::mutex> lock(mu);
   if (auto it = copies.find(path); it != copies.end()) return it->second;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(printable(path) + ": " + open_problem(path, errno));
-  auto c = std::make_shared<PipeCopy>();
-  c->f = std::tmpfile();
-  if (!c->f)
-    throw std::runtime_error(printable(path) +
-                             ": cannot create a temporary file to hold the pipe (" +
-                             std::strerror(errno) + ")");
-  std::vector<char> buf(1 << 16);
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    const auto n = static_cast<std::size_t>(in.gcount());
-    if (n && std::fwrite(buf.data(), 1, n, c->f) != n)
-      throw std::runtime_error(printable(path) + ": cannot copy the pipe to a temporary file (" +
-                               std::strerror(errno) + ") after " + std::to_string(c->size) +
-                               " bytes");
-    c->size += n;
-  }
-  if (in.bad())
-    throw std::runtime_error(printable(path) + ": read error (" + std::strerror(errno) + ")");
-  if (std::fflush(c->f) != 0)
-    throw std::runtime_error(printable(path) + ": cannot copy the pipe to a temporary file (" +
-                             std::strerror(errno) + ")");
-  if (c->size == 0)
+  auto c = std::make_shared<PipeCopy>(path);
+  if (c->empty())
     throw std::runtime_error(printable(path) +
                              ": is an empty pipe: nothing was written to it (did the command "
                              "writing it fail?)");

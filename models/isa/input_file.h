@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <istream>
 #include <memory>
 #include <string>
@@ -31,12 +32,19 @@ std::string read_input_file(const std::string& path, std::size_t max_bytes, cons
 // A program input, opened at its start, as often as a command needs it (the
 // text-or-binary probe rewinds; `tpbsim check` reads twice). A regular file
 // is opened by its path each time. A pipe, FIFO or process substitution is
-// read exactly once, on its first open in this process, into an anonymous
-// temporary file; every open of the same path reads that copy. An empty
-// pipe (nothing was written to it) is refused, and so is a character device
-// (an endless /dev/zero, a terminal). Throws std::runtime_error
-// "PATH: PROBLEM" (the path printable()).
+// read exactly once: what is read of it goes to an anonymous temporary file
+// that every open of the same path in this process reads, pulling more from
+// the pipe only when a reader gets past what has been read (a reader that
+// stops at a syntax error reads no further). At most kMaxPipeProgramBytes
+// are taken from a pipe. An empty pipe (nothing was written to it) is
+// refused, and so is a character device (an endless /dev/zero, a terminal).
+// Throws std::runtime_error "PATH: PROBLEM" (the path printable()), also
+// from the stream's reads.
 std::unique_ptr<std::istream> open_program_input(const std::string& path);
+
+// The most a program read from a pipe may hold (1 GiB, on disk): an endless
+// pipe (`cat /dev/zero | tpbsim run /dev/stdin`) is an error, not a full disk.
+inline constexpr std::uint64_t kMaxPipeProgramBytes = std::uint64_t{1} << 30;
 
 // Whether `path` is a pipe, FIFO or process substitution (read once).
 bool is_pipe_input(const std::string& path);

@@ -486,6 +486,36 @@ TEST(Usage, UnknownCommandsOptionsAndValuesAreExit1) {
     EXPECT_NE(h.out.find(want), std::string::npos) << want;
 }
 
+const char* const kGoodLine =
+    ".arch mariana\ntensor_dequantize fmt=e2m1_to_e5m2 channels=32 "
+    "src=t3d(sbuf(0, 0x0), num=[16, 1, 1]) dst=t3d(sbuf(0, 0x1000), num=[32, 1, 1])\n";
+
+// The exit code, stdout and stderr of a bash script with $T the tool.
+ToolResult bash(const std::string& script) {
+  const std::string d = scratch_dir("bash");
+  write(d, "s.sh", script);
+  const std::string cmd = "T=" + std::string(TPBSIM_BIN) + " bash " + d + "/s.sh >" + d +
+                          "/out 2>" + d + "/err </dev/null";
+  const int status = std::system(cmd.c_str());
+  ToolResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = read_text(d + "/out");
+  r.err = read_text(d + "/err");
+  return r;
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
 // ------------------------------------------------------------ program text
 
 // Every number of program text is range-checked: FILE:LINE:COL, exit 1.
@@ -527,36 +557,6 @@ TEST(ProgramText, NumbersOutOfRangeNameLineAndColumn) {
   }
   EXPECT_FALSE(std::ifstream(d + "/p.bin").good());
 }
-
-const char* const kGoodLine =
-    ".arch mariana\ntensor_dequantize fmt=e2m1_to_e5m2 channels=32 "
-    "src=t3d(sbuf(0, 0x0), num=[16, 1, 1]) dst=t3d(sbuf(0, 0x1000), num=[32, 1, 1])\n";
-
-// The exit code, stdout and stderr of a bash script with $T the tool.
-ToolResult bash(const std::string& script) {
-  const std::string d = scratch_dir("bash");
-  write(d, "s.sh", script);
-  const std::string cmd = "T=" + std::string(TPBSIM_BIN) + " bash " + d + "/s.sh >" + d +
-                          "/out 2>" + d + "/err </dev/null";
-  const int status = std::system(cmd.c_str());
-  ToolResult r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = read_text(d + "/out");
-  r.err = read_text(d + "/err");
-  return r;
-}
-
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAddressSanitizer = true;
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
 
 // A line past 16 MiB (a file that is no program, or a runaway generator) is
 // an error at its line, also under a memory limit (it used to say "read
@@ -732,6 +732,10 @@ TEST(Inputs, EndlessDevicesAreRefusedNotRead) {
     EXPECT_NE(r.err.find(msg), std::string::npos) << args << ": " << r.err;
   }
   EXPECT_FALSE(std::ifstream(d + "/z.bin").good());
+  // An endless pipe of text is read no further than its first error.
+  const ToolResult y = bash("yes | $T run /dev/stdin\n");
+  EXPECT_EQ(y.exit_code, 1);
+  EXPECT_NE(y.err.find("/dev/stdin:1:1: error: unknown mnemonic 'y'"), std::string::npos) << y.err;
 }
 
 // ------------------------------------------------------- --load / --dump
