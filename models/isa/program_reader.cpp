@@ -314,9 +314,24 @@ Program parse_binary(const std::vector<std::uint8_t>& bytes, const std::string& 
 
 Program load_program(const std::string& path) {
   std::string text;
-  if (const std::string why = read_input_file(path, kMaxProgramFileBytes, "a program file", text);
-      !why.empty())
+  if (is_pipe_input(path)) {
+    // From the pipe's one copy (an empty pipe is refused there).
+    const std::unique_ptr<std::istream> in = open_program_input(path);
+    char buf[65536];
+    while (*in) {
+      in->read(buf, sizeof buf);
+      const auto n = static_cast<std::size_t>(in->gcount());
+      if (text.size() + n > kMaxProgramFileBytes)
+        throw std::runtime_error(printable(path) + ": is larger than " +
+                                 std::to_string(kMaxProgramFileBytes) +
+                                 " bytes, the most a program file may hold");
+      text.append(buf, n);
+    }
+  } else if (const std::string why =
+                 read_input_file(path, kMaxProgramFileBytes, "a program file", text);
+             !why.empty()) {
     throw std::runtime_error(printable(path) + ": " + why);
+  }
   const std::vector<std::uint8_t> bytes(text.begin(), text.end());
   if (ends_with(path, ".bin") || is_binary(path, bytes, true, bytes.size()))
     return parse_binary(bytes, path);

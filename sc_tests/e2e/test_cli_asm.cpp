@@ -340,7 +340,8 @@ TEST(CliPipes, ASyntaxErrorInAPipeNamesItsLine) {
 // An empty pipe (the writer failed or wrote nothing) is refused, not a run
 // of zero instructions.
 TEST(CliPipes, AnEmptyPipeIsRefused) {
-  for (const char* cmd : {"check /dev/stdin", "run /dev/stdin", "asm /dev/stdin -o /dev/null"}) {
+  for (const char* cmd :
+       {"check /dev/stdin", "run /dev/stdin", "asm /dev/stdin -o /dev/null", "disasm /dev/stdin"}) {
     const ToolResult r = run_bash(std::string("true | $T ") + cmd + "\n");
     EXPECT_EQ(r.exit_code, 1) << cmd << r.out;
     EXPECT_NE(r.err.find("/dev/stdin: is an empty pipe: nothing was written to it"),
