@@ -40,7 +40,7 @@ int compare_distance(double v, float a, float b) {
     if (x == 0) return 0;
     const Exact q = exact(x);
     EXPECT_GE(q.e, kGrid);
-    return static_cast<i128>(q.m) << (q.e - kGrid);
+    return static_cast<i128>(q.m) * (i128{1} << (q.e - kGrid));  // m < 0: no shift of a negative
   };
   const i128 sv = scaled(v), sa = scaled(a), sb = scaled(b);
   const i128 da = sv > sa ? sv - sa : sa - sv, db = sv > sb ? sv - sb : sb - sv;
