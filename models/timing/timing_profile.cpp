@@ -1,6 +1,7 @@
 #include "models/timing/timing_profile.h"
 
 #include "models/isa/input_file.h"
+#include "models/isa/names.h"
 #include "platform/io/printable.h"
 
 #include <algorithm>
@@ -90,10 +91,11 @@ void merge_mem(MemCycles& m, const nlohmann::json& j, const std::string& key) {
   }
 }
 
-// JSON keys of TimingConfig::pe_mx_row_pump, by MX_PERF_MODE (docs/ASM.md names).
-constexpr const char* kMxPerfModeNames[7] = {"none",           "quad_row", "quad_row_interleave",
-                                             "quad_row_tiled", "oct_row",  "oct_row_interleave",
-                                             "oct_row_tiled"};
+// JSON keys of TimingConfig::pe_mx_row_pump, by MX_PERF_MODE: the names of
+// the program syntax (isa::mx_perf_mode_names(), docs/ASM.md).
+std::string mx_perf_mode_key(unsigned n) {
+  return std::string(isa::mx_perf_mode_names().name(static_cast<std::uint8_t>(n)));
+}
 
 nlohmann::json mem_json(const MemCycles& m) {
   return {{"latency_cycles", m.latency_cycles},
@@ -225,10 +227,10 @@ void merge_timing(TimingConfig& c, const nlohmann::json& j) {
     } else if (k == "pe_mx_row_pump") {
       require_object(v, k);
       for (auto e = v.begin(); e != v.end(); ++e) {
-        unsigned idx = 7;
-        for (unsigned n = 0; n < 7; ++n)
-          if (e.key() == kMxPerfModeNames[n]) idx = n;
-        if (idx == 7) fail(k + "." + e.key(), "unknown MX perf mode");
+        unsigned idx = isa::kNumMxPerfModes;
+        for (unsigned n = 0; n < isa::kNumMxPerfModes; ++n)
+          if (e.key() == mx_perf_mode_key(n)) idx = n;
+        if (idx == isa::kNumMxPerfModes) fail(k + "." + e.key(), "unknown MX perf mode");
         c.pe_mx_row_pump[idx] = get_u32(*e, k + "." + e.key(), true);
       }
     } else if (k == "bundle_issue_cycles") {
@@ -396,7 +398,8 @@ nlohmann::json to_json(const TimingConfig& c) {
   nlohmann::json bundles = nlohmann::json::object();
   for (const auto& [name, cyc] : c.bundle_issue_cycles) bundles[name] = cyc;
   nlohmann::json pump = nlohmann::json::object();
-  for (unsigned n = 0; n < 7; ++n) pump[kMxPerfModeNames[n]] = c.pe_mx_row_pump[n];
+  for (unsigned n = 0; n < isa::kNumMxPerfModes; ++n)
+    pump[mx_perf_mode_key(n)] = c.pe_mx_row_pump[n];
   return {{"arch", c.arch},
           {"clocks_mhz", clocks},
           {"instruction_overhead_cycles", overheads},

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "models/isa/address_map.h"
+
 namespace tpb::trace {
 
 namespace {
@@ -16,8 +18,8 @@ namespace {
 constexpr unsigned kHex = 0x2, kDec = 0x4, kBin = 0x8, kRjustify = 0x20, kBlank = 0x200,
                    kClosed = 0x400000, kGroupBegin = 0x800000, kGroupEnd = 0x1000000;
 
-// The engine scopes, in the order the groups appear.
-const char* const kEngineScopes[] = {"pool", "dve", "pe", "sfu"};
+// The engine scopes, in the order the groups appear: the engine names.
+const auto& kEngineScopes = isa::kEngineNames;
 
 struct Group {
   std::string name;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "models/isa/asm.h"
+#include "models/isa/input_file.h"
 #include "models/isa/program.h"
 #include "models/isa/program_spool.h"
 #include "platform/cli/commands.h"
@@ -83,7 +84,7 @@ bool write_file(const char* cmd, const std::string& path,
   }
   if (!ok)
     std::fprintf(stderr, "tpbsim %s: error: cannot write %s (%s); nothing written\n", cmd,
-                 path.c_str(), why.empty() ? std::strerror(err) : why.c_str());
+                 isa::printable(path).c_str(), why.empty() ? std::strerror(err) : why.c_str());
   return ok;
 }
 bool write_file(const char* cmd, const std::string& path, const void* data, std::size_t n) {
@@ -98,7 +99,7 @@ bool names_input(const char* cmd, const Parsed& p) {
   const std::filesystem::path b = std::filesystem::weakly_canonical(p.output, e2);
   if (e1 || e2 ? p.input != p.output : a != b) return false;
   std::fprintf(stderr, "tpbsim %s: error: -o %s names the input; nothing written\n", cmd,
-               p.output.c_str());
+               isa::printable(p.output).c_str());
   return true;
 }
 
@@ -141,10 +142,10 @@ int cmd_asm(const Args& args) {
     if (!prog->regs().empty())
       what += (what.empty() ? "" : " and ") + std::to_string(prog->regs().size()) + " .reg line(s)";
     std::fprintf(stderr, "tpbsim asm: note: %s not stored in %s (a binary holds words only)\n",
-                 what.c_str(), p.output.c_str());
+                 what.c_str(), isa::printable(p.output).c_str());
   }
   const std::uint64_t n = prog->size();
-  std::printf("%s: %llu instruction(s), %llu bytes\n", p.output.c_str(),
+  std::printf("%s: %llu instruction(s), %llu bytes\n", isa::printable(p.output).c_str(),
               static_cast<unsigned long long>(n),
               static_cast<unsigned long long>(n * isa::kInstBytes));
   return 0;
