@@ -315,4 +315,12 @@ std::string excerpt(std::string_view s, std::size_t max) {
          printable(s.substr(tail));
 }
 
+bool has_control_chars(std::string_view s) {
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) return true;
+  }
+  return false;
+}
+
 }  // namespace tpb::isa

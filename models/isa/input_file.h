@@ -50,7 +50,7 @@ inline constexpr std::uint64_t kMaxPipeProgramBytes = std::uint64_t{1} << 30;
 bool is_pipe_input(const std::string& path);
 
 // `s` safe to print in a diagnostic on a terminal: control characters
-// (C0, DEL, C1) and bytes that are not UTF-8 written as \n, \t, \r, \xHH;
+// (C0, DEL, C1) and bytes that are not UTF-8 written as \n, \t, \r, \e, \xHH;
 // everything else as it is. A name made only of printable characters comes
 // back unchanged.
 std::string printable(std::string_view s);
@@ -59,5 +59,9 @@ std::string printable(std::string_view s);
 // most `max` bytes, else its first bytes, "...", its last bytes and its
 // length ("AAAA...AAAA (1048576 bytes)").
 std::string excerpt(std::string_view s, std::size_t max = 64);
+
+// Whether `s` holds a C0 control character or DEL (what no path or name
+// written into a script or a diagnostic may carry raw).
+bool has_control_chars(std::string_view s);
 
 }  // namespace tpb::isa

@@ -2,7 +2,6 @@
 
 #include "models/isa/input_file.h"
 #include "models/isa/names.h"
-#include "platform/io/printable.h"
 
 #include <algorithm>
 #include <fstream>
@@ -48,13 +47,13 @@ std::size_t nesting_past(const std::string& text, unsigned max) {
 }
 
 [[noreturn]] void fail(const std::string& key, const std::string& what) {
-  throw TimingError("timing profile: key '" + io::printable(key) + "': " + what);
+  throw TimingError("timing profile: key '" + isa::excerpt(key) + "': " + what);
 }
 
 // A value as the messages show it: JSON, cut (a megabyte string is not
 // echoed whole), control characters escaped.
 std::string shown(const nlohmann::json& v) {
-  return io::printable(v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  return isa::excerpt(v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 std::uint32_t get_u32(const nlohmann::json& v, const std::string& key, bool nonzero) {
@@ -176,11 +175,11 @@ void merge_timing(TimingConfig& c, const nlohmann::json& j) {
       // A generation's name in any case, or its alias (v4), as .arch and --arch take.
       isa::Arch given{}, run{};
       if (!isa::parse_arch(v.get<std::string>(), given))
-        fail(k, "'" + io::printable(v.get<std::string>()) +
+        fail(k, "'" + isa::excerpt(v.get<std::string>()) +
                     "' is not a generation (sunda cayman mariana maverick, or v2..v5)");
       if (!isa::parse_arch(c.arch, run) || given != run)
-        fail(k, "profile is for '" + io::printable(v.get<std::string>()) +
-                    "' but the run is for '" + c.arch + "'");
+        fail(k, "profile is for '" + isa::excerpt(v.get<std::string>()) + "' but the run is for '" +
+                    c.arch + "'");
     } else if (k == "clocks_mhz") {
       require_object(v, k);
       for (auto e = v.begin(); e != v.end(); ++e) {
@@ -356,10 +355,10 @@ nlohmann::json parse_json_strict(const std::string& text, unsigned max_depth) {
   try {
     j = nlohmann::json::parse(text, cb);
   } catch (const nlohmann::json::exception& e) {
-    throw TimingError(std::string("not valid JSON: ") + io::printable(e.what()));
+    throw TimingError(std::string("not valid JSON: ") + isa::excerpt(e.what()));
   }
   if (!duplicate.empty())
-    throw TimingError("duplicate key '" + io::printable(duplicate) +
+    throw TimingError("duplicate key '" + isa::excerpt(duplicate) +
                       "' (given twice in one object; JSON keeps only one: say it once)");
   return j;
 }
@@ -369,12 +368,12 @@ nlohmann::json read_timing_file(const std::string& path) {
   if (const std::string why =
           isa::read_input_file(path, kMaxProfileFileBytes, "a timing profile", text);
       !why.empty())
-    throw TimingError(io::printable(path) + ": " + why);
+    throw TimingError(isa::excerpt(path) + ": " + why);
   try {
     return parse_json_strict(text, kMaxProfileDepth);
   } catch (const TimingError& e) {
     const std::string m = e.what();
-    throw TimingError(io::printable(path) + ": " +
+    throw TimingError(isa::excerpt(path) + ": " +
                       (m.rfind("JSON nested", 0) == 0 ? "not a timing profile: " : "") + m);
   }
 }
@@ -384,7 +383,7 @@ void merge_timing_file(TimingConfig& c, const std::string& path) {
   try {
     merge_timing(c, j);
   } catch (const TimingError& e) {
-    throw TimingError(io::printable(path) + ": " + e.what());
+    throw TimingError(isa::excerpt(path) + ": " + e.what());
   }
 }
 

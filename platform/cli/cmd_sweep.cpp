@@ -45,7 +45,6 @@
 #include "models/isa/program.h"
 #include "models/timing/timing_profile.h"
 #include "platform/cli/commands.h"
-#include "platform/io/printable.h"
 #include "platform/run/run_options.h"
 #include "platform/run/staged_outputs.h"
 #include "platform/run/stop_signals.h"
@@ -70,7 +69,7 @@ constexpr const char* kUsage =
     "       tpbsim sweep --run-point OUT N        run point N of OUT's plan (for runners)\n";
 
 // A path or a name as messages show it (control characters escaped, cut).
-std::string shown(const std::string& s) { return io::printable(s, 300); }
+std::string shown(const std::string& s) { return isa::excerpt(s, 300); }
 
 // The most a file the sweep reads may hold: a sweep file, a cmd.txt, a
 // point's stats or result (an endless /dev/zero is refused, not read).
@@ -122,7 +121,7 @@ json parse_json_file(const std::string& path, const std::string& what,
 // A path written into a generated script, a #SBATCH line or GNU parallel's
 // input: one line of text (a newline would end the line and start a command).
 void require_one_line(const std::string& what, const std::string& s) {
-  if (io::has_control_chars(s))
+  if (isa::has_control_chars(s))
     throw SweepError(fmt::format(
         "{} '{}' holds a control character (a newline, a tab, an escape): a sweep writes it "
         "into shell scripts and runner input, one line each; choose another",
@@ -207,7 +206,7 @@ Workload load_workload(const std::string& dir_in, const std::string& sweep_file)
   try {
     w.options = run::parse_run_args(toks);
   } catch (const run::InputError& e) {
-    throw SweepError(fmt::format("{}: {}", shown(cmd), io::printable(e.what(), 1000)));
+    throw SweepError(fmt::format("{}: {}", shown(cmd), isa::excerpt(e.what(), 1000)));
   }
   if (!w.options.stats.empty())
     throw SweepError(fmt::format("{}: --stats is set by the sweep; remove it", shown(cmd)));
@@ -233,9 +232,9 @@ Workload load_workload(const std::string& dir_in, const std::string& sweep_file)
     w.arch = p.arch.value_or(isa::Arch::Mariana);
   } catch (const isa::AsmError& e) {
     throw SweepError(fmt::format("{}:{}: {}", shown(e.loc().file), e.loc().line,
-                                 io::printable(e.message(), 1000)));
+                                 isa::excerpt(e.message(), 1000)));
   } catch (const std::exception& e) {
-    throw SweepError(fmt::format("{}: {}", shown(prog.string()), io::printable(e.what(), 1000)));
+    throw SweepError(fmt::format("{}: {}", shown(prog.string()), isa::excerpt(e.what(), 1000)));
   }
   if (!arch_s.empty() && !isa::parse_arch(arch_s, w.arch))
     throw SweepError(fmt::format("{}: --arch '{}' is not a generation", shown(cmd), shown(arch_s)));
@@ -958,24 +957,24 @@ std::string slurm_script(const json& plan, const std::vector<std::string>& extra
   const std::size_t n = plan["points"].size();
   // #SBATCH lines are read by sbatch, not a shell: no quoting there, and
   // --output expands %: OUT must be plain.
-  if (out.find_first_of(" \t\"'\\%$`") != std::string::npos || io::has_control_chars(out))
+  if (out.find_first_of(" \t\"'\\%$`") != std::string::npos || isa::has_control_chars(out))
     throw SweepError(fmt::format(
         "--out '{}': --runner slurm writes it on #SBATCH lines, which take no spaces, quotes, "
         "backslashes, $, ` or % (Slurm's filename patterns); choose another directory",
         shown(out)));
   for (const auto& e : extra)
-    if (io::has_control_chars(e) || e.empty() || e[0] != '-')
+    if (isa::has_control_chars(e) || e.empty() || e[0] != '-')
       throw SweepError(
           fmt::format("--sbatch '{}': one sbatch option on one line (starting with -), e.g. "
                       "--sbatch=--partition=cpu",
                       shown(e)));
   std::string s = "#!/bin/bash\n";
-  s += "# A Slurm job array of the sweep " + io::printable(plan.value("name", std::string())) +
+  s += "# A Slurm job array of the sweep " + isa::excerpt(plan.value("name", std::string())) +
        ", written by `tpbsim sweep --runner slurm`.\n"
        "# Task i runs point i of plan.json (its command: line i+1 of commands.txt).\n"
        "# Submit: sbatch " +
        sh_quote((fs::path(out) / "sweep.sbatch").string()) +
-       "\n# then:  " + io::printable(sh_quote(tpbsim)) + " sweep --collect " + sh_quote(out) + "\n";
+       "\n# then:  " + isa::excerpt(sh_quote(tpbsim)) + " sweep --collect " + sh_quote(out) + "\n";
   s += "#SBATCH --job-name=" + slurm_job_name(plan.value("name", std::string("sweep"))) + "\n";
   s += fmt::format("#SBATCH --array=0-{}\n", n - 1);
   s += "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n";

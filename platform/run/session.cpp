@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "firmware_stubs/kernel.h"
+#include "models/isa/input_file.h"
 #include "models/isa/program.h"
 #include "models/trace/gtkw_writer.h"
 #include "models/trace/perfetto_writer.h"
@@ -15,7 +16,6 @@
 #include "models/trace/vcd_writer.h"
 #include "platform/cosim/dequant_cosim.h"
 #include "platform/io/npy.h"
-#include "platform/io/printable.h"
 #include "platform/run/staged_outputs.h"
 #include "platform/run/stop_signals.h"
 
@@ -318,7 +318,7 @@ RunReport Session::run(const RunRequest& req) {
   if (!gtkw_name_fits(gtkw)) {
     rep.notes.push_back(fmt::format(
         "--vcd {}: no GTKWave save file (its name, the VCD's + .gtkw, is past 255 bytes)",
-        io::printable(req.vcd)));
+        isa::excerpt(req.vcd)));
     gtkw.clear();
   }
   if (!gtkw.empty()) outputs.add("--vcd (its GTKWave save file)", gtkw);

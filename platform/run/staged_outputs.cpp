@@ -1,4 +1,5 @@
 #include "platform/run/staged_outputs.h"
+#include "models/isa/input_file.h"
 
 #include <fcntl.h>
 #include <sys/random.h>
@@ -16,8 +17,6 @@
 #include <thread>
 
 #include <fmt/format.h>
-
-#include "platform/io/printable.h"
 
 namespace tpb::run {
 
@@ -70,7 +69,7 @@ bool proc_fd_available() {
 std::string errno_text(int err) { return std::strerror(err); }
 
 // A path as messages show it: control characters escaped, cut.
-std::string shown(const std::string& path) { return io::printable(path, 1024); }
+std::string shown(const std::string& path) { return isa::excerpt(path, 1024); }
 
 // How PATH is written.
 struct Resolved {

@@ -290,7 +290,7 @@ TEST(HostileSweep, EscapesInNamesAreShownEscaped) {
   const ToolResult r = run_tool("sweep " + s + " --out " + d + "/o");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("no\\e[2Jsuch\\nworkload"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no\\x1b[2Jsuch\\nworkload"), std::string::npos) << r.err;
 }
 
 }  // namespace
