@@ -11,6 +11,8 @@
 #include <fstream>
 #include <iterator>
 
+#include <fmt/format.h>
+
 #include "models/isa/asm.h"
 #include "models/isa/opcode_table.h"
 
@@ -63,6 +65,17 @@ bool is_utf8_text(const std::vector<std::uint8_t>& b, bool prefix = false) {
   return true;
 }
 
+// The queue a binary word goes to: its opcode's home engine, when the core
+// has a sequencer for it (a DMA descriptor's home, a DMA queue, has none).
+Engine binary_queue(const RawInst& raw, const std::string& path, std::uint64_t word) {
+  const Engine e = home_engine(raw[0]);
+  if (static_cast<unsigned>(e) >= kNumEngines)
+    throw std::runtime_error(fmt::format(
+        "{}: word {}: opcode 0x{:02x} ({}) runs on {}, which has no instruction queue in this core",
+        path, word, raw[0], opcode_mnemonic(raw[0]), engine_name(e)));
+  return e;
+}
+
 bool ends_with(const std::string& s, const char* suffix) {
   const std::size_t n = std::strlen(suffix);
   return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
@@ -95,7 +108,7 @@ Program parse_binary(const std::vector<std::uint8_t>& bytes, const std::string& 
     std::copy(bytes.begin() + static_cast<long>(off),
               bytes.begin() + static_cast<long>(off + kInstBytes), pi.raw.begin());
     pi.loc = SourceLoc{path, 0, 0};
-    p.queues[static_cast<unsigned>(home_engine(pi.raw[0]))].push_back(pi);
+    p.queues[static_cast<unsigned>(binary_queue(pi.raw, path, off / kInstBytes))].push_back(pi);
   }
   return p;
 }
@@ -162,7 +175,7 @@ void stream_program(const std::string& path, ProgramSink& sink) {
     for (std::size_t off = 0; off < got; off += kInstBytes) {
       RawInst raw;
       std::memcpy(raw.data(), buf.data() + off, kInstBytes);
-      sink.inst(home_engine(raw[0]), raw, loc);
+      sink.inst(binary_queue(raw, path, (total - got + off) / kInstBytes), raw, loc);
     }
     if (got < buf.size()) break;
   }
