@@ -115,9 +115,19 @@ bool add_elements(std::uint8_t dtype, const std::uint8_t* src, std::uint8_t* acc
       break;
   }
   const Format f = *element_format(dtype);
+  if (f == Format::Fp32) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const float sum = widen(f, load(acc + i * es, es)) + widen(f, load(src + i * es, es));
+      store(acc + i * es, bits_from_f32(sum), es);
+    }
+    return true;
+  }
+  // BF16 / FP16 / FP8: the sum of two such values rounded to a double keeps
+  // more than twice their precision plus two bits, so one more rounding
+  // into the format equals rounding the exact sum once.
   for (std::size_t i = 0; i < n; ++i) {
-    const float sum = widen(f, load(acc + i * es, es)) + widen(f, load(src + i * es, es));
-    store(acc + i * es, narrow(f, sum), es);
+    const double sum = decode(f, load(acc + i * es, es)) + decode(f, load(src + i * es, es));
+    store(acc + i * es, encode(f, sum, Overflow::Saturate), es);
   }
   return true;
 }

@@ -9,11 +9,10 @@
 // the destination has it; NaN becomes the destination's NaN, or 0 in INT8 /
 // UINT8).
 //
-// Add: FP32 elements add in FP32 (IEEE, round to nearest even); BF16, FP16
-// and FP8 elements are widened exactly to FP32, added in FP32 and narrowed as
-// a conversion does (FP32 has more than twice their precision plus two bits,
-// so the double rounding equals one rounding of the exact sum); the integer
-// DTYPEs add modulo 2^bits.
+// Add: FP32 elements add in FP32 (IEEE: round to nearest even, overflow to
+// Inf); the exact sum of two BF16, FP16 or FP8 elements is rounded once to
+// their format, to nearest even, saturating as a conversion does (Inf stays
+// Inf, NaN gives NaN); the integer DTYPEs add modulo 2^bits.
 #pragma once
 
 #include <cstddef>
