@@ -1,6 +1,10 @@
 #include "models/numerics/element_ops.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <type_traits>
+#include <vector>
 
 #include "models/isa/encodings.h"
 
@@ -31,6 +35,106 @@ std::uint32_t narrow(Format f, float v) {
   if (f == Format::Fp32) return bits_from_f32(v);
   return encode(f, static_cast<double>(v), Overflow::Saturate);
 }
+
+// The FP32 bits of every code of a format of at most 16 bits (decode(),
+// once per format): widening is a lookup.
+class WidenTable {
+ public:
+  explicit WidenTable(Format f) : bits_(std::size_t{1} << info(f).bits) {
+    for (std::uint32_t c = 0; c < bits_.size(); ++c) bits_[c] = bits_from_f32(widen(f, c));
+  }
+  std::uint32_t operator()(std::uint32_t code) const { return bits_[code]; }
+
+ private:
+  std::vector<std::uint32_t> bits_;
+};
+
+// encode()'s result for FP32 inputs, cached by the bits RNE depends on: an
+// FP32 value whose exponent lies in the format's normal range (or above it)
+// rounds by its sign, exponent, the format's M mantissa bits, the next bit
+// and whether any lower bit is set, so one encode() per such class answers
+// for all its members. Smaller exponents round at another position: encode().
+// M and the smallest normal come from the codec itself (2^M codes between 1
+// and 2; the value of the code with exponent field 1).
+class Fp32Narrower {
+ public:
+  explicit Fp32Narrower(Format f) : f_(f) {
+    const std::uint32_t m = encode(f, 2.0) - encode(f, 1.0);
+    unsigned mbits = 0;
+    while ((1u << mbits) < m) ++mbits;
+    int e2 = 0;
+    std::frexp(decode(f, 1u << mbits), &e2);  // smallest normal = 2^(e2 - 1)
+    min_exp_ = static_cast<std::uint32_t>(std::max(1, e2 - 1 + 127));
+    shift_ = 22 - mbits;  // keeps sign, exponent, M bits and the round bit
+    table_.resize(std::size_t{1} << (32 - shift_ + 1));
+    for (std::uint32_t k = 0; k < table_.size(); ++k)
+      table_[k] =
+          static_cast<std::uint16_t>(narrow(f, f32_from_bits(((k >> 1) << shift_) | (k & 1u))));
+  }
+  std::uint32_t operator()(std::uint32_t bits) const {
+    if (((bits >> 23) & 0xFFu) < min_exp_) return narrow(f_, f32_from_bits(bits));
+    const std::uint32_t sticky = (bits & ((1u << shift_) - 1u)) != 0;
+    return table_[((bits >> shift_) << 1) | sticky];
+  }
+
+ private:
+  Format f_;
+  std::uint32_t min_exp_ = 0;  // biased FP32 exponent of the format's smallest normal
+  unsigned shift_ = 0;
+  std::vector<std::uint16_t> table_;
+};
+
+const WidenTable* widen_table(Format f) {
+  switch (f) {
+#define TPB_TABLE(F)                      \
+  case Format::F: {                       \
+    static const WidenTable t(Format::F); \
+    return &t;                            \
+  }
+    TPB_TABLE(Bf16)
+    TPB_TABLE(Fp16)
+    TPB_TABLE(E2M5)
+    TPB_TABLE(E3M4)
+    TPB_TABLE(E4M3)
+    TPB_TABLE(E5M2)
+    TPB_TABLE(S8)
+    TPB_TABLE(U8)
+#undef TPB_TABLE
+    default:
+      return nullptr;
+  }
+}
+
+const Fp32Narrower* fp32_narrower(Format f) {
+  switch (f) {
+#define TPB_TABLE(F)                        \
+  case Format::F: {                         \
+    static const Fp32Narrower t(Format::F); \
+    return &t;                              \
+  }
+    TPB_TABLE(Bf16)
+    TPB_TABLE(Fp16)
+    TPB_TABLE(E2M5)
+    TPB_TABLE(E3M4)
+    TPB_TABLE(E4M3)
+    TPB_TABLE(E5M2)
+#undef TPB_TABLE
+    default:
+      return nullptr;  // FP32 itself; INT8 / UINT8 round at the units
+  }
+}
+
+// One element through FP32 bits.
+struct Fp32Path {
+  const WidenTable* widen;       // null: the source is FP32
+  const Fp32Narrower* narrower;  // null: FP32, INT8 or UINT8
+  Format out;
+  std::uint32_t operator()(std::uint32_t code) const {
+    const std::uint32_t bits = widen ? (*widen)(code) : code;
+    if (out == Format::Fp32) return bits;
+    return narrower ? (*narrower)(bits) : narrow(out, f32_from_bits(bits));
+  }
+};
 
 }  // namespace
 
@@ -69,15 +173,36 @@ bool convert_elements(std::uint8_t in_dtype, std::uint8_t out_dtype, const std::
   }
   const std::optional<Format> fi = element_format(in_dtype), fo = element_format(out_dtype);
   if (!fi || !fo) return false;
+  using One = std::integral_constant<unsigned, 1>;
+  using Two = std::integral_constant<unsigned, 2>;
+  using Four = std::integral_constant<unsigned, 4>;
+  // The element loop for fixed element sizes (so loads and stores inline).
+  const auto run = [&](auto in_bytes, auto out_bytes, const auto& path) {
+    constexpr unsigned kIn = decltype(in_bytes)::value, kOut = decltype(out_bytes)::value;
+    for (std::size_t i = 0; i < n; ++i) store(dst + i * kOut, path(load(src + i * kIn, kIn)), kOut);
+  };
+  const auto with_out = [&](auto in_bytes, const auto& path) {
+    if (so == 1)
+      run(in_bytes, One{}, path);
+    else if (so == 2)
+      run(in_bytes, Two{}, path);
+    else
+      run(in_bytes, Four{}, path);
+  };
+  // Through FP32 bits: a lookup to widen, a lookup (or the codec) to narrow.
+  const Fp32Path fp32{widen_table(*fi), fp32_narrower(*fo), *fo};
   if (si == 1 && n >= 256) {
     // An 8-bit source has 256 codes: convert each once.
     std::uint32_t table[256];
-    for (std::uint32_t c = 0; c < 256; ++c) table[c] = narrow(*fo, widen(*fi, c));
-    for (std::size_t i = 0; i < n; ++i) store(dst + i * so, table[src[i]], so);
-    return true;
+    for (std::uint32_t c = 0; c < 256; ++c) table[c] = fp32(c);
+    with_out(One{}, [&table](std::uint32_t c) { return table[c & 0xFFu]; });
+  } else if (si == 1) {
+    with_out(One{}, fp32);
+  } else if (si == 2) {
+    with_out(Two{}, fp32);
+  } else {
+    with_out(Four{}, fp32);
   }
-  for (std::size_t i = 0; i < n; ++i)
-    store(dst + i * so, narrow(*fo, widen(*fi, load(src + i * si, si))), so);
   return true;
 }
 
