@@ -98,7 +98,7 @@ TEST(HbmMemory, CommandByteEnableAndStreamingWidthErrors) {
   Bench b(64 * kMiB);
   run_sc([&] {
     std::uint8_t d[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-    EXPECT_EQ(b.init.access(static_cast<tlm::tlm_command>(7), 0, d, 8).status,
+    EXPECT_EQ(b.init.access(static_cast<tlm::tlm_command>(3), 0, d, 8).status,
               tlm::TLM_COMMAND_ERROR_RESPONSE);
     EXPECT_EQ(b.init.access(tlm::TLM_WRITE_COMMAND, 0, d, 8, nullptr, 0, 4).status,
               tlm::TLM_BURST_ERROR_RESPONSE);
