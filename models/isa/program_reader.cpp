@@ -12,6 +12,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "models/isa/asm.h"
 #include "models/isa/asm_fields.h"
 #include "models/isa/input_file.h"
@@ -24,6 +26,17 @@ namespace tpb::isa {
 namespace {
 
 using namespace asm_detail;
+
+// The queue a binary word goes to: its opcode's home engine, when the core
+// has a sequencer for it (a DMA descriptor's home, a DMA queue, has none).
+Engine binary_queue(const RawInst& raw, const std::string& path, std::uint64_t word) {
+  const Engine e = home_engine(raw[0]);
+  if (static_cast<unsigned>(e) >= kNumEngines)
+    throw std::runtime_error(fmt::format(
+        "{}: word {}: opcode 0x{:02x} ({}) runs on {}, which has no instruction queue in this core",
+        printable(path), word, raw[0], opcode_mnemonic(raw[0]), engine_name(e)));
+  return e;
+}
 
 // What a file's first bytes are (docs/ASM.md "Binaries and engines").
 struct Kind {
@@ -307,7 +320,7 @@ Program parse_binary(const std::vector<std::uint8_t>& bytes, const std::string& 
     std::copy(bytes.begin() + static_cast<long>(off),
               bytes.begin() + static_cast<long>(off + kInstBytes), pi.raw.begin());
     pi.loc = SourceLoc{path, 0, 0};
-    p.queues[static_cast<unsigned>(home_engine(pi.raw[0]))].push_back(pi);
+    p.queues[static_cast<unsigned>(binary_queue(pi.raw, path, off / kInstBytes))].push_back(pi);
   }
   return p;
 }
@@ -375,7 +388,7 @@ void stream_program(const std::string& path, ProgramSink& sink) {
     for (std::size_t off = 0; off < got; off += kInstBytes) {
       RawInst raw;
       std::memcpy(raw.data(), buf.data() + off, kInstBytes);
-      sink.inst(home_engine(raw[0]), raw, loc);
+      sink.inst(binary_queue(raw, path, (total - got + off) / kInstBytes), raw, loc);
     }
     if (got < buf.size()) break;
   }

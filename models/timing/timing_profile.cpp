@@ -65,6 +65,12 @@ std::uint32_t get_u32(const nlohmann::json& v, const std::string& key, bool nonz
   return static_cast<std::uint32_t>(x);
 }
 
+std::uint64_t get_u64(const nlohmann::json& v, const std::string& key) {
+  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
+    fail(key, "expected a non-negative integer, got " + v.dump());
+  return v.get<std::uint64_t>();
+}
+
 void require_object(const nlohmann::json& v, const std::string& key) {
   if (!v.is_object()) fail(key, "expected an object, got " + shown(v));
 }
@@ -162,6 +168,23 @@ TimingConfig default_timing(isa::Arch arch) {
   const isa::MemoryCapacity cap = isa::default_capacity(arch);
   c.sbuf_bytes_per_partition = cap.sbuf_bytes_per_partition;
   c.psum_bytes_per_partition = cap.psum_bytes_per_partition;
+  // HBM per core, TIMING.md [L]: capacity and bandwidth of the device / its
+  // cores (trn1 2 cores, trn2 and trn3 8; v5 as trn3).
+  c.hbm.bytes = cap.hbm_bytes;
+  switch (arch) {
+    case isa::Arch::Sunda:
+      c.hbm.mbytes_per_s = 820000 / 2;
+      break;
+    case isa::Arch::Cayman:
+      c.hbm.mbytes_per_s = 2900000 / 8;
+      break;
+    case isa::Arch::Mariana:
+    case isa::Arch::Maverick:
+      c.hbm.mbytes_per_s = 4900000 / 8;
+      break;
+  }
+  // DMA queues, TIMING.md [J]: 27.2 GB/s each on v2 / v3, 38.4 on v4 (v5 as v4).
+  c.dma.mbytes_per_s = arch == isa::Arch::Sunda || arch == isa::Arch::Cayman ? 27200 : 38400;
   return c;
 }
 
@@ -261,6 +284,38 @@ void merge_timing(TimingConfig& c, const nlohmann::json& j) {
         } else {
           fail(key, "unknown key (ring_words, batch_words, mbytes_per_s, latency_ns)");
         }
+      }
+    } else if (k == "hbm") {
+      require_object(v, k);
+      for (auto e = v.begin(); e != v.end(); ++e) {
+        const std::string key = k + "." + e.key();
+        if (e.key() == "bytes") {
+          c.hbm.bytes = get_u64(*e, key);
+          if (c.hbm.bytes == 0) fail(key, "must not be 0");
+          if (c.hbm.bytes > isa::kHbmWindow)
+            fail(key, "at most " + std::to_string(isa::kHbmWindow) +
+                          " bytes (2^40: the core's HBM window)");
+        } else if (e.key() == "mbytes_per_s") {
+          c.hbm.mbytes_per_s = get_u32(*e, key, true);
+        } else if (e.key() == "latency_ns") {
+          c.hbm.latency_ns = get_u32(*e, key, false);
+          if (std::uint64_t{c.hbm.latency_ns} * 1000 > TimingConfig::kMaxAccessPs)
+            fail(key, "an access may take at most " +
+                          std::to_string(TimingConfig::kMaxAccessPs / 1000) + " ns (2^40 ps)");
+        } else {
+          fail(key, "unknown key (bytes, mbytes_per_s, latency_ns)");
+        }
+      }
+    } else if (k == "dma") {
+      require_object(v, k);
+      for (auto e = v.begin(); e != v.end(); ++e) {
+        const std::string key = k + "." + e.key();
+        if (e.key() == "mbytes_per_s")
+          c.dma.mbytes_per_s = get_u32(*e, key, true);
+        else if (e.key() == "latency_ns")
+          c.dma.latency_ns = get_u32(*e, key, false);
+        else
+          fail(key, "unknown key (mbytes_per_s, latency_ns)");
       }
     } else {
       fail(k, "unknown key");
@@ -418,7 +473,12 @@ nlohmann::json to_json(const TimingConfig& c) {
            {{"ring_words", c.fetch.ring_words},
             {"batch_words", c.fetch.batch_words},
             {"mbytes_per_s", c.fetch.mbytes_per_s},
-            {"latency_ns", c.fetch.latency_ns}}}};
+            {"latency_ns", c.fetch.latency_ns}}},
+          {"hbm",
+           {{"bytes", c.hbm.bytes},
+            {"mbytes_per_s", c.hbm.mbytes_per_s},
+            {"latency_ns", c.hbm.latency_ns}}},
+          {"dma", {{"mbytes_per_s", c.dma.mbytes_per_s}, {"latency_ns", c.dma.latency_ns}}}};
 }
 
 void deep_merge(nlohmann::json& base, const nlohmann::json& over) {

@@ -90,6 +90,27 @@ struct TimingConfig {
     std::uint32_t latency_ns = 1300;
   } fetch;
 
+  // HBM of one core (SPEC §10), JSON "hbm": the device's capacity and
+  // bandwidth shared equally by its cores (TIMING.md [L]: trn1 32 GiB and
+  // 820 GB/s for 2 cores, trn2 96 GiB and 2.9 TB/s for 8, trn3 144 GiB and
+  // 4.9 TB/s for 8; v5 as trn3, convention). The DMA queues of the core
+  // share the bandwidth; every access pays the latency (a convention: the
+  // docs are silent on HBM latency).
+  struct Hbm {
+    std::uint64_t bytes = 144 * isa::kGiB / 8;  // 1..2^40 (the core's HBM window)
+    std::uint32_t mbytes_per_s = 612500;        // 10^6 bytes per second
+    std::uint32_t latency_ns = 100;
+  } hbm;
+
+  // DMA queues (SPEC §10), JSON "dma": TIMING.md [J, K]: 16 queues per core,
+  // 27.2 GB/s each on v2 / v3 and 38.4 GB/s on v4 (theoretical; v5 as v4,
+  // convention); about 1.3 us from the semaphore that triggers a transfer
+  // to its start.
+  struct Dma {
+    std::uint32_t mbytes_per_s = 38400;  // per queue
+    std::uint32_t latency_ns = 1300;     // semaphore-to-start, per descriptor
+  } dma;
+
   std::uint32_t clock(isa::Engine e) const { return clock_mhz[static_cast<unsigned>(e)]; }
   std::uint32_t overhead(isa::Engine e) const {
     return instruction_overhead_cycles[static_cast<unsigned>(e)];
