@@ -378,6 +378,7 @@ void TpbCore::start(const RunSetup& setup) {
   for (unsigned i = 0; i < isa::kNumEngines; ++i) {
     sc::Sequencer& s = seqs_[i];
     stats_[i]->reset(cfg_.timing);
+    s.set_timing_only(setup.timing_only);
     s.add_observer(stats_[i].get());
     if (tracing) {
       tracers_.push_back(std::make_unique<sc::EngineTracer>(rec, kEngines[i],
@@ -508,6 +509,7 @@ trace::RunStats TpbCore::stats() const {
   s.simulated_ps = last_.simulated_ps;
   s.wall_seconds = last_.wall_seconds;
   s.status = status_name(last_.status);
+  s.timing_only = setup_.timing_only;
   s.message = last_.message;
   if (const fw::sfu::TileFile* tf = tile_file_) {
     s.sfu.inexact = tf->flags().inexact;
