@@ -186,6 +186,8 @@ void TpbCore::reset(CoreConfig cfg) {
   validate(cfg);
   cfg_ = std::move(cfg);
   costs_ = fw::builtin_kernels().resolve_costs(cfg_.timing);
+  core_tracer_.reset();  // (finish() dropped them; an aborted start may not have)
+  tracers_.clear();
   recorder_ = std::make_unique<trace::Recorder>();
   apply_config();
 }
@@ -452,6 +454,10 @@ RunResult TpbCore::finish() {
     if (i < tracers_.size()) seqs_[i].remove_observer(tracers_[i].get());
     seqs_[i].remove_observer(hooks_[i].get());
   }
+  // The run's tracers write into its recorder: nothing between runs (a
+  // host's semaphore write, a reset's) may reach them.
+  core_tracer_.reset();
+  tracers_.clear();
   // A program runs once: the queues are empty for the next.
   for (auto& q : queues) q.clear();
   running_ = false;

@@ -255,5 +255,38 @@ TEST(CoreReruns, OneSessionAtATimeThenAnotherOfAnotherArch) {
                run::InputError);
 }
 
+// A traced run's tracers end with it: a host's semaphore write between runs,
+// a reset to another generation and quantum, and a traced run after it
+// reach no tracer of the first run's (they wrote into its recorder, freed
+// by the reset: AddressSanitizer's stage catches a use). The new quantum
+// applies to the next run.
+TEST(CoreReruns, TracedRunThenHostWritesResetAndTracedRunAgain) {
+  platform::TpbCore core("tpb", platform::default_core_config(isa::Arch::Mariana));
+  platform::RunSetup traced;
+  traced.trace.signals = true;
+  traced.trace.slices = true;
+  const std::uint32_t w = 0x76543210u;
+  core.load_memory(isa::sbuf_addr(0, 0), &w, 4);
+  load(core, ".engine pool\n" + dequant(0, 0x100, "update=inc(sem5)"));
+  ASSERT_EQ(core.run(traced).status, platform::RunStatus::Ok);
+  EXPECT_GT(core.recorder().changes_recorded(), 0u);
+  const std::uint64_t changes = core.recorder().changes_recorded();
+  core.semaphores().set(5, 9);  // between runs: no tracer listens
+  EXPECT_EQ(core.recorder().changes_recorded(), changes);
+  platform::CoreConfig mav = platform::default_core_config(isa::Arch::Maverick);
+  mav.timing.quantum_ns = 1;
+  core.reset(mav);
+  EXPECT_EQ(tlm::tlm_global_quantum::instance().get(), sc_core::sc_time(1, sc_core::SC_NS));
+  core.semaphores().set(5, 3);
+  core.load_memory(isa::sbuf_addr(0, 0), &w, 4);
+  core.load_program(isa::parse_program(
+      ".arch maverick\n.engine pool\n" + dequant(0, 0x100, "wait=ge(sem5, 3) update=inc(sem5)"),
+      "test.tpb"));
+  ASSERT_EQ(core.run(traced).status, platform::RunStatus::Ok);
+  EXPECT_EQ(core.semaphores().get(5), 4u);
+  EXPECT_EQ(core.dump_memory(isa::sbuf_addr(0, 0x100), 8), expected_bytes(w));
+  EXPECT_GT(core.recorder().changes_recorded(), 0u);
+}
+
 }  // namespace
 }  // namespace tpb
