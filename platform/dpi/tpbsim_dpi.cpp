@@ -16,6 +16,7 @@
 #include "models/isa/asm.h"
 #include "models/isa/checker.h"
 #include "models/isa/encodings.h"
+#include "models/isa/program.h"
 #include "models/numerics/dequant_stream.h"
 #include "models/numerics/formats.h"
 #include "models/numerics/tquant.h"
@@ -295,11 +296,17 @@ int tpb_dpi_assemble(const char* statement, unsigned int* word) {
   return guarded([&] {
     if (!statement || !word) return fail("statement or word is null");
     try {
-      const isa::RawInst raw = isa::assemble_statement(statement, isa::SourceLoc{"dpi", 1, 1});
-      dpi::bytes_word(raw, word);
+      // The program syntax of one instruction: a statement, a `.raw` word or
+      // a TQUANT block on one line.
+      const isa::Program p = isa::parse_program(statement, "statement");
+      if (p.size() != 1)
+        return fail(
+            fmt::format("'{}' holds {} instructions; give exactly one", statement, p.size()));
+      for (const auto& q : p.queues)
+        if (!q.empty()) dpi::bytes_word(q[0].raw, word);
       return TPB_DPI_OK;
     } catch (const isa::AsmError& e) {
-      return fail(fmt::format("column {}: {}", e.loc().col, e.message()));
+      return fail(fmt::format("line {}, column {}: {}", e.loc().line, e.loc().col, e.message()));
     }
   });
 }

@@ -108,9 +108,10 @@ int tpb_dpi_arch(const char* name);
 int tpb_dpi_check(int arch, const unsigned int* word);
 /* The failed predicate names of the calling thread's last tpb_dpi_check ("" when valid). */
 const char* tpb_dpi_check_failed(void);
-/* One statement of the program syntax (docs/ASM.md, "tensor_dequantize
- * fmt=... src=..."; `.raw` and directives are not statements) -> its word.
- * A syntax error is TPB_DPI_EARG with the assembler's message. */
+/* One instruction in the program syntax (docs/ASM.md): a statement
+ * ("tensor_dequantize fmt=... src=..."), a `.raw` word or a TQUANT block on
+ * one line -> its word. A syntax error, or text holding no instruction or
+ * more than one, is TPB_DPI_EARG with the assembler's message. */
 int tpb_dpi_assemble(const char* statement, unsigned int* word);
 /* The mnemonic form of a word, "" when its opcode has none (a `.raw` word). */
 const char* tpb_dpi_disassemble(const unsigned int* word);

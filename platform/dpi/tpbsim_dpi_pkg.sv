@@ -7,6 +7,8 @@
 // Every function that can fail returns a status: >= 0 ok (TPB_OK, or a
 // count), < 0 an error whose message is tpb_dpi_last_error().
 package tpbsim_dpi_pkg;
+  // A testbench uses some of these names, never all of them.
+  /* verilator lint_off UNUSEDPARAM */
 
   // Status codes.
   localparam int TPB_OK = 0;
@@ -63,6 +65,8 @@ package tpbsim_dpi_pkg;
   localparam int TPB_CAYMAN = 3;
   localparam int TPB_MARIANA = 4;
   localparam int TPB_MAVERICK = 5;
+
+  /* verilator lint_on UNUSEDPARAM */
 
   import "DPI-C" function string tpb_dpi_last_error();
   import "DPI-C" function string tpb_dpi_version();

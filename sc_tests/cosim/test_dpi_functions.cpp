@@ -443,6 +443,26 @@ TEST(DpiCheck, NamesTheFailedPredicatesAsTpbsimCheckDoes) {
   EXPECT_STREQ(tpb_dpi_disassemble(raw), "");
 }
 
+TEST(DpiCheck, RawWordsAndTquantBlocksAssembleToo) {
+  unsigned w[16];
+  std::string raw = ".raw 7b10";
+  for (int i = 2; i < 64; ++i) raw += i == 12 ? "a5" : "00";
+  assemble(raw, w);
+  EXPECT_EQ(w[0], 0x107Bu);
+  EXPECT_EQ(w[3], 0xA5u);  // byte 12
+  for (int i = 4; i < 16; ++i) EXPECT_EQ(w[i], 0u);
+  assemble(
+      "BSTART.SFU TQUANT, FP32; B.DATR S8, RNE, Sat=1; B.DIM LB0=24; B.DIM LB1=8; B.DIM LB2=32; "
+      "B.IOR r1, r2; B.IOT T1, mask=1111, <last>, ->T0<1>; BSTOP",
+      w);
+  EXPECT_EQ(w[0] & 0xFF, 0x6Au);  // the SFU's TQUANT word (docs/ASM.md)
+  EXPECT_EQ(tpb_dpi_check(4, w), 0) << tpb_dpi_check_failed();
+  EXPECT_EQ(tpb_dpi_assemble("# a comment only", w), TPB_DPI_EARG);
+  EXPECT_NE(err().find("holds 0 instructions"), std::string::npos) << err();
+  EXPECT_EQ(tpb_dpi_assemble((raw + "\n" + raw).c_str(), w), TPB_DPI_EARG);
+  EXPECT_NE(err().find("holds 2 instructions"), std::string::npos) << err();
+}
+
 TEST(DpiCheck, BadArchAndSyntaxAreErrors) {
   unsigned w[16] = {};
   EXPECT_EQ(tpb_dpi_check(6, w), TPB_DPI_EARG);

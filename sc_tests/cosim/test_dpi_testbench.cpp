@@ -217,5 +217,47 @@ TEST(DequantTestbenchArgs, ABadPlusargIsExit3) {
   EXPECT_NE(r.out.find("+mutant=bogus is not rne or nf4"), std::string::npos) << r.out;
 }
 
+// ---------------------------------------------------------------------------
+// tb_check: tpb_dpi_check against `tpbsim check` on random words.
+
+TEST(CheckTestbench, EveryVerdictOnRandomWordsIsTheClis) {
+  const std::string dir = scratch();
+  const TbRun r = run(std::string(TPBSIM_TB_CHECK) + " +tpbsim=" + TPBSIM_BIN + " +dir=" + dir +
+                      " +seed=5 +words=1500");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("tb_check: PASS: 1500 words x 4 generations, 6000 verdicts"),
+            std::string::npos)
+      << r.out;
+  // Valid words and invalid ones, and many predicates named.
+  const std::string mariana = read_text(dir + "/tb_check_mariana.out");
+  EXPECT_NE(mariana.find(": ok\n"), std::string::npos);
+  std::set<std::string> verdicts;
+  std::istringstream ss(mariana);
+  for (std::string line; std::getline(ss, line);)
+    if (line.find("INVALID ") != std::string::npos)
+      verdicts.insert(line.substr(line.find("INVALID ")));
+  EXPECT_GT(verdicts.size(), 50u);
+}
+
+TEST(CheckTestbench, AVerdictThatDiffersIsCaughtAndNamed) {
+  // A `tpbsim` whose check gives word 5 of each program (its 6th output line) a made-up verdict.
+  const std::string dir = scratch();
+  const std::string fake = dir + "/fake_tpbsim";
+  std::ofstream(fake) << "#!/bin/sh\n'" << TPBSIM_BIN
+                      << "' \"$@\" | sed -E '6s/: (ok|INVALID .*)$/: INVALID made_up/'\n";
+  ASSERT_EQ(std::system(("chmod +x " + fake).c_str()), 0);
+  const TbRun r =
+      run(std::string(TPBSIM_TB_CHECK) + " +tpbsim=" + fake + " +dir=" + dir + " +words=50");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("tb_check: MISMATCH on sunda, word 5"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tpbsim check says \"INVALID made_up\""), std::string::npos) << r.out;
+}
+
+TEST(CheckTestbench, WithoutTheCliItIsExit3) {
+  const TbRun r = run(TPBSIM_TB_CHECK);
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("+tpbsim=PATH is required"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace tpb
