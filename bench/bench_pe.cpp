@@ -41,7 +41,6 @@ struct Report {
 
 platform::CoreConfig quiet(isa::Arch a) {
   auto cfg = platform::default_core_config(a);
-  cfg.trace_signals = cfg.trace_slices = false;
   return cfg;
 }
 

@@ -99,7 +99,6 @@ ChildReport run_once(const Workload& w, const std::vector<std::uint8_t>& input) 
   ChildReport rep;
   const auto t0 = std::chrono::steady_clock::now();
   auto cfg = platform::default_core_config(isa::Arch::Mariana);
-  cfg.trace_signals = cfg.trace_slices = false;  // VCD off
   auto core = std::make_unique<platform::TpbCore>("tpb", cfg);
   core->load_queue(isa::Engine::Pool, {make_inst(w)});
   const std::size_t row = std::size_t(w.src_words) * 4;

@@ -21,7 +21,8 @@ LAYERS = [
     ("models/sc", 4, False),
     ("platform/core", 5, False),
     ("platform/cosim", 6, False),
-    ("platform/cli", 7, False),
+    ("platform/run", 7, False),
+    ("platform/cli", 8, False),
 ]
 SYSTEMC = re.compile(r'#\s*include\s*[<"](systemc|systemc\.h|tlm|tlm\.h|tlm_utils/[^>"]*|sysc/[^>"]*)[>"]')
 PROJECT = re.compile(r'#\s*include\s*"([^"]+)"')

@@ -15,6 +15,7 @@
 #include "models/isa/program.h"
 #include "models/isa/program_spool.h"
 #include "platform/cli/commands.h"
+#include "platform/run/staged_outputs.h"
 
 namespace po = boost::program_options;
 
@@ -56,8 +57,8 @@ bool parse_in_out(const char* cmd, const Args& args, const po::options_descripti
 // written. A device or a pipe (/dev/stdout) is written in place.
 bool write_file(const char* cmd, const std::string& path,
                 const std::function<bool(std::FILE*)>& write) {
-  const bool staged = output_is_staged(path);
-  const std::string tmp = staged_output_path(path);
+  const bool staged = run::output_is_staged(path);
+  const std::string tmp = run::staged_output_path(path);
   std::FILE* f = std::fopen(tmp.c_str(), staged ? "wb" : "ab");
   bool ok = false;
   int err = errno;
@@ -72,7 +73,7 @@ bool write_file(const char* cmd, const std::string& path,
     ok = false;
     err = errno;
   }
-  if (ok && staged && std::rename(tmp.c_str(), output_target(path).c_str()) != 0) {
+  if (ok && staged && std::rename(tmp.c_str(), run::output_target(path).c_str()) != 0) {
     ok = false;
     err = errno;
   }

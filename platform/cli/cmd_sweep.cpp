@@ -42,6 +42,7 @@
 #include "models/isa/program.h"
 #include "models/timing/timing_profile.h"
 #include "platform/cli/commands.h"
+#include "platform/run/run_options.h"
 
 namespace tpb::cli {
 
@@ -61,14 +62,6 @@ constexpr const char* kUsage =
     "usage: tpbsim sweep SWEEP.json [options]     plan, run, collect and plot a sweep\n"
     "       tpbsim sweep --collect OUT [options]  merge the points' results of OUT\n"
     "       tpbsim sweep --run-point OUT N        run point N of OUT's plan (for runners)\n";
-
-// `tpbsim run` options that take a value (cmd.txt of a workload is parsed
-// with these to find the program and the outputs).
-const std::set<std::string> kRunValueOptions = {"arch",  "timing", "dump-timing", "mx-emax",
-                                                "load",  "dump",   "vcd",         "perfetto",
-                                                "stats", "retire"};
-// Outputs of a workload's command line; rewritten into the point directory.
-const std::set<std::string> kRunOutputOptions = {"dump-timing", "vcd", "perfetto", "retire"};
 
 std::string read_file(const std::string& path, const std::string& what) {
   std::ifstream in(path, std::ios::binary);
@@ -195,8 +188,8 @@ struct Param {
 
 struct Workload {
   std::string name;
-  std::string dir;                // absolute; the child runs here
-  std::vector<std::string> args;  // `tpbsim run` arguments (outputs still relative)
+  std::string dir;          // absolute; the child runs here
+  run::RunOptions options;  // its `tpbsim run` options (paths relative to dir)
   std::string program;
   json base_timing = json::object();  // the workload's own --timing file, if any
   isa::Arch arch = isa::Arch::Mariana;
@@ -227,40 +220,19 @@ Workload load_workload(const std::string& dir_in, const std::string& sweep_file)
     std::istringstream ls(line);
     for (std::string t; ls >> t;) toks.push_back(t);
   }
-  std::string timing_file, arch_s;
-  for (std::size_t i = 0; i < toks.size(); ++i) {
-    const std::string& t = toks[i];
-    if (t.rfind("--", 0) == 0) {
-      std::string name = t.substr(2), value;
-      bool has_value = false;
-      if (const std::size_t eq = name.find('='); eq != std::string::npos) {
-        value = name.substr(eq + 1);
-        name = name.substr(0, eq);
-        has_value = true;
-      } else if (kRunValueOptions.count(name)) {
-        if (i + 1 >= toks.size())
-          throw SweepError(fmt::format("{}: option {} has no value", cmd, t));
-        value = toks[++i];
-        has_value = true;
-      }
-      if (name == "stats")
-        throw SweepError(fmt::format("{}: --stats is set by the sweep; remove it", cmd));
-      if (name == "timing") {
-        timing_file = value;  // merged under the sweep's overrides
-        continue;
-      }
-      if (name == "arch") arch_s = value;
-      w.args.push_back("--" + name);
-      if (has_value) w.args.push_back(value);
-    } else if (t == "-q") {
-      w.args.push_back(t);
-    } else if (w.program.empty()) {
-      w.program = t;
-      w.args.push_back(t);
-    } else {
-      throw SweepError(fmt::format("{}: unexpected argument '{}'", cmd, t));
-    }
+  // The very options of `tpbsim run` (run::run_option_table), either spelling.
+  try {
+    w.options = run::parse_run_args(toks);
+  } catch (const run::InputError& e) {
+    throw SweepError(fmt::format("{}: {}", cmd, e.what()));
   }
+  if (!w.options.stats.empty())
+    throw SweepError(fmt::format("{}: --stats is set by the sweep; remove it", cmd));
+  // The workload's own profile is merged under the sweep's overrides.
+  const std::string timing_file = w.options.timing;
+  w.options.timing.clear();
+  const std::string arch_s = w.options.arch;
+  w.program = w.options.program;
   if (w.program.empty()) throw SweepError(fmt::format("{}: no PROGRAM", cmd));
   if (!timing_file.empty()) {
     const fs::path tf =
@@ -436,25 +408,22 @@ json make_plan(const std::string& sweep_file, const PlanOptions& o) {
       }
       const fs::path pdir = out / "points" / id;
       timings.push_back(timing);
-      std::vector<std::string> argv = {o.tpbsim, "run"};
-      for (std::size_t a = 0; a < w.args.size(); ++a) {
-        argv.push_back(w.args[a]);
-        const std::string& opt = w.args[a];
-        if (opt.rfind("--", 0) != 0 || !kRunValueOptions.count(opt.substr(2))) continue;
-        std::string v = w.args[++a];
-        if (kRunOutputOptions.count(opt.substr(2))) {
-          v = (pdir / fs::path(v).filename()).string();
-        } else if (opt == "--dump") {  // SPEC=FILE: the file into the point directory
-          const std::size_t eq = v.rfind('=');
-          if (eq != std::string::npos)
-            v = v.substr(0, eq + 1) + (pdir / fs::path(v.substr(eq + 1)).filename()).string();
-        }
-        argv.push_back(v);
+      // Every output of the workload's command line into the point's
+      // directory; the point's profile and stats are the sweep's.
+      run::RunOptions ro = w.options;
+      for (const run::RunOption& opt : run::run_option_table()) {
+        if (opt.role == run::OptionRole::OutputFile && !(ro.*opt.text).empty())
+          ro.*opt.text = (pdir / fs::path(ro.*opt.text).filename()).string();
+        if (opt.role == run::OptionRole::DumpSpecs)
+          for (std::string& v : ro.*opt.list)
+            if (const std::size_t eq = v.rfind('='); eq != std::string::npos)
+              v = v.substr(0, eq + 1) + (pdir / fs::path(v.substr(eq + 1)).filename()).string();
       }
-      for (const std::string& a : {std::string("--timing"), (pdir / "timing.json").string(),
-                                   std::string("--stats"), (pdir / "stats.json").string()})
-        argv.push_back(a);
-      argv.push_back("-q");
+      ro.timing = (pdir / "timing.json").string();
+      ro.stats = (pdir / "stats.json").string();
+      ro.quiet = true;
+      std::vector<std::string> argv = {o.tpbsim, "run"};
+      for (std::string& a : run::to_args(ro)) argv.push_back(std::move(a));
       points.push_back({{"id", id},
                         {"workload", w.name},
                         {"values", vals},

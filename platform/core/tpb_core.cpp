@@ -20,11 +20,32 @@ constexpr isa::Engine kEngines[isa::kNumEngines] = {isa::Engine::Pool, isa::Engi
 static_assert(TpbCore::kNumMems == isa::kNumDataMemories);
 const char* mem_name(unsigned m) { return isa::memory_name(static_cast<isa::CoreMemory>(m)); }
 
-using sc::to_ps;
-
 const char* wait_op(std::uint8_t mode) { return mode == 1 ? "==" : mode == 2 ? ">=" : "?"; }
 
+sc::SequencerConfig sequencer_config(const CoreConfig& cfg, const fw::BundleCosts& costs,
+                                     unsigned i) {
+  sc::SequencerConfig s;
+  s.arch = cfg.arch;
+  s.timing = &cfg.timing;
+  s.costs = &costs;
+  const std::vector<std::uint8_t>& table = cfg.kernel_info[i];
+  s.table =
+      table.empty() ? sc::default_kernel_info(kEngines[i], cfg.arch) : sc::KernelInfoTable(table);
+  return s;
+}
+
 }  // namespace
+
+// The core's own observer on each sequencer: retires into the time-ordered
+// hold (and the core-level traces).
+class TpbCore::EngineHook : public sc::SequencerObserver {
+ public:
+  explicit EngineHook(TpbCore& core) : core_(core) {}
+  void on_retire(const sc::RetireRecord& r) override { core_.on_retire(r); }
+
+ private:
+  TpbCore& core_;
+};
 
 CoreConfig default_core_config(isa::Arch arch) {
   CoreConfig c;
@@ -47,10 +68,28 @@ const char* status_name(RunStatus s) {
   return "?";
 }
 
+void TpbCore::validate(const CoreConfig& cfg) {
+  fw::builtin_kernels().resolve_costs(cfg.timing);  // TimingError for an unknown bundle
+  const sc::TimingConfig& t = cfg.timing;
+  for (const auto& [what, bytes] :
+       {std::pair{"sbuf_bytes_per_partition", t.sbuf_bytes_per_partition},
+        std::pair{"psum_bytes_per_partition", t.psum_bytes_per_partition}})
+    if (bytes == 0 || bytes > isa::kPartitionSlot)
+      throw std::invalid_argument(
+          fmt::format("{} {} is not in [1, {}]", what, bytes, isa::kPartitionSlot));
+  const std::uint32_t ring_cap = isa::kQueueBytes / isa::kInstBytes;
+  if (t.fetch.ring_words == 0 || t.fetch.ring_words > ring_cap)
+    throw std::invalid_argument(fmt::format("instruction_fetch.ring_words {} is not in [1, {}]",
+                                            t.fetch.ring_words, ring_cap));
+  for (unsigned i = 0; i < isa::kNumEngines; ++i)
+    if (!cfg.kernel_info[i].empty()) sc::KernelInfoTable{cfg.kernel_info[i]};
+}
+
 TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
     : sc_core::sc_module(name),
-      cfg_(std::move(cfg)),
+      cfg_((validate(cfg), std::move(cfg))),
       costs_(fw::builtin_kernels().resolve_costs(cfg_.timing)),
+      recorder_(std::make_unique<trace::Recorder>()),
       sbuf("sbuf"),
       psum("psum", isa::kNumPartitions, cfg_.timing.psum_bytes_per_partition,
            sc::mem_timing(cfg_.timing, cfg_.timing.psum)),
@@ -59,16 +98,11 @@ TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
       regs_("regs", sc::mem_timing(cfg_.timing, cfg_.timing.control)),
       queues("queue"),
       seqs_("seq"),
-      dbg_socket("dbg_socket") {
+      dbg_socket("dbg_socket"),
+      host_socket("host_socket"),
+      host_fwd_("host_fwd") {
   sc::check_time_resolution();
   const sc::TimingConfig& t = cfg_.timing;
-  recorder_.enable_signals(cfg_.trace_signals);
-  recorder_.enable_slices(cfg_.trace_slices);
-  recorder_.enable_bundles(cfg_.trace_bundles);
-  for (isa::Engine e : cfg_.trace_hidden_engines) recorder_.hide(isa::engine_name(e));
-  // No event can still be recorded before the global time.
-  recorder_.set_watermark([] { return to_ps(sc_core::sc_time_stamp()); });
-
   sbuf.init(isa::kNumQuadrants, [&](const char* nm, std::size_t) {
     return new sc::PartitionedMemory(nm, isa::kPartitionsPerQuadrant, t.sbuf_bytes_per_partition,
                                      sc::mem_timing(t, t.sbuf));
@@ -79,24 +113,19 @@ TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
   });
   seqs_.init(isa::kNumEngines, [&](const char*, std::size_t i) {
     sc::SequencerEnv env;
-    env.arch = cfg_.arch;
-    env.timing = &cfg_.timing;
     env.kernels = &fw::builtin_kernels();
-    env.costs = &costs_;
     env.sems = &sems_;
     env.regs = &regs_;
     env.queue = &queues[i];
     env.control = &control_;
-    env.recorder = &recorder_;
-    env.on_retire = [this](const sc::RetireRecord& r) { on_retire(r); };
-    const std::vector<std::uint8_t>& table = cfg_.kernel_info[i];
-    return new sc::Sequencer(isa::engine_name(kEngines[i]), kEngines[i], std::move(env),
-                             table.empty() ? sc::default_kernel_info(kEngines[i], cfg_.arch)
-                                           : sc::KernelInfoTable(table));
+    return new sc::Sequencer(isa::engine_name(kEngines[i]), kEngines[i], env,
+                             sequencer_config(cfg_, costs_, static_cast<unsigned>(i)));
   });
-
-  // Per-engine options the kernels read from their engine state.
-  sequencer(isa::Engine::Dve).engine_state().get<fw::QuantizeMxOptions>().emax = cfg_.mx_emax;
+  for (unsigned i = 0; i < isa::kNumEngines; ++i) {
+    stats_.push_back(std::make_unique<sc::EngineStatsCollector>(kEngines[i], fw::builtin_kernels(),
+                                                                seqs_[i].port, control_));
+    hooks_.push_back(std::make_unique<EngineHook>(*this));
+  }
 
   // The ONE address table (SPEC §2), then every initiator on the router.
   std::array<sc::PartitionedMemory*, 4> sb{&sbuf[0], &sbuf[1], &sbuf[2], &sbuf[3]};
@@ -109,30 +138,49 @@ TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
                      sc::TileFileTarget::kSpan, tiles->socket);
   for (auto& s : seqs_) s.port.socket.bind(router_.target_socket);
   dbg_socket.bind(router_.target_socket);
+  host_fwd_.bind(router_.target_socket);
+  host_socket.register_b_transport(this, &TpbCore::host_b_transport);
+  host_socket.register_transport_dbg(this, &TpbCore::host_transport_dbg);
+  host_socket.register_get_direct_mem_ptr(this, &TpbCore::host_get_dmi);
+  host_fwd_.register_invalidate_direct_mem_ptr(this, &TpbCore::host_invalidate);
+
+  // Semaphore changes go to the run's core tracer.
+  sems_.set_observer([this](unsigned idx, std::uint32_t v) {
+    if (core_tracer_) core_tracer_->semaphore(idx, v, now_ps());
+  });
+  apply_config();
+}
+
+void TpbCore::apply_config() {
+  const sc::TimingConfig& t = cfg_.timing;
+  const sc_core::sc_time origin = sc_core::sc_time_stamp();
+  control_.set_origin(origin);
+  for (auto& q : sbuf) q.reset(t.sbuf_bytes_per_partition, sc::mem_timing(t, t.sbuf), origin);
+  psum.reset(t.psum_bytes_per_partition, sc::mem_timing(t, t.psum), origin);
+  sems_.reset(sc::mem_timing(t, t.control));
+  regs_.reset(sc::mem_timing(t, t.control));
+  for (auto& q : queues) q.reset(sc::mem_timing(t, t.queue));
+  for (unsigned i = 0; i < isa::kNumEngines; ++i) {
+    seqs_[i].configure(sequencer_config(cfg_, costs_, i));
+    seqs_[i].engine_state().clear();
+  }
+  // Per-engine options the kernels read from their engine state.
+  sequencer(isa::Engine::Dve).engine_state().get<fw::QuantizeMxOptions>().emax = cfg_.mx_emax;
+  tile_file_ = &tile_file();
+  if (tiles) tiles->reset(*tile_file_, sc::mem_timing(t, t.control));
   tlm::tlm_global_quantum::instance().set(
       sc_core::sc_time(static_cast<double>(t.quantum_ns), sc_core::SC_NS));
+  last_ = RunResult{};
+  for (unsigned i = 0; i < isa::kNumEngines; ++i) stats_[i]->reset(cfg_.timing);
+}
 
-  // Traces: every semaphore, per-memory byte counters.
-  for (unsigned i = 0; i < isa::kNumSemaphores; ++i) {
-    sem_sigs_.push_back(recorder_.add_signal("tpb.sem", fmt::format("sem{}", i), 32));
-    sem_names_.push_back(recorder_.intern(fmt::format("sem{}", i)));
-  }
-  sem_track_ = recorder_.add_track("tpb core", "semaphores");
-  sems_.set_observer([this](unsigned idx, std::uint32_t v) {
-    const std::uint64_t ps = to_ps(sc_core::sc_time_stamp());
-    recorder_.set(sem_sigs_[idx], ps, v);
-    if (recorder_.slices_enabled()) recorder_.counter(sem_track_, ps, sem_names_[idx], v);
-  });
-  static const char* const kFlagNames[3] = {"flag_inexact", "flag_saturated", "flag_wrapped"};
-  for (unsigned f = 0; f < 3; ++f)
-    sfu_flag_sig_[f] = recorder_.add_signal("tpb.sfu", kFlagNames[f], 1);
-  sfu_fault_sig_ = recorder_.add_signal("tpb.sfu", "fault", 1);
-  sfu_flag_track_ = recorder_.add_track("tpb core", "sfu flags");
-  for (unsigned m = 0; m < kNumMems; ++m) {
-    mem_read_sig_[m] = recorder_.add_signal(std::string("tpb.") + mem_name(m), "bytes_read", 64);
-    mem_write_sig_[m] =
-        recorder_.add_signal(std::string("tpb.") + mem_name(m), "bytes_written", 64);
-  }
+void TpbCore::reset(CoreConfig cfg) {
+  if (running_) throw std::logic_error("TpbCore::reset: a run is in progress");
+  validate(cfg);
+  cfg_ = std::move(cfg);
+  costs_ = fw::builtin_kernels().resolve_costs(cfg_.timing);
+  recorder_ = std::make_unique<trace::Recorder>();
+  apply_config();
 }
 
 void TpbCore::load_program(const isa::Program& p) {
@@ -154,6 +202,7 @@ void TpbCore::load_queue(isa::Engine e, const std::vector<isa::RawInst>& words) 
 }
 
 void TpbCore::load_queue(isa::Engine e, std::unique_ptr<isa::InstructionSource> src) {
+  if (running_) throw std::logic_error("TpbCore::load_queue: a run is in progress");
   queues[static_cast<unsigned>(e)].attach(std::move(src), cfg_.timing.fetch.ring_words);
 }
 
@@ -162,10 +211,12 @@ std::uint32_t TpbCore::reg(isa::Engine e, unsigned r) const { return regs_.get(e
 
 void TpbCore::ensure_elaborated() {
   if (elaborated_) return;
+  elaborated_ = true;
+  // Inside a running simulation (an embedding) elaboration is done.
+  if (sc_core::sc_get_status() != sc_core::SC_ELABORATION) return;
   // Completes elaboration (port binding) so the backdoor can call through
   // the router; the sequencers wait for the start event.
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
-  elaborated_ = true;
 }
 
 void TpbCore::backdoor(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
@@ -217,32 +268,32 @@ std::vector<std::uint8_t> TpbCore::dump_memory(std::uint64_t addr, std::size_t l
   return out;
 }
 
+void TpbCore::host_b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time& d) {
+  host_fwd_->b_transport(t, d);
+}
+unsigned TpbCore::host_transport_dbg(tlm::tlm_generic_payload& t) {
+  return host_fwd_->transport_dbg(t);
+}
+bool TpbCore::host_get_dmi(tlm::tlm_generic_payload& t, tlm::tlm_dmi& dmi) {
+  return host_fwd_->get_direct_mem_ptr(t, dmi);
+}
+void TpbCore::host_invalidate(sc_dt::uint64 start, sc_dt::uint64 end) {
+  host_socket->invalidate_direct_mem_ptr(start, end);
+}
+
 std::string TpbCore::format_retire(const sc::RetireRecord& r) {
   const std::string_view m = isa::opcode_mnemonic(r.opcode);
   return fmt::format("{:>15} {:<4} {:>6} 0x{:02x} {}", r.end_ps, isa::engine_name(r.engine),
                      r.index, r.opcode, m.empty() ? "?" : m);
 }
 
-void TpbCore::trace_sfu_flags(std::uint64_t ps) {
-  const std::uint32_t bits = tile_file().flags().bits();
-  if (bits == sfu_flags_last_) return;
-  static const char* const kNames[3] = {"inexact", "saturated", "wrapped"};
-  for (unsigned f = 0; f < 3; ++f) {
-    const bool on = (bits >> f) & 1u;
-    if (on == (((sfu_flags_last_ >> f) & 1u) != 0)) continue;
-    recorder_.set(sfu_flag_sig_[f], ps, on);
-    if (recorder_.slices_enabled()) recorder_.counter(sfu_flag_track_, ps, kNames[f], on);
-  }
-  sfu_flags_last_ = bits;
-}
-
 void TpbCore::deliver(const PendingRetire& p) {
   ++retired_;
-  if (retire_sink_) {
+  if (setup_.retire_sink) {
     sc::RetireRecord r = p.r;
     r.bundles = p.bundles.data();
     r.num_bundles = p.bundles.size();
-    retire_sink_(r);
+    setup_.retire_sink(r);
   }
 }
 
@@ -262,22 +313,18 @@ void TpbCore::on_retire(const sc::RetireRecord& r) {
   PendingRetire p{r, {}};
   p.r.bundles = nullptr;
   p.r.num_bundles = 0;
-  if (retire_sink_) p.bundles.assign(r.bundles, r.bundles + r.num_bundles);
+  if (setup_.retire_sink) p.bundles.assign(r.bundles, r.bundles + r.num_bundles);
   pending_.push(std::move(p));
-  commit_retires(to_ps(sc_core::sc_time_stamp()));
-  if (r.engine == isa::Engine::Sfu) trace_sfu_flags(r.end_ps);
-  if (!recorder_.signals_enabled()) return;
+  commit_retires(now_ps());
+  if (!core_tracer_) return;
+  if (r.engine == isa::Engine::Sfu) core_tracer_->sfu_flags(tile_file().flags().bits(), r.end_ps);
+  if (!recorder_->signals_enabled()) return;
   std::uint64_t rd[kNumMems], wr[kNumMems];
   memory_bytes(rd, wr);
-  for (unsigned m = 0; m < kNumMems; ++m) {
-    if (rd[m] != mem_read_last_[m]) recorder_.set(mem_read_sig_[m], r.end_ps, rd[m]);
-    if (wr[m] != mem_write_last_[m]) recorder_.set(mem_write_sig_[m], r.end_ps, wr[m]);
-    mem_read_last_[m] = rd[m];
-    mem_write_last_[m] = wr[m];
-  }
+  core_tracer_->memory_bytes(rd, wr, r.end_ps);
 }
 
-void TpbCore::memory_bytes(std::uint64_t rd[kNumMems], std::uint64_t wr[kNumMems]) const {
+void TpbCore::memory_bytes(std::uint64_t (&rd)[kNumMems], std::uint64_t (&wr)[kNumMems]) const {
   for (unsigned m = 0; m < kNumMems; ++m) rd[m] = wr[m] = 0;
   for (const auto& s : seqs_)
     for (unsigned m = 0; m < kNumMems; ++m) {
@@ -305,47 +352,80 @@ std::string TpbCore::pending_report() const {
   return msg;
 }
 
-RunResult TpbCore::run() {
-  if (ran_) throw std::logic_error("TpbCore::run: a core runs once (one elaboration per process)");
-  ran_ = true;
-  ensure_elaborated();
-  const auto w0 = std::chrono::steady_clock::now();
-  if (cfg_.max_sim_ps != 0) control_.set_sim_limit(cfg_.max_sim_ps);
-  if (cfg_.max_wall_seconds > 0)
-    control_.set_wall_deadline(w0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                        std::chrono::duration<double>(cfg_.max_wall_seconds)));
-  control_.start();
-  sc_core::sc_start();
+void TpbCore::start(const RunSetup& setup) {
+  if (running_) throw std::logic_error("TpbCore::start: a run is in progress");
+  setup_ = setup;
+  wall0_ = std::chrono::steady_clock::now();
+  // A fresh recorder per run: the run's own traces.
+  recorder_ = std::make_unique<trace::Recorder>();
+  trace::Recorder& rec = *recorder_;
+  rec.enable_signals(setup.trace.signals);
+  rec.enable_slices(setup.trace.slices);
+  rec.enable_bundles(setup.trace.bundles);
+  for (isa::Engine e : setup.trace.hidden_engines) rec.hide(isa::engine_name(e));
+  // No event can still be recorded before the global time.
+  rec.set_watermark([this] { return now_ps(); });
+  tracers_.clear();
+  core_tracer_.reset();
+  const bool tracing = setup.trace.signals || setup.trace.slices;
+  for (unsigned i = 0; i < isa::kNumEngines; ++i) {
+    sc::Sequencer& s = seqs_[i];
+    stats_[i]->reset(cfg_.timing);
+    s.add_observer(stats_[i].get());
+    if (tracing) {
+      tracers_.push_back(std::make_unique<sc::EngineTracer>(rec, kEngines[i],
+                                                            fw::builtin_kernels().num_bundles()));
+      s.add_observer(tracers_.back().get());
+    }
+    s.add_observer(hooks_[i].get());
+  }
+  if (tracing) core_tracer_ = std::make_unique<CoreTracer>(rec);
+  rec.attach(setup.trace.vcd, setup.trace.perfetto);
+  retired_ = 0;
+  pending_ = {};
+  run_start_ps_ = now_ps();
+  control_.start(isa::kNumEngines);
+  if (setup.max_sim_ps != 0)
+    control_.set_sim_limit(setup.max_sim_ps > UINT64_MAX - run_start_ps_
+                               ? UINT64_MAX
+                               : run_start_ps_ + setup.max_sim_ps);
+  if (setup.max_wall_seconds > 0)
+    control_.set_wall_deadline(wall0_ +
+                               std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                   std::chrono::duration<double>(setup.max_wall_seconds)));
+  running_ = true;
+}
+
+RunResult TpbCore::finish() {
+  if (!running_) throw std::logic_error("TpbCore::finish: no run in progress");
   RunResult r;
-  r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
-  r.simulated_ps = to_ps(sc_core::sc_time_stamp());
+  r.start_ps = run_start_ps_;
+  r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0_).count();
+  r.simulated_ps = now_ps();
   // After a fault nothing is recorded past its time on any engine: retires,
   // stats and traces all end there (engines run decoupled, so others may
   // have run ahead of it).
   const std::uint64_t stop_ps = control_.faulted() ? control_.fault_time_ps() : trace::kForever;
   if (control_.faulted())
-    for (auto& s : seqs_) s.stop_at(stop_ps);
+    for (auto& s : stats_) s->stop_at(stop_ps);
   commit_retires_at_stop(stop_ps);
   r.instructions = retired_;
   if (control_.faulted()) {
     r.status = RunStatus::Fault;
     r.message = control_.message();
+    r.fault = control_.fault_info();
     r.simulated_ps = std::max(r.simulated_ps, control_.fault_time_ps());
-    if (r.message.rfind(std::string(isa::engine_name(isa::Engine::Sfu)) + " ", 0) == 0) {
-      recorder_.set(sfu_fault_sig_, control_.fault_time_ps(), 1);
-      if (recorder_.slices_enabled())
-        recorder_.instant(sfu_flag_track_, control_.fault_time_ps(), "fault",
-                          nlohmann::json{{"message", r.message}}.dump());
-    }
+    if (core_tracer_ && r.fault->engine == isa::Engine::Sfu)
+      core_tracer_->sfu_fault(control_.fault_time_ps(), r.message);
   } else if (control_.watchdog() != sc::RunControl::Watchdog::None) {
     // Stopped at the watchdog's time: nothing was recorded after it.
     r.status = RunStatus::Watchdog;
     r.simulated_ps = control_.stop_ps();
     const std::string pending = pending_report();
     r.message = control_.watchdog() == sc::RunControl::Watchdog::SimTime
-                    ? fmt::format("simulated time limit {} ps reached", cfg_.max_sim_ps)
+                    ? fmt::format("simulated time limit {} ps reached", setup_.max_sim_ps)
                     : fmt::format("wall time limit {} s reached; stopped at {} ps",
-                                  cfg_.max_wall_seconds, r.simulated_ps);
+                                  setup_.max_wall_seconds, r.simulated_ps);
     if (!pending.empty()) r.message += "; pending: " + pending;
   } else {
     for (const auto& s : seqs_)
@@ -353,15 +433,56 @@ RunResult TpbCore::run() {
     if (r.status == RunStatus::Deadlock) r.message = pending_report();
   }
   // The traces end with the run; after a fault, at its time on every engine.
-  recorder_.finish(stop_ps);
+  recorder_->finish(stop_ps);
+  for (unsigned i = 0; i < isa::kNumEngines; ++i) {
+    seqs_[i].remove_observer(stats_[i].get());
+    if (i < tracers_.size()) seqs_[i].remove_observer(tracers_[i].get());
+    seqs_[i].remove_observer(hooks_[i].get());
+  }
+  // A program runs once: the queues are empty for the next.
+  for (auto& q : queues) q.clear();
+  running_ = false;
   last_ = r;
   return r;
+}
+
+RunResult TpbCore::run() { return run(default_setup_); }
+
+TpbCore::~TpbCore() = default;
+
+RunResult TpbCore::run(const RunSetup& setup) {
+  if (sc_core::sc_get_status() == sc_core::SC_RUNNING)
+    throw std::logic_error(
+        "TpbCore::run drives the simulation: call it from sc_main (execute() "
+        "from a process)");
+  ensure_elaborated();
+  start(setup);
+  control_.set_pause_when_done(true);
+  sc_core::sc_start();
+  if (control_.running()) {
+    // The simulation starved with engines still waiting: a deadlock. The
+    // report is taken before the waiting engines are released.
+    control_.abort();
+    while (control_.running()) sc_core::sc_start();
+  }
+  control_.set_pause_when_done(false);
+  return finish();
+}
+
+RunResult TpbCore::execute(const RunSetup& setup) {
+  if (sc_core::sc_get_status() != sc_core::SC_RUNNING ||
+      !sc_core::sc_get_current_process_handle().valid())
+    throw std::logic_error(
+        "TpbCore::execute waits: call it from an SC_THREAD (run() from sc_main)");
+  start(setup);
+  wait(control_.done_event());
+  return finish();
 }
 
 trace::RunStats TpbCore::stats() const {
   trace::RunStats s;
   s.arch = std::string(isa::arch_name(cfg_.arch));
-  for (const auto& q : seqs_) s.engines.push_back(q.stats());
+  for (const auto& c : stats_) s.engines.push_back(c->stats());
   std::uint64_t rd[kNumMems], wr[kNumMems];
   memory_bytes(rd, wr);
   for (unsigned m = 0; m < kNumMems; ++m) s.memories.push_back({mem_name(m), rd[m], wr[m]});

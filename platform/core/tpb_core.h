@@ -1,16 +1,26 @@
-// One NeuronCore (SPEC §2, §7): the top module in the style of the Accellera
-// lt example. It owns the four SBUF quadrants, the PSUM, the ONE address
-// router, the semaphores, the engine registers, the instruction queues and the
-// four engine sequencers, and binds them in its constructor. A C++ API for
-// tests and the CLI: construct, load a program, load/dump memory (backdoor
-// transport_dbg through the router), run, read stats and traces.
+// One NeuronCore (SPEC §2, §7, §12): the top module in the style of the
+// Accellera lt example. It owns the four SBUF quadrants, the PSUM, the ONE
+// address router, the semaphores, the engine registers, the instruction
+// queues and the four engine sequencers, and binds them in its constructor.
+//
+// A core runs program after program, as a device does: load a program, run
+// until every queue is drained, read and change memories, load another,
+// run again; SBUF, PSUM, the tile file, PE weights, semaphores and simulated
+// time carry over. reset() turns it into a fresh core of another
+// configuration without a new elaboration (SystemC elaborates once per
+// process). Two ways to drive it:
+//  - standalone (the run API, tests, the CLI): run() from sc_main drives
+//    sc_start itself until the run ends;
+//  - embedded in a user's platform (docs/EMBEDDING.md): a host binds its
+//    initiator to host_socket, and from one of its SC_THREADs calls
+//    execute() (or start() + wait(done_event()) + finish()).
 #pragma once
 
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <string>
 #include <tuple>
@@ -22,6 +32,7 @@
 
 // After <systemc>: the tlm_utils headers need its declarations.
 #include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
 
 #include "firmware_stubs/sfu/tile_file.h"
 #include "models/isa/address_map.h"
@@ -29,6 +40,9 @@
 #include "models/isa/program.h"
 #include "models/isa/program_spool.h"
 #include "models/numerics/dequant_stream.h"
+#include "models/sc/engine/engine_stats.h"
+#include "models/sc/engine/engine_tracer.h"
+#include "models/sc/engine/run_control.h"
 #include "models/sc/engine/sequencer.h"
 #include "models/sc/engine/timing_config.h"
 #include "models/sc/memory/address_router.h"
@@ -39,42 +53,60 @@
 #include "models/sc/memory/tile_target.h"
 #include "models/trace/recorder.h"
 #include "models/trace/stats.h"
+#include "platform/core/core_tracer.h"
 
 namespace tpb::platform {
 
+// What makes a core (fixed between resets).
 struct CoreConfig {
   isa::Arch arch = isa::Arch::Mariana;
   sc::TimingConfig timing = sc::default_timing(isa::Arch::Mariana);
   // DVE QuantizeMX emax offsets (SPEC §4); the core puts it in the DVE's
   // engine state (fw::QuantizeMxOptions).
   num::MxEmax mx_emax = num::MxEmax::Ocp;
-  bool trace_signals = false;  // VCD value changes
-  bool trace_slices = false;   // Perfetto slices
-  // --trace-level: bundle slices and the pc signal (false: instructions only).
-  bool trace_bundles = true;
-  // --trace-engines: engines whose signals and tracks are not recorded.
-  std::vector<isa::Engine> trace_hidden_engines;
   // Replacement kernel_info tables (8-byte records, seed 000 §1) by engine;
   // empty = the default table of the engine.
   std::array<std::vector<std::uint8_t>, isa::kNumEngines> kernel_info;
-  // Watchdogs (0: off). No instruction is recorded or retired after
-  // max_sim_ps; past max_wall_seconds of host time every engine stops at the
-  // latest simulated time already recorded. Either ends the run with
-  // RunStatus::Watchdog.
-  std::uint64_t max_sim_ps = 0;
-  double max_wall_seconds = 0;
 };
 // The defaults of a generation (timing from sc::default_timing).
 CoreConfig default_core_config(isa::Arch arch);
+
+// What one run records (SPEC §9 --vcd, --perfetto, --trace-*).
+struct TraceSetup {
+  bool signals = false;  // VCD value changes
+  bool slices = false;   // Perfetto slices
+  // --trace-level: bundle slices and the pc signal (false: instructions only).
+  bool bundles = true;
+  // --trace-engines: engines whose signals and tracks are not recorded.
+  std::vector<isa::Engine> hidden_engines;
+  // Streaming sinks (nullptr: the recorder keeps the events in memory).
+  trace::ChangeSink* vcd = nullptr;
+  trace::SliceSink* perfetto = nullptr;
+};
+
+// One run's set-up.
+struct RunSetup {
+  TraceSetup trace;
+  // Watchdogs (0: off). No instruction is recorded or retired after
+  // max_sim_ps (from the run's start); past max_wall_seconds of host time
+  // every engine stops at the latest simulated time already recorded.
+  // Either ends the run with RunStatus::Watchdog.
+  std::uint64_t max_sim_ps = 0;
+  double max_wall_seconds = 0;
+  // Called on every retired instruction, in time order (end, engine, index).
+  std::function<void(const sc::RetireRecord&)> retire_sink;
+};
 
 enum class RunStatus { Ok, Fault, Deadlock, Watchdog };
 const char* status_name(RunStatus s);  // "ok", "fault", "deadlock", "watchdog"
 
 struct RunResult {
   RunStatus status = RunStatus::Ok;
-  std::string message;  // fault / deadlock / watchdog description
-  std::uint64_t simulated_ps = 0;
-  std::uint64_t instructions = 0;  // retired, all engines
+  std::string message;                 // fault / deadlock / watchdog description
+  std::optional<sc::FaultInfo> fault;  // a fault's engine, instruction, predicates
+  std::uint64_t start_ps = 0;          // the core's time when the run started
+  std::uint64_t simulated_ps = 0;      // ... and when it ended
+  std::uint64_t instructions = 0;      // retired, all engines
   double wall_seconds = 0;
 };
 
@@ -88,9 +120,18 @@ class TpbCore : public sc_core::sc_module {
   // timing::TimingError for a bundle override that names no bundle (before
   // any child module is built).
   TpbCore(sc_core::sc_module_name name, CoreConfig cfg);
+  ~TpbCore() override;
+
+  // A fresh core of `cfg` between runs: every memory, register, semaphore,
+  // queue, tile and engine state cleared, time counted from now (0). Throws
+  // as the constructor does (the core is unchanged then), std::logic_error
+  // during a run.
+  void reset(CoreConfig cfg);
+  static void validate(const CoreConfig& cfg);  // throws as reset() would
 
   // Loads every engine's queue and the register settings. A program of any
   // length: each queue is a ring the engine's instruction fetch refills.
+  // An engine the program gives no words runs nothing. Between runs.
   void load_program(const isa::Program& p);
   // The same from a program read into spools (isa::SpooledProgram): the
   // words stay on disk and stream in as the engines run.
@@ -107,30 +148,39 @@ class TpbCore : public sc_core::sc_module {
   void dump_memory(std::uint64_t addr, void* data, std::size_t len);
   std::vector<std::uint8_t> dump_memory(std::uint64_t addr, std::size_t len);
 
-  // Streams the traces to these sinks as the run goes (nullptr: none);
-  // without, the recorder keeps every event in memory. Before run().
-  void attach_traces(trace::ChangeSink* vcd, trace::SliceSink* perfetto) {
-    recorder_.attach(vcd, perfetto);
+  // Standalone: runs the loaded program to completion, a fault, a deadlock
+  // or a watchdog's limit, driving sc_start itself (call from sc_main, not
+  // from a process). Runs any number of times. The traces end at the end of
+  // the run (a fault's time: nothing past it is recorded).
+  RunResult run(const RunSetup& setup);
+  RunResult run();  // with the default set-up (set_retire_sink; no traces, no watchdogs)
+  // The retire sink of the default set-up.
+  void set_retire_sink(std::function<void(const sc::RetireRecord&)> f) {
+    default_setup_.retire_sink = std::move(f);
   }
 
-  // Runs to completion, fault, deadlock or a watchdog's limit. Call once.
-  // The traces end at the end of the run (a fault's time: nothing past it
-  // is recorded).
-  RunResult run();
+  // Embedded: from an SC_THREAD of the user's platform. execute() starts the
+  // loaded program and returns when every engine has finished (a deadlock
+  // is not detected here: it waits; use max_sim_ps). start() / finish() are
+  // its two halves around wait(done_event()).
+  RunResult execute(const RunSetup& setup);
+  void start(const RunSetup& setup);
+  const sc_core::sc_event& done_event() const { return control_.done_event(); }
+  bool running() const { return running_; }
+  RunResult finish();
 
-  // Stats after (or during) a run; program path left empty.
+  // Stats of the last run; program path left empty.
   trace::RunStats stats() const;
-  trace::Recorder& recorder() { return recorder_; }
-  const trace::Recorder& recorder() const { return recorder_; }
+  // The last run's recorder (its events, without streaming sinks).
+  trace::Recorder& recorder() { return *recorder_; }
+  const trace::Recorder& recorder() const { return *recorder_; }
   const CoreConfig& config() const { return cfg_; }
   // The effective timing profile, every bundle's issue cycles included.
   nlohmann::json effective_timing() const;
-  // Called on every retired instruction with its structured record.
-  void set_retire_sink(std::function<void(const sc::RetireRecord&)> f) {
-    retire_sink_ = std::move(f);
-  }
   // The retire line of a record (no newline): `tpbsim run --retire`.
   static std::string format_retire(const sc::RetireRecord& r);
+  // The core's time now (from its origin).
+  std::uint64_t now_ps() const { return control_.rel_ps(sc_core::sc_time_stamp()); }
 
   const sc::AddressRouter& router() const { return router_; }
   sc::SemaphoreBank& semaphores() { return sems_; }
@@ -142,16 +192,23 @@ class TpbCore : public sc_core::sc_module {
   }
 
  private:
+  class EngineHook;
   void ensure_elaborated();
   void backdoor(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data, std::size_t len);
   void on_retire(const sc::RetireRecord& r);
   // Each engine that has not finished: its pending instruction, its wait
   // condition and the semaphore's value.
   std::string pending_report() const;
+  void apply_config();
+  // Host socket: forwarded to the router.
+  void host_b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time& d);
+  unsigned host_transport_dbg(tlm::tlm_generic_payload& t);
+  bool host_get_dmi(tlm::tlm_generic_payload& t, tlm::tlm_dmi& dmi);
+  void host_invalidate(sc_dt::uint64 start, sc_dt::uint64 end);
 
   CoreConfig cfg_;
   fw::BundleCosts costs_;  // every bundle's cost under cfg_.timing, resolved once
-  trace::Recorder recorder_;
+  std::unique_ptr<trace::Recorder> recorder_;
   sc::RunControl control_;
 
  public:
@@ -164,12 +221,23 @@ class TpbCore : public sc_core::sc_module {
   sc_core::sc_vector<sc::InstructionQueue> queues;
   sc_core::sc_vector<sc::Sequencer> seqs_;
   tlm_utils::simple_initiator_socket<TpbCore> dbg_socket;
+  // Hosts reach SBUF, PSUM, the tile file and the control region here (the
+  // TLM address map of SPEC §2), timed as the engines' accesses are.
+  tlm_utils::simple_target_socket_optional<TpbCore> host_socket;
   std::unique_ptr<sc::TileFileTarget> tiles;  // region 2, over tile_file()
 
  private:
+  tlm_utils::simple_initiator_socket<TpbCore> host_fwd_;
   bool elaborated_ = false;
-  bool ran_ = false;
-  std::function<void(const sc::RetireRecord&)> retire_sink_;
+  bool running_ = false;
+  RunSetup setup_;
+  RunSetup default_setup_;
+  std::chrono::steady_clock::time_point wall0_;
+  std::uint64_t run_start_ps_ = 0;
+  std::vector<std::unique_ptr<sc::EngineStatsCollector>> stats_;
+  std::vector<std::unique_ptr<sc::EngineTracer>> tracers_;
+  std::vector<std::unique_ptr<EngineHook>> hooks_;
+  std::unique_ptr<CoreTracer> core_tracer_;
   std::uint64_t retired_ = 0;
   // Retires held until the global time has passed them (a fault on another
   // engine may still come before them: then they are dropped) and delivered
@@ -187,24 +255,14 @@ class TpbCore : public sc_core::sc_module {
   std::priority_queue<PendingRetire, std::vector<PendingRetire>, std::greater<PendingRetire>>
       pending_;
   void deliver(const PendingRetire& p);
-  // Delivers the held retires that end before `before` (all with kForever),
-  // or, with `drop_after`, every one ending at or before it and drops the rest.
+  // Delivers the held retires that end before `before` (all with kForever).
   void commit_retires(std::uint64_t before);
+  // Every one ending at or before `stop_ps` and drops the rest.
   void commit_retires_at_stop(std::uint64_t stop_ps);
   RunResult last_;
-  std::vector<trace::SignalId> sem_sigs_;
-  std::vector<trace::NameId> sem_names_;
-  trace::TrackId sem_track_;
   // Bytes moved to and from each memory (SBUF quadrants, PSUM), over every
   // engine's MemPort counters.
-  void memory_bytes(std::uint64_t rd[kNumMems], std::uint64_t wr[kNumMems]) const;
-  trace::SignalId mem_read_sig_[kNumMems], mem_write_sig_[kNumMems];
-  std::uint64_t mem_read_last_[kNumMems] = {}, mem_write_last_[kNumMems] = {};
-  // SFU sticky flags (inexact, saturated, wrapped) and fault in the traces.
-  void trace_sfu_flags(std::uint64_t ps);
-  trace::SignalId sfu_flag_sig_[3], sfu_fault_sig_;
-  trace::TrackId sfu_flag_track_;
-  std::uint32_t sfu_flags_last_ = 0;
+  void memory_bytes(std::uint64_t (&rd)[kNumMems], std::uint64_t (&wr)[kNumMems]) const;
   fw::sfu::TileFile* tile_file_ = nullptr;  // in the SFU sequencer's engine state
 };
 

@@ -340,5 +340,42 @@ TEST(Sweep, BadInputIsNamedAndNothingRuns) {
   EXPECT_NE(nodir.err.find("no plan.json"), std::string::npos) << nodir.err;
 }
 
+// cmd.txt is read with the very options of `tpbsim run`: both spellings of
+// every option, and every output (--cosim-vcd's kind included) rewritten
+// into the point's directory, however its path climbs out.
+TEST(Sweep, CmdTxtTakesEveryRunOptionInBothSpellingsAndOutputsStayInThePoint) {
+  const std::string dir = scratch_dir("sweep-cmdtxt");
+  const std::string wl = dir + "/deep/wl";
+  ASSERT_EQ(sh("mkdir -p " + wl + " && cp " + kPipeline + "/program.tpb " + kPipeline +
+                   "/activations.npy " + kPipeline + "/weights_mxfp4.npy " + wl,
+               dir),
+            0);
+  std::ofstream(wl + "/cmd.txt")
+      << "# both spellings\nprogram.tpb --load sbuf:0:0=activations.npy\n"
+         "--load=sbuf:0:4096=weights_mxfp4.npy --dump psum:0:0:64x128:f32=../../out.npy\n"
+         "--trace-level instr --trace-engines=pool,pe --vcd=../../escape.vcd\n"
+         "--retire ../r.txt --perfetto ../../../p.json --mx-emax ocp --max-sim-time 1ms\n";
+  const std::string sweep = write_sweep(
+      dir,
+      {{"workloads", {wl}}, {"parameters", {{{"key", "clocks_mhz.dve"}, {"values", {1200}}}}}});
+  const ToolResult r = run_tool("sweep " + sweep + " --out " + dir + "/out --no-plot");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string p = dir + "/out/points/p0000/";
+  for (const char* f : {"out.npy", "escape.vcd", "escape.gtkw", "r.txt", "p.json", "stats.json"})
+    EXPECT_EQ(::access((p + f).c_str(), F_OK), 0) << f;
+  for (const std::string& f : {dir + "/out.npy", dir + "/escape.vcd", dir + "/deep/r.txt",
+                               dir + "/p.json", wl + "/../../out.npy"})
+    EXPECT_NE(::access(f.c_str(), F_OK), 0) << f << " written outside the point";
+  // The two-token --trace-level instr reached the run (the default, auto,
+  // traces this short program's bundles).
+  EXPECT_NE(read_text(p + "p.json").find("tensor_dequantize"), std::string::npos);
+  EXPECT_EQ(read_text(p + "p.json").find("pool.decode.entry"), std::string::npos);
+  // --trace-engines=pool,pe: no DVE track.
+  EXPECT_EQ(read_text(p + "p.json").find("\"dve\""), std::string::npos);
+  const std::string cmds = read_text(dir + "/out/commands.txt");
+  EXPECT_NE(cmds.find("--trace-level instr"), std::string::npos) << cmds;
+  EXPECT_NE(cmds.find("--stats " + p + "stats.json"), std::string::npos) << cmds;
+}
+
 }  // namespace
 }  // namespace tpb::e2e

@@ -1,5 +1,5 @@
 // Fuzz target: the --load / --dump spec parser of `tpbsim run`
-// (platform/cli/mem_spec.h, docs/FUZZING.md).
+// (platform/run/mem_spec.h, docs/FUZZING.md).
 //
 // Input: the text of one spec (as after `--load ` or `--dump `). It is parsed
 // as a --load and as a --dump (tile specs as tile specs). Properties:
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "models/isa/address_map.h"
-#include "platform/cli/mem_spec.h"
+#include "platform/run/mem_spec.h"
 #include "sc_tests/fuzz/fuzz_check.h"
 
 // libsystemc (linked with tpb_platform) calls sc_main from its own main;
@@ -51,12 +51,12 @@ bool accepted(F&& f) {
   try {
     f();
     return true;
-  } catch (const cli::SpecError&) {
+  } catch (const run::SpecError&) {
     return false;
   }
 }
 
-void check_mem(const cli::MemSpec& m, const std::string& spec, bool dump) {
+void check_mem(const run::MemSpec& m, const std::string& spec, bool dump) {
   FUZZ_CHECK(m.partition < isa::kNumPartitions, "partition %u accepted", m.partition);
   FUZZ_CHECK(m.offset < isa::kPartitionSlot, "offset %u accepted", m.offset);
   FUZZ_CHECK(m.file == spec.substr(spec.find('=') + 1), "file '%s'", m.file.c_str());
@@ -66,11 +66,11 @@ void check_mem(const cli::MemSpec& m, const std::string& spec, bool dump) {
                                                            : isa::region_base(isa::Region::Psum);
   const std::size_t kRows[] = {0, 1, 2, 127, 128, 129, std::size_t{1} << 32, ~std::size_t{0}};
   for (std::size_t rows : kRows) {
-    const bool ok = accepted([&] { cli::check_rows(m, rows); });
+    const bool ok = accepted([&] { run::check_rows(m, rows); });
     FUZZ_CHECK(ok == (u128{m.partition} + rows <= isa::kNumPartitions),
                "check_rows(%zu) from partition %u: %d", rows, m.partition, ok);
     if (ok && rows > 0) {
-      const std::uint64_t last = cli::mem_addr(m, rows - 1);
+      const std::uint64_t last = run::mem_addr(m, rows - 1);
       FUZZ_CHECK(last == base + ((std::uint64_t{m.partition} + rows - 1) << isa::kPartitionShift |
                                  m.offset),
                  "row %zu at 0x%llx", rows - 1, static_cast<unsigned long long>(last));
@@ -80,13 +80,13 @@ void check_mem(const cli::MemSpec& m, const std::string& spec, bool dump) {
     const std::uint64_t kBytes[] = {
         0, 1, cap, cap - m.offset, cap - m.offset + 1, std::uint64_t{1} << 32, ~std::uint64_t{0}};
     for (std::uint64_t row_bytes : kBytes) {
-      const bool ok = accepted([&] { cli::check_row_fits(m, row_bytes, cap); });
+      const bool ok = accepted([&] { run::check_row_fits(m, row_bytes, cap); });
       FUZZ_CHECK(ok == (u128{m.offset} + row_bytes <= cap || (row_bytes == 0 && m.offset >= cap)),
                  "check_row_fits(%llu) from offset %u, partition of %u bytes: %d",
                  static_cast<unsigned long long>(row_bytes), m.offset, cap, ok);
     }
     if (dump) {
-      const bool ok = accepted([&] { cli::check_dump_fits(m, cap); });
+      const bool ok = accepted([&] { run::check_dump_fits(m, cap); });
       const u128 row_bytes = u128{m.cols} * tpb::io::npy_itemsize(m.dtype);
       FUZZ_CHECK(ok == (u128{m.partition} + m.rows <= isa::kNumPartitions &&
                         u128{m.offset} + row_bytes <= cap),
@@ -102,16 +102,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size > 4096) return -1;
   const std::string spec(reinterpret_cast<const char*>(data), size);
   for (bool dump : {false, true}) {
-    if (cli::is_tile_spec(spec)) {
-      cli::TileSpec t;
-      if (!accepted([&] { t = cli::parse_tile_spec(spec, dump); })) continue;
+    if (run::is_tile_spec(spec)) {
+      run::TileSpec t;
+      if (!accepted([&] { t = run::parse_tile_spec(spec, dump); })) continue;
       FUZZ_CHECK(t.tile < 32, "tile %u accepted", t.tile);
       FUZZ_CHECK(t.col <= 0xFFFF && (!dump || t.col == 0), "COL %u accepted", t.col);
       FUZZ_CHECK(t.file == spec.substr(spec.find('=') + 1) && !t.file.empty(), "file '%s'",
                  t.file.c_str());
     } else {
-      cli::MemSpec m;
-      if (!accepted([&] { m = cli::parse_mem_spec(spec, dump); })) continue;
+      run::MemSpec m;
+      if (!accepted([&] { m = run::parse_mem_spec(spec, dump); })) continue;
       check_mem(m, spec, dump);
     }
   }

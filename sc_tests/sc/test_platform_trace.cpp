@@ -30,8 +30,9 @@ std::vector<std::uint64_t> values_of(const trace::Recorder& rec, std::uint32_t i
 
 TEST(PlatformTrace, SignalsSlicesAndMarker) {
   platform::CoreConfig cfg = platform::default_core_config(isa::Arch::Mariana);
-  cfg.trace_signals = cfg.trace_slices = true;
   auto* core = new platform::TpbCore("tpb", cfg);
+  platform::RunSetup traced;
+  traced.trace.signals = traced.trace.slices = true;
   isa::Events post{};
   post.update_mode = 1, post.update_idx = 7;
   isa::RawInst i0 = dequant_inst(1, 0, 1, t3d(isa::sbuf_addr(40, 0), 1, 4),
@@ -41,7 +42,7 @@ TEST(PlatformTrace, SignalsSlicesAndMarker) {
   isa::RawInst i1 = dequant_inst(3, 8, 1, t3d(isa::sbuf_addr(40, 0), 1, 5),
                                  t3d(isa::sbuf_addr(40, 0x200), 1, 8), post);
   core->load_queue(isa::Engine::Pool, {i0, i1});
-  const auto r = core->run();
+  const auto r = core->run(traced);
   ASSERT_EQ(r.status, platform::RunStatus::Ok) << r.message;
   const trace::Recorder& rec = core->recorder();
   const auto ids = signal_ids(rec);
@@ -79,12 +80,13 @@ TEST(PlatformTrace, SignalsSlicesAndMarker) {
 
 TEST(PlatformTrace, SlicesBalancedAfterAFault) {
   platform::CoreConfig cfg = platform::default_core_config(isa::Arch::Mariana);
-  cfg.trace_signals = cfg.trace_slices = true;
   auto* core = new platform::TpbCore("tpb", cfg);
+  platform::RunSetup traced;
+  traced.trace.signals = traced.trace.slices = true;
   core->set_reg(isa::Engine::Pool, 1, isa::sbuf_addr(3, 0x3FFF8));  // run crosses the slot end
   core->load_queue(isa::Engine::Pool, {dequant_inst(1, 0, 1, t3d(0x80000001u, 1, 4),
                                                     t3d(isa::sbuf_addr(3, 0x100), 1, 8))});
-  const auto r = core->run();
+  const auto r = core->run(traced);
   ASSERT_EQ(r.status, platform::RunStatus::Fault);
   EXPECT_NE(r.message.find("outside the partition"), std::string::npos) << r.message;
   int depth = 0;

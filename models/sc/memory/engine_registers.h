@@ -24,6 +24,11 @@ class EngineRegisterFile : public sc_core::sc_module {
   tlm_utils::simple_target_socket<EngineRegisterFile> socket;
 
   explicit EngineRegisterFile(sc_core::sc_module_name name, MemTiming timing = {});
+  // Every register 0 and a new access timing (between runs).
+  void reset(MemTiming timing) {
+    timing_ = timing;
+    regs_ = {};
+  }
 
   // r >= 32 or an engine ordinal >= 4 throws std::out_of_range.
   std::uint32_t get(isa::Engine e, unsigned r) const;

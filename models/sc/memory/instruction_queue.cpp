@@ -20,6 +20,15 @@ InstructionQueue::InstructionQueue(sc_core::sc_module_name name, std::uint32_t c
   socket.register_get_direct_mem_ptr(this, &InstructionQueue::get_direct_mem_ptr);
 }
 
+void InstructionQueue::reset(MemTiming timing) {
+  timing_ = timing;
+  std::fill(bytes_.begin(), bytes_.begin() + count_ * isa::kInstBytes, 0);
+  count_ = 0;
+  loaded_ = 0;
+  ring_words_ = 1;
+  src_.reset();
+}
+
 void InstructionQueue::load(const std::vector<isa::RawInst>& words) {
   attach(std::make_unique<isa::VectorSource>(words),
          static_cast<std::uint32_t>(bytes_.size() / isa::kInstBytes));

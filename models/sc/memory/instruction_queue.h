@@ -28,6 +28,10 @@ class InstructionQueue : public sc_core::sc_module {
   // capacity_bytes: a positive multiple of 64 (else std::invalid_argument).
   InstructionQueue(sc_core::sc_module_name name, std::uint32_t capacity_bytes, MemTiming timing);
 
+  // Empties the queue (no program: an engine runs nothing); `timing` is the
+  // new access timing.
+  void reset(MemTiming timing);
+  void clear() { reset(timing_); }
   // Replaces the contents with `words` (any number) on a ring of the whole
   // capacity.
   void load(const std::vector<isa::RawInst>& words);

@@ -61,6 +61,9 @@ class BandwidthArbiter {
     enabled_ = window_ != 0 && beat_ != 0 && t.beat_bytes != 0;
   }
   bool enabled() const { return enabled_; }
+  // Windows are counted from this time (a core reset later in a process's
+  // simulation books as a fresh one would).
+  void set_origin(sc_core::sc_time t) { origin_ = t.value(); }
   unsigned lanes() const { return static_cast<unsigned>(books_.size()); }
   // The lane of an access (target-local or global address: a target's
   // partitions are aligned to its size, so the partition modulo its count is
@@ -82,9 +85,10 @@ class BandwidthArbiter {
     // Booked as beat time (not a beat count), so a window holds exactly its
     // length whatever the rounding of window / beat: one initiator alone
     // never waits for itself.
-    const std::uint64_t start = now.value() + offset.value();
+    const std::uint64_t now_v = now.value() - origin_;
+    const std::uint64_t start = now_v + offset.value();
     // Windows before the current time can receive no more accesses.
-    const std::uint64_t now_bin = now.value() / window_;
+    const std::uint64_t now_bin = now_v / window_;
     while (bk.base < now_bin && !bk.used.empty()) {
       bk.used.pop_front();
       ++bk.base;
@@ -122,6 +126,7 @@ class BandwidthArbiter {
   std::uint64_t window_ = 0, beat_ = 0;
   bool enabled_ = false;
   std::uint64_t stall_ = 0;
+  std::uint64_t origin_ = 0;
 };
 
 // The partition lanes of one pipelined stream (SPEC §8): while an engine

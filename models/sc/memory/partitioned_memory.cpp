@@ -19,15 +19,30 @@ PartitionedMemory::PartitionedMemory(sc_core::sc_module_name name, unsigned num_
   if (num_partitions == 0 || num_partitions > 128)
     throw std::invalid_argument(std::string(this->name()) + ": num_partitions " +
                                 std::to_string(num_partitions) + " not in [1, 128]");
-  if (bytes_per_partition == 0 || bytes_per_partition > kPartitionSlot)
-    throw std::invalid_argument(std::string(this->name()) + ": bytes_per_partition " +
-                                std::to_string(bytes_per_partition) + " not in [1, 262144]");
-  const std::size_t bytes = (num_partitions - 1) * kPartitionSlot + bytes_per_partition;
-  storage_.reset(static_cast<std::uint8_t*>(std::calloc(bytes, 1)));
-  if (!storage_) throw std::bad_alloc();
+  reset(bytes_per_partition, timing, sc_core::SC_ZERO_TIME);
   socket.register_b_transport(this, &PartitionedMemory::b_transport);
   socket.register_get_direct_mem_ptr(this, &PartitionedMemory::get_direct_mem_ptr);
   socket.register_transport_dbg(this, &PartitionedMemory::transport_dbg);
+}
+
+void PartitionedMemory::reset(std::uint32_t bytes_per_partition, MemTiming timing,
+                              sc_core::sc_time origin) {
+  if (bytes_per_partition == 0 || bytes_per_partition > kPartitionSlot)
+    throw std::invalid_argument(std::string(this->name()) + ": bytes_per_partition " +
+                                std::to_string(bytes_per_partition) + " not in [1, 262144]");
+  if (dmi_granted_) {
+    dmi_granted_ = false;
+    socket->invalidate_direct_mem_ptr(0, span() - 1);
+  }
+  bytes_per_partition_ = bytes_per_partition;
+  timing_ = timing;
+  arbiter_ = BandwidthArbiter(timing, num_partitions_, bytes_per_partition);
+  arbiter_.set_origin(origin);
+  const std::size_t bytes = (num_partitions_ - 1) * kPartitionSlot + bytes_per_partition;
+  // calloc again rather than clear: untouched pages cost nothing.
+  storage_.reset();
+  storage_.reset(static_cast<std::uint8_t*>(std::calloc(bytes, 1)));
+  if (!storage_) throw std::bad_alloc();
 }
 
 bool PartitionedMemory::in_range(std::uint64_t addr, std::uint64_t len) const {

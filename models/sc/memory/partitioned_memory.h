@@ -42,6 +42,11 @@ class PartitionedMemory : public sc_core::sc_module {
   PartitionedMemory(sc_core::sc_module_name name, unsigned num_partitions,
                     std::uint32_t bytes_per_partition, MemTiming timing);
 
+  // A fresh memory (all zero) of `bytes_per_partition` per partition and
+  // `timing`, its bandwidth windows counted from `origin`; DMI granted before
+  // is invalidated. Between runs only.
+  void reset(std::uint32_t bytes_per_partition, MemTiming timing, sc_core::sc_time origin);
+
   unsigned num_partitions() const { return num_partitions_; }
   std::uint32_t bytes_per_partition() const { return bytes_per_partition_; }
   const MemTiming& timing() const { return timing_; }

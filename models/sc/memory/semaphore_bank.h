@@ -24,6 +24,11 @@ class SemaphoreBank : public sc_core::sc_module {
   tlm_utils::simple_target_socket<SemaphoreBank> socket;
 
   explicit SemaphoreBank(sc_core::sc_module_name name, MemTiming timing = {});
+  // Every semaphore 0 and a new access timing (between runs; notifies nobody).
+  void reset(MemTiming timing) {
+    timing_ = timing;
+    sem_.fill(0);
+  }
 
   // idx >= 64 throws std::out_of_range (the predicates reject such encodings
   // before any sequencer gets here; this is the backstop).

@@ -6,7 +6,7 @@ namespace tpb::sc {
 
 TileFileTarget::TileFileTarget(sc_core::sc_module_name name, fw::sfu::TileFile& tiles,
                                MemTiming timing)
-    : sc_core::sc_module(name), socket("socket"), tiles_(tiles), timing_(timing) {
+    : sc_core::sc_module(name), socket("socket"), tiles_(&tiles), timing_(timing) {
   socket.register_b_transport(this, &TileFileTarget::b_transport);
   socket.register_transport_dbg(this, &TileFileTarget::transport_dbg);
   socket.register_get_direct_mem_ptr(this, &TileFileTarget::get_direct_mem_ptr);
@@ -21,9 +21,9 @@ tlm::tlm_response_status TileFileTarget::access(tlm::tlm_generic_payload& trans)
   const auto off = static_cast<std::uint32_t>(addr);
   bool ok = false;
   if (trans.is_read())
-    ok = tiles_.read(off, trans.get_data_ptr(), len);
+    ok = tiles_->read(off, trans.get_data_ptr(), len);
   else if (trans.is_write())
-    ok = tiles_.write(off, trans.get_data_ptr(), len);
+    ok = tiles_->write(off, trans.get_data_ptr(), len);
   else
     return tlm::TLM_COMMAND_ERROR_RESPONSE;
   return ok ? tlm::TLM_OK_RESPONSE : tlm::TLM_ADDRESS_ERROR_RESPONSE;

@@ -30,6 +30,11 @@ class TileFileTarget : public sc_core::sc_module {
   tlm_utils::simple_target_socket<TileFileTarget> socket;
 
   TileFileTarget(sc_core::sc_module_name name, fw::sfu::TileFile& tiles, MemTiming timing = {});
+  // A new tile file (the SFU engine's, after a core reset) and access timing.
+  void reset(fw::sfu::TileFile& tiles, MemTiming timing) {
+    tiles_ = &tiles;
+    timing_ = timing;
+  }
 
  private:
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
@@ -37,7 +42,7 @@ class TileFileTarget : public sc_core::sc_module {
   bool get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi);
   tlm::tlm_response_status access(tlm::tlm_generic_payload& trans);
 
-  fw::sfu::TileFile& tiles_;
+  fw::sfu::TileFile* tiles_;
   MemTiming timing_;
 };
 

@@ -15,7 +15,7 @@
 #include "models/isa/address_map.h"
 #include "platform/io/npy.h"
 
-namespace tpb::cli {
+namespace tpb::run {
 
 // A bad spec; what() names the spec and what is wrong.
 class SpecError : public std::runtime_error {
@@ -68,4 +68,4 @@ void check_row_fits(const MemSpec& m, std::uint64_t row_bytes, std::uint32_t cap
 // check_rows and every row inside its partition.
 void check_dump_fits(const MemSpec& m, std::uint32_t cap);
 
-}  // namespace tpb::cli
+}  // namespace tpb::run

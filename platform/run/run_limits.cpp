@@ -1,4 +1,4 @@
-// The watchdog limits of `tpbsim run` (commands.h): --max-sim-time and
+// The watchdog limits of a run (run_options.h): --max-sim-time and
 // --max-wall-time, parsed in overflow-safe arithmetic.
 #include <cmath>
 #include <cstdint>
@@ -6,9 +6,9 @@
 #include <string>
 
 #include "models/timing/timing_profile.h"
-#include "platform/cli/commands.h"
+#include "platform/run/run_options.h"
 
-namespace tpb::cli {
+namespace tpb::run {
 
 bool parse_sim_time(const std::string& s, std::uint64_t& ps, std::string& why) {
   std::size_t i = 0;
@@ -69,4 +69,4 @@ bool parse_wall_time(const std::string& s, double& seconds, std::string& why) {
   return true;
 }
 
-}  // namespace tpb::cli
+}  // namespace tpb::run

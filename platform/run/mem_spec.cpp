@@ -1,10 +1,10 @@
-#include "platform/cli/mem_spec.h"
+#include "platform/run/mem_spec.h"
 
 #include <fmt/format.h>
 
 #include "firmware_stubs/sfu/tile_file.h"
 
-namespace tpb::cli {
+namespace tpb::run {
 
 std::uint64_t parse_uint(const std::string& s, const std::string& what, const std::string& spec) {
   std::size_t pos = 0;
@@ -130,4 +130,4 @@ void check_dump_fits(const MemSpec& m, std::uint32_t cap) {
         m.text, m.cols, item, m.offset, cap));
 }
 
-}  // namespace tpb::cli
+}  // namespace tpb::run

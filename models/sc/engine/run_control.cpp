@@ -1,0 +1,61 @@
+#include "models/sc/engine/run_control.h"
+
+namespace tpb::sc {
+
+namespace {
+const std::string kNoMessage;
+}
+
+void RunControl::start(unsigned engines) {
+  active_ = engines;
+  aborted_ = false;
+  fault_.reset();
+  fault_ps_ = 0;
+  limit_ps_ = UINT64_MAX;
+  latest_ps_ = 0;
+  has_wall_ = false;
+  watchdog_ = Watchdog::None;
+  start_.notify(sc_core::SC_ZERO_TIME);
+  if (engines == 0) done_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void RunControl::engine_finished() {
+  if (active_ == 0) return;
+  if (--active_ > 0) return;
+  done_.notify(sc_core::SC_ZERO_TIME);
+  if (pause_when_done_) sc_core::sc_pause();
+}
+
+void RunControl::abort() {
+  if (aborted_) return;
+  aborted_ = true;
+  abort_ev_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void RunControl::fault(FaultInfo info, std::uint64_t time_ps) {
+  if (fault_) return;
+  fault_ = std::move(info);
+  fault_ps_ = time_ps;
+  abort();
+}
+
+const std::string& RunControl::message() const { return fault_ ? fault_->message : kNoMessage; }
+
+bool RunControl::proceed(std::uint64_t ps) {
+  if (has_wall_ && watchdog_ != Watchdog::WallTime &&
+      std::chrono::steady_clock::now() >= wall_deadline_) {
+    if (latest_ps_ < limit_ps_) {
+      limit_ps_ = latest_ps_;
+      watchdog_ = Watchdog::WallTime;
+    }
+    has_wall_ = false;
+  }
+  if (ps > limit_ps_) {
+    if (watchdog_ == Watchdog::None) watchdog_ = Watchdog::SimTime;
+    return false;
+  }
+  if (ps > latest_ps_) latest_ps_ = ps;
+  return true;
+}
+
+}  // namespace tpb::sc

@@ -1,0 +1,77 @@
+// What a sequencer tells the pieces attached to it (SPEC §7): the stats
+// collector and the tracer observe an engine's instructions the way a memory
+// target's observers see its operations, instead of living inside the
+// dispatch loop. Times are picoseconds from the core's origin (RunControl).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "firmware_stubs/kernel.h"
+#include "models/isa/address_map.h"
+#include "models/isa/encodings.h"
+
+namespace tpb::sc {
+
+// One bundle of a retired instruction, in execution order.
+struct BundleRecord {
+  const fw::Bundle* bundle;  // name, VA (owned by the kernel registry)
+  std::uint64_t start_ps;    // when it issued
+  std::uint64_t trips;
+  std::uint32_t cycles;  // issue cycles per trip (the resolved profile cost)
+};
+
+// What a retire sink receives for every retired instruction (structured:
+// a scoreboard or a co-simulation harness reads fields, not text).
+struct RetireRecord {
+  isa::Engine engine;
+  std::size_t index;  // in the engine's instruction stream
+  std::uint8_t opcode;
+  std::uint64_t start_ps;       // issue: after fetch and the semaphore wait
+  std::uint64_t end_ps;         // retire
+  const BundleRecord* bundles;  // num_bundles records, valid during the call
+  std::size_t num_bundles;
+  std::uint64_t fetch_ps = 0;    // when its fetch began
+  std::uint64_t fetched_ps = 0;  // when its fetch ended (its semaphore wait began)
+};
+
+// An instruction as it issues (after its fetch and its semaphore wait).
+struct IssueEvent {
+  isa::Engine engine;
+  std::uint64_t index;
+  std::uint8_t opcode;
+  const isa::RawInst* raw;  // valid during the call
+  std::uint64_t t_ps;
+};
+
+enum class StallKind : std::uint8_t {
+  Fetch,      // the word had not landed in the queue's ring
+  Semaphore,  // the EVENTS wait
+  Memory,     // a pipeline's memory time beyond its compute
+};
+
+class SequencerObserver {
+ public:
+  virtual ~SequencerObserver() = default;
+  // A run begins on this engine (before its first fetch).
+  virtual void on_run_start(std::uint64_t /*t_ps*/) {}
+  // Instruction `index`'s fetch begins.
+  virtual void on_fetch(std::uint64_t /*index*/, std::uint64_t /*t_ps*/) {}
+  virtual void on_stall(StallKind /*kind*/, std::uint64_t /*cycles*/) {}
+  virtual void on_issue(const IssueEvent& /*e*/) {}
+  // Bundle `b` issues at t_ps for `trips` trips of `cycles` each; ended at
+  // on_bundle_end (not called when a watchdog stops inside the bundle).
+  virtual void on_bundle(const fw::Bundle& /*b*/, std::uint64_t /*t_ps*/, std::uint64_t /*trips*/,
+                         std::uint32_t /*cycles*/) {}
+  virtual void on_bundle_end(const fw::Bundle& /*b*/, std::uint64_t /*t_ps*/) {}
+  // A kernel's named counter (ctx.count()).
+  virtual void on_count(const char* /*name*/, std::uint64_t /*n*/) {}
+  virtual void on_retire(const RetireRecord& /*r*/) {}
+  // The instruction in flight faulted at t_ps (the run ends).
+  virtual void on_fault(std::uint64_t /*t_ps*/) {}
+  // A watchdog stopped the engine at t_ps, before retiring its instruction.
+  virtual void on_stop(std::uint64_t /*t_ps*/) {}
+};
+
+}  // namespace tpb::sc

@@ -1,0 +1,210 @@
+#include "platform/run/run.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "models/trace/gtkw_writer.h"
+#include "platform/cosim/dequant_cosim.h"
+#include "platform/run/staged_outputs.h"
+
+namespace tpb::run {
+
+namespace {
+
+// --trace-window T0:T1 (either end may be empty: from the start / to the end).
+trace::TraceWindow parse_trace_window(const std::string& s) {
+  const std::size_t colon = s.find(':');
+  if (colon == std::string::npos || s.find(':', colon + 1) != std::string::npos)
+    throw InputError(fmt::format("--trace-window '{}': expected T0:T1 (e.g. 2us:10us)", s));
+  trace::TraceWindow w;
+  const std::string a = s.substr(0, colon), b = s.substr(colon + 1);
+  for (const auto& [text, end] : {std::pair{&a, &w.from}, std::pair{&b, &w.to}}) {
+    std::string why;
+    if (text->empty() || *text == "0") continue;  // 0: the start
+    if (!parse_sim_time(*text, *end, why)) throw InputError("--trace-window: " + why);
+  }
+  if (w.from > w.to)
+    throw InputError(fmt::format("--trace-window '{}': the start is after the end", s));
+  return w;
+}
+
+// Everything a run needs, checked before anything runs (every error exit 1).
+struct Prepared {
+  CoreSpec spec;
+  RunRequest req;
+  std::unique_ptr<isa::SpooledProgram> program;
+  std::vector<MemSpec> loads;
+  std::vector<io::NpyArray> load_arrays;  // one per loads entry
+  std::vector<TileSpec> tile_loads;
+  std::string dump_timing, cosim_vcd;
+};
+
+void prepare(const RunOptions& o, Prepared& p, RunOutcome& out) {
+  RunRequest& req = p.req;
+  for (const auto& [opt, text] :
+       {std::pair<const char*, const std::string*>{"--max-sim-time", &o.max_sim_time},
+        {"--max-wall-time", &o.max_wall_time}}) {
+    if (text->empty()) continue;
+    std::string why;
+    if (!(std::string(opt) == "--max-sim-time" ? parse_sim_time(*text, req.max_sim_ps, why)
+                                               : parse_wall_time(*text, req.max_wall_seconds, why)))
+      throw InputError(fmt::format("{} {}", opt, why));
+  }
+  if (!o.cosim_vcd.empty() && !o.cosim) throw InputError("--cosim-vcd needs --cosim");
+  if (o.cosim && !cosim::linked_dut())
+    throw InputError(
+        "--cosim: this tpbsim has no RTL linked (built without Verilator; see docs/COSIM.md)");
+
+  // Program, generation, profile. Read once into per-engine spools (bounded
+  // memory, any length).
+  try {
+    p.program = load_program_file(o.program);
+  } catch (const LocatedError&) {
+    out.error_is_located = true;
+    throw;
+  }
+  isa::Arch arch = p.program->arch().value_or(isa::Arch::Mariana);
+  if (!o.arch.empty() && !isa::parse_arch(o.arch, arch))
+    throw InputError(
+        fmt::format("--arch '{}' is not one of sunda cayman mariana maverick", o.arch));
+  p.spec.arch = arch;
+  out.arch = std::string(isa::arch_name(arch));
+  if (!o.mx_emax.empty()) {
+    if (o.mx_emax == "ocp")
+      p.spec.mx_emax = num::MxEmax::Ocp;
+    else if (o.mx_emax == "neuron-alt")
+      p.spec.mx_emax = num::MxEmax::NeuronAlt;
+    else
+      throw InputError(fmt::format("--mx-emax '{}' is not ocp or neuron-alt", o.mx_emax));
+  }
+  if (!o.trace_engines.empty())
+    for (const std::string& name : split(o.trace_engines, ',')) {
+      const auto e = isa::parse_engine(name.c_str());
+      if (!e)
+        throw InputError(fmt::format("--trace-engines: '{}' is not one of pool dve pe sfu", name));
+      req.trace_engines.push_back(*e);
+    }
+  if (!o.trace_window.empty()) req.trace_window = parse_trace_window(o.trace_window);
+  if (o.trace_level == "instr")
+    req.trace_level = TraceLevel::Instr;
+  else if (o.trace_level == "bundle")
+    req.trace_level = TraceLevel::Bundle;
+  else if (o.trace_level == "auto")
+    req.trace_level = TraceLevel::Auto;
+  else
+    throw InputError(fmt::format("--trace-level '{}' is not instr, bundle or auto", o.trace_level));
+
+  p.spec.timing_file = o.timing;
+  const platform::CoreConfig cfg = core_config(p.spec);
+  try {
+    for (const auto& s : o.loads)
+      if (is_tile_spec(s))
+        p.tile_loads.push_back(parse_tile_spec(s, false));
+      else
+        p.loads.push_back(parse_mem_spec(s, false));
+    for (const auto& s : o.dumps)
+      if (is_tile_spec(s))
+        req.tile_dumps.push_back(parse_tile_spec(s, true));
+      else
+        req.dumps.push_back(parse_mem_spec(s, true));
+    // Shapes against the partitions, before anything runs.
+    for (const MemSpec& m : p.loads) p.load_arrays.push_back(read_load(m, cfg));
+    for (const MemSpec& m : req.dumps)
+      check_dump_fits(m, m.region == isa::Region::Sbuf ? cfg.timing.sbuf_bytes_per_partition
+                                                       : cfg.timing.psum_bytes_per_partition);
+  } catch (const std::exception& e) {
+    throw InputError(e.what());
+  }
+
+  req.vcd = o.vcd;
+  req.perfetto = o.perfetto;
+  req.stats = o.stats;
+  req.retire = o.retire;
+  req.program_name = o.program;
+  p.dump_timing = o.dump_timing;
+  p.cosim_vcd = o.cosim_vcd;
+  p.spec.cosim = o.cosim;
+  if (!o.cosim_vcd.empty()) p.spec.cosim_vcd = StagedOutputs::temp(o.cosim_vcd);
+
+  // Every output against the inputs and the others, before anything runs.
+  StagedOutputs outputs;
+  for (const auto& [opt, path] : {std::pair<const char*, const std::string*>{"--vcd", &o.vcd},
+                                  {"--perfetto", &o.perfetto},
+                                  {"--stats", &o.stats},
+                                  {"--retire", &o.retire},
+                                  {"--dump-timing", &o.dump_timing},
+                                  {"--cosim-vcd", &o.cosim_vcd}})
+    if (!path->empty()) outputs.add(opt, *path);
+  if (!o.vcd.empty() && StagedOutputs::staged(o.vcd))
+    outputs.add("--vcd (its GTKWave save file)", trace::gtkw_path_for(o.vcd));
+  for (const MemSpec& m : req.dumps) outputs.add("--dump " + m.text, m.file);
+  for (const TileSpec& t : req.tile_dumps) outputs.add("--dump " + t.text, t.file);
+  req.inputs = {{"PROGRAM", o.program}};
+  if (!o.timing.empty()) req.inputs.push_back({"--timing", o.timing});
+  for (const MemSpec& m : p.loads) req.inputs.push_back({"--load " + m.text, m.file});
+  for (const TileSpec& t : p.tile_loads) req.inputs.push_back({"--load " + t.text, t.file});
+  if (const std::string why = outputs.check(req.inputs); !why.empty()) throw InputError(why);
+}
+
+}  // namespace
+
+RunOutcome run_once(const RunOptions& o) {
+  RunOutcome out;
+  Prepared p;
+  try {
+    prepare(o, p, out);
+  } catch (const InputError& e) {
+    out.errors.push_back(e.what());
+    return out;
+  }
+  std::unique_ptr<Session> session;
+  try {
+    session = std::make_unique<Session>(p.spec);
+    session->load(*p.program);
+    if (!p.dump_timing.empty()) {
+      std::ofstream f(StagedOutputs::temp(p.dump_timing));
+      f << session->core().effective_timing().dump(2) << "\n";
+      f.close();
+      if (!f) {
+        StagedOutputs::discard(p.dump_timing);
+        throw std::runtime_error(p.dump_timing + ": cannot write the timing profile");
+      }
+      StagedOutputs::commit(p.dump_timing);
+    }
+    for (std::size_t k = 0; k < p.loads.size(); ++k)
+      load_npy(*session, p.loads[k], p.load_arrays[k]);
+    for (const TileSpec& t : p.tile_loads) load_tile_npy(*session, t);
+  } catch (const std::exception& e) {
+    out.errors.push_back(e.what());
+    return out;
+  }
+
+  try {
+    out.report = session->run(p.req);
+  } catch (const InputError& e) {
+    out.errors.push_back(e.what());
+    return out;
+  }
+  out.ran = true;
+  out.notes = out.report.notes;
+  if (cosim::DequantCosim* rtl = session->cosim()) {
+    rtl->close_trace();
+    if (!p.cosim_vcd.empty()) {
+      try {
+        StagedOutputs::commit(p.cosim_vcd);
+        out.report.files.push_back({"--cosim-vcd", p.cosim_vcd});
+      } catch (const std::exception& e) {
+        out.report.output_errors.push_back({p.cosim_vcd, e.what()});
+      }
+    }
+  }
+  out.exit_code = exit_code(out.report.result.status);
+  if (!out.report.output_errors.empty() && out.exit_code == 0) out.exit_code = 1;
+  return out;
+}
+
+}  // namespace tpb::run

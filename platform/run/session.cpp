@@ -1,0 +1,441 @@
+#include "platform/run/session.h"
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "firmware_stubs/kernel.h"
+#include "models/isa/program.h"
+#include "models/trace/gtkw_writer.h"
+#include "models/trace/perfetto_writer.h"
+#include "models/trace/stats_writer.h"
+#include "models/trace/vcd_writer.h"
+#include "platform/cosim/dequant_cosim.h"
+#include "platform/io/npy.h"
+#include "platform/run/staged_outputs.h"
+
+namespace tpb::run {
+
+namespace {
+
+// The process's one core (SystemC objects live for the rest of the process:
+// one elaboration) and whether a Session holds it.
+struct CoreHost {
+  platform::TpbCore* core = nullptr;
+  cosim::DequantCosim* cosim = nullptr;
+  bool in_use = false;
+};
+CoreHost& host() {
+  static CoreHost h;
+  return h;
+}
+
+}  // namespace
+
+platform::CoreConfig core_config(const CoreSpec& spec) {
+  platform::CoreConfig cfg = platform::default_core_config(spec.arch.value_or(isa::Arch::Mariana));
+  cfg.mx_emax = spec.mx_emax;
+  try {
+    if (!spec.timing_file.empty()) {
+      sc::merge_timing_file(cfg.timing, spec.timing_file);
+      try {
+        fw::builtin_kernels().resolve_costs(cfg.timing);  // bundle names exist
+      } catch (const sc::TimingError& e) {
+        throw sc::TimingError(spec.timing_file + ": " + e.what());
+      }
+    }
+    if (!spec.timing_overrides.is_null() && !spec.timing_overrides.empty()) {
+      sc::merge_timing(cfg.timing, spec.timing_overrides);
+      fw::builtin_kernels().resolve_costs(cfg.timing);
+    }
+  } catch (const std::exception& e) {
+    throw InputError(e.what());
+  }
+  return cfg;
+}
+
+Session::Session(const CoreSpec& spec) { open(core_config(spec), spec.cosim, spec.cosim_vcd); }
+
+Session::Session(platform::CoreConfig cfg) { open(std::move(cfg), false, ""); }
+
+void Session::open(platform::CoreConfig cfg, bool cosim, const std::string& cosim_vcd) {
+  CoreHost& h = host();
+  if (h.in_use)
+    throw InputError(
+        "a core is already open in this process (SystemC elaborates once per process): close "
+        "it first, or run another core in another process");
+  try {
+    platform::TpbCore::validate(cfg);
+  } catch (const std::exception& e) {
+    throw InputError(e.what());
+  }
+  if (cosim && !cosim::linked_dut())
+    throw InputError(
+        "--cosim: this tpbsim has no RTL linked (built without Verilator; see docs/COSIM.md)");
+  if (!h.core) {
+    h.core = new platform::TpbCore("tpb", std::move(cfg));
+    if (cosim) {
+      cosim::DequantCosimConfig cc;
+      cc.clock_mhz = h.core->config().timing.clock(isa::Engine::Pool);
+      cc.vcd = cosim_vcd;
+      h.cosim = new cosim::DequantCosim("cosim", *cosim::linked_dut(),
+                                        h.core->sequencer(isa::Engine::Pool), cc);
+    }
+  } else {
+    if (cosim)
+      throw InputError(
+          "--cosim: co-simulation is built with the first core of a process; this process "
+          "already made one without it (start a new process)");
+    h.core->reset(std::move(cfg));
+    // The harness of an earlier core stays elaborated but detached.
+    h.cosim = nullptr;
+  }
+  h.in_use = true;
+  core_ = h.core;
+  cosim_ = h.cosim;
+}
+
+Session::~Session() {
+  if (core_) host().in_use = false;
+}
+
+std::uint32_t Session::partition_bytes(isa::Region region) const {
+  const sc::TimingConfig& t = core_->config().timing;
+  return region == isa::Region::Psum ? t.psum_bytes_per_partition : t.sbuf_bytes_per_partition;
+}
+
+void Session::write_rows(isa::Region region, unsigned partition, std::uint32_t offset,
+                         const std::uint8_t* data, std::size_t rows, std::size_t row_bytes) {
+  MemSpec m;
+  m.region = region;
+  m.partition = partition;
+  m.offset = offset;
+  m.text =
+      fmt::format("{}:{}:{}", region == isa::Region::Psum ? "psum" : "sbuf", partition, offset);
+  try {
+    check_rows(m, rows);
+    check_row_fits(m, row_bytes, partition_bytes(region));
+  } catch (const SpecError& e) {
+    throw InputError(e.what());
+  }
+  for (std::size_t r = 0; r < rows; ++r)
+    core_->load_memory(mem_addr(m, r), data + r * row_bytes, row_bytes);
+}
+
+void Session::read_rows(isa::Region region, unsigned partition, std::uint32_t offset,
+                        std::uint8_t* out, std::size_t rows, std::size_t row_bytes) {
+  MemSpec m;
+  m.region = region;
+  m.partition = partition;
+  m.offset = offset;
+  m.text =
+      fmt::format("{}:{}:{}", region == isa::Region::Psum ? "psum" : "sbuf", partition, offset);
+  try {
+    check_rows(m, rows);
+    check_row_fits(m, row_bytes, partition_bytes(region));
+  } catch (const SpecError& e) {
+    throw InputError(e.what());
+  }
+  for (std::size_t r = 0; r < rows; ++r)
+    core_->dump_memory(mem_addr(m, r), out + r * row_bytes, row_bytes);
+}
+
+// ------------------------------------------------------------------- programs
+
+std::unique_ptr<isa::SpooledProgram> load_program_file(const std::string& path) {
+  try {
+    return isa::SpooledProgram::load(path);
+  } catch (const isa::AsmError& e) {
+    throw LocatedError(
+        fmt::format("{}:{}:{}: error: {}", e.loc().file, e.loc().line, e.loc().col, e.message()));
+  } catch (const std::exception& e) {
+    throw InputError(e.what());
+  }
+}
+
+std::unique_ptr<isa::SpooledProgram> program_from_text(const std::string& text,
+                                                       const std::string& name) {
+  auto p = std::make_unique<isa::SpooledProgram>(name);
+  std::istringstream in(text);
+  try {
+    isa::parse_program_stream(in, name, *p);
+  } catch (const isa::AsmError& e) {
+    throw LocatedError(
+        fmt::format("{}:{}:{}: error: {}", e.loc().file, e.loc().line, e.loc().col, e.message()));
+  } catch (const std::exception& e) {
+    throw InputError(e.what());
+  }
+  return p;
+}
+
+std::unique_ptr<isa::SpooledProgram> program_from_words(const std::uint8_t* data, std::size_t len,
+                                                        const std::string& name) {
+  if (len % isa::kInstBytes != 0)
+    throw InputError(
+        fmt::format("{}: {} bytes is not a whole number of 64-byte instruction words", name, len));
+  auto p = std::make_unique<isa::SpooledProgram>(name);
+  for (std::size_t off = 0; off < len; off += isa::kInstBytes) {
+    isa::RawInst w;
+    std::memcpy(w.data(), data + off, isa::kInstBytes);
+    p->inst(isa::home_engine(w[0]), w, isa::SourceLoc{name, 0, 0});
+  }
+  return p;
+}
+
+// ------------------------------------------------------------ .npy loads / dumps
+
+io::NpyArray read_load(const MemSpec& m, const platform::CoreConfig& cfg) {
+  io::NpyArray a = io::read_npy(m.file);
+  if (a.shape.size() > 2)
+    throw SpecError(fmt::format("'{}': {} is a {}-D array; expected 1-D or 2-D", m.text, m.file,
+                                a.shape.size()));
+  const std::size_t rows = a.shape.size() == 2 ? a.shape[0] : 1;
+  check_rows(m, rows);
+  const std::uint32_t cap = m.region == isa::Region::Sbuf ? cfg.timing.sbuf_bytes_per_partition
+                                                          : cfg.timing.psum_bytes_per_partition;
+  check_row_fits(m, rows ? a.data.size() / rows : 0, cap);
+  return a;
+}
+
+void load_npy(Session& s, const MemSpec& m, const io::NpyArray& a) {
+  const std::size_t rows = a.shape.size() == 2 ? a.shape[0] : 1;
+  const std::size_t row_bytes = rows ? a.data.size() / rows : 0;  // checked by read_load
+  for (std::size_t r = 0; r < rows; ++r) {
+    try {
+      s.core().load_memory(mem_addr(m, r), a.data.data() + r * row_bytes, row_bytes);
+    } catch (const std::runtime_error& e) {
+      throw SpecError(fmt::format("'{}': row {}: {}", m.text, r, e.what()));
+    }
+  }
+}
+
+// The shape was checked against the partitions before the run.
+void dump_npy(Session& s, const MemSpec& m, const std::string& file) {
+  io::NpyArray a;
+  a.dtype = m.dtype;
+  a.shape = {m.rows, m.cols};
+  const std::size_t row_bytes = m.cols * io::npy_itemsize(m.dtype);
+  a.data.resize(m.rows * row_bytes);
+  for (std::size_t r = 0; r < m.rows; ++r) {
+    try {
+      s.core().dump_memory(mem_addr(m, r), a.data.data() + r * row_bytes, row_bytes);
+    } catch (const std::runtime_error& e) {
+      throw SpecError(fmt::format("'{}': row {}: {}", m.text, r, e.what()));
+    }
+  }
+  io::write_npy(file, a);
+}
+
+void load_tile_npy(Session& s, const TileSpec& t) {
+  const io::NpyArray a = io::read_npy(t.file);
+  if (a.dtype != io::NpyDtype::F32)
+    throw SpecError(fmt::format("'{}': {} is not a float32 array (<f4)", t.text, t.file));
+  if (a.shape.empty() || a.shape.size() > 2)
+    throw SpecError(
+        fmt::format("'{}': {} is a {}-D array; expected 2-D", t.text, t.file, a.shape.size()));
+  const std::size_t rows = a.shape.size() == 2 ? a.shape[0] : 1;
+  const std::size_t cols = a.shape.back();
+  if (rows == 0 || cols == 0 || rows > 0xFFFF || cols > 0xFFFF)
+    throw SpecError(fmt::format("'{}': shape {} x {} is not a tile shape", t.text, rows, cols));
+  const std::size_t col = t.col ? t.col : cols;
+  if (col < cols)
+    throw SpecError(
+        fmt::format("'{}': physical Col {} is below the array's {} columns", t.text, col, cols));
+  std::vector<float> v(rows * cols);
+  std::memcpy(v.data(), a.data.data(), v.size() * 4);
+  try {
+    s.core().tile_file().load_fp32(t.tile, static_cast<std::uint16_t>(rows),
+                                   static_cast<std::uint16_t>(cols),
+                                   static_cast<std::uint16_t>(col), v.data());
+  } catch (const std::invalid_argument& e) {
+    throw SpecError(fmt::format("'{}': {}", t.text, e.what()));
+  }
+}
+
+// The tile's valid region in its own type (S8 -> i1, U8 -> u1, FP32 -> f4);
+// a tile name that holds no tile dumps as an empty 0 x 0 float32 array.
+void dump_tile_npy(Session& s, const TileSpec& t, const std::string& file) {
+  const fw::sfu::Tile& tile = s.core().tile_file().tile(t.tile);
+  io::NpyArray a;
+  a.dtype = io::NpyDtype::F32;
+  a.shape = {0, 0};
+  if (tile.allocated) {
+    switch (static_cast<isa::TileDataType>(tile.dtype)) {
+      case isa::TileDataType::Fp32:
+        a.dtype = io::NpyDtype::F32;
+        break;
+      case isa::TileDataType::S8:
+        a.dtype = io::NpyDtype::I8;
+        break;
+      case isa::TileDataType::U8:
+        a.dtype = io::NpyDtype::U8;
+        break;
+      default:
+        throw SpecError(fmt::format("'{}': tile T{} has data type {}, which --dump does not write",
+                                    t.text, t.tile, isa::tile_dtype_name(tile.dtype)));
+    }
+    a.shape = {tile.valid_row, tile.valid_col};
+    a.data = s.core().tile_file().valid_bytes(t.tile);
+  }
+  io::write_npy(file, a);
+}
+
+int exit_code(platform::RunStatus s) {
+  switch (s) {
+    case platform::RunStatus::Ok:
+      return 0;
+    case platform::RunStatus::Fault:
+      return 2;
+    case platform::RunStatus::Deadlock:
+      return 3;
+    case platform::RunStatus::Watchdog:
+      return 4;
+  }
+  return 1;
+}
+
+// ------------------------------------------------------------------------ run
+
+RunReport Session::run(const RunRequest& req) {
+  RunReport rep;
+  StagedOutputs outputs;
+  for (const auto& [opt, path] : {std::pair<const char*, const std::string*>{"--vcd", &req.vcd},
+                                  {"--perfetto", &req.perfetto},
+                                  {"--stats", &req.stats},
+                                  {"--retire", &req.retire}})
+    if (!path->empty()) outputs.add(opt, *path);
+  // --vcd FILE.vcd also writes the GTKWave save file FILE.gtkw (not beside a device or pipe).
+  const std::string gtkw =
+      !req.vcd.empty() && StagedOutputs::staged(req.vcd) ? trace::gtkw_path_for(req.vcd) : "";
+  if (!gtkw.empty()) outputs.add("--vcd (its GTKWave save file)", gtkw);
+  for (const MemSpec& m : req.dumps) outputs.add("--dump " + m.text, m.file);
+  for (const TileSpec& t : req.tile_dumps) outputs.add("--dump " + t.text, t.file);
+  if (const std::string why = outputs.check(req.inputs); !why.empty()) throw InputError(why);
+
+  std::unique_ptr<std::ofstream> retire_out;
+  if (!req.retire.empty()) {
+    retire_out = std::make_unique<std::ofstream>(StagedOutputs::temp(req.retire));
+    if (!*retire_out) throw InputError(req.retire + ": cannot open for writing");
+  }
+  // Trace writers stream to their staged files as the run goes.
+  std::unique_ptr<trace::VcdWriter> vcd_writer;
+  std::unique_ptr<trace::PerfettoWriter> perfetto_writer;
+  try {
+    if (!req.vcd.empty())
+      vcd_writer =
+          std::make_unique<trace::VcdWriter>(StagedOutputs::temp(req.vcd), "tpb", req.trace_window);
+    if (!req.perfetto.empty())
+      perfetto_writer = std::make_unique<trace::PerfettoWriter>(StagedOutputs::temp(req.perfetto),
+                                                                req.trace_window);
+  } catch (const std::exception& e) {
+    if (!req.vcd.empty()) StagedOutputs::discard(req.vcd);
+    if (retire_out) StagedOutputs::discard(req.retire);
+    throw InputError(e.what());
+  }
+
+  platform::RunSetup setup;
+  setup.trace.signals = !req.vcd.empty();
+  setup.trace.slices = !req.perfetto.empty();
+  std::uint64_t count = 0;
+  for (unsigned e = 0; e < isa::kNumEngines; ++e) count += core_->queues[e].total();
+  // auto: bundle detail while a program is short; a long one's bundle
+  // slices would be about ten times the trace (docs/PERFORMANCE.md).
+  setup.trace.bundles = req.trace_level == TraceLevel::Bundle ||
+                        (req.trace_level == TraceLevel::Auto && count <= kAutoBundleLimit);
+  if (req.trace_level == TraceLevel::Auto && !setup.trace.bundles &&
+      (setup.trace.signals || setup.trace.slices))
+    rep.notes.push_back(fmt::format(
+        "{} instructions: tracing instructions, not bundles (--trace-level bundle for those)",
+        count));
+  if (!req.trace_engines.empty())
+    for (unsigned e = 0; e < isa::kNumEngines; ++e) {
+      bool keep = false;
+      for (isa::Engine k : req.trace_engines) keep = keep || static_cast<unsigned>(k) == e;
+      if (!keep) setup.trace.hidden_engines.push_back(static_cast<isa::Engine>(e));
+    }
+  setup.trace.vcd = vcd_writer.get();
+  setup.trace.perfetto = perfetto_writer.get();
+  setup.max_sim_ps = req.max_sim_ps;
+  setup.max_wall_seconds = req.max_wall_seconds;
+  // The core delivers retires in time order (end, engine, index), whatever
+  // the quantum or the co-simulation's syncs: the file is diffable.
+  if (retire_out || req.keep_retires || req.on_retire)
+    setup.retire_sink = [&](const sc::RetireRecord& rr) {
+      if (retire_out) *retire_out << platform::TpbCore::format_retire(rr) << '\n';
+      if (req.keep_retires)
+        rep.retires.push_back(RetireLine{rr.start_ps, rr.end_ps, rr.engine, rr.index, rr.opcode});
+      if (req.on_retire) req.on_retire(rr);
+    };
+
+  rep.result = core_->run(setup);
+
+  // Outputs are written on every outcome, so a fault leaves complete files;
+  // each one independently, staged and renamed, so one failing (a full disk)
+  // neither half-writes it nor stops the others.
+  auto write_one = [&](const std::string& option, const std::string& path,
+                       const std::function<void(const std::string&)>& w) {
+    try {
+      w(StagedOutputs::temp(path));
+      StagedOutputs::commit(path);
+      rep.files.push_back({option, path});
+    } catch (const std::exception& e) {
+      StagedOutputs::discard(path);
+      // The user named PATH, not its staging file: say PATH.
+      std::string msg = e.what();
+      const std::string tmp = StagedOutputs::temp(path);
+      if (tmp != path)
+        for (std::size_t at = msg.find(tmp); at != std::string::npos; at = msg.find(tmp, at))
+          msg.replace(at, tmp.size(), path);
+      rep.output_errors.push_back({path, msg});
+    }
+  };
+  std::vector<trace::TraceFileStats> trace_files;
+  auto write_outputs = [&] {
+    if (retire_out)
+      write_one("--retire", req.retire, [&](const std::string&) {
+        retire_out->close();
+        if (!*retire_out) throw std::runtime_error(req.retire + ": write failed");
+      });
+    // The traces were streamed and finished by the run; commit them.
+    if (vcd_writer) {
+      write_one("--vcd", req.vcd, [&](const std::string&) {
+        if (!vcd_writer->error().empty())
+          throw std::runtime_error("VCD file " + vcd_writer->error());
+      });
+      trace_files.push_back({"vcd", req.vcd, vcd_writer->bytes(), vcd_writer->changes_written()});
+    }
+    if (!gtkw.empty())
+      write_one("--vcd", gtkw, [&](const std::string& t) {
+        trace::write_gtkw(core_->recorder().signals(), req.vcd, t, core_->recorder().last_time());
+      });
+    if (perfetto_writer) {
+      write_one("--perfetto", req.perfetto, [&](const std::string&) {
+        if (!perfetto_writer->error().empty())
+          throw std::runtime_error("Perfetto trace " + perfetto_writer->error());
+      });
+      trace_files.push_back(
+          {"perfetto", req.perfetto, perfetto_writer->bytes(), perfetto_writer->events_written()});
+    }
+    rep.stats = core_->stats();
+    rep.stats.program = req.program_name;
+    rep.stats.traces = trace_files;
+    if (cosim_) rep.stats.cosim = cosim_->stats();
+    if (!req.stats.empty())
+      write_one("--stats", req.stats,
+                [&](const std::string& t) { trace::write_stats(rep.stats, t); });
+    for (const MemSpec& m : req.dumps)
+      write_one("--dump", m.file, [&](const std::string& t) { dump_npy(*this, m, t); });
+    for (const TileSpec& ts : req.tile_dumps)
+      write_one("--dump", ts.file, [&](const std::string& t) { dump_tile_npy(*this, ts, t); });
+  };
+  // On a thread of its own: after sc_start the main thread's stack is one
+  // SystemC's coroutines switched away from, and AddressSanitizer misreads
+  // an exception thrown there (a write error) as a stack-buffer-overflow.
+  std::thread([&] { write_outputs(); }).join();
+  return rep;
+}
+
+}  // namespace tpb::run

@@ -1,0 +1,149 @@
+// The run API (SPEC §12): the one way to run the model from code. `tpbsim
+// run`, `tpbsim sweep`'s points, the Python module and the DPI-C core all
+// come here; nothing else sets up a run.
+//
+// A Session is the process's core: SystemC elaborates once per process, so
+// the first Session builds the core (and the co-simulation harness when
+// asked for) and later ones reset that same core to their configuration —
+// one Session at a time (a second one while the first is open is an error
+// saying what to do instead). Within a Session the core runs program after
+// program; memories, the tile file, PE weights, semaphores and simulated
+// time carry over (docs/EMBEDDING.md).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/isa/program_spool.h"
+#include "models/trace/stats.h"
+#include "models/trace/vcd_writer.h"
+#include "platform/core/tpb_core.h"
+#include "platform/run/mem_spec.h"
+#include "platform/run/run_options.h"
+
+namespace tpb::cosim {
+class DequantCosim;
+}
+
+namespace tpb::run {
+
+// What builds a Session's core.
+struct CoreSpec {
+  std::optional<isa::Arch> arch;  // none: mariana
+  std::string timing_file;        // merged over the generation's defaults
+  // Merged after the file: an object of dotted keys ("clocks_mhz.dve": 2400)
+  // or nested objects, as a --timing file holds.
+  nlohmann::json timing_overrides = nlohmann::json::object();
+  num::MxEmax mx_emax = num::MxEmax::Ocp;
+  bool cosim = false;     // TensorDequantize in the linked RTL (SPEC §9 --cosim)
+  std::string cosim_vcd;  // with cosim: the RTL's waves, written as given
+};
+// The core configuration of a spec; throws InputError naming the file or
+// key (a bad profile, an unknown bundle name).
+platform::CoreConfig core_config(const CoreSpec& spec);
+
+// SPEC §9 --trace-level.
+enum class TraceLevel { Auto, Instr, Bundle };
+// --trace-level auto: bundle slices up to this many instructions.
+inline constexpr std::uint64_t kAutoBundleLimit = 16384;
+
+// One run's outputs and limits (paths: empty = not written).
+struct RunRequest {
+  std::string vcd, perfetto, stats, retire;
+  std::vector<isa::Engine> trace_engines;  // empty: every engine
+  trace::TraceWindow trace_window;
+  TraceLevel trace_level = TraceLevel::Auto;
+  std::uint64_t max_sim_ps = 0;  // 0: off
+  double max_wall_seconds = 0;   // 0: off
+  // Memory written to .npy files after the run (on every outcome: a fault
+  // leaves the state at the fault).
+  std::vector<MemSpec> dumps;
+  std::vector<TileSpec> tile_dumps;
+  bool keep_retires = false;  // RunReport::retires
+  std::function<void(const sc::RetireRecord&)> on_retire;
+  std::string program_name;  // the stats' "program"
+  // Files the run reads: an output naming one of them is refused.
+  std::vector<std::pair<std::string, std::string>> inputs;
+};
+
+struct RetireLine {
+  std::uint64_t start_ps, end_ps;
+  isa::Engine engine;
+  std::uint64_t index;
+  std::uint8_t opcode;
+};
+
+struct RunReport {
+  platform::RunResult result;
+  trace::RunStats stats;            // per engine, per memory, SFU flags, traces, cosim
+  std::vector<RetireLine> retires;  // with keep_retires
+  std::vector<std::pair<std::string, std::string>> files;  // (option, path) written
+  // Outputs not written: (the path the user named, the message).
+  std::vector<std::pair<std::string, std::string>> output_errors;
+  std::vector<std::string> notes;  // for the user (stderr)
+};
+
+class Session {
+ public:
+  // Throws InputError for a bad spec, or when another Session is open, or
+  // when co-simulation is asked for after the process's first core.
+  explicit Session(const CoreSpec& spec);
+  explicit Session(platform::CoreConfig cfg);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  platform::TpbCore& core() { return *core_; }
+  const platform::CoreConfig& config() const { return core_->config(); }
+  cosim::DequantCosim* cosim() { return cosim_; }
+
+  // Loads a program for the next run (engines it gives no words run nothing).
+  void load(isa::SpooledProgram& p) { core_->load_program(p); }
+  // Runs what is loaded. Throws InputError (nothing run) for an output that
+  // names an input or another output, or that cannot be created.
+  RunReport run(const RunRequest& req);
+
+  // Memory in the layout of --load / --dump (SPEC §9): `rows` rows of
+  // `row_bytes`, row r at partition + r, offset; checked whole before
+  // anything is written (InputError naming the problem).
+  void write_rows(isa::Region region, unsigned partition, std::uint32_t offset,
+                  const std::uint8_t* data, std::size_t rows, std::size_t row_bytes);
+  void read_rows(isa::Region region, unsigned partition, std::uint32_t offset, std::uint8_t* out,
+                 std::size_t rows, std::size_t row_bytes);
+  // Bytes of one partition of a region (SBUF, PSUM) under this configuration.
+  std::uint32_t partition_bytes(isa::Region region) const;
+
+ private:
+  void open(platform::CoreConfig cfg, bool cosim, const std::string& cosim_vcd);
+  platform::TpbCore* core_ = nullptr;
+  cosim::DequantCosim* cosim_ = nullptr;
+};
+
+// Reads a program file into per-engine spools; InputError with
+// "FILE:LINE:COL: error: MESSAGE" for text, the reason otherwise.
+std::unique_ptr<isa::SpooledProgram> load_program_file(const std::string& path);
+// A program from text (SPEC §9 syntax) or from raw 64-byte words.
+std::unique_ptr<isa::SpooledProgram> program_from_text(const std::string& text,
+                                                       const std::string& name);
+std::unique_ptr<isa::SpooledProgram> program_from_words(const std::uint8_t* data, std::size_t len,
+                                                        const std::string& name);
+
+// --load / --dump of a Session (the .npy files of SPEC §9).
+void load_npy(Session& s, const MemSpec& m, const io::NpyArray& a);
+void dump_npy(Session& s, const MemSpec& m, const std::string& file);
+void load_tile_npy(Session& s, const TileSpec& t);
+void dump_tile_npy(Session& s, const TileSpec& t, const std::string& file);
+// A --load's array, read and checked against the partitions before anything runs.
+io::NpyArray read_load(const MemSpec& m, const platform::CoreConfig& cfg);
+
+// The exit code of an outcome (SPEC §9): 0 ok, 2 fault, 3 deadlock, 4 watchdog.
+int exit_code(platform::RunStatus s);
+
+}  // namespace tpb::run
