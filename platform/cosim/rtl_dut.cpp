@@ -1,19 +1,16 @@
-// The Verilated DUT of one build variant (platform/cosim/dut.h): compiled
-// once per RTL variant against that variant's generated header, whose class
-// is always Vdut (verilator --prefix Vdut), and linked into the program as an
-// object file so its registration runs.
-// Verilator's runtime headers are not -Wextra clean (unused parameters).
+// The Verilated dequant-lane DUT of one build variant (platform/cosim/dut.h):
+// compiled once per RTL variant against that variant's generated header,
+// whose class is always Vdut (verilator --prefix Vdut), and linked into the
+// program as an object file so its registration runs.
+#include "platform/cosim/rtl_trace.h"
+
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
-#include <verilated.h>
-#include <verilated_vcd_sc.h>
-
 #include "Vdut.h"
 #pragma GCC diagnostic pop
 
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "platform/cosim/dut.h"
 
@@ -43,25 +40,14 @@ class VerilatedDut : public DutLibrary {
     m->out_valid(p.out_valid);
     m->out_ready(p.out_ready);
     m->out_data(p.out_data);
-    if (trace_) lanes_.push_back(m.get());
+    if (trace_) rtl_vcd().add([d = m.get()](VerilatedVcdC* vcd) { d->trace(vcd, 99); });
     return m;
   }
-  void open_trace(const std::string& path) override {
-    if (!trace_ || vcd_) return;
-    // Never destroyed (as the SystemC objects): Verilator's own statics may
-    // be gone by the time a static destructor would run.
-    vcd_ = new VerilatedVcdSc;
-    for (Vdut* m : lanes_) m->trace(vcd_, 99);
-    vcd_->open(path.c_str());
-  }
-  void close_trace() override {
-    if (vcd_) vcd_->close();
-  }
+  void open_trace(const std::string& path) override { rtl_vcd().open(path); }
+  void close_trace() override { rtl_vcd().close(); }
 
  private:
   bool trace_ = false;
-  std::vector<Vdut*> lanes_;  // owned by the harness
-  VerilatedVcdSc* vcd_ = nullptr;
 };
 
 const bool registered = [] {

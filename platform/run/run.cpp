@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "models/trace/gtkw_writer.h"
-#include "platform/cosim/dequant_cosim.h"
+#include "platform/cosim/cosim.h"
 #include "platform/run/staged_outputs.h"
 
 namespace tpb::run {
@@ -55,7 +55,7 @@ void prepare(const RunOptions& o, Prepared& p, RunOutcome& out) {
       throw InputError(fmt::format("{} {}", opt, why));
   }
   if (!o.cosim_vcd.empty() && !o.cosim) throw InputError("--cosim-vcd needs --cosim");
-  if (o.cosim && !cosim::linked_dut())
+  if (o.cosim && !cosim::any_dut_linked())
     throw InputError(
         "--cosim: this tpbsim has no RTL linked (built without Verilator; see docs/COSIM.md)");
 
@@ -191,7 +191,7 @@ RunOutcome run_once(const RunOptions& o) {
   }
   out.ran = true;
   out.notes = out.report.notes;
-  if (cosim::DequantCosim* rtl = session->cosim()) {
+  if (cosim::Cosim* rtl = session->cosim()) {
     rtl->close_trace();
     if (!p.cosim_vcd.empty()) {
       try {
