@@ -64,6 +64,8 @@ const char* status_name(RunStatus s) {
       return "deadlock";
     case RunStatus::Watchdog:
       return "watchdog";
+    case RunStatus::Interrupted:
+      return "interrupted";
   }
   return "?";
 }
@@ -393,6 +395,7 @@ void TpbCore::start(const RunSetup& setup) {
     control_.set_wall_deadline(wall0_ +
                                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                    std::chrono::duration<double>(setup.max_wall_seconds)));
+  if (setup.interrupt) control_.set_interrupt(setup.interrupt);
   running_ = true;
 }
 
@@ -419,13 +422,17 @@ RunResult TpbCore::finish() {
       core_tracer_->sfu_fault(control_.fault_time_ps(), r.message);
   } else if (control_.watchdog() != sc::RunControl::Watchdog::None) {
     // Stopped at the watchdog's time: nothing was recorded after it.
-    r.status = RunStatus::Watchdog;
+    const sc::RunControl::Watchdog w = control_.watchdog();
+    r.status =
+        w == sc::RunControl::Watchdog::Interrupt ? RunStatus::Interrupted : RunStatus::Watchdog;
     r.simulated_ps = control_.stop_ps();
     const std::string pending = pending_report();
-    r.message = control_.watchdog() == sc::RunControl::Watchdog::SimTime
+    r.message = w == sc::RunControl::Watchdog::SimTime
                     ? fmt::format("simulated time limit {} ps reached", setup_.max_sim_ps)
-                    : fmt::format("wall time limit {} s reached; stopped at {} ps",
-                                  setup_.max_wall_seconds, r.simulated_ps);
+                : w == sc::RunControl::Watchdog::WallTime
+                    ? fmt::format("wall time limit {} s reached; stopped at {} ps",
+                                  setup_.max_wall_seconds, r.simulated_ps)
+                    : fmt::format("interrupted; stopped at {} ps", r.simulated_ps);
     if (!pending.empty()) r.message += "; pending: " + pending;
   } else {
     for (const auto& s : seqs_)

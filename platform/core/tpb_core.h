@@ -95,10 +95,14 @@ struct RunSetup {
   double max_wall_seconds = 0;
   // Called on every retired instruction, in time order (end, engine, index).
   std::function<void(const sc::RetireRecord&)> retire_sink;
+  // Asked now and then during the run; true stops it as a watchdog would,
+  // with RunStatus::Interrupted (Ctrl-C, a signal).
+  std::function<bool()> interrupt;
 };
 
-enum class RunStatus { Ok, Fault, Deadlock, Watchdog };
-const char* status_name(RunStatus s);  // "ok", "fault", "deadlock", "watchdog"
+enum class RunStatus { Ok, Fault, Deadlock, Watchdog, Interrupted };
+// "ok", "fault", "deadlock", "watchdog", "interrupted"
+const char* status_name(RunStatus s);
 
 struct RunResult {
   RunStatus status = RunStatus::Ok;

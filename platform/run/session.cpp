@@ -287,6 +287,8 @@ int exit_code(platform::RunStatus s) {
       return 3;
     case platform::RunStatus::Watchdog:
       return 4;
+    case platform::RunStatus::Interrupted:
+      return 130;
   }
   return 1;
 }
@@ -354,6 +356,7 @@ RunReport Session::run(const RunRequest& req) {
   setup.trace.perfetto = perfetto_writer.get();
   setup.max_sim_ps = req.max_sim_ps;
   setup.max_wall_seconds = req.max_wall_seconds;
+  setup.interrupt = req.interrupt;
   // The core delivers retires in time order (end, engine, index), whatever
   // the quantum or the co-simulation's syncs: the file is diffable.
   if (retire_out || req.keep_retires || req.on_retire)

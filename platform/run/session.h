@@ -68,7 +68,8 @@ struct RunRequest {
   std::vector<TileSpec> tile_dumps;
   bool keep_retires = false;  // RunReport::retires
   std::function<void(const sc::RetireRecord&)> on_retire;
-  std::string program_name;  // the stats' "program"
+  std::function<bool()> interrupt;  // platform::RunSetup::interrupt
+  std::string program_name;         // the stats' "program"
   // Files the run reads: an output naming one of them is refused.
   std::vector<std::pair<std::string, std::string>> inputs;
 };
@@ -143,7 +144,8 @@ void dump_tile_npy(Session& s, const TileSpec& t, const std::string& file);
 // A --load's array, read and checked against the partitions before anything runs.
 io::NpyArray read_load(const MemSpec& m, const platform::CoreConfig& cfg);
 
-// The exit code of an outcome (SPEC §9): 0 ok, 2 fault, 3 deadlock, 4 watchdog.
+// The exit code of an outcome (SPEC §9): 0 ok, 2 fault, 3 deadlock, 4 watchdog,
+// 130 interrupted.
 int exit_code(platform::RunStatus s);
 
 }  // namespace tpb::run

@@ -15,6 +15,8 @@ void RunControl::start(unsigned engines) {
   latest_ps_ = 0;
   has_wall_ = false;
   watchdog_ = Watchdog::None;
+  interrupt_ = nullptr;
+  interrupt_tick_ = 0;
   start_.notify(sc_core::SC_ZERO_TIME);
   if (engines == 0) done_.notify(sc_core::SC_ZERO_TIME);
 }
@@ -42,6 +44,11 @@ void RunControl::fault(FaultInfo info, std::uint64_t time_ps) {
 const std::string& RunControl::message() const { return fault_ ? fault_->message : kNoMessage; }
 
 bool RunControl::proceed(std::uint64_t ps) {
+  if (interrupt_ && (++interrupt_tick_ & 63u) == 0 && watchdog_ == Watchdog::None && interrupt_()) {
+    if (latest_ps_ < limit_ps_) limit_ps_ = latest_ps_;
+    watchdog_ = Watchdog::Interrupt;
+    has_wall_ = false;
+  }
   if (has_wall_ && watchdog_ != Watchdog::WallTime &&
       std::chrono::steady_clock::now() >= wall_deadline_) {
     if (latest_ps_ < limit_ps_) {

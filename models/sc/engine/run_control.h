@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -79,12 +80,16 @@ class RunControl {
   // wall deadline, once past, lowers the stop time to the latest time
   // already recorded, so every engine stops at a common time and each trace
   // is complete up to it. Both are per run (cleared by start()).
-  enum class Watchdog { None, SimTime, WallTime };
+  enum class Watchdog { None, SimTime, WallTime, Interrupt };
   void set_sim_limit(std::uint64_t ps) { limit_ps_ = ps; }
   void set_wall_deadline(std::chrono::steady_clock::time_point t) {
     wall_deadline_ = t;
     has_wall_ = true;
   }
+  // An interrupt (Ctrl-C, a signal, a binding's cancel) works as the wall
+  // deadline does: `f` is asked now and then (every 64th proceed), and once
+  // it says true every engine stops at the latest time already recorded.
+  void set_interrupt(std::function<bool()> f) { interrupt_ = std::move(f); }
   bool proceed(std::uint64_t ps);
   Watchdog watchdog() const { return watchdog_; }
   std::uint64_t stop_ps() const { return limit_ps_; }
@@ -102,6 +107,8 @@ class RunControl {
   bool has_wall_ = false;
   std::chrono::steady_clock::time_point wall_deadline_{};
   Watchdog watchdog_ = Watchdog::None;
+  std::function<bool()> interrupt_;
+  unsigned interrupt_tick_ = 0;
 };
 
 }  // namespace tpb::sc
