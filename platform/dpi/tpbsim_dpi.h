@@ -20,7 +20,8 @@
  * the calling thread's next call of the same function.
  *
  * The per-transaction functions (formats, TensorDequantize, QuantizeMX,
- * TQUANT, check, assemble) keep no state and may be called from any thread.
+ * TQUANT, check, assemble) keep no state and may be called from any thread;
+ * the core's functions from one thread at a time.
  */
 #ifndef TPBSIM_DPI_H_
 #define TPBSIM_DPI_H_
@@ -115,6 +116,52 @@ const char* tpb_dpi_check_failed(void);
 int tpb_dpi_assemble(const char* statement, unsigned int* word);
 /* The mnemonic form of a word, "" when its opcode has none (a `.raw` word). */
 const char* tpb_dpi_disassemble(const unsigned int* word);
+
+/* ---- A core (SPEC §12): the run API's core behind a chandle --------------
+ * Programs run one after another on it; memories, the tile file, PE weights,
+ * semaphores and simulated time carry over. One core per process at a time
+ * (SystemC elaborates once per process): free it before making another. It
+ * runs the model alone (no co-simulation). The host must not run a SystemC
+ * kernel of its own in the same process. */
+
+/* A core of `arch` ("mariana", ...; "" or NULL: mariana) with a timing
+ * profile merged over the defaults (`timing_file`, "" or NULL: none); NULL
+ * on failure (tpb_dpi_last_error says why). */
+void* tpb_dpi_core_new(const char* arch, const char* timing_file);
+int tpb_dpi_core_free(void* core);
+/* Memory "sbuf" or "psum": nbytes (1..64) at a partition and byte offset;
+ * byte i is bits [8i+7:8i] of data (bit [511:0]). Past the partition is
+ * TPB_DPI_EARG naming it. */
+int tpb_dpi_core_write(void* core, const char* mem, int partition, int offset,
+                       const unsigned int* data, int nbytes);
+int tpb_dpi_core_read(void* core, const char* mem, int partition, int offset, unsigned int* data,
+                      int nbytes);
+int tpb_dpi_core_write32(void* core, const char* mem, int partition, int offset,
+                         unsigned int value);
+int tpb_dpi_core_read32(void* core, const char* mem, int partition, int offset,
+                        unsigned int* value);
+/* `tpbsim run --load` / `--dump` of one .npy file: "sbuf:P:OFF=FILE.npy",
+ * "sbuf:P:OFF:ROWSxCOLS:DTYPE=FILE.npy", "tile:N=FILE.npy" (SPEC §9). */
+int tpb_dpi_core_load_npy(void* core, const char* spec);
+int tpb_dpi_core_dump_npy(void* core, const char* spec);
+/* The watchdogs of every later run (`tpbsim run --max-sim-time`,
+ * `--max-wall-time`): simulated picoseconds of a run and host seconds, 0:
+ * off (the default). A run they stop is TPB_DPI_EFAULT, status "watchdog". */
+int tpb_dpi_core_limits(void* core, long long max_sim_ps, double max_wall_seconds);
+/* Runs a program given as text (the program syntax; `.arch`, if any, must be
+ * the core's) or as a file (text or binary), to its end: TPB_DPI_OK, or
+ * TPB_DPI_EFAULT when it ended in a fault, a deadlock or a watchdog (the
+ * message: tpb_dpi_core_fault and tpb_dpi_last_error). A bad program is
+ * TPB_DPI_EARG with the assembler's "FILE:LINE:COL: error: ..." message. */
+int tpb_dpi_core_run(void* core, const char* program);
+int tpb_dpi_core_run_file(void* core, const char* path);
+/* The last run's outcome: "ok", "fault", "deadlock", "watchdog" ("none"
+ * before any run), its message ("" when ok), the core's simulated time in
+ * ps, and the instructions the last run retired (-1 for a bad handle). */
+const char* tpb_dpi_core_status(void* core);
+const char* tpb_dpi_core_fault(void* core);
+long long tpb_dpi_core_time_ps(void* core);
+long long tpb_dpi_core_instructions(void* core);
 
 #ifdef __cplusplus
 }

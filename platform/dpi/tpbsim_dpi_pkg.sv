@@ -106,6 +106,36 @@ package tpbsim_dpi_pkg;
   import "DPI-C" function int tpb_dpi_assemble(input string statement, output bit [511:0] word);
   import "DPI-C" function string tpb_dpi_disassemble(input bit [511:0] word);
 
+  // A core (the run API's): programs one after another, memories and time carried over.
+  import "DPI-C" function chandle tpb_dpi_core_new(input string arch, input string timing_file);
+  import "DPI-C" function int tpb_dpi_core_free(input chandle core);
+  // nbytes (1..64) of memory "sbuf" or "psum"; byte i at data[8*i +: 8].
+  import "DPI-C" function int tpb_dpi_core_write(input chandle core, input string mem,
+                                                 input int partition, input int offset,
+                                                 input bit [511:0] data, input int nbytes);
+  import "DPI-C" function int tpb_dpi_core_read(input chandle core, input string mem,
+                                                input int partition, input int offset,
+                                                output bit [511:0] data, input int nbytes);
+  import "DPI-C" function int tpb_dpi_core_write32(input chandle core, input string mem,
+                                                   input int partition, input int offset,
+                                                   input int unsigned value);
+  import "DPI-C" function int tpb_dpi_core_read32(input chandle core, input string mem,
+                                                  input int partition, input int offset,
+                                                  output int unsigned value);
+  // "sbuf:P:OFF=FILE.npy", "sbuf:P:OFF:ROWSxCOLS:DTYPE=FILE.npy", "tile:N=FILE.npy".
+  import "DPI-C" function int tpb_dpi_core_load_npy(input chandle core, input string spec);
+  import "DPI-C" function int tpb_dpi_core_dump_npy(input chandle core, input string spec);
+  // Watchdogs of every later run: simulated ps, host seconds (0: off).
+  import "DPI-C" function int tpb_dpi_core_limits(input chandle core, input longint max_sim_ps,
+                                                  input real max_wall_seconds);
+  // TPB_OK, TPB_EFAULT (fault, deadlock, watchdog: tpb_dpi_core_fault), TPB_EARG (bad program).
+  import "DPI-C" function int tpb_dpi_core_run(input chandle core, input string text);
+  import "DPI-C" function int tpb_dpi_core_run_file(input chandle core, input string path);
+  import "DPI-C" function string tpb_dpi_core_status(input chandle core);
+  import "DPI-C" function string tpb_dpi_core_fault(input chandle core);
+  import "DPI-C" function longint tpb_dpi_core_time_ps(input chandle core);
+  import "DPI-C" function longint tpb_dpi_core_instructions(input chandle core);
+
   // The failed predicate names of `word` on `arch` ("" when valid; "error: MESSAGE"
   // when the arguments are wrong).
   function automatic string tpb_check_names(input int arch, input bit [511:0] word);
