@@ -193,19 +193,24 @@ std::uint32_t int_encode(double v, double lo, double hi, unsigned bits, Overflow
   return static_cast<std::uint32_t>(w) & mask;
 }
 
+// Nearest codebook entry, decided exactly: between adjacent entries a < b the
+// boundary is their midpoint (a + b) / 2, which is exact in double (two FP32
+// values of magnitude <= 1 sum without rounding; halving is exact), so the
+// comparison of v with it has no rounding error. A tie goes to the even
+// index. At or past the end entries (+-1.0, also +-Inf and any huge value)
+// the result saturates to index 0 / 15 (SPEC §9 convert). NaN: the zero code
+// (NF4 has no NaN; CONVENTIONS).
 std::uint32_t nf4_encode(double v) {
-  if (std::isnan(v)) return 7;  // NF4 has no NaN: the zero code (index 7)
-  int best = 0;
-  double best_d = kInf;
-  for (int i = 0; i < 16; ++i) {
-    const double d = std::fabs(v - static_cast<double>(kNf4Codebook[i]));
-    // Strictly closer wins; a tie goes to the even index.
-    if (d < best_d || (d == best_d && (i & 1) == 0)) {
-      best = i;
-      best_d = d;
-    }
-  }
-  return static_cast<std::uint32_t>(best);
+  if (std::isnan(v)) return 7;
+  if (v <= static_cast<double>(kNf4Codebook[0])) return 0;
+  if (v >= static_cast<double>(kNf4Codebook[15])) return 15;
+  std::uint32_t i = 0;
+  while (v > static_cast<double>(kNf4Codebook[i + 1])) ++i;  // cb[i] < v <= cb[i + 1]
+  const double mid =
+      (static_cast<double>(kNf4Codebook[i]) + static_cast<double>(kNf4Codebook[i + 1])) / 2;
+  if (v < mid) return i;
+  if (v > mid) return i + 1;
+  return (i & 1u) == 0 ? i : i + 1;
 }
 
 std::uint32_t e8m0_encode(double v, Overflow ov) {
@@ -269,6 +274,12 @@ std::optional<Format> parse_format(std::string_view name) {
     if (name == kDesc[i].info.name) return static_cast<Format>(i);
   }
   return std::nullopt;
+}
+
+std::string format_list(std::string_view sep) {
+  std::string out;
+  for (int i = 0; i < kNumFormats; ++i) (out += i ? sep : "") += kDesc[i].info.name;
+  return out;
 }
 
 double decode(Format f, std::uint32_t code) {

@@ -12,6 +12,8 @@
 #include "models/isa/address_map.h"
 #include "models/isa/asm.h"
 #include "models/isa/checker.h"
+#include "models/isa/input_file.h"
+#include "models/isa/names.h"
 #include "models/isa/program.h"
 #include "platform/cli/commands.h"
 
@@ -41,7 +43,8 @@ class ArchOf : public isa::ProgramSink {
 // prints its line: memory proportional to one line, any length.
 class CheckEach : public isa::ProgramSink {
  public:
-  CheckEach(std::string input, isa::Arch arch) : input_(std::move(input)), arch_(arch) {}
+  CheckEach(const std::string& input, isa::Arch arch)
+      : input_(isa::printable(input)), arch_(arch) {}
   void inst(isa::Engine e, const isa::RawInst& raw, const isa::SourceLoc& loc) override {
     const auto eu = static_cast<unsigned>(e);
     const isa::CheckResult r = isa::check_instruction(raw, arch_);
@@ -76,7 +79,8 @@ class CheckEach : public isa::ProgramSink {
 
 int cmd_check(const Args& args) {
   po::options_description opts(
-      "usage: tpbsim check PROGRAM [--arch sunda|cayman|mariana|maverick]\n\n"
+      "usage: tpbsim check PROGRAM [--arch " + isa::arch_list("|") +
+      "]\n\n"
       "Checks every instruction of PROGRAM (text or raw binary) against the validity\n"
       "contract of the generation (--arch, else the program's .arch, else mariana) and\n"
       "prints one line per instruction naming each failed predicate, then a summary.\n"
@@ -107,9 +111,8 @@ int cmd_check(const Args& args) {
   }
   isa::Arch cli_arch{};
   if (!arch_text.empty() && !isa::parse_arch(arch_text, cli_arch)) {
-    std::fprintf(stderr,
-                 "tpbsim check: error: unknown --arch '%s' (sunda, cayman, mariana, maverick)\n",
-                 arch_text.c_str());
+    std::fprintf(stderr, "tpbsim check: error: unknown --arch '%s' (%s)\n", arch_text.c_str(),
+                 isa::arch_list().c_str());
     return 1;
   }
 
@@ -137,8 +140,9 @@ int cmd_check(const Args& args) {
     std::fprintf(stderr, "tpbsim check: error: %s\n", e.what());
     return 1;
   }
-  std::printf("%s: %llu instruction(s) checked for %s: %llu ok, %llu invalid\n", input.c_str(),
-              static_cast<unsigned long long>(checked), std::string(isa::arch_name(arch)).c_str(),
+  std::printf("%s: %llu instruction(s) checked for %s: %llu ok, %llu invalid\n",
+              isa::printable(input).c_str(), static_cast<unsigned long long>(checked),
+              std::string(isa::arch_name(arch)).c_str(),
               static_cast<unsigned long long>(checked - invalid),
               static_cast<unsigned long long>(invalid));
   return invalid ? 2 : 0;

@@ -37,9 +37,14 @@ trace::CosimStats Cosim::stats() const {
   return s;
 }
 
-void Cosim::close_trace() {
-  if (dequant_) dequant_->close_trace();
-  if (QmxDutLibrary* q = linked_qmx_dut()) q->close_trace();
+std::string Cosim::close_trace() {
+  std::string error;
+  if (dequant_) error = dequant_->close_trace();
+  if (QmxDutLibrary* q = linked_qmx_dut()) {
+    q->close_trace();
+    if (error.empty()) error = q->trace_error();
+  }
+  return error;
 }
 
 std::vector<std::string> summary(const trace::CosimStats& s) {

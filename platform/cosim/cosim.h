@@ -27,8 +27,8 @@ class Cosim : public sc_core::sc_module {
   Cosim(sc_core::sc_module_name name, platform::TpbCore& core, const CosimOptions& opts);
   // The stats JSON's "cosim" section: one entry per block kind.
   trace::CosimStats stats() const;
-  // Ends the RTL's VCD (after the run).
-  void close_trace();
+  // Ends the RTL's VCD (after the run): "" or its first write error.
+  std::string close_trace();
   DequantCosim* dequant() { return dequant_; }
   QuantizeMxCosim* quantize_mx() { return qmx_; }
 

@@ -41,6 +41,8 @@ class QmxDutLibrary {
   // block kind) into one VCD; closed by close_trace() (or at exit).
   virtual void open_trace(const std::string& path) = 0;
   virtual void close_trace() = 0;
+  // After close_trace(): "" or the first write error of the waves.
+  virtual std::string trace_error() const { return ""; }
 };
 
 // The QuantizeMX DUT linked into this program, or nullptr.

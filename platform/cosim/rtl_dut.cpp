@@ -45,6 +45,7 @@ class VerilatedDut : public DutLibrary {
   }
   void open_trace(const std::string& path) override { rtl_vcd().open(path); }
   void close_trace() override { rtl_vcd().close(); }
+  std::string trace_error() const override { return rtl_vcd().error(); }
 
  private:
   bool trace_ = false;
