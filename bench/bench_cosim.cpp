@@ -1,14 +1,16 @@
-// Co-simulated vs model-only wall time of the same TensorDequantize
+// Co-simulated vs model-only wall time of the same instruction
 // (docs/COSIM.md, docs/PERFORMANCE.md), measured side by side in one run.
 //
-// One 128-partition instruction (E2M1 MX group 8 and E2M1 group 0) through
-// the platform C++ API: model-only, then with the RTL harness attached
-// (platform/cosim: 128 Verilated lanes clocked at the POOL clock, every word
-// compared). Each iteration forks a child that builds, loads and runs a fresh
-// core and sends back the wall time of run() alone (UseManualTime). Counters:
-// words_per_second (output words), rtl_cycles, x_model (on the cosim rows:
-// co-simulated / model-only wall time of run(), the model-only run of the
-// same workload forked right after each co-simulated one).
+// One 128-partition TensorDequantize (E2M1 MX group 8 and E2M1 group 0) and
+// one 128-partition QuantizeMX (BF16 -> E4M3) through the platform C++ API:
+// model-only, then with every RTL block attached (platform/cosim: 128
+// Verilated dequant lanes on the POOL clock and 16 QuantizeMX block lanes on
+// the DVE clock, every output compared). Each iteration forks a child that
+// builds, loads and runs a fresh core and sends back the wall time of run()
+// alone (UseManualTime). Counters: words_per_second (output words),
+// rtl_cycles, x_model (on the cosim rows: co-simulated / model-only wall
+// time of run(), the model-only run of the same workload forked right after
+// each co-simulated one).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -20,7 +22,7 @@
 #include "models/isa/address_map.h"
 #include "models/isa/encodings.h"
 #include "platform/core/tpb_core.h"
-#include "platform/cosim/dequant_cosim.h"
+#include "platform/cosim/cosim.h"
 
 namespace {
 
@@ -29,13 +31,16 @@ using namespace tpb;
 constexpr unsigned kChannels = 128;
 
 struct Workload {
+  bool qmx;  // QuantizeMX (else TensorDequantize)
   isa::DequantFmt fmt;
   unsigned group;
-  std::uint16_t src_words, dst_words;  // per partition
+  std::uint16_t src_words, dst_words;  // per partition (QuantizeMX: BF16 elements, x4 words)
 };
 // 4 KiB of packed words per partition.
-Workload e2m1_g8() { return {isa::DequantFmt::E2M1ToE5M2, 8, 1025, 1640}; }
-Workload e2m1_g0() { return {isa::DequantFmt::E2M1ToE5M2, 0, 1024, 2048}; }
+Workload e2m1_g8() { return {false, isa::DequantFmt::E2M1ToE5M2, 8, 1025, 1640}; }
+Workload e2m1_g0() { return {false, isa::DequantFmt::E2M1ToE5M2, 0, 1024, 2048}; }
+// 4 KiB of BF16 per partition: 2048 elements, 512 block columns.
+Workload bf16_qmx() { return {true, isa::DequantFmt::Invalid, 0, 2048, 512}; }
 
 struct Report {
   bool ok;
@@ -43,16 +48,7 @@ struct Report {
   std::uint64_t words, rtl_cycles;
 };
 
-Report run_once(const Workload& w, bool cosim) {
-  auto* core = new platform::TpbCore("tpb", platform::default_core_config(isa::Arch::Mariana));
-  cosim::DequantCosim* rtl = nullptr;
-  if (cosim) {
-    if (!cosim::linked_dut()) return {};
-    cosim::DequantCosimConfig cc;
-    cc.clock_mhz = core->config().timing.clock(isa::Engine::Pool);
-    rtl = new cosim::DequantCosim("cosim", *cosim::linked_dut(), core->sequencer(isa::Engine::Pool),
-                                  cc);
-  }
+isa::RawInst dequant_inst(const Workload& w) {
   isa::S3D3TensDequant d;
   std::memset(&d, 0, sizeof d);
   d.header = {static_cast<std::uint8_t>(isa::Opcode::TensorDequantize), isa::kInstWordLen, 0, 0};
@@ -68,20 +64,55 @@ Report run_once(const Workload& w, bool cosim) {
   d.dst_mem_pattern.t.step_elem[0] = 1;
   d.dst_mem_pattern.t.num_elem[0] = w.dst_words;
   d.dst_mem_pattern.t.num_elem[1] = d.dst_mem_pattern.t.num_elem[2] = 1;
-  core->load_queue(isa::Engine::Pool, {isa::encode(d)});
+  return isa::encode(d);
+}
+
+isa::RawInst qmx_inst(const Workload& w) {
+  isa::S3DMX1Quant q;
+  std::memset(&q, 0, sizeof q);
+  q.header = {0xE3, isa::kInstWordLen, 0, 0};
+  q.num_active_channels = kChannels;
+  q.in_dtype = static_cast<std::uint8_t>(isa::Dtype::Bf16);
+  q.out_dtype = static_cast<std::uint8_t>(isa::Dtype::Fp8Exp4);
+  q.src_mem_pattern.t.start_addr.raw = isa::sbuf_addr(0, 0);
+  q.src_mem_pattern.t.step_elem[0] = 1;
+  q.src_mem_pattern.t.num_elem[0] = w.src_words;
+  q.src_mem_pattern.t.num_elem[1] = q.src_mem_pattern.t.num_elem[2] = 1;
+  q.dst_mem_pattern.t.start_addr.raw = isa::sbuf_addr(0, 0x8000);
+  q.dst_mem_pattern.t.scale_addr.raw = isa::sbuf_addr(0, 0x10000);
+  q.dst_mem_pattern.t.num_elem[0] = w.dst_words;
+  q.dst_mem_pattern.t.step_elem[0] = 1;
+  return isa::encode(q);
+}
+
+Report run_once(const Workload& w, bool cosim) {
+  auto* core = new platform::TpbCore("tpb", platform::default_core_config(isa::Arch::Mariana));
+  cosim::Cosim* rtl = nullptr;
+  if (cosim) {
+    if (!(w.qmx ? cosim::linked_qmx_dut() != nullptr : cosim::linked_dut() != nullptr)) return {};
+    rtl = cosim::attach(*core, {});
+  }
+  const isa::Engine engine = w.qmx ? isa::Engine::Dve : isa::Engine::Pool;
+  core->load_queue(engine, {w.qmx ? qmx_inst(w) : dequant_inst(w)});
   std::mt19937 rng(7);
-  std::vector<std::uint32_t> words(w.src_words);
+  std::vector<std::uint32_t> words(w.qmx ? w.src_words / 2 : w.src_words);
   for (unsigned p = 0; p < kChannels; ++p) {
-    for (std::size_t i = 0; i < words.size(); ++i)
-      words[i] = w.group == 8 && i % 5 == 0 ? 0x7F7E7D7Cu : static_cast<std::uint32_t>(rng());
+    for (std::size_t i = 0; i < words.size(); ++i) {
+      const auto r = static_cast<std::uint32_t>(rng());
+      // BF16 pairs of exponents near 2^0 (no NaN); MX scale words near 2^0.
+      words[i] = w.qmx                        ? (r & 0x807F807Fu) | 0x3F003F00u
+                 : w.group == 8 && i % 5 == 0 ? 0x7F7E7D7Cu
+                                              : r;
+    }
     core->load_memory(isa::sbuf_addr(p, 0), words.data(), words.size() * 4);
   }
   const platform::RunResult r = core->run();
   Report rep{r.status == platform::RunStatus::Ok, r.wall_seconds,
              std::uint64_t{kChannels} * w.dst_words, 0};
   if (rtl) {
-    rep.ok = rep.ok && rtl->stats().mismatches == 0 && rtl->stats().words_compared == rep.words;
-    rep.rtl_cycles = rtl->stats().rtl_cycles;
+    const trace::CosimStats s = rtl->stats();
+    rep.ok = rep.ok && s.mismatches() == 0 && s.words_compared() == rep.words;
+    for (const auto& b : s.blocks) rep.rtl_cycles += b.rtl_cycles;
   }
   return rep;
 }
@@ -114,6 +145,8 @@ void BM_Model_E2M1_MX8_128x4KiB(benchmark::State& s) { run_bench(s, e2m1_g8(), f
 void BM_Cosim_E2M1_MX8_128x4KiB(benchmark::State& s) { run_bench(s, e2m1_g8(), true); }
 void BM_Model_E2M1_G0_128x4KiB(benchmark::State& s) { run_bench(s, e2m1_g0(), false); }
 void BM_Cosim_E2M1_G0_128x4KiB(benchmark::State& s) { run_bench(s, e2m1_g0(), true); }
+void BM_Model_QuantizeMx_Bf16_128x4KiB(benchmark::State& s) { run_bench(s, bf16_qmx(), false); }
+void BM_Cosim_QuantizeMx_Bf16_128x4KiB(benchmark::State& s) { run_bench(s, bf16_qmx(), true); }
 
 }  // namespace
 
@@ -121,6 +154,8 @@ BENCHMARK(BM_Model_E2M1_MX8_128x4KiB)->UseManualTime()->Unit(benchmark::kMillise
 BENCHMARK(BM_Cosim_E2M1_MX8_128x4KiB)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Model_E2M1_G0_128x4KiB)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Cosim_E2M1_G0_128x4KiB)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Model_QuantizeMx_Bf16_128x4KiB)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Cosim_QuantizeMx_Bf16_128x4KiB)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 // SystemC supplies main() and calls sc_main.
 int sc_main(int argc, char** argv) { return tpb::bench::run_benchmarks(argc, argv); }

@@ -43,7 +43,7 @@ std::string scratch() {
 // The program as text and as a binary (assembled once, by tpbsim asm).
 std::string program(long n, bool text) {
   const std::string base = scratch() + "/p" + std::to_string(n);
-  if (struct stat st {}; stat((base + ".bin").c_str(), &st) != 0) {
+  if (struct stat st{}; stat((base + ".bin").c_str(), &st) != 0) {
     std::ofstream f(base + ".tpb");
     f << ".arch mariana\n.engine pool\n";
     for (long i = 0; i < n; ++i) f << kLine;

@@ -22,6 +22,7 @@ LAYERS = [
     ("platform/core", 5, False),
     ("platform/cosim", 6, False),
     ("platform/run", 7, False),
+    ("platform/dpi", 8, False),
     ("platform/cli", 8, False),
 ]
 SYSTEMC = re.compile(r'#\s*include\s*[<"](systemc|systemc\.h|tlm|tlm\.h|tlm_utils/[^>"]*|sysc/[^>"]*)[>"]')

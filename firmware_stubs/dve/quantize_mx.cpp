@@ -110,6 +110,45 @@ std::uint32_t stub_fields(KernelContext& ctx) {
 constexpr std::size_t kMinWidenPerChunk = 65536;  // elements
 constexpr std::size_t kMinBlocksPerChunk = 1024;  // 8 x 4 blocks
 
+// The co-simulation seam (QuantizeMxTap): the observer, if any.
+QuantizeMxObserver* tap_observer(KernelContext& ctx) {
+  const QuantizeMxTap* tap = ctx.engine_state().find<QuantizeMxTap>();
+  return tap ? tap->observer : nullptr;
+}
+
+// Keeps channel c's elements as read (their in_dtype codes) for the observer.
+void keep_raw(KernelContext& ctx, QuantizeMxState& st, unsigned c, const std::uint8_t* raw,
+              unsigned es) {
+  if (!tap_observer(ctx)) return;
+  const std::uint64_t n = st.src.count();
+  st.raw.resize(std::size_t(st.channels) * n);
+  for (std::uint64_t k = 0; k < n; ++k) {
+    std::uint32_t v = 0;
+    std::memcpy(&v, raw + k * es, es);  // little-endian memory
+    st.raw[std::size_t(c) * n + k] = v;
+  }
+}
+
+// Hands the observer every block: its elements, the model's scale and words.
+void notify_tap(KernelContext& ctx, QuantizeMxState& st) {
+  QuantizeMxObserver* obs = tap_observer(ctx);
+  if (!obs) return;
+  const std::uint64_t n = st.src.count();
+  obs->begin(QuantizeMxStream{st.in_dtype, st.out, st.emax, st.block_rows, st.cols,
+                              isa::partition_of(st.src.start), isa::partition_of(st.dst.data),
+                              ctx.now_ps()});
+  std::uint32_t raw[32], words[8];
+  for (std::uint32_t j = 0; j < st.cols; ++j)
+    for (unsigned b = 0; b < st.block_rows; ++b) {
+      for (unsigned r = 0; r < 8; ++r) {
+        std::memcpy(raw + 4 * r, st.raw.data() + std::size_t(8 * b + r) * n + 4ull * j, 16);
+        words[r] = st.words[std::size_t(8 * b + r) * st.cols + j];
+      }
+      obs->block(b, j, raw, st.scales[std::size_t(b) * st.cols + j], words);
+    }
+  st.raw = {};
+}
+
 // LEG B input (seed 003 §2.2): every active partition's elements in src
 // pattern order, widened exactly to FP32 bits. The reads stay on this thread
 // in order; the widening may run on host threads.
@@ -126,6 +165,7 @@ std::uint32_t extract_gather(KernelContext& ctx) {
                  [&](std::uint64_t addr, std::uint64_t k, std::uint32_t r) {
                    ctx.read(addr, row + k * es, std::size_t{r} * es);
                  });
+    keep_raw(ctx, st, c, row, es);
   }
   if (ctx.timing_only()) return 0;
   const std::size_t min_rows = kMinWidenPerChunk / std::max<std::uint64_t>(1, n) + 1;
@@ -162,6 +202,7 @@ std::uint32_t divide_blocks(KernelContext& ctx) {
       for (unsigned r = 0; r < 8; ++r) st.words[(8 * b + r) * st.cols + j] = out[r];
     }
   });
+  notify_tap(ctx, st);
   return 0;
 }
 

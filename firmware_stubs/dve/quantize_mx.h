@@ -47,6 +47,37 @@ struct QuantizeMxOptions {
   num::MxEmax emax = num::MxEmax::Ocp;
 };
 
+// Co-simulation seam (SPEC §9 --cosim; docs/COSIM.md), as the POOL's
+// DequantStreamTap: when the DVE's engine state holds a QuantizeMxTap with an
+// observer, every QuantizeMX hands it, per instruction, begin() and then
+// each 8 x 4 block's elements as read from memory and the model's scale and
+// x4 words. Pure C++; the listener (platform/cosim) runs an RTL block
+// datapath on the same elements and checks its output against the model's.
+struct QuantizeMxStream {
+  isa::Dtype in_dtype = isa::Dtype::Fp32;
+  num::MxOut out = num::MxOut::E4M3;
+  num::MxEmax emax = num::MxEmax::Ocp;
+  unsigned block_rows = 0;     // channels / 8
+  std::uint32_t cols = 0;      // block columns (x4 words per partition)
+  unsigned src_partition = 0;  // of block row 0, partition 0
+  unsigned dst_partition = 0;  // of block row 0's x4 words
+  std::uint64_t start_ps = 0;  // the engine's time when the blocks are quantized
+};
+class QuantizeMxObserver {
+ public:
+  virtual ~QuantizeMxObserver() = default;
+  virtual void begin(const QuantizeMxStream& s) = 0;
+  // Block row b, column j: raw[4r+k] is element 4j+k of partition 8b+r (its
+  // in_dtype code: FP32 bits, or BF16 / FP16 in the low 16 bits); the
+  // model's E8M0 scale and x4 words (word r for partition 8b+r).
+  virtual void block(unsigned b, std::uint32_t j, const std::uint32_t raw[32], std::uint8_t scale,
+                     const std::uint32_t words[8]) = 0;
+};
+// The DVE engine state slot the platform sets (fw::EngineState).
+struct QuantizeMxTap {
+  QuantizeMxObserver* observer = nullptr;
+};
+
 // Per-instruction state (KernelContext::scratch()): the kernel_info field the
 // L2 stub sets, read by the body.
 struct QuantizeMxState {
@@ -62,6 +93,7 @@ struct QuantizeMxState {
   std::vector<std::uint32_t> bits;   // [channel][element] FP32 bit patterns
   std::vector<std::uint32_t> words;  // [channel][column] packed x4 words
   std::vector<std::uint8_t> scales;  // [block row][column] E8M0
+  std::vector<std::uint32_t> raw;    // [channel][element] codes, only for a QuantizeMxTap
 };
 
 // Widens one in_dtype element exactly to FP32 bits (FP32, BF16, FP16).

@@ -48,20 +48,30 @@ struct TraceFileStats {
   std::uint64_t events = 0;  // value changes (VCD) or trace events (Perfetto) written
 };
 
-// Co-simulation with RTL (SPEC §9 --cosim; docs/COSIM.md): present only in a
-// co-simulated run.
-struct CosimStats {
-  bool enabled = false;
-  std::string dut;                   // the RTL's top module
-  double clock_mhz = 0;              // the RTL's clock (the POOL clock)
-  std::uint64_t instructions = 0;    // TensorDequantize instructions the RTL ran
-  std::uint64_t words_compared = 0;  // output words checked against the model
-  std::uint64_t mismatches = 0;
+// Co-simulation with RTL (SPEC §9 --cosim; docs/COSIM.md): one block kind
+// whose RTL ran beside the model (the POOL's TensorDequantize lanes, the
+// DVE's QuantizeMX blocks).
+struct CosimBlockStats {
+  std::string kind;                      // "dequant", "quantize_mx"
+  std::string dut;                       // the RTL's top module (and test variant)
+  double clock_mhz = 0;                  // the RTL's clock (its engine's clock)
+  std::uint64_t instructions = 0;        // instructions the RTL ran
+  std::uint64_t blocks_compared = 0;     // quantize_mx: 8 x 4 blocks checked (scale and words)
+  std::uint64_t words_compared = 0;      // output words checked against the model
+  std::uint64_t mismatches = 0;          // words (and quantize_mx scales) that differ
   std::uint64_t source_words = 0;        // words fed to the RTL, all lanes
   std::uint64_t rtl_cycles = 0;          // RTL clock cycles, summed over instructions
-  std::uint64_t max_latency_cycles = 0;  // first word in to first word out, worst lane
+  std::uint64_t max_latency_cycles = 0;  // first input taken to first output given, worst lane
   std::uint64_t stretched_ps = 0;        // time the RTL added beyond the model's
   std::uint64_t stretched_instructions = 0;
+};
+// Present only in a co-simulated run: every block kind co-simulated.
+struct CosimStats {
+  bool enabled = false;
+  std::vector<CosimBlockStats> blocks;
+  std::uint64_t words_compared() const;  // over every kind
+  std::uint64_t mismatches() const;
+  std::uint64_t stretched_ps() const;
 };
 
 struct RunStats {

@@ -7,7 +7,7 @@
 #include <systemc>
 
 #include "platform/cli/commands.h"
-#include "platform/cosim/dequant_cosim.h"
+#include "platform/cosim/cosim.h"
 #include "platform/run/run.h"
 #include "platform/run/stop_signals.h"
 
@@ -100,12 +100,9 @@ int cmd_run(const Args& args) {
                 out.exit_code == 1 ? "error" : platform::status_name(r.status), out.arch.c_str(),
                 static_cast<double>(r.simulated_ps) / 1000.0,
                 static_cast<unsigned long long>(r.instructions));
-  if (!o.quiet && out.report.stats.cosim.enabled) {
-    const trace::CosimStats& c = out.report.stats.cosim;
-    std::printf("tpbsim run: cosim %s at %.0f MHz: %llu words compared, %llu mismatches\n",
-                c.dut.c_str(), c.clock_mhz, static_cast<unsigned long long>(c.words_compared),
-                static_cast<unsigned long long>(c.mismatches));
-  }
+  if (!o.quiet && out.report.stats.cosim.enabled)
+    for (const std::string& line : cosim::summary(out.report.stats.cosim))
+      std::printf("tpbsim run: %s\n", line.c_str());
   // A stop signal's exit code (128 + N) whatever the run's outcome was.
   return sig ? 128 + sig : out.exit_code;
 }

@@ -41,7 +41,7 @@ DequantCosim::DequantCosim(sc_core::sc_module_name name, DutLibrary& dut, sc::Se
     lanes_[l].dut = dut_.create(n.c_str(), *lanes_[l].pins);
     lanes_[l].partition = l;
   }
-  stats_.enabled = true;
+  stats_.kind = "dequant";
   stats_.dut = dut_.name();
   stats_.clock_mhz = cfg_.clock_mhz;
   pool.engine_state().get<fw::DequantStreamTap>().observer = this;
@@ -61,8 +61,8 @@ std::string DequantCosim::close_trace() {
   return dut_.trace_error();
 }
 
-trace::CosimStats DequantCosim::stats() const {
-  trace::CosimStats s = stats_;
+trace::CosimBlockStats DequantCosim::stats() const {
+  trace::CosimBlockStats s = stats_;
   s.words_compared = sb_.words_compared();
   s.mismatches = sb_.mismatches();
   return s;

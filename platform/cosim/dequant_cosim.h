@@ -51,8 +51,8 @@ class DequantCosim : public sc_core::sc_module, public fw::DequantStreamObserver
   void channel(unsigned c, const std::uint32_t* src, const std::uint32_t* expected) override;
 
   const WordScoreboard& scoreboard() const { return sb_; }
-  // The stats JSON's "cosim" section so far.
-  trace::CosimStats stats() const;
+  // The stats of this block kind so far ("dequant").
+  trace::CosimBlockStats stats() const;
   // Ends the RTL's VCD (after the run): "" or its first write error.
   std::string close_trace();
 
@@ -88,7 +88,7 @@ class DequantCosim : public sc_core::sc_module, public fw::DequantStreamObserver
   sc_core::sc_time t0_;  // the current stream's first clock edge
   std::uint64_t stream_mismatches_ = 0;
   std::optional<std::string> stream_error_;  // a stall or an extra word
-  trace::CosimStats stats_;
+  trace::CosimBlockStats stats_;
 };
 
 }  // namespace tpb::cosim

@@ -9,7 +9,7 @@
 
 #include "models/isa/input_file.h"
 #include "models/trace/gtkw_writer.h"
-#include "platform/cosim/dequant_cosim.h"
+#include "platform/cosim/cosim.h"
 #include "platform/run/staged_outputs.h"
 
 namespace tpb::run {
@@ -72,7 +72,7 @@ void prepare(const RunOptions& o, Prepared& p, RunOutcome& out) {
   if (o.timing_only && o.cosim)
     throw InputError("--timing-only computes no values: it cannot co-simulate (--cosim)");
   if (!o.cosim_vcd.empty() && !o.cosim) throw InputError("--cosim-vcd needs --cosim");
-  if (o.cosim && !cosim::linked_dut())
+  if (o.cosim && !cosim::any_dut_linked())
     throw InputError(
         "--cosim: this tpbsim has no RTL linked (built without Verilator; see docs/COSIM.md)");
 
@@ -230,7 +230,7 @@ RunOutcome run_once(const RunOptions& o) {
   if (!dump_timing_error.empty())
     out.report.output_errors.insert(out.report.output_errors.begin(),
                                     {p.dump_timing, dump_timing_error});
-  if (cosim::DequantCosim* rtl = session->cosim()) {
+  if (cosim::Cosim* rtl = session->cosim()) {
     const std::string trace_error = rtl->close_trace();
     if (p.cosim_vcd_file.is_open()) {
       try {

@@ -15,7 +15,7 @@
 #include "models/trace/perfetto_writer.h"
 #include "models/trace/stats_writer.h"
 #include "models/trace/vcd_writer.h"
-#include "platform/cosim/dequant_cosim.h"
+#include "platform/cosim/cosim.h"
 #include "platform/io/npy.h"
 #include "platform/run/staged_outputs.h"
 #include "platform/run/stop_signals.h"
@@ -28,7 +28,7 @@ namespace {
 // one elaboration) and whether a Session holds it.
 struct CoreHost {
   platform::TpbCore* core = nullptr;
-  cosim::DequantCosim* cosim = nullptr;
+  cosim::Cosim* cosim = nullptr;
   bool in_use = false;
 };
 CoreHost& host() {
@@ -76,18 +76,12 @@ void Session::open(platform::CoreConfig cfg, bool cosim, const std::string& cosi
   } catch (const std::exception& e) {
     throw InputError(e.what());
   }
-  if (cosim && !cosim::linked_dut())
+  if (cosim && !cosim::any_dut_linked())
     throw InputError(
         "--cosim: this tpbsim has no RTL linked (built without Verilator; see docs/COSIM.md)");
   if (!h.core) {
     h.core = new platform::TpbCore("tpb", std::move(cfg));
-    if (cosim) {
-      cosim::DequantCosimConfig cc;
-      cc.clock_mhz = h.core->config().timing.clock(isa::Engine::Pool);
-      cc.vcd = cosim_vcd;
-      h.cosim = new cosim::DequantCosim("cosim", *cosim::linked_dut(),
-                                        h.core->sequencer(isa::Engine::Pool), cc);
-    }
+    if (cosim) h.cosim = cosim::attach(*h.core, {cosim_vcd});
   } else {
     if (cosim)
       throw InputError(

@@ -29,7 +29,7 @@
 #include "platform/run/run_options.h"
 
 namespace tpb::cosim {
-class DequantCosim;
+class Cosim;
 }
 
 namespace tpb::run {
@@ -42,7 +42,7 @@ struct CoreSpec {
   // or nested objects, as a --timing file holds.
   nlohmann::json timing_overrides = nlohmann::json::object();
   num::MxEmax mx_emax = num::MxEmax::Ocp;
-  bool cosim = false;     // TensorDequantize in the linked RTL (SPEC §9 --cosim)
+  bool cosim = false;     // the linked RTL blocks beside the model (SPEC §9 --cosim)
   std::string cosim_vcd;  // with cosim: the RTL's waves, written as given
 };
 // The core configuration of a spec; throws InputError naming the file or
@@ -105,7 +105,7 @@ class Session {
 
   platform::TpbCore& core() { return *core_; }
   const platform::CoreConfig& config() const { return core_->config(); }
-  cosim::DequantCosim* cosim() { return cosim_; }
+  cosim::Cosim* cosim() { return cosim_; }
 
   // Loads a program for the next run (engines it gives no words run nothing).
   void load(isa::SpooledProgram& p) { core_->load_program(p); }
@@ -126,7 +126,7 @@ class Session {
  private:
   void open(platform::CoreConfig cfg, bool cosim, const std::string& cosim_vcd);
   platform::TpbCore* core_ = nullptr;
-  cosim::DequantCosim* cosim_ = nullptr;
+  cosim::Cosim* cosim_ = nullptr;
 };
 
 // Reads a program file into per-engine spools; InputError with

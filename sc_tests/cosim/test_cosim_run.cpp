@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "platform/io/npy.h"
+#include "sc_tests/cosim/cosim_test_util.h"
 #include "sc_tests/sc/test_platform_ref.h"
 
 namespace tpb {
@@ -29,47 +30,18 @@ namespace {
 
 using nlohmann::json;
 
-struct ToolRun {
-  int exit_code = -1;
-  std::string out, err;
-};
+using cosimtest::read_text;
+using cosimtest::run;
+using cosimtest::scratch;
+using cosimtest::ToolRun;
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string scratch(const std::string& name) {
-  std::string t = "/tmp/tpbsim-cosim-" + name + "-XXXXXX";
-  char* d = mkdtemp(t.data());
-  return d ? std::string(d) : std::string("/tmp");
-}
-
-// Runs `bin run args` in `cwd`.
-ToolRun run(const std::string& bin, const std::string& args, const std::string& cwd = ".") {
-  const std::string dir = scratch("out");
-  const std::string cmd = "cd '" + cwd + "' && " + bin + " run " + args + " >" + dir +
-                          "/stdout 2>" + dir + "/stderr </dev/null";
-  const int status = std::system(cmd.c_str());
-  ToolRun r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = read_text(dir + "/stdout");
-  r.err = read_text(dir + "/stderr");
-  return r;
-}
-
+// The dequant lanes' part of the stats' "cosim" section.
 json cosim_of(const std::string& stats_path) {
-  const json s = json::parse(read_text(stats_path));
-  return s.contains("cosim") ? s.at("cosim") : json();
+  return cosimtest::cosim_block(stats_path, "dequant");
 }
 
 std::uint64_t pool_bytes_written(const std::string& stats_path) {
-  const json s = json::parse(read_text(stats_path));
-  for (const json& e : s.at("engines"))
-    if (e.at("name") == "pool") return e.at("bytes_written").get<std::uint64_t>();
-  return 0;
+  return cosimtest::engine_stat(stats_path, "pool", "bytes_written");
 }
 
 // The end time of the last retire line.
@@ -521,7 +493,7 @@ TEST(CosimCli, RtlWavesGoToTheVcd) {
   const ToolRun r = run(TPBSIM_BIN, case_args(k, "cosim") + " --cosim --cosim-vcd rtl.vcd", k.dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string vcd = read_text(k.dir + "/rtl.vcd");
-  EXPECT_NE(vcd.find("$scope module cosim.lane41"), std::string::npos);
+  EXPECT_NE(vcd.find("$scope module cosim.dequant.lane41"), std::string::npos);
   EXPECT_NE(vcd.find("out_data"), std::string::npos);
   EXPECT_NE(vcd.find("stage_scale"), std::string::npos);  // the RTL's own signals
   EXPECT_NE(vcd.find("\n#"), std::string::npos);          // time steps

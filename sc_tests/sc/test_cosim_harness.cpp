@@ -88,7 +88,7 @@ class FakeLibrary : public cosim::DutLibrary {
 
 struct Outcome {
   platform::RunResult run;
-  trace::CosimStats stats;
+  trace::CosimBlockStats stats;
   std::uint64_t model_end_ps = 0;
 };
 

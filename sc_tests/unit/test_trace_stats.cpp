@@ -77,6 +77,55 @@ TEST(TraceStats, JsonHasEveryAgreedKey) {
   EXPECT_EQ(k.size(), 13u);
 }
 
+TEST(TraceStats, CosimSectionHasTotalsAndEveryBlockKind) {
+  RunStats s = sample();
+  EXPECT_FALSE(stats_to_json(s).contains("cosim"));  // a run without --cosim
+  s.cosim.enabled = true;
+  CosimBlockStats dq;
+  dq.kind = "dequant";
+  dq.dut = "tpb_dequant";
+  dq.clock_mhz = 1200;
+  dq.instructions = 2;
+  dq.words_compared = 512;
+  dq.mismatches = 3;
+  dq.source_words = 256;
+  dq.rtl_cycles = 40;
+  dq.max_latency_cycles = 2;
+  dq.stretched_ps = 700;
+  dq.stretched_instructions = 1;
+  CosimBlockStats q;
+  q.kind = "quantize_mx";
+  q.dut = "tpb_quantize_mx";
+  q.clock_mhz = 960;
+  q.instructions = 1;
+  q.blocks_compared = 16;
+  q.words_compared = 128;
+  q.mismatches = 2;
+  q.stretched_ps = 50;
+  s.cosim.blocks = {dq, q};
+  const nlohmann::json c = stats_to_json(s).at("cosim");
+  EXPECT_EQ(c.at("words_compared"), 640u);
+  EXPECT_EQ(c.at("mismatches"), 5u);
+  EXPECT_EQ(c.at("stretched_ps"), 750u);
+  EXPECT_EQ(c.size(), 4u);
+  const nlohmann::json& d = c.at("blocks").at("dequant");
+  EXPECT_EQ(d, nlohmann::json({{"dut", "tpb_dequant"},
+                               {"clock_mhz", 1200.0},
+                               {"instructions", 2},
+                               {"words_compared", 512},
+                               {"mismatches", 3},
+                               {"source_words", 256},
+                               {"rtl_cycles", 40},
+                               {"max_latency_cycles", 2},
+                               {"stretched_ps", 700},
+                               {"stretched_instructions", 1}}));
+  const nlohmann::json& m = c.at("blocks").at("quantize_mx");
+  EXPECT_EQ(m.at("blocks_compared"), 16u);
+  EXPECT_EQ(m.at("words_compared"), 128u);
+  EXPECT_DOUBLE_EQ(m.at("clock_mhz").get<double>(), 960.0);
+  EXPECT_EQ(m.size(), 11u);
+}
+
 TEST(TraceStats, EmptyRunHasEmptyArrays) {
   const nlohmann::json j = stats_to_json(RunStats{});
   EXPECT_TRUE(j.at("engines").is_array());

@@ -8,12 +8,33 @@
 // rounded to nearest-even into E5M2 / E4M3 and saturated to the largest
 // finite magnitude. Interface and timing: README.md beside this file.
 //
-// Build defines (test mutants, never in the shipped harness):
-//   TPB_MUTANT_RNE       rounding ties go to the odd code instead of the even one
-//   TPB_MUTANT_NF4       NF4 codebook entry 13 has its top fraction bit flipped
-//   TPB_THROTTLE         in_ready is high one cycle in four (a slow DUT)
+// Test variants (never in the shipped harness), by parameter or by the
+// build define that sets its default:
+//   MUTANT_RNE / TPB_MUTANT_RNE   rounding ties go to the odd code instead of the even one
+//   MUTANT_NF4 / TPB_MUTANT_NF4   NF4 codebook entry 13 has its top fraction bit flipped
+//   THROTTLE   / TPB_THROTTLE     in_ready is high one cycle in four (a slow DUT)
 
-module tpb_dequant (
+`ifdef TPB_MUTANT_RNE
+`define TPB_DQ_MUTANT_RNE 1'b1
+`else
+`define TPB_DQ_MUTANT_RNE 1'b0
+`endif
+`ifdef TPB_MUTANT_NF4
+`define TPB_DQ_MUTANT_NF4 1'b1
+`else
+`define TPB_DQ_MUTANT_NF4 1'b0
+`endif
+`ifdef TPB_THROTTLE
+`define TPB_DQ_THROTTLE 1'b1
+`else
+`define TPB_DQ_THROTTLE 1'b0
+`endif
+
+module tpb_dequant #(
+    parameter bit MUTANT_RNE = `TPB_DQ_MUTANT_RNE,
+    parameter bit MUTANT_NF4 = `TPB_DQ_MUTANT_NF4,
+    parameter bit THROTTLE   = `TPB_DQ_THROTTLE
+) (
     input  logic        clk,
     input  logic        rst_n,      // synchronous, active low
     input  logic [ 2:0] fmt,        // DEQUANT_FMT: 1 E2M1->E5M2, 2 INT4->E5M2, 3 NF4->E4M3, 4 E2M3->E4M3
@@ -46,11 +67,8 @@ module tpb_dequant (
       4'd10:   v = 32'h3e7c04dd;  // 0.24611230194568634
       4'd11:   v = 32'h3ead033a;  // 0.33791524171829224
       4'd12:   v = 32'h3ee1a4b8;  // 0.44070982933044434
-`ifdef TPB_MUTANT_NF4
-      4'd13:   v = 32'h3f1007ab ^ 32'h00400000;  // mutant: top fraction bit flipped
-`else
-      4'd13:   v = 32'h3f1007ab;  // 0.5626170039176941
-`endif
+      // 0.5626170039176941 (the mutant: its top fraction bit flipped)
+      4'd13:   v = MUTANT_NF4 ? 32'h3f1007ab ^ 32'h00400000 : 32'h3f1007ab;
       4'd14:   v = 32'h3f3913b3;  // 0.7229568362236023
       default: v = 32'h3f800000;  // 1.0
     endcase
@@ -167,11 +185,8 @@ module tpb_dequant (
       guard  = w[28];
       sticky = w[27:0] != 28'b0 || lost;
     end
-`ifdef TPB_MUTANT_RNE
-    up   = guard && (sticky || !lsb);  // mutant: ties to odd
-`else
-    up   = guard && (sticky || lsb);  // round to nearest, ties to even
-`endif
+    // Round to nearest, ties to even (the mutant: ties to odd).
+    up   = guard && (sticky || (MUTANT_RNE ? !lsb : lsb));
     mag8 = 8'(kept) + 8'(up);  // a carry moves into the exponent
     maxc = e4m3 ? 8'h7e : 8'h7b;  // 448 / 57344
     if (eb > (e4m3 ? 10'sd15 : 10'sd30) || mag8 > maxc) mag8 = maxc;  // saturate
@@ -213,13 +228,13 @@ module tpb_dequant (
     else ready_raw = !stage_v || (stage_half && out_fire);
   end
 
-`ifdef TPB_THROTTLE
-  logic [1:0] throttle_q;
-  always_ff @(posedge clk) throttle_q <= rst_n ? throttle_q + 2'd1 : 2'd0;
-  assign in_ready = ready_raw && throttle_q == 2'd0;
-`else
-  assign in_ready = ready_raw;
-`endif
+  if (THROTTLE) begin : g_throttle
+    logic [1:0] throttle_q;
+    always_ff @(posedge clk) throttle_q <= rst_n ? throttle_q + 2'd1 : 2'd0;
+    assign in_ready = ready_raw && throttle_q == 2'd0;
+  end else begin : g_no_throttle
+    assign in_ready = ready_raw;
+  end
 
   assign out_valid = fp6 ? count_q >= 7'd24 : stage_v;
 

@@ -1,0 +1,283 @@
+// libtpbsim_dpi's core (tpbsim_dpi.h): a chandle on a run::Session, the run
+// API's core (SPEC §12). Every call goes through the Session: memory rows,
+// .npy loads and dumps, programs run one after another with memories and
+// time carried over. Nothing here sets up or runs the model itself.
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "platform/dpi/dpi_boundary.h"
+#include "platform/run/mem_spec.h"
+#include "platform/run/session.h"
+
+// libsystemc calls sc_main from its own main(); a simulator that loads this
+// library has its own main, so this weak definition only satisfies the
+// dynamic link (never called).
+extern "C" __attribute__((weak)) int sc_main(int, char**) { return 0; }
+
+namespace tpb::dpi {
+namespace {
+
+struct Core {
+  std::unique_ptr<run::Session> session;
+  isa::Arch arch = isa::Arch::Mariana;
+  std::string status = "none";  // of the last run
+  std::string message;          // the last run's fault / deadlock / watchdog message
+  std::uint64_t instructions = 0;
+  std::uint64_t max_sim_ps = 0;  // the watchdogs of every run (0: off)
+  double max_wall_seconds = 0;
+};
+
+// A chandle this library made and has not freed (the one core of the process).
+Core* g_core = nullptr;
+
+Core* core_of(void* h) {
+  if (!h) {
+    fail("the core handle is null");
+    return nullptr;
+  }
+  if (h != g_core) {
+    fail("the core handle is not a live core of this library (freed, or never made)");
+    return nullptr;
+  }
+  return static_cast<Core*>(h);
+}
+
+bool region_of(const char* mem, isa::Region& r) {
+  const std::string m = mem ? mem : "";
+  if (m == "sbuf")
+    r = isa::Region::Sbuf;
+  else if (m == "psum")
+    r = isa::Region::Psum;
+  else {
+    fail(fmt::format("memory '{}' is not sbuf or psum", m));
+    return false;
+  }
+  return true;
+}
+
+bool row_args(int partition, int offset, int nbytes, int max_bytes) {
+  if (partition < 0 || partition > 127) {
+    fail(fmt::format("partition {} is not 0..127", partition));
+    return false;
+  }
+  if (offset < 0) {
+    fail(fmt::format("offset {} is negative", offset));
+    return false;
+  }
+  if (nbytes < 1 || nbytes > max_bytes) {
+    fail(fmt::format("{} bytes: give 1..{}", nbytes, max_bytes));
+    return false;
+  }
+  return true;
+}
+
+// The Session's errors (bad spec, bad file, a second core) are the user's:
+// TPB_DPI_EARG with the message; anything else is the model's.
+template <class F>
+int session_call(F&& f) {
+  return guarded([&]() -> int {
+    try {
+      return f();
+    } catch (const run::InputError& e) {
+      return fail(e.what());
+    } catch (const run::SpecError& e) {
+      return fail(e.what());
+    }
+  });
+}
+
+int run_program(Core& c, std::unique_ptr<isa::SpooledProgram> p) {
+  if (p->arch() && *p->arch() != c.arch)
+    return fail(fmt::format("the program is for {} (.arch) but the core is {}",
+                            isa::arch_name(*p->arch()), isa::arch_name(c.arch)));
+  c.session->load(*p);
+  run::RunRequest req;
+  req.max_sim_ps = c.max_sim_ps;
+  req.max_wall_seconds = c.max_wall_seconds;
+  const run::RunReport rep = c.session->run(req);
+  c.status = platform::status_name(rep.result.status);
+  c.message = rep.result.message;
+  c.instructions = rep.result.instructions;
+  if (rep.result.status == platform::RunStatus::Ok) return TPB_DPI_OK;
+  last_error() = c.status + ": " + c.message;
+  return TPB_DPI_EFAULT;
+}
+
+}  // namespace
+}  // namespace tpb::dpi
+
+using namespace tpb;
+using tpb::dpi::fail;
+
+extern "C" {
+
+void* tpb_dpi_core_new(const char* arch, const char* timing_file) {
+  void* out = nullptr;
+  dpi::session_call([&] {
+    if (dpi::g_core)
+      return fail(
+          "a core is already open in this process (SystemC elaborates once per "
+          "process): tpb_dpi_core_free it first");
+    run::CoreSpec spec;
+    isa::Arch a = isa::Arch::Mariana;
+    if (arch && *arch && !isa::parse_arch(arch, a))
+      return fail(fmt::format("'{}' is not one of sunda cayman mariana maverick", arch));
+    spec.arch = a;
+    if (timing_file) spec.timing_file = timing_file;
+    auto c = std::make_unique<dpi::Core>();
+    c->session = std::make_unique<run::Session>(spec);
+    c->arch = a;
+    dpi::g_core = c.release();
+    out = dpi::g_core;
+    return TPB_DPI_OK;
+  });
+  return out;
+}
+
+int tpb_dpi_core_free(void* core) {
+  return dpi::session_call([&] {
+    dpi::Core* c = dpi::core_of(core);
+    if (!c) return TPB_DPI_EARG;
+    dpi::g_core = nullptr;
+    delete c;
+    return TPB_DPI_OK;
+  });
+}
+
+int tpb_dpi_core_write(void* core, const char* mem, int partition, int offset,
+                       const unsigned int* data, int nbytes) {
+  return dpi::session_call([&] {
+    dpi::Core* c = dpi::core_of(core);
+    isa::Region r;
+    if (!c || !dpi::region_of(mem, r) || !dpi::row_args(partition, offset, nbytes, 64))
+      return TPB_DPI_EARG;
+    if (!data) return fail("data is null");
+    std::uint8_t bytes[64];
+    for (int i = 0; i < nbytes; ++i)
+      bytes[i] = static_cast<std::uint8_t>(data[i / 4] >> (8 * (i % 4)));
+    c->session->write_rows(r, static_cast<unsigned>(partition), static_cast<std::uint32_t>(offset),
+                           bytes, 1, static_cast<std::size_t>(nbytes));
+    return TPB_DPI_OK;
+  });
+}
+
+int tpb_dpi_core_read(void* core, const char* mem, int partition, int offset, unsigned int* data,
+                      int nbytes) {
+  return dpi::session_call([&] {
+    dpi::Core* c = dpi::core_of(core);
+    isa::Region r;
+    if (!c || !dpi::region_of(mem, r) || !dpi::row_args(partition, offset, nbytes, 64))
+      return TPB_DPI_EARG;
+    if (!data) return fail("data is null");
+    std::uint8_t bytes[64] = {};
+    c->session->read_rows(r, static_cast<unsigned>(partition), static_cast<std::uint32_t>(offset),
+                          bytes, 1, static_cast<std::size_t>(nbytes));
+    for (int i = 0; i < 16; ++i) data[i] = 0;
+    for (int i = 0; i < nbytes; ++i)
+      data[i / 4] |= static_cast<unsigned int>(bytes[i]) << (8 * (i % 4));
+    return TPB_DPI_OK;
+  });
+}
+
+int tpb_dpi_core_write32(void* core, const char* mem, int partition, int offset,
+                         unsigned int value) {
+  return tpb_dpi_core_write(core, mem, partition, offset, &value, 4);
+}
+
+int tpb_dpi_core_read32(void* core, const char* mem, int partition, int offset,
+                        unsigned int* value) {
+  unsigned int w[16];
+  const int rc = tpb_dpi_core_read(core, mem, partition, offset, w, 4);
+  if (rc == TPB_DPI_OK && value) *value = w[0];
+  if (rc == TPB_DPI_OK && !value) return fail("value is null");
+  return rc;
+}
+
+int tpb_dpi_core_load_npy(void* core, const char* spec) {
+  return dpi::session_call([&] {
+    dpi::Core* c = dpi::core_of(core);
+    if (!c) return TPB_DPI_EARG;
+    if (!spec) return fail("the spec is null");
+    if (run::is_tile_spec(spec)) {
+      run::load_tile_npy(*c->session, run::parse_tile_spec(spec, false));
+      return TPB_DPI_OK;
+    }
+    const run::MemSpec m = run::parse_mem_spec(spec, false);
+    run::load_npy(*c->session, m, run::read_load(m, c->session->config()));
+    return TPB_DPI_OK;
+  });
+}
+
+int tpb_dpi_core_dump_npy(void* core, const char* spec) {
+  return dpi::session_call([&] {
+    dpi::Core* c = dpi::core_of(core);
+    if (!c) return TPB_DPI_EARG;
+    if (!spec) return fail("the spec is null");
+    if (run::is_tile_spec(spec)) {
+      const run::TileSpec t = run::parse_tile_spec(spec, true);
+      run::dump_tile_npy(*c->session, t, t.file);
+      return TPB_DPI_OK;
+    }
+    const run::MemSpec m = run::parse_mem_spec(spec, true);
+    run::check_dump_fits(m, c->session->partition_bytes(m.region));
+    run::dump_npy(*c->session, m, m.file);
+    return TPB_DPI_OK;
+  });
+}
+
+int tpb_dpi_core_limits(void* core, long long max_sim_ps, double max_wall_seconds) {
+  return dpi::session_call([&] {
+    dpi::Core* c = dpi::core_of(core);
+    if (!c) return TPB_DPI_EARG;
+    if (max_sim_ps < 0 || !(max_wall_seconds >= 0))
+      return fail(
+          fmt::format("limits {} ps, {} s: give 0 (off) or more", max_sim_ps, max_wall_seconds));
+    c->max_sim_ps = static_cast<std::uint64_t>(max_sim_ps);
+    c->max_wall_seconds = max_wall_seconds;
+    return TPB_DPI_OK;
+  });
+}
+
+int tpb_dpi_core_run(void* core, const char* program) {
+  return dpi::session_call([&] {
+    dpi::Core* c = dpi::core_of(core);
+    if (!c) return TPB_DPI_EARG;
+    if (!program) return fail("the program is null");
+    return dpi::run_program(*c, run::program_from_text(program, "program"));
+  });
+}
+
+int tpb_dpi_core_run_file(void* core, const char* path) {
+  return dpi::session_call([&] {
+    dpi::Core* c = dpi::core_of(core);
+    if (!c) return TPB_DPI_EARG;
+    if (!path) return fail("the path is null");
+    return dpi::run_program(*c, run::load_program_file(path));
+  });
+}
+
+const char* tpb_dpi_core_status(void* core) {
+  const dpi::Core* c = core && core == dpi::g_core ? static_cast<dpi::Core*>(core) : nullptr;
+  return c ? c->status.c_str() : "none";
+}
+
+const char* tpb_dpi_core_fault(void* core) {
+  const dpi::Core* c = core && core == dpi::g_core ? static_cast<dpi::Core*>(core) : nullptr;
+  return c ? c->message.c_str() : "";
+}
+
+long long tpb_dpi_core_time_ps(void* core) {
+  dpi::Core* c = core && core == dpi::g_core ? static_cast<dpi::Core*>(core) : nullptr;
+  return c ? static_cast<long long>(c->session->core().now_ps()) : -1;
+}
+
+long long tpb_dpi_core_instructions(void* core) {
+  const dpi::Core* c = core && core == dpi::g_core ? static_cast<dpi::Core*>(core) : nullptr;
+  return c ? static_cast<long long>(c->instructions) : -1;
+}
+
+}  // extern "C"
