@@ -2,6 +2,7 @@
 // plus the integer, codebook (NF4) and exponent-only (E8M0) formats.
 #include "models/numerics/formats.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -195,6 +196,10 @@ std::uint32_t int_encode(double v, double lo, double hi, unsigned bits, Overflow
 
 std::uint32_t nf4_encode(double v) {
   if (std::isnan(v)) return 7;  // NF4 has no NaN: the zero code (index 7)
+  // Past the ends the nearest entry is the end (+-1.0); clamped, every
+  // distance below is exact, where |v| - 1 would absorb the codebook entries
+  // (2^60 or Inf would be as far from every entry, a tie).
+  v = std::min(1.0, std::max(-1.0, v));
   int best = 0;
   double best_d = kInf;
   for (int i = 0; i < 16; ++i) {
