@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "models/numerics/convert_array.h"
+
 namespace tpb::num {
 
 namespace {
@@ -337,7 +339,7 @@ std::optional<std::string> convert_line(Format from, Format to, std::string_view
                                         std::string& error, Overflow ov) {
   const std::string text(value);
   const FormatInfo& fi = info(from);
-  double v;
+  std::uint32_t out;
   if (text.size() >= 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
     const std::string digits = text.substr(2);
     if (digits.empty() || digits.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
@@ -352,7 +354,7 @@ std::optional<std::string> convert_line(Format from, Format to, std::string_view
       error = fmt::format("code '{}' does not fit in {} ({} bits)", text, fi.name, fi.bits);
       return std::nullopt;
     }
-    v = decode(from, static_cast<std::uint32_t>(code));
+    out = convert_code(from, to, static_cast<std::uint32_t>(code), ov);
   } else {
     // strtod would also take hex floats ("0x1p3", "-0x2"): not a VALUE form here.
     if (text.empty() || text.find_first_of("xX") != std::string::npos ||
@@ -369,9 +371,8 @@ std::optional<std::string> convert_line(Format from, Format to, std::string_view
     }
     // ERANGE overflow gives +-HUGE_VAL (= Inf) and underflow a correctly
     // rounded tiny value or 0: both are what the user typed, rounded.
-    v = decode(from, encode(from, parsed, ov));
+    out = convert_value(from, to, parsed, ov);
   }
-  const std::uint32_t out = encode(to, v, ov);
   const unsigned hex_digits = (info(to).bits + 3) / 4;
   return fmt::format("{} -> 0x{:0{}X} {}", text, out, hex_digits, value_text(decode(to, out)));
 }
