@@ -42,6 +42,7 @@
 #include "models/isa/program.h"
 #include "models/timing/timing_profile.h"
 #include "platform/cli/commands.h"
+#include "platform/run/request.h"
 #include "platform/run/run_options.h"
 
 namespace tpb::cli {
@@ -118,68 +119,6 @@ std::string sh_join(const std::vector<std::string>& argv) {
 
 // A value in the CSV and in point descriptions: strings bare, numbers as JSON.
 std::string value_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
-
-// Objects merged recursively; `over` wins.
-void deep_merge(json& base, const json& over) {
-  if (!base.is_object() || !over.is_object()) {
-    base = over;
-    return;
-  }
-  for (auto it = over.begin(); it != over.end(); ++it) {
-    if (base.contains(it.key()))
-      deep_merge(base[it.key()], *it);
-    else
-      base[it.key()] = *it;
-  }
-}
-
-// The nesting of a dotted timing key, checked against the profile's own
-// shape (`tpbsim run --dump-timing`): "clocks_mhz.dve" -> {clocks_mhz, dve};
-// "bundle_issue_cycles.dve.qmx.pack" -> {bundle_issue_cycles, dve.qmx.pack}
-// (bundle names hold dots; they are checked by the kernels' bundle table).
-std::vector<std::string> resolve_key(const std::string& key, const json& profile) {
-  const std::string bic = "bundle_issue_cycles.";
-  if (key.rfind(bic, 0) == 0 && key.size() > bic.size())
-    return {"bundle_issue_cycles", key.substr(bic.size())};
-  std::vector<std::string> path;
-  const json* level = &profile;
-  std::string rest = key;
-  for (;;) {
-    if (level->contains(rest) && !(*level)[rest].is_object()) {
-      path.push_back(rest);
-      return path;
-    }
-    const std::size_t dot = rest.find('.');
-    const std::string head = rest.substr(0, dot);
-    std::string known;
-    for (auto it = level->begin(); it != level->end(); ++it)
-      if (it.key() != "sources" && it.key() != "arch")
-        known += (known.empty() ? "" : " ") + it.key();
-    if (!level->contains(head) || head == "sources" || head == "arch")
-      throw SweepError(fmt::format("parameter '{}': '{}' is not a timing key (known here: {})", key,
-                                   head, known));
-    const json& next = (*level)[head];
-    path.push_back(head);
-    if (!next.is_object())
-      throw SweepError(fmt::format("parameter '{}': '{}' is a value, not an object", key,
-                                   fmt::format("{}", fmt::join(path, "."))));
-    if (dot == std::string::npos) {
-      std::string sub;
-      for (auto it = next.begin(); it != next.end(); ++it)
-        sub += (sub.empty() ? "" : " ") + it.key();
-      throw SweepError(
-          fmt::format("parameter '{}' names an object; name one of its keys: {}", key, sub));
-    }
-    level = &next;
-    rest = rest.substr(dot + 1);
-  }
-}
-
-json nest(const std::vector<std::string>& path, const json& value) {
-  json j = value;
-  for (auto it = path.rbegin(); it != path.rend(); ++it) j = json{{*it, j}};
-  return j;
-}
 
 struct Param {
   std::string key;
@@ -332,9 +271,9 @@ json make_plan(const std::string& sweep_file, const PlanOptions& o) {
       if (e.key == q.key) throw bad(fmt::format("parameter '{}' is listed twice", q.key));
     std::vector<std::string> path;
     try {
-      for (const auto& [arch, prof] : profiles) path = resolve_key(q.key, prof);
-    } catch (const SweepError& e) {
-      throw bad(e.what());
+      for (const auto& [arch, prof] : profiles) path = run::resolve_timing_key(q.key, prof);
+    } catch (const run::InputError& e) {
+      throw bad(std::string("parameter ") + e.what());
     }
     params.push_back(q);
     paths.push_back(path);
@@ -390,8 +329,9 @@ json make_plan(const std::string& sweep_file, const PlanOptions& o) {
       }
       json timing = w.base_timing;
       if (timing.is_null()) timing = json::object();
-      deep_merge(timing, base);
-      for (std::size_t k = 0; k < params.size(); ++k) deep_merge(timing, nest(paths[k], vals[k]));
+      run::merge_json(timing, base);
+      for (std::size_t k = 0; k < params.size(); ++k)
+        run::merge_json(timing, run::nest_timing_key(paths[k], vals[k]));
       const std::size_t idx = points.size();
       const std::string id = point_id(idx);
       std::string where = fmt::format("point {} (workload {}", id, w.name);

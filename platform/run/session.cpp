@@ -15,6 +15,7 @@
 #include "models/trace/vcd_writer.h"
 #include "platform/cosim/dequant_cosim.h"
 #include "platform/io/npy.h"
+#include "platform/run/request.h"
 #include "platform/run/staged_outputs.h"
 
 namespace tpb::run {
@@ -48,7 +49,8 @@ platform::CoreConfig core_config(const CoreSpec& spec) {
       }
     }
     if (!spec.timing_overrides.is_null() && !spec.timing_overrides.empty()) {
-      sc::merge_timing(cfg.timing, spec.timing_overrides);
+      sc::merge_timing(cfg.timing,
+                       nest_timing_keys(spec.timing_overrides, sc::to_json(cfg.timing)));
       fw::builtin_kernels().resolve_costs(cfg.timing);
     }
   } catch (const std::exception& e) {
