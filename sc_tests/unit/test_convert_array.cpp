@@ -41,7 +41,7 @@ TEST(ConvertArray, EveryCodeOfEverySmallFormatMatchesTheCliLine) {
         std::vector<std::uint32_t> out(in.size());
         convert_codes(from, to, in.data(), out.data(), in.size(), ov);
         for (std::size_t c = 0; c < in.size(); ++c) {
-          char hex[16];
+          char hex[24];
           std::snprintf(hex, sizeof hex, "0x%zx", c);
           ASSERT_EQ(out[c], line_code(from, to, hex, ov))
               << info(from).name << " -> " << info(to).name << " " << hex;
