@@ -6,13 +6,16 @@
 #               whole test suite under the sanitizers (build-asan/)
 #   make fuzz   build build-asan/ and run every fuzz target FUZZ_SECONDS (60) each,
 #               FUZZ_JOBS (2) at a time, from its seed corpus (docs/FUZZING.md)
+#   make tsan   build the pure C++ tests with ThreadSanitizer (clang, build-tsan/) and
+#               run those of the host-thread pool, the kernels split over host threads
+#               and the numerics they call (TSAN_TESTS; docs/PERFORMANCE.md)
 
 BUILD      ?= build
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 DEMO_OUT   ?= out/demo
 
-.PHONY: all deps build demo test bench asan asan-build fuzz clean format
+.PHONY: all deps build demo test bench asan asan-build fuzz tsan clean format
 
 all: build
 
@@ -59,8 +62,26 @@ asan: asan-build
 fuzz: asan-build
 	$(SAN_ENV) sc_tests/fuzz/run_fuzzers.sh $(ASAN_BUILD) $(FUZZ_SECONDS) $(FUZZ_JOBS)
 
+# ThreadSanitizer over the pure C++ tests (sc_tests/unit: no SystemC) that
+# run code on host threads. The SystemC tests are left out: SystemC 2.3's
+# QuickThreads coroutines switch stacks without telling TSan (they announce
+# fibres to ASan only), and the functional work that runs on host threads is
+# the same code the unit tests drive through a recording KernelContext
+# (docs/PERFORMANCE.md). The parsers' and encoders' randomised tests, which
+# run on one thread, stay with make test / make asan.
+TSAN_BUILD ?= build-tsan
+TSAN_ENV = TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+TSAN_TESTS ?= HostThreads*:KernelThreads*:MxMatmul*:DveQuantizeMxKernel*:EngineState*:BundleCosts*:DequantStream*:DequantRatio*:MxQuantize*
+
+tsan: deps
+	@grep -qs 'CMAKE_CXX_COMPILER:.*clang' $(TSAN_BUILD)/CMakeCache.txt || rm -rf $(TSAN_BUILD)
+	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
+	  -DTPBSIM_TSAN=ON -DTPBSIM_BENCH=OFF -DTPBSIM_COSIM=OFF $(CMAKE_ARGS)
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target unit_tests
+	cd $(TSAN_BUILD) && $(TSAN_ENV) ./sc_tests/unit_tests --gtest_filter='$(TSAN_TESTS)'
+
 format:
 	@git ls-files '*.cpp' '*.h' | xargs clang-format -i
 
 clean:
-	rm -rf $(BUILD) build-asan out
+	rm -rf $(BUILD) build-asan build-tsan out

@@ -13,7 +13,7 @@ included) and divides them by the public formula of ../shared/spec/TIMING.md.
                                                --write would write (stale)
 
 The formulas and bands are TIMING.md's "Public cost model"; the sources are
-its [A]..[K]. No numpy: the few .npy inputs are written by hand.
+its [A]..[M]. No numpy: the few .npy inputs are written by hand.
 """
 import argparse
 import json
@@ -127,6 +127,19 @@ matmul in_dtype={dt} rows={p} src={src_m} \\
     return make, lambda n: 64 + max(64, n)
 
 
+def tensor_copy(src, in_dtype, out_dtype):
+    def make(n, p):
+        prog = f""".arch mariana
+.engine dve
+tensor_copy channels={p} in_dtype={in_dtype} out_dtype={out_dtype} \\
+    src=t3d({src}(0, 0x0), step=[1, 0, 0], num=[{n}, 1, 1]) \\
+    dst=t3d(sbuf(0, 0x20000), step=[1, 0, 0], num=[{n}, 1, 1])
+"""
+        return prog, [], 0
+
+    return make, lambda n: max(64, n)
+
+
 def tquant():
     def make(n, p):
         prog = f""".arch mariana
@@ -171,6 +184,12 @@ CASES = [
      [128, 256, 512], [128], matmul_v5("mx")),
     ("matmul bf16 (v5)", "pe", "64 + max(64, N moving columns)", "A, E", BAND_TIGHT,
      [128, 256, 512], [128], matmul_v5("plain")),
+    ("tensor_copy psum fp32 -> sbuf bf16", "dve", "max(64, N) (one input stream)", "A, E, M",
+     BAND_TIGHT, SIZES, [1, 32, 128], tensor_copy("psum", "fp32", "bf16")),
+    ("tensor_copy psum fp32 -> sbuf fp8_e4m3", "dve", "max(64, N) (one input stream)",
+     "A, E, M", BAND_TIGHT, SIZES, [128], tensor_copy("psum", "fp32", "fp8_e4m3")),
+    ("tensor_copy sbuf bf16 -> sbuf bf16", "dve", "max(64, N) (one input stream)", "A, E, M",
+     BAND_TIGHT, SIZES, [128], tensor_copy("sbuf", "bf16", "bf16")),
     # The tile file holds 256 KiB: source (4 B) and destination (1 B) must fit.
     ("tquant s8", "sfu", "max(64, N) (one input stream)", "A, E", BAND_TIGHT, SIZES, [1],
      tquant()),
@@ -228,9 +247,9 @@ def render(rows):
            "`--check`. Each row is one instruction run alone on MARIANA (MAVERICK",
            "for v5) with the default profile: the model's busy cycles (engine",
            "cycles, fetch included) against the public formula of",
-           "`../shared/spec/TIMING.md` (sources [A]..[K] there). N is the free size:",
+           "`../shared/spec/TIMING.md` (sources [A]..[M] there). N is the free size:",
            "source words per partition (dequant), source elements per partition",
-           "(QuantizeMX), moving columns (matmul), stationary columns (ldweights),",
+           "(QuantizeMX, tensor_copy), moving columns (matmul), stationary columns (ldweights),",
            "ValidCol (TQUANT); P the active partitions (rows). Bands: x0.7-1.5,",
            "POOL x0.5-2.", ""]
     by_name = {}

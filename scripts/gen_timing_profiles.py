@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes models/timing/profiles/<arch>.json: each generation's default timing
 profile (what `tpbsim run --arch ARCH --dump-timing` prints) with the source of
-every number under "sources" (TIMING.md's [A]..[K], or "convention").
+every number under "sources" (TIMING.md's [A]..[M], or "convention").
 
   gen_timing_profiles.py TPBSIM [OUTDIR]
 
@@ -20,6 +20,21 @@ CLOCKS = {
     "cayman": "TIMING.md [B] (v3): PE 2.4, Vector 0.96, Scalar 1.2, GpSimd 1.2 GHz; the SFU at the Scalar clock (convention)",
     "mariana": "TIMING.md [C] (v4): PE 2.4, Vector 1.2, Scalar 1.2, GpSimd 1.2 GHz; the SFU at the Scalar clock (convention)",
     "maverick": "convention: as v4, TIMING.md [C] (no public v5 figures)",
+}
+
+# TIMING.md [L]: the device's HBM shared equally by its cores (TIMING.md: "the
+# model's default: an equal share per core").
+HBM_BYTES = {
+    "sunda": "TIMING.md [L]: trn1 32 GiB for 2 cores: 16 GiB per core",
+    "cayman": "TIMING.md [L]: trn2 96 GiB for 8 cores: 12 GiB per core",
+    "mariana": "TIMING.md [L]: trn3 144 GiB for 8 cores: 18 GiB per core",
+    "maverick": "convention: as trn3, TIMING.md [L] (144 GiB for 8 cores: 18 GiB per core)",
+}
+HBM_BANDWIDTH = {
+    "sunda": "TIMING.md [L]: trn1 820 GB/s for 2 cores: 410 GB/s per core",
+    "cayman": "TIMING.md [L]: trn2 2.9 TB/s for 8 cores: 362.5 GB/s per core",
+    "mariana": "TIMING.md [L]: trn3 4.9 TB/s for 8 cores: 612.5 GB/s per core",
+    "maverick": "convention: as trn3, TIMING.md [L] (4.9 TB/s for 8 cores: 612.5 GB/s per core)",
 }
 
 
@@ -55,6 +70,12 @@ def sources(arch):
         "instruction_fetch.batch_words": "convention: the fetch DMA refills 256 words (16 KiB) at a time",
         "instruction_fetch.mbytes_per_s": "TIMING.md [J, K]: DMA about 27 GB/s per queue on v2 / v3, 38 GB/s on v4" + (" (v5: convention, as v4)" if arch == "maverick" else ""),
         "instruction_fetch.latency_ns": "TIMING.md [J, K]: about 1.3 us from DMA trigger to start",
+        "hbm.bytes": HBM_BYTES[arch],
+        "hbm.mbytes_per_s": HBM_BANDWIDTH[arch],
+        "hbm.latency_ns": "convention: the docs are silent on HBM latency; every access (a DMA's first included) pays it",
+        "dma.mbytes_per_s": ("TIMING.md [J]: 27.2 GB/s theoretical per DMA engine (v2 / v3)" if arch in ("sunda", "cayman")
+                             else "TIMING.md [J]: 38.4 GB/s theoretical per DMA engine (v4)" + (" (v5: convention, as v4)" if arch == "maverick" else "")),
+        "dma.latency_ns": "TIMING.md [J, K]: about 1.3 us from the semaphore that triggers a transfer to its start (per descriptor)",
     }
 
 

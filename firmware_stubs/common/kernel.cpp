@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "firmware_stubs/dve/quantize_mx.h"
+#include "firmware_stubs/dve/tensor_copy.h"
 #include "firmware_stubs/pe/matmul.h"
 #include "firmware_stubs/pool/tensor_dequantize.h"
 #include "firmware_stubs/sfu/tquant.h"
@@ -67,6 +68,7 @@ const KernelRegistry& builtin_kernels() {
     KernelRegistry r;
     add_tensor_dequantize_kernels(r);
     add_quantize_mx_kernels(r);
+    add_tensor_copy_kernels(r);
     add_tquant_kernels(r);
     add_pe_matmul_kernels(r);
     return r;

@@ -1,9 +1,11 @@
 #include "firmware_stubs/dve/quantize_mx.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
 
+#include "firmware_stubs/common/host_threads.h"
 #include "models/isa/address_map.h"
 #include "models/numerics/formats.h"
 
@@ -103,45 +105,61 @@ std::uint32_t stub_fields(KernelContext& ctx) {
   return 0;
 }
 
+// Below these sizes a split over host threads costs more than it saves
+// (docs/PERFORMANCE.md).
+constexpr std::size_t kMinWidenPerChunk = 65536;  // elements
+constexpr std::size_t kMinBlocksPerChunk = 1024;  // 8 x 4 blocks
+
 // LEG B input (seed 003 §2.2): every active partition's elements in src
-// pattern order, widened exactly to FP32 bits.
+// pattern order, widened exactly to FP32 bits. The reads stay on this thread
+// in order; the widening may run on host threads.
 std::uint32_t extract_gather(KernelContext& ctx) {
   QuantizeMxState& st = state(ctx);
   const unsigned es = elem_bytes(st.in_dtype);
   const std::uint64_t n = st.src.count();
   st.bits.assign(std::size_t(st.channels) * n, 0);
-  std::vector<std::uint8_t> raw(n * es);
+  std::vector<std::uint8_t> raw(std::size_t(st.channels) * n * es);
   const unsigned sp = isa::partition_of(st.src.start);
   for (unsigned c = 0; c < st.channels; ++c) {
+    std::uint8_t* row = raw.data() + std::size_t(c) * n * es;
     for_each_run(st.src, es, sp + c, "QuantizeMX src",
                  [&](std::uint64_t addr, std::uint64_t k, std::uint32_t r) {
-                   ctx.read(addr, raw.data() + k * es, std::size_t{r} * es);
+                   ctx.read(addr, row + k * es, std::size_t{r} * es);
                  });
-    std::uint32_t* out = st.bits.data() + std::size_t(c) * n;
-    for (std::uint64_t k = 0; k < n; ++k) {
-      std::uint32_t v = 0;
-      std::memcpy(&v, raw.data() + k * es, es);  // little-endian memory
-      out[k] = widen_to_fp32_bits(st.in_dtype, v);
-    }
   }
+  const std::size_t min_rows = kMinWidenPerChunk / std::max<std::uint64_t>(1, n) + 1;
+  parallel_for(st.channels, min_rows, [&](std::size_t b, std::size_t e) {
+    for (std::size_t c = b; c < e; ++c) {
+      const std::uint8_t* row = raw.data() + c * n * es;
+      std::uint32_t* out = st.bits.data() + c * n;
+      for (std::uint64_t k = 0; k < n; ++k) {
+        std::uint32_t v = 0;
+        std::memcpy(&v, row + k * es, es);  // little-endian memory
+        out[k] = widen_to_fp32_bits(st.in_dtype, v);
+      }
+    }
+  });
   return 0;
 }
 
 // LEG A (seed 003 §2.3) with the LEG B scale: per 8x4 block, s and q by the
-// numerics model (SPEC §4).
+// numerics model (SPEC §4); the blocks may be split over host threads.
 std::uint32_t divide_blocks(KernelContext& ctx) {
   QuantizeMxState& st = state(ctx);
   const std::uint64_t n = st.src.count();
   st.words.assign(std::size_t(st.channels) * st.cols, 0);
   st.scales.assign(std::size_t(st.block_rows) * st.cols, 0);
-  std::uint32_t in[32], out[8];
-  for (unsigned b = 0; b < st.block_rows; ++b)
-    for (std::uint32_t j = 0; j < st.cols; ++j) {
+  const std::size_t blocks = std::size_t(st.block_rows) * st.cols;
+  parallel_for(blocks, kMinBlocksPerChunk, [&](std::size_t first, std::size_t last) {
+    std::uint32_t in[32], out[8];
+    for (std::size_t i = first; i < last; ++i) {
+      const std::size_t b = i / st.cols, j = i % st.cols;
       for (unsigned r = 0; r < 8; ++r)
-        std::memcpy(in + 4 * r, st.bits.data() + std::size_t(8 * b + r) * n + 4ull * j, 16);
-      st.scales[std::size_t(b) * st.cols + j] = num::mx_quantize_block(in, st.out, st.emax, out);
-      for (unsigned r = 0; r < 8; ++r) st.words[std::size_t(8 * b + r) * st.cols + j] = out[r];
+        std::memcpy(in + 4 * r, st.bits.data() + (8 * b + r) * n + 4 * j, 16);
+      st.scales[b * st.cols + j] = num::mx_quantize_block(in, st.out, st.emax, out);
+      for (unsigned r = 0; r < 8; ++r) st.words[(8 * b + r) * st.cols + j] = out[r];
     }
+  });
   return 0;
 }
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "firmware_stubs/common/host_threads.h"
 #include "firmware_stubs/common/resolve_pattern.h"
 #include "models/isa/address_map.h"
 #include "models/isa/encodings.h"
@@ -189,42 +190,67 @@ void read_columns(KernelContext& ctx, std::uint32_t addr, unsigned partition,
   }
 }
 
-// The operand as FP32 values [kdim][cols], k = 4p + lane (MX) or p (plain).
-// MX scales: block row b (partitions 8b..8b+7 from the start) of column j at
-// partition scale base + 32(b/4) + scale_pidx + b%4, byte scale_off[j]
-// (SPEC §4).
-void read_operand(KernelContext& ctx, const Operand& op, std::vector<float>& out) {
+// An operand's bytes as memory holds them: data [rows][cols x elem_bytes],
+// MX scales [block row][cols].
+struct RawOperand {
+  std::vector<std::uint8_t> data, scales;
+};
+
+// Every timed read of an operand, in the order the kernel issues them (on the
+// engine's thread): the MX scales, block row b (partitions 8b..8b+7 from the
+// start) of column j at partition scale base + 32(b/4) + scale_pidx + b%4,
+// byte scale_off[j] (SPEC §4); then the data, partition by partition.
+void read_raw(KernelContext& ctx, const Operand& op, RawOperand& raw) {
   const std::size_t C = op.cols();
   const unsigned p0 = isa::partition_of(op.data);
-  out.assign(std::size_t{op.kdim()} * C, 0.0f);
-  std::vector<std::uint8_t> buf(C * op.elem_bytes);
-  std::vector<std::uint8_t> scales;
+  raw.data.resize(std::size_t{op.rows} * C * op.elem_bytes);
+  raw.scales.clear();
   if (op.mx) {
     const unsigned block_rows = op.rows / 8;
-    scales.resize(std::size_t{block_rows} * C);
+    raw.scales.resize(std::size_t{block_rows} * C);
     const unsigned base = isa::partition_of(op.scale);
     for (unsigned b = 0; b < block_rows; ++b) {
       const unsigned sp = base + 32 * (b / 4) + op.scale_pidx + b % 4;
       if (sp >= isa::kNumPartitions)
         throw KernelFault(fmt::format(
             "address error: scales of block row {} go to partition {}, past partition 127", b, sp));
-      read_columns(ctx, op.scale, sp, op.scale_off, 1, scales.data() + std::size_t{b} * C);
+      read_columns(ctx, op.scale, sp, op.scale_off, 1, raw.scales.data() + std::size_t{b} * C);
     }
   }
-  for (unsigned p = 0; p < op.rows; ++p) {
-    read_columns(ctx, op.data, p0 + p, op.data_off, op.elem_bytes, buf.data());
-    for (std::size_t j = 0; j < C; ++j) {
-      std::uint32_t code = 0;
-      std::memcpy(&code, buf.data() + j * op.elem_bytes, op.elem_bytes);  // little-endian
-      if (op.mx) {
-        float v[4];
-        num::decode_x4(op.fmt, code, scales[std::size_t{p / 8} * C + j], v);
-        for (unsigned l = 0; l < 4; ++l) out[(std::size_t{4} * p + l) * C + j] = v[l];
-      } else {
-        out[std::size_t{p} * C + j] = num::decode_plain(op.fmt, code);
-      }
-    }
+  for (unsigned p = 0; p < op.rows; ++p)
+    read_columns(ctx, op.data, p0 + p, op.data_off, op.elem_bytes,
+                 raw.data.data() + std::size_t{p} * C * op.elem_bytes);
+}
+
+// Pure arithmetic from here on (it may run on host threads, host_threads.h):
+// below these sizes a split costs more than it saves (docs/PERFORMANCE.md).
+constexpr std::size_t kMinDecodePerChunk = 16384;  // values decoded
+constexpr std::size_t kMinMacsPerChunk = 1u << 20;
+
+// The operand as FP32 values in the packed layout L ([kdim][cols], k = 4p +
+// lane (MX) or p (plain)), partitions split over the host threads.
+void decode_packed(const Operand& op, const RawOperand& raw, const num::PackedLayout& L,
+                   num::PackedFloats& out) {
+  const std::size_t C = op.cols();
+  out.resize(L.size());
+  if (const std::size_t used = C % L.panel) {  // the last panel's padding columns are 0
+    float* last = out.data() + C / L.panel * L.panel * L.kdim;
+    for (std::size_t k = 0; k < L.kdim; ++k)
+      std::fill(last + k * L.panel + used, last + (k + 1) * L.panel, 0.0f);
   }
+  const std::size_t per_row = C * (op.mx ? 4 : 1);
+  const std::size_t min_rows =
+      (kMinDecodePerChunk + per_row - 1) / std::max<std::size_t>(1, per_row);
+  parallel_for(op.rows, min_rows, [&](std::size_t b, std::size_t e) {
+    for (std::size_t p = b; p < e; ++p) {
+      const std::uint8_t* d = raw.data.data() + p * C * op.elem_bytes;
+      if (op.mx)
+        num::decode_mx_partition(op.fmt, d, raw.scales.data() + p / 8 * C, unsigned(p), L,
+                                 out.data());
+      else
+        num::decode_plain_partition(op.fmt, d, unsigned(p), L, out.data());
+    }
+  });
 }
 
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
@@ -272,8 +298,10 @@ std::uint32_t lw_fields(KernelContext& ctx) {
 
 std::uint32_t lw_load(KernelContext& ctx) {
   PeInst& st = inst_state(ctx);
-  std::vector<float> w;
-  read_operand(ctx, st.src, w);
+  RawOperand raw;
+  read_raw(ctx, st.src, raw);
+  num::PackedFloats w;
+  decode_packed(st.src, raw, num::packed_w_layout(st.src.kdim(), st.src.cols()), w);
   PeState& pe = ctx.engine_state().get<PeState>();
   pe.loaded = true;
   pe.mx = st.src.mx;
@@ -361,13 +389,26 @@ std::uint32_t mm_fields(KernelContext& ctx) {
   return 0;
 }
 
+// The matmul's buffers, kept with the engine so that a stream of matmuls
+// allocates (and page-faults) nothing after the first.
+struct MatmulBuffers {
+  RawOperand raw;
+  num::PackedFloats x;
+  std::vector<float> acc;
+};
+
 std::uint32_t mm_mac(KernelContext& ctx) {
   PeInst& st = inst_state(ctx);
   const PeState& pe = ctx.engine_state().get<PeState>();
-  std::vector<float> x;
-  read_operand(ctx, st.src, x);
+  MatmulBuffers& buf = ctx.engine_state().get<MatmulBuffers>();
+  RawOperand& raw = buf.raw;
+  num::PackedFloats& x = buf.x;
+  std::vector<float>& acc = buf.acc;
+  // The timed accesses, in order, on this thread: the moving tensor, then the
+  // old PSUM values when accumulating.
+  read_raw(ctx, st.src, raw);
   const std::size_t M = pe.cols, N = st.src.cols();
-  std::vector<float> acc(M * N, 0.0f);
+  acc.assign(M * N, 0.0f);
   const unsigned dp = isa::partition_of(st.dst.start);
   if (st.accumulate)
     for (std::size_t m = 0; m < M; ++m)
@@ -375,7 +416,14 @@ std::uint32_t mm_mac(KernelContext& ctx) {
                    [&](std::uint64_t addr, std::uint64_t k, std::uint32_t r) {
                      ctx.read(addr, acc.data() + m * N + k, std::size_t{r} * 4);
                    });
-  num::matmul_fp32(pe.w.data(), x.data(), pe.kdim, M, N, acc.data(), st.accumulate);
+  // The arithmetic: decode, then the output tiles, split over host threads.
+  decode_packed(st.src, raw, num::packed_x_layout(pe.kdim, N), x);
+  const std::size_t tile_macs = num::kPanelRows * num::kPanelCols * std::max(1u, pe.kdim);
+  parallel_for(num::matmul_tiles(M, N), (kMinMacsPerChunk + tile_macs - 1) / tile_macs,
+               [&](std::size_t b, std::size_t e) {
+                 num::matmul_packed(pe.w.data(), x.data(), pe.kdim, M, N, acc.data(), st.accumulate,
+                                    b, e);
+               });
   for (std::size_t m = 0; m < M; ++m)
     for_each_run(st.dst, 4, dp + unsigned(m), "PSUM dst",
                  [&](std::uint64_t addr, std::uint64_t k, std::uint32_t r) {

@@ -10,7 +10,10 @@
 // mulus4tan16xr16). Every other VA is a convention (docs/CONVENTIONS.md).
 //
 // The stationary tensor lives in the PE's EngineState (PeState) from one
-// load to the next; the sequencer keeps nothing.
+// load to the next; the sequencer keeps nothing. The arithmetic of a load or
+// a matmul (decoding the operand, the output tiles) may be split over host
+// threads (firmware_stubs/common/host_threads.h); its memory accesses stay
+// on the engine's thread, in order.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +21,7 @@
 
 #include "firmware_stubs/kernel.h"
 #include "models/isa/opcode_table.h"
+#include "models/numerics/mx_matmul.h"
 
 namespace tpb::fw {
 
@@ -44,7 +48,7 @@ struct PeState {
   unsigned cols = 0;       // M: stationary columns = PSUM partitions written
   unsigned kdim = 0;       // contraction length: 4 x rows (MX) or rows (plain)
   std::uint8_t dtype = 0;  // in_dtype of the load
-  std::vector<float> w;    // [kdim][cols], dequantized to FP32
+  num::PackedFloats w;     // [kdim][cols] dequantized to FP32, num::packed_w_layout
   // Load hiding (TIMING.md: LoadStationary overlaps the previous matmul): the
   // MAC-loop trips of the last matmul, and whether the last PE instruction
   // was a matmul.

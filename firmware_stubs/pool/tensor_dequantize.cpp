@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
+
+#include "firmware_stubs/common/host_threads.h"
 
 #include "models/isa/address_map.h"
 #include "models/numerics/dequant_stream.h"
@@ -109,6 +112,107 @@ bool transform_channel_direct(KernelContext& ctx, const DequantState& st, unsign
   return true;
 }
 
+// Below this many source words per chunk a split over host threads costs
+// more than it saves (docs/PERFORMANCE.md); a one-partition dequant never
+// splits.
+constexpr std::uint64_t kMinWordsPerChunk = 32768;
+
+// The byte offsets [lo, hi) a pattern's words span in each of its partitions.
+std::pair<std::int64_t, std::int64_t> footprint(const ResolvedPattern& p) {
+  std::int64_t lo = isa::offset_of(p.start), hi = lo;
+  for (int d = 0; d < 3; ++d) {
+    if (p.num[d] == 0) return {0, 0};
+    const std::int64_t span = std::int64_t{p.step[d]} * (p.num[d] - 1) * 4;
+    (span < 0 ? lo : hi) += span;
+  }
+  return {lo, hi + 4};
+}
+
+// Whether scatter_words of the dst pattern can throw: the walk's bounds are
+// the same in every partition, so a dry walk of channel 0's decides.
+bool scatter_cannot_fault(const DequantState& st) {
+  try {
+    for_each_run(st.dst, 4, isa::partition_of(st.dst.start), "dst",
+                 [](std::uint64_t, std::uint64_t, std::uint32_t) {});
+  } catch (const KernelFault&) {
+    return false;
+  }
+  return true;
+}
+
+// Whether some channel's destination words may be another's (or its own)
+// source words: the partition ranges and the byte spans both meet.
+bool may_alias(const DequantState& st) {
+  const unsigned sp = isa::partition_of(st.src.start), dp = isa::partition_of(st.dst.start);
+  if (sp + st.channels <= dp || dp + st.channels <= sp) return false;
+  const auto [slo, shi] = footprint(st.src);
+  const auto [dlo, dhi] = footprint(st.dst);
+  return slo < dhi && dlo < shi;
+}
+
+// Every channel, its arithmetic split over host threads. The timed accesses
+// are the sequential loop's, in the same order per partition lane: first
+// each channel's source (a DMI run, or a gather into a buffer) and
+// destination run, in channel order; then every transform, on the threads;
+// then the scatters of the gathered channels, in channel order. Taken only
+// when no channel's destination meets any source (may_alias), no observer
+// listens, and a scatter cannot fault (checked first), so memory, time and
+// counters end as the sequential loop leaves them; a fault while taking the
+// accesses finishes the channels before it first, as the loop would have.
+void transform_channels_split(KernelContext& ctx, const DequantState& st, std::size_t steps,
+                              bool single_runs, std::size_t chunk) {
+  struct Channel {
+    const std::uint32_t* src = nullptr;
+    std::uint32_t* dst = nullptr;
+    bool gathered = false;
+  };
+  std::vector<Channel> ch(st.channels);
+  std::vector<std::uint32_t> src_buf, dst_buf;  // the gathered channels' words
+  const auto buffers = [&] {
+    if (src_buf.empty()) {
+      src_buf.resize(std::size_t{st.channels} * st.src_words);
+      dst_buf.resize(std::size_t{st.channels} * st.dst_words);
+    }
+  };
+  const auto finish = [&](unsigned channels) {
+    parallel_for(channels, chunk, [&](std::size_t b, std::size_t e) {
+      for (std::size_t c = b; c < e; ++c)
+        num::dequant_words(st.fmt, st.group, ch[c].src, ch[c].dst, steps);
+    });
+    for (unsigned c = 0; c < channels; ++c)
+      if (ch[c].gathered) scatter_words(ctx, st.dst, c, ch[c].dst, "dst");
+  };
+  unsigned c = 0;
+  try {
+    for (; c < st.channels; ++c) {
+      if (single_runs) {
+        const std::optional<std::uint64_t> sa = run_address(st.src, c, st.src_words);
+        const std::optional<std::uint64_t> da = run_address(st.dst, c, st.dst_words);
+        if (sa && da) {
+          const std::uint64_t dlen = st.dst_words * 4;
+          if (const std::uint8_t* src = ctx.direct(*sa, st.src_words * 4, false)) {
+            std::uint8_t* dst = ctx.direct(*da, dlen, true);
+            if (!dst)
+              throw KernelFault(
+                  fmt::format("dst run at 0x{:07x} ({} bytes) has no direct access", *da, dlen));
+            ch[c] = {reinterpret_cast<const std::uint32_t*>(src),
+                     reinterpret_cast<std::uint32_t*>(dst), false};
+            continue;
+          }
+        }
+      }
+      buffers();
+      std::uint32_t* s = src_buf.data() + std::size_t{c} * st.src_words;
+      gather_words(ctx, st.src, c, s, "src");
+      ch[c] = {s, dst_buf.data() + std::size_t{c} * st.dst_words, true};
+    }
+  } catch (const KernelFault&) {
+    finish(c);
+    throw;
+  }
+  finish(st.channels);
+}
+
 void transform_channels(KernelContext& ctx) {
   const DequantState& st = state(ctx);
   const num::DequantRatio ratio = num::dequant_ratio(st.fmt, st.group);
@@ -117,6 +221,12 @@ void transform_channels(KernelContext& ctx) {
   // The co-simulation seam: an observer sees every channel's stream.
   const DequantStreamTap* tap = ctx.engine_state().find<DequantStreamTap>();
   DequantStreamObserver* obs = tap ? tap->observer : nullptr;
+  const std::size_t chunk = static_cast<std::size_t>((kMinWordsPerChunk + st.src_words - 1) /
+                                                     std::max<std::uint64_t>(1, st.src_words));
+  if (!obs && split_count(st.channels, chunk) > 1 && !may_alias(st) && scatter_cannot_fault(st)) {
+    transform_channels_split(ctx, st, steps, single_runs, chunk);
+    return;
+  }
   if (obs)
     obs->begin(DequantStream{st.fmt, st.group, st.channels, isa::partition_of(st.src.start),
                              isa::partition_of(st.dst.start), st.src_words, st.dst_words,

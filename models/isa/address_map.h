@@ -36,24 +36,36 @@ inline constexpr std::uint32_t psum_addr(unsigned partition, std::uint32_t offse
   return region_base(Region::Psum) | (partition << kPartitionShift) | offset;
 }
 
-// Capacities per generation (SPEC §2; configurable through the timing/config
-// profile, these are the defaults).
+// Capacities per generation (SPEC §2, §10; configurable through the timing
+// profile, these are the defaults). HBM: the device's capacity shared equally
+// by its cores (TIMING.md [L]): trn1 32 GiB / 2 cores (v2), trn2 96 GiB / 8
+// (v3), trn3 144 GiB / 8 (v4; v5 as trn3, convention).
 struct MemoryCapacity {
   std::uint32_t sbuf_bytes_per_partition;
   std::uint32_t psum_bytes_per_partition;
+  std::uint64_t hbm_bytes;  // per core
 };
+inline constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 inline constexpr MemoryCapacity default_capacity(Arch a) {
   switch (a) {
     case Arch::Sunda:
-      return {192u * 1024, 16u * 1024};
+      return {192u * 1024, 16u * 1024, 32 * kGiB / 2};
     case Arch::Cayman:
-      return {224u * 1024, 16u * 1024};
+      return {224u * 1024, 16u * 1024, 96 * kGiB / 8};
     case Arch::Mariana:
     case Arch::Maverick:
-      return {256u * 1024, 16u * 1024};
+      return {256u * 1024, 16u * 1024, 144 * kGiB / 8};
   }
-  return {256u * 1024, 16u * 1024};
+  return {256u * 1024, 16u * 1024, 144 * kGiB / 8};
 }
+
+// HBM (SPEC §10): one device-memory target per core at TLM address 2^40 +
+// byte offset, outside the 27-bit ISA address space (engine instructions
+// cannot name it; DMA descriptors can). A core's HBM window is 2^40 bytes,
+// so a capacity is at most that.
+inline constexpr std::uint64_t kHbmBase = std::uint64_t{1} << 40;
+inline constexpr std::uint64_t kHbmWindow = std::uint64_t{1} << 40;
+inline constexpr std::uint64_t hbm_addr(std::uint64_t offset) { return kHbmBase + offset; }
 
 // Control region layout (convention, docs/CONVENTIONS.md):
 //   +0x000000  semaphores: 64 x u32
@@ -65,13 +77,53 @@ inline constexpr std::uint32_t kEngineRegStride = 0x100;
 inline constexpr std::uint32_t kQueueBase = region_base(Region::Control) + 0x100000;
 inline constexpr std::uint32_t kQueueBytes = 0x100000;  // 16384 instructions per engine
 
-// The engines of one core, in the order used for register/queue placement.
-enum class Engine : std::uint8_t { Pool = 0, Dve = 1, Pe = 2, Sfu = 3 };
+// The engines of one core, in the order used for register/queue placement:
+// the four compute engines, then the 16 DMA queues dma0..dma15 (SPEC §10),
+// which execute DMA descriptors directly (no kernel_info table).
+enum class Engine : std::uint8_t {
+  Pool = 0,
+  Dve = 1,
+  Pe = 2,
+  Sfu = 3,
+  Dma0 = 4,
+  Dma1,
+  Dma2,
+  Dma3,
+  Dma4,
+  Dma5,
+  Dma6,
+  Dma7,
+  Dma8,
+  Dma9,
+  Dma10,
+  Dma11,
+  Dma12,
+  Dma13,
+  Dma14,
+  Dma15,
+};
+// The compute engines, each with a sequencer in the core.
 inline constexpr unsigned kNumEngines = 4;
 // The one engine-name table (SPEC §9 `.engine pool|dve|pe|sfu`), in Engine order.
 inline constexpr const char* kEngineNames[kNumEngines] = {"pool", "dve", "pe", "sfu"};
+// The DMA queues of one core (TIMING.md [J]: 16 per NeuronCore), Engine::Dma0 on.
+inline constexpr unsigned kNumDmaQueues = 16;
+inline constexpr const char* kDmaQueueNames[kNumDmaQueues] = {
+    "dma0", "dma1", "dma2",  "dma3",  "dma4",  "dma5",  "dma6",  "dma7",
+    "dma8", "dma9", "dma10", "dma11", "dma12", "dma13", "dma14", "dma15"};
+constexpr bool is_dma_queue(Engine e) {
+  return static_cast<unsigned>(e) >= static_cast<unsigned>(Engine::Dma0) &&
+         static_cast<unsigned>(e) < static_cast<unsigned>(Engine::Dma0) + kNumDmaQueues;
+}
+constexpr unsigned dma_queue_index(Engine e) {  // e is a DMA queue
+  return static_cast<unsigned>(e) - static_cast<unsigned>(Engine::Dma0);
+}
+constexpr Engine dma_queue(unsigned q) {  // q < kNumDmaQueues
+  return static_cast<Engine>(static_cast<unsigned>(Engine::Dma0) + q);
+}
 constexpr const char* engine_name(Engine e) {
-  return static_cast<unsigned>(e) < kNumEngines ? kEngineNames[static_cast<unsigned>(e)] : "";
+  if (static_cast<unsigned>(e) < kNumEngines) return kEngineNames[static_cast<unsigned>(e)];
+  return is_dma_queue(e) ? kDmaQueueNames[dma_queue_index(e)] : "";
 }
 std::optional<Engine> parse_engine(const char* s);  // case-insensitive
 

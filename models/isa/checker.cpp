@@ -213,6 +213,62 @@ void tquant_block(const RawInst& raw, Arch nc, Sink& f) {
   f(tquant_valid_nc(nc), "tquant_valid_nc");
 }
 
+// SPEC §11 DVE tensor_copy (predicate names: conventions). It exists on
+// every generation (TIMING.md [M]), so it has no generation predicate.
+void tensor_copy(const RawInst& raw, Arch nc, Sink& f) {
+  const auto i = decode_as<S3D3TensorCopy>(raw);
+  f(has_valid_neuron_header(i.header), "has_valid_neuron_header");
+  f(has_valid_neuron_events(i.events), "has_valid_neuron_events");
+  f(has_tensor_copy_opcode(i.header), "has_tensor_copy_opcode");
+  f(tensor_copy_reserved_zero(i), "tensor_copy_reserved_zero");
+  f(check_active_channels(i.num_active_channels), "check_active_channels");
+  f(is_valid_dtype(i.in_dtype, AllowFP32R::False), "is_valid_dtype(src)");
+  f(is_valid_dtype(i.out_dtype, AllowFP32R::False), "is_valid_dtype(dst)");
+  f(tensor_copy_valid_dtype_pair(i.in_dtype, i.out_dtype), "tensor_copy_valid_dtype_pair");
+  // PSUM or SBUF on either side (SPEC §11); TENSOR3D operands only.
+  f(mem3d_valid(i.src_mem_pattern, i.in_dtype, WriteTensor::False, AllowedInPSUM::True,
+                AllowedInSBUF::True, nc, AllowIndirect::False),
+    "mem3d_valid(src)");
+  f(mem3d_valid(i.dst_mem_pattern, i.out_dtype, WriteTensor::True, AllowedInPSUM::True,
+                AllowedInSBUF::True, nc, AllowIndirect::False),
+    "mem3d_valid(dst)");
+  f(check_m3d_active_channels(i.src_mem_pattern, i.num_active_channels),
+    "check_m3d_active_channels(src)");
+  f(check_m3d_active_channels(i.dst_mem_pattern, i.num_active_channels),
+    "check_m3d_active_channels(dst)");
+  f(tensor_copy_element_count_check(i), "tensor_copy_element_count_check");
+}
+
+// SPEC §10 DMA descriptor (predicate names: conventions). DMA exists on
+// every generation (TIMING.md [J]): no generation predicate.
+void dma_copy(const RawInst& raw, Arch nc, Sink& f) {
+  const auto d = decode_as<DmaDescriptor>(raw);
+  f(has_valid_neuron_header(d.header), "has_valid_neuron_header");
+  f(has_valid_neuron_events(d.events), "has_valid_neuron_events");
+  f(has_dma_copy_opcode(d.header), "has_dma_copy_opcode");
+  f(dma_copy_reserved_zero(d), "dma_copy_reserved_zero");
+  f(dma_valid_num_rows(d.num_rows), "dma_valid_num_rows");
+  f(dma_valid_row_bytes(d.row_bytes), "dma_valid_row_bytes");
+  f(dma_valid_endpoint_kind(d.src), "dma_valid_endpoint_kind(src)");
+  f(dma_valid_endpoint_kind(d.dst), "dma_valid_endpoint_kind(dst)");
+  f(dma_sbuf_endpoint_address(d.src), "dma_sbuf_endpoint_address(src)");
+  f(dma_sbuf_endpoint_address(d.dst), "dma_sbuf_endpoint_address(dst)");
+  f(dma_sbuf_endpoint_row_stride(d.src), "dma_sbuf_endpoint_row_stride(src)");
+  f(dma_sbuf_endpoint_row_stride(d.dst), "dma_sbuf_endpoint_row_stride(dst)");
+  f(dma_sbuf_rows_in_partitions(d.src, d.num_rows), "dma_sbuf_rows_in_partitions(src)");
+  f(dma_sbuf_rows_in_partitions(d.dst, d.num_rows), "dma_sbuf_rows_in_partitions(dst)");
+  f(dma_sbuf_row_in_partition(d.src, d.row_bytes, nc), "dma_sbuf_row_in_partition(src)");
+  f(dma_sbuf_row_in_partition(d.dst, d.row_bytes, nc), "dma_sbuf_row_in_partition(dst)");
+  f(dma_hbm_in_capacity(d.src, d.num_rows, d.row_bytes, nc), "dma_hbm_in_capacity(src)");
+  f(dma_hbm_in_capacity(d.dst, d.num_rows, d.row_bytes, nc), "dma_hbm_in_capacity(dst)");
+  f(dma_hbm_dst_rows_disjoint(d.dst, d.num_rows, d.row_bytes), "dma_hbm_dst_rows_disjoint");
+  f(dma_valid_rmw_op(d.dst_rmw_op), "dma_valid_rmw_op");
+  f(dma_valid_rmw_dtype(d.dst_rmw_op, d.rmw_dtype), "dma_valid_rmw_dtype");
+  f(dma_rmw_dtype_only_with_op(d.dst_rmw_op, d.rmw_dtype), "dma_rmw_dtype_only_with_op");
+  f(dma_rmw_row_bytes_multiple(d.dst_rmw_op, d.rmw_dtype, d.row_bytes),
+    "dma_rmw_row_bytes_multiple");
+}
+
 }  // namespace contract
 
 namespace {
@@ -334,6 +390,35 @@ const std::vector<std::string_view>& all_predicate_names() {
       // TQUANT block word (seed 002; the rest is the SFU kernel's)
       "has_tquant_opcode",
       "tquant_valid_nc",
+      // DVE tensor_copy (SPEC §11)
+      "has_tensor_copy_opcode",
+      "tensor_copy_reserved_zero",
+      "is_valid_dtype(src)",
+      "is_valid_dtype(dst)",
+      "tensor_copy_valid_dtype_pair",
+      "tensor_copy_element_count_check",
+      // DMA descriptor (SPEC §10)
+      "has_dma_copy_opcode",
+      "dma_copy_reserved_zero",
+      "dma_valid_num_rows",
+      "dma_valid_row_bytes",
+      "dma_valid_endpoint_kind(src)",
+      "dma_valid_endpoint_kind(dst)",
+      "dma_sbuf_endpoint_address(src)",
+      "dma_sbuf_endpoint_address(dst)",
+      "dma_sbuf_endpoint_row_stride(src)",
+      "dma_sbuf_endpoint_row_stride(dst)",
+      "dma_sbuf_rows_in_partitions(src)",
+      "dma_sbuf_rows_in_partitions(dst)",
+      "dma_sbuf_row_in_partition(src)",
+      "dma_sbuf_row_in_partition(dst)",
+      "dma_hbm_in_capacity(src)",
+      "dma_hbm_in_capacity(dst)",
+      "dma_hbm_dst_rows_disjoint",
+      "dma_valid_rmw_op",
+      "dma_valid_rmw_dtype",
+      "dma_rmw_dtype_only_with_op",
+      "dma_rmw_row_bytes_multiple",
   };
   return names;
 }

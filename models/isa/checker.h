@@ -35,7 +35,8 @@ const std::vector<std::string_view>& all_predicate_names();
 std::optional<CheckResult> check_as(const RawInst& raw, Arch arch, std::string_view contract);
 // The contract names of the opcode table, in opcode order: "is_valid_s3_lw",
 // "is_valid_s3d3_mm", "is_valid_smx1_lw", "is_valid_smx1d3_mm",
-// "is_valid_tensor_dequantize", "is_valid_s3dmx1_quant".
+// "is_valid_tensor_copy", "is_valid_tquant_block", "is_valid_tensor_dequantize",
+// "is_valid_dma_copy", "is_valid_s3dmx1_quant".
 const std::vector<std::string_view>& all_contract_names();
 // The contract check_instruction runs for an opcode byte, "" when none.
 std::string_view contract_for_opcode(std::uint8_t opcode);
@@ -70,6 +71,8 @@ void s3d3_mm(const RawInst&, Arch, PredicateSink&);                // seed 003 �
 // by the SFU kernel after the PE_MASK no-op test, as Fault_TileLegality /
 // Fault_TileAllocation (docs/CONVENTIONS.md).
 void tquant_block(const RawInst&, Arch, PredicateSink&);
+void tensor_copy(const RawInst&, Arch, PredicateSink&);  // SPEC §11
+void dma_copy(const RawInst&, Arch, PredicateSink&);     // SPEC §10
 }  // namespace contract
 
 }  // namespace tpb::isa

@@ -34,10 +34,12 @@ enum class Opcode : std::uint8_t {
   Matmul = 0x02,             // v5 MATMUL
   LdweightsMX = 0x09,        // v4 LdweightsMX
   MatmulMX = 0x0A,           // v4 MatmulMX
+  TensorCopy = 0x23,         // DVE tensor_copy (SPEC §11; opcode: convention)
   TensorDequantize = 0x7b,   // TensorDequantize
   GetSequenceBounds = 0xbe,  // GET_SEQUENCE_BOUNDS (not modelled)
   Tquant = 0x6a,             // SFU TQUANT block word (seed 002; selector 0x06A, convention)
   QuantizeMX = 0xe3,         // QuantizeMX
+  DmaCopy = 0xd0,            // DMA descriptor on a DMA queue (SPEC §10; opcode: convention)
   NonzeroWithCount = 0xf2,   // NONZERO_WITH_COUNT (not modelled)
 };
 // Mnemonic of a known opcode (its opcode-table row), or "" when unknown.
@@ -365,6 +367,80 @@ static_assert(offsetof(S3D3Mm, src_mem_pattern) == 12);
 static_assert(offsetof(S3D3Mm, in_dtype) == 32);
 static_assert(offsetof(S3D3Mm, mx_perf_mode) == 40);
 static_assert(offsetof(S3D3Mm, dst_mem_pattern) == 44);
+
+// DVE tensor_copy (SPEC §11). The layout is a convention: the operand
+// placement of S3D3_TENS_DEQUANT (src MEM_PATTERN3D@12, in_dtype@32,
+// out_dtype@33, num_active_channels@34, dst MEM_PATTERN3D@44), every other
+// byte reserved (must be zero). Both operands are TENSOR3D patterns in SBUF
+// or PSUM; the pattern applies per partition.
+struct S3D3TensorCopy {
+  Header header;
+  Events events;
+  MemPattern3D src_mem_pattern;      // 12..27
+  std::uint8_t reserved0[4];         // 28..31
+  std::uint8_t in_dtype;             // 32
+  std::uint8_t out_dtype;            // 33
+  std::uint8_t num_active_channels;  // 34
+  std::uint8_t reserved1[9];         // 35..43
+  MemPattern3D dst_mem_pattern;      // 44..59
+  std::uint8_t reserved2[4];         // 60..63
+};
+static_assert(sizeof(S3D3TensorCopy) == 64);
+static_assert(offsetof(S3D3TensorCopy, events) == 4);
+static_assert(offsetof(S3D3TensorCopy, src_mem_pattern) == 12);
+static_assert(offsetof(S3D3TensorCopy, reserved0) == 28);
+static_assert(offsetof(S3D3TensorCopy, in_dtype) == 32);
+static_assert(offsetof(S3D3TensorCopy, out_dtype) == 33);
+static_assert(offsetof(S3D3TensorCopy, num_active_channels) == 34);
+static_assert(offsetof(S3D3TensorCopy, reserved1) == 35);
+static_assert(offsetof(S3D3TensorCopy, dst_mem_pattern) == 44);
+static_assert(offsetof(S3D3TensorCopy, reserved2) == 60);
+
+// ---------------------------------------------------------------------------
+// DMA descriptor (SPEC §10): the 64-byte word a DMA queue executes. Its
+// encoding is this model's (docs/CONVENTIONS.md). It moves a block of
+// num_rows rows of row_bytes bytes each: row r of an HBM endpoint starts at
+// addr + r x row_stride (a byte offset in the core's HBM); row r of an SBUF
+// endpoint lies in partition (start partition + r) at the start offset, the
+// start being the 27-bit SBUF address in addr. With dst_rmw_op add, each
+// destination element becomes destination + source in rmw_dtype.
+enum class DmaEndpointKind : std::uint8_t { Hbm = 0, Sbuf = 1 };
+enum class DmaRmwOp : std::uint8_t { None = 0, Add = 1 };
+inline constexpr unsigned kDmaMaxRows = 128;
+
+struct DmaEndpoint {
+  std::uint64_t addr;        // HBM: byte offset of row 0; SBUF: ISA address of row 0
+  std::uint32_t row_stride;  // HBM: bytes from row r to row r + 1; SBUF: 0
+  std::uint8_t kind;         // DmaEndpointKind
+  std::uint8_t reserved[3];
+};
+static_assert(sizeof(DmaEndpoint) == 16);
+static_assert(offsetof(DmaEndpoint, row_stride) == 8);
+static_assert(offsetof(DmaEndpoint, kind) == 12);
+static_assert(offsetof(DmaEndpoint, reserved) == 13);
+
+struct DmaDescriptor {
+  Header header;               // 0..3: opcode 0xd0
+  Events events;               // 4..11: wait before the transfer, update on completion
+  std::uint8_t num_rows;       // 12: 1..128
+  std::uint8_t dst_rmw_op;     // 13: DmaRmwOp
+  std::uint8_t rmw_dtype;      // 14: DTYPE of the add (0 without one)
+  std::uint8_t reserved0;      // 15
+  std::uint32_t row_bytes;     // 16..19: R, bytes per row
+  std::uint8_t reserved1[12];  // 20..31
+  DmaEndpoint src;             // 32..47
+  DmaEndpoint dst;             // 48..63
+};
+static_assert(sizeof(DmaDescriptor) == 64);
+static_assert(offsetof(DmaDescriptor, events) == 4);
+static_assert(offsetof(DmaDescriptor, num_rows) == 12);
+static_assert(offsetof(DmaDescriptor, dst_rmw_op) == 13);
+static_assert(offsetof(DmaDescriptor, rmw_dtype) == 14);
+static_assert(offsetof(DmaDescriptor, reserved0) == 15);
+static_assert(offsetof(DmaDescriptor, row_bytes) == 16);
+static_assert(offsetof(DmaDescriptor, reserved1) == 20);
+static_assert(offsetof(DmaDescriptor, src) == 32);
+static_assert(offsetof(DmaDescriptor, dst) == 48);
 
 // ---------------------------------------------------------------------------
 // SFU TQUANT block word (seed 002, SPEC §6). One TQUANT block (BSTART.SFU

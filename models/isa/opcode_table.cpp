@@ -23,7 +23,8 @@ constexpr std::array<ContractFn, kNumArchs> every_arch(ContractFn fn) { return {
 // Rows in opcode order. Assembler field offsets: encodings.h (static_asserted
 // there), seed 000 §2 and seed 003 §2.5, §3.2, §3.3. contract_fns are indexed
 // SUNDA, CAYMAN, MARIANA, MAVERICK. The POOL and DVE kernel_info tables are
-// the same on every generation; the PE table changes at MAVERICK.
+// the same on every generation; the PE table changes at MAVERICK. The DVE
+// table: idx0 QuantizeMX (seed 003 §1), idx1 tensor_copy (convention).
 const std::vector<OpcodeInfo>& opcode_table() {
   static const std::vector<OpcodeInfo> rows = {
       // seed 003 §3.3 LDWEIGHTS (v5). Its kernel_info record reuses the v4
@@ -101,6 +102,23 @@ const std::vector<OpcodeInfo>& opcode_table() {
                              {"reserved3", K::Bytes, 41, 2, false, 0},
                              {"reserved4", K::Bytes, 44, 4, false, 0}},
        {{archs_until(Arch::Mariana), 1, 0, kva::kPeMatmulMx}}},
+      // SPEC §11 DVE tensor_copy (encoding, opcode and record: conventions).
+      // Generations: every one (TIMING.md [M]: tensor_copy on v2 on).
+      {Opcode::TensorCopy,
+       "tensor_copy",
+       Engine::Dve,
+       kEveryArch,
+       "is_valid_tensor_copy",
+       every_arch(contract::tensor_copy),
+       std::vector<AsmField>{{"channels", K::U8, 34, 1, true, 0},
+                             {"in_dtype", K::Dtype, 32, 1, false, kFp32},
+                             {"out_dtype", K::Dtype, 33, 1, true, 0},
+                             {"src", K::Mem3D, 12, 16, true, 0},
+                             {"dst", K::Mem3D, 44, 16, true, 0},
+                             {"reserved0", K::Bytes, 28, 4, false, 0},
+                             {"reserved1", K::Bytes, 35, 9, false, 0},
+                             {"reserved2", K::Bytes, 60, 4, false, 0}},
+       {{kEveryArch, 1, 0, kva::kDveTensorCopy}}},
       // seed 002: the SFU TQUANT block word (selector 0x06A, Mode 3, Function
       // 10). No mnemonic form: it is written in the block syntax
       // (models/isa/tquant_block.h). Generations: CAYMAN on (SPEC §1: SUNDA
@@ -141,6 +159,17 @@ const std::vector<OpcodeInfo>& opcode_table() {
        kNoContract,
        std::nullopt,
        {{kEveryArch, 14, 0, kva::kPoolGetSequenceBounds}}},
+      // SPEC §10 DMA descriptor: home is a DMA queue (any of dma0..dma15; a
+      // binary's words go to dma0), no kernel_info record (the queue executes
+      // the descriptor directly). Generations: every one (TIMING.md [J]).
+      {Opcode::DmaCopy,
+       "dma_copy",
+       Engine::Dma0,
+       kEveryArch,
+       "is_valid_dma_copy",
+       every_arch(contract::dma_copy),
+       std::nullopt,
+       {}},
       // seed 003 §1, §2.5, §6.1
       {Opcode::QuantizeMX,
        "quantize_mx",

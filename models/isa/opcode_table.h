@@ -40,13 +40,15 @@ inline constexpr ArchSet kEveryArch = archs_from(Arch::Sunda);
 // ---------------------------------------------------------------------------
 // Trampoline VAs (the funcVA of a kernel_info record), written once here: the
 // default kernel_info tables and the firmware stubs read them. The POOL idx16
-// record is byte-exact from seed 000 §1; idx14 / idx15 are model conventions
-// (docs/CONVENTIONS.md).
+// record is byte-exact from seed 000 §1; idx14 / idx15 and the DVE's idx1
+// (tensor_copy) are model conventions (docs/CONVENTIONS.md). The DMA queues
+// have no kernel_info table: they execute a descriptor directly.
 namespace kva {
 inline constexpr std::uint32_t kPoolGetSequenceBounds = 0x010049a0;  // idx14, convention
 inline constexpr std::uint32_t kPoolNonzeroWithCount = 0x01004b40;   // idx15, convention
 inline constexpr std::uint32_t kPoolTensorDequantize = 0x01004dc4;   // seed 000 §1, idx16
 inline constexpr std::uint32_t kDveQuantizeMx = 0x0000317a;          // seed 003 §1
+inline constexpr std::uint32_t kDveTensorCopy = 0x00003200;          // DVE idx1, convention
 inline constexpr std::uint32_t kPeLdweightsMx = 0x00002baf;          // seed 003 §3.1
 inline constexpr std::uint32_t kPeMatmulMx = 0x00002bb7;             // seed 003 §3.1
 inline constexpr std::uint32_t kSfuTquant = 0x00004a00;              // SFU idx0, convention

@@ -172,6 +172,10 @@ bool has_ldweights_opcode(const Header& h) {
 }
 bool has_matmul_opcode(const Header& h) { return h.opcode == opcode_row(Opcode::Matmul).code(); }
 bool has_tquant_opcode(const Header& h) { return h.opcode == opcode_row(Opcode::Tquant).code(); }
+bool has_tensor_copy_opcode(const Header& h) {
+  return h.opcode == opcode_row(Opcode::TensorCopy).code();
+}
+bool has_dma_copy_opcode(const Header& h) { return h.opcode == opcode_row(Opcode::DmaCopy).code(); }
 
 // ---- generations (the generations of the opcode's table row) ----------------------
 bool has_valid_nc_tens_dequant(Arch nc) {
@@ -453,6 +457,98 @@ bool mxtensorv2_valid(const MxTensorV2& m, unsigned x4_bytes, WriteTensor write,
   if (sm != addr4::kMarkerImm || !imm_in_region(m.scale_addr, Region::Sbuf, arch)) return false;
   const std::int64_t ss[2] = {1, m.step_elem_scale_1};
   return fits(offset_of(m.scale_addr.address()), extent_of(n, ss, 2, 1), cap);
+}
+
+// ---- DVE tensor_copy ------------------------------------------------------------------
+bool tensor_copy_reserved_zero(const S3D3TensorCopy& i) {
+  return all_zero(i.reserved0, sizeof i.reserved0) && all_zero(i.reserved1, sizeof i.reserved1) &&
+         all_zero(i.reserved2, sizeof i.reserved2);
+}
+bool tensor_copy_convertible_dtype(std::uint8_t d) {
+  return d == 0x01 || d == 0x02 || d == 0x05 || d == 0x06 || d == 0x08 || (d >= 0x0C && d <= 0x0F);
+}
+bool tensor_copy_valid_dtype_pair(std::uint8_t in, std::uint8_t out) {
+  if (!is_valid_dtype(in, AllowFP32R::False) || !is_valid_dtype(out, AllowFP32R::False))
+    return true;  // is_valid_dtype's failure
+  return in == out || (tensor_copy_convertible_dtype(in) && tensor_copy_convertible_dtype(out));
+}
+bool tensor_copy_element_count_check(const S3D3TensorCopy& i) {
+  if (member_of(i.src_mem_pattern) != MemMember::Tensor3D ||
+      member_of(i.dst_mem_pattern) != MemMember::Tensor3D)
+    return true;  // mem3d_valid's failure
+  const Tensor3D src = pattern_t(i.src_mem_pattern);
+  const Tensor3D dst = pattern_t(i.dst_mem_pattern);
+  if (shape_from_register(src.start_addr) || shape_from_register(dst.start_addr)) return true;
+  return count_t3d(src) == count_t3d(dst);
+}
+
+// ---- DMA descriptor ---------------------------------------------------------------------
+namespace {
+constexpr std::uint8_t kHbm = static_cast<std::uint8_t>(DmaEndpointKind::Hbm);
+constexpr std::uint8_t kSbuf = static_cast<std::uint8_t>(DmaEndpointKind::Sbuf);
+constexpr std::uint8_t kAdd = static_cast<std::uint8_t>(DmaRmwOp::Add);
+constexpr std::uint8_t kNone = static_cast<std::uint8_t>(DmaRmwOp::None);
+// A valid immediate SBUF address of an SBUF endpoint (the ones the geometric
+// predicates judge).
+bool sbuf_start(const DmaEndpoint& e, std::uint32_t& addr) {
+  if (e.kind != kSbuf || e.addr > addr4::kAddressMask) return false;
+  addr = static_cast<std::uint32_t>(e.addr);
+  return region_of(addr) == Region::Sbuf;
+}
+}  // namespace
+
+bool dma_copy_reserved_zero(const DmaDescriptor& d) {
+  return d.reserved0 == 0 && all_zero(d.reserved1, sizeof d.reserved1) &&
+         all_zero(d.src.reserved, sizeof d.src.reserved) &&
+         all_zero(d.dst.reserved, sizeof d.dst.reserved);
+}
+bool dma_valid_num_rows(std::uint8_t n) { return n >= 1 && n <= kDmaMaxRows; }
+bool dma_valid_row_bytes(std::uint32_t row_bytes) { return row_bytes != 0; }
+bool dma_valid_endpoint_kind(const DmaEndpoint& e) { return e.kind == kHbm || e.kind == kSbuf; }
+bool dma_sbuf_endpoint_address(const DmaEndpoint& e) {
+  std::uint32_t a = 0;
+  return e.kind != kSbuf || sbuf_start(e, a);
+}
+bool dma_sbuf_endpoint_row_stride(const DmaEndpoint& e) {
+  return e.kind != kSbuf || e.row_stride == 0;
+}
+bool dma_sbuf_rows_in_partitions(const DmaEndpoint& e, std::uint8_t num_rows) {
+  std::uint32_t a = 0;
+  if (!sbuf_start(e, a)) return true;  // another predicate's failure
+  return partition_of(a) + num_rows <= kNumPartitions;
+}
+bool dma_sbuf_row_in_partition(const DmaEndpoint& e, std::uint32_t row_bytes, Arch arch) {
+  std::uint32_t a = 0;
+  if (!sbuf_start(e, a)) return true;
+  return std::uint64_t{offset_of(a)} + row_bytes <= partition_capacity(Region::Sbuf, arch);
+}
+bool dma_hbm_in_capacity(const DmaEndpoint& e, std::uint8_t num_rows, std::uint32_t row_bytes,
+                         Arch arch) {
+  if (e.kind != kHbm) return true;
+  const std::uint64_t cap = default_capacity(arch).hbm_bytes;
+  const std::uint64_t rows = num_rows == 0 ? 1 : num_rows;
+  // Every term below 2^40 + 2^39 + 2^32: no 64-bit sum wraps once addr < cap.
+  if (e.addr >= cap) return false;
+  const std::uint64_t last = e.addr + (rows - 1) * e.row_stride + row_bytes;
+  return last <= cap;
+}
+bool dma_hbm_dst_rows_disjoint(const DmaEndpoint& dst, std::uint8_t num_rows,
+                               std::uint32_t row_bytes) {
+  return dst.kind != kHbm || num_rows <= 1 || dst.row_stride >= row_bytes;
+}
+bool dma_valid_rmw_op(std::uint8_t op) { return op == kNone || op == kAdd; }
+bool dma_rmw_add_dtype(std::uint8_t d) {
+  return (d >= 0x01 && d <= 0x09) || (d >= 0x0C && d <= 0x0F);
+}
+bool dma_valid_rmw_dtype(std::uint8_t op, std::uint8_t dtype) {
+  return op != kAdd || dma_rmw_add_dtype(dtype);
+}
+bool dma_rmw_dtype_only_with_op(std::uint8_t op, std::uint8_t dtype) {
+  return op != kNone || dtype == 0;
+}
+bool dma_rmw_row_bytes_multiple(std::uint8_t op, std::uint8_t dtype, std::uint32_t row_bytes) {
+  if (op != kAdd || !dma_rmw_add_dtype(dtype)) return true;
+  return row_bytes % dtype_size(dtype) == 0;
 }
 
 }  // namespace pred

@@ -71,6 +71,8 @@ bool has_matmul_mx_opcode(const Header& h);          // seed 003 §3.1: 0x0A (co
 bool has_ldweights_opcode(const Header& h);          // seed 003 §3.3: 0x01 (convention name)
 bool has_matmul_opcode(const Header& h);             // seed 003 §3.3: 0x02 (convention name)
 bool has_tquant_opcode(const Header& h);  // seed 002: the SFU TQUANT block word, 0x6a (convention)
+bool has_tensor_copy_opcode(const Header& h);  // SPEC §11: 0x23 (convention)
+bool has_dma_copy_opcode(const Header& h);     // SPEC §10: 0xd0 (convention)
 
 // ---- generation gates (the generations of the opcode table row) --------------
 bool has_valid_nc_tens_dequant(Arch nc);  // seed 000 §2.1: nc >= V3
@@ -190,6 +192,50 @@ bool mx_perf_mode_only_in_mx_mode(std::uint8_t mode, const MemPattern3D& src);
 // elements from data_addr; its scale byte at i0 + i1*step_elem_scale_1 from
 // scale_addr. Both in SBUF, immediate, inside capacity; num_elem != 0.
 bool mxtensorv2_valid(const MxTensorV2& m, unsigned x4_bytes, WriteTensor write, Arch arch);
+
+// ---- DVE tensor_copy (SPEC §11; names are conventions) --------------------------
+bool tensor_copy_reserved_zero(const S3D3TensorCopy& i);  // reserved0..2
+// The DTYPEs tensor_copy converts between (a numeric format of the model):
+// FP32, BF16, FP16, FP8_EXP2..5 (E2M5, E3M4, E4M3, E5M2), INT8, UINT8.
+bool tensor_copy_convertible_dtype(std::uint8_t dtype);
+// in == out (a bit-exact copy, any tensor DTYPE), or both convertible (through
+// FP32 with RNE). Judges only dtypes is_valid_dtype accepts.
+bool tensor_copy_valid_dtype_pair(std::uint8_t in_dtype, std::uint8_t out_dtype);
+// count(src) == count(dst) per partition; skipped with a register shape.
+bool tensor_copy_element_count_check(const S3D3TensorCopy& i);
+
+// ---- DMA descriptor (SPEC §10; names are conventions) ----------------------------
+bool dma_copy_reserved_zero(const DmaDescriptor& d);  // reserved0, reserved1, endpoints'
+bool dma_valid_num_rows(std::uint8_t num_rows);       // 1..128
+bool dma_valid_row_bytes(std::uint32_t row_bytes);    // != 0
+bool dma_valid_endpoint_kind(const DmaEndpoint& e);   // HBM or SBUF (PSUM is not one)
+// An SBUF endpoint's addr is an immediate SBUF ISA address: below 2^27,
+// region SBUF (not PSUM, the tile file or the control region). Other kinds: true.
+bool dma_sbuf_endpoint_address(const DmaEndpoint& e);
+bool dma_sbuf_endpoint_row_stride(const DmaEndpoint& e);  // SBUF: row_stride == 0
+// SBUF: start partition + num_rows <= 128 (the rows stay inside the SBUF).
+bool dma_sbuf_rows_in_partitions(const DmaEndpoint& e, std::uint8_t num_rows);
+// SBUF: offset + row_bytes <= the generation's partition capacity (no row
+// crosses into the next partition).
+bool dma_sbuf_row_in_partition(const DmaEndpoint& e, std::uint32_t row_bytes, Arch arch);
+// HBM: addr + (num_rows - 1) x row_stride + row_bytes <= the generation's HBM
+// capacity per core (computed without overflow).
+bool dma_hbm_in_capacity(const DmaEndpoint& e, std::uint8_t num_rows, std::uint32_t row_bytes,
+                         Arch arch);
+// An HBM destination of more than one row: row_stride >= row_bytes (written
+// rows do not overlap).
+bool dma_hbm_dst_rows_disjoint(const DmaEndpoint& dst, std::uint8_t num_rows,
+                               std::uint32_t row_bytes);
+bool dma_valid_rmw_op(std::uint8_t op);  // 0 none, 1 add
+// The DTYPEs of an add on write: FP32, BF16, FP16, FP8_EXP2..5 (through FP32,
+// RNE) and INT8, UINT8, INT16, UINT16, INT32, UINT32 (modulo 2^bits).
+bool dma_rmw_add_dtype(std::uint8_t dtype);
+// dst_rmw_op add: rmw_dtype is an add DTYPE (other ops: true).
+bool dma_valid_rmw_dtype(std::uint8_t op, std::uint8_t dtype);
+// dst_rmw_op none: rmw_dtype == 0 (other ops: true).
+bool dma_rmw_dtype_only_with_op(std::uint8_t op, std::uint8_t dtype);
+// dst_rmw_op add with an add DTYPE: row_bytes is a whole number of elements.
+bool dma_rmw_row_bytes_multiple(std::uint8_t op, std::uint8_t dtype, std::uint32_t row_bytes);
 
 }  // namespace pred
 }  // namespace tpb::isa

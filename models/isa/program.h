@@ -44,7 +44,9 @@ struct Program {
   std::size_t size() const;  // instructions over all engines
 };
 
-// Malformed text: "file:line:col: message".
+// Malformed text: "file:line:col: message". The file name and the message
+// are printable() (control characters escaped) and a token echoed in the
+// message is cut to a bounded excerpt (input_file.h excerpt()).
 class AsmError : public std::runtime_error {
  public:
   AsmError(SourceLoc loc, const std::string& message);
@@ -100,6 +102,9 @@ Program load_program(const std::string& path);
 // tpbsim run, asm and check stream a program of any length (stream_program,
 // SpooledProgram).
 inline constexpr std::size_t kMaxProgramFileBytes = std::size_t{64} << 20;
+// The longest line of program text (16 MiB; a statement is a few hundred
+// bytes): a longer one is an error at its line, whatever memory is left.
+inline constexpr std::size_t kMaxProgramLineBytes = std::size_t{16} << 20;
 
 // Engine that executes an opcode (POOL for unknown opcodes; convention).
 Engine home_engine(std::uint8_t opcode);

@@ -1,129 +1,22 @@
-// The TQUANT block syntax (seed 002, docs/ASM.md): a small tokenizer and one
-// parser per statement kind, and the printer the disassembler uses.
+// The TQUANT block syntax (seed 002, docs/ASM.md): one parser per statement
+// kind on the tokens of the program lexer (lexer.h, Block dialect), and the
+// printer the disassembler uses.
 #include "models/isa/tquant_block.h"
 
 #include <cctype>
-#include <cstring>
 #include <vector>
+
+#include "models/isa/names.h"
 
 namespace tpb::isa {
 
 namespace {
 
-struct TileTypeName {
-  TileDataType t;
-  const char* name;
-  unsigned size;
-};
-constexpr TileTypeName kTileTypes[] = {
-    {TileDataType::Fp64, "FP64", 8}, {TileDataType::Fp32, "FP32", 4},
-    {TileDataType::Fp16, "FP16", 2}, {TileDataType::Bf16, "BF16", 2},
-    {TileDataType::S8, "S8", 1},     {TileDataType::U8, "U8", 1},
-    {TileDataType::S16, "S16", 2},   {TileDataType::U16, "U16", 2},
-    {TileDataType::S32, "S32", 4},   {TileDataType::U32, "U32", 4},
-};
-constexpr const char* kRModes[] = {"RNE", "RTZ", "RDN", "RUP", "RMM"};
-
-bool iequal(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::toupper(static_cast<unsigned char>(a[i])) !=
-        std::toupper(static_cast<unsigned char>(b[i])))
-      return false;
-  return true;
-}
-
-struct Tok {
-  enum Kind { End, Ident, Num, Punct } kind = End;
-  std::string text;
-  std::size_t at = 0;
-};
-
-// Tokens of one statement: identifiers (letters, digits, '_', '.'),
-// numbers (decimal or 0x hex, optionally negative), and , = < > ->.
-class Lex {
- public:
-  Lex(std::string_view s, const SourceLoc& loc) : s_(s), loc_(loc) { scan(); }
-  [[noreturn]] void fail(std::size_t at, const std::string& msg) const {
-    SourceLoc l = loc_;
-    l.col += static_cast<int>(at);
-    throw AsmError(l, msg);
-  }
-  const Tok& peek() const { return toks_[i_]; }
-  Tok next() { return toks_[i_ < toks_.size() - 1 ? i_++ : i_]; }
-  bool accept(const char* punct) {
-    if (peek().kind == Tok::Punct && peek().text == punct) {
-      ++i_;
-      return true;
-    }
-    return false;
-  }
-  void expect(const char* punct, const std::string& what) {
-    if (!accept(punct))
-      fail(peek().at,
-           "expected '" + std::string(punct) + "' " + what + ", found " + describe(peek()));
-  }
-  static std::string describe(const Tok& t) {
-    return t.kind == Tok::End ? "end of statement" : "'" + t.text + "'";
-  }
-
- private:
-  void scan() {
-    std::size_t p = 0;
-    auto ident_char = [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
-    };
-    while (p < s_.size()) {
-      const char c = s_[p];
-      if (std::isspace(static_cast<unsigned char>(c))) {
-        ++p;
-        continue;
-      }
-      Tok t;
-      t.at = p;
-      if (c == '-' && p + 1 < s_.size() && s_[p + 1] == '>') {
-        t.kind = Tok::Punct;
-        t.text = "->";
-        p += 2;
-      } else if (std::isdigit(static_cast<unsigned char>(c)) ||
-                 (c == '-' && p + 1 < s_.size() &&
-                  std::isdigit(static_cast<unsigned char>(s_[p + 1])))) {
-        std::size_t q = p + 1;
-        while (q < s_.size() && std::isalnum(static_cast<unsigned char>(s_[q]))) ++q;
-        t.kind = Tok::Num;
-        t.text = std::string(s_.substr(p, q - p));
-        p = q;
-      } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
-        std::size_t q = p;
-        while (q < s_.size() && ident_char(s_[q])) ++q;
-        t.kind = Tok::Ident;
-        t.text = std::string(s_.substr(p, q - p));
-        p = q;
-      } else if (std::strchr(",=<>()", c)) {
-        t.kind = Tok::Punct;
-        t.text = std::string(1, c);
-        ++p;
-      } else {
-        fail(p, std::string("unexpected character '") + c + "' in a TQUANT block");
-      }
-      toks_.push_back(t);
-    }
-    Tok end;
-    end.at = s_.size();
-    toks_.push_back(end);
-  }
-
-  std::string_view s_;
-  SourceLoc loc_;
-  std::vector<Tok> toks_;
-  std::size_t i_ = 0;
-};
-
 // A number token: decimal or 0x hex (binary with `binary`), in [lo, hi].
-std::int64_t number(Lex& lx, const Tok& t, const std::string& what, std::int64_t lo,
+std::int64_t number(Lexer& lx, const Tok& t, const std::string& what, std::int64_t lo,
                     std::int64_t hi, bool binary = false) {
   if (t.kind != Tok::Num)
-    lx.fail(t.at, "expected a number for " + what + ", found " + Lex::describe(t));
+    lx.fail(t.at, "expected a number for " + what + ", found " + lx.describe(t));
   std::string s = t.text;
   bool neg = false;
   if (!s.empty() && s[0] == '-') {
@@ -155,29 +48,30 @@ std::int64_t number(Lex& lx, const Tok& t, const std::string& what, std::int64_t
   return v;
 }
 
-std::uint8_t tile_type(Lex& lx, const std::string& what) {
+std::uint8_t tile_type(Lexer& lx, const std::string& what) {
   const Tok t = lx.next();
   if (t.kind == Tok::Num) return static_cast<std::uint8_t>(number(lx, t, what, 0, 255));
-  for (const auto& e : kTileTypes)
-    if (t.kind == Tok::Ident && iequal(t.text, e.name)) return static_cast<std::uint8_t>(e.t);
-  lx.fail(t.at, "unknown " + what + " " + Lex::describe(t) +
-                    " (FP64 FP32 FP16 BF16 S8 U8 S16 U16 S32 U32, or a number)");
+  if (t.kind == Tok::Ident)
+    if (const auto v = tile_dtype_names().parse(t.text)) return *v;
+  lx.fail(t.at, "unknown " + what + " " + lx.describe(t) + " (" + tile_dtype_names().list(" ") +
+                    ", or a number)");
 }
 
-std::uint8_t rmode(Lex& lx, const Tok& t) {
+std::uint8_t rmode(Lexer& lx, const Tok& t) {
   if (t.kind == Tok::Num) return static_cast<std::uint8_t>(number(lx, t, "RMode", 0, 255));
-  for (unsigned i = 0; i < std::size(kRModes); ++i)
-    if (t.kind == Tok::Ident && iequal(t.text, kRModes[i])) return static_cast<std::uint8_t>(i);
-  lx.fail(t.at, "unknown RMode " + Lex::describe(t) + " (RNE RTZ RDN RUP RMM, or a number)");
+  if (t.kind == Tok::Ident)
+    if (const auto v = rmode_names().parse(t.text)) return *v;
+  lx.fail(t.at,
+          "unknown RMode " + lx.describe(t) + " (" + rmode_names().list(" ") + ", or a number)");
 }
 
 // "Tn" / "rn": the index, at most `max`.
-unsigned indexed(Lex& lx, const Tok& t, char prefix, unsigned max, const std::string& what) {
+unsigned indexed(Lexer& lx, const Tok& t, char prefix, unsigned max, const std::string& what) {
   if (t.kind != Tok::Ident || t.text.size() < 2 ||
       std::tolower(static_cast<unsigned char>(t.text[0])) != prefix)
     lx.fail(t.at, "expected " + what + " (" + std::string(1, prefix == 't' ? 'T' : 'r') + "0.." +
                       std::string(1, prefix == 't' ? 'T' : 'r') + std::to_string(max) +
-                      "), found " + Lex::describe(t));
+                      "), found " + lx.describe(t));
   unsigned v = 0;
   for (std::size_t i = 1; i < t.text.size(); ++i) {
     if (!std::isdigit(static_cast<unsigned char>(t.text[i])) || v > 1000)
@@ -192,18 +86,19 @@ unsigned indexed(Lex& lx, const Tok& t, char prefix, unsigned max, const std::st
 // word's EVENTS (SPEC §2) in the mnemonic syntax's spelling (convention: the
 // seed's block has no semaphores; an SFU block joins a semaphore-ordered
 // pipeline this way).
-void bstop_events(Lex& lx, Events& ev) {
+void bstop_events(Lexer& lx, Events& ev) {
   bool have_value = false;
   while (lx.peek().kind == Tok::Ident) {
     const Tok key = lx.next();
     const bool wait = iequal(key.text, "wait");
     if (!wait && !iequal(key.text, "update"))
-      lx.fail(key.at, "expected wait=... or update=... after BSTOP, found " + Lex::describe(key));
+      lx.fail(key.at, "expected wait=... or update=... after BSTOP, found " + lx.describe(key));
     lx.expect("=", "after " + key.text);
     const Tok kind = lx.next();
     const std::string k = kind.kind == Tok::Ident ? kind.text : "";
-    const bool has_value = wait ? (k == "eq" || k == "ge") : k == "set";
-    if (!has_value && (wait || (k != "inc" && k != "dec")))
+    const auto mode = (wait ? wait_mode_names() : update_mode_names()).parse_exact(k);
+    const bool has_value = mode && (wait || *mode == kUpdateSet);
+    if (!mode)
       lx.fail(kind.at, wait ? "expected eq(semN, VALUE) or ge(semN, VALUE) for wait"
                             : "expected inc(semN), dec(semN) or set(semN, VALUE) for update");
     lx.expect("(", "after " + k);
@@ -211,7 +106,7 @@ void bstop_events(Lex& lx, Events& ev) {
     const bool sem_ok = sem.kind == Tok::Ident && sem.text.size() > 3 && sem.text.size() <= 6 &&
                         iequal(sem.text.substr(0, 3), "sem") &&
                         sem.text.find_first_not_of("0123456789", 3) == std::string::npos;
-    if (!sem_ok) lx.fail(sem.at, "expected a semaphore semN, found " + Lex::describe(sem));
+    if (!sem_ok) lx.fail(sem.at, "expected a semaphore semN, found " + lx.describe(sem));
     const unsigned long idx = std::stoul(sem.text.substr(3));
     if (idx > 255) lx.fail(sem.at, "semaphore index " + sem.text.substr(3) + " past 255");
     std::uint32_t value = 0;
@@ -226,18 +121,18 @@ void bstop_events(Lex& lx, Events& ev) {
     }
     lx.expect(")", "closing " + k);
     if (wait) {
-      ev.wait_mode = k == "eq" ? 1 : 2;
+      ev.wait_mode = *mode;
       ev.wait_idx = static_cast<std::uint8_t>(idx);
     } else {
-      ev.update_mode = k == "inc" ? 1 : k == "dec" ? 2 : 3;
+      ev.update_mode = *mode;
       ev.update_idx = static_cast<std::uint8_t>(idx);
     }
   }
 }
 
-void end_of(Lex& lx, const char* stmt) {
+void end_of(Lexer& lx, const char* stmt) {
   if (lx.peek().kind != Tok::End)
-    lx.fail(lx.peek().at, std::string("unexpected ") + Lex::describe(lx.peek()) + " in " + stmt);
+    lx.fail(lx.peek().at, std::string("unexpected ") + lx.describe(lx.peek()) + " in " + stmt);
 }
 
 std::string bits(unsigned v) {
@@ -248,17 +143,6 @@ std::string bits(unsigned v) {
 }
 
 }  // namespace
-
-std::string_view tile_dtype_name(std::uint8_t t) {
-  for (const auto& e : kTileTypes)
-    if (static_cast<std::uint8_t>(e.t) == t) return e.name;
-  return "";
-}
-unsigned tile_dtype_size(std::uint8_t t) {
-  for (const auto& e : kTileTypes)
-    if (static_cast<std::uint8_t>(e.t) == t) return e.size;
-  return 0;
-}
 
 bool starts_tquant_block(std::string_view s) {
   std::size_t b = 0;
@@ -274,24 +158,30 @@ TquantBlockBuilder::TquantBlockBuilder() {
 }
 
 bool TquantBlockBuilder::add(std::string_view statement, const SourceLoc& loc) {
-  Lex lx(statement, loc);
+  const AsmLine line = AsmLine::of(statement, loc);
+  return add(line, 0, line.text.size(), loc.file);
+}
+
+bool TquantBlockBuilder::add(const AsmLine& line, std::size_t begin, std::size_t end,
+                             const std::string& file) {
+  Lexer lx(line, begin, file, Dialect::Block, end);
   const Tok k = lx.next();
   if (k.kind == Tok::End) return false;
   if (k.kind != Tok::Ident)
     lx.fail(k.at,
             "expected a block statement (BSTART, B.DATR, B.DIM, B.IOR, B.IOS, B.IOT, "
             "BSTOP), found " +
-                Lex::describe(k));
+                lx.describe(k));
   if (done_) lx.fail(k.at, "statement after BSTOP");
   const std::string kw = k.text;
   if (!started_) {
     if (kw.size() < 6 || !iequal(kw.substr(0, 6), "BSTART"))
-      lx.fail(k.at, "a TQUANT block starts with BSTART.SFU, found " + Lex::describe(k));
+      lx.fail(k.at, "a TQUANT block starts with BSTART.SFU, found " + lx.describe(k));
     if (!iequal(kw, "BSTART.SFU"))
       lx.fail(k.at, "'" + kw + "': TQUANT blocks are written BSTART.SFU (seed 002)");
     const Tok op = lx.next();
     if (op.kind != Tok::Ident || !iequal(op.text, "TQUANT"))
-      lx.fail(op.at, "unknown block operation " + Lex::describe(op) + " (TQUANT)");
+      lx.fail(op.at, "unknown block operation " + lx.describe(op) + " (TQUANT)");
     lx.expect(",", "after TQUANT");
     w_.src_dtype = tile_type(lx, "BSTART DataType");
     end_of(lx, "BSTART");
@@ -356,7 +246,7 @@ bool TquantBlockBuilder::add(std::string_view statement, const SourceLoc& loc) {
       const Tok a = lx.next();
       if (a.kind != Tok::Ident || a.text.size() != 3 || !iequal(a.text.substr(0, 2), "LB") ||
           a.text[2] < '0' || a.text[2] > '7')
-        lx.fail(a.at, "expected a B.DIM binding LB0..LB7, found " + Lex::describe(a));
+        lx.fail(a.at, "expected a B.DIM binding LB0..LB7, found " + lx.describe(a));
       const unsigned d = static_cast<unsigned>(a.text[2] - '0');
       lx.expect("=", "after " + a.text);
       const auto v = static_cast<std::uint16_t>(number(lx, lx.next(), a.text, 0, 0xFFFF));
@@ -382,7 +272,7 @@ bool TquantBlockBuilder::add(std::string_view statement, const SourceLoc& loc) {
           indexed(lx, lx.next(), 'r', kNumEngineRegs - 1, "a GPR of B.IOR"));
     } while (lx.accept(","));
     end_of(lx, "B.IOR");
-    if (n < 2) lx.fail(statement.size(), "B.IOR needs two GPRs: multiplier, zero point");
+    if (n < 2) lx.fail(lx.end_pos(), "B.IOR needs two GPRs: multiplier, zero point");
     if (first) {
       w_.reg_src0 = r[0];
       w_.reg_src1 = r[1];
@@ -403,7 +293,7 @@ bool TquantBlockBuilder::add(std::string_view statement, const SourceLoc& loc) {
         if (lx.accept("<")) {
           const Tok l = lx.next();
           if (l.kind != Tok::Ident || !iequal(l.text, "last"))
-            lx.fail(l.at, "expected <last>, found " + Lex::describe(l));
+            lx.fail(l.at, "expected <last>, found " + lx.describe(l));
           lx.expect(">", "after <last");
           if (t.last) lx.fail(a.at, "duplicate <last>");
           t.last = 1;
@@ -453,22 +343,17 @@ bool TquantBlockBuilder::add(std::string_view statement, const SourceLoc& loc) {
 
 RawInst assemble_tquant_block(std::string_view text, const SourceLoc& loc) {
   TquantBlockBuilder b;
+  const AsmLine line = AsmLine::of(text, loc);
   std::size_t start = 0;
   for (;;) {
     const std::size_t semi = text.find(';', start);
-    const std::string_view stmt =
-        text.substr(start, semi == std::string_view::npos ? std::string_view::npos : semi - start);
-    SourceLoc l = loc;
-    l.col += static_cast<int>(start);
+    const std::size_t end = semi == std::string_view::npos ? text.size() : semi;
     if (b.done()) {
-      std::size_t p = 0;
-      while (p < stmt.size() && std::isspace(static_cast<unsigned char>(stmt[p]))) ++p;
-      if (p < stmt.size()) {
-        l.col += static_cast<int>(p);
-        throw AsmError(l, "statement after BSTOP");
-      }
+      std::size_t p = start;
+      while (p < end && std::isspace(static_cast<unsigned char>(text[p]))) ++p;
+      if (p < end) throw AsmError(Lexer(line, p, loc.file).loc(p), "statement after BSTOP");
     } else {
-      b.add(stmt, l);
+      b.add(line, start, end, loc.file);
     }
     if (semi == std::string_view::npos) break;
     start = semi + 1;
@@ -487,8 +372,8 @@ std::string disassemble_tquant_block(const RawInst& raw) {
   std::string s = "BSTART.SFU TQUANT, " + dtype(w.src_dtype);
   for (unsigned i = 0; i < w.datr_count; ++i) {
     s += "; B.DATR " + dtype(w.dst_dtype) + ", " +
-         (w.rmode < std::size(kRModes) ? std::string(kRModes[w.rmode])
-                                       : "RMode=" + std::to_string(w.rmode)) +
+         (!rmode_names().name(w.rmode).empty() ? std::string(rmode_names().name(w.rmode))
+                                               : "RMode=" + std::to_string(w.rmode)) +
          ", Sat=" + std::to_string(w.sat);
     if (w.canonicalize) s += ", Canonicalize=" + std::to_string(w.canonicalize);
     if (w.layout) s += ", Layout=" + std::to_string(w.layout);
@@ -525,16 +410,12 @@ std::string disassemble_tquant_block(const RawInst& raw) {
   }
   s += "; BSTOP";
   const Events& ev = w.events;
-  if (ev.wait_mode == 1 || ev.wait_mode == 2)
-    s += std::string(" wait=") + (ev.wait_mode == 1 ? "eq" : "ge") + "(sem" +
-         std::to_string(ev.wait_idx) + ", " + std::to_string(ev.sem_value) + ")";
-  if (ev.update_mode >= 1 && ev.update_mode <= 3)
-    s += std::string(" update=") +
-         (ev.update_mode == 1   ? "inc"
-          : ev.update_mode == 2 ? "dec"
-                                : "set") +
-         "(sem" + std::to_string(ev.update_idx) +
-         (ev.update_mode == 3 ? ", " + std::to_string(ev.sem_value) : std::string()) + ")";
+  if (const auto wm = wait_mode_names().name(ev.wait_mode); !wm.empty())
+    s += " wait=" + std::string(wm) + "(sem" + std::to_string(ev.wait_idx) + ", " +
+         std::to_string(ev.sem_value) + ")";
+  if (const auto um = update_mode_names().name(ev.update_mode); !um.empty())
+    s += " update=" + std::string(um) + "(sem" + std::to_string(ev.update_idx) +
+         (ev.update_mode == kUpdateSet ? ", " + std::to_string(ev.sem_value) : std::string()) + ")";
   try {
     if (assemble_tquant_block(s, SourceLoc{"", 1, 1}) == raw) return s;
   } catch (const AsmError&) {

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "models/isa/encodings.h"
+#include "models/isa/lexer.h"
 #include "models/isa/program.h"
 
 namespace tpb::isa {
@@ -29,6 +30,9 @@ class TquantBlockBuilder {
   TquantBlockBuilder();
   // Adds one statement (no ';'); returns true after BSTOP.
   bool add(std::string_view statement, const SourceLoc& loc);
+  // The statement line.text[begin, end) of a logical line of `file` (the
+  // program reader's form: positions exact across `\` continuations).
+  bool add(const AsmLine& line, std::size_t begin, std::size_t end, const std::string& file);
   bool done() const { return done_; }
   const RawInst& word() const { return raw_; }
 

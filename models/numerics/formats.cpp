@@ -2,7 +2,6 @@
 // plus the integer, codebook (NF4) and exponent-only (E8M0) formats.
 #include "models/numerics/formats.h"
 
-#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -11,8 +10,6 @@
 #include <limits>
 
 #include <fmt/format.h>
-
-#include "models/numerics/convert_array.h"
 
 namespace tpb::num {
 
@@ -196,23 +193,24 @@ std::uint32_t int_encode(double v, double lo, double hi, unsigned bits, Overflow
   return static_cast<std::uint32_t>(w) & mask;
 }
 
+// Nearest codebook entry, decided exactly: between adjacent entries a < b the
+// boundary is their midpoint (a + b) / 2, which is exact in double (two FP32
+// values of magnitude <= 1 sum without rounding; halving is exact), so the
+// comparison of v with it has no rounding error. A tie goes to the even
+// index. At or past the end entries (+-1.0, also +-Inf and any huge value)
+// the result saturates to index 0 / 15 (SPEC §9 convert). NaN: the zero code
+// (NF4 has no NaN; CONVENTIONS).
 std::uint32_t nf4_encode(double v) {
-  if (std::isnan(v)) return 7;  // NF4 has no NaN: the zero code (index 7)
-  // Past the ends the nearest entry is the end (+-1.0); clamped, every
-  // distance below is exact, where |v| - 1 would absorb the codebook entries
-  // (2^60 or Inf would be as far from every entry, a tie).
-  v = std::min(1.0, std::max(-1.0, v));
-  int best = 0;
-  double best_d = kInf;
-  for (int i = 0; i < 16; ++i) {
-    const double d = std::fabs(v - static_cast<double>(kNf4Codebook[i]));
-    // Strictly closer wins; a tie goes to the even index.
-    if (d < best_d || (d == best_d && (i & 1) == 0)) {
-      best = i;
-      best_d = d;
-    }
-  }
-  return static_cast<std::uint32_t>(best);
+  if (std::isnan(v)) return 7;
+  if (v <= static_cast<double>(kNf4Codebook[0])) return 0;
+  if (v >= static_cast<double>(kNf4Codebook[15])) return 15;
+  std::uint32_t i = 0;
+  while (v > static_cast<double>(kNf4Codebook[i + 1])) ++i;  // cb[i] < v <= cb[i + 1]
+  const double mid =
+      (static_cast<double>(kNf4Codebook[i]) + static_cast<double>(kNf4Codebook[i + 1])) / 2;
+  if (v < mid) return i;
+  if (v > mid) return i + 1;
+  return (i & 1u) == 0 ? i : i + 1;
 }
 
 std::uint32_t e8m0_encode(double v, Overflow ov) {
@@ -278,6 +276,12 @@ std::optional<Format> parse_format(std::string_view name) {
   return std::nullopt;
 }
 
+std::string format_list(std::string_view sep) {
+  std::string out;
+  for (int i = 0; i < kNumFormats; ++i) (out += i ? sep : "") += kDesc[i].info.name;
+  return out;
+}
+
 double decode(Format f, std::uint32_t code) {
   if (is_minifloat(f)) return mf_decode(mf_of(f), code);
   switch (f) {
@@ -339,7 +343,7 @@ std::optional<std::string> convert_line(Format from, Format to, std::string_view
                                         std::string& error, Overflow ov) {
   const std::string text(value);
   const FormatInfo& fi = info(from);
-  std::uint32_t out;
+  double v;
   if (text.size() >= 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
     const std::string digits = text.substr(2);
     if (digits.empty() || digits.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
@@ -354,7 +358,7 @@ std::optional<std::string> convert_line(Format from, Format to, std::string_view
       error = fmt::format("code '{}' does not fit in {} ({} bits)", text, fi.name, fi.bits);
       return std::nullopt;
     }
-    out = convert_code(from, to, static_cast<std::uint32_t>(code), ov);
+    v = decode(from, static_cast<std::uint32_t>(code));
   } else {
     // strtod would also take hex floats ("0x1p3", "-0x2"): not a VALUE form here.
     if (text.empty() || text.find_first_of("xX") != std::string::npos ||
@@ -371,8 +375,9 @@ std::optional<std::string> convert_line(Format from, Format to, std::string_view
     }
     // ERANGE overflow gives +-HUGE_VAL (= Inf) and underflow a correctly
     // rounded tiny value or 0: both are what the user typed, rounded.
-    out = convert_value(from, to, parsed, ov);
+    v = decode(from, encode(from, parsed, ov));
   }
+  const std::uint32_t out = encode(to, v, ov);
   const unsigned hex_digits = (info(to).bits + 3) / 4;
   return fmt::format("{} -> 0x{:0{}X} {}", text, out, hex_digits, value_text(decode(to, out)));
 }

@@ -45,6 +45,8 @@ struct FormatInfo {
 };
 const FormatInfo& info(Format f);
 std::optional<Format> parse_format(std::string_view name);
+// Every format's CLI name in Format order, joined by `sep`: "fp32 bf16 ... u8".
+std::string format_list(std::string_view sep = " ");
 
 // Exact value of a code (code must fit in info(f).bits; higher bits ignored).
 double decode(Format f, std::uint32_t code);

@@ -1,10 +1,19 @@
 // Compiled with -ffp-contract=off (CMakeLists.txt): a * b + c stays two
-// roundings, as SPEC §5's accumulation convention requires.
+// roundings, as SPEC §5's accumulation convention requires. The products and
+// sums themselves run in the tile kernels (mx_matmul_kernel.inc).
 #include "models/numerics/mx_matmul.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
+
+#include "models/numerics/mx_matmul_kernels.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace tpb::num {
 
@@ -94,13 +103,57 @@ const float* code_table(Format f) {
 }
 }  // namespace
 
+namespace {
+// a * b in FP32, a's NaN when both are NaNs (the x86 rule, written as one
+// instruction so that the compiler cannot swap the operands).
+inline float mul_first(float a, float b) {
+#if defined(__x86_64__)
+  __asm__("mulss %1, %0" : "+x"(a) : "x"(b));
+  return a;
+#else
+  return a * b;
+#endif
+}
+
+// 2^(s-127) for every E8M0 byte (NaN for 0xFF), built once.
+struct ScaleTable {
+  float v[256];
+  ScaleTable() {
+    for (unsigned s = 0; s < 256; ++s) v[s] = e8m0_scale(static_cast<std::uint8_t>(s));
+  }
+};
+const float* scale_table() {
+  static const ScaleTable t;
+  return t.v;
+}
+
+// decode_plain of every 16-bit code of BF16 / FP16, built once on first use.
+struct Plain16Table {
+  std::vector<float> v;
+  explicit Plain16Table(Format f) : v(65536) {
+    for (std::uint32_t c = 0; c < 65536; ++c) v[c] = static_cast<float>(decode(f, c));
+  }
+};
+const float* plain16_table(Format f) {
+  if (f == Format::Bf16) {
+    static const Plain16Table t(Format::Bf16);
+    return t.v.data();
+  }
+  if (f == Format::Fp16) {
+    static const Plain16Table t(Format::Fp16);
+    return t.v.data();
+  }
+  return nullptr;
+}
+}  // namespace
+
 void decode_x4(Format f, std::uint32_t word, std::uint8_t s, float out[4]) {
   const float* t = code_table(f);
   const float scale = e8m0_scale(s);
   for (unsigned l = 0; l < 4; ++l) {
     const float v =
         t ? t[x4_lane_code(f, word, l)] : static_cast<float>(decode(f, x4_lane_code(f, word, l)));
-    out[l] = v * scale;  // one FP32 rounding (exact inside the FP32 range)
+    out[l] = mul_first(v, scale);  // one FP32 rounding (exact inside the FP32 range)
   }
 }
 
@@ -110,28 +163,116 @@ float decode_plain(Format f, std::uint32_t code) {
   return static_cast<float>(decode(f, code));  // BF16 / FP16: exact in FP32
 }
 
-void matmul_fp32(const float* w, const float* x, std::size_t kdim, std::size_t M, std::size_t N,
-                 float* acc, bool accumulate) {
-  if (kdim == 0) return;
-  // k outermost per output row keeps every acc[m][n] in k-ascending order and
-  // lets the n loop vectorise (element-wise multiply, then add: two roundings).
-  for (std::size_t m = 0; m < M; ++m) {
-    float* a = acc + m * N;
-    std::size_t k = 0;
-    if (!accumulate) {
-      const float w0 = w[m];
-      for (std::size_t n = 0; n < N; ++n) a[n] = w0 * x[n];
-      k = 1;
-    }
-    for (; k < kdim; ++k) {
-      const float wk = w[k * M + m];
-      const float* xk = x + k * N;
-      for (std::size_t n = 0; n < N; ++n) {
-        const float p = wk * xk[n];
-        a[n] = a[n] + p;
-      }
+void decode_mx_partition(Format f, const std::uint8_t* words, const std::uint8_t* scales,
+                         unsigned p, const PackedLayout& L, float* out) {
+  const float* t = code_table(f);
+  const float* st = scale_table();
+  const std::size_t k0 = std::size_t{4} * p;
+  const bool nibbles = mx_word_bytes(f) == 2;
+  // Lane l of column j's word.
+  const auto code = [&](std::size_t j, unsigned l) -> unsigned {
+    if (nibbles) return (words[2 * j + l / 2] >> (4 * (l % 2))) & 0xF;
+    return words[4 * j + l];
+  };
+  std::size_t j = 0;
+#if defined(__x86_64__)
+  // Four columns at a time (they are adjacent in a panel: panels are
+  // multiples of 4 wide): one vector multiply and store per lane.
+  for (; j + 4 <= L.cols; j += 4) {
+    const __m128 s =
+        _mm_setr_ps(st[scales[j]], st[scales[j + 1]], st[scales[j + 2]], st[scales[j + 3]]);
+    float* o = out + L.index(k0, j);  // lane l at o + l x panel
+    for (unsigned l = 0; l < 4; ++l) {
+      __m128 v =
+          _mm_setr_ps(t[code(j, l)], t[code(j + 1, l)], t[code(j + 2, l)], t[code(j + 3, l)]);
+      __asm__("mulps %1, %0" : "+x"(v) : "x"(s));  // v x s, v's NaN first, as mul_first
+      _mm_storeu_ps(o + l * L.panel, v);
     }
   }
+#endif
+  for (; j < L.cols; ++j) {
+    const float s = st[scales[j]];
+    float* o = out + L.index(k0, j);
+    for (unsigned l = 0; l < 4; ++l) o[l * L.panel] = mul_first(t[code(j, l)], s);  // as decode_x4
+  }
+}
+
+void decode_plain_partition(Format f, const std::uint8_t* elems, unsigned p, const PackedLayout& L,
+                            float* out) {
+  const unsigned eb = plain_elem_bytes(f);
+  if (const float* t16 = plain16_table(f)) {
+    for (std::size_t j = 0; j < L.cols; ++j)
+      out[L.index(p, j)] = t16[elems[2 * j] | (unsigned{elems[2 * j + 1]} << 8)];
+    return;
+  }
+  for (std::size_t j = 0; j < L.cols; ++j) {
+    std::uint32_t code = 0;
+    std::memcpy(&code, elems + j * eb, eb);  // little-endian
+    out[L.index(p, j)] = decode_plain(f, code);
+  }
+}
+
+void pack(const float* a, const PackedLayout& L, PackedFloats& out) {
+  out.assign(L.size(), 0.0f);
+  for (std::size_t k = 0; k < L.kdim; ++k)
+    for (std::size_t j = 0; j < L.cols; ++j) out[L.index(k, j)] = a[k * L.cols + j];
+}
+
+std::size_t matmul_tiles(std::size_t M, std::size_t N) {
+  return (M + kPanelRows - 1) / kPanelRows * ((N + kPanelCols - 1) / kPanelCols);
+}
+
+namespace {
+static_assert(kPanelRows == mm_kernels::kTileRows && kPanelCols == mm_kernels::kTileCols);
+
+mm_kernels::TileFn tile_fn(SimdPath path) {
+#if defined(__x86_64__) && defined(TPB_SIMD_X86)
+  if (path == SimdPath::Avx512) return mm_kernels::avx512::tile;
+  if (path == SimdPath::Avx2) return mm_kernels::avx2::tile;
+#else
+  (void)path;
+#endif
+  return mm_kernels::baseline::tile;
+}
+}  // namespace
+
+void matmul_packed(const float* wp, const float* xp, std::size_t kdim, std::size_t M, std::size_t N,
+                   float* acc, bool accumulate, std::size_t tile_begin, std::size_t tile_end,
+                   SimdPath path) {
+  if (kdim == 0) return;
+  const mm_kernels::TileFn tile = tile_fn(path);
+  const std::size_t m_panels = (M + kPanelRows - 1) / kPanelRows;
+  tile_end = std::min(tile_end, matmul_tiles(M, N));
+  for (std::size_t t = tile_begin; t < tile_end; ++t) {
+    const std::size_t mp = t % m_panels, np = t / m_panels;
+    const std::size_t m0 = mp * kPanelRows, n0 = np * kPanelCols;
+    const std::size_t rows = std::min(kPanelRows, M - m0), cols = std::min(kPanelCols, N - n0);
+    const float* w = wp + mp * kdim * kPanelRows;
+    const float* x = xp + np * kdim * kPanelCols;
+    float* c = acc + m0 * N + n0;
+    if (rows == kPanelRows && cols == kPanelCols) {
+      tile(w, x, kdim, c, N, accumulate);
+      continue;
+    }
+    // An edge tile: through a whole tile's buffer (the padding's products are
+    // dropped).
+    alignas(64) float buf[kPanelRows * kPanelCols] = {};
+    if (accumulate)
+      for (std::size_t r = 0; r < rows; ++r)
+        std::memcpy(buf + r * kPanelCols, c + r * N, cols * sizeof(float));
+    tile(w, x, kdim, buf, kPanelCols, accumulate);
+    for (std::size_t r = 0; r < rows; ++r)
+      std::memcpy(c + r * N, buf + r * kPanelCols, cols * sizeof(float));
+  }
+}
+
+void matmul_fp32(const float* w, const float* x, std::size_t kdim, std::size_t M, std::size_t N,
+                 float* acc, bool accumulate, SimdPath path) {
+  if (kdim == 0) return;
+  PackedFloats wp, xp;
+  pack(w, packed_w_layout(kdim, M), wp);
+  pack(x, packed_x_layout(kdim, N), xp);
+  matmul_packed(wp.data(), xp.data(), kdim, M, N, acc, accumulate, 0, matmul_tiles(M, N), path);
 }
 
 }  // namespace tpb::num

@@ -1,5 +1,7 @@
 #include "models/numerics/tquant.h"
 
+#include "models/isa/names.h"
+
 namespace tpb::num {
 
 namespace {
@@ -29,19 +31,8 @@ constexpr int kMaxLeft = 60;
 }  // namespace
 
 const char* rmode_name(RMode m) {
-  switch (m) {
-    case RMode::Rne:
-      return "RNE";
-    case RMode::Rtz:
-      return "RTZ";
-    case RMode::Rdn:
-      return "RDN";
-    case RMode::Rup:
-      return "RUP";
-    case RMode::Rmm:
-      return "RMM";
-  }
-  return "?";
+  const std::string_view n = isa::rmode_names().name(static_cast<std::uint8_t>(m));
+  return n.empty() ? "?" : n.data();
 }
 
 QuantResult tquant_element(std::uint32_t x_bits, std::uint32_t m_bits, std::int32_t zero_point,

@@ -1,17 +1,23 @@
 #include "models/timing/timing_profile.h"
 
 #include "models/isa/input_file.h"
+#include "models/isa/names.h"
 
 #include <algorithm>
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace tpb::timing {
 
 namespace {
 
 constexpr std::uint32_t kMaxBanks = 64;
-constexpr std::size_t kMaxProfileFileBytes = std::size_t{16} << 20;  // 16 MiB of JSON
+constexpr std::size_t kMaxProfileFileBytes = kMaxTimingFileBytes;  // 16 MiB of JSON
 
 constexpr unsigned kMaxProfileDepth = 32;
 
@@ -41,20 +47,32 @@ std::size_t nesting_past(const std::string& text, unsigned max) {
 }
 
 [[noreturn]] void fail(const std::string& key, const std::string& what) {
-  throw TimingError("timing profile: key '" + key + "': " + what);
+  throw TimingError("timing profile: key '" + isa::excerpt(key) + "': " + what);
+}
+
+// A value as the messages show it: JSON, cut (a megabyte string is not
+// echoed whole), control characters escaped.
+std::string shown(const nlohmann::json& v) {
+  return isa::excerpt(v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 std::uint32_t get_u32(const nlohmann::json& v, const std::string& key, bool nonzero) {
   if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
-    fail(key, "expected a non-negative integer, got " + v.dump());
+    fail(key, "expected a non-negative integer, got " + shown(v));
   const auto x = v.get<std::uint64_t>();
-  if (x > UINT32_MAX) fail(key, "value " + v.dump() + " does not fit in 32 bits");
+  if (x > UINT32_MAX) fail(key, "value " + shown(v) + " does not fit in 32 bits");
   if (nonzero && x == 0) fail(key, "must not be 0");
   return static_cast<std::uint32_t>(x);
 }
 
+std::uint64_t get_u64(const nlohmann::json& v, const std::string& key) {
+  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
+    fail(key, "expected a non-negative integer, got " + v.dump());
+  return v.get<std::uint64_t>();
+}
+
 void require_object(const nlohmann::json& v, const std::string& key) {
-  if (!v.is_object()) fail(key, "expected an object, got " + v.dump());
+  if (!v.is_object()) fail(key, "expected an object, got " + shown(v));
 }
 
 void merge_mem(MemCycles& m, const nlohmann::json& j, const std::string& key) {
@@ -78,10 +96,11 @@ void merge_mem(MemCycles& m, const nlohmann::json& j, const std::string& key) {
   }
 }
 
-// JSON keys of TimingConfig::pe_mx_row_pump, by MX_PERF_MODE (docs/ASM.md names).
-constexpr const char* kMxPerfModeNames[7] = {"none",           "quad_row", "quad_row_interleave",
-                                             "quad_row_tiled", "oct_row",  "oct_row_interleave",
-                                             "oct_row_tiled"};
+// JSON keys of TimingConfig::pe_mx_row_pump, by MX_PERF_MODE: the names of
+// the program syntax (isa::mx_perf_mode_names(), docs/ASM.md).
+std::string mx_perf_mode_key(unsigned n) {
+  return std::string(isa::mx_perf_mode_names().name(static_cast<std::uint8_t>(n)));
+}
 
 nlohmann::json mem_json(const MemCycles& m) {
   return {{"latency_cycles", m.latency_cycles},
@@ -149,6 +168,23 @@ TimingConfig default_timing(isa::Arch arch) {
   const isa::MemoryCapacity cap = isa::default_capacity(arch);
   c.sbuf_bytes_per_partition = cap.sbuf_bytes_per_partition;
   c.psum_bytes_per_partition = cap.psum_bytes_per_partition;
+  // HBM per core, TIMING.md [L]: capacity and bandwidth of the device / its
+  // cores (trn1 2 cores, trn2 and trn3 8; v5 as trn3).
+  c.hbm.bytes = cap.hbm_bytes;
+  switch (arch) {
+    case isa::Arch::Sunda:
+      c.hbm.mbytes_per_s = 820000 / 2;
+      break;
+    case isa::Arch::Cayman:
+      c.hbm.mbytes_per_s = 2900000 / 8;
+      break;
+    case isa::Arch::Mariana:
+    case isa::Arch::Maverick:
+      c.hbm.mbytes_per_s = 4900000 / 8;
+      break;
+  }
+  // DMA queues, TIMING.md [J]: 27.2 GB/s each on v2 / v3, 38.4 on v4 (v5 as v4).
+  c.dma.mbytes_per_s = arch == isa::Arch::Sunda || arch == isa::Arch::Cayman ? 27200 : 38400;
   return c;
 }
 
@@ -159,9 +195,14 @@ void merge_timing(TimingConfig& c, const nlohmann::json& j) {
     const nlohmann::json& v = *it;
     if (k == "arch") {
       if (!v.is_string()) fail(k, "expected a string");
-      if (v.get<std::string>() != c.arch)
-        fail(k,
-             "profile is for '" + v.get<std::string>() + "' but the run is for '" + c.arch + "'");
+      // A generation's name in any case, or its alias (v4), as .arch and --arch take.
+      isa::Arch given{}, run{};
+      if (!isa::parse_arch(v.get<std::string>(), given))
+        fail(k, "'" + isa::excerpt(v.get<std::string>()) +
+                    "' is not a generation (sunda cayman mariana maverick, or v2..v5)");
+      if (!isa::parse_arch(c.arch, run) || given != run)
+        fail(k, "profile is for '" + isa::excerpt(v.get<std::string>()) + "' but the run is for '" +
+                    c.arch + "'");
     } else if (k == "clocks_mhz") {
       require_object(v, k);
       for (auto e = v.begin(); e != v.end(); ++e) {
@@ -208,10 +249,10 @@ void merge_timing(TimingConfig& c, const nlohmann::json& j) {
     } else if (k == "pe_mx_row_pump") {
       require_object(v, k);
       for (auto e = v.begin(); e != v.end(); ++e) {
-        unsigned idx = 7;
-        for (unsigned n = 0; n < 7; ++n)
-          if (e.key() == kMxPerfModeNames[n]) idx = n;
-        if (idx == 7) fail(k + "." + e.key(), "unknown MX perf mode");
+        unsigned idx = isa::kNumMxPerfModes;
+        for (unsigned n = 0; n < isa::kNumMxPerfModes; ++n)
+          if (e.key() == mx_perf_mode_key(n)) idx = n;
+        if (idx == isa::kNumMxPerfModes) fail(k + "." + e.key(), "unknown MX perf mode");
         c.pe_mx_row_pump[idx] = get_u32(*e, k + "." + e.key(), true);
       }
     } else if (k == "bundle_issue_cycles") {
@@ -243,6 +284,38 @@ void merge_timing(TimingConfig& c, const nlohmann::json& j) {
         } else {
           fail(key, "unknown key (ring_words, batch_words, mbytes_per_s, latency_ns)");
         }
+      }
+    } else if (k == "hbm") {
+      require_object(v, k);
+      for (auto e = v.begin(); e != v.end(); ++e) {
+        const std::string key = k + "." + e.key();
+        if (e.key() == "bytes") {
+          c.hbm.bytes = get_u64(*e, key);
+          if (c.hbm.bytes == 0) fail(key, "must not be 0");
+          if (c.hbm.bytes > isa::kHbmWindow)
+            fail(key, "at most " + std::to_string(isa::kHbmWindow) +
+                          " bytes (2^40: the core's HBM window)");
+        } else if (e.key() == "mbytes_per_s") {
+          c.hbm.mbytes_per_s = get_u32(*e, key, true);
+        } else if (e.key() == "latency_ns") {
+          c.hbm.latency_ns = get_u32(*e, key, false);
+          if (std::uint64_t{c.hbm.latency_ns} * 1000 > TimingConfig::kMaxAccessPs)
+            fail(key, "an access may take at most " +
+                          std::to_string(TimingConfig::kMaxAccessPs / 1000) + " ns (2^40 ps)");
+        } else {
+          fail(key, "unknown key (bytes, mbytes_per_s, latency_ns)");
+        }
+      }
+    } else if (k == "dma") {
+      require_object(v, k);
+      for (auto e = v.begin(); e != v.end(); ++e) {
+        const std::string key = k + "." + e.key();
+        if (e.key() == "mbytes_per_s")
+          c.dma.mbytes_per_s = get_u32(*e, key, true);
+        else if (e.key() == "latency_ns")
+          c.dma.latency_ns = get_u32(*e, key, false);
+        else
+          fail(key, "unknown key (mbytes_per_s, latency_ns)");
       }
     } else {
       fail(k, "unknown key");
@@ -286,27 +359,86 @@ void merge_timing(TimingConfig& c, const nlohmann::json& j) {
   }
 }
 
-void merge_timing_file(TimingConfig& c, const std::string& path) {
+nlohmann::json parse_json_strict(const std::string& text, unsigned max_depth) {
+  // A profile is at most a few levels deep; JSON nested thousands deep
+  // overflowed the stack in the JSON library (SIGSEGV): refused first.
+  if (const std::size_t at = nesting_past(text, max_depth); at != std::string::npos)
+    throw TimingError("JSON nested deeper than " + std::to_string(max_depth) + " levels at byte " +
+                      std::to_string(at));
+  // Keys seen in each open object, and the key path to it, to refuse a key
+  // given twice (the library keeps the last value without a word).
+  struct Level {
+    bool object = false;
+    std::set<std::string> keys;
+    std::string key;  // the latest key of this object
+  };
+  std::vector<Level> stack;
+  std::string duplicate;
+  auto where = [&](const std::string& k) {
+    std::string p;
+    for (const Level& l : stack)
+      if (l.object && &l != &stack.back()) p += l.key + ".";
+    return p + k;
+  };
+  const nlohmann::json::parser_callback_t cb = [&](int, nlohmann::json::parse_event_t ev,
+                                                   nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    switch (ev) {
+      case E::object_start:
+        stack.push_back({true, {}, {}});
+        break;
+      case E::array_start:
+        stack.push_back({false, {}, "[]"});
+        break;
+      case E::object_end:
+      case E::array_end:
+        if (!stack.empty()) stack.pop_back();
+        break;
+      case E::key:
+        if (!stack.empty() && stack.back().object && parsed.is_string()) {
+          const std::string k = parsed.get<std::string>();
+          if (!stack.back().keys.insert(k).second && duplicate.empty()) duplicate = where(k);
+          stack.back().key = k;
+        }
+        break;
+      case E::value:
+        break;
+    }
+    return true;
+  };
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text, cb);
+  } catch (const nlohmann::json::exception& e) {
+    throw TimingError(std::string("not valid JSON: ") + isa::excerpt(e.what()));
+  }
+  if (!duplicate.empty())
+    throw TimingError("duplicate key '" + isa::excerpt(duplicate) +
+                      "' (given twice in one object; JSON keeps only one: say it once)");
+  return j;
+}
+
+nlohmann::json read_timing_file(const std::string& path) {
   std::string text;
   if (const std::string why =
           isa::read_input_file(path, kMaxProfileFileBytes, "a timing profile", text);
       !why.empty())
-    throw TimingError(path + ": " + why);
-  // A profile is at most a few levels deep; JSON nested thousands deep
-  // overflowed the stack in the JSON library (SIGSEGV): refused first.
-  if (const std::size_t at = nesting_past(text, kMaxProfileDepth); at != std::string::npos)
-    throw TimingError(path + ": not a timing profile: JSON nested deeper than " +
-                      std::to_string(kMaxProfileDepth) + " levels at byte " + std::to_string(at));
-  nlohmann::json j;
+    throw TimingError(isa::excerpt(path) + ": " + why);
   try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw TimingError(path + ": not valid JSON: " + e.what());
+    return parse_json_strict(text, kMaxProfileDepth);
+  } catch (const TimingError& e) {
+    const std::string m = e.what();
+    throw TimingError(isa::excerpt(path) + ": " +
+                      (m.rfind("JSON nested", 0) == 0 ? "not a timing profile: " : "") + m);
   }
+}
+
+void merge_timing_file(TimingConfig& c, const std::string& path) {
+  const nlohmann::json j = read_timing_file(path);
   try {
     merge_timing(c, j);
   } catch (const TimingError& e) {
-    throw TimingError(path + ": " + e.what());
+    throw TimingError(isa::excerpt(path) + ": " + e.what());
   }
 }
 
@@ -320,7 +452,8 @@ nlohmann::json to_json(const TimingConfig& c) {
   nlohmann::json bundles = nlohmann::json::object();
   for (const auto& [name, cyc] : c.bundle_issue_cycles) bundles[name] = cyc;
   nlohmann::json pump = nlohmann::json::object();
-  for (unsigned n = 0; n < 7; ++n) pump[kMxPerfModeNames[n]] = c.pe_mx_row_pump[n];
+  for (unsigned n = 0; n < isa::kNumMxPerfModes; ++n)
+    pump[mx_perf_mode_key(n)] = c.pe_mx_row_pump[n];
   return {{"arch", c.arch},
           {"clocks_mhz", clocks},
           {"instruction_overhead_cycles", overheads},
@@ -340,7 +473,81 @@ nlohmann::json to_json(const TimingConfig& c) {
            {{"ring_words", c.fetch.ring_words},
             {"batch_words", c.fetch.batch_words},
             {"mbytes_per_s", c.fetch.mbytes_per_s},
-            {"latency_ns", c.fetch.latency_ns}}}};
+            {"latency_ns", c.fetch.latency_ns}}},
+          {"hbm",
+           {{"bytes", c.hbm.bytes},
+            {"mbytes_per_s", c.hbm.mbytes_per_s},
+            {"latency_ns", c.hbm.latency_ns}}},
+          {"dma", {{"mbytes_per_s", c.dma.mbytes_per_s}, {"latency_ns", c.dma.latency_ns}}}};
+}
+
+void deep_merge(nlohmann::json& base, const nlohmann::json& over) {
+  if (!base.is_object() || !over.is_object()) {
+    base = over;
+    return;
+  }
+  for (auto it = over.begin(); it != over.end(); ++it) {
+    if (base.contains(it.key()))
+      deep_merge(base[it.key()], *it);
+    else
+      base[it.key()] = *it;
+  }
+}
+
+std::vector<std::string> resolve_dotted_key(const std::string& key, const nlohmann::json& profile) {
+  const std::string bic = "bundle_issue_cycles.";
+  if (key.rfind(bic, 0) == 0 && key.size() > bic.size())
+    return {"bundle_issue_cycles", key.substr(bic.size())};
+  std::vector<std::string> path;
+  const nlohmann::json* level = &profile;
+  std::string rest = key;
+  for (;;) {
+    if (level->contains(rest) && !(*level)[rest].is_object()) {
+      path.push_back(rest);
+      return path;
+    }
+    const std::size_t dot = rest.find('.');
+    const std::string head = rest.substr(0, dot);
+    std::string known;
+    for (auto it = level->begin(); it != level->end(); ++it)
+      if (it.key() != "sources" && it.key() != "arch")
+        known += (known.empty() ? "" : " ") + it.key();
+    if (!level->contains(head) || head == "sources" || head == "arch")
+      throw TimingError(
+          fmt::format("'{}': '{}' is not a timing key (known here: {})", key, head, known));
+    const nlohmann::json& next = (*level)[head];
+    path.push_back(head);
+    if (!next.is_object())
+      throw TimingError(fmt::format("'{}': '{}' is a value, not an object", key,
+                                    fmt::format("{}", fmt::join(path, "."))));
+    if (dot == std::string::npos) {
+      std::string sub;
+      for (auto it = next.begin(); it != next.end(); ++it)
+        sub += (sub.empty() ? "" : " ") + it.key();
+      throw TimingError(fmt::format("'{}' names an object; name one of its keys: {}", key, sub));
+    }
+    level = &next;
+    rest = rest.substr(dot + 1);
+  }
+}
+
+nlohmann::json nest_key(const std::vector<std::string>& path, const nlohmann::json& value) {
+  nlohmann::json j = value;
+  for (auto it = path.rbegin(); it != path.rend(); ++it) j = nlohmann::json{{*it, j}};
+  return j;
+}
+
+nlohmann::json expand_dotted_keys(const nlohmann::json& overrides, const nlohmann::json& profile) {
+  if (!overrides.is_object()) throw TimingError("timing overrides: not an object of keys");
+  nlohmann::json out = nlohmann::json::object();
+  for (auto it = overrides.begin(); it != overrides.end(); ++it) {
+    if (it.key().find('.') == std::string::npos) {
+      deep_merge(out, nlohmann::json{{it.key(), *it}});
+      continue;
+    }
+    deep_merge(out, nest_key(resolve_dotted_key(it.key(), profile), *it));
+  }
+  return out;
 }
 
 }  // namespace tpb::timing

@@ -9,6 +9,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -89,6 +90,27 @@ struct TimingConfig {
     std::uint32_t latency_ns = 1300;
   } fetch;
 
+  // HBM of one core (SPEC §10), JSON "hbm": the device's capacity and
+  // bandwidth shared equally by its cores (TIMING.md [L]: trn1 32 GiB and
+  // 820 GB/s for 2 cores, trn2 96 GiB and 2.9 TB/s for 8, trn3 144 GiB and
+  // 4.9 TB/s for 8; v5 as trn3, convention). The DMA queues of the core
+  // share the bandwidth; every access pays the latency (a convention: the
+  // docs are silent on HBM latency).
+  struct Hbm {
+    std::uint64_t bytes = 144 * isa::kGiB / 8;  // 1..2^40 (the core's HBM window)
+    std::uint32_t mbytes_per_s = 612500;        // 10^6 bytes per second
+    std::uint32_t latency_ns = 100;
+  } hbm;
+
+  // DMA queues (SPEC §10), JSON "dma": TIMING.md [J, K]: 16 queues per core,
+  // 27.2 GB/s each on v2 / v3 and 38.4 GB/s on v4 (theoretical; v5 as v4,
+  // convention); about 1.3 us from the semaphore that triggers a transfer
+  // to its start.
+  struct Dma {
+    std::uint32_t mbytes_per_s = 38400;  // per queue
+    std::uint32_t latency_ns = 1300;     // semaphore-to-start, per descriptor
+  } dma;
+
   std::uint32_t clock(isa::Engine e) const { return clock_mhz[static_cast<unsigned>(e)]; }
   std::uint32_t overhead(isa::Engine e) const {
     return instruction_overhead_cycles[static_cast<unsigned>(e)];
@@ -124,7 +146,33 @@ TimingConfig default_timing(isa::Arch arch);
 void merge_timing(TimingConfig& cfg, const nlohmann::json& j);
 // Reads and merges a JSON file over `cfg`; errors name the file.
 void merge_timing_file(TimingConfig& cfg, const std::string& path);
+// A profile file read (at most 16 MiB: /dev/zero is refused, not read) and
+// parsed with parse_json_strict, not merged; errors name the file.
+nlohmann::json read_timing_file(const std::string& path);
+// The most bytes a timing profile may hold.
+inline constexpr std::size_t kMaxTimingFileBytes = std::size_t{16} << 20;
+
+// JSON text parsed strictly: nested at most `max_depth` levels (deeper
+// crashed the JSON library), and a key given twice in one object is an error
+// naming it (the library would silently keep the last value). Throws
+// TimingError: "not valid JSON: ...", "JSON nested deeper than 32 levels at
+// byte N", "duplicate key 'clocks_mhz.dve' (given twice in one object)".
+nlohmann::json parse_json_strict(const std::string& text, unsigned max_depth = 32);
 // The effective profile as JSON (merge_timing(default, to_json(c)) == c).
 nlohmann::json to_json(const TimingConfig& cfg);
+
+// Objects merged recursively; `over` wins.
+void deep_merge(nlohmann::json& base, const nlohmann::json& over);
+// The nesting of a dotted timing key ("clocks_mhz.dve" -> {clocks_mhz, dve};
+// "bundle_issue_cycles.dve.qmx.pack" -> {bundle_issue_cycles, dve.qmx.pack}:
+// bundle names hold dots), checked against a profile's shape (to_json of
+// one). TimingError "'KEY': ..." naming what is wrong.
+std::vector<std::string> resolve_dotted_key(const std::string& key, const nlohmann::json& profile);
+// {path[0]: {path[1]: ... value}}.
+nlohmann::json nest_key(const std::vector<std::string>& path, const nlohmann::json& value);
+// Overrides as --timing takes them (nested objects) from an object whose
+// keys may be dotted ({"clocks_mhz.dve": 2400, "sbuf": {"beat_bytes": 32}}),
+// each dotted key checked against `profile`.
+nlohmann::json expand_dotted_keys(const nlohmann::json& overrides, const nlohmann::json& profile);
 
 }  // namespace tpb::timing

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "models/isa/address_map.h"
+
 namespace tpb::trace {
 
 namespace {
@@ -16,8 +18,8 @@ namespace {
 constexpr unsigned kHex = 0x2, kDec = 0x4, kBin = 0x8, kRjustify = 0x20, kBlank = 0x200,
                    kClosed = 0x400000, kGroupBegin = 0x800000, kGroupEnd = 0x1000000;
 
-// The engine scopes, in the order the groups appear.
-const char* const kEngineScopes[] = {"pool", "dve", "pe", "sfu"};
+// The engine scopes, in the order the groups appear: the engine names.
+const auto& kEngineScopes = isa::kEngineNames;
 
 struct Group {
   std::string name;
@@ -107,7 +109,17 @@ void write_gtkw(const std::vector<Signal>& signals, const std::string& vcd_path,
     throw std::runtime_error("GTKWave save file '" + path +
                              "': cannot open for writing: " + std::strerror(errno));
   out << "[*]\n[*] GTKWave save file written by tpbsim run --vcd\n[*]\n";
-  out << "[dumpfile] \"" << vcd_abs << "\"\n";
+  // The save file is line-based and its [dumpfile] quoted without escapes:
+  // a VCD name holding a control character or a quote cannot be written
+  // there (a newline would inject lines); GTKWave is then given the VCD on
+  // its command line (gtkwave FILE.vcd FILE.gtkw).
+  bool plain = true;
+  for (char c : vcd_abs)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '"') plain = false;
+  if (plain)
+    out << "[dumpfile] \"" << vcd_abs << "\"\n";
+  else
+    out << "[*] no [dumpfile]: the VCD's name holds a control character or a quote\n";
   out << "[timestart] 0\n";
   out << "[size] 1400 800\n[pos] -1 -1\n";
   out << "*" << zoom << " -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 "

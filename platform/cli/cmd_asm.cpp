@@ -12,6 +12,7 @@
 #include <string>
 
 #include "models/isa/asm.h"
+#include "models/isa/input_file.h"
 #include "models/isa/program.h"
 #include "models/isa/program_spool.h"
 #include "platform/cli/commands.h"
@@ -52,36 +53,38 @@ bool parse_in_out(const char* cmd, const Args& args, const po::options_descripti
   return true;
 }
 
-// Writes a file whole: to PATH.tpbsim-tmp, closed and checked, then renamed
-// into place, so a full disk never leaves a half-written file reported as
-// written. A device or a pipe (/dev/stdout) is written in place.
+// Writes a file whole: to a staging file of its own (run::OutputFile),
+// closed and checked, then renamed into place, so a full disk never leaves a
+// half-written file reported as written. A device or a pipe (/dev/stdout) is
+// written in place.
 bool write_file(const char* cmd, const std::string& path,
                 const std::function<bool(std::FILE*)>& write) {
-  const bool staged = run::output_is_staged(path);
-  const std::string tmp = run::staged_output_path(path);
-  std::FILE* f = std::fopen(tmp.c_str(), staged ? "wb" : "ab");
   bool ok = false;
-  int err = errno;
+  int err = 0;
   std::string why;
   try {
-    ok = f != nullptr && write(f);
+    run::OutputFile out(path);
+    std::FILE* f = std::fopen(out.write_path().c_str(), out.staged() ? "wb" : "ab");
     err = errno;
-  } catch (const std::exception& e) {  // the program's words could not be read back
+    try {
+      ok = f != nullptr && write(f);
+      err = errno;
+    } catch (const std::exception& e) {  // the program's words could not be read back
+      why = e.what();
+    }
+    if (f && std::fclose(f) != 0 && ok) {
+      ok = false;
+      err = errno;
+    }
+    if (ok) out.commit();
+  } catch (const run::OutputError& e) {
+    ok = false;
     why = e.what();
+    if (why.rfind(path + ": ", 0) == 0) why = why.substr(path.size() + 2);
   }
-  if (f && std::fclose(f) != 0 && ok) {
-    ok = false;
-    err = errno;
-  }
-  if (ok && staged && std::rename(tmp.c_str(), run::output_target(path).c_str()) != 0) {
-    ok = false;
-    err = errno;
-  }
-  if (!ok) {
-    if (staged) std::remove(tmp.c_str());
+  if (!ok)
     std::fprintf(stderr, "tpbsim %s: error: cannot write %s (%s); nothing written\n", cmd,
-                 path.c_str(), why.empty() ? std::strerror(err) : why.c_str());
-  }
+                 isa::printable(path).c_str(), why.empty() ? std::strerror(err) : why.c_str());
   return ok;
 }
 bool write_file(const char* cmd, const std::string& path, const void* data, std::size_t n) {
@@ -96,7 +99,7 @@ bool names_input(const char* cmd, const Parsed& p) {
   const std::filesystem::path b = std::filesystem::weakly_canonical(p.output, e2);
   if (e1 || e2 ? p.input != p.output : a != b) return false;
   std::fprintf(stderr, "tpbsim %s: error: -o %s names the input; nothing written\n", cmd,
-               p.output.c_str());
+               isa::printable(p.output).c_str());
   return true;
 }
 
@@ -139,10 +142,10 @@ int cmd_asm(const Args& args) {
     if (!prog->regs().empty())
       what += (what.empty() ? "" : " and ") + std::to_string(prog->regs().size()) + " .reg line(s)";
     std::fprintf(stderr, "tpbsim asm: note: %s not stored in %s (a binary holds words only)\n",
-                 what.c_str(), p.output.c_str());
+                 what.c_str(), isa::printable(p.output).c_str());
   }
   const std::uint64_t n = prog->size();
-  std::printf("%s: %llu instruction(s), %llu bytes\n", p.output.c_str(),
+  std::printf("%s: %llu instruction(s), %llu bytes\n", isa::printable(p.output).c_str(),
               static_cast<unsigned long long>(n),
               static_cast<unsigned long long>(n * isa::kInstBytes));
   return 0;

@@ -12,6 +12,8 @@
 #include "models/isa/address_map.h"
 #include "models/isa/asm.h"
 #include "models/isa/checker.h"
+#include "models/isa/input_file.h"
+#include "models/isa/names.h"
 #include "models/isa/program.h"
 #include "models/isa/program_check.h"
 #include "platform/cli/commands.h"
@@ -24,7 +26,7 @@ namespace {
 // Prints each instruction's verdict as the program streams in, in file
 // order: memory proportional to one line, any length.
 isa::CheckingSink::OnCheck print_each(const std::string& input) {
-  return [input](const isa::InstructionCheck& c) {
+  return [input = isa::printable(input)](const isa::InstructionCheck& c) {
     // Text: the source line; a binary: the word's index in the file.
     std::string line = input + (c.loc.line == 0 ? ":word " + std::to_string(c.word)
                                                 : ":" + std::to_string(c.loc.line));
@@ -45,7 +47,8 @@ isa::CheckingSink::OnCheck print_each(const std::string& input) {
 
 int cmd_check(const Args& args) {
   po::options_description opts(
-      "usage: tpbsim check PROGRAM [--arch sunda|cayman|mariana|maverick]\n\n"
+      "usage: tpbsim check PROGRAM [--arch " + isa::arch_list("|") +
+      "]\n\n"
       "Checks every instruction of PROGRAM (text or raw binary) against the validity\n"
       "contract of the generation (--arch, else the program's .arch, else mariana) and\n"
       "prints one line per instruction naming each failed predicate, then a summary.\n"
@@ -76,9 +79,8 @@ int cmd_check(const Args& args) {
   }
   isa::Arch cli_arch{};
   if (!arch_text.empty() && !isa::parse_arch(arch_text, cli_arch)) {
-    std::fprintf(stderr,
-                 "tpbsim check: error: unknown --arch '%s' (sunda, cayman, mariana, maverick)\n",
-                 arch_text.c_str());
+    std::fprintf(stderr, "tpbsim check: error: unknown --arch '%s' (%s)\n", arch_text.c_str(),
+                 isa::arch_list().c_str());
     return 1;
   }
 
@@ -106,7 +108,8 @@ int cmd_check(const Args& args) {
     std::fprintf(stderr, "tpbsim check: error: %s\n", e.what());
     return 1;
   }
-  std::printf("%s: %llu instruction(s) checked for %s: %llu ok, %llu invalid\n", input.c_str(),
+  std::printf("%s: %llu instruction(s) checked for %s: %llu ok, %llu invalid\n",
+              isa::printable(input).c_str(),
               static_cast<unsigned long long>(checked), std::string(isa::arch_name(arch)).c_str(),
               static_cast<unsigned long long>(checked - invalid),
               static_cast<unsigned long long>(invalid));

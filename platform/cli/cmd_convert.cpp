@@ -13,22 +13,24 @@ namespace tpb::cli {
 
 namespace {
 
-constexpr const char* kConvertUsage =
-    "usage: tpbsim convert [--no-sat] FROM TO VALUE...\n"
-    "\n"
-    "Converts each VALUE from format FROM to format TO and prints\n"
-    "  VALUE -> 0xHEX DECIMAL\n"
-    "where HEX is the TO code (zero-padded to its width) and DECIMAL its exact value.\n"
-    "VALUE is a decimal number (also nan, inf, -inf), first rounded into FROM, or\n"
-    "0x... meaning a code of FROM.\n"
-    "Narrowing rounds to nearest, ties to even, and saturates to the largest finite\n"
-    "value (NaN stays NaN where the format has one).\n"
-    "\n"
-    "options:\n"
-    "  --no-sat   overflow to Inf (NaN for e4m3 and e8m0, modulo wrap for s8 u8 int4)\n"
-    "  -h, --help this text\n"
-    "\n"
-    "formats: fp32 bf16 fp16 e4m3 e5m2 e3m4 e2m5 fp6_e2m3 fp6_e3m2 fp4_e2m1 int4 nf4 e8m0 s8 u8\n";
+std::string usage() {
+  return "usage: tpbsim convert [--no-sat] FROM TO VALUE...\n"
+         "\n"
+         "Converts each VALUE from format FROM to format TO and prints\n"
+         "  VALUE -> 0xHEX DECIMAL\n"
+         "where HEX is the TO code (zero-padded to its width) and DECIMAL its exact value.\n"
+         "VALUE is a decimal number (also nan, inf, -inf), first rounded into FROM, or\n"
+         "0x... meaning a code of FROM.\n"
+         "Narrowing rounds to nearest, ties to even, and saturates to the largest finite\n"
+         "value (NaN stays NaN where the format has one).\n"
+         "\n"
+         "options:\n"
+         "  --no-sat   overflow to Inf (NaN for e4m3 and e8m0, modulo wrap for s8 u8 int4)\n"
+         "  -h, --help this text\n"
+         "\n"
+         "formats: " +
+         num::format_list() + "\n";
+}
 
 }  // namespace
 
@@ -37,7 +39,7 @@ int cmd_convert(const Args& args) {
   std::vector<std::string> pos;
   for (const std::string& a : args) {
     if (a == "-h" || a == "--help") {
-      std::fputs(kConvertUsage, stdout);
+      std::fputs(usage().c_str(), stdout);
       return 0;
     }
     if (a == "--no-sat") {
@@ -45,24 +47,22 @@ int cmd_convert(const Args& args) {
     } else if (a.size() > 2 && a[0] == '-' && a[1] == '-') {
       // Negative numbers are values; only "--x" spellings are options.
       std::fprintf(stderr, "tpbsim convert: error: unknown option '%s'\n\n%s", a.c_str(),
-                   kConvertUsage);
+                   usage().c_str());
       return 1;
     } else {
       pos.push_back(a);
     }
   }
   if (pos.size() < 3) {
-    std::fprintf(stderr, "tpbsim convert: error: expected FROM TO VALUE...\n\n%s", kConvertUsage);
+    std::fprintf(stderr, "tpbsim convert: error: expected FROM TO VALUE...\n\n%s", usage().c_str());
     return 1;
   }
   const std::optional<num::Format> from = num::parse_format(pos[0]);
   const std::optional<num::Format> to = num::parse_format(pos[1]);
   for (int i = 0; i < 2; ++i) {
     if (!(i == 0 ? from : to)) {
-      std::fprintf(stderr,
-                   "tpbsim convert: error: unknown format '%s' (%s); formats: fp32 bf16 fp16 "
-                   "e4m3 e5m2 e3m4 e2m5 fp6_e2m3 fp6_e3m2 fp4_e2m1 int4 nf4 e8m0 s8 u8\n",
-                   pos[i].c_str(), i == 0 ? "FROM" : "TO");
+      std::fprintf(stderr, "tpbsim convert: error: unknown format '%s' (%s); formats: %s\n",
+                   pos[i].c_str(), i == 0 ? "FROM" : "TO", num::format_list().c_str());
       return 1;
     }
   }

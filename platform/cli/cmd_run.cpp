@@ -9,6 +9,7 @@
 #include "platform/cli/commands.h"
 #include "platform/cosim/dequant_cosim.h"
 #include "platform/run/run.h"
+#include "platform/run/stop_signals.h"
 
 // libsystemc calls sc_main from its own main(); tpbsim has its own main, so
 // this weak definition only satisfies the link (never called).
@@ -23,11 +24,17 @@ constexpr const char* kExitCodes =
     "\nexit codes: 0 ok; 1 bad input, usage or file error (nothing runs) or an output\n"
     "not written; 2 fault (invalid instruction, address error, tile fault); 3 deadlock;\n"
     "4 watchdog (--max-sim-time or --max-wall-time reached: the outputs are complete up\n"
-    "to the stop time). docs/BAD_INPUT.md lists every message.\n";
+    "to the stop time); 128+N stopped by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP:\n"
+    "during the simulation the outputs are written complete up to the stop time; a second\n"
+    "signal, or one while reading inputs or writing outputs, stops at once and leaves no\n"
+    "partial file). docs/BAD_INPUT.md lists every message.\n";
 
 }  // namespace
 
 int cmd_run(const Args& args) {
+  // Ctrl-C, SIGTERM, SIGHUP stop the run (stop_signals.h); SIGPIPE and
+  // SIGXFSZ become write errors naming the file.
+  run::install_stop_signals("tpbsim run");
   // Keep stdout for the summary: no banner, no "simulation stopped" info.
   setenv("SYSC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
@@ -65,9 +72,20 @@ int cmd_run(const Args& args) {
     for (const std::string& n : out.notes)
       std::fprintf(stderr, "tpbsim run: note: %s\n", n.c_str());
   const platform::RunResult& r = out.report.result;
-  if (r.status != platform::RunStatus::Ok)
+  const int sig = run::stop_signal();
+  if (r.status == platform::RunStatus::Interrupted) {
+    std::string what = r.message;
+    if (what.rfind("interrupted; ", 0) == 0) what = what.substr(13);
+    std::fprintf(stderr,
+                 "tpbsim run: interrupted (%s): %s; the outputs are complete up to the stop time\n",
+                 sig ? run::signal_name(sig) : "interrupt", what.c_str());
+  } else if (r.status != platform::RunStatus::Ok) {
     std::fprintf(stderr, "tpbsim run: %s: %s\n", platform::status_name(r.status),
                  r.message.c_str());
+  }
+  if (sig && r.status != platform::RunStatus::Interrupted)
+    std::fprintf(stderr, "tpbsim run: interrupted (%s) as the run ended; its outputs are whole\n",
+                 run::signal_name(sig));
   if (!out.report.output_errors.empty()) {
     std::string list;
     for (const auto& [path, msg] : out.report.output_errors) {
@@ -88,7 +106,8 @@ int cmd_run(const Args& args) {
                 c.dut.c_str(), c.clock_mhz, static_cast<unsigned long long>(c.words_compared),
                 static_cast<unsigned long long>(c.mismatches));
   }
-  return out.exit_code;
+  // A stop signal's exit code (128 + N) whatever the run's outcome was.
+  return sig ? 128 + sig : out.exit_code;
 }
 
 }  // namespace tpb::cli

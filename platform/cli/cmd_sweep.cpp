@@ -11,10 +11,12 @@
 // so all three runners give the same CSV. docs/SWEEPS.md is the manual.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -39,11 +41,13 @@
 #include "firmware_stubs/kernel.h"
 #include "models/isa/address_map.h"
 #include "models/isa/encodings.h"
+#include "models/isa/input_file.h"
 #include "models/isa/program.h"
 #include "models/timing/timing_profile.h"
 #include "platform/cli/commands.h"
-#include "platform/run/request.h"
 #include "platform/run/run_options.h"
+#include "platform/run/staged_outputs.h"
+#include "platform/run/stop_signals.h"
 
 namespace tpb::cli {
 
@@ -64,41 +68,64 @@ constexpr const char* kUsage =
     "       tpbsim sweep --collect OUT [options]  merge the points' results of OUT\n"
     "       tpbsim sweep --run-point OUT N        run point N of OUT's plan (for runners)\n";
 
-std::string read_file(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw SweepError(fmt::format("{} '{}': cannot open: {}", what, path, std::strerror(errno)));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+// A path or a name as messages show it (control characters escaped, cut).
+std::string shown(const std::string& s) { return isa::excerpt(s, 300); }
+
+// The most a file the sweep reads may hold: a sweep file, a cmd.txt, a
+// point's stats or result (an endless /dev/zero is refused, not read).
+constexpr std::size_t kMaxInputBytes = std::size_t{16} << 20;
+// plan.json holds every point's command line.
+constexpr std::size_t kMaxPlanBytes = std::size_t{1} << 30;
+// The most points a sweep plans (plan.json about 1 KiB a point).
+constexpr std::size_t kMaxPoints = 100000;
+
+std::string read_file(const std::string& path, const std::string& what,
+                      std::size_t max_bytes = kMaxInputBytes) {
+  std::string text;
+  const std::string a_what = "a " + what;
+  if (const std::string why = isa::read_input_file(path, max_bytes, a_what.c_str(), text);
+      !why.empty())
+    throw SweepError(fmt::format("{} '{}': {}", what, shown(path), why));
+  return text;
 }
 
-// Written beside PATH and renamed into place, like every CLI output.
+// Written to a staging file of its own and renamed into place, like every
+// CLI output.
 void write_file(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tpbsim-tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  try {
+    run::OutputFile f(path);
+    std::ofstream out(f.write_path(), std::ios::binary | std::ios::trunc);
     out << text;
     out.close();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw std::runtime_error(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    throw std::runtime_error(fmt::format("{}: cannot write: {}", path, std::strerror(err)));
+    if (!out)
+      throw std::runtime_error(
+          fmt::format("{}: cannot write: {}", shown(path), std::strerror(errno)));
+    f.commit();
+  } catch (const run::OutputError& e) {
+    throw std::runtime_error(e.what());
   }
 }
 
-json parse_json_file(const std::string& path, const std::string& what) {
-  const std::string text = read_file(path, what);
+// Strict JSON: a key given twice in one object is an error, not a silently
+// dropped value.
+json parse_json_file(const std::string& path, const std::string& what,
+                     std::size_t max_bytes = kMaxInputBytes) {
+  const std::string text = read_file(path, what, max_bytes);
   try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw SweepError(fmt::format("{} '{}': not valid JSON: {}", what, path, e.what()));
+    return timing::parse_json_strict(text, 64);
+  } catch (const std::exception& e) {
+    throw SweepError(fmt::format("{} '{}': {}", what, shown(path), e.what()));
   }
+}
+
+// A path written into a generated script, a #SBATCH line or GNU parallel's
+// input: one line of text (a newline would end the line and start a command).
+void require_one_line(const std::string& what, const std::string& s) {
+  if (isa::has_control_chars(s))
+    throw SweepError(fmt::format(
+        "{} '{}' holds a control character (a newline, a tab, an escape): a sweep writes it "
+        "into shell scripts and runner input, one line each; choose another",
+        what, shown(s)));
 }
 
 // Shell quoting for the command lines shown to users and run by runners.
@@ -118,7 +145,20 @@ std::string sh_join(const std::vector<std::string>& argv) {
 }
 
 // A value in the CSV and in point descriptions: strings bare, numbers as JSON.
-std::string value_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+std::string value_text(const json& v) {
+  return v.is_string() ? v.get<std::string>()
+                       : v.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// A parameter's dotted key against a profile (timing::resolve_dotted_key);
+// its errors name the parameter.
+std::vector<std::string> resolve_param(const std::string& key, const json& profile) {
+  try {
+    return timing::resolve_dotted_key(key, profile);
+  } catch (const timing::TimingError& e) {
+    throw SweepError(fmt::format("parameter {}", e.what()));
+  }
+}
 
 struct Param {
   std::string key;
@@ -143,14 +183,17 @@ Workload load_workload(const std::string& dir_in, const std::string& sweep_file)
   fs::path dir = fs::path(dir_in).is_absolute() ? fs::path(dir_in) : base / dir_in;
   dir = fs::weakly_canonical(dir, ec);
   if (!fs::is_directory(dir))
-    throw SweepError(
-        fmt::format("{}: workload '{}': {} is not a directory", sweep_file, dir_in, dir.string()));
+    throw SweepError(fmt::format("{}: workload '{}': {} is not a directory", shown(sweep_file),
+                                 shown(dir_in), shown(dir.string())));
   w.dir = dir.string();
+  require_one_line(
+      fmt::format("{}: workload '{}': its directory", shown(sweep_file), shown(dir_in)), w.dir);
   w.name = dir.filename().string();
   const std::string cmd = (dir / "cmd.txt").string();
-  std::ifstream in(cmd);
-  if (!in)
-    throw SweepError(fmt::format("{}: workload '{}': no cmd.txt in {}", sweep_file, dir_in, w.dir));
+  if (!fs::exists(cmd))
+    throw SweepError(fmt::format("{}: workload '{}': no cmd.txt in {}", shown(sweep_file),
+                                 shown(dir_in), shown(w.dir)));
+  std::istringstream in(read_file(cmd, "workload command line"));
   std::string line;
   std::vector<std::string> toks;
   while (std::getline(in, line)) {
@@ -163,32 +206,38 @@ Workload load_workload(const std::string& dir_in, const std::string& sweep_file)
   try {
     w.options = run::parse_run_args(toks);
   } catch (const run::InputError& e) {
-    throw SweepError(fmt::format("{}: {}", cmd, e.what()));
+    throw SweepError(fmt::format("{}: {}", shown(cmd), isa::excerpt(e.what(), 1000)));
   }
   if (!w.options.stats.empty())
-    throw SweepError(fmt::format("{}: --stats is set by the sweep; remove it", cmd));
+    throw SweepError(fmt::format("{}: --stats is set by the sweep; remove it", shown(cmd)));
   // The workload's own profile is merged under the sweep's overrides.
   const std::string timing_file = w.options.timing;
   w.options.timing.clear();
   const std::string arch_s = w.options.arch;
   w.program = w.options.program;
-  if (w.program.empty()) throw SweepError(fmt::format("{}: no PROGRAM", cmd));
+  if (w.program.empty()) throw SweepError(fmt::format("{}: no PROGRAM", shown(cmd)));
   if (!timing_file.empty()) {
     const fs::path tf =
         fs::path(timing_file).is_absolute() ? fs::path(timing_file) : dir / timing_file;
-    w.base_timing = parse_json_file(tf.string(), "timing profile");
+    // As `tpbsim run --timing` reads it: at most 16 MiB, strict JSON.
+    try {
+      w.base_timing = timing::read_timing_file(tf.string());
+    } catch (const timing::TimingError& e) {
+      throw SweepError(fmt::format("{}: --timing {}", shown(cmd), e.what()));
+    }
   }
   const fs::path prog = fs::path(w.program).is_absolute() ? fs::path(w.program) : dir / w.program;
   try {
     const isa::Program p = isa::load_program(prog.string());
     w.arch = p.arch.value_or(isa::Arch::Mariana);
   } catch (const isa::AsmError& e) {
-    throw SweepError(fmt::format("{}:{}: {}", e.loc().file, e.loc().line, e.message()));
+    throw SweepError(fmt::format("{}:{}: {}", shown(e.loc().file), e.loc().line,
+                                 isa::excerpt(e.message(), 1000)));
   } catch (const std::exception& e) {
-    throw SweepError(fmt::format("{}: {}", prog.string(), e.what()));
+    throw SweepError(fmt::format("{}: {}", shown(prog.string()), isa::excerpt(e.what(), 1000)));
   }
   if (!arch_s.empty() && !isa::parse_arch(arch_s, w.arch))
-    throw SweepError(fmt::format("{}: --arch '{}' is not a generation", cmd, arch_s));
+    throw SweepError(fmt::format("{}: --arch '{}' is not a generation", shown(cmd), shown(arch_s)));
   return w;
 }
 
@@ -220,10 +269,93 @@ struct PlanOptions {
   std::string metric;  // overrides the sweep file's
 };
 
+// The files a sweep writes at the top of OUT (plan.json aside).
+const char* const kSweepFiles[] = {
+    "results.csv",        "plot.png",        "parallel.joblog", "commands.txt", "points.txt",
+    "parallel_input.tsv", "run_parallel.sh", "sweep.sbatch",    "slurm.jobid",  "collect.out"};
+// The files of a point directory besides the outputs its argv names.
+const char* const kPointFiles[] = {"timing.json", "stats.json", "stdout.txt", "stderr.txt",
+                                   "result.json"};
+
+// OUT's plan.json, which must be a plan this tpbsim wrote for OUT: else the
+// directory is someone else's and nothing in it is removed.
+json previous_plan(const fs::path& out) {
+  const std::string path = (out / "plan.json").string();
+  auto refuse = [&](const std::string& why) {
+    return SweepError(fmt::format(
+        "--out {}: its plan.json is not a tpbsim sweep plan of this directory ({}); nothing "
+        "removed: choose another directory, or remove it yourself",
+        shown(out.string()), why));
+  };
+  json plan;
+  try {
+    plan = parse_json_file(path, "sweep plan", kMaxPlanBytes);
+  } catch (const SweepError& e) {
+    throw refuse(e.what());
+  }
+  if (!plan.is_object() || plan.value("version", json()) != json(1))
+    throw refuse("no \"version\": 1");
+  if (!plan.contains("out") || !plan["out"].is_string() || plan["out"] != out.string())
+    throw refuse("its \"out\" is not this directory");
+  if (!plan.contains("points") || !plan["points"].is_array()) throw refuse("no \"points\"");
+  const json& pts = plan["points"];
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    const json& p = pts[i];
+    if (!p.is_object() || p.value("id", json()) != json(point_id(i)) || !p.contains("argv") ||
+        !p["argv"].is_array())
+      throw refuse(fmt::format("point {} is not one of a plan", i));
+    for (const json& a : p["argv"])
+      if (!a.is_string()) throw refuse(fmt::format("point {}: argv holds a non-string", i));
+  }
+  return plan;
+}
+
+// Removes a regular file or a link (never what a link points to).
+void remove_entry(const fs::path& p) {
+  struct stat st {};
+  if (::lstat(p.c_str(), &st) == 0 && (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
+    ::unlink(p.c_str());
+}
+
+// Removes what `plan` (checked by previous_plan) wrote in OUT: its point
+// directories' files, the top-level files of a sweep, then the directories
+// if that left them empty. Anything else stays.
+void remove_previous_sweep(const fs::path& out, const json& plan) {
+  const fs::path points = out / "points";
+  struct stat st {};
+  if (::lstat(points.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    const json& pts = plan["points"];
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+      const fs::path pdir = points / point_id(i);
+      if (::lstat(pdir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+      for (const char* f : kPointFiles) remove_entry(pdir / f);
+      const std::string prefix = pdir.string() + "/";
+      for (const json& a : pts[i]["argv"]) {
+        std::string v = a.get<std::string>();
+        if (v.rfind(prefix, 0) != 0)
+          if (const std::size_t eq = v.rfind('='); eq != std::string::npos) v = v.substr(eq + 1);
+        if (v.rfind(prefix, 0) != 0) continue;
+        const std::string name = v.substr(prefix.size());
+        if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+          continue;
+        remove_entry(pdir / name);
+        remove_entry(pdir / fs::path(name).replace_extension(".gtkw"));
+        remove_entry(pdir / (name + ".gtkw"));
+      }
+      ::rmdir(pdir.c_str());
+      remove_entry(points / fmt::format("slurm-{}.out", i));
+    }
+    ::rmdir(points.c_str());
+  }
+  for (const char* f : kSweepFiles) remove_entry(out / f);
+}
+
 const std::set<std::string> kSweepKeys = {"name", "description", "workloads", "parameters",
                                           "base", "metric",      "plot"};
 
 json make_plan(const std::string& sweep_file, const PlanOptions& o) {
+  require_one_line("--out", o.out);
+  require_one_line("--tpbsim", o.tpbsim);
   const json s = parse_json_file(sweep_file, "sweep file");
   auto bad = [&](const std::string& what) { return SweepError(sweep_file + ": " + what); };
   if (!s.is_object()) throw bad("expected a JSON object");
@@ -241,12 +373,34 @@ json make_plan(const std::string& sweep_file, const PlanOptions& o) {
   if (!base.is_object()) throw bad("'base' must be an object of timing overrides");
 
   std::vector<Workload> workloads;
-  std::set<std::string> names;
+  std::set<std::string> dirs;
   for (const json& w : s["workloads"]) {
-    if (!w.is_string()) throw bad(fmt::format("workload {} is not a directory name", w.dump()));
+    if (!w.is_string())
+      throw bad(fmt::format("workload {} is not a directory name", shown(value_text(w))));
     workloads.push_back(load_workload(w.get<std::string>(), sweep_file));
-    if (!names.insert(workloads.back().name).second)
-      throw bad(fmt::format("workload '{}' is listed twice", workloads.back().name));
+    if (!dirs.insert(workloads.back().dir).second)
+      throw bad(fmt::format("workload '{}' is listed twice ({})", shown(w.get<std::string>()),
+                            shown(workloads.back().dir)));
+  }
+  // Two workloads of one basename (a/pipeline, b/pipeline) are named by as
+  // many trailing components of their directories as tell them apart.
+  for (std::size_t depth = 2;; ++depth) {
+    std::map<std::string, std::vector<std::size_t>> by_name;
+    for (std::size_t i = 0; i < workloads.size(); ++i) by_name[workloads[i].name].push_back(i);
+    bool clash = false;
+    for (const auto& [name, idx] : by_name) {
+      if (idx.size() < 2) continue;
+      clash = true;
+      for (std::size_t i : idx) {
+        std::vector<std::string> parts;
+        for (const auto& c : fs::path(workloads[i].dir)) parts.push_back(c.string());
+        std::string n;
+        for (std::size_t k = parts.size() > depth ? parts.size() - depth : 1; k < parts.size(); ++k)
+          n += (n.empty() ? "" : "/") + parts[k];
+        workloads[i].name = n;
+      }
+    }
+    if (!clash || depth > 64) break;
   }
 
   std::vector<Param> params;
@@ -268,12 +422,12 @@ json make_plan(const std::string& sweep_file, const PlanOptions& o) {
     Param q{p["key"].get<std::string>(), {}};
     for (const json& v : p["values"]) q.values.push_back(v);
     for (const Param& e : params)
-      if (e.key == q.key) throw bad(fmt::format("parameter '{}' is listed twice", q.key));
+      if (e.key == q.key) throw bad(fmt::format("parameter '{}' is listed twice", shown(q.key)));
     std::vector<std::string> path;
     try {
-      for (const auto& [arch, prof] : profiles) path = run::resolve_timing_key(q.key, prof);
-    } catch (const run::InputError& e) {
-      throw bad(std::string("parameter ") + e.what());
+      for (const auto& [arch, prof] : profiles) path = resolve_param(q.key, prof);
+    } catch (const SweepError& e) {
+      throw bad(e.what());
     }
     params.push_back(q);
     paths.push_back(path);
@@ -301,11 +455,34 @@ json make_plan(const std::string& sweep_file, const PlanOptions& o) {
   const fs::path out = fs::absolute(o.out);
   std::error_code ec;
   if (fs::exists(out) && !fs::is_directory(out))
-    throw SweepError(fmt::format("--out {}: not a directory", out.string()));
+    throw SweepError(fmt::format("--out {}: not a directory", shown(out.string())));
   if (fs::is_directory(out) && !fs::is_empty(out) && !fs::exists(out / "plan.json"))
     throw SweepError(fmt::format(
         "--out {}: a non-empty directory that holds no sweep (no plan.json); choose another",
-        out.string()));
+        shown(out.string())));
+  // A previous sweep here: only what its plan proves it wrote is replaced.
+  std::optional<json> old_plan;
+  if (fs::exists(out / "plan.json")) old_plan = previous_plan(out);
+
+  // Checked product: the points, before any is made.
+  std::size_t total = workloads.size();
+  std::string dims = std::to_string(workloads.size()) + " workload(s)";
+  bool too_many = false;
+  for (const Param& p : params) {
+    dims += fmt::format(" x {}", p.values.size());
+    std::size_t next = 0;
+    if (too_many || __builtin_mul_overflow(total, p.values.size(), &next))
+      too_many = true;  // past 2^64: only "more than" can be said
+    else
+      total = next;
+  }
+  if (too_many || total > kMaxPoints)
+    throw bad(too_many ? fmt::format("{} is more than {} points, the most one sweep plans; "
+                                     "split it",
+                                     dims, kMaxPoints)
+                       : fmt::format("{} is {} points, more than {}, the most one sweep plans; "
+                                     "split it",
+                                     dims, total, kMaxPoints));
   json plan = {{"version", 1},
                {"sweep", fs::absolute(sweep_file).string()},
                {"name", s.value("name", fs::path(sweep_file).stem().string())},
@@ -329,9 +506,9 @@ json make_plan(const std::string& sweep_file, const PlanOptions& o) {
       }
       json timing = w.base_timing;
       if (timing.is_null()) timing = json::object();
-      run::merge_json(timing, base);
+      timing::deep_merge(timing, base);
       for (std::size_t k = 0; k < params.size(); ++k)
-        run::merge_json(timing, run::nest_timing_key(paths[k], vals[k]));
+        timing::deep_merge(timing, timing::nest_key(paths[k], vals[k]));
       const std::size_t idx = points.size();
       const std::string id = point_id(idx);
       std::string where = fmt::format("point {} (workload {}", id, w.name);
@@ -349,15 +526,26 @@ json make_plan(const std::string& sweep_file, const PlanOptions& o) {
       const fs::path pdir = out / "points" / id;
       timings.push_back(timing);
       // Every output of the workload's command line into the point's
-      // directory; the point's profile and stats are the sweep's.
+      // directory, each under a name of its own (two outputs of one
+      // basename from different directories get 2-NAME, 3-NAME ...); the
+      // point's profile and stats are the sweep's.
       run::RunOptions ro = w.options;
+      std::set<std::string> taken = {"timing.json", "stats.json", "stdout.txt", "stderr.txt",
+                                     "result.json"};
+      auto in_point = [&](const std::string& given) {
+        std::string base = fs::path(given).filename().string();
+        if (base.empty() || base == "." || base == "..") base = "output";
+        std::string name = base;
+        for (int k = 2; !taken.insert(name).second; ++k) name = fmt::format("{}-{}", k, base);
+        return (pdir / name).string();
+      };
       for (const run::RunOption& opt : run::run_option_table()) {
         if (opt.role == run::OptionRole::OutputFile && !(ro.*opt.text).empty())
-          ro.*opt.text = (pdir / fs::path(ro.*opt.text).filename()).string();
+          ro.*opt.text = in_point(ro.*opt.text);
         if (opt.role == run::OptionRole::DumpSpecs)
           for (std::string& v : ro.*opt.list)
             if (const std::size_t eq = v.rfind('='); eq != std::string::npos)
-              v = v.substr(0, eq + 1) + (pdir / fs::path(v.substr(eq + 1)).filename()).string();
+              v = v.substr(0, eq + 1) + in_point(v.substr(eq + 1));
       }
       ro.timing = (pdir / "timing.json").string();
       ro.stats = (pdir / "stats.json").string();
@@ -373,24 +561,28 @@ json make_plan(const std::string& sweep_file, const PlanOptions& o) {
     }
   }
   plan["points"] = points;
-  // Every point checked: now the directory (a previous sweep's points and
-  // results go).
-  fs::remove_all(out / "points", ec);
-  for (const char* f : {"results.csv", "plot.png", "parallel.joblog"}) fs::remove(out / f, ec);
+  // Every point checked: now the directory. A previous sweep's points and
+  // results go: exactly the files its plan names, nothing else.
+  if (old_plan) remove_previous_sweep(out, *old_plan);
   for (std::size_t i = 0; i < points.size(); ++i) {
     const fs::path pdir = out / "points" / point_id(i);
     fs::create_directories(pdir, ec);
     if (ec) throw SweepError(fmt::format("{}: cannot create: {}", pdir.string(), ec.message()));
     write_file((pdir / "timing.json").string(), timings[i].dump(2) + "\n");
   }
-  write_file((out / "plan.json").string(), plan.dump(2) + "\n");
-  std::string idx, cmds;
+  write_file((out / "plan.json").string(),
+             plan.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+  std::string idx, cmds, tsv;
   for (std::size_t i = 0; i < points.size(); ++i) {
     idx += std::to_string(i) + "\n";
+    // GNU parallel's input: the command's every argument comes from here,
+    // so a path holding {} or {= perl =} is data, never a replacement string.
+    tsv += o.tpbsim + "\t" + out.string() + "\t" + std::to_string(i) + "\n";
     cmds += "cd " + sh_quote(points[i]["cwd"]) + " && " +
             sh_join(points[i]["argv"].get<std::vector<std::string>>()) + "\n";
   }
   write_file((out / "points.txt").string(), idx);
+  write_file((out / "parallel_input.tsv").string(), tsv);
   write_file((out / "commands.txt").string(), cmds);
   return plan;
 }
@@ -423,7 +615,8 @@ int run_point(const std::string& out, const std::string& index_s) {
     pos = 0;
   }
   if (pos == 0 || pos != index_s.size() || idx >= plan["points"].size())
-    throw SweepError(fmt::format("point '{}' is not 0..{}", index_s, plan["points"].size() - 1));
+    throw SweepError(
+        fmt::format("point '{}' is not 0..{}", shown(index_s), plan["points"].size() - 1));
   const json& p = plan["points"][idx];
   const fs::path dir = point_dir(plan, idx);
   std::error_code ec;
@@ -433,9 +626,12 @@ int run_point(const std::string& out, const std::string& index_s) {
   const std::string cwd = p["cwd"].get<std::string>();
   const std::string so = (dir / "stdout.txt").string(), se = (dir / "stderr.txt").string();
   const auto t0 = std::chrono::steady_clock::now();
+  if (const int sig = run::stop_signal())
+    throw SweepError(fmt::format("point {}: not started ({})", idx, run::signal_name(sig)));
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
   if (pid == 0) {
+    run::reset_signals_for_exec();
     const int o = open(so.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     const int e = open(se.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0 || chdir(cwd.c_str()) != 0) {
@@ -450,9 +646,13 @@ int run_point(const std::string& out, const std::string& index_s) {
     std::fprintf(stderr, "tpbsim sweep: cannot run %s: %s\n", cargv[0], std::strerror(errno));
     _exit(127);
   }
+  // A stop signal sent to this process is passed on to the run, whose
+  // exit code (130, 143) the result records.
+  run::add_stop_child(pid);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  run::remove_stop_child(pid);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   json r = {{"wall_seconds", wall}};
   int rc = 0;
@@ -465,6 +665,7 @@ int run_point(const std::string& out, const std::string& index_s) {
     r["signal"] = WTERMSIG(status);
   }
   write_file((dir / "result.json").string(), r.dump(2) + "\n");
+  if (const int sig = run::stop_signal()) return 128 + sig;
   return rc;
 }
 
@@ -506,7 +707,7 @@ Row read_point(const json& plan, std::size_t i) {
     }
     while (!err.empty() && (err.back() == '\n' || err.back() == '\r')) err.pop_back();
     if (const std::size_t nl = err.rfind('\n'); nl != std::string::npos) err = err.substr(nl + 1);
-    row.why = fmt::format("exit {}{}", row.exit_code, err.empty() ? "" : ": " + err);
+    row.why = fmt::format("exit {}{}", row.exit_code, err.empty() ? "" : ": " + shown(err));
     row.m["wall_seconds"] = wall;
     return row;
   }
@@ -537,8 +738,23 @@ Row read_point(const json& plan, std::size_t i) {
   return row;
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+// Whether `s` is a plain number (as a spreadsheet reads one).
+bool is_number(const std::string& s) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  (void)std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size();
+}
+
+// RFC 4180 quoting; a text a spreadsheet would take for a formula (= + - @,
+// or a tab or CR first) is prefixed with ' so it stays text (a workload
+// named "=HYPERLINK(...)" is shown, not run).
+std::string csv_field(const std::string& in) {
+  std::string s = in;
+  if (!s.empty() && std::string("=+-@\t\r").find(s[0]) != std::string::npos && !is_number(s))
+    s = "'" + s;
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
   std::string o = "\"";
   for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
   return o + "\"";
@@ -558,6 +774,7 @@ int run_wait(const std::vector<std::string>& argv, const std::string& stdout_fil
   const pid_t pid = fork();
   if (pid < 0) return -1;
   if (pid == 0) {
+    run::reset_signals_for_exec();
     if (!stdout_file.empty()) {
       const int o = open(stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       if (o >= 0) dup2(o, 1);
@@ -569,9 +786,11 @@ int run_wait(const std::vector<std::string>& argv, const std::string& stdout_fil
     std::fprintf(stderr, "tpbsim sweep: cannot run %s: %s\n", c[0], std::strerror(errno));
     _exit(127);
   }
+  run::add_stop_child(pid);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  run::remove_stop_child(pid);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -667,23 +886,29 @@ void run_local(const json& plan, unsigned jobs, bool show) {
   };
   progress(show, 0, n, 0, 0);
   while (done < n) {
-    while (running < jobs && next < n) {
+    // After a stop signal no point starts; the running ones were passed
+    // the signal and are waited for.
+    while (running < jobs && next < n && run::stop_signal() == 0) {
       const std::string idx = std::to_string(next++);
       const pid_t pid = fork();
       if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
       if (pid == 0) {
+        run::reset_signals_for_exec();
         execl(self.c_str(), self.c_str(), "sweep", "--run-point", out.c_str(), idx.c_str(),
               static_cast<char*>(nullptr));
         _exit(127);
       }
+      run::add_stop_child(pid);
       ++running;
     }
+    if (running == 0) break;
     int status = 0;
     const pid_t pid = waitpid(-1, &status, 0);
     if (pid < 0) {
       if (errno == EINTR) continue;
       break;
     }
+    run::remove_stop_child(pid);
     --running;
     ++done;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
@@ -706,26 +931,51 @@ std::vector<std::string> parallel_argv(const json& plan, unsigned jobs,
     a.push_back(l);
   }
   if (bar) a.push_back("--bar");
+  // Every argument of the command from the input file (TPBSIM, OUT, N per
+  // line): the command line holds no path, so nothing of a user's is ever
+  // read as a replacement string ({}, {= perl =}).
   for (const std::string& s :
-       {std::string("-q"), plan["tpbsim"].get<std::string>(), std::string("sweep"),
-        std::string("--run-point"), out, std::string("{}"), std::string("::::"),
-        (fs::path(out) / "points.txt").string()})
+       {std::string("--colsep"), std::string("\t"), std::string("-q"), std::string("{1}"),
+        std::string("sweep"), std::string("--run-point"), std::string("{2}"), std::string("{3}"),
+        std::string("::::"), (fs::path(out) / "parallel_input.tsv").string()})
     a.push_back(s);
   return a;
+}
+
+// A job name Slurm takes on a #SBATCH line: letters, digits, . _ - only.
+std::string slurm_job_name(const std::string& name) {
+  std::string n = "tpbsim-";
+  for (char c : name) {
+    if (n.size() >= 64) break;
+    n += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' ? c : '_';
+  }
+  return n;
 }
 
 std::string slurm_script(const json& plan, const std::vector<std::string>& extra) {
   const std::string out = plan["out"], tpbsim = plan["tpbsim"];
   const std::size_t n = plan["points"].size();
+  // #SBATCH lines are read by sbatch, not a shell: no quoting there, and
+  // --output expands %: OUT must be plain.
+  if (out.find_first_of(" \t\"'\\%$`") != std::string::npos || isa::has_control_chars(out))
+    throw SweepError(fmt::format(
+        "--out '{}': --runner slurm writes it on #SBATCH lines, which take no spaces, quotes, "
+        "backslashes, $, ` or % (Slurm's filename patterns); choose another directory",
+        shown(out)));
+  for (const auto& e : extra)
+    if (isa::has_control_chars(e) || e.empty() || e[0] != '-')
+      throw SweepError(
+          fmt::format("--sbatch '{}': one sbatch option on one line (starting with -), e.g. "
+                      "--sbatch=--partition=cpu",
+                      shown(e)));
   std::string s = "#!/bin/bash\n";
-  s += "# A Slurm job array of the sweep " + plan.value("name", std::string()) +
+  s += "# A Slurm job array of the sweep " + isa::excerpt(plan.value("name", std::string())) +
        ", written by `tpbsim sweep --runner slurm`.\n"
        "# Task i runs point i of plan.json (its command: line i+1 of commands.txt).\n"
        "# Submit: sbatch " +
-       sh_quote((fs::path(out) / "sweep.sbatch").string()) + "\n# then:  " + sh_quote(tpbsim) +
-       " sweep --collect " + sh_quote(out) + "\n";
-  s +=
-      "#SBATCH --job-name=" + sh_quote("tpbsim-" + plan.value("name", std::string("sweep"))) + "\n";
+       sh_quote((fs::path(out) / "sweep.sbatch").string()) +
+       "\n# then:  " + isa::excerpt(sh_quote(tpbsim)) + " sweep --collect " + sh_quote(out) + "\n";
+  s += "#SBATCH --job-name=" + slurm_job_name(plan.value("name", std::string("sweep"))) + "\n";
   s += fmt::format("#SBATCH --array=0-{}\n", n - 1);
   s += "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n";
   s += "#SBATCH --output=" + (fs::path(out) / "points" / "slurm-%a.out").string() + "\n";
@@ -742,10 +992,12 @@ int cmd_sweep(const Args& args) {
   po::options_description opts("tpbsim sweep options");
   std::string out, runner = "local", metric, collect_dir, tpbsim;
   std::vector<std::string> logins, run_point_args, sbatch_opts;
+  std::string jobs_s;
   unsigned jobs = 0;
   opts.add_options()("help,h", "show this help")(
       "out,o", po::value(&out), "output directory (default: SWEEP's stem + '.sweep' here)")(
-      "jobs,j", po::value(&jobs), "points run at once (local, parallel; default: processors)")(
+      "jobs,j", po::value(&jobs_s),
+      "points run at once, 1..4096 (local, parallel; default: processors)")(
       "runner", po::value(&runner), "local | parallel (GNU parallel) | slurm (sbatch --array)")(
       "sshlogin,S", po::value(&logins)->composing(), "GNU parallel --sshlogin (repeatable)")(
       "sbatch", po::value(&sbatch_opts)->composing(),
@@ -778,6 +1030,24 @@ int cmd_sweep(const Args& args) {
     return 0;
   }
   const bool plot = !vm.count("no-plot");
+  // A stop signal is passed to the points, which stop and record it; the
+  // sweep then starts no more and exits 128 + the signal.
+  run::install_stop_signals("tpbsim sweep", run::StopMode::Supervise);
+  if (!jobs_s.empty()) {
+    std::size_t pos = 0;
+    unsigned long v = 0;
+    try {
+      if (jobs_s.find_first_not_of("0123456789") == std::string::npos) v = std::stoul(jobs_s, &pos);
+    } catch (const std::exception&) {
+      pos = 0;
+    }
+    if (pos == 0 || pos != jobs_s.size() || v < 1 || v > 4096) {
+      std::fprintf(stderr, "tpbsim sweep: error: --jobs '%s' is not a number of points 1..4096\n",
+                   shown(jobs_s).c_str());
+      return 1;
+    }
+    jobs = static_cast<unsigned>(v);
+  }
   try {
     if (vm.count("run-point")) {
       if (run_point_args.size() != 2) {
@@ -793,7 +1063,7 @@ int cmd_sweep(const Args& args) {
     }
     if (runner != "local" && runner != "parallel" && runner != "slurm") {
       std::fprintf(stderr, "tpbsim sweep: error: --runner '%s' is not local, parallel or slurm\n",
-                   runner.c_str());
+                   shown(runner).c_str());
       return 1;
     }
     if (!logins.empty() && runner != "parallel") {
@@ -854,6 +1124,11 @@ int cmd_sweep(const Args& args) {
         return 0;
       }
       const int rc = run_wait(argv);
+      if (const int sig = run::stop_signal()) {
+        std::fprintf(stderr, "tpbsim sweep: interrupted (%s); GNU parallel was passed it\n",
+                     run::signal_name(sig));
+        return 128 + sig;
+      }
       if (rc == -1 || rc == 127 || rc == 255) {
         std::fprintf(stderr, "tpbsim sweep: error: GNU parallel did not run (exit %d)\n", rc);
         if (rc != 255) return 1;
@@ -865,7 +1140,17 @@ int cmd_sweep(const Args& args) {
       return 0;
     }
     run_local(plan, jobs, show);
+    if (const int sig = run::stop_signal()) {
+      std::fprintf(stderr,
+                   "tpbsim sweep: interrupted (%s): points not yet run were not started; "
+                   "`tpbsim sweep --collect %s` merges those that ran\n",
+                   run::signal_name(sig), shown(dir).c_str());
+      return 128 + sig;
+    }
     return collect(dir, metric, plot);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "tpbsim sweep: error: out of memory\n");
+    return 1;
   } catch (const SweepError& e) {
     std::fprintf(stderr, "tpbsim sweep: error: %s\n", e.what());
     return 1;

@@ -146,6 +146,11 @@ TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
   host_socket.register_get_direct_mem_ptr(this, &TpbCore::host_get_dmi);
   host_fwd_.register_invalidate_direct_mem_ptr(this, &TpbCore::host_invalidate);
 
+  SC_HAS_PROCESS(TpbCore);
+  SC_METHOD(on_sim_limit);
+  sensitive << limit_ev_;
+  dont_initialize();
+
   // Semaphore changes go to the run's core tracer.
   sems_.set_observer([this](unsigned idx, std::uint32_t v) {
     if (core_tracer_) core_tracer_->semaphore(idx, v, now_ps());
@@ -483,8 +488,15 @@ RunResult TpbCore::execute(const RunSetup& setup) {
     throw std::logic_error(
         "TpbCore::execute waits: call it from an SC_THREAD (run() from sc_main)");
   start(setup);
+  if (setup.max_sim_ps != 0 && setup.max_sim_ps < sc::TimingConfig::kMaxPs)
+    limit_ev_.notify(sc::ps_time(setup.max_sim_ps));
   wait(control_.done_event());
+  limit_ev_.cancel();
   return finish();
+}
+
+void TpbCore::on_sim_limit() {
+  if (running_ && control_.running()) control_.expire_sim_limit();
 }
 
 trace::RunStats TpbCore::stats() const {

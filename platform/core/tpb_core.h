@@ -165,8 +165,8 @@ class TpbCore : public sc_core::sc_module {
 
   // Embedded: from an SC_THREAD of the user's platform. execute() starts the
   // loaded program and returns when every engine has finished (a deadlock
-  // is not detected here: it waits; use max_sim_ps). start() / finish() are
-  // its two halves around wait(done_event()).
+  // is not detected here: it waits, up to max_sim_ps when that is set).
+  // start() / finish() are its two halves around wait(done_event()).
   RunResult execute(const RunSetup& setup);
   void start(const RunSetup& setup);
   const sc_core::sc_event& done_event() const { return control_.done_event(); }
@@ -209,6 +209,10 @@ class TpbCore : public sc_core::sc_module {
   unsigned host_transport_dbg(tlm::tlm_generic_payload& t);
   bool host_get_dmi(tlm::tlm_generic_payload& t, tlm::tlm_dmi& dmi);
   void host_invalidate(sc_dt::uint64 start, sc_dt::uint64 end);
+  // execute(): the sim limit as an event, so a run whose engines all wait
+  // still ends at it (SC_METHOD on limit_ev_).
+  void on_sim_limit();
+  sc_core::sc_event limit_ev_;
 
   CoreConfig cfg_;
   fw::BundleCosts costs_;  // every bundle's cost under cfg_.timing, resolved once

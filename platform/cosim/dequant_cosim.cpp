@@ -56,7 +56,10 @@ void DequantCosim::start_of_simulation() {
   if (!cfg_.vcd.empty()) dut_.open_trace(cfg_.vcd);
 }
 
-void DequantCosim::close_trace() { dut_.close_trace(); }
+std::string DequantCosim::close_trace() {
+  dut_.close_trace();
+  return dut_.trace_error();
+}
 
 trace::CosimStats DequantCosim::stats() const {
   trace::CosimStats s = stats_;

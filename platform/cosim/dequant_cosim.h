@@ -53,8 +53,8 @@ class DequantCosim : public sc_core::sc_module, public fw::DequantStreamObserver
   const WordScoreboard& scoreboard() const { return sb_; }
   // The stats JSON's "cosim" section so far.
   trace::CosimStats stats() const;
-  // Ends the RTL's VCD (after the run).
-  void close_trace();
+  // Ends the RTL's VCD (after the run): "" or its first write error.
+  std::string close_trace();
 
  private:
   struct Lane {

@@ -39,6 +39,9 @@ class DutLibrary {
   // by close_trace() (or at exit).
   virtual void open_trace(const std::string& path) = 0;
   virtual void close_trace() = 0;
+  // After close_trace(): "" or the first write error of the waves ("No
+  // space left on device"); the run then reports the file not written.
+  virtual std::string trace_error() const { return ""; }
 };
 
 // The DUT linked into this program, or nullptr (built without Verilator).

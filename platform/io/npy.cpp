@@ -403,7 +403,7 @@ void write_npy(const std::string& path, const NpyArray& a) {
   f.write(out.data(), static_cast<std::streamsize>(out.size()));
   f.write(reinterpret_cast<const char*>(a.data.data()),
           static_cast<std::streamsize>(a.data.size()));
-  f.flush();
+  f.close();  // a close can fail too (a full disk, a quota)
   if (!f) throw NpyError(path, std::string("write failed: ") + std::strerror(errno));
 }
 

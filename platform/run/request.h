@@ -28,21 +28,4 @@ isa::Arch parse_arch_option(const std::string& s);
 // `--mx-emax`: `ocp` or `neuron-alt`. InputError otherwise.
 num::MxEmax parse_mx_emax(const std::string& s);
 
-// Timing overrides (CoreSpec::timing_overrides, a sweep's parameters): a key
-// may be dotted, "clocks_mhz.dve", or an object, {"clocks_mhz": {"dve": ..}}.
-
-// Objects merged recursively; `over` wins.
-void merge_json(nlohmann::json& base, const nlohmann::json& over);
-// The nesting of a dotted timing key, checked against a profile's own shape
-// (`tpbsim run --dump-timing`): "clocks_mhz.dve" -> {clocks_mhz, dve};
-// "bundle_issue_cycles.dve.qmx.pack" -> {bundle_issue_cycles, dve.qmx.pack}
-// (bundle names hold dots; the kernels' bundle table checks them).
-// InputError "'KEY': ..." naming the part that is not a key of the profile.
-std::vector<std::string> resolve_timing_key(const std::string& key, const nlohmann::json& profile);
-// {path[0]: {path[1]: ... value}}.
-nlohmann::json nest_timing_key(const std::vector<std::string>& path, const nlohmann::json& value);
-// An object of overrides with its dotted keys nested (resolve_timing_key);
-// keys without a dot are kept as they are.
-nlohmann::json nest_timing_keys(const nlohmann::json& overrides, const nlohmann::json& profile);
-
 }  // namespace tpb::run

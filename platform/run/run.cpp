@@ -25,6 +25,8 @@ struct Prepared {
   std::vector<io::NpyArray> load_arrays;  // one per loads entry
   std::vector<TileSpec> tile_loads;
   std::string dump_timing, cosim_vcd;
+  // Opened before anything runs, written after the core is made / the run.
+  OutputFile dump_timing_file, cosim_vcd_file;
 };
 
 void prepare(const RunOptions& o, Prepared& p, RunOutcome& out) {
@@ -90,7 +92,6 @@ void prepare(const RunOptions& o, Prepared& p, RunOutcome& out) {
   p.dump_timing = o.dump_timing;
   p.cosim_vcd = o.cosim_vcd;
   p.spec.cosim = o.cosim;
-  if (!o.cosim_vcd.empty()) p.spec.cosim_vcd = StagedOutputs::temp(o.cosim_vcd);
 
   // Every output against the inputs and the others, before anything runs.
   StagedOutputs outputs;
@@ -101,7 +102,7 @@ void prepare(const RunOptions& o, Prepared& p, RunOutcome& out) {
                                   {"--dump-timing", &o.dump_timing},
                                   {"--cosim-vcd", &o.cosim_vcd}})
     if (!path->empty()) outputs.add(opt, *path);
-  if (!o.vcd.empty() && StagedOutputs::staged(o.vcd))
+  if (!o.vcd.empty() && StagedOutputs::staged(o.vcd) && gtkw_name_fits(trace::gtkw_path_for(o.vcd)))
     outputs.add("--vcd (its GTKWave save file)", trace::gtkw_path_for(o.vcd));
   for (const MemSpec& m : req.dumps) outputs.add("--dump " + m.text, m.file);
   for (const TileSpec& t : req.tile_dumps) outputs.add("--dump " + t.text, t.file);
@@ -110,6 +111,15 @@ void prepare(const RunOptions& o, Prepared& p, RunOutcome& out) {
   for (const MemSpec& m : p.loads) req.inputs.push_back({"--load " + m.text, m.file});
   for (const TileSpec& t : p.tile_loads) req.inputs.push_back({"--load " + t.text, t.file});
   if (const std::string why = outputs.check(req.inputs); !why.empty()) throw InputError(why);
+  try {
+    if (!o.dump_timing.empty()) p.dump_timing_file = OutputFile(o.dump_timing);
+    if (!o.cosim_vcd.empty()) {
+      p.cosim_vcd_file = OutputFile(o.cosim_vcd);
+      p.spec.cosim_vcd = p.cosim_vcd_file.write_path();
+    }
+  } catch (const OutputError& e) {
+    throw InputError(std::string("refused before running, nothing written:\n  ") + e.what());
+  }
 }
 
 }  // namespace
@@ -124,18 +134,27 @@ RunOutcome run_once(const RunOptions& o) {
     return out;
   }
   std::unique_ptr<Session> session;
+  bool dump_timing_written = false;
+  std::string dump_timing_error;
   try {
     session = std::make_unique<Session>(p.spec);
     session->load(*p.program);
-    if (!p.dump_timing.empty()) {
-      std::ofstream f(StagedOutputs::temp(p.dump_timing));
-      f << session->core().effective_timing().dump(2) << "\n";
-      f.close();
-      if (!f) {
-        StagedOutputs::discard(p.dump_timing);
-        throw std::runtime_error(p.dump_timing + ": cannot write the timing profile");
+    // --dump-timing, written before the run; a write error is reported
+    // with the other outputs' and does not stop the run.
+    if (p.dump_timing_file.is_open()) {
+      try {
+        std::ofstream f(p.dump_timing_file.write_path(), std::ios::binary | std::ios::trunc);
+        f << session->core().effective_timing().dump(2) << "\n";
+        f.close();
+        if (!f)
+          throw OutputError(fmt::format("{}: cannot write the timing profile ({})", p.dump_timing,
+                                        std::strerror(errno)));
+        p.dump_timing_file.commit();
+        dump_timing_written = true;
+      } catch (const std::exception& e) {
+        p.dump_timing_file.discard();
+        dump_timing_error = p.dump_timing_file.user_message(e.what());
       }
-      StagedOutputs::commit(p.dump_timing);
     }
     for (std::size_t k = 0; k < p.loads.size(); ++k)
       load_npy(*session, p.loads[k], p.load_arrays[k]);
@@ -153,14 +172,23 @@ RunOutcome run_once(const RunOptions& o) {
   }
   out.ran = true;
   out.notes = out.report.notes;
+  if (dump_timing_written)
+    out.report.files.insert(out.report.files.begin(), {"--dump-timing", p.dump_timing});
+  if (!dump_timing_error.empty())
+    out.report.output_errors.insert(out.report.output_errors.begin(),
+                                    {p.dump_timing, dump_timing_error});
   if (cosim::DequantCosim* rtl = session->cosim()) {
-    rtl->close_trace();
-    if (!p.cosim_vcd.empty()) {
+    const std::string trace_error = rtl->close_trace();
+    if (p.cosim_vcd_file.is_open()) {
       try {
-        StagedOutputs::commit(p.cosim_vcd);
+        if (!trace_error.empty())
+          throw OutputError(
+              fmt::format("{}: cannot write the RTL waves ({})", p.cosim_vcd, trace_error));
+        p.cosim_vcd_file.commit();
         out.report.files.push_back({"--cosim-vcd", p.cosim_vcd});
       } catch (const std::exception& e) {
-        out.report.output_errors.push_back({p.cosim_vcd, e.what()});
+        p.cosim_vcd_file.discard();
+        out.report.output_errors.push_back({p.cosim_vcd, p.cosim_vcd_file.user_message(e.what())});
       }
     }
   }

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "firmware_stubs/kernel.h"
+#include "models/isa/input_file.h"
 #include "models/isa/program.h"
 #include "models/trace/gtkw_writer.h"
 #include "models/trace/perfetto_writer.h"
@@ -18,6 +19,7 @@
 #include "platform/run/arrays.h"
 #include "platform/run/request.h"
 #include "platform/run/staged_outputs.h"
+#include "platform/run/stop_signals.h"
 
 namespace tpb::run {
 
@@ -51,7 +53,7 @@ platform::CoreConfig core_config(const CoreSpec& spec) {
     }
     if (!spec.timing_overrides.is_null() && !spec.timing_overrides.empty()) {
       sc::merge_timing(cfg.timing,
-                       nest_timing_keys(spec.timing_overrides, sc::to_json(cfg.timing)));
+                       timing::expand_dotted_keys(spec.timing_overrides, sc::to_json(cfg.timing)));
       fw::builtin_kernels().resolve_costs(cfg.timing);
     }
   } catch (const std::exception& e) {
@@ -281,16 +283,46 @@ RunReport Session::run(const RunRequest& req) {
                                   {"--retire", &req.retire}})
     if (!path->empty()) outputs.add(opt, *path);
   // --vcd FILE.vcd also writes the GTKWave save file FILE.gtkw (not beside a device or pipe).
-  const std::string gtkw =
+  std::string gtkw =
       !req.vcd.empty() && StagedOutputs::staged(req.vcd) ? trace::gtkw_path_for(req.vcd) : "";
+  if (!gtkw_name_fits(gtkw)) {
+    rep.notes.push_back(fmt::format(
+        "--vcd {}: no GTKWave save file (its name, the VCD's + .gtkw, is past 255 bytes)",
+        isa::excerpt(req.vcd)));
+    gtkw.clear();
+  }
   if (!gtkw.empty()) outputs.add("--vcd (its GTKWave save file)", gtkw);
   for (const MemSpec& m : req.dumps) outputs.add("--dump " + m.text, m.file);
   for (const TileSpec& t : req.tile_dumps) outputs.add("--dump " + t.text, t.file);
   if (const std::string why = outputs.check(req.inputs); !why.empty()) throw InputError(why);
 
+  // Every output opened before the run (a staging file of its own, or the
+  // device or FIFO), so none can fail to open after it; each is renamed
+  // into place once written whole. Any left unwritten is removed.
+  std::vector<OutputFile> files;
+  std::vector<std::string> open_errors;
+  for (const auto& [opt, path] : outputs.outputs()) {
+    try {
+      files.emplace_back(path);
+    } catch (const OutputError& e) {
+      files.emplace_back();
+      open_errors.push_back(fmt::format("{} {}", opt, e.what()));
+    }
+  }
+  if (!open_errors.empty()) {
+    std::string msg = "refused before running, nothing written:";
+    for (const auto& b : open_errors) msg += "\n  " + b;
+    throw InputError(msg);
+  }
+  auto file_of = [&](const std::string& path) -> OutputFile& {
+    for (OutputFile& f : files)
+      if (f.path() == path) return f;
+    throw std::logic_error("no output " + path);
+  };
+
   std::unique_ptr<std::ofstream> retire_out;
   if (!req.retire.empty()) {
-    retire_out = std::make_unique<std::ofstream>(StagedOutputs::temp(req.retire));
+    retire_out = std::make_unique<std::ofstream>(file_of(req.retire).write_path());
     if (!*retire_out) throw InputError(req.retire + ": cannot open for writing");
   }
   // Trace writers stream to their staged files as the run goes.
@@ -298,17 +330,14 @@ RunReport Session::run(const RunRequest& req) {
   std::unique_ptr<trace::PerfettoWriter> perfetto_writer;
   try {
     if (!req.vcd.empty())
-      vcd_writer =
-          std::make_unique<trace::VcdWriter>(StagedOutputs::temp(req.vcd), "tpb", req.trace_window);
+      vcd_writer = std::make_unique<trace::VcdWriter>(file_of(req.vcd).write_path(), "tpb",
+                                                      req.trace_window);
     if (!req.perfetto.empty())
-      perfetto_writer = std::make_unique<trace::PerfettoWriter>(StagedOutputs::temp(req.perfetto),
+      perfetto_writer = std::make_unique<trace::PerfettoWriter>(file_of(req.perfetto).write_path(),
                                                                 req.trace_window);
   } catch (const std::exception& e) {
-    if (!req.vcd.empty()) StagedOutputs::discard(req.vcd);
-    if (retire_out) StagedOutputs::discard(req.retire);
     throw InputError(e.what());
   }
-
   platform::RunSetup setup;
   setup.trace.signals = !req.vcd.empty();
   setup.trace.slices = !req.perfetto.empty();
@@ -333,7 +362,8 @@ RunReport Session::run(const RunRequest& req) {
   setup.trace.perfetto = perfetto_writer.get();
   setup.max_sim_ps = req.max_sim_ps;
   setup.max_wall_seconds = req.max_wall_seconds;
-  setup.interrupt = req.interrupt;
+  // A stop signal of a command-line process (stop_signals.h) asks too.
+  setup.interrupt = [&req] { return stop_signal() != 0 || (req.interrupt && req.interrupt()); };
   // The core delivers retires in time order (end, engine, index), whatever
   // the quantum or the co-simulation's syncs: the file is diffable.
   if (retire_out || req.keep_retires || req.on_retire)
@@ -344,26 +374,25 @@ RunReport Session::run(const RunRequest& req) {
       if (req.on_retire) req.on_retire(rr);
     };
 
-  rep.result = core_->run(setup);
+  {
+    const StopWindow window;  // a first stop signal now stops the run, not the process
+    rep.result = core_->run(setup);
+  }
 
   // Outputs are written on every outcome, so a fault leaves complete files;
   // each one independently, staged and renamed, so one failing (a full disk)
   // neither half-writes it nor stops the others.
   auto write_one = [&](const std::string& option, const std::string& path,
                        const std::function<void(const std::string&)>& w) {
+    OutputFile& f = file_of(path);
     try {
-      w(StagedOutputs::temp(path));
-      StagedOutputs::commit(path);
+      w(f.write_path());
+      f.commit();
       rep.files.push_back({option, path});
     } catch (const std::exception& e) {
-      StagedOutputs::discard(path);
+      f.discard();
       // The user named PATH, not its staging file: say PATH.
-      std::string msg = e.what();
-      const std::string tmp = StagedOutputs::temp(path);
-      if (tmp != path)
-        for (std::size_t at = msg.find(tmp); at != std::string::npos; at = msg.find(tmp, at))
-          msg.replace(at, tmp.size(), path);
-      rep.output_errors.push_back({path, msg});
+      rep.output_errors.push_back({path, f.user_message(e.what())});
     }
   };
   std::vector<trace::TraceFileStats> trace_files;
@@ -371,7 +400,8 @@ RunReport Session::run(const RunRequest& req) {
     if (retire_out)
       write_one("--retire", req.retire, [&](const std::string&) {
         retire_out->close();
-        if (!*retire_out) throw std::runtime_error(req.retire + ": write failed");
+        if (!*retire_out)
+          throw std::runtime_error(req.retire + ": write failed (" + std::strerror(errno) + ")");
       });
     // The traces were streamed and finished by the run; commit them.
     if (vcd_writer) {

@@ -486,6 +486,36 @@ TEST(Usage, UnknownCommandsOptionsAndValuesAreExit1) {
     EXPECT_NE(h.out.find(want), std::string::npos) << want;
 }
 
+const char* const kGoodLine =
+    ".arch mariana\ntensor_dequantize fmt=e2m1_to_e5m2 channels=32 "
+    "src=t3d(sbuf(0, 0x0), num=[16, 1, 1]) dst=t3d(sbuf(0, 0x1000), num=[32, 1, 1])\n";
+
+// The exit code, stdout and stderr of a bash script with $T the tool.
+ToolResult bash(const std::string& script) {
+  const std::string d = scratch_dir("bash");
+  write(d, "s.sh", script);
+  const std::string cmd = "T=" + std::string(TPBSIM_BIN) + " bash " + d + "/s.sh >" + d +
+                          "/out 2>" + d + "/err </dev/null";
+  const int status = std::system(cmd.c_str());
+  ToolResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = read_text(d + "/out");
+  r.err = read_text(d + "/err");
+  return r;
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
 // ------------------------------------------------------------ program text
 
 // Every number of program text is range-checked: FILE:LINE:COL, exit 1.
@@ -528,6 +558,157 @@ TEST(ProgramText, NumbersOutOfRangeNameLineAndColumn) {
   EXPECT_FALSE(std::ifstream(d + "/p.bin").good());
 }
 
+// A line past 16 MiB (a file that is no program, or a runaway generator) is
+// an error at its line, also under a memory limit (it used to say "read
+// error": the line's allocation failed inside the stream).
+TEST(ProgramText, AnOverlongLineSaysSoEvenUnderAMemoryLimit) {
+  const std::string d = scratch_dir("text-long");
+  const std::string p = d + "/long.tpb";
+  {
+    std::ofstream out(p, std::ios::binary);
+    out << ".arch mariana\n";
+    const std::string chunk(1 << 20, 'a');
+    for (int i = 0; i < 20; ++i) out << chunk;
+    out << "\n";
+  }
+  const std::string msg =
+      p +
+      ":2:1: error: line is longer than 16777216 bytes, the most one line of program text "
+      "may hold";
+  for (const std::string cmd : {"check PROG", "run PROG", "asm PROG -o /dev/null", "disasm PROG"}) {
+    std::string c = cmd;
+    c.replace(c.find("PROG"), 4, p);
+    const ToolResult r = run_tool(c);
+    EXPECT_EQ(r.exit_code, 1) << c;
+    EXPECT_NE(r.err.find(msg), std::string::npos) << c << ": " << r.err.substr(0, 300);
+    EXPECT_LT(r.err.size(), 400u);
+  }
+  if (kAddressSanitizer) GTEST_SKIP() << "ulimit -v and AddressSanitizer's shadow memory conflict";
+  // The smallest address-space limit (KiB) under which a tiny program checks.
+  const std::string tiny = write(d, "t.tpb", ".arch mariana\n");
+  long base = 0;
+  for (long kib = 16384; kib <= (4l << 20); kib += kib / 4)
+    if (bash("ulimit -v " + std::to_string(kib) + "; $T check " + tiny + "\n").exit_code == 0) {
+      base = kib;
+      break;
+    }
+  ASSERT_GT(base, 0);
+  // With room for the line: the line's length is the error.
+  ToolResult r = bash("ulimit -v " + std::to_string(base + 65536) + "; $T check " + p + "\n");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(msg), std::string::npos) << r.err.substr(0, 300);
+  // With 4 MiB to spare: memory runs out first, and the message says so.
+  r = bash("ulimit -v " + std::to_string(base + 4096) + "; $T check " + p + "\n");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.find("read error"), std::string::npos) << r.err.substr(0, 300);
+  EXPECT_TRUE(r.err.find(p + ":2:1: error: out of memory after reading ") != std::string::npos ||
+              r.err.find(msg) != std::string::npos)
+      << r.err.substr(0, 300);
+}
+
+// A token of a megabyte is cut to a bounded excerpt that names its length;
+// the position stays FILE:LINE:COL.
+TEST(ProgramText, AHugeTokenIsEchoedAsABoundedExcerpt) {
+  const std::string d = scratch_dir("text-token");
+  const std::string mb(1 << 20, 'A');
+  const std::string digits(1 << 20, '7');
+  const std::pair<std::string, std::string> cases[] = {
+      {mb + " x=1",
+       "p.tpb:2:1: error: unknown mnemonic 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA...(1048576 "
+       "bytes)...AAAAAAAA'"},
+      {"tensor_dequantize " + mb + "=1",
+       "p.tpb:2:19: error: unknown field 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA...(1048576 "
+       "bytes)...AAAAAAAA' for tensor_dequantize"},
+      {"tensor_dequantize fmt=" + digits,
+       "p.tpb:2:23: error: number '77777777777777777777777777777777...(1048576 bytes)...77777777' "
+       "is too large"},
+      {"BSTART.SFU TQUANT, " + mb + "; BSTOP",
+       "p.tpb:2:20: error: unknown BSTART DataType 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA...(1048576 "
+       "bytes)...AAAAAAAA'"},
+  };
+  for (const auto& [line, msg] : cases) {
+    const std::string p = write(d, "p.tpb", ".arch mariana\n" + line + "\n");
+    for (const char* cmd : {"check ", "asm ", "run "}) {
+      const ToolResult r = run_tool(cmd + p + (cmd[0] == 'a' ? " -o /dev/null" : ""));
+      EXPECT_EQ(r.exit_code, 1) << cmd;
+      EXPECT_NE(r.err.find(msg), std::string::npos) << cmd << ": " << r.err.substr(0, 400);
+      EXPECT_LT(r.err.size(), 600u) << cmd;
+    }
+  }
+}
+
+// File names and tokens with newlines, tabs or terminal escape characters
+// are printed escaped (\n, \t, \x1b, \xc2\x9b), never raw.
+TEST(ProgramText, ControlCharactersInNamesAndTokensAreEscaped) {
+  const std::string d = scratch_dir("text-esc");
+  const std::string name = "a\nb\tc\x1b[31m.tpb";
+  const std::string shown = d + "/a\\nb\\tc\\x1b[31m.tpb";
+  write(d, name, ".arch mariana\n.engine npu\n");
+  auto clean = [](const std::string& err) {
+    for (std::size_t i = 0; i + 1 < err.size(); ++i)  // only the final newline is raw
+      if (static_cast<unsigned char>(err[i]) < 0x20) return false;
+    return err.find('\x1b') == std::string::npos && err.find("\xc2\x9b") == std::string::npos;
+  };
+  // quoted for bash: $'...' with the escapes spelled out
+  const std::string q = "$'" + d + "/a\\nb\\tc\\x1b[31m.tpb'";
+  for (const std::string cmd : {"check", "run", "asm", "disasm"}) {
+    const ToolResult r = bash("$T " + cmd + " " + q + (cmd == "asm" ? " -o /dev/null" : "") + "\n");
+    EXPECT_EQ(r.exit_code, 1) << cmd;
+    EXPECT_NE(r.err.find(shown + ":2:9: error: unknown engine 'npu'"), std::string::npos)
+        << cmd << ": " << r.err;
+    EXPECT_TRUE(clean(r.err)) << cmd << ": " << r.err;
+    // a missing file of such a name
+    const ToolResult m = bash("$T " + cmd + " $'/nonexistent/x\\x1by\\n.tpb'" +
+                              (cmd == "asm" ? " -o /dev/null" : "") + "\n");
+    EXPECT_EQ(m.exit_code, 1) << cmd;
+    EXPECT_NE(m.err.find("/nonexistent/x\\x1by\\n.tpb: cannot open: no such file"),
+              std::string::npos)
+        << cmd << ": " << m.err;
+    EXPECT_TRUE(clean(m.err)) << cmd << ": " << m.err;
+  }
+  // a C1 control (U+009B, CSI) in a token: valid UTF-8, escaped byte by byte
+  const std::string p = write(d, "c1.tpb",
+                              ".arch mariana\n.engine \xc2\x9b"
+                              "2J\n");
+  const ToolResult r = run_tool("check " + p);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(p + ":2:9: error: unexpected character '\\xc2\\x9b'"), std::string::npos)
+      << r.err;
+  EXPECT_TRUE(clean(r.err)) << r.err;
+  // the report lines of check name the program escaped too
+  const std::string ok = write(d, "ok\x1b.tpb", kGoodLine);
+  const ToolResult c = run_tool("check " + ok);
+  EXPECT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.out.find(d + "/ok\\x1b.tpb: 1 instruction(s) checked"), std::string::npos) << c.out;
+  EXPECT_EQ(c.out.find('\x1b'), std::string::npos);
+}
+
+// A symlink loop or an over-long path as the PROGRAM names the real reason.
+TEST(Inputs, SymlinkLoopsAndOverlongPathsSayWhy) {
+  const std::string d = scratch_dir("in-why");
+  ASSERT_EQ(symlink("loop", (d + "/loop").c_str()), 0);
+  ASSERT_EQ(symlink("missing.tpb", (d + "/dangling.tpb").c_str()), 0);
+  const std::string long_name = d + "/" + std::string(300, 'n') + ".tpb";
+  std::string long_path = d;
+  while (long_path.size() < 5000) long_path += "/dddddddddddddddddddd";
+  long_path += "/p.tpb";
+  const std::pair<std::string, std::string> cases[] = {
+      {d + "/loop", d + "/loop: cannot open: too many levels of symbolic links (a symlink loop?)"},
+      {long_name, ": cannot open: file name too long (" + std::to_string(long_name.size()) +
+                      " bytes; a name is at most 255, a path at most 4096)"},
+      {long_path, ": cannot open: file name too long (" + std::to_string(long_path.size()) +
+                      " bytes; a name is at most 255, a path at most 4096)"},
+      {d + "/dangling.tpb",
+       d + "/dangling.tpb: cannot open: no such file (a symbolic link to a missing file)"},
+  };
+  for (const auto& [path, msg] : cases)
+    for (const char* cmd : {"check ", "run ", "asm ", "disasm "}) {
+      const ToolResult r = run_tool(cmd + path + (cmd[0] == 'a' ? " -o " + d + "/o.bin" : ""));
+      EXPECT_EQ(r.exit_code, 1) << cmd << path.substr(0, 80);
+      EXPECT_NE(r.err.find(msg), std::string::npos) << cmd << ": " << r.err.substr(0, 300);
+    }
+}
+
 // ------------------------------------------------------------------- inputs
 
 // An input that never ends (/dev/zero) is refused, never read without end:
@@ -551,6 +732,10 @@ TEST(Inputs, EndlessDevicesAreRefusedNotRead) {
     EXPECT_NE(r.err.find(msg), std::string::npos) << args << ": " << r.err;
   }
   EXPECT_FALSE(std::ifstream(d + "/z.bin").good());
+  // An endless pipe of text is read no further than its first error.
+  const ToolResult y = bash("yes | $T run /dev/stdin\n");
+  EXPECT_EQ(y.exit_code, 1);
+  EXPECT_NE(y.err.find("/dev/stdin:1:1: error: unknown mnemonic 'y'"), std::string::npos) << y.err;
 }
 
 // ------------------------------------------------------- --load / --dump

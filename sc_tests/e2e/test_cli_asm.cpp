@@ -2,7 +2,10 @@
 // them (exit codes, outputs, files).
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -196,6 +199,186 @@ TEST(CliCheck, ExamplesAreValidAndInvalidIsInvalid) {
                            "has_known_opcode", "s3dmx1_quant_valid_active_channels",
                            "is_valid_dtype_inc_fp4", "valid_row_grp_active_rows"})
     EXPECT_NE(r.out.find(pred), std::string::npos) << pred << "\n" << r.out;
+}
+
+// --------------------------------------------------- programs through pipes
+
+// Runs a bash script with $T the tool; stdout and stderr captured.
+ToolResult run_bash(const std::string& script) {
+  const std::string dir = scratch_dir("sh");
+  write_file(dir, "s.sh", script);
+  const std::string cmd = "T=" + std::string(TPBSIM_BIN) + " bash " + dir + "/s.sh >" + dir +
+                          "/out 2>" + dir + "/err </dev/null";
+  const int status = std::system(cmd.c_str());
+  ToolResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = read_text(dir + "/out");
+  r.err = read_text(dir + "/err");
+  return r;
+}
+
+// Every output line with `from` replaced by `to` (the path a report names).
+std::string renamed(std::string s, const std::string& from, const std::string& to) {
+  for (std::size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size()))
+    s.replace(p, from.size(), to);
+  return s;
+}
+
+// The three ways a program arrives that is not a regular file: a pipe on
+// /dev/stdin, a named FIFO, a process substitution. Each gives the command
+// `PROG` in `cmd` (a bash command line) the program at `file`.
+struct PipeWay {
+  const char* name;
+  std::string script(const std::string& file, const std::string& cmd,
+                     const std::string& dir) const {
+    const std::string n = name;
+    if (n == "stdin") return "cat '" + file + "' | " + renamed(cmd, "PROG", "/dev/stdin") + "\n";
+    if (n == "fifo")
+      return "rm -f " + dir + "/f; mkfifo " + dir + "/f; cat '" + file + "' > " + dir + "/f &\n" +
+             renamed(cmd, "PROG", dir + "/f") + "\nrc=$?; wait; exit $rc\n";
+    return renamed(cmd, "PROG", "<(cat '" + file + "')") + "\n";
+  }
+  std::string path(const std::string& dir) const {
+    const std::string n = name;
+    return n == "stdin" ? "/dev/stdin" : n == "fifo" ? dir + "/f" : "/dev/fd/";
+  }
+};
+const PipeWay kWays[] = {{"stdin"}, {"fifo"}, {"procsub"}};
+
+// A report line names its program; for a process substitution the fd
+// number varies: cut "/dev/fd/N" to "/dev/fd/".
+std::string without_fd_number(std::string s) {
+  for (std::size_t p = s.find("/dev/fd/"); p != std::string::npos; p = s.find("/dev/fd/", p + 8)) {
+    std::size_t q = p + 8;
+    while (q < s.size() && std::isdigit(static_cast<unsigned char>(s[q]))) ++q;
+    s.erase(p + 8, q - (p + 8));
+  }
+  return s;
+}
+
+// check, run, asm and disasm read a piped program exactly once and see all
+// of it: the same report, exit code, words and text as from the file (they
+// used to see nothing: "0 instruction(s) checked", exit 0; run "ok, 0
+// instructions"; asm 0 bytes). A valid program, an invalid one, a binary.
+TEST(CliPipes, CheckRunAsmDisasmReadAPipedProgramWhole) {
+  const std::string dir = scratch_dir("pipes");
+  const std::string valid = write_file(
+      dir, "v.tpb",
+      std::string(kValidDequant) + kValidDequant + ".engine dve\n" +
+          "quantize_mx channels=32 out_dtype=fp8_e4m3 src=t3d(sbuf(0, 0x0), num=[64, 1, 1]) "
+          "dst=mx1d(data=sbuf(0, 0x1000), scale=sbuf(0, 0x2000), num=16)\n");
+  const std::string invalid = source_path("traces/examples/invalid.tpb");
+  ASSERT_EQ(run_tool("asm " + valid + " -o " + dir + "/v.bin").exit_code, 0);
+  ASSERT_EQ(run_tool("asm " + invalid + " -o " + dir + "/i.bin").exit_code, 0);
+  const std::string vbin = read_text(dir + "/v.bin"), ibin = read_text(dir + "/i.bin");
+  ASSERT_EQ(vbin.size(), 3u * 64);
+  ASSERT_EQ(ibin.size(), 10u * 64);
+  struct Case {
+    std::string file;
+    int check_rc, run_rc;
+    std::size_t words;
+  };
+  const Case cases[] = {
+      {valid, 0, 0, 3}, {invalid, 2, 2, 10}, {dir + "/v.bin", 0, 0, 3}, {dir + "/i.bin", 2, 2, 10}};
+  for (const Case& c : cases) {
+    const ToolResult ref_check = run_tool("check " + c.file);
+    const ToolResult ref_dis = run_tool("disasm " + c.file);
+    ASSERT_EQ(ref_check.exit_code, c.check_rc) << c.file << ref_check.err;
+    for (const PipeWay& w : kWays) {
+      SCOPED_TRACE(std::string(w.name) + " " + c.file);
+      const std::string path = w.path(dir);
+      // check: the same lines (two passes: .arch, then the report)
+      ToolResult r = run_bash(w.script(c.file, "$T check PROG", dir));
+      EXPECT_EQ(r.exit_code, c.check_rc) << r.err;
+      EXPECT_EQ(without_fd_number(r.out), renamed(ref_check.out, c.file, path)) << r.err;
+      EXPECT_NE(r.out.find(std::to_string(c.words) + " instruction(s) checked"), std::string::npos)
+          << r.out;
+      // run: every instruction issued; the invalid program faults at its first
+      r = run_bash(w.script(c.file, "$T run PROG", dir));
+      EXPECT_EQ(r.exit_code, c.run_rc) << r.out << r.err;
+      if (c.run_rc == 0) {
+        EXPECT_NE(r.out.find("tpbsim run: ok, arch mariana"), std::string::npos) << r.out;
+        EXPECT_NE(r.out.find(" " + std::to_string(c.words) + " instructions"), std::string::npos)
+            << r.out;
+      } else {
+        EXPECT_NE(r.err.find("pool instruction 0 (opcode 0x7b tensor_dequantize): invalid "
+                             "instruction on mariana"),
+                  std::string::npos)
+            << r.err;
+      }
+      // asm: the same words
+      const std::string out_bin = dir + "/" + w.name + ".bin";
+      std::remove(out_bin.c_str());
+      r = run_bash(w.script(c.file, "$T asm PROG -o " + out_bin, dir));
+      EXPECT_EQ(r.exit_code, 0) << r.err;
+      EXPECT_EQ(read_text(out_bin), c.words == 3 ? vbin : ibin);
+      // disasm: the same text (its first line names the input)
+      r = run_bash(w.script(c.file, "$T disasm PROG", dir));
+      EXPECT_EQ(r.exit_code, 0) << r.err;
+      EXPECT_EQ(without_fd_number(r.out), renamed(ref_dis.out, c.file, path)) << r.err;
+    }
+  }
+}
+
+// A syntax error in a piped program: FILE:LINE:COL as from a file, exit 1.
+TEST(CliPipes, ASyntaxErrorInAPipeNamesItsLine) {
+  const std::string dir = scratch_dir("pipe-err");
+  const std::string bad = write_file(dir, "b.tpb", std::string(kValidDequant) + ".engine npu\n");
+  for (const char* cmd : {"check", "run", "asm", "disasm"}) {
+    const std::string args = std::string("$T ") + cmd + " PROG" +
+                             (std::string(cmd) == "asm" ? " -o " + dir + "/o.bin" : "");
+    for (const PipeWay& w : kWays) {
+      const ToolResult r = run_bash(w.script(bad, args, dir));
+      EXPECT_EQ(r.exit_code, 1) << cmd << " " << w.name << r.out << r.err;
+      EXPECT_NE(without_fd_number(r.err).find(w.path(dir) + ":3:9: error: unknown engine 'npu'"),
+                std::string::npos)
+          << cmd << " " << w.name << ": " << r.err;
+    }
+  }
+}
+
+// An empty pipe (the writer failed or wrote nothing) is refused, not a run
+// of zero instructions.
+TEST(CliPipes, AnEmptyPipeIsRefused) {
+  for (const char* cmd :
+       {"check /dev/stdin", "run /dev/stdin", "asm /dev/stdin -o /dev/null", "disasm /dev/stdin"}) {
+    const ToolResult r = run_bash(std::string("true | $T ") + cmd + "\n");
+    EXPECT_EQ(r.exit_code, 1) << cmd << r.out;
+    EXPECT_NE(r.err.find("/dev/stdin: is an empty pipe: nothing was written to it"),
+              std::string::npos)
+        << cmd << ": " << r.err;
+    EXPECT_EQ(r.out.find("ok"), std::string::npos) << r.out;
+  }
+}
+
+// A binary whose bytes are all ASCII but not named .bin is neither guessed
+// to be text (it would be read as comments or garbage) nor to be a binary:
+// refused, naming the control character. Named .bin it is a binary.
+TEST(CliPipes, AnAllAsciiBinaryNeedsTheBinName) {
+  const std::string dir = scratch_dir("ascii-bin");
+  // tensor_dequantize, inst_word_len 16 (0x10, a control character), every
+  // other byte printable ('#' would make the rest a comment as text).
+  std::string word(64, '#');
+  word[0] = '\x7b';
+  word[1] = '\x10';
+  const std::string as_text = write_file(dir, "w.dat", word + word);
+  const std::string as_bin = write_file(dir, "w.bin", word + word);
+  for (const std::string cmd : {"check PROG", "run PROG", "disasm PROG", "asm PROG -o /dev/null"}) {
+    for (const std::string& way : {std::string("file"), std::string("pipe")}) {
+      const std::string script =
+          way == "file" ? "$T " + renamed(cmd, "PROG", as_text)
+                        : "cat " + as_text + " | $T " + renamed(cmd, "PROG", "/dev/stdin");
+      const ToolResult r = run_bash(script + "\n");
+      EXPECT_EQ(r.exit_code, 1) << cmd << " " << way << r.out;
+      EXPECT_NE(r.err.find(": not program text (control character 0x10 at byte 1) and not taken "
+                           "for a binary: a binary's name ends in .bin"),
+                std::string::npos)
+          << cmd << " " << way << ": " << r.err;
+    }
+  }
+  const ToolResult r = run_tool("check " + as_bin);
+  EXPECT_EQ(r.exit_code, 2) << r.err;  // the words are read (and are invalid)
+  EXPECT_NE(r.out.find("2 instruction(s) checked"), std::string::npos) << r.out;
 }
 
 TEST(CliConvert, FormatCalculatorLines) {

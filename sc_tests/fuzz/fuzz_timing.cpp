@@ -11,6 +11,7 @@
 //   - every clock is non-zero and every conversion to picoseconds is at most
 //     TimingConfig::kMaxPs (no wrap).
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -24,23 +25,56 @@ using namespace tpb;
 
 }  // namespace
 
+// Whether any object of `text`, parsed leniently, holds fewer keys than the
+// text gives it: a duplicate the lenient parser dropped.
+bool lenient_dropped_a_key(const std::string& text) {
+  std::vector<std::size_t> given;
+  bool dropped = false;
+  try {
+    const nlohmann::json whole = nlohmann::json::parse(
+        text, [&](int, nlohmann::json::parse_event_t ev, nlohmann::json& parsed) {
+          using E = nlohmann::json::parse_event_t;
+          if (ev == E::object_start) given.push_back(0);
+          if (ev == E::key && !given.empty()) ++given.back();
+          if (ev == E::object_end && !given.empty()) {
+            if (parsed.is_object() && parsed.size() < given.back()) dropped = true;
+            given.pop_back();
+          }
+          return true;
+        });
+    (void)whole;
+  } catch (const nlohmann::json::exception&) {
+  }
+  return dropped;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size > 16 * 1024) return -1;
+  const std::string text(reinterpret_cast<const char*>(data), size);
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(data, data + size);
-  } catch (const nlohmann::json::exception&) {
+    // As `tpbsim run --timing` parses: strict (a key given twice is refused).
+    j = timing::parse_json_strict(text);
+  } catch (const timing::TimingError& e) {
+    FUZZ_CHECK(e.what()[0] != '\0', "TimingError without a message");
     return 0;
+  } catch (const std::exception& e) {
+    FUZZ_CHECK(false, "strict parse threw something else: %s", e.what());
   }
+  FUZZ_CHECK(!lenient_dropped_a_key(text), "a duplicate key was accepted: %s", text.c_str());
   isa::Arch arch = isa::Arch::Mariana;
+  bool named = false;
   if (j.is_object() && j.contains("arch") && j["arch"].is_string())
-    (void)isa::parse_arch(j["arch"].get<std::string>(), arch);
+    named = isa::parse_arch(j["arch"].get<std::string>(), arch);
   timing::TimingConfig c = timing::default_timing(arch);
   try {
     timing::merge_timing(c, j);
     (void)fw::builtin_kernels().resolve_costs(c);
   } catch (const timing::TimingError& e) {
     FUZZ_CHECK(e.what()[0] != '\0', "TimingError without a message");
+    // A generation's name in any case or its alias names that generation.
+    FUZZ_CHECK(!named || std::string(e.what()).find("key 'arch'") == std::string::npos,
+               "an arch that parse_arch takes is refused: %s", e.what());
     return 0;
   }
   timing::TimingConfig again = timing::default_timing(arch);

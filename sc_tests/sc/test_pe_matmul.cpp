@@ -1,16 +1,29 @@
 // PE matmul through the platform (SPEC §5): v4 LdweightsMX / MatmulMX and v5
 // LDWEIGHTS / MATMUL (MX and plain) on random tensors against the independent
 // reference of sc_tests/unit/test_mx_matmul_ref.h; PE state across
-// instructions; every run-time fault by name; timing per TIMING.md; stats.
+// instructions; every run-time fault by name; timing per TIMING.md; stats;
+// every output the same for 1, 2 and 3 host threads (with the POOL and DVE
+// kernels running alongside).
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "firmware_stubs/common/host_threads.h"
 #include "firmware_stubs/pe/matmul.h"
 #include "models/isa/checker.h"
+#include "models/isa/program.h"
+#include "models/trace/perfetto_writer.h"
+#include "models/trace/stats_writer.h"
+#include "models/trace/vcd_writer.h"
 #include "platform/core/tpb_core.h"
 #include "sc_tests/unit/test_mx_matmul_ref.h"
 
@@ -674,4 +687,152 @@ TEST(DequantUnionRun, MxTensorV2OperandFaultsNotModelled) {
   const platform::RunResult r = core.run();
   EXPECT_EQ(r.status, platform::RunStatus::Fault);
   EXPECT_NE(r.message.find("MXTENSOR_V2) is not modelled"), std::string::npos) << r.message;
+}
+
+// ---- host threads (SPEC §13 --threads) ----------------------------------------------
+
+namespace {
+
+// Three engines at once on enough data to split (firmware_stubs/common/
+// host_threads.h): POOL dequants (DMI runs; a strided, gathered MX source),
+// a DVE QuantizeMX of 128 channels, PE LdweightsMX + two MatmulMX (the second
+// accumulating), v4.
+constexpr const char* kThreadsProgram = R"(.arch mariana
+.engine pool
+tensor_dequantize fmt=e2m1_to_e5m2 group=0 channels=128 \
+    src=t3d(sbuf(0, 0x0), step=[1, 0, 0], num=[2048, 1, 1]) \
+    dst=t3d(sbuf(0, 0x8000), step=[1, 0, 0], num=[4096, 1, 1])
+tensor_dequantize fmt=int4_to_e5m2 group=8 channels=96 \
+    src=t3d(sbuf(0, 0x10000), step=[2, 0, 0], num=[1025, 1, 1]) \
+    dst=t3d(sbuf(0, 0x14000), step=[1, 0, 0], num=[1640, 1, 1])
+.engine dve
+quantize_mx channels=128 in_dtype=fp32 out_dtype=fp8_e5m2 \
+    src=t3d(sbuf(0, 0x18000), step=[1, 0, 0], num=[2048, 1, 1]) \
+    dst=mx1d(data=sbuf(0, 0x1A000), scale=sbuf(0, 0x1A800), num=512)
+.engine pe
+ldweights_mx in_dtype=fp8_e4m3 rows=128 cols=128 \
+    src=mx1d(data=sbuf(0, 0x1C000), scale=sbuf(0, 0x1C800), num=128)
+matmul_mx in_dtype=fp8_e5m2 rows=128 \
+    src=mx1d(data=sbuf(0, 0x1D000), scale=sbuf(0, 0x1D800), num=512) \
+    dst=t3d(psum(0, 0x0), step=[1, 0, 0], num=[512, 1, 1])
+matmul_mx in_dtype=fp8_e5m2 rows=128 acc=1 \
+    src=mx1d(data=sbuf(0, 0x1D000), scale=sbuf(0, 0x1D800), num=512) \
+    dst=t3d(psum(0, 0x0), step=[1, 0, 0], num=[512, 1, 1])
+)";
+
+struct ThreadsRun {
+  int status = -1;  // RunStatus, -1: the child failed
+  std::uint64_t splits = 0, instructions = 0, simulated_ps = 0;
+};
+
+std::string slurp(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return "<missing " + path + ">";
+  std::string s;
+  char buf[65536];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) s.append(buf, n);
+  std::fclose(f);
+  return s;
+}
+
+// The whole run with `threads` host threads in a forked child (one
+// elaboration per process), its outputs written under `dir`: the VCD, the
+// Perfetto trace, the stats JSON (wall time zeroed), the retire lines, and the
+// SBUF and PSUM bytes.
+ThreadsRun run_with_threads(unsigned threads, const std::string& dir) {
+  int fd[2];
+  if (::pipe(fd) != 0) return {};
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fd[0]);
+    ThreadsRun out;
+    try {
+      fw::set_host_threads(threads);
+      platform::TpbCore core("tpb", platform::default_core_config(isa::Arch::Mariana));
+      core.load_program(isa::parse_program(kThreadsProgram, "threads.tpb"));
+      std::mt19937_64 rng(77);
+      std::vector<std::uint8_t> bytes(0x20000);
+      for (unsigned p = 0; p < isa::kNumPartitions; ++p) {
+        for (auto& b : bytes) b = std::uint8_t(rng());
+        core.load_memory(isa::sbuf_addr(p, 0), bytes.data(), bytes.size());
+      }
+      std::string retire;
+      platform::RunSetup setup;
+      setup.trace.signals = setup.trace.slices = true;
+      setup.retire_sink = [&](const sc::RetireRecord& r) {
+        retire += platform::TpbCore::format_retire(r) + "\n";
+      };
+      const std::uint64_t s0 = fw::split_jobs();
+      const platform::RunResult r = core.run(setup);
+      out.splits = fw::split_jobs() - s0;
+      out.status = static_cast<int>(r.status);
+      out.instructions = r.instructions;
+      out.simulated_ps = r.simulated_ps;
+      trace::write_vcd(core.recorder(), dir + "/run.vcd");
+      trace::write_perfetto(core.recorder(), dir + "/run.json");
+      trace::RunStats st = core.stats();
+      st.wall_seconds = 0;  // host time: the one thing allowed to differ
+      trace::write_stats(st, dir + "/stats.json");
+      std::FILE* f = std::fopen((dir + "/retire.txt").c_str(), "wb");
+      std::fwrite(retire.data(), 1, retire.size(), f);
+      std::fclose(f);
+      f = std::fopen((dir + "/memory.bin").c_str(), "wb");
+      for (unsigned p = 0; p < isa::kNumPartitions; ++p) {
+        const std::vector<std::uint8_t> s = core.dump_memory(isa::sbuf_addr(p, 0), 0x20000);
+        const std::vector<std::uint8_t> q = core.dump_memory(isa::psum_addr(p, 0), 0x800);
+        std::fwrite(s.data(), 1, s.size(), f);
+        std::fwrite(q.data(), 1, q.size(), f);
+      }
+      std::fclose(f);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "threads child: %s\n", e.what());
+      out.status = -1;
+    }
+    const ssize_t n = ::write(fd[1], &out, sizeof out);
+    ::_exit(n == sizeof out ? 0 : 1);
+  }
+  ::close(fd[1]);
+  ThreadsRun out;
+  if (pid < 0 || ::read(fd[0], &out, sizeof out) != static_cast<ssize_t>(sizeof out)) out = {};
+  ::close(fd[0]);
+  int ws = 0;
+  if (pid > 0) ::waitpid(pid, &ws, 0);
+  return out;
+}
+
+}  // namespace
+
+// Every output file, retire record, stat and trace byte for byte the same
+// with 1, 2 and 3 host threads, and the work really split with 2 and 3.
+TEST(PeMatmulThreads, EveryOutputIsTheSameFor1To3Threads) {
+  char tmpl[] = "/tmp/tpbsim-threads-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string root = tmpl;
+  const char* files[] = {"run.vcd", "run.json", "stats.json", "retire.txt", "memory.bin"};
+  std::vector<std::string> first;
+  for (unsigned n : {1u, 2u, 3u}) {
+    const std::string dir = root + "/t" + std::to_string(n);
+    ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+    const ThreadsRun r = run_with_threads(n, dir);
+    ASSERT_EQ(r.status, static_cast<int>(platform::RunStatus::Ok)) << n << " threads";
+    EXPECT_EQ(r.instructions, 6u);
+    if (n == 1)
+      EXPECT_EQ(r.splits, 0u);
+    else
+      EXPECT_GE(r.splits, 4u) << n << " threads: dequant, QuantizeMX and matmul should split";
+    for (std::size_t i = 0; i < std::size(files); ++i) {
+      const std::string text = slurp(dir + "/" + files[i]);
+      ASSERT_GT(text.size(), 100u) << files[i];
+      if (n == 1)
+        first.push_back(text);
+      else
+        EXPECT_TRUE(text == first[i]) << files[i] << " differs with " << n << " threads";
+    }
+  }
+  for (unsigned n : {1u, 2u, 3u}) {
+    const std::string dir = root + "/t" + std::to_string(n);
+    for (const char* f : files) std::remove((dir + "/" + f).c_str());
+    ::rmdir(dir.c_str());
+  }
+  ::rmdir(root.c_str());
 }

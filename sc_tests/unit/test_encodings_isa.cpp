@@ -343,9 +343,11 @@ TEST(IsaNames, Opcodes) {
   EXPECT_EQ(opcode_mnemonic(0xbe), "get_sequence_bounds");
   EXPECT_EQ(opcode_mnemonic(0xf2), "nonzero_with_count");
   EXPECT_EQ(opcode_mnemonic(0x6a), "tquant");  // seed 002 block word (convention)
+  EXPECT_EQ(opcode_mnemonic(0x23), "tensor_copy");  // SPEC §11 (convention)
+  EXPECT_EQ(opcode_mnemonic(0xd0), "dma_copy");     // SPEC §10 (convention)
   int known = 0;
   for (int op = 0; op < 256; ++op) known += !opcode_mnemonic(static_cast<std::uint8_t>(op)).empty();
-  EXPECT_EQ(known, 9);
+  EXPECT_EQ(known, 11);
 }
 
 TEST(IsaNames, Dtypes) {

@@ -5,11 +5,17 @@
 // rounding to float), k ascending (SPEC §5).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "models/numerics/mx_matmul.h"
@@ -156,3 +162,374 @@ TEST(MxMatmulNumerics, RandomMatmulsAgainstTheReference) {
 }
 
 }  // namespace
+
+// ---- SIMD paths (models/numerics/simd.h) -------------------------------------------
+
+namespace {
+
+using tpb::num::SimdPath;
+
+// Forces a path for one scope.
+struct ForcePath {
+  explicit ForcePath(SimdPath p) { tpb::num::simd_force_path(p); }
+  ~ForcePath() { tpb::num::simd_force_path(std::nullopt); }
+};
+
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, 4) == 0; }
+
+// The flags line of /proc/cpuinfo (what the kernel says the CPU has).
+std::string cpu_flags() {
+  std::FILE* f = std::fopen("/proc/cpuinfo", "r");
+  if (!f) return "";
+  char line[8192];
+  std::string flags;
+  while (std::fgets(line, sizeof line, f))
+    if (std::strncmp(line, "flags", 5) == 0) {
+      flags = std::string(" ") + line;
+      break;
+    }
+  std::fclose(f);
+  for (char& c : flags)
+    if (c == '\t' || c == '\n' || c == ':') c = ' ';
+  return flags + " ";
+}
+
+// The reference of SPEC §5 on row-major operands.
+std::vector<float> reference_matmul(const std::vector<float>& w, const std::vector<float>& x,
+                                    std::size_t kdim, std::size_t M, std::size_t N,
+                                    std::vector<float> acc, bool accumulate) {
+  for (std::size_t m = 0; m < M; ++m)
+    for (std::size_t n = 0; n < N; ++n) {
+      float a = accumulate ? acc[m * N + n] : ref_mul(w[m], x[n]);
+      for (std::size_t k = accumulate ? 0 : 1; k < kdim; ++k)
+        a = ref_add(a, ref_mul(w[k * M + m], x[k * N + n]));
+      acc[m * N + n] = a;
+    }
+  return acc;
+}
+
+// A value for a random operand: mostly MX code x scale values over a wide
+// range; sometimes a special (NaN with a payload, +-Inf, +-0, subnormal, huge).
+float draw_value(std::mt19937_64& rng, bool specials) {
+  const unsigned r = unsigned(rng() % 1000);
+  if (specials && r < 40) {
+    switch (r % 8) {
+      case 0:
+        return tpb::num::f32_from_bits(0x7FC00000u | std::uint32_t(rng() & 0x3FFFFF) |
+                                       (rng() % 2 ? 0x80000000u : 0));
+      case 1:
+        return std::numeric_limits<float>::infinity();
+      case 2:
+        return -std::numeric_limits<float>::infinity();
+      case 3:
+        return rng() % 2 ? 0.0f : -0.0f;
+      case 4:
+        return tpb::num::f32_from_bits(std::uint32_t(1 + rng() % 0x7FFFFF));  // subnormal
+      case 5:
+        return std::ldexp(1.0f + float(rng() % 8) / 8, 100 + int(rng() % 27));  // huge
+      case 6:
+        return std::ldexp(1.0f + float(rng() % 8) / 8, -126 - int(rng() % 20));  // tiny
+      default:
+        return -std::ldexp(1.0f, 127);
+    }
+  }
+  const Format f = kMx[rng() % 6];
+  const unsigned codes = tpb::num::mx_word_bytes(f) == 2 ? 16 : 256;
+  std::uint32_t c = std::uint32_t(rng() % codes) & (codes == 256 ? 0xEF : 0xF);
+  return ref_value(f, c, std::uint8_t(100 + rng() % 56));
+}
+
+}  // namespace
+
+TEST(MxMatmulSimd, PathNamesHostSupportAndForcing) {
+  EXPECT_EQ(tpb::num::simd_path_from_name("baseline"), SimdPath::Baseline);
+  EXPECT_EQ(tpb::num::simd_path_from_name("avx2"), SimdPath::Avx2);
+  EXPECT_EQ(tpb::num::simd_path_from_name("avx512"), SimdPath::Avx512);
+  EXPECT_FALSE(tpb::num::simd_path_from_name("sse9").has_value());
+  EXPECT_TRUE(tpb::num::simd_path_supported(SimdPath::Baseline));
+#if defined(__x86_64__)
+  // The host's own account of its CPU, /proc/cpuinfo, decides what must run.
+  const std::string flags = cpu_flags();
+  if (!flags.empty()) {
+    EXPECT_EQ(tpb::num::simd_path_supported(SimdPath::Avx2),
+              flags.find(" avx2 ") != std::string::npos);
+    EXPECT_EQ(tpb::num::simd_path_supported(SimdPath::Avx512),
+              flags.find(" avx512f ") != std::string::npos);
+  }
+#endif
+  const std::vector<SimdPath> paths = tpb::num::simd_supported_paths();
+  ASSERT_FALSE(paths.empty());
+  EXPECT_EQ(paths.front(), SimdPath::Baseline);
+  for (SimdPath p : {SimdPath::Baseline, SimdPath::Avx2, SimdPath::Avx512}) {
+    if (tpb::num::simd_path_supported(p)) {
+      ForcePath f(p);
+      EXPECT_EQ(tpb::num::simd_path(), p);
+    } else {
+      try {
+        tpb::num::simd_force_path(p);
+        FAIL() << "forcing an unsupported path was accepted";
+      } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find(tpb::num::simd_path_name(p)), std::string::npos);
+      }
+    }
+  }
+  // Unforced: the host's best path (or TPBSIM_SIMD's choice).
+  std::string warning;
+  EXPECT_EQ(tpb::num::simd_path(),
+            tpb::num::simd_path_for_env(std::getenv("TPBSIM_SIMD"), warning));
+}
+
+TEST(MxMatmulSimd, EnvironmentValuesAndTheirWarnings) {
+  std::string warning;
+  const SimdPath best = tpb::num::simd_supported_paths().back();
+  EXPECT_EQ(tpb::num::simd_path_for_env(nullptr, warning), best);
+  EXPECT_TRUE(warning.empty());
+  EXPECT_EQ(tpb::num::simd_path_for_env("auto", warning), best);
+  EXPECT_TRUE(warning.empty());
+  EXPECT_EQ(tpb::num::simd_path_for_env("baseline", warning), SimdPath::Baseline);
+  EXPECT_TRUE(warning.empty());
+  EXPECT_EQ(tpb::num::simd_path_for_env("avx3", warning), best);
+  EXPECT_NE(warning.find("TPBSIM_SIMD=avx3 names no SIMD path"), std::string::npos) << warning;
+  const SimdPath got = tpb::num::simd_path_for_env("avx512", warning);
+  if (tpb::num::simd_path_supported(SimdPath::Avx512)) {
+    EXPECT_EQ(got, SimdPath::Avx512);
+    EXPECT_TRUE(warning.empty());
+  } else {
+    EXPECT_EQ(got, best);  // the best at or below AVX-512
+    EXPECT_NE(warning.find("this host does not support avx512"), std::string::npos) << warning;
+  }
+}
+
+// Random shapes (tile edges in M and N, short and long contractions), values
+// over the whole FP32 range with NaN payloads, infinities, signed zeros,
+// subnormals and overflowing products: every path against the reference,
+// and bit for bit against the baseline path.
+TEST(MxMatmulSimd, RandomShapesOnEveryPathAgainstTheReference) {
+  std::mt19937_64 rng(2024);
+  const std::size_t Ms[] = {1, 3, 7, 8, 9, 15, 16, 17, 31, 64, 100, 128, 130};
+  const std::size_t Ns[] = {1, 2, 5, 31, 32, 33, 63, 65, 100, 200, 512, 513};
+  for (int trial = 0; trial < 36; ++trial) {
+    const std::size_t M = Ms[rng() % std::size(Ms)], N = Ns[rng() % std::size(Ns)];
+    // Keep the reference's work bounded: M x N x kdim <= 2^21.
+    const std::size_t kmax =
+        std::max<std::size_t>(1, std::min<std::size_t>(600, (1u << 21) / (M * N)));
+    const std::size_t kdim = trial < 3 ? std::size_t(trial + 1) : 1 + rng() % kmax;
+    const bool accumulate = trial % 2 == 1, specials = trial % 3 != 0;
+    std::vector<float> w(kdim * M), x(kdim * N), acc0(M * N);
+    for (auto& v : w) v = draw_value(rng, specials);
+    for (auto& v : x) v = draw_value(rng, specials);
+    for (auto& v : acc0) v = draw_value(rng, specials);
+    const std::vector<float> want = reference_matmul(w, x, kdim, M, N, acc0, accumulate);
+    std::vector<float> base;
+    for (SimdPath p : tpb::num::simd_supported_paths()) {
+      std::vector<float> acc = acc0;
+      tpb::num::matmul_fp32(w.data(), x.data(), kdim, M, N, acc.data(), accumulate, p);
+      for (std::size_t i = 0; i < acc.size(); ++i)
+        ASSERT_TRUE(same(acc[i], want[i]))
+            << tpb::num::simd_path_name(p) << " trial " << trial << " (K " << kdim << ", M " << M
+            << ", N " << N << ") element " << i << ": got " << acc[i] << " want " << want[i];
+      if (p == SimdPath::Baseline) {
+        base = acc;
+        continue;
+      }
+      for (std::size_t i = 0; i < acc.size(); ++i)
+        ASSERT_TRUE(same_bits(acc[i], base[i]))
+            << tpb::num::simd_path_name(p) << " trial " << trial << " element " << i << ": bits 0x"
+            << std::hex << tpb::num::bits_from_f32(acc[i]) << " baseline 0x"
+            << tpb::num::bits_from_f32(base[i]);
+    }
+  }
+}
+
+// The edge cases by name, each with its value from the format definitions,
+// on every path: FP32 products of large scales overflow to Inf, Inf - Inf is
+// NaN, tiny products underflow to subnormals or zero, subnormal sums are
+// exact, a huge sum overflows, -0 survives an overwrite.
+TEST(MxMatmulSimd, OverflowInfNaNSubnormalAndSignedZeroOnEveryPath) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float big = std::ldexp(1.0f, 127), tiny = std::ldexp(1.0f, -70);
+  // Output n uses column n of x against one row of w (M = 1) over k = 0, 1.
+  struct Case {
+    float w0, x0, w1, x1, want;  // NaN want: any NaN
+  };
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Case cases[] = {
+      {big, big, 0.0f, 1.0f, inf},                       // 2^254 overflows
+      {big, -2.0f, 1.0f, 1.0f, -inf},                    // -2^128 overflows
+      {big, big, -big, big, nan},                        // Inf + -Inf
+      {tiny, tiny, 0.0f, 0.0f, std::ldexp(1.0f, -140)},  // subnormal product, exact
+      {tiny, std::ldexp(1.0f, -80), 1.0f, 0.0f, 0.0f},   // 2^-150 ties to 0
+      {tiny, std::ldexp(1.5f, -80), 0.0f, 0.0f, std::ldexp(1.0f, -149)},  // rounds up to 2^-149
+      {std::ldexp(1.0f, -140), 1.0f, std::ldexp(1.0f, -141), 1.0f,
+       std::ldexp(3.0f, -141)},                                         // subnormal sum, exact
+      {std::ldexp(1.5f, 127), 1.0f, std::ldexp(1.5f, 127), 1.0f, inf},  // sum overflows
+      {-0.0f, 1.0f, -0.0f, 5.0f, -0.0f},                                // -0 + -0
+      {-0.0f, 1.0f, 0.0f, 5.0f, 0.0f},                                  // -0 + +0 = +0
+      {nan, 1.0f, 1.0f, 1.0f, nan},
+      {inf, 0.0f, 1.0f, 1.0f, nan},  // Inf x 0
+  };
+  const std::size_t N = std::size(cases);
+  std::vector<float> w = {1.0f, 1.0f}, x(2 * N);
+  // One W value per k for all outputs would tie the cases together: M = N
+  // rows instead, each output (n, n) its own case; the others are checked
+  // against the reference.
+  const std::size_t M = N;
+  w.assign(2 * M, 0.0f);
+  for (std::size_t i = 0; i < N; ++i) {
+    w[0 * M + i] = cases[i].w0;
+    w[1 * M + i] = cases[i].w1;
+    x[0 * N + i] = cases[i].x0;
+    x[1 * N + i] = cases[i].x1;
+  }
+  const std::vector<float> want = reference_matmul(w, x, 2, M, N, std::vector<float>(M * N), false);
+  for (SimdPath p : tpb::num::simd_supported_paths()) {
+    std::vector<float> acc(M * N, 7.0f);
+    tpb::num::matmul_fp32(w.data(), x.data(), 2, M, N, acc.data(), false, p);
+    for (std::size_t i = 0; i < N; ++i) {
+      const float got = acc[i * N + i];
+      if (std::isnan(cases[i].want))
+        EXPECT_TRUE(std::isnan(got)) << tpb::num::simd_path_name(p) << " case " << i << ": " << got;
+      else
+        EXPECT_TRUE(same_bits(got, cases[i].want)) << tpb::num::simd_path_name(p) << " case " << i
+                                                   << ": got " << got << " want " << cases[i].want;
+    }
+    for (std::size_t e = 0; e < M * N; ++e)
+      ASSERT_TRUE(same(acc[e], want[e])) << tpb::num::simd_path_name(p) << " element " << e;
+  }
+  // The decode side of an overflowing product: 448 x 2^127 is +Inf, 2^-127
+  // scales keep subnormals (E4M3 0x01 = 2^-9: 2^-136).
+  float v[4];
+  tpb::num::decode_x4(Format::E4M3, 0x0000017Eu, 254, v);  // lanes: 0x7E (448), 0x01, 0, 0
+  EXPECT_EQ(v[0], inf);
+  EXPECT_EQ(double(v[1]), std::ldexp(1.0, 118));
+  tpb::num::decode_x4(Format::E4M3, 0x00000001u, 0, v);
+  EXPECT_EQ(double(v[0]), std::ldexp(1.0, -136));
+}
+
+// A tile range split anywhere (as threads split it) gives the same bits as
+// the whole, on every path.
+TEST(MxMatmulSimd, AnyTileSplitGivesTheSameBits) {
+  std::mt19937_64 rng(8);
+  const std::size_t kdim = 96, M = 37, N = 150;
+  std::vector<float> w(kdim * M), x(kdim * N);
+  for (auto& v : w) v = draw_value(rng, true);
+  for (auto& v : x) v = draw_value(rng, true);
+  tpb::num::PackedFloats wp, xp;
+  tpb::num::pack(w.data(), tpb::num::packed_w_layout(kdim, M), wp);
+  tpb::num::pack(x.data(), tpb::num::packed_x_layout(kdim, N), xp);
+  const std::size_t tiles = tpb::num::matmul_tiles(M, N);
+  EXPECT_EQ(tiles, 5u * 5u);  // ceil(37 / 8) x ceil(150 / 32)
+  for (SimdPath p : tpb::num::simd_supported_paths()) {
+    std::vector<float> whole(M * N), split(M * N);
+    tpb::num::matmul_packed(wp.data(), xp.data(), kdim, M, N, whole.data(), false, 0, tiles, p);
+    for (std::size_t t = 0; t < tiles;) {
+      const std::size_t e = std::min(tiles, t + 1 + rng() % 6);
+      tpb::num::matmul_packed(wp.data(), xp.data(), kdim, M, N, split.data(), false, t, e, p);
+      t = e;
+    }
+    EXPECT_EQ(std::memcmp(whole.data(), split.data(), whole.size() * 4), 0)
+        << tpb::num::simd_path_name(p);
+  }
+}
+
+// The packed decode of a partition: every value as the reference decodes it,
+// at the packed index, with the padding left alone; plain elements likewise.
+TEST(MxMatmulSimd, PartitionDecodeIntoThePackedLayout) {
+  std::mt19937_64 rng(12);
+  const std::size_t C = 45;  // not a multiple of either panel width
+  for (Format f : kMx) {
+    const unsigned wb = tpb::num::mx_word_bytes(f);
+    std::vector<std::uint8_t> words(C * wb), scales(C);
+    for (auto& b : words) b = std::uint8_t(rng());
+    for (std::size_t j = 0; j < C; ++j) scales[j] = j == 3 ? 0xFF : std::uint8_t(rng());
+    for (const tpb::num::PackedLayout L :
+         {tpb::num::packed_w_layout(12, C), tpb::num::packed_x_layout(12, C)}) {
+      std::vector<float> out(L.size(), 1234.0f);
+      tpb::num::decode_mx_partition(f, words.data(), scales.data(), 2, L, out.data());
+      for (std::size_t j = 0; j < C; ++j) {
+        std::uint32_t word = 0;
+        std::memcpy(&word, words.data() + j * wb, wb);
+        for (unsigned l = 0; l < 4; ++l) {
+          const std::uint32_t code = wb == 2 ? (word >> (4 * l)) & 0xF : (word >> (8 * l)) & 0xFF;
+          ASSERT_TRUE(same(out[L.index(8 + l, j)], ref_value(f, code, scales[j])))
+              << int(f) << " column " << j << " lane " << l;
+        }
+      }
+      std::size_t untouched = 0;
+      for (float v : out) untouched += v == 1234.0f;
+      EXPECT_EQ(untouched, L.size() - 4 * C);  // only partition 2's k = 8..11, columns < C
+    }
+  }
+  for (Format f : {Format::Bf16, Format::Fp16, Format::Fp32, Format::E4M3, Format::E5M2,
+                   Format::E3M4, Format::E2M5}) {
+    const unsigned eb = tpb::num::plain_elem_bytes(f);
+    std::vector<std::uint8_t> elems(C * eb);
+    for (auto& b : elems) b = std::uint8_t(rng());
+    const tpb::num::PackedLayout L = tpb::num::packed_x_layout(5, C);
+    std::vector<float> out(L.size(), 1234.0f);
+    tpb::num::decode_plain_partition(f, elems.data(), 4, L, out.data());
+    for (std::size_t j = 0; j < C; ++j) {
+      std::uint32_t code = 0;
+      std::memcpy(&code, elems.data() + j * eb, eb);
+      ASSERT_TRUE(same(out[L.index(4, j)], ref_plain(f, code))) << int(f) << " column " << j;
+      ASSERT_TRUE(same_bits(out[L.index(4, j)], tpb::num::decode_plain(f, code)))
+          << int(f) << " column " << j;
+    }
+  }
+}
+
+#if defined(__x86_64__)
+// NaN bits (docs/CONVENTIONS.md): NaNs with payloads (quiet and signalling)
+// meet each other, infinities and zeros; every path gives the bits of the
+// x86 rule in the order of the scalar loop: product X x W, sum product +
+// partial sum, decode code value x scale.
+TEST(MxMatmulSimd, NaNBitsFollowTheX86RuleInOneOrderOnEveryPath) {
+  std::mt19937_64 rng(99);
+  const auto nanish = [&]() -> float {
+    switch (rng() % 6) {
+      case 0:
+        return f32_bits(0x7FC00000u | std::uint32_t(rng() & 0x3FFFFF));  // quiet, payload
+      case 1:
+        return f32_bits(0xFF800000u | std::uint32_t(1 + rng() % 0x3FFFFF));  // signalling
+      case 2:
+        return rng() % 2 ? std::numeric_limits<float>::infinity()
+                         : -std::numeric_limits<float>::infinity();
+      case 3:
+        return rng() % 2 ? 0.0f : -0.0f;
+      default:
+        return float(int(rng() % 9) - 4);
+    }
+  };
+  const std::size_t kdim = 9, M = 11, N = 70;
+  for (int trial = 0; trial < 6; ++trial) {
+    const bool accumulate = trial % 2;
+    std::vector<float> w(kdim * M), x(kdim * N), acc0(M * N);
+    for (auto& v : w) v = nanish();
+    for (auto& v : x) v = nanish();
+    for (auto& v : acc0) v = nanish();
+    std::vector<float> want(M * N);
+    for (std::size_t m = 0; m < M; ++m)
+      for (std::size_t n = 0; n < N; ++n) {
+        float a = accumulate ? acc0[m * N + n] : ref_mul_x86(x[n], w[m]);
+        for (std::size_t k = accumulate ? 0 : 1; k < kdim; ++k)
+          a = ref_add_x86(ref_mul_x86(x[k * N + n], w[k * M + m]), a);
+        want[m * N + n] = a;
+      }
+    for (SimdPath p : tpb::num::simd_supported_paths()) {
+      std::vector<float> acc = acc0;
+      tpb::num::matmul_fp32(w.data(), x.data(), kdim, M, N, acc.data(), accumulate, p);
+      for (std::size_t i = 0; i < acc.size(); ++i)
+        ASSERT_TRUE(same_bits(acc[i], want[i]))
+            << tpb::num::simd_path_name(p) << " trial " << trial << " element " << i << ": 0x"
+            << std::hex << tpb::num::bits_from_f32(acc[i]) << " want 0x"
+            << tpb::num::bits_from_f32(want[i]);
+    }
+  }
+  // Decode: an E4M3 NaN code under the NaN scale keeps the code's NaN.
+  float v[4];
+  tpb::num::decode_x4(Format::E4M3, 0x000000FFu, 0xFF, v);  // lane 0: -NaN code, lane 1: +0
+  const float code_nan = static_cast<float>(tpb::num::decode(Format::E4M3, 0xFF));
+  EXPECT_TRUE(same_bits(v[0], quieted(code_nan)));
+  EXPECT_TRUE(same_bits(v[1], quieted(std::numeric_limits<float>::quiet_NaN())));
+}
+#endif

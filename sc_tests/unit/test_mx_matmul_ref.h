@@ -77,6 +77,32 @@ inline float ref_add(float a, float b) {
 
 inline float ref_mul(float a, float b) { return round_f(double(a) * double(b)); }
 
+// The same operations with the NaN bits of an x86 FP32 multiply / add: a NaN
+// operand is returned quietened (bit 22 set), a's when both are NaNs; an
+// invalid operation (Inf x 0, Inf - Inf) returns the default NaN 0xFFC00000.
+inline float f32_bits(std::uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+inline float quieted(float a) {
+  std::uint32_t b;
+  std::memcpy(&b, &a, 4);
+  return f32_bits(b | 0x00400000u);
+}
+inline float ref_mul_x86(float a, float b) {
+  if (std::isnan(a)) return quieted(a);
+  if (std::isnan(b)) return quieted(b);
+  const float r = ref_mul(a, b);
+  return std::isnan(r) ? f32_bits(0xFFC00000u) : r;
+}
+inline float ref_add_x86(float a, float b) {
+  if (std::isnan(a)) return quieted(a);
+  if (std::isnan(b)) return quieted(b);
+  const float r = ref_add(a, b);
+  return std::isnan(r) ? f32_bits(0xFFC00000u) : r;
+}
+
 inline float ref_value(Format f, std::uint32_t code, std::uint8_t s) {
   if (s == 0xFF) return std::numeric_limits<float>::quiet_NaN();
   return round_f(ref_decode(f, code) * std::ldexp(1.0, int(s) - 127));

@@ -38,6 +38,13 @@ const std::vector<Expected>& expected_rows() {
       {0x02, "matmul", Engine::Pe, {Arch::Maverick}, "is_valid_s3d3_mm", true},
       {0x09, "ldweights_mx", Engine::Pe, {Arch::Mariana}, "is_valid_smx1_lw", true},
       {0x0A, "matmul_mx", Engine::Pe, {Arch::Mariana}, "is_valid_smx1d3_mm", true},
+      // SPEC §11 (opcode a convention): every generation (TIMING.md [M]).
+      {0x23,
+       "tensor_copy",
+       Engine::Dve,
+       {Arch::Sunda, Arch::Cayman, Arch::Mariana, Arch::Maverick},
+       "is_valid_tensor_copy",
+       true},
       {0x6a,
        "tquant",
        Engine::Sfu,
@@ -55,6 +62,13 @@ const std::vector<Expected>& expected_rows() {
        Engine::Pool,
        {Arch::Sunda, Arch::Cayman, Arch::Mariana, Arch::Maverick},
        "",
+       false},
+      // SPEC §10 (opcode a convention): on a DMA queue, every generation.
+      {0xd0,
+       "dma_copy",
+       Engine::Dma0,
+       {Arch::Sunda, Arch::Cayman, Arch::Mariana, Arch::Maverick},
+       "is_valid_dma_copy",
        false},
       {0xe3,
        "quantize_mx",
@@ -119,11 +133,12 @@ TEST(OpcodeTable, ConsumersReadTheRow) {
   }
   EXPECT_EQ(all_contract_names(),
             (std::vector<std::string_view>{"is_valid_s3_lw", "is_valid_s3d3_mm", "is_valid_smx1_lw",
-                                           "is_valid_smx1d3_mm", "is_valid_tquant_block",
-                                           "is_valid_tensor_dequantize", "is_valid_s3dmx1_quant"}));
+                                           "is_valid_smx1d3_mm", "is_valid_tensor_copy",
+                                           "is_valid_tquant_block", "is_valid_tensor_dequantize",
+                                           "is_valid_dma_copy", "is_valid_s3dmx1_quant"}));
   EXPECT_EQ(asm_mnemonics(),
             (std::vector<std::string_view>{"ldweights", "matmul", "ldweights_mx", "matmul_mx",
-                                           "tensor_dequantize", "quantize_mx"}));
+                                           "tensor_copy", "tensor_dequantize", "quantize_mx"}));
 }
 
 // TensorDequantize runs the TENSOR3D form on SUNDA / CAYMAN and the
@@ -199,7 +214,11 @@ TEST(OpcodeTable, DefaultKernelInfoTables) {
               (std::vector<std::uint8_t>{0x00, 0x00, 0x00, 0x7b, 0xc4, 0x4d, 0x00, 0x01}));
     EXPECT_EQ(std::vector<std::uint8_t>(pool.begin() + 14 * 8, pool.begin() + 16 * 8),
               cat({record(0xbe, 0x010049a0), record(0xf2, 0x01004b40)}));
-    EXPECT_EQ(default_kernel_info_bytes(Engine::Dve, a), record(0xe3, 0x0000317a));
+    EXPECT_EQ(default_kernel_info_bytes(Engine::Dve, a),
+              cat({record(0xe3, 0x0000317a), record(0x23, 0x00003200)}));
+    // The DMA queues execute descriptors directly: no table.
+    for (unsigned q = 0; q < kNumDmaQueues; ++q)
+      EXPECT_TRUE(default_kernel_info_bytes(dma_queue(q), a).empty());
     EXPECT_EQ(default_kernel_info_bytes(Engine::Sfu, a), record(0x6a, 0x00004a00));
     if (a == Arch::Maverick)
       EXPECT_EQ(default_kernel_info_bytes(Engine::Pe, a),
@@ -235,6 +254,7 @@ TEST(OpcodeTable, TrampolineVas) {
   EXPECT_EQ(kva::kPeLdweightsMx, 0x00002bafu);
   EXPECT_EQ(kva::kPeMatmulMx, 0x00002bb7u);
   EXPECT_EQ(kva::kSfuTquant, 0x00004a00u);
+  EXPECT_EQ(kva::kDveTensorCopy, 0x00003200u);
 }
 
 TEST(NameTables, Engines) {
@@ -245,6 +265,36 @@ TEST(NameTables, Engines) {
   }
   EXPECT_EQ(parse_engine("DVE"), Engine::Dve);
   EXPECT_EQ(parse_engine("tpb"), std::nullopt);
+  // The 16 DMA queues follow the compute engines (SPEC §10).
+  EXPECT_EQ(kNumDmaQueues, 16u);
+  for (unsigned q = 0; q < kNumDmaQueues; ++q) {
+    const Engine e = dma_queue(q);
+    EXPECT_EQ(static_cast<unsigned>(e), 4 + q);
+    EXPECT_TRUE(is_dma_queue(e));
+    EXPECT_EQ(dma_queue_index(e), q);
+    EXPECT_EQ(engine_name(e), "dma" + std::to_string(q));
+  }
+  EXPECT_EQ(dma_queue(0), Engine::Dma0);
+  EXPECT_EQ(dma_queue(15), Engine::Dma15);
+  for (unsigned e = 0; e < kNumEngines; ++e) EXPECT_FALSE(is_dma_queue(static_cast<Engine>(e)));
+  EXPECT_FALSE(is_dma_queue(static_cast<Engine>(20)));
+  EXPECT_STREQ(engine_name(static_cast<Engine>(20)), "");
+}
+
+// A binary holds no queue for a DMA descriptor (the core has no DMA
+// queue sequencers): a clear error naming the word, not a crash.
+TEST(OpcodeTable, BinaryDmaDescriptorIsRefusedByName) {
+  std::vector<std::uint8_t> bin(128, 0);
+  bin[64] = 0xd0;
+  bin[65] = kInstWordLen;
+  try {
+    parse_binary(bin, "p.bin");
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "p.bin: word 1: opcode 0xd0 (dma_copy) runs on dma0, which has no instruction "
+              "queue in this core");
+  }
 }
 
 TEST(NameTables, Memories) {

@@ -160,6 +160,42 @@ RawInst mm5_plain_base() {
 // opcode and generation; the rest is the SFU kernel's (test_sfu_tquant.cpp).
 RawInst tquant_base() { return with_header(0x6a); }
 
+// DVE tensor_copy (SPEC §11): 64 partitions of 128 FP32 PSUM elements to
+// BF16 in SBUF.
+RawInst tcopy_base() {
+  RawInst r = with_header(0x23);
+  put_t3d(r, 12, ps(0, 0x100), 1, 0, 0, 128, 1, 1);
+  r[32] = 0x08;
+  r[33] = 0x05;
+  r[34] = 64;
+  put_t3d(r, 44, sb(0, 0x1000), 1, 0, 0, 128, 1, 1);
+  return r;
+}
+
+// A DMA descriptor (SPEC §10): 64 rows of 2 KiB from HBM offset 0x10000
+// (4 KiB apart) to SBUF partitions 0..63 at offset 0x1000.
+void put64(RawInst& r, int off, std::uint64_t v) {
+  for (int k = 0; k < 8; ++k) r[off + k] = static_cast<std::uint8_t>(v >> (8 * k));
+}
+RawInst dma_base() {
+  RawInst r = with_header(0xd0);
+  r[12] = 64;
+  put32(r, 16, 2048);
+  put64(r, 32, 0x10000);  // src: HBM
+  put32(r, 40, 4096);
+  r[44] = 0;
+  put64(r, 48, sb(0, 0x1000));  // dst: SBUF
+  r[60] = 1;
+  return r;
+}
+// The base turned into HBM -> HBM: dst at HBM offset 0x1000000, rows 4 KiB apart.
+void dma_to_hbm(RawInst& r) {
+  put64(r, 48, 0x1000000);
+  put32(r, 56, 4096);
+  r[60] = 0;
+}
+constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+
 struct Base {
   const char* name;
   RawInst (*make)();
@@ -180,6 +216,8 @@ const std::vector<Base>& bases() {
       {"mm5_mx", mm5_mx_base, {Arch::Maverick}, "s3d3_mm_valid_nc"},
       {"mm5_plain", mm5_plain_base, {Arch::Maverick}, "s3d3_mm_valid_nc"},
       {"tquant", tquant_base, {Arch::Cayman, Arch::Mariana, Arch::Maverick}, "tquant_valid_nc"},
+      {"tensor_copy", tcopy_base, {Arch::Sunda, Arch::Cayman, Arch::Mariana, Arch::Maverick}, ""},
+      {"dma_copy", dma_base, {Arch::Sunda, Arch::Cayman, Arch::Mariana, Arch::Maverick}, ""},
   };
   return b;
 }
@@ -426,6 +464,126 @@ const std::vector<Case>& cases() {
        [](RawInst& r) { put32(r, 12, sb(65, 0)); }},
       {"valid_mx_sbuf_quadrant", V, mm5_mx_base,
        [](RawInst& r) { put32(r, 16, sb(32, 0x10000)); }},
+      // ---- DVE tensor_copy (SPEC §11)
+      {"has_valid_neuron_header", S, tcopy_base, [](RawInst& r) { r[1] = 0; }},
+      {"has_valid_neuron_events", M, tcopy_base, [](RawInst& r) { r[5] = 64; }},
+      {"has_tensor_copy_opcode", M, tcopy_base, [](RawInst& r) { r[0] = 0x7b; },
+       "is_valid_tensor_copy"},
+      {"tensor_copy_reserved_zero", M, tcopy_base, [](RawInst& r) { r[30] = 1; }},
+      {"tensor_copy_reserved_zero", C, tcopy_base, [](RawInst& r) { r[40] = 1; }},
+      {"tensor_copy_reserved_zero", V, tcopy_base, [](RawInst& r) { r[62] = 1; }},
+      {"check_active_channels", M, tcopy_base, [](RawInst& r) { r[34] = 0; }},
+      {"is_valid_dtype(src)", M, tcopy_base, [](RawInst& r) { r[32] = 0x0B; }},
+      {"is_valid_dtype(src)", M, tcopy_base, [](RawInst& r) { r[32] = 0x0A; }},  // FP32R
+      {"is_valid_dtype(dst)", M, tcopy_base, [](RawInst& r) { r[33] = 0x13; }},  // E8M0
+      {"is_valid_dtype(dst)", M, tcopy_base, [](RawInst& r) { r[33] = 0x10; }},  // FP4
+      {"tensor_copy_valid_dtype_pair", M, tcopy_base, [](RawInst& r) { r[32] = 0x07; }},
+      {"tensor_copy_valid_dtype_pair", S, tcopy_base,
+       [](RawInst& r) {
+         r[32] = 0x03;  // INT16 -> UINT16: no conversion between them
+         r[33] = 0x04;
+       }},
+      {"mem3d_valid(src)", M, tcopy_base, [](RawInst& r) { put32(r, 12, 0x04000000); }},
+      {"mem3d_valid(src)", M, tcopy_base,
+       [](RawInst& r) { put32(r, 12, kIndirect | ps(0, 0)); }},  // no indirect here
+      {"mem3d_valid(src)", V, tcopy_base,
+       [](RawInst& r) { put32(r, 12, kMxV2 | ps(0, 0)); }},  // no MX operand here
+      {"mem3d_valid(src)", C, tcopy_base,
+       [](RawInst& r) { put32(r, 12, ps(0, 16 * 1024 - 256)); }},  // past PSUM 16 KiB
+      {"mem3d_valid(dst)", M, tcopy_base, [](RawInst& r) { put16(r, 48, 0); }},  // broadcast
+      {"mem3d_valid(dst)", M, tcopy_base,
+       [](RawInst& r) { put32(r, 44, sb(0, 256 * 1024 - 128)); }},
+      {"mem3d_valid(dst)", S, tcopy_base,
+       [](RawInst& r) { put32(r, 44, sb(0, 192 * 1024 - 128)); }},  // v2: 192 KiB
+      {"check_m3d_active_channels(src)", M, tcopy_base,
+       [](RawInst& r) { put32(r, 12, ps(100, 0)); }},
+      {"check_m3d_active_channels(dst)", C, tcopy_base,
+       [](RawInst& r) { put32(r, 44, sb(65, 0x1000)); }},
+      {"tensor_copy_element_count_check", M, tcopy_base, [](RawInst& r) { put16(r, 54, 127); }},
+      // ---- DMA descriptor (SPEC §10)
+      {"has_valid_neuron_header", M, dma_base, [](RawInst& r) { r[2] = 7; }},
+      {"has_valid_neuron_events", S, dma_base, [](RawInst& r) { r[4] = 3; }},
+      {"has_dma_copy_opcode", M, dma_base, [](RawInst& r) { r[0] = 0x7b; }, "is_valid_dma_copy"},
+      {"dma_copy_reserved_zero", M, dma_base, [](RawInst& r) { r[15] = 1; }},
+      {"dma_copy_reserved_zero", C, dma_base, [](RawInst& r) { r[25] = 1; }},
+      {"dma_copy_reserved_zero", V, dma_base, [](RawInst& r) { r[45] = 1; }},
+      {"dma_copy_reserved_zero", S, dma_base, [](RawInst& r) { r[63] = 1; }},
+      {"dma_valid_num_rows", M, dma_base, [](RawInst& r) { r[12] = 0; }},
+      {"dma_valid_num_rows", M, dma_base,
+       [](RawInst& r) {
+         dma_to_hbm(r);
+         r[12] = 129;
+       }},
+      {"dma_valid_row_bytes", M, dma_base, [](RawInst& r) { put32(r, 16, 0); }},
+      {"dma_valid_endpoint_kind(src)", M, dma_base, [](RawInst& r) { r[44] = 2; }},
+      {"dma_valid_endpoint_kind(dst)", V, dma_base, [](RawInst& r) { r[60] = 7; }},
+      {"dma_sbuf_endpoint_address(dst)", M, dma_base,
+       [](RawInst& r) { put64(r, 48, ps(0, 0x1000)); }},  // PSUM is not a DMA endpoint
+      {"dma_sbuf_endpoint_address(dst)", M, dma_base,
+       [](RawInst& r) { put64(r, 48, std::uint64_t{1} << 32); }},
+      {"dma_sbuf_endpoint_address(dst)", C, dma_base,
+       [](RawInst& r) { put64(r, 48, kAddrReg | sb(0, 0x1000)); }},  // immediate only
+      {"dma_sbuf_endpoint_address(src)", M, dma_base,
+       [](RawInst& r) {
+         put64(r, 32, 0x06000000);  // the control region
+         put32(r, 40, 0);
+         r[44] = 1;
+       }},
+      {"dma_sbuf_endpoint_row_stride(dst)", M, dma_base, [](RawInst& r) { put32(r, 56, 1); }},
+      {"dma_sbuf_endpoint_row_stride(src)", M, dma_base,
+       [](RawInst& r) {
+         put64(r, 32, sb(0, 0));
+         r[44] = 1;  // stride 4096 stays
+       }},
+      {"dma_sbuf_rows_in_partitions(dst)", M, dma_base,
+       [](RawInst& r) { put64(r, 48, sb(65, 0x1000)); }},
+      {"dma_sbuf_rows_in_partitions(src)", S, dma_base,
+       [](RawInst& r) {
+         put64(r, 32, sb(100, 0));
+         put32(r, 40, 0);
+         r[44] = 1;
+       }},
+      {"dma_sbuf_row_in_partition(dst)", M, dma_base,
+       [](RawInst& r) { put64(r, 48, sb(0, 0x3FC00)); }},  // 255 KiB + 2 KiB
+      {"dma_sbuf_row_in_partition(dst)", C, dma_base,
+       [](RawInst& r) { put64(r, 48, sb(0, 0x37C00)); }},  // v3: 224 KiB
+      {"dma_sbuf_row_in_partition(src)", V, dma_base,
+       [](RawInst& r) {
+         put64(r, 32, sb(0, 0x3FC00));
+         put32(r, 40, 0);
+         r[44] = 1;
+       }},
+      {"dma_hbm_in_capacity(src)", M, dma_base,
+       [](RawInst& r) { put64(r, 32, 18 * kGiB - 1000); }},
+      {"dma_hbm_in_capacity(src)", C, dma_base,
+       [](RawInst& r) { put64(r, 32, 12 * kGiB - 63 * 4096 - 2047); }},  // v3: 12 GiB
+      {"dma_hbm_in_capacity(src)", S, dma_base, [](RawInst& r) { put64(r, 32, ~std::uint64_t{0}); }},
+      {"dma_hbm_in_capacity(src)", M, dma_base,
+       [](RawInst& r) { put32(r, 40, 0xFFFFFFFFu); }},  // 63 rows of 4 GiB
+      {"dma_hbm_in_capacity(dst)", V, dma_base,
+       [](RawInst& r) {
+         dma_to_hbm(r);
+         put64(r, 48, 18 * kGiB - 63 * 4096 - 2047);
+       }},
+      {"dma_hbm_dst_rows_disjoint", M, dma_base,
+       [](RawInst& r) {
+         dma_to_hbm(r);
+         put32(r, 56, 1024);
+       }},
+      {"dma_valid_rmw_op", M, dma_base, [](RawInst& r) { r[13] = 2; }},
+      {"dma_valid_rmw_dtype", M, dma_base,
+       [](RawInst& r) {
+         r[13] = 1;
+         r[14] = 0x13;  // E8M0 is no add type
+       }},
+      {"dma_valid_rmw_dtype", C, dma_base, [](RawInst& r) { r[13] = 1; }},  // no dtype
+      {"dma_rmw_dtype_only_with_op", M, dma_base, [](RawInst& r) { r[14] = 0x08; }},
+      {"dma_rmw_row_bytes_multiple", M, dma_base,
+       [](RawInst& r) {
+         r[13] = 1;
+         r[14] = 0x08;
+         put32(r, 16, 2046);
+       }},
   };
   return c;
 }
@@ -482,7 +640,25 @@ TEST(IsaContracts, ValidRegisterFormsAndUnknownContract) {
   put32(raw, 48, kAddrReg | 1);
   EXPECT_TRUE(check_instruction(raw, Arch::Mariana).valid());
   EXPECT_FALSE(check_as(dequant_base(), Arch::Cayman, "is_valid_nothing").has_value());
-  EXPECT_EQ(all_contract_names().size(), 7u);
+  EXPECT_EQ(all_contract_names().size(), 9u);
+  // tensor_copy with register operands; a DMA descriptor's HBM rows exactly
+  // filling the capacity, on every generation.
+  raw = tcopy_base();
+  put32(raw, 12, kAddrReg | 7);
+  put32(raw, 44, 0xC0000003);
+  EXPECT_TRUE(check_instruction(raw, Arch::Mariana).valid());
+  for (Arch a : kAllArchs) {
+    const std::uint64_t cap = a == Arch::Sunda    ? 16 * kGiB
+                              : a == Arch::Cayman ? 12 * kGiB
+                                                  : 18 * kGiB;
+    raw = dma_base();
+    put64(raw, 32, cap - 63 * 4096 - 2048);
+    EXPECT_TRUE(check_instruction(raw, a).valid()) << arch_name(a);
+    put64(raw, 32, cap - 63 * 4096 - 2047);
+    EXPECT_EQ(check_instruction(raw, a).failed,
+              std::vector<std::string_view>{"dma_hbm_in_capacity(src)"})
+        << arch_name(a);
+  }
   for (auto c : all_contract_names()) {
     EXPECT_TRUE(check_as(dequant_base(), Arch::Mariana, c).has_value());
   }

@@ -67,9 +67,8 @@ TEST(TimingProfiles, EveryNumberHasASource) {
 TEST(TimingProfiles, EachLoadsAsATimingFileOverItsGeneration) {
   for (isa::Arch a : kArchs) {
     timing::TimingConfig t = timing::default_timing(a);
-    timing::merge_timing_file(
-        t, std::string(TPB_SOURCE_DIR) + "/models/timing/profiles/" +
-               std::string(isa::arch_name(a)) + ".json");
+    timing::merge_timing_file(t, std::string(TPB_SOURCE_DIR) + "/models/timing/profiles/" +
+                                     std::string(isa::arch_name(a)) + ".json");
     nlohmann::json j = timing::to_json(t);
     EXPECT_EQ(j, effective(a)) << isa::arch_name(a);
   }
@@ -78,4 +77,70 @@ TEST(TimingProfiles, EachLoadsAsATimingFileOverItsGeneration) {
   EXPECT_THROW(timing::merge_timing_file(
                    v3, std::string(TPB_SOURCE_DIR) + "/models/timing/profiles/mariana.json"),
                timing::TimingError);
+}
+
+// HBM and DMA defaults (SPEC §10), written out from TIMING.md [J, L]: the
+// device's capacity and bandwidth over its cores, the queues' bandwidth.
+TEST(TimingProfiles, HbmAndDmaDefaultsPerGeneration) {
+  constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+  const struct {
+    isa::Arch arch;
+    std::uint64_t hbm_bytes;
+    std::uint32_t hbm_mbps, dma_mbps;
+  } want[] = {{isa::Arch::Sunda, 16 * kGiB, 410000, 27200},      // trn1: 32 GiB, 820 GB/s, 2 cores
+              {isa::Arch::Cayman, 12 * kGiB, 362500, 27200},     // trn2: 96 GiB, 2.9 TB/s, 8 cores
+              {isa::Arch::Mariana, 18 * kGiB, 612500, 38400},    // trn3: 144 GiB, 4.9 TB/s, 8
+              {isa::Arch::Maverick, 18 * kGiB, 612500, 38400}};  // as trn3
+  for (const auto& w : want) {
+    const timing::TimingConfig t = timing::default_timing(w.arch);
+    EXPECT_EQ(t.hbm.bytes, w.hbm_bytes) << isa::arch_name(w.arch);
+    EXPECT_EQ(t.hbm.mbytes_per_s, w.hbm_mbps) << isa::arch_name(w.arch);
+    EXPECT_EQ(t.hbm.latency_ns, 100u);
+    EXPECT_EQ(t.dma.mbytes_per_s, w.dma_mbps) << isa::arch_name(w.arch);
+    EXPECT_EQ(t.dma.latency_ns, 1300u);  // TIMING.md [J, K]: about 1.3 us
+    EXPECT_EQ(isa::default_capacity(w.arch).hbm_bytes, w.hbm_bytes);
+  }
+  // 16 queues of 38.4 GB/s ask for more than the v4 share of 612.5 GB/s.
+  EXPECT_GT(16u * 38400u, 612500u);
+}
+
+TEST(TimingProfiles, HbmAndDmaKeysMergeAndRefuseBadValues) {
+  timing::TimingConfig t = timing::default_timing(isa::Arch::Mariana);
+  timing::merge_timing(t, nlohmann::json::parse(R"({"hbm": {"bytes": 1099511627776,
+      "mbytes_per_s": 1000, "latency_ns": 0}, "dma": {"mbytes_per_s": 5, "latency_ns": 7}})"));
+  EXPECT_EQ(t.hbm.bytes, std::uint64_t{1} << 40);
+  EXPECT_EQ(t.hbm.mbytes_per_s, 1000u);
+  EXPECT_EQ(t.hbm.latency_ns, 0u);
+  EXPECT_EQ(t.dma.mbytes_per_s, 5u);
+  EXPECT_EQ(t.dma.latency_ns, 7u);
+  timing::TimingConfig back = timing::default_timing(isa::Arch::Mariana);
+  timing::merge_timing(back, timing::to_json(t));
+  EXPECT_EQ(timing::to_json(back), timing::to_json(t));
+  const auto err = [](const char* text) {
+    timing::TimingConfig c = timing::default_timing(isa::Arch::Mariana);
+    try {
+      timing::merge_timing(c, nlohmann::json::parse(text));
+    } catch (const timing::TimingError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(err(R"({"hbm": {"bytes": 0}})"), "timing profile: key 'hbm.bytes': must not be 0");
+  EXPECT_EQ(err(R"({"hbm": {"bytes": 1099511627777}})"),
+            "timing profile: key 'hbm.bytes': at most 1099511627776 bytes (2^40: the core's HBM "
+            "window)");
+  EXPECT_EQ(err(R"({"hbm": {"bytes": -1}})"),
+            "timing profile: key 'hbm.bytes': expected a non-negative integer, got -1");
+  EXPECT_EQ(err(R"({"hbm": {"mbytes_per_s": 0}})"),
+            "timing profile: key 'hbm.mbytes_per_s': must not be 0");
+  EXPECT_EQ(err(R"({"hbm": {"latency_ns": 2000000000}})"),
+            "timing profile: key 'hbm.latency_ns': an access may take at most 1099511627 ns "
+            "(2^40 ps)");
+  EXPECT_EQ(err(R"({"hbm": {"size": 1}})"),
+            "timing profile: key 'hbm.size': unknown key (bytes, mbytes_per_s, latency_ns)");
+  EXPECT_EQ(err(R"({"dma": {"mbytes_per_s": 0}})"),
+            "timing profile: key 'dma.mbytes_per_s': must not be 0");
+  EXPECT_EQ(err(R"({"dma": {"queues": 8}})"),
+            "timing profile: key 'dma.queues': unknown key (mbytes_per_s, latency_ns)");
+  EXPECT_EQ(err(R"({"dma": 3})"), "timing profile: key 'dma': expected an object, got 3");
 }

@@ -41,6 +41,11 @@ void RunControl::fault(FaultInfo info, std::uint64_t time_ps) {
   abort();
 }
 
+void RunControl::expire_sim_limit() {
+  if (watchdog_ == Watchdog::None) watchdog_ = Watchdog::SimTime;
+  abort();
+}
+
 const std::string& RunControl::message() const { return fault_ ? fault_->message : kNoMessage; }
 
 bool RunControl::proceed(std::uint64_t ps) {

@@ -91,6 +91,10 @@ class RunControl {
   // it says true every engine stops at the latest time already recorded.
   void set_interrupt(std::function<bool()> f) { interrupt_ = std::move(f); }
   bool proceed(std::uint64_t ps);
+  // The sim limit reached while engines wait (a semaphore nobody sets, in a
+  // platform where the simulation does not starve): every waiting engine is
+  // released and the run ends as a watchdog stop at stop_ps().
+  void expire_sim_limit();
   Watchdog watchdog() const { return watchdog_; }
   std::uint64_t stop_ps() const { return limit_ps_; }
 

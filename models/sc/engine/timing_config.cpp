@@ -34,4 +34,20 @@ MemTiming mem_timing(const TimingConfig& c, const MemCycles& m) {
   return t;
 }
 
+HbmTiming hbm_timing(const TimingConfig& c) {
+  HbmTiming t;
+  t.latency = ps_time(std::uint64_t{c.hbm.latency_ns} * 1000);
+  t.bytes_per_s = std::uint64_t{c.hbm.mbytes_per_s} * 1000000;
+  return t;
+}
+
+DmaTiming dma_timing(const TimingConfig& c) {
+  DmaTiming t;
+  t.latency = ps_time(std::uint64_t{c.dma.latency_ns} * 1000);
+  t.queue_bytes_per_s = std::uint64_t{c.dma.mbytes_per_s} * 1000000;
+  t.hbm_bytes = c.hbm.bytes;
+  t.sbuf_bytes_per_partition = c.sbuf_bytes_per_partition;
+  return t;
+}
+
 }  // namespace tpb::sc

@@ -1,0 +1,26 @@
+# `cmake --install BUILD --prefix P` (docs/EMBEDDING.md): the tpbsim tool,
+# the model's static libraries and headers, and a CMake package so that
+# another project's find_package(tpbsim) gives it tpbsim::tpbsim.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(TPBSIM_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/tpbsim)
+install(TARGETS tpbsim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS tpb_isa tpb_io tpb_fw tpb_sc tpb_platform tpb_cosim tpb_run tpbsim_lib
+        EXPORT tpbsimTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tpbsim)
+# Headers keep the repository's paths ("platform/core/tpb_core.h").
+foreach(_dir models firmware_stubs platform/core platform/run platform/cosim platform/io)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${_dir}/
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tpbsim/${_dir}
+          FILES_MATCHING PATTERN "*.h")
+endforeach()
+install(EXPORT tpbsimTargets NAMESPACE tpbsim:: DESTINATION ${TPBSIM_INSTALL_CMAKEDIR})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/tpbsimConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/tpbsimConfig.cmake
+                              INSTALL_DESTINATION ${TPBSIM_INSTALL_CMAKEDIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/tpbsimConfigVersion.cmake
+                                 VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/tpbsimConfig.cmake ${PROJECT_BINARY_DIR}/tpbsimConfigVersion.cmake
+        DESTINATION ${TPBSIM_INSTALL_CMAKEDIR})

@@ -1,0 +1,601 @@
+// The encoder of the mnemonic syntax (docs/ASM.md): one statement
+// ("MNEMONIC field=value ...") -> one 64-byte word, driven by the field
+// tables of the opcode table (asm_fields.h).
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <functional>
+#include <string>
+
+#include "models/isa/address_map.h"
+#include "models/isa/asm.h"
+#include "models/isa/asm_fields.h"
+#include "models/isa/names.h"
+#include "models/isa/tquant_block.h"
+
+namespace tpb::isa {
+namespace asm_detail {
+
+// HEADER and EVENTS fields, common to every instruction (SPEC §2).
+const std::vector<FieldSpec>& common_fields() {
+  static const std::vector<FieldSpec> f = {
+      {"opcode", FK::Hidden, 0, 1, false, 0},
+      {"inst_word_len", FK::Hidden, 1, 1, false, kInstWordLen},
+      {"debug_cmd", FK::Hidden, 2, 1, false, 0},
+      {"debug_hint", FK::Hidden, 3, 1, false, 0},
+      {"wait", FK::Wait, 4, 2, false, 0},
+      {"update", FK::Update, 6, 2, false, 0},
+      {"wait_mode", FK::Hidden, 4, 1, false, 0},
+      {"wait_idx", FK::Hidden, 5, 1, false, 0},
+      {"update_mode", FK::Hidden, 6, 1, false, 0},
+      {"update_idx", FK::Hidden, 7, 1, false, 0},
+      {"sem_value", FK::Hidden, 8, 4, false, 0},
+  };
+  return f;
+}
+
+const InstSpec* spec_by_opcode(std::uint8_t op) {
+  const OpcodeInfo* row = opcode_info(op);
+  return row && row->asm_fields ? row : nullptr;
+}
+const InstSpec* spec_by_mnemonic(std::string_view m) {
+  for (const auto& row : opcode_table())
+    if (row.asm_fields && m == row.mnemonic) return &row;
+  return nullptr;
+}
+}  // namespace asm_detail
+
+namespace {
+
+using namespace asm_detail;
+
+// ---------------------------------------------------------------------------
+// Value trees: number | name | name(args) | [list] | i(hex bytes)
+
+struct Val;
+struct NamedArg;
+struct Val {
+  enum Kind { Num, Ident, Call, List, Hex } kind = Num;
+  std::size_t at = 0;
+  std::int64_t num = 0;
+  std::string name;
+  std::vector<Val> args;        // positional call arguments or list items
+  std::vector<NamedArg> named;  // named call arguments
+  std::vector<std::uint8_t> bytes;
+};
+struct NamedArg {
+  std::string key;
+  std::size_t at;
+  Val value;
+};
+
+Val parse_value(Lexer& lx);
+
+Val parse_call_args(Lexer& lx, Val v) {
+  if (lx.accept(')')) return v;
+  for (;;) {
+    const Tok a = lx.peek();
+    const Tok b = lx.peek2();
+    if (a.kind == Tok::Ident && b.kind == Tok::Punct && b.text == "=") {
+      lx.next();
+      lx.next();
+      for (const auto& n : v.named)
+        if (n.key == a.text) lx.fail(a.at, "duplicate argument '" + a.text + "' in " + v.name);
+      v.named.push_back(NamedArg{a.text, a.at, parse_value(lx)});
+    } else {
+      if (!v.named.empty()) lx.fail(a.at, "positional argument after named ones in " + v.name);
+      v.args.push_back(parse_value(lx));
+    }
+    if (lx.accept(')')) return v;
+    lx.expect(',', ("between arguments of " + v.name));
+  }
+}
+
+Val parse_value(Lexer& lx) {
+  Tok t = lx.next();
+  Val v;
+  v.at = t.at;
+  if (t.kind == Tok::Num) {
+    v.kind = Val::Num;
+    v.num = t.num;
+    return v;
+  }
+  if (t.kind == Tok::Punct && t.text == "[") {
+    v.kind = Val::List;
+    if (lx.accept(']')) return v;
+    for (;;) {
+      v.args.push_back(parse_value(lx));
+      if (lx.accept(']')) return v;
+      lx.expect(',', "between list items");
+    }
+  }
+  if (t.kind == Tok::Ident) {
+    v.name = t.text;
+    if (!lx.accept('(')) {
+      v.kind = Val::Ident;
+      return v;
+    }
+    if (t.text == "i") {  // i(HEX): the 16 opaque bytes of an INDIRECT16B
+      v.kind = Val::Hex;
+      v.bytes = lx.hex_bytes(')');
+      lx.expect(')', "after the bytes of i(...)");
+      return v;
+    }
+    v.kind = Val::Call;
+    return parse_call_args(lx, std::move(v));
+  }
+  lx.fail(t.at, "expected a value, found " + lx.describe(t));
+}
+
+const char* kind_name(const Val& v) {
+  switch (v.kind) {
+    case Val::Num:
+      return "a number";
+    case Val::Ident:
+      return "a name";
+    case Val::Call:
+      return "a call";
+    case Val::List:
+      return "a list";
+    case Val::Hex:
+      return "hex bytes";
+  }
+  return "a value";
+}
+
+// ---------------------------------------------------------------------------
+// Assembly of one statement
+
+class Builder {
+ public:
+  explicit Builder(Lexer& lx) : lx_(lx) {
+    owner_.fill(-1);
+    raw_.fill(0);
+  }
+
+  // Writes `len` little-endian bytes of `v` for field `key`, checking that no
+  // other field has written different bytes there.
+  void put(unsigned off, unsigned len, std::uint64_t v, int key, std::size_t at) {
+    for (unsigned i = 0; i < len; ++i)
+      put_byte(off + i, static_cast<std::uint8_t>(v >> (8 * i)), key, at);
+  }
+  void put_byte(unsigned off, std::uint8_t b, int key, std::size_t at) {
+    if (owner_[off] >= 0 && owner_[off] != key && raw_[off] != b)
+      lx_.fail(at, "field '" + keys_[static_cast<std::size_t>(key)] + "' conflicts with field '" +
+                       keys_[static_cast<std::size_t>(owner_[off])] + "' (byte " +
+                       std::to_string(off) + ")");
+    owner_[off] = key;
+    raw_[off] = b;
+  }
+  int add_key(const std::string& k) {
+    keys_.push_back(k);
+    return static_cast<int>(keys_.size() - 1);
+  }
+  bool written(unsigned off) const { return owner_[off] >= 0; }
+  RawInst& raw() { return raw_; }
+  Lexer& lx() { return lx_; }
+
+ private:
+  Lexer& lx_;
+  RawInst raw_;
+  std::array<int, kInstBytes> owner_;
+  std::vector<std::string> keys_;
+};
+
+std::int64_t want_num(Lexer& lx, const Val& v, const std::string& what) {
+  if (v.kind != Val::Num)
+    lx.fail(v.at, "expected a number for " + what + ", found " + kind_name(v));
+  return v.num;
+}
+std::int64_t want_range(Lexer& lx, const Val& v, const std::string& what, std::int64_t lo,
+                        std::int64_t hi, const char* width) {
+  const std::int64_t n = want_num(lx, v, what);
+  if (n < lo || n > hi)
+    lx.fail(v.at, "value " + std::to_string(n) + " out of range for " + what + " (" + width + ": " +
+                      std::to_string(lo) + ".." + std::to_string(hi) + ")");
+  return n;
+}
+std::uint32_t want_u(Lexer& lx, const Val& v, const std::string& what, unsigned bytes) {
+  switch (bytes) {
+    case 1:
+      return static_cast<std::uint32_t>(want_range(lx, v, what, 0, 0xFF, "u8"));
+    case 2:
+      return static_cast<std::uint32_t>(want_range(lx, v, what, 0, 0xFFFF, "u16"));
+    default:
+      return static_cast<std::uint32_t>(want_range(lx, v, what, 0, 0xFFFFFFFFll, "u32"));
+  }
+}
+std::int16_t want_i16(Lexer& lx, const Val& v, const std::string& what) {
+  return static_cast<std::int16_t>(want_range(lx, v, what, -32768, 32767, "i16"));
+}
+
+// Enumerated byte: a name of `table` or a number 0..255.
+std::uint8_t want_enum(Lexer& lx, const Val& v, const std::string& what, const NameTable& table,
+                       const char* kind) {
+  if (v.kind == Val::Ident) {
+    if (auto e = table.parse(v.name)) return *e;
+    lx.fail(v.at, std::string("unknown ") + kind + " '" + v.name + "' for " + what + " (" +
+                      table.list() + ", or a number)");
+  }
+  return static_cast<std::uint8_t>(want_u(lx, v, what, 1));
+}
+
+std::uint8_t want_dtype(Lexer& lx, const Val& v, const std::string& what) {
+  if (v.kind == Val::Ident) {
+    if (auto e = dtype_table().parse(v.name)) return *e;
+    lx.fail(v.at, "unknown dtype '" + v.name + "' for " + what + " (" + dtype_table().list() +
+                      ", or a number)");
+  }
+  return static_cast<std::uint8_t>(want_u(lx, v, what, 1));
+}
+
+unsigned want_index(Lexer& lx, const Val& v, const char* prefix, unsigned max,
+                    const std::string& what) {
+  const std::string p = prefix;
+  if (v.kind == Val::Ident && v.name.size() > p.size() && v.name.compare(0, p.size(), p) == 0 &&
+      std::all_of(v.name.begin() + static_cast<long>(p.size()), v.name.end(),
+                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) &&
+      v.name.size() - p.size() <= 4) {
+    const unsigned n = static_cast<unsigned>(std::stoul(v.name.substr(p.size())));
+    if (n <= max) return n;
+    lx.fail(v.at, "unknown " + (p == "r" ? std::string("register") : std::string("semaphore")) +
+                      " '" + v.name + "' for " + what + " (" + p + "0.." + p + std::to_string(max) +
+                      ")");
+  }
+  lx.fail(v.at, "expected " + p + "N for " + what + ", found " +
+                    (v.kind == Val::Ident ? "'" + v.name + "'" : std::string(kind_name(v))));
+}
+
+const Val* find_named(const Val& call, const char* key) {
+  for (const auto& n : call.named)
+    if (n.key == key) return &n.value;
+  return nullptr;
+}
+void check_args(Lexer& lx, const Val& call, std::size_t positional,
+                std::initializer_list<const char*> keys) {
+  if (call.args.size() > positional)
+    lx.fail(call.args[positional].at,
+            call.name + " takes " + std::to_string(positional) + " positional argument(s)");
+  for (const auto& n : call.named) {
+    bool ok = false;
+    std::string list;
+    for (const char* k : keys) {
+      ok = ok || n.key == k;
+      list += list.empty() ? k : std::string(", ") + k;
+    }
+    if (!ok) lx.fail(n.at, "unknown argument '" + n.key + "' of " + call.name + " (" + list + ")");
+  }
+}
+const Val& required_named(Lexer& lx, const Val& call, const char* key) {
+  if (const Val* v = find_named(call, key)) return *v;
+  lx.fail(call.at, "missing argument '" + std::string(key) + "' of " + call.name);
+}
+
+// ADDR4 (SPEC §2). Plain addresses (number, sbuf, psum) carry the IMM marker.
+std::uint32_t want_plain_addr(Lexer& lx, const Val& v, const std::string& what);
+
+std::uint32_t want_addr4(Lexer& lx, const Val& v, const std::string& what) {
+  if (v.kind == Val::Call) {
+    const std::string& n = v.name;
+    auto one_arg = [&]() -> const Val& {
+      check_args(lx, v, 1, {});
+      if (v.args.size() != 1) lx.fail(v.at, n + "(...) takes one argument");
+      return v.args[0];
+    };
+    if (n == "reg") return 0x80000000u | want_index(lx, one_arg(), "r", kNumEngineRegs - 1, what);
+    if (n == "addr_shape_reg")
+      return 0xC0000000u | want_index(lx, one_arg(), "r", kNumEngineRegs - 1, what);
+    if (n == "shape_reg") return 0x40000000u | want_plain_addr(lx, one_arg(), what);
+    if (n == "mxv2")
+      return (std::uint32_t{addr4::kMarkerMxTensorV2} << 27) | want_plain_addr(lx, one_arg(), what);
+    if (n == "indirect")
+      return (std::uint32_t{addr4::kMarkerIndirect} << 27) | want_plain_addr(lx, one_arg(), what);
+    if (n == "addr4") return want_u(lx, one_arg(), what, 4);
+  }
+  return want_plain_addr(lx, v, what);
+}
+
+std::uint32_t want_plain_addr(Lexer& lx, const Val& v, const std::string& what) {
+  if (v.kind == Val::Num) {
+    if (v.num < 0 || v.num > addr4::kAddressMask)
+      lx.fail(v.at, "address " + std::to_string(v.num) + " for " + what +
+                        " does not fit 27 bits (write addr4(0x...) for a raw ADDR4)");
+    return static_cast<std::uint32_t>(v.num);
+  }
+  if (v.kind == Val::Call && (v.name == "sbuf" || v.name == "psum")) {
+    check_args(lx, v, 2, {});
+    if (v.args.size() != 2) lx.fail(v.at, v.name + "(PARTITION, OFFSET) takes two arguments");
+    const auto p =
+        want_range(lx, v.args[0], v.name + " partition", 0, kNumPartitions - 1, "7 bits");
+    const auto o = want_range(lx, v.args[1], v.name + " offset", 0, kPartitionSlot - 1, "18 bits");
+    return v.name == "sbuf" ? sbuf_addr(static_cast<unsigned>(p), static_cast<std::uint32_t>(o))
+                            : psum_addr(static_cast<unsigned>(p), static_cast<std::uint32_t>(o));
+  }
+  lx.fail(v.at, "expected an address for " + what +
+                    " (sbuf(P, OFF), psum(P, OFF), reg(rN), shape_reg(..), addr_shape_reg(rN), "
+                    "mxv2(..), indirect(..), addr4(0xRAW) or a number)");
+}
+
+void put_list(Lexer& lx, const Val& v, const std::string& what, std::size_t n,
+              const std::function<void(std::size_t, const Val&)>& each);
+
+// Writes a 16-byte pattern field. `one_d` selects MXMEM_PATTERN1D.
+void put_pattern(Builder& b, const Val& v, const FieldSpec& f, int key) {
+  Lexer& lx = b.lx();
+  const std::string what = std::string("field '") + f.name + "'";
+  RawInst& r = b.raw();
+  std::array<std::uint8_t, 16> bytes{};
+  auto set = [&](unsigned off, unsigned len, std::uint64_t val) {
+    for (unsigned i = 0; i < len; ++i) bytes[off + i] = static_cast<std::uint8_t>(val >> (8 * i));
+  };
+  const bool one_d = f.kind == FK::Mem1D;
+  const char* forms = one_d ? "mx1d(...) or i(...)" : "t3d(...), mx(...) or i(...)";
+  const char* type = one_d ? "MXMEM_PATTERN1D" : "MEM_PATTERN3D";
+  if (v.kind == Val::Hex) {
+    if (v.bytes.size() != 16)
+      lx.fail(v.at, "i(...) needs 16 bytes, got " + std::to_string(v.bytes.size()));
+    std::copy(v.bytes.begin(), v.bytes.end(), bytes.begin());
+  } else if (v.kind == Val::Call && v.name == "t3d" && !one_d) {
+    check_args(lx, v, 1, {"step", "num"});
+    if (v.args.size() != 1) lx.fail(v.at, "t3d(ADDR, step=[..], num=[..]) needs a start address");
+    set(0, 4, want_addr4(lx, v.args[0], what));
+    std::int16_t step[3] = {1, 0, 0};
+    std::uint16_t num[3] = {1, 1, 1};
+    if (const Val* s = find_named(v, "step"))
+      put_list(lx, *s, "t3d step", 3,
+               [&](std::size_t i, const Val& e) { step[i] = want_i16(lx, e, "t3d step"); });
+    if (const Val* s = find_named(v, "num"))
+      put_list(lx, *s, "t3d num", 3, [&](std::size_t i, const Val& e) {
+        num[i] = static_cast<std::uint16_t>(want_u(lx, e, "t3d num", 2));
+      });
+    for (unsigned i = 0; i < 3; ++i) {
+      set(4 + 2 * i, 2, static_cast<std::uint16_t>(step[i]));
+      set(10 + 2 * i, 2, num[i]);
+    }
+  } else if (v.kind == Val::Call && v.name == "mx" && !one_d) {
+    // MXTENSOR_V2 (seed 003 §3.3); data carries the MXTENSOR_V2 marker.
+    check_args(lx, v, 0,
+               {"data", "scale", "num", "step_data", "step_scale", "p", "f", "scale_dtype"});
+    std::uint32_t data = want_addr4(lx, required_named(lx, v, "data"), "mx data");
+    if ((data >> 27) == addr4::kMarkerImm) data |= std::uint32_t{addr4::kMarkerMxTensorV2} << 27;
+    set(0, 4, data);
+    set(4, 4, want_addr4(lx, required_named(lx, v, "scale"), "mx scale"));
+    std::uint8_t num[2] = {1, 1};
+    if (const Val* s = find_named(v, "num"))
+      put_list(lx, *s, "mx num", 2, [&](std::size_t i, const Val& e) {
+        num[i] = static_cast<std::uint8_t>(want_u(lx, e, "mx num", 1));
+      });
+    set(8, 1, num[0]);
+    set(9, 1, num[1]);
+    if (const Val* s = find_named(v, "step_data"))
+      set(10, 2, static_cast<std::uint16_t>(want_i16(lx, *s, "mx step_data")));
+    if (const Val* s = find_named(v, "step_scale"))
+      set(12, 2, static_cast<std::uint16_t>(want_i16(lx, *s, "mx step_scale")));
+    unsigned p = 0, fdim = 0;
+    if (const Val* s = find_named(v, "p"))
+      p = static_cast<unsigned>(want_range(lx, *s, "mx p", 0, 15, "4 bits"));
+    if (const Val* s = find_named(v, "f"))
+      fdim = static_cast<unsigned>(want_range(lx, *s, "mx f", 0, 15, "4 bits"));
+    set(14, 1, (fdim << 4) | p);
+    std::uint8_t sd = static_cast<std::uint8_t>(Dtype::Sfp8E8);
+    if (const Val* s = find_named(v, "scale_dtype")) sd = want_dtype(lx, *s, "mx scale_dtype");
+    set(15, 1, sd);
+  } else if (v.kind == Val::Call && v.name == "mx1d" && one_d) {
+    // MXTENSOR1D (seed 003 §3.2)
+    check_args(lx, v, 0, {"data", "scale", "num", "step", "scale_pidx", "reserved"});
+    set(0, 4, want_addr4(lx, required_named(lx, v, "data"), "mx1d data"));
+    set(4, 4, want_addr4(lx, required_named(lx, v, "scale"), "mx1d scale"));
+    std::uint16_t num = 1;
+    std::int8_t step = 1;
+    if (const Val* s = find_named(v, "num"))
+      num = static_cast<std::uint16_t>(want_u(lx, *s, "mx1d num", 2));
+    if (const Val* s = find_named(v, "step"))
+      step = static_cast<std::int8_t>(want_range(lx, *s, "mx1d step", -128, 127, "i8"));
+    set(8, 2, num);
+    set(10, 1, static_cast<std::uint8_t>(step));
+    if (const Val* s = find_named(v, "scale_pidx"))
+      set(11, 1, want_u(lx, *s, "mx1d scale_pidx", 1));
+    if (const Val* s = find_named(v, "reserved"))
+      put_list(lx, *s, "mx1d reserved", 4, [&](std::size_t i, const Val& e) {
+        bytes[12 + i] = static_cast<std::uint8_t>(want_u(lx, e, "mx1d reserved", 1));
+      });
+  } else {
+    const std::string found =
+        v.kind == Val::Call ? "'" + v.name + "(...)'" : std::string(kind_name(v));
+    lx.fail(v.at, std::string("field '") + f.name + "' is a " + type + ": expected " + forms +
+                      ", found " + found);
+  }
+  (void)r;
+  for (unsigned i = 0; i < 16; ++i) b.put_byte(f.off + i, bytes[i], key, v.at);
+}
+
+void put_list(Lexer& lx, const Val& v, const std::string& what, std::size_t n,
+              const std::function<void(std::size_t, const Val&)>& each) {
+  if (v.kind != Val::List)
+    lx.fail(v.at, "expected a list of " + std::to_string(n) + " values for " + what + ", found " +
+                      kind_name(v));
+  if (v.args.size() != n)
+    lx.fail(v.at,
+            what + " needs " + std::to_string(n) + " values, got " + std::to_string(v.args.size()));
+  for (std::size_t i = 0; i < n; ++i) each(i, v.args[i]);
+}
+
+void put_field(Builder& b, const FieldSpec& f, const Val& v, int key) {
+  Lexer& lx = b.lx();
+  const std::string what = std::string("field '") + f.name + "'";
+  switch (f.kind) {
+    case FK::U8:
+    case FK::U16:
+    case FK::U32:
+    case FK::Grp:
+    case FK::Hidden:
+      b.put(f.off, f.len, want_u(lx, v, what, f.len), key, v.at);
+      return;
+    case FK::Dtype:
+      b.put(f.off, 1, want_dtype(lx, v, what), key, v.at);
+      return;
+    case FK::DqFmt:
+      b.put(f.off, 1, want_enum(lx, v, what, dequant_fmt_names(), "dequant format"), key, v.at);
+      return;
+    case FK::Perf:
+      b.put(f.off, 1, want_enum(lx, v, what, mx_perf_mode_names(), "perf mode"), key, v.at);
+      return;
+    case FK::Bytes:
+      put_list(lx, v, what, f.len, [&](std::size_t i, const Val& e) {
+        b.put_byte(f.off + static_cast<unsigned>(i),
+                   static_cast<std::uint8_t>(want_u(lx, e, what, 1)), key, e.at);
+      });
+      return;
+    case FK::Mem3D:
+    case FK::Mem1D:
+      put_pattern(b, v, f, key);
+      return;
+    case FK::Wait: {
+      // wait=none | eq(semN, V) | ge(semN, V)  (SPEC §2 wait_mode 0/1/2)
+      if (v.kind == Val::Ident && v.name == "none") {
+        b.put(f.off, 2, 0, key, v.at);
+        return;
+      }
+      const auto mode = v.kind == Val::Call ? wait_mode_names().parse_exact(v.name) : std::nullopt;
+      if (mode) {
+        check_args(lx, v, 2, {});
+        if (v.args.size() != 2) lx.fail(v.at, v.name + "(semN, VALUE) takes two arguments");
+        const unsigned idx = want_index(lx, v.args[0], "sem", 255, what);
+        const std::uint32_t val = want_u(lx, v.args[1], "the wait value", 4);
+        b.put(4, 1, *mode, key, v.at);
+        b.put(5, 1, idx, key, v.args[0].at);
+        b.put(8, 4, val, key, v.args[1].at);
+        return;
+      }
+      lx.fail(v.at, "expected none, eq(semN, VALUE) or ge(semN, VALUE) for field 'wait'");
+    }
+    case FK::Update: {
+      // update=none | inc(semN) | dec(semN) | set(semN, V)  (SPEC §2 update_mode 0..3)
+      if (v.kind == Val::Ident && v.name == "none") {
+        b.put(f.off, 2, 0, key, v.at);
+        return;
+      }
+      const auto mode =
+          v.kind == Val::Call ? update_mode_names().parse_exact(v.name) : std::nullopt;
+      if (mode) {
+        const bool is_set = *mode == kUpdateSet;
+        check_args(lx, v, is_set ? 2 : 1, {});
+        if (v.args.size() != (is_set ? 2u : 1u))
+          lx.fail(v.at, v.name + (is_set ? "(semN, VALUE) takes two arguments"
+                                         : "(semN) takes one argument"));
+        const unsigned idx = want_index(lx, v.args[0], "sem", 255, what);
+        b.put(6, 1, *mode, key, v.at);
+        b.put(7, 1, idx, key, v.args[0].at);
+        if (is_set) b.put(8, 4, want_u(lx, v.args[1], "the set value", 4), key, v.args[1].at);
+        return;
+      }
+      lx.fail(v.at, "expected none, inc(semN), dec(semN) or set(semN, VALUE) for field 'update'");
+    }
+  }
+}
+
+std::string field_names(const InstSpec& s) {
+  std::string out;
+  for (const auto* list : {&fields_of(s), &common_fields()})
+    for (const auto& f : *list) out += (out.empty() ? "" : ", ") + std::string(f.name);
+  return out;
+}
+
+}  // namespace
+
+namespace asm_detail {
+
+RawInst assemble(Lexer& lx) {
+  const Tok m = lx.next();
+  if (m.kind != Tok::Ident)
+    lx.fail(m.at, "expected an instruction mnemonic, found " + lx.describe(m));
+  if (m.text.rfind("BSTART", 0) == 0) lx.fail(m.at, "a TQUANT block must start its line");
+  const InstSpec* spec = spec_by_mnemonic(m.text);
+  if (!spec) {
+    std::string list;
+    for (auto n : asm_mnemonics()) list += (list.empty() ? "" : ", ") + std::string(n);
+    lx.fail(m.at, "unknown mnemonic '" + m.text + "' (" + list + ", or .raw)");
+  }
+  Builder b(lx);
+  std::vector<std::string> seen;
+  for (;;) {
+    const Tok k = lx.next();
+    if (k.kind == Tok::End) break;
+    if (k.kind != Tok::Ident) lx.fail(k.at, "expected a field name, found " + lx.describe(k));
+    const FieldSpec* f = nullptr;
+    for (const auto* list : {&fields_of(*spec), &common_fields()})
+      for (const auto& cand : *list)
+        if (k.text == cand.name) f = &cand;
+    if (!f)
+      lx.fail(k.at, "unknown field '" + k.text + "' for " + std::string(spec->mnemonic) + " (" +
+                        field_names(*spec) + ")");
+    if (std::find(seen.begin(), seen.end(), k.text) != seen.end())
+      lx.fail(k.at, "duplicate field '" + k.text + "'");
+    seen.push_back(k.text);
+    lx.expect('=', ("after field name '" + k.text + "'"));
+    const Val v = parse_value(lx);
+    put_field(b, *f, v, b.add_key(k.text));
+  }
+  // Defaults for everything not written (SPEC §2 header: opcode, inst_word_len).
+  RawInst& r = b.raw();
+  if (!b.written(0)) r[0] = spec->code();
+  if (!b.written(1)) r[1] = kInstWordLen;
+  for (const auto& f : fields_of(*spec)) {
+    if (b.written(f.off)) continue;
+    if (f.required)
+      lx.fail(m.at, std::string("missing required field '") + f.name + "' for " +
+                        std::string(spec->mnemonic));
+    if (f.kind == FK::Grp && f.from >= 0) continue;  // after the count fields are final
+    // The default fills at most the low bytes of its value; wider fields
+    // (reserved byte runs) are zero past them.
+    for (unsigned i = 0; i < f.len; ++i)
+      r[f.off + i] = i < sizeof f.def ? static_cast<std::uint8_t>(f.def >> (8 * i)) : 0;
+  }
+  for (const auto& f : fields_of(*spec))
+    if (f.kind == FK::Grp && f.from >= 0 && !b.written(f.off))
+      r[f.off] = grp_mask_for(r[static_cast<unsigned>(f.from)]);
+  return r;
+}
+
+unsigned want_register(Lexer& lx, const Tok& r, const std::string& what) {
+  Val rv;
+  rv.kind = r.kind == Tok::Ident ? Val::Ident : Val::Num;
+  rv.name = r.text;
+  rv.at = r.at;
+  return want_index(lx, rv, "r", kNumEngineRegs - 1, what);
+}
+
+}  // namespace asm_detail
+
+// ---------------------------------------------------------------------------
+// Public API (asm.h)
+
+using namespace asm_detail;
+
+std::string_view asm_mnemonic(std::uint8_t opcode) {
+  const InstSpec* s = spec_by_opcode(opcode);
+  return s ? std::string_view(s->mnemonic) : std::string_view();
+}
+
+const std::vector<std::string_view>& asm_mnemonics() {
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> v;
+    for (const auto& row : opcode_table())
+      if (row.asm_fields) v.push_back(row.mnemonic);
+    return v;
+  }();
+  return names;
+}
+
+std::optional<std::uint8_t> asm_parse_dtype(std::string_view name) {
+  return dtype_table().parse(name);
+}
+
+RawInst assemble_statement(std::string_view text, const SourceLoc& loc) {
+  if (starts_tquant_block(text)) return assemble_tquant_block(text, loc);
+  const AsmLine l = AsmLine::of(text, loc);
+  Lexer lx(l, 0, loc.file);
+  return assemble(lx);
+}
+
+}  // namespace tpb::isa

@@ -1,0 +1,232 @@
+// The formatter of the mnemonic syntax (docs/ASM.md): one 64-byte word ->
+// its text (mnemonic form, TQUANT block or `.raw`), and a whole program ->
+// program text (disassembly). Driven by the same field tables as the encoder
+// (asm_fields.h), so the encoder reads back every byte printed.
+#include <cinttypes>
+#include <cstdio>
+#include <string>
+
+#include "models/isa/address_map.h"
+#include "models/isa/asm.h"
+#include "models/isa/asm_fields.h"
+#include "models/isa/input_file.h"
+#include "models/isa/names.h"
+#include "models/isa/tquant_block.h"
+
+namespace tpb::isa {
+namespace {
+
+using namespace asm_detail;
+
+std::string hex(std::uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
+  return buf;
+}
+std::string hex2(std::uint8_t v) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%02x", v);
+  return buf;
+}
+
+std::string fmt_dtype(std::uint8_t d) {
+  const DtypeRow* row = dtype_table().find(d);
+  return row ? std::string(row->name) : hex(d);
+}
+
+std::string fmt_plain_addr(std::uint32_t a) {
+  switch (region_of(a)) {
+    case Region::Sbuf:
+      return "sbuf(" + std::to_string(partition_of(a)) + ", " + hex(offset_of(a)) + ")";
+    case Region::Psum:
+      return "psum(" + std::to_string(partition_of(a)) + ", " + hex(offset_of(a)) + ")";
+    default:
+      return hex(a);
+  }
+}
+
+std::string fmt_hex_bytes(const RawInst& r, unsigned off, unsigned len) {
+  std::string s;
+  for (unsigned i = 0; i < len; ++i) s += (i ? " " : "") + hex2(r[off + i]);
+  return s;
+}
+
+std::string fmt_pattern(const RawInst& r, const FieldSpec& f) {
+  const unsigned o = f.off;
+  const std::uint32_t a0 = get_le(r, o, 4);
+  const std::uint8_t marker = static_cast<std::uint8_t>(a0 >> 27);
+  if (marker == addr4::kMarkerIndirect) return "i(" + fmt_hex_bytes(r, o, 16) + ")";
+  if (f.kind == FK::Mem1D) {
+    std::string s = "mx1d(data=" + format_addr4(a0) +
+                    ", scale=" + format_addr4(get_le(r, o + 4, 4)) +
+                    ", num=" + std::to_string(get_le(r, o + 8, 2)) +
+                    ", step=" + std::to_string(static_cast<std::int8_t>(r[o + 10])) +
+                    ", scale_pidx=" + std::to_string(r[o + 11]);
+    if (get_le(r, o + 12, 4) != 0) {
+      s += ", reserved=[";
+      for (unsigned i = 0; i < 4; ++i) s += (i ? ", " : "") + hex(r[o + 12 + i]);
+      s += "]";
+    }
+    return s + ")";
+  }
+  if (marker == addr4::kMarkerMxTensorV2) {
+    return "mx(data=" + fmt_plain_addr(a0 & addr4::kAddressMask) +
+           ", scale=" + format_addr4(get_le(r, o + 4, 4)) + ", num=[" + std::to_string(r[o + 8]) +
+           ", " + std::to_string(r[o + 9]) + "], step_data=" + std::to_string(get_i16(r, o + 10)) +
+           ", step_scale=" + std::to_string(get_i16(r, o + 12)) +
+           ", p=" + std::to_string(r[o + 14] & 0xF) + ", f=" + std::to_string(r[o + 14] >> 4) +
+           ", scale_dtype=" + fmt_dtype(r[o + 15]) + ")";
+  }
+  return "t3d(" + format_addr4(a0) + ", step=[" + std::to_string(get_i16(r, o + 4)) + ", " +
+         std::to_string(get_i16(r, o + 6)) + ", " + std::to_string(get_i16(r, o + 8)) + "], num=[" +
+         std::to_string(get_le(r, o + 10, 2)) + ", " + std::to_string(get_le(r, o + 12, 2)) + ", " +
+         std::to_string(get_le(r, o + 14, 2)) + "])";
+}
+
+std::string fmt_field(const RawInst& r, const FieldSpec& f) {
+  // Scalar fields are at most 4 bytes; byte runs and patterns print their bytes.
+  const std::uint32_t v = f.len <= 4 ? get_le(r, f.off, f.len) : 0;
+  switch (f.kind) {
+    case FK::Dtype:
+      return fmt_dtype(static_cast<std::uint8_t>(v));
+    case FK::DqFmt: {
+      const auto n = dequant_fmt_names().name(static_cast<std::uint8_t>(v));
+      return n.empty() ? std::to_string(v) : std::string(n);
+    }
+    case FK::Perf: {
+      const auto n = mx_perf_mode_names().name(static_cast<std::uint8_t>(v));
+      return n.empty() ? std::to_string(v) : std::string(n);
+    }
+    case FK::Grp:
+      return hex(v);
+    case FK::Bytes: {
+      std::string s = "[";
+      for (unsigned i = 0; i < f.len; ++i) s += (i ? ", " : "") + hex(r[f.off + i]);
+      return s + "]";
+    }
+    case FK::Mem3D:
+    case FK::Mem1D:
+      return fmt_pattern(r, f);
+    default:
+      return std::to_string(v);
+  }
+}
+
+bool field_is_default(const RawInst& r, const FieldSpec& f) {
+  if (f.required || f.kind == FK::Mem3D || f.kind == FK::Mem1D) return false;
+  if (f.kind == FK::Bytes) {
+    for (unsigned i = 0; i < f.len; ++i)
+      if (r[f.off + i]) return false;
+    return true;
+  }
+  if (f.kind == FK::Grp && f.from >= 0)
+    return r[f.off] == grp_mask_for(r[static_cast<unsigned>(f.from)]);
+  return get_le(r, f.off, f.len) == f.def;
+}
+
+std::string fmt_events(const RawInst& r) {
+  std::string s;
+  const Events e = events_of(r);
+  bool value_shown = false;
+  if (const auto w = wait_mode_names().name(e.wait_mode); !w.empty()) {
+    s += " wait=" + std::string(w) + "(sem" + std::to_string(e.wait_idx) + ", " +
+         std::to_string(e.sem_value) + ")";
+    value_shown = true;
+  } else {
+    if (e.wait_mode) s += " wait_mode=" + std::to_string(e.wait_mode);
+    if (e.wait_idx) s += " wait_idx=" + std::to_string(e.wait_idx);
+  }
+  if (const auto u = update_mode_names().name(e.update_mode); !u.empty()) {
+    s += " update=" + std::string(u) + "(sem" + std::to_string(e.update_idx);
+    if (e.update_mode == kUpdateSet) {
+      s += ", " + std::to_string(e.sem_value);
+      value_shown = true;
+    }
+    s += ")";
+  } else {
+    if (e.update_mode) s += " update_mode=" + std::to_string(e.update_mode);
+    if (e.update_idx) s += " update_idx=" + std::to_string(e.update_idx);
+  }
+  if (!value_shown && e.sem_value) s += " sem_value=" + std::to_string(e.sem_value);
+  return s;
+}
+
+}  // namespace
+
+std::string_view asm_dtype_name(std::uint8_t dtype) {
+  const DtypeRow* row = dtype_table().find(dtype);
+  return row ? row->name : std::string_view();
+}
+
+std::string format_addr4(std::uint32_t raw) {
+  const std::uint8_t m = static_cast<std::uint8_t>(raw >> 27);
+  const std::uint32_t a = raw & addr4::kAddressMask;
+  switch (m) {
+    case addr4::kMarkerImm:
+      return fmt_plain_addr(a);
+    case addr4::kMarkerAddrReg:
+      if (a < kNumEngineRegs) return "reg(r" + std::to_string(a) + ")";
+      break;
+    case addr4::kMarkerAddrShapeReg:
+      if (a < kNumEngineRegs) return "addr_shape_reg(r" + std::to_string(a) + ")";
+      break;
+    case addr4::kMarkerShapeReg:
+      return "shape_reg(" + fmt_plain_addr(a) + ")";
+    case addr4::kMarkerMxTensorV2:
+      return "mxv2(" + fmt_plain_addr(a) + ")";
+    case addr4::kMarkerIndirect:
+      return "indirect(" + fmt_plain_addr(a) + ")";
+    default:
+      break;
+  }
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "addr4(0x%08x)", raw);
+  return buf;
+}
+
+std::string disassemble_mnemonic(const RawInst& raw) {
+  if (raw[0] == static_cast<std::uint8_t>(Opcode::Tquant)) return disassemble_tquant_block(raw);
+  const InstSpec* spec = spec_by_opcode(raw[0]);
+  if (!spec) return {};
+  std::string s(spec->mnemonic);
+  for (const auto& f : fields_of(*spec))
+    if (!field_is_default(raw, f)) s += std::string(" ") + f.name + "=" + fmt_field(raw, f);
+  s += fmt_events(raw);
+  if (raw[1] != kInstWordLen) s += " inst_word_len=" + std::to_string(raw[1]);
+  if (raw[2]) s += " debug_cmd=" + std::to_string(raw[2]);
+  if (raw[3]) s += " debug_hint=" + std::to_string(raw[3]);
+  return s;
+}
+
+std::string disassemble_inst(const RawInst& raw) {
+  std::string s = disassemble_mnemonic(raw);
+  if (!s.empty()) return s;
+  s = ".raw";
+  static const char* kHex = "0123456789abcdef";
+  for (std::size_t i = 0; i < kInstBytes; ++i) {
+    s += ' ';
+    s += kHex[raw[i] >> 4];
+    s += kHex[raw[i] & 0xF];
+  }
+  return s;
+}
+
+std::string disassemble(const Program& p) {
+  std::string out;
+  if (!p.path.empty()) out += "# disassembled from " + printable(p.path) + "\n";
+  if (p.arch) out += ".arch " + std::string(arch_name(*p.arch)) + "\n";
+  for (const auto& r : p.regs) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x%x", r.value);
+    out += ".reg " + std::string(engine_name(r.engine)) + " r" + std::to_string(r.reg) + " = " +
+           buf + "\n";
+  }
+  for (unsigned e = 0; e < kNumEngines; ++e) {
+    if (p.queues[e].empty()) continue;
+    out += ".engine " + std::string(engine_name(static_cast<Engine>(e))) + "\n";
+    for (const auto& inst : p.queues[e]) out += disassemble_inst(inst.raw) + "\n";
+  }
+  return out;
+}
+
+}  // namespace tpb::isa

@@ -1,0 +1,149 @@
+#include "models/sc/memory/hbm_memory.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "models/isa/address_map.h"
+#include "models/sc/memory/mem_timing.h"
+
+namespace tpb::sc {
+
+namespace {
+
+std::uint64_t checked_capacity(const char* who, std::uint64_t capacity) {
+  if (capacity == 0 || capacity > isa::kHbmWindow)
+    throw std::invalid_argument(std::string(who) + ": capacity " + std::to_string(capacity) +
+                                " bytes not in [1, 2^40]");
+  return capacity;
+}
+
+}  // namespace
+
+HbmMemory::HbmMemory(sc_core::sc_module_name name, std::uint64_t capacity, HbmTiming timing)
+    : sc_core::sc_module(name),
+      socket("socket"),
+      bandwidth("bandwidth", timing.bytes_per_s),
+      capacity_(checked_capacity(this->name(), capacity)),
+      timing_(timing) {
+  const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  mapped_ = (capacity_ + page - 1) / page * page;
+  // Anonymous private memory: the kernel maps a page on its first write (a
+  // read of an untouched page sees the shared zero page), and NORESERVE
+  // leaves the reservation out of the commit charge.
+  void* p = ::mmap(nullptr, mapped_, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED)
+    throw std::runtime_error(std::string(this->name()) + ": cannot reserve " +
+                             std::to_string(capacity_) +
+                             " bytes of address space for the HBM: " + std::strerror(errno));
+  storage_ = static_cast<std::uint8_t*>(p);
+  socket.register_b_transport(this, &HbmMemory::b_transport);
+  socket.register_get_direct_mem_ptr(this, &HbmMemory::get_direct_mem_ptr);
+  socket.register_transport_dbg(this, &HbmMemory::transport_dbg);
+}
+
+HbmMemory::~HbmMemory() {
+  if (storage_) ::munmap(storage_, mapped_);
+}
+
+std::uint8_t* HbmMemory::backdoor(std::uint64_t addr, std::uint64_t len) {
+  if (len == 0 || !in_range(addr, len)) return nullptr;
+  return storage_ + addr;
+}
+
+void HbmMemory::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+  const tlm::tlm_command cmd = trans.get_command();
+  const std::uint64_t addr = trans.get_address();
+  const unsigned len = trans.get_data_length();
+  if (cmd != tlm::TLM_READ_COMMAND && cmd != tlm::TLM_WRITE_COMMAND &&
+      cmd != tlm::TLM_IGNORE_COMMAND) {
+    trans.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+    return;
+  }
+  if (!in_range(addr, len)) {
+    trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return;
+  }
+  if (!streaming_width_ok(trans)) {
+    trans.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+    return;
+  }
+  const unsigned char* be = trans.get_byte_enable_ptr();
+  const unsigned be_len = trans.get_byte_enable_length();
+  if (be) {
+    bool ok = be_len != 0;
+    for (unsigned i = 0; ok && i < be_len; ++i)
+      ok = be[i] == TLM_BYTE_ENABLED || be[i] == TLM_BYTE_DISABLED;
+    if (!ok) {
+      trans.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
+      return;
+    }
+  }
+  std::uint8_t* mem = storage_ + addr;
+  unsigned char* data = trans.get_data_ptr();
+  if (len != 0 && cmd == tlm::TLM_READ_COMMAND) {
+    if (!be) {
+      std::memcpy(data, mem, len);
+    } else {
+      for (unsigned i = 0; i < len; ++i)
+        if (be[i % be_len] == TLM_BYTE_ENABLED) data[i] = mem[i];
+    }
+  } else if (len != 0 && cmd == tlm::TLM_WRITE_COMMAND) {
+    if (!be) {
+      std::memcpy(mem, data, len);
+    } else {
+      for (unsigned i = 0; i < len; ++i)
+        if (be[i % be_len] == TLM_BYTE_ENABLED) mem[i] = data[i];
+    }
+  }
+  delay += timing_.latency;
+  trans.set_dmi_allowed(true);
+  trans.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+bool HbmMemory::get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi) {
+  if (trans.get_address() >= capacity_) {
+    dmi.set_start_address(capacity_);
+    dmi.set_end_address(~std::uint64_t{0});
+    dmi.allow_none();
+    return false;
+  }
+  // The whole capacity is one host range: one grant covers it.
+  dmi.set_dmi_ptr(storage_);
+  dmi.set_start_address(0);
+  dmi.set_end_address(capacity_ - 1);  // inclusive
+  dmi.allow_read_write();
+  dmi.set_read_latency(timing_.latency);
+  dmi.set_write_latency(timing_.latency);
+  if (auto* ext = trans.get_extension<DmiTimingExtension>()) {
+    // A DMI access costs what b_transport charges: the latency, no beats.
+    ext->timing = MemTiming{timing_.latency, sc_core::SC_ZERO_TIME, 0, sc_core::SC_ZERO_TIME, 1};
+    ext->arbiter = nullptr;
+    ext->filled = true;
+  }
+  return true;
+}
+
+unsigned HbmMemory::transport_dbg(tlm::tlm_generic_payload& trans) {
+  const tlm::tlm_command cmd = trans.get_command();
+  const std::uint64_t addr = trans.get_address();
+  if (addr >= capacity_) return 0;
+  // Debug access is clipped at the end of the capacity.
+  const std::uint64_t room = capacity_ - addr;
+  const unsigned n = static_cast<unsigned>(std::min<std::uint64_t>(trans.get_data_length(), room));
+  if (cmd == tlm::TLM_READ_COMMAND)
+    std::memcpy(trans.get_data_ptr(), storage_ + addr, n);
+  else if (cmd == tlm::TLM_WRITE_COMMAND)
+    std::memcpy(storage_ + addr, trans.get_data_ptr(), n);
+  else
+    return 0;
+  return n;
+}
+
+}  // namespace tpb::sc

@@ -1,0 +1,218 @@
+// HbmMemory (SPEC §10) as a TLM target: data and the latency annotation,
+// zeros where nothing was written, past capacity an address error with
+// nothing written, command / byte-enable / streaming-width errors, DMI over
+// the whole capacity (inclusive end) charged as b_transport, debug transport
+// clipped at the capacity, reached through the router at 2^40; and sparse
+// storage: host memory follows what was written, not the capacity.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "models/isa/address_map.h"
+#include "models/sc/engine/timing_config.h"
+#include "models/sc/memory/address_router.h"
+#include "models/sc/memory/hbm_memory.h"
+#include "models/sc/memory/mem_port.h"
+#include "sc_tests/sc/test_memory_bench.h"
+
+namespace tpb::sc {
+namespace {
+
+using test::ns;
+using test::run_sc;
+using test::TestInitiator;
+
+constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+
+HbmTiming timing_100ns() { return HbmTiming{ns(100), 612500000000ull}; }
+
+struct Bench {
+  HbmMemory hbm;
+  TestInitiator init{"init"};
+  explicit Bench(std::uint64_t cap = 18 * kGiB) : hbm("hbm", cap, timing_100ns()) {
+    init.socket.bind(hbm.socket);
+  }
+};
+
+// Resident host memory of this process (/proc/self/status VmRSS), bytes.
+std::uint64_t rss_bytes() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  return 0;
+}
+
+TEST(HbmMemory, WritesStickUntouchedBytesReadZeroEveryAccessPaysTheLatency) {
+  Bench b;
+  run_sc([&] {
+    std::vector<std::uint8_t> w(300), r(300, 0xEE);
+    std::iota(w.begin(), w.end(), 7);
+    const std::uint64_t cap = b.hbm.capacity();
+    for (std::uint64_t a : {std::uint64_t{0}, 12345 * kMiB + 3, cap - 300}) {
+      const test::Access wr = b.init.write(a, w.data(), 300);
+      EXPECT_EQ(wr.status, tlm::TLM_OK_RESPONSE);
+      EXPECT_EQ(wr.delay, ns(100));  // latency only: bandwidth is the share's
+      const test::Access rd = b.init.read(a, r.data(), 300);
+      EXPECT_EQ(rd.status, tlm::TLM_OK_RESPONSE);
+      EXPECT_EQ(rd.delay, ns(100));
+      EXPECT_EQ(r, w) << a;
+    }
+    // Never written: zeros.
+    std::fill(r.begin(), r.end(), 0xEE);
+    EXPECT_EQ(b.init.read(7 * kGiB, r.data(), 300).status, tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(r, std::vector<std::uint8_t>(300, 0));
+    EXPECT_EQ(b.init.read(299, r.data(), 2).status, tlm::TLM_OK_RESPONSE);  // tail of a write
+    EXPECT_EQ(r[0], w[299]);
+    EXPECT_EQ(r[1], 0);
+    // A zero-length access and the ignore command are fine.
+    EXPECT_EQ(b.init.read(cap, nullptr, 0).status, tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(b.init.access(tlm::TLM_IGNORE_COMMAND, 64, r.data(), 4).status, tlm::TLM_OK_RESPONSE);
+  });
+}
+
+TEST(HbmMemory, PastCapacityIsAnAddressErrorAndWritesNothing) {
+  Bench b(1 * kGiB);
+  run_sc([&] {
+    const std::uint64_t cap = b.hbm.capacity();
+    std::vector<std::uint8_t> w(64, 0x5A);
+    EXPECT_EQ(b.init.write(cap, w.data(), 1).status, tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    EXPECT_EQ(b.init.write(cap - 32, w.data(), 64).status, tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    EXPECT_EQ(b.init.write(~std::uint64_t{0} - 8, w.data(), 64).status,
+              tlm::TLM_ADDRESS_ERROR_RESPONSE);  // no wrap-around
+    EXPECT_EQ(b.init.read(cap + 4096, w.data(), 4).status, tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    // The straddling write left the last bytes inside untouched.
+    std::vector<std::uint8_t> r(32, 0xEE);
+    EXPECT_EQ(b.init.read(cap - 32, r.data(), 32).status, tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(r, std::vector<std::uint8_t>(32, 0));
+    EXPECT_EQ(b.init.write(cap - 64, w.data(), 64).status, tlm::TLM_OK_RESPONSE);
+  });
+}
+
+TEST(HbmMemory, CommandByteEnableAndStreamingWidthErrors) {
+  Bench b(64 * kMiB);
+  run_sc([&] {
+    std::uint8_t d[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    EXPECT_EQ(b.init.access(static_cast<tlm::tlm_command>(3), 0, d, 8).status,
+              tlm::TLM_COMMAND_ERROR_RESPONSE);
+    EXPECT_EQ(b.init.access(tlm::TLM_WRITE_COMMAND, 0, d, 8, nullptr, 0, 4).status,
+              tlm::TLM_BURST_ERROR_RESPONSE);
+    const unsigned char bad[2] = {0xFF, 0x12};
+    EXPECT_EQ(b.init.access(tlm::TLM_WRITE_COMMAND, 0, d, 8, bad, 2).status,
+              tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
+    // Byte enables repeat over the data: every other byte written.
+    const unsigned char every_other[2] = {TLM_BYTE_ENABLED, TLM_BYTE_DISABLED};
+    EXPECT_EQ(b.init.access(tlm::TLM_WRITE_COMMAND, 16, d, 8, every_other, 2).status,
+              tlm::TLM_OK_RESPONSE);
+    std::uint8_t r[8];
+    EXPECT_EQ(b.init.read(16, r, 8).status, tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(std::vector<std::uint8_t>(r, r + 8),
+              (std::vector<std::uint8_t>{1, 0, 3, 0, 5, 0, 7, 0}));
+  });
+}
+
+TEST(HbmMemory, DmiCoversTheCapacityWithAnInclusiveEndAndTheLatency) {
+  Bench b(3 * kGiB);
+  run_sc([&] {
+    tlm::tlm_dmi dmi;
+    ASSERT_TRUE(b.init.get_dmi(2 * kGiB + 5, dmi));
+    EXPECT_EQ(dmi.get_start_address(), 0u);
+    EXPECT_EQ(dmi.get_end_address(), 3 * kGiB - 1);
+    EXPECT_TRUE(dmi.is_read_write_allowed());
+    EXPECT_EQ(dmi.get_read_latency(), ns(100));
+    EXPECT_EQ(dmi.get_write_latency(), ns(100));
+    // A byte written through the pointer reads back through b_transport.
+    dmi.get_dmi_ptr()[3 * kGiB - 1] = 0x42;
+    std::uint8_t r = 0;
+    EXPECT_EQ(b.init.read(3 * kGiB - 1, &r, 1).status, tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(r, 0x42);
+    tlm::tlm_dmi none;
+    EXPECT_FALSE(b.init.get_dmi(3 * kGiB, none));
+    EXPECT_EQ(none.get_start_address(), 3 * kGiB);
+    EXPECT_EQ(none.get_end_address(), ~std::uint64_t{0});
+  });
+}
+
+TEST(HbmMemory, DebugTransportIsClippedAtTheCapacity) {
+  Bench b(1 * kGiB);
+  run_sc([&] {
+    std::vector<std::uint8_t> w(100, 9), r(100, 0);
+    EXPECT_EQ(b.init.debug(tlm::TLM_WRITE_COMMAND, kGiB - 40, w.data(), 100), 40u);
+    EXPECT_EQ(b.init.debug(tlm::TLM_READ_COMMAND, kGiB - 40, r.data(), 100), 40u);
+    EXPECT_EQ(std::vector<std::uint8_t>(r.begin(), r.begin() + 40),
+              std::vector<std::uint8_t>(40, 9));
+    EXPECT_EQ(b.init.debug(tlm::TLM_READ_COMMAND, kGiB, r.data(), 4), 0u);
+    EXPECT_EQ(b.hbm.backdoor(kGiB - 40, 41), nullptr);
+    ASSERT_NE(b.hbm.backdoor(kGiB - 40, 40), nullptr);
+    EXPECT_EQ(*b.hbm.backdoor(kGiB - 40, 40), 9);
+  });
+}
+
+TEST(HbmMemory, CapacityLimits) {
+  EXPECT_THROW(HbmMemory("zero", 0, timing_100ns()), std::invalid_argument);
+  EXPECT_THROW(HbmMemory("huge", isa::kHbmWindow + 1, timing_100ns()), std::invalid_argument);
+  EXPECT_THROW(HbmMemory("nobw", kGiB, HbmTiming{ns(1), 0}), std::invalid_argument);
+  // The whole 2^40 window can be reserved: nothing is allocated for it.
+  const std::uint64_t before = rss_bytes();
+  HbmMemory full("full", isa::kHbmWindow, timing_100ns());
+  EXPECT_EQ(full.capacity(), isa::kHbmWindow);
+  EXPECT_LT(rss_bytes(), before + 8 * kMiB);
+}
+
+// SPEC §10 / the issue: a run that touches 64 MB holds about 64 MB of host
+// memory whatever the capacity, and one byte near the end stays small.
+TEST(HbmMemory, SparseStorageFollowsWhatIsWritten) {
+  Bench b;  // 18 GiB
+  const std::uint64_t cap = b.hbm.capacity();
+  run_sc([&] {
+    const std::uint64_t base = rss_bytes();
+    std::uint8_t one = 1;
+    ASSERT_EQ(b.init.write(cap - 1, &one, 1).status, tlm::TLM_OK_RESPONSE);
+    EXPECT_LT(rss_bytes() - base, 1 * kMiB) << "one byte near the end";
+    // 64 MiB in 1024 chunks of 64 KiB spread over the whole capacity.
+    std::vector<std::uint8_t> chunk(64 * 1024, 0x77);
+    const std::uint64_t stride = (cap - chunk.size()) / 1023 / 4096 * 4096;
+    for (std::uint64_t k = 0; k < 1024; ++k)
+      ASSERT_EQ(b.init.write(k * stride, chunk.data(), chunk.size()).status, tlm::TLM_OK_RESPONSE);
+    const std::uint64_t grown = rss_bytes() - base;
+    EXPECT_GE(grown, 60 * kMiB);
+    EXPECT_LE(grown, 72 * kMiB);
+    // Reading 1 GiB that nobody wrote allocates nothing (the zero page).
+    std::vector<std::uint8_t> r(16 * kMiB);
+    for (std::uint64_t k = 0; k < 64; ++k)
+      ASSERT_EQ(b.init.read(cap / 2 + k * r.size(), r.data(), r.size()).status,
+                tlm::TLM_OK_RESPONSE);
+    EXPECT_LE(rss_bytes() - base, grown + 16 * kMiB + 4 * kMiB);  // r itself, page tables
+  });
+}
+
+// Reached through the router at isa::kHbmBase = 2^40 (SPEC §10), by a MemPort
+// that takes DMI and charges it as b_transport.
+TEST(HbmMemory, ThroughTheRouterAt2To40) {
+  HbmMemory hbm("hbm", 2 * kGiB, timing_100ns());
+  AddressRouter router("router");
+  MemPort port("port");
+  router.add_target("hbm", isa::kHbmBase, hbm.capacity(), hbm.socket);
+  port.socket.bind(router.target_socket);
+  run_sc([&] {
+    std::uint32_t w = 0xCAFEF00D, r = 0;
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    EXPECT_EQ(port.write(isa::hbm_addr(kGiB + 8), &w, 4, d), tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(d, ns(100));
+    EXPECT_EQ(port.read(isa::hbm_addr(kGiB + 8), &r, 4, d), tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(d, ns(200));
+    EXPECT_EQ(r, w);
+    EXPECT_GE(port.dmi_requests(), 1u);  // served by DMI, charged the same
+    EXPECT_EQ(*reinterpret_cast<std::uint32_t*>(hbm.backdoor(kGiB + 8, 4)), w);
+    EXPECT_EQ(port.write(isa::hbm_addr(2 * kGiB - 2), &w, 4, d), tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    EXPECT_EQ(port.read(isa::hbm_addr(2 * kGiB), &r, 4, d), tlm::TLM_ADDRESS_ERROR_RESPONSE);
+  });
+}
+
+}  // namespace
+}  // namespace tpb::sc
