@@ -24,6 +24,7 @@ LAYERS = [
     ("platform/run", 7, False),
     ("platform/dpi", 8, False),
     ("platform/cli", 8, False),
+    ("platform/python", 8, False),
 ]
 SYSTEMC = re.compile(r'#\s*include\s*[<"](systemc|systemc\.h|tlm|tlm\.h|tlm_utils/[^>"]*|sysc/[^>"]*)[>"]')
 PROJECT = re.compile(r'#\s*include\s*"([^"]+)"')

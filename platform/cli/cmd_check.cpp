@@ -15,6 +15,7 @@
 #include "models/isa/input_file.h"
 #include "models/isa/names.h"
 #include "models/isa/program.h"
+#include "models/isa/program_check.h"
 #include "platform/cli/commands.h"
 
 namespace po = boost::program_options;
@@ -22,58 +23,25 @@ namespace po = boost::program_options;
 namespace tpb::cli {
 namespace {
 
-std::string mnemonic_of(std::uint8_t opcode) {
-  auto m = isa::asm_mnemonic(opcode);
-  if (m.empty()) m = isa::opcode_mnemonic(opcode);
-  if (!m.empty()) return std::string(m);
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "opcode 0x%02x", opcode);
-  return buf;
-}
-
-// Only the program's .arch (the first pass when --arch is not given).
-class ArchOf : public isa::ProgramSink {
- public:
-  void arch(isa::Arch a, const isa::SourceLoc&) override { arch_ = a; }
-  void inst(isa::Engine, const isa::RawInst&, const isa::SourceLoc&) override {}
-  std::optional<isa::Arch> arch_;
-};
-
-// Checks each instruction as the program streams in, in file order, and
-// prints its line: memory proportional to one line, any length.
-class CheckEach : public isa::ProgramSink {
- public:
-  CheckEach(const std::string& input, isa::Arch arch)
-      : input_(isa::printable(input)), arch_(arch) {}
-  void inst(isa::Engine e, const isa::RawInst& raw, const isa::SourceLoc& loc) override {
-    const auto eu = static_cast<unsigned>(e);
-    const isa::CheckResult r = isa::check_instruction(raw, arch_);
+// Prints each instruction's verdict as the program streams in, in file
+// order: memory proportional to one line, any length.
+isa::CheckingSink::OnCheck print_each(const std::string& input) {
+  return [input = isa::printable(input)](const isa::InstructionCheck& c) {
     // Text: the source line; a binary: the word's index in the file.
-    std::string line = input_ + (loc.line == 0 ? ":word " + std::to_string(words_)
-                                               : ":" + std::to_string(loc.line));
-    line += ": " + std::string(isa::engine_name(e)) + "[" + std::to_string(index_[eu]) + "] " +
-            mnemonic_of(raw[0]) + ": ";
-    if (r.valid()) {
+    std::string line = input + (c.loc.line == 0 ? ":word " + std::to_string(c.word)
+                                                : ":" + std::to_string(c.loc.line));
+    line += ": " + std::string(isa::engine_name(c.engine)) + "[" + std::to_string(c.index) + "] " +
+            isa::mnemonic_or_opcode(c.opcode) + ": ";
+    if (c.result.valid()) {
       line += "ok";
     } else {
-      ++invalid_;
       line += "INVALID ";
-      for (std::size_t i = 0; i < r.failed.size(); ++i)
-        line += (i ? ", " : "") + std::string(r.failed[i]);
+      for (std::size_t i = 0; i < c.result.failed.size(); ++i)
+        line += (i ? ", " : "") + std::string(c.result.failed[i]);
     }
     std::puts(line.c_str());
-    ++index_[eu];
-    ++words_;
-  }
-  std::uint64_t checked() const { return words_; }
-  std::uint64_t invalid() const { return invalid_; }
-
- private:
-  std::string input_;
-  isa::Arch arch_;
-  std::uint64_t index_[isa::kNumEngines] = {};
-  std::uint64_t words_ = 0, invalid_ = 0;
-};
+  };
+}
 
 }  // namespace
 
@@ -123,11 +91,11 @@ int cmd_check(const Args& args) {
   std::uint64_t checked = 0, invalid = 0;
   try {
     if (arch_text.empty()) {
-      ArchOf a;
+      isa::ArchSink a;
       isa::stream_program(input, a);
-      arch = a.arch_.value_or(isa::Arch::Mariana);
+      arch = a.found().value_or(isa::Arch::Mariana);
     }
-    CheckEach c(input, arch);
+    isa::CheckingSink c(arch, print_each(input));
     isa::stream_program(input, c);
     checked = c.checked();
     invalid = c.invalid();
@@ -141,8 +109,8 @@ int cmd_check(const Args& args) {
     return 1;
   }
   std::printf("%s: %llu instruction(s) checked for %s: %llu ok, %llu invalid\n",
-              isa::printable(input).c_str(), static_cast<unsigned long long>(checked),
-              std::string(isa::arch_name(arch)).c_str(),
+              isa::printable(input).c_str(),
+              static_cast<unsigned long long>(checked), std::string(isa::arch_name(arch)).c_str(),
               static_cast<unsigned long long>(checked - invalid),
               static_cast<unsigned long long>(invalid));
   return invalid ? 2 : 0;

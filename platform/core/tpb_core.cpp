@@ -287,6 +287,7 @@ bool TpbCore::host_get_dmi(tlm::tlm_generic_payload& t, tlm::tlm_dmi& dmi) {
   return host_fwd_->get_direct_mem_ptr(t, dmi);
 }
 void TpbCore::host_invalidate(sc_dt::uint64 start, sc_dt::uint64 end) {
+  // No host bound (standalone): nobody holds a DMI pointer to invalidate.
   if (host_socket.size() > 0) host_socket->invalidate_direct_mem_ptr(start, end);
 }
 

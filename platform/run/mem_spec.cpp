@@ -103,6 +103,8 @@ std::uint64_t mem_addr(const MemSpec& m, std::size_t row) {
 }
 
 void check_rows(const MemSpec& m, std::size_t rows) {
+  if (m.partition >= isa::kNumPartitions)
+    throw SpecError(fmt::format("'{}': partition {} does not exist (0..127)", m.text, m.partition));
   // Overflow-safe: rows can be anything a user or a .npy header gives.
   if (rows > isa::kNumPartitions - m.partition)
     throw SpecError(fmt::format("'{}': {} rows from partition {} run past partition 127", m.text,

@@ -10,28 +10,12 @@
 #include "models/isa/input_file.h"
 #include "models/trace/gtkw_writer.h"
 #include "platform/cosim/cosim.h"
+#include "platform/run/request.h"
 #include "platform/run/staged_outputs.h"
 
 namespace tpb::run {
 
 namespace {
-
-// --trace-window T0:T1 (either end may be empty: from the start / to the end).
-trace::TraceWindow parse_trace_window(const std::string& s) {
-  const std::size_t colon = s.find(':');
-  if (colon == std::string::npos || s.find(':', colon + 1) != std::string::npos)
-    throw InputError(fmt::format("--trace-window '{}': expected T0:T1 (e.g. 2us:10us)", s));
-  trace::TraceWindow w;
-  const std::string a = s.substr(0, colon), b = s.substr(colon + 1);
-  for (const auto& [text, end] : {std::pair{&a, &w.from}, std::pair{&b, &w.to}}) {
-    std::string why;
-    if (text->empty() || *text == "0") continue;  // 0: the start
-    if (!parse_sim_time(*text, *end, why)) throw InputError("--trace-window: " + why);
-  }
-  if (w.from > w.to)
-    throw InputError(fmt::format("--trace-window '{}': the start is after the end", s));
-  return w;
-}
 
 // Everything a run needs, checked before anything runs (every error exit 1).
 struct Prepared {
@@ -85,35 +69,13 @@ void prepare(const RunOptions& o, Prepared& p, RunOutcome& out) {
     throw;
   }
   isa::Arch arch = p.program->arch().value_or(isa::Arch::Mariana);
-  if (!o.arch.empty() && !isa::parse_arch(o.arch, arch))
-    throw InputError(
-        fmt::format("--arch '{}' is not one of sunda cayman mariana maverick", o.arch));
+  if (!o.arch.empty()) arch = parse_arch_option(o.arch);
   p.spec.arch = arch;
   out.arch = std::string(isa::arch_name(arch));
-  if (!o.mx_emax.empty()) {
-    if (o.mx_emax == "ocp")
-      p.spec.mx_emax = num::MxEmax::Ocp;
-    else if (o.mx_emax == "neuron-alt")
-      p.spec.mx_emax = num::MxEmax::NeuronAlt;
-    else
-      throw InputError(fmt::format("--mx-emax '{}' is not ocp or neuron-alt", o.mx_emax));
-  }
-  if (!o.trace_engines.empty())
-    for (const std::string& name : split(o.trace_engines, ',')) {
-      const auto e = isa::parse_engine(name.c_str());
-      if (!e)
-        throw InputError(fmt::format("--trace-engines: '{}' is not one of pool dve pe sfu", name));
-      req.trace_engines.push_back(*e);
-    }
+  if (!o.mx_emax.empty()) p.spec.mx_emax = parse_mx_emax(o.mx_emax);
+  if (!o.trace_engines.empty()) req.trace_engines = parse_trace_engines(o.trace_engines);
   if (!o.trace_window.empty()) req.trace_window = parse_trace_window(o.trace_window);
-  if (o.trace_level == "instr")
-    req.trace_level = TraceLevel::Instr;
-  else if (o.trace_level == "bundle")
-    req.trace_level = TraceLevel::Bundle;
-  else if (o.trace_level == "auto")
-    req.trace_level = TraceLevel::Auto;
-  else
-    throw InputError(fmt::format("--trace-level '{}' is not instr, bundle or auto", o.trace_level));
+  req.trace_level = parse_trace_level(o.trace_level);
 
   p.spec.timing_file = o.timing;
   const platform::CoreConfig cfg = core_config(p.spec);

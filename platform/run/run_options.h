@@ -29,6 +29,12 @@ class LocatedError : public InputError {
  public:
   using InputError::InputError;
 };
+// An address, partition or tile number outside the core (a row past
+// partition 127, bytes past the end of a partition, tile T32).
+class RangeError : public InputError {
+ public:
+  using InputError::InputError;
+};
 
 struct RunOptions {
   std::string program;

@@ -17,6 +17,8 @@
 #include "models/trace/vcd_writer.h"
 #include "platform/cosim/cosim.h"
 #include "platform/io/npy.h"
+#include "platform/run/arrays.h"
+#include "platform/run/request.h"
 #include "platform/run/staged_outputs.h"
 #include "platform/run/stop_signals.h"
 
@@ -100,6 +102,8 @@ Session::~Session() {
   if (core_) host().in_use = false;
 }
 
+bool Session::is_open() { return host().in_use; }
+
 std::uint32_t Session::partition_bytes(isa::Region region) const {
   const sc::TimingConfig& t = core_->config().timing;
   return region == isa::Region::Psum ? t.psum_bytes_per_partition : t.sbuf_bytes_per_partition;
@@ -107,36 +111,14 @@ std::uint32_t Session::partition_bytes(isa::Region region) const {
 
 void Session::write_rows(isa::Region region, unsigned partition, std::uint32_t offset,
                          const std::uint8_t* data, std::size_t rows, std::size_t row_bytes) {
-  MemSpec m;
-  m.region = region;
-  m.partition = partition;
-  m.offset = offset;
-  m.text =
-      fmt::format("{}:{}:{}", region == isa::Region::Psum ? "psum" : "sbuf", partition, offset);
-  try {
-    check_rows(m, rows);
-    check_row_fits(m, row_bytes, partition_bytes(region));
-  } catch (const SpecError& e) {
-    throw InputError(e.what());
-  }
+  const MemSpec m = checked_rows(*this, region, partition, offset, rows, row_bytes);
   for (std::size_t r = 0; r < rows; ++r)
     core_->load_memory(mem_addr(m, r), data + r * row_bytes, row_bytes);
 }
 
 void Session::read_rows(isa::Region region, unsigned partition, std::uint32_t offset,
                         std::uint8_t* out, std::size_t rows, std::size_t row_bytes) {
-  MemSpec m;
-  m.region = region;
-  m.partition = partition;
-  m.offset = offset;
-  m.text =
-      fmt::format("{}:{}:{}", region == isa::Region::Psum ? "psum" : "sbuf", partition, offset);
-  try {
-    check_rows(m, rows);
-    check_row_fits(m, row_bytes, partition_bytes(region));
-  } catch (const SpecError& e) {
-    throw InputError(e.what());
-  }
+  const MemSpec m = checked_rows(*this, region, partition, offset, rows, row_bytes);
   for (std::size_t r = 0; r < rows; ++r)
     core_->dump_memory(mem_addr(m, r), out + r * row_bytes, row_bytes);
 }
@@ -236,27 +218,15 @@ void load_tile_npy(Session& s, const TileSpec& t) {
         fmt::format("'{}': {} is a {}-D array; expected 2-D", t.text, t.file, a.shape.size()));
   const std::size_t rows = a.shape.size() == 2 ? a.shape[0] : 1;
   const std::size_t cols = a.shape.back();
-  if (rows == 0 || cols == 0 || rows > 0xFFFF || cols > 0xFFFF)
-    throw SpecError(fmt::format("'{}': shape {} x {} is not a tile shape", t.text, rows, cols));
-  const std::size_t col = t.col ? t.col : cols;
-  if (col < cols)
-    throw SpecError(
-        fmt::format("'{}': physical Col {} is below the array's {} columns", t.text, col, cols));
   std::vector<float> v(rows * cols);
   std::memcpy(v.data(), a.data.data(), v.size() * 4);
-  try {
-    s.core().tile_file().load_fp32(t.tile, static_cast<std::uint16_t>(rows),
-                                   static_cast<std::uint16_t>(cols),
-                                   static_cast<std::uint16_t>(col), v.data());
-  } catch (const std::invalid_argument& e) {
-    throw SpecError(fmt::format("'{}': {}", t.text, e.what()));
-  }
+  write_tile(s, t.tile, v.data(), rows, cols, t.col, "'" + t.text + "'");
 }
 
 // The tile's valid region in its own type (S8 -> i1, U8 -> u1, FP32 -> f4);
 // a tile name that holds no tile dumps as an empty 0 x 0 float32 array.
 void dump_tile_npy(Session& s, const TileSpec& t, const std::string& file) {
-  const fw::sfu::Tile& tile = s.core().tile_file().tile(t.tile);
+  TileData tile = read_tile(s, t.tile);
   io::NpyArray a;
   a.dtype = io::NpyDtype::F32;
   a.shape = {0, 0};
@@ -275,8 +245,8 @@ void dump_tile_npy(Session& s, const TileSpec& t, const std::string& file) {
         throw SpecError(fmt::format("'{}': tile T{} has data type {}, which --dump does not write",
                                     t.text, t.tile, isa::tile_dtype_name(tile.dtype)));
     }
-    a.shape = {tile.valid_row, tile.valid_col};
-    a.data = s.core().tile_file().valid_bytes(t.tile);
+    a.shape = {tile.rows, tile.cols};
+    a.data = std::move(tile.bytes);
   }
   io::write_npy(file, a);
 }

@@ -102,6 +102,8 @@ class Session {
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
+  // Whether a Session is open in this process (another one would be refused).
+  static bool is_open();
 
   platform::TpbCore& core() { return *core_; }
   const platform::CoreConfig& config() const { return core_->config(); }

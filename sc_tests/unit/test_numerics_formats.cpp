@@ -326,6 +326,11 @@ TEST(NumericsEncode, Nf4NearestEntryTiesToEvenIndex) {
   EXPECT_EQ(encode(Format::Nf4, -0.0), 7u);
   EXPECT_EQ(encode(Format::Nf4, ref::kNaN), 7u);  // no NaN: the zero code
   EXPECT_EQ(encode(Format::Nf4, 0.5), 12u);       // 0.4407 is nearer than 0.5626
+  // Far past the ends (where |v| - entry absorbs the entries) and Inf: the ends.
+  for (double v : {0x1p60, 1e30, 3.4e38, ref::kInf}) {
+    EXPECT_EQ(encode(Format::Nf4, v), 15u) << v;
+    EXPECT_EQ(encode(Format::Nf4, -v), 0u) << v;
+  }
 }
 
 // ---------------------------------------------------------------------------

@@ -1,0 +1,703 @@
+// tpbsim._tpbsim: the Python extension (pybind11) over the run API
+// (platform/run: Session, RunRequest, RunReport) and the pure C++ layers
+// (models/isa: assembler, checker; models/numerics: convert). It converts
+// arguments and results and nothing else: every rule (memory layout, range
+// checks, option syntax, conversions, validity) is the C++ code's, so
+// `tpbsim run` and `import tpbsim` cannot disagree. The `tpbsim` package
+// (platform/python/tpbsim/) is the public surface over it (docs/PYTHON.md).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <array>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <systemc>
+
+#include "models/isa/asm.h"
+#include "models/isa/program.h"
+#include "models/isa/program_check.h"
+#include "models/numerics/convert_array.h"
+#include "models/numerics/formats.h"
+#include "models/trace/stats_writer.h"
+#include "platform/io/npy.h"
+#include "platform/run/arrays.h"
+#include "platform/run/request.h"
+#include "platform/run/session.h"
+
+namespace py = pybind11;
+
+// libsystemc calls sc_main from its own main(); Python has its own main, so
+// this definition only satisfies libsystemc's reference (never called).
+extern "C" __attribute__((weak, visibility("default"))) int sc_main(int, char**) { return 0; }
+
+namespace tpb::python {
+
+namespace {
+
+// A misuse of a Core (closed, running in another thread): tpbsim.Error.
+class CoreStateError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Raises tpbsim.errors.NAME(message).
+void raise_as(const char* name, const char* message) {
+  py::object cls = py::module_::import("tpbsim.errors").attr(name);
+  PyErr_SetObject(cls.ptr(), py::str(message).ptr());
+}
+
+void translate(std::exception_ptr p) {
+  try {
+    if (p) std::rethrow_exception(p);
+  } catch (const CoreStateError& e) {
+    raise_as("Error", e.what());
+  } catch (const run::RangeError& e) {
+    raise_as("OutOfRange", e.what());
+  } catch (const run::LocatedError& e) {
+    raise_as("ProgramError", e.what());
+  } catch (const isa::AsmError& e) {
+    raise_as("ProgramError", isa::format_diagnostic(e).c_str());
+  } catch (const run::InputError& e) {
+    raise_as("InputError", e.what());
+  } catch (const std::invalid_argument& e) {  // num::CodeError, bad shapes
+    raise_as("InputError", e.what());
+  } catch (const std::runtime_error& e) {  // a spool file, a backdoor access
+    raise_as("Error", e.what());
+  }
+}
+
+// ----------------------------------------------------------------- the core
+
+py::dict fault_dict(const sc::FaultInfo& f) {
+  py::dict d;
+  d["engine"] = isa::engine_name(f.engine);
+  d["index"] = f.index;
+  d["opcode"] = f.opcode;
+  d["mnemonic"] = isa::mnemonic_or_opcode(f.opcode);
+  d["kind"] = f.kind;
+  d["predicates"] = f.predicates;
+  d["message"] = f.message;
+  return d;
+}
+
+// One retired instruction (RunRequest::keep_retires).
+struct Retire {
+  std::uint64_t start_ps, end_ps;
+  std::string engine;
+  std::uint64_t index;
+  unsigned opcode;
+  std::string mnemonic;
+};
+
+// The outcome of one run: the RunReport, and the exception a signal
+// handler raised when the run was interrupted.
+class Report {
+ public:
+  Report(run::RunReport r, std::string arch) : r_(std::move(r)), arch_(std::move(arch)) {}
+  const run::RunReport& report() const { return r_; }
+  const std::string& arch() const { return arch_; }
+  py::object pending;  // None, or the exception of an interrupt
+
+  py::list retires() const {
+    std::array<std::string, 256> names;  // each opcode's mnemonic, looked up once
+    py::list out(r_.retires.size());
+    std::size_t i = 0;
+    for (const run::RetireLine& l : r_.retires) {
+      if (names[l.opcode].empty()) names[l.opcode] = isa::mnemonic_or_opcode(l.opcode);
+      out[i++] = py::cast(Retire{l.start_ps, l.end_ps, isa::engine_name(l.engine), l.index,
+                                 l.opcode, names[l.opcode]});
+    }
+    return out;
+  }
+
+ private:
+  run::RunReport r_;
+  std::string arch_;
+};
+
+class Session {
+ public:
+  Session(const std::optional<std::string>& arch, const std::string& timing_file,
+          const std::string& timing_json, const std::string& mx_emax) {
+    run::CoreSpec spec;
+    if (arch) spec.arch = run::parse_arch_option(*arch);
+    spec.timing_file = timing_file;
+    if (!timing_json.empty()) {
+      try {
+        spec.timing_overrides = nlohmann::json::parse(timing_json);
+      } catch (const nlohmann::json::exception& e) {
+        throw run::InputError(std::string("timing overrides: ") + e.what());
+      }
+    }
+    if (!mx_emax.empty()) spec.mx_emax = run::parse_mx_emax(mx_emax);
+    s_ = std::make_unique<run::Session>(spec);
+  }
+
+  void close() {
+    if (running_) throw CoreStateError("this Core is running (in another thread): cannot close it");
+    s_.reset();
+  }
+  bool closed() const { return !s_; }
+  bool running() const { return running_; }
+
+  run::Session& s() {
+    if (!s_)
+      throw CoreStateError(
+          "this Core is closed (tpbsim.Core(...) makes a new one; one Core at a time per process)");
+    if (running_) throw CoreStateError("this Core is running (in another thread)");
+    return *s_;
+  }
+
+  std::string arch() { return std::string(isa::arch_name(s().config().arch)); }
+  std::uint32_t partition_bytes(const std::string& mem) {
+    return s().partition_bytes(run::memory_region(mem));
+  }
+  std::uint64_t now_ps() { return s().core().now_ps(); }
+  std::string effective_timing() { return s().core().effective_timing().dump(); }
+
+  // Memory rows (Session::write_rows: checked whole before anything is written).
+  void write(const std::string& mem, long long partition, long long offset, const py::buffer& buf,
+             std::size_t rows, std::size_t row_bytes) {
+    run::Session& s = this->s();
+    const isa::Region region = run::memory_region(mem);
+    check_place(partition, offset);
+    const py::buffer_info bi = buf.request();
+    if (static_cast<std::size_t>(bi.size) * static_cast<std::size_t>(bi.itemsize) !=
+        rows * row_bytes)
+      throw std::logic_error("write: the buffer is not rows x row_bytes");
+    const auto* data = static_cast<const std::uint8_t*>(bi.ptr);
+    py::gil_scoped_release unlocked;
+    s.write_rows(region, static_cast<unsigned>(partition), static_cast<std::uint32_t>(offset), data,
+                 rows, row_bytes);
+  }
+  // A new array of `shape` (1-D: one row; 2-D: row r from partition + r) of
+  // NumPy type `descr`, checked against the partitions before it is made.
+  py::array read(const std::string& mem, long long partition, long long offset,
+                 const std::vector<py::ssize_t>& shape, const std::string& descr) {
+    run::Session& s = this->s();
+    const isa::Region region = run::memory_region(mem);
+    check_place(partition, offset);
+    const py::dtype dt(descr);
+    if (shape.empty() || shape.size() > 2)
+      throw std::logic_error("read: the shape is not 1-D or 2-D");
+    for (py::ssize_t d : shape)
+      if (d <= 0) throw std::logic_error("read: a dimension is not positive");
+    const auto rows = static_cast<std::size_t>(shape.size() == 2 ? shape[0] : 1);
+    const auto cols = static_cast<std::uint64_t>(shape.back());
+    // Saturated: a row that long fits no partition, and the check says so.
+    const std::uint64_t item = static_cast<std::uint64_t>(dt.itemsize());
+    const std::size_t row_bytes = static_cast<std::size_t>(
+        cols > (std::uint64_t{1} << 40) / item ? std::uint64_t{1} << 40 : cols * item);
+    run::checked_rows(s, region, static_cast<unsigned>(partition),
+                      static_cast<std::uint32_t>(offset), rows, row_bytes);
+    py::array a(dt, shape);
+    auto* out = static_cast<std::uint8_t*>(a.mutable_data());
+    {
+      py::gil_scoped_release unlocked;
+      s.read_rows(region, static_cast<unsigned>(partition), static_cast<std::uint32_t>(offset), out,
+                  rows, row_bytes);
+    }
+    return a;
+  }
+
+  void write_tile(long long n, const py::array_t<float, py::array::c_style>& a, std::size_t rows,
+                  std::size_t cols, std::size_t col) {
+    run::Session& s = this->s();
+    run::write_tile(s, tile_number(n), a.data(), rows, cols, col, fmt::format("tile {}", n));
+  }
+  py::array read_tile(long long n) {
+    run::TileData t = run::read_tile(s(), tile_number(n));
+    if (!t.allocated) return py::array(py::dtype("<f4"), std::vector<py::ssize_t>{0, 0});
+    py::array a(py::dtype(tile_descr(t.dtype)),
+                std::vector<py::ssize_t>{static_cast<py::ssize_t>(t.rows),
+                                         static_cast<py::ssize_t>(t.cols)});
+    std::memcpy(a.mutable_data(), t.bytes.data(), t.bytes.size());
+    return a;
+  }
+  py::object tile_info(long long n) {
+    const unsigned k = tile_number(n);
+    const fw::sfu::Tile& t = s().core().tile_file().tile(k);
+    if (!t.allocated) return py::none();
+    py::dict d;
+    d["dtype"] = std::string(isa::tile_dtype_name(t.dtype));
+    d["rows"] = t.valid_row;
+    d["cols"] = t.valid_col;
+    d["col"] = t.col;
+    d["tsize"] = t.tsize;
+    d["phys"] = t.phys;
+    return std::move(d);
+  }
+  py::dict sfu_flags() {
+    const fw::sfu::SfuFlags& f = s().core().tile_file().flags();
+    py::dict d;
+    d["inexact"] = f.inexact;
+    d["saturated"] = f.saturated;
+    d["wrapped"] = f.wrapped;
+    return d;
+  }
+
+  std::vector<std::uint32_t> semaphores() {
+    run::Session& s = this->s();
+    std::vector<std::uint32_t> v(isa::kNumSemaphores);
+    for (unsigned i = 0; i < v.size(); ++i) v[i] = s.core().semaphores().get(i);
+    return v;
+  }
+  void set_semaphore(long long i, std::uint32_t value) {
+    run::Session& s = this->s();
+    if (i < 0 || i >= static_cast<long long>(isa::kNumSemaphores))
+      throw run::RangeError(
+          fmt::format("semaphore {} does not exist (0..{})", i, isa::kNumSemaphores - 1));
+    s.core().semaphores().set(static_cast<unsigned>(i), value);
+  }
+  std::uint32_t reg(const std::string& engine, long long r) {
+    run::Session& s = this->s();
+    const auto e = isa::parse_engine(engine.c_str());
+    if (!e) throw run::InputError(fmt::format("engine '{}' is not one of pool dve pe sfu", engine));
+    if (r < 0 || r >= 32)
+      throw run::RangeError(fmt::format("register r{} does not exist (r0..r31)", r));
+    return s.core().reg(*e, static_cast<unsigned>(r));
+  }
+
+  // Programs: loaded, then run (a syntax error loads nothing and runs nothing).
+  void load_text(const std::string& text, const std::string& name) {
+    run::Session& s = this->s();
+    program_ = run::program_from_text(text, name);
+    s.load(*program_);
+  }
+  void load_words(const py::buffer& buf, const std::string& name) {
+    run::Session& s = this->s();
+    const py::buffer_info bi = buf.request();
+    program_ = run::program_from_words(static_cast<const std::uint8_t*>(bi.ptr),
+                                       static_cast<std::size_t>(bi.size * bi.itemsize), name);
+    s.load(*program_);
+  }
+  void load_file(const std::string& path) {
+    run::Session& s = this->s();
+    program_ = run::load_program_file(path);
+    s.load(*program_);
+  }
+  // The `.arch` of the program last loaded ("" when it has none).
+  std::string program_arch() const {
+    return program_ && program_->arch() ? std::string(isa::arch_name(*program_->arch())) : "";
+  }
+
+  std::unique_ptr<Report> run(const std::string& vcd, const std::string& perfetto,
+                              const std::string& stats, const std::string& retire,
+                              const std::string& trace_engines, const std::string& trace_window,
+                              const std::string& trace_level, const std::string& max_sim_time,
+                              const std::string& max_wall_time, bool keep_retires,
+                              const std::string& program_name) {
+    run::Session& s = this->s();
+    run::RunRequest req;
+    req.vcd = vcd;
+    req.perfetto = perfetto;
+    req.stats = stats;
+    req.retire = retire;
+    if (!trace_engines.empty()) req.trace_engines = run::parse_trace_engines(trace_engines);
+    if (!trace_window.empty()) req.trace_window = run::parse_trace_window(trace_window);
+    req.trace_level = run::parse_trace_level(trace_level);
+    if (!max_sim_time.empty()) {
+      std::string why;
+      if (!run::parse_sim_time(max_sim_time, req.max_sim_ps, why))
+        throw run::InputError("max_sim_time: " + why);
+    }
+    if (!max_wall_time.empty()) {
+      std::string why;
+      if (!run::parse_wall_time(max_wall_time, req.max_wall_seconds, why))
+        throw run::InputError("max_wall_time: " + why);
+    }
+    req.keep_retires = keep_retires;
+    req.program_name = program_name;
+
+    // Signals: Python's C handler only records a signal; its Python handler
+    // runs in PyErr_CheckSignals, asked here (with the GIL, at most every
+    // 20 ms of wall time). A handler that raises (SIGINT's raises
+    // KeyboardInterrupt) stops the run at a common time on every engine;
+    // the exception is raised once the run has returned.
+    PyObject *etype = nullptr, *evalue = nullptr, *etb = nullptr;
+    auto last = std::chrono::steady_clock::now();
+    req.interrupt = [&]() -> bool {
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last < std::chrono::milliseconds(20)) return false;
+      last = now;
+      py::gil_scoped_acquire locked;
+      if (PyErr_CheckSignals() == 0) return false;
+      PyErr_Fetch(&etype, &evalue, &etb);
+      return true;
+    };
+    running_ = true;
+    run::RunReport rep;
+    try {
+      py::gil_scoped_release unlocked;
+      rep = s.run(req);
+    } catch (...) {
+      running_ = false;
+      throw;
+    }
+    running_ = false;
+    auto out = std::make_unique<Report>(std::move(rep), arch());
+    if (etype) {
+      PyErr_NormalizeException(&etype, &evalue, &etb);
+      if (etb) PyException_SetTraceback(evalue, etb);
+      out->pending = py::reinterpret_steal<py::object>(evalue);
+      Py_XDECREF(etype);
+      Py_XDECREF(etb);
+    } else {
+      out->pending = py::none();
+    }
+    return out;
+  }
+
+ private:
+  static void check_place(long long partition, long long offset) {
+    if (partition < 0 || partition >= static_cast<long long>(isa::kNumPartitions))
+      throw run::RangeError(fmt::format("partition {} does not exist (0..127)", partition));
+    if (offset < 0 || offset > 0xFFFFFFFFll)
+      throw run::RangeError(fmt::format("offset {} is outside every partition", offset));
+  }
+  static unsigned tile_number(long long n) {
+    if (n < 0 || n >= static_cast<long long>(fw::sfu::kNumTiles))
+      throw run::RangeError(
+          fmt::format("tile {} does not exist (T0..T{})", n, fw::sfu::kNumTiles - 1));
+    return static_cast<unsigned>(n);
+  }
+  // A tile's element type as NumPy's (BF16: its raw bits, as --dump's bf16).
+  static const char* tile_descr(std::uint8_t dtype) {
+    switch (static_cast<isa::TileDataType>(dtype)) {
+      case isa::TileDataType::Fp64:
+        return "<f8";
+      case isa::TileDataType::Fp32:
+        return "<f4";
+      case isa::TileDataType::Fp16:
+        return "<f2";
+      case isa::TileDataType::Bf16:
+      case isa::TileDataType::U16:
+        return "<u2";
+      case isa::TileDataType::S8:
+        return "|i1";
+      case isa::TileDataType::U8:
+        return "|u1";
+      case isa::TileDataType::S16:
+        return "<i2";
+      case isa::TileDataType::S32:
+        return "<i4";
+      case isa::TileDataType::U32:
+        return "<u4";
+    }
+    throw std::runtime_error(fmt::format("tile data type {} is not known", dtype));
+  }
+
+  std::unique_ptr<run::Session> s_;
+  std::unique_ptr<isa::SpooledProgram> program_;
+  bool running_ = false;
+};
+
+// ----------------------------------------------------------- programs, ISA
+
+py::bytes assemble(const std::string& text, const std::string& name) {
+  const std::vector<std::uint8_t> words = isa::to_binary(isa::parse_program(text, name));
+  return py::bytes(reinterpret_cast<const char*>(words.data()), words.size());
+}
+
+std::string disassemble_words(const py::buffer& buf, const std::string& name) {
+  const py::buffer_info bi = buf.request();
+  const auto* p = static_cast<const std::uint8_t*>(bi.ptr);
+  const std::vector<std::uint8_t> bytes(p, p + bi.size * bi.itemsize);
+  try {
+    return isa::disassemble(isa::parse_binary(bytes, name));
+  } catch (const isa::AsmError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    throw run::InputError(e.what());
+  }
+}
+
+std::string disassemble_text(const std::string& text, const std::string& name) {
+  return isa::disassemble(isa::parse_program(text, name));
+}
+
+py::dict check_dict(const isa::ProgramCheck& c) {
+  py::list failures;
+  for (const isa::InstructionCheck& f : c.failures) {
+    py::dict d;
+    d["line"] = f.loc.line == 0 ? py::object(py::none()) : py::object(py::int_(f.loc.line));
+    d["word"] = f.word;
+    d["engine"] = isa::engine_name(f.engine);
+    d["index"] = f.index;
+    d["opcode"] = f.opcode;
+    d["mnemonic"] = isa::mnemonic_or_opcode(f.opcode);
+    d["contract"] = f.result.contract;
+    std::vector<std::string> names(f.result.failed.begin(), f.result.failed.end());
+    d["predicates"] = names;
+    failures.append(d);
+  }
+  py::dict out;
+  out["arch"] = std::string(isa::arch_name(c.arch));
+  out["checked"] = c.checked;
+  out["failures"] = failures;
+  return out;
+}
+
+py::dict check_text(const std::string& text, const std::string& name,
+                    const std::optional<std::string>& arch) {
+  std::optional<isa::Arch> a;
+  if (arch) a = run::parse_arch_option(*arch);
+  return check_dict(isa::check_program_text(text, name, a));
+}
+
+py::dict check_file(const std::string& path, const std::optional<std::string>& arch) {
+  std::optional<isa::Arch> a;
+  if (arch) a = run::parse_arch_option(*arch);
+  try {
+    return check_dict(isa::check_program_file(path, a));
+  } catch (const isa::AsmError&) {
+    throw;
+  } catch (const std::runtime_error& e) {  // cannot open, neither text nor words
+    throw run::InputError(e.what());
+  }
+}
+
+py::dict check_words(const py::buffer& buf, const std::string& name,
+                     const std::optional<std::string>& arch) {
+  const isa::Arch a = arch ? run::parse_arch_option(*arch) : isa::Arch::Mariana;
+  const py::buffer_info bi = buf.request();
+  try {
+    return check_dict(isa::check_program_words(static_cast<const std::uint8_t*>(bi.ptr),
+                                               static_cast<std::size_t>(bi.size * bi.itemsize),
+                                               name, a));
+  } catch (const std::invalid_argument&) {
+    throw;
+  } catch (const std::runtime_error& e) {  // a word no queue takes
+    throw run::InputError(e.what());
+  }
+}
+
+// ----------------------------------------------------------------- numerics
+
+num::Format format_of(const std::string& name, const char* role) {
+  const auto f = num::parse_format(name);
+  if (!f)
+    throw run::InputError(fmt::format(
+        "unknown format '{}' ({}); formats: fp32 bf16 fp16 e4m3 e5m2 e3m4 e2m5 fp6_e2m3 "
+        "fp6_e3m2 fp4_e2m1 int4 nf4 e8m0 s8 u8",
+        name, role));
+  return *f;
+}
+
+std::vector<py::ssize_t> shape_of(const py::array& a) {
+  return std::vector<py::ssize_t>(a.shape(), a.shape() + a.ndim());
+}
+
+template <typename In>
+py::array convert_into(num::Format from, num::Format to, const In* in, std::size_t n,
+                       const std::vector<py::ssize_t>& shape, num::Overflow ov) {
+  auto run = [&](auto* out) {
+    py::gil_scoped_release unlocked;
+    if constexpr (std::is_same_v<In, double>)
+      num::convert_values(from, to, in, out, n, ov);
+    else
+      num::convert_codes(from, to, in, out, n, ov);
+  };
+  switch (num::code_container_bits(to)) {
+    case 8: {
+      py::array_t<std::uint8_t> out(shape);
+      run(out.mutable_data());
+      return std::move(out);
+    }
+    case 16: {
+      py::array_t<std::uint16_t> out(shape);
+      run(out.mutable_data());
+      return std::move(out);
+    }
+    default: {
+      py::array_t<std::uint32_t> out(shape);
+      run(out.mutable_data());
+      return std::move(out);
+    }
+  }
+}
+
+py::array convert_codes(const std::string& src, const std::string& dst,
+                        const py::array_t<std::int64_t, py::array::c_style>& codes, bool saturate) {
+  const num::Overflow ov = saturate ? num::Overflow::Saturate : num::Overflow::NonSaturate;
+  return convert_into(format_of(src, "src"), format_of(dst, "dst"), codes.data(),
+                      static_cast<std::size_t>(codes.size()), shape_of(codes), ov);
+}
+
+py::array convert_values(const std::string& src, const std::string& dst,
+                         const py::array_t<double, py::array::c_style>& values, bool saturate) {
+  const num::Overflow ov = saturate ? num::Overflow::Saturate : num::Overflow::NonSaturate;
+  return convert_into(format_of(src, "src"), format_of(dst, "dst"), values.data(),
+                      static_cast<std::size_t>(values.size()), shape_of(values), ov);
+}
+
+py::array decode(const std::string& fmt_name,
+                 const py::array_t<std::int64_t, py::array::c_style>& codes) {
+  const num::Format f = format_of(fmt_name, "format");
+  py::array_t<float> out(shape_of(codes));
+  const std::int64_t* in = codes.data();
+  float* o = out.mutable_data();
+  const auto n = static_cast<std::size_t>(codes.size());
+  {
+    py::gil_scoped_release unlocked;
+    num::decode_codes(f, in, o, n);
+  }
+  return std::move(out);
+}
+
+py::list formats() {
+  py::list out;
+  for (int i = 0; i < num::kNumFormats; ++i) {
+    const num::FormatInfo& fi = num::info(static_cast<num::Format>(i));
+    py::dict d;
+    d["name"] = fi.name;
+    d["bits"] = fi.bits;
+    d["is_float"] = fi.is_float;
+    d["has_inf"] = fi.has_inf;
+    d["has_nan"] = fi.has_nan;
+    d["max_finite"] = fi.max_finite;
+    d["container_bits"] = num::code_container_bits(fi.format);
+    out.append(d);
+  }
+  return out;
+}
+
+}  // namespace
+
+}  // namespace tpb::python
+
+PYBIND11_MODULE(_tpbsim, m) {
+  using namespace tpb;
+  using namespace tpb::python;
+  m.doc() =
+      "The compiled core of the tpbsim package (pybind11 over the run API). Use the tpbsim "
+      "package, not this module: its names and signatures are not fixed.";
+
+  // SystemC's banner and its "simulation stopped" info would go to stdout.
+  setenv("SYSC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  py::register_exception_translator(&translate);
+
+  py::class_<Retire>(m, "Retire",
+                     "One retired instruction, in retire order (end_ps, engine, index).")
+      .def_readonly("start_ps", &Retire::start_ps,
+                    "Issue time (after fetch and semaphore wait), ps.")
+      .def_readonly("end_ps", &Retire::end_ps, "Retire time, ps.")
+      .def_readonly("engine", &Retire::engine, "Engine name: pool, dve, pe or sfu.")
+      .def_readonly("index", &Retire::index, "Place in the engine's instruction stream, from 0.")
+      .def_readonly("opcode", &Retire::opcode, "Opcode byte.")
+      .def_readonly("mnemonic", &Retire::mnemonic, "Mnemonic of the opcode.")
+      .def("__repr__",
+           [](const Retire& r) {
+             return fmt::format(
+                 "Retire(end_ps={}, engine='{}', index={}, opcode=0x{:02x}, "
+                 "mnemonic='{}', start_ps={})",
+                 r.end_ps, r.engine, r.index, r.opcode, r.mnemonic, r.start_ps);
+           })
+      .def("__eq__", [](const Retire& a, const Retire& b) {
+        return a.start_ps == b.start_ps && a.end_ps == b.end_ps && a.engine == b.engine &&
+               a.index == b.index && a.opcode == b.opcode;
+      });
+
+  py::class_<Report>(m, "Report")
+      .def_property_readonly(
+          "status", [](const Report& r) { return platform::status_name(r.report().result.status); })
+      .def_property_readonly("message", [](const Report& r) { return r.report().result.message; })
+      .def_property_readonly("start_ps", [](const Report& r) { return r.report().result.start_ps; })
+      .def_property_readonly("simulated_ps",
+                             [](const Report& r) { return r.report().result.simulated_ps; })
+      .def_property_readonly("instructions",
+                             [](const Report& r) { return r.report().result.instructions; })
+      .def_property_readonly("wall_seconds",
+                             [](const Report& r) { return r.report().result.wall_seconds; })
+      .def_property_readonly("arch", &Report::arch)
+      .def_property_readonly("fault",
+                             [](const Report& r) -> py::object {
+                               const auto& f = r.report().result.fault;
+                               if (!f) return py::none();
+                               return fault_dict(*f);
+                             })
+      .def_property_readonly("stats_json",
+                             [](const Report& r) {
+                               return trace::stats_to_json(r.report().stats)
+                                   .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+                             })
+      .def("retires", &Report::retires)
+      .def_property_readonly("files", [](const Report& r) { return r.report().files; })
+      .def_property_readonly("output_errors",
+                             [](const Report& r) { return r.report().output_errors; })
+      .def_property_readonly("notes", [](const Report& r) { return r.report().notes; })
+      .def_readonly("pending", &Report::pending);
+
+  py::class_<Session>(m, "Session")
+      .def(py::init<const std::optional<std::string>&, const std::string&, const std::string&,
+                    const std::string&>(),
+           py::arg("arch"), py::arg("timing_file"), py::arg("timing_json"), py::arg("mx_emax"))
+      .def_static("is_open", &run::Session::is_open)
+      .def("close", &Session::close)
+      .def_property_readonly("closed", &Session::closed)
+      .def_property_readonly("running", &Session::running)
+      .def("arch", &Session::arch)
+      .def("partition_bytes", &Session::partition_bytes)
+      .def("now_ps", &Session::now_ps)
+      .def("effective_timing", &Session::effective_timing)
+      .def("write", &Session::write)
+      .def("read", &Session::read)
+      .def("write_tile", &Session::write_tile)
+      .def("read_tile", &Session::read_tile)
+      .def("tile_info", &Session::tile_info)
+      .def("sfu_flags", &Session::sfu_flags)
+      .def("semaphores", &Session::semaphores)
+      .def("set_semaphore", &Session::set_semaphore)
+      .def("reg", &Session::reg)
+      .def("load_text", &Session::load_text)
+      .def("load_words", &Session::load_words)
+      .def("load_file", &Session::load_file)
+      .def("program_arch", &Session::program_arch)
+      .def("run", &Session::run);
+
+  m.def("assemble", &assemble);
+  m.def("disassemble_words", &disassemble_words);
+  m.def("disassemble_text", &disassemble_text);
+  m.def("check_text", &check_text);
+  m.def("check_words", &check_words);
+  m.def("check_file", &check_file);
+  m.def("convert_codes", &convert_codes);
+  m.def("convert_values", &convert_values);
+  m.def("decode", &decode);
+  m.def("formats", &formats);
+  m.def("archs", [] {
+    std::vector<std::string> v;
+    for (isa::Arch a :
+         {isa::Arch::Sunda, isa::Arch::Cayman, isa::Arch::Mariana, isa::Arch::Maverick})
+      v.emplace_back(isa::arch_name(a));
+    return v;
+  });
+  m.def("engines", [] {
+    return std::vector<std::string>(isa::kEngineNames, isa::kEngineNames + isa::kNumEngines);
+  });
+  m.def("dump_dtypes", [] {
+    // The DTYPEs of --dump, each with the NumPy type of its elements.
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const char* name : {"u8", "u16", "u32", "i8", "f16", "f32", "bf16"}) {
+      io::NpyDtype d;
+      if (io::parse_dump_dtype(name, d)) out.emplace_back(name, io::npy_descr(d));
+    }
+    return out;
+  });
+  m.def("parse_sim_time", [](const std::string& s) {
+    std::uint64_t ps = 0;
+    std::string why;
+    if (!run::parse_sim_time(s, ps, why)) throw run::InputError(why);
+    return ps;
+  });
+}

@@ -1,0 +1,352 @@
+"""tpbsim.Core: one modelled NeuronCore, its memories and its runs."""
+
+import json
+import operator
+import os
+import warnings
+from collections.abc import Mapping
+
+import numpy as np
+
+from . import _tpbsim
+from .errors import (CoreInUse, Deadlock, Error, Fault, InputError, Interrupted, OutputError,
+                     Watchdog)
+from .result import Result
+
+__all__ = ["Core"]
+
+# The DTYPE names of `tpbsim run --dump` and the NumPy type of their elements
+# (bf16: its raw bits as uint16, NumPy having no bfloat16).
+DUMP_DTYPES = {name: np.dtype(descr) for name, descr in _tpbsim.dump_dtypes()}
+# What `--load` takes: the element types of those (.npy u1 u2 u4 i1 f2 f4).
+LOAD_DTYPES = {dt: name for name, dt in reversed(list(DUMP_DTYPES.items()))}
+
+_LOAD_NAMES = ", ".join(f"{dt.name} ({name})" for dt, name in LOAD_DTYPES.items())
+
+
+def _int(value, what):
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an integer, not {type(value).__name__}") from None
+
+
+def _dtype_of(dtype):
+    """A --dump DTYPE name, or a NumPy dtype equal to one of their element types."""
+    if isinstance(dtype, str) and dtype in DUMP_DTYPES:
+        return DUMP_DTYPES[dtype]
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        dt = None
+    if dt is not None and dt.newbyteorder("=") in LOAD_DTYPES:
+        return dt.newbyteorder("=")
+    raise InputError(f"dtype {dtype!r} is not one of {' '.join(DUMP_DTYPES)} "
+                     f"(or the NumPy types {_LOAD_NAMES})")
+
+
+def _path(value, what):
+    if value is None:
+        return ""
+    if isinstance(value, (str, os.PathLike)):
+        return os.fspath(value)
+    raise TypeError(f"{what} must be a path (str or os.PathLike), not {type(value).__name__}")
+
+
+def _time_text(value, what, unit_doc):
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{what} must be {unit_doc}, not {type(value).__name__}")
+    return repr(value) if isinstance(value, (float, np.floating)) else str(int(value))
+
+
+class Core:
+    """One modelled NeuronCore (SPEC §12): SBUF, PSUM, the SFU tile file, the PE's
+    stationary weights, 64 semaphores and four engines (pool, dve, pe, sfu).
+
+    ``Core(arch="mariana", timing=None, mx_emax="ocp")``
+
+    * ``arch``: the generation, one of ``tpbsim.ARCHS`` (sunda, cayman, mariana,
+      maverick). It is the core's, whatever a program's ``.arch`` says.
+    * ``timing``: None (the generation's profile), a path to a timing profile
+      (JSON, as ``tpbsim run --timing``), or a dict of overrides with the dotted
+      keys of a profile (``{"clocks_mhz.dve": 2400}``) or nested objects.
+    * ``mx_emax``: the DVE QuantizeMX emax offsets, ``"ocp"`` or ``"neuron-alt"``.
+
+    A core runs program after program (:meth:`run`); SBUF, PSUM, tiles, PE
+    weights, semaphores and simulated time carry over, as on a device. Memory is
+    read and written between runs with :meth:`write` / :meth:`read` (the layout
+    of ``--load`` / ``--dump``) and :meth:`write_tile` / :meth:`read_tile`.
+
+    One Core at a time per process (SystemC elaborates once per process): close
+    one (:meth:`close`, ``del core``, or ``with tpbsim.Core() as core:``) before
+    making the next; a second open Core raises :class:`tpbsim.CoreInUse`.
+    """
+
+    def __init__(self, arch="mariana", timing=None, *, mx_emax="ocp"):
+        if _tpbsim.Session.is_open():
+            raise CoreInUse(
+                "a tpbsim.Core is already open in this process (SystemC elaborates once per "
+                "process, so there is one core at a time): close it first (core.close(), "
+                "`del core`, or `with tpbsim.Core(...) as core:`), or make the other core in "
+                "another process (multiprocessing, subprocess)")
+        timing_file, timing_json = "", ""
+        if timing is None:
+            pass
+        elif isinstance(timing, (str, os.PathLike)):
+            timing_file = os.fspath(timing)
+        elif isinstance(timing, Mapping):
+            try:
+                timing_json = json.dumps(dict(timing))
+            except (TypeError, ValueError) as e:
+                raise InputError(f"timing overrides: {e}") from None
+        else:
+            raise TypeError("timing must be None, a profile path or a dict of overrides, not "
+                            f"{type(timing).__name__}")
+        if arch is not None and not isinstance(arch, str):
+            raise TypeError(f"arch must be a str, not {type(arch).__name__}")
+        if not isinstance(mx_emax, str):
+            raise TypeError(f"mx_emax must be a str, not {type(mx_emax).__name__}")
+        self._s = _tpbsim.Session(arch, timing_file, timing_json, mx_emax)
+
+    # ------------------------------------------------------------ lifetime
+
+    def close(self):
+        """Releases the process's core, so that another Core can be made. Reading
+        or running a closed Core raises tpbsim.Error. Closing twice is harmless."""
+        if self._s is not None:
+            self._s.close()
+
+    @property
+    def closed(self):
+        """True once :meth:`close` was called."""
+        return self._s.closed
+
+    @property
+    def running(self):
+        """True while a run is in progress (seen from another thread: the run
+        releases the GIL; touching the core meanwhile raises tpbsim.Error)."""
+        return self._s.running
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __repr__(self):
+        if self._s.closed:
+            return "<tpbsim.Core closed>"
+        return f"<tpbsim.Core arch={self.arch!r} now_ps={self.now_ps}>"
+
+    # ------------------------------------------------------------ configuration
+
+    @property
+    def arch(self):
+        """The generation: sunda, cayman, mariana or maverick."""
+        return self._s.arch()
+
+    @property
+    def timing(self):
+        """The effective timing profile (a dict, as ``tpbsim run --dump-timing``)."""
+        return json.loads(self._s.effective_timing())
+
+    @property
+    def now_ps(self):
+        """The core's simulated time, ps from its creation (it grows run after run)."""
+        return self._s.now_ps()
+
+    def partition_bytes(self, mem):
+        """Bytes of one partition of ``mem`` ("sbuf" or "psum") under this core's profile."""
+        return self._s.partition_bytes(mem)
+
+    # ------------------------------------------------------------ memory
+
+    def write(self, mem, partition, offset, array):
+        """Writes ``array`` into memory ``mem`` ("sbuf", "psum") in the layout of
+        ``tpbsim run --load``: a 2-D array's row r goes to partition ``partition + r``
+        at byte ``offset``; a 1-D array is one row.
+
+        The array's bytes are written as they are: its dtype must be one of the
+        ``.npy`` types ``--load`` takes (uint8, uint16, uint32, int8, float16,
+        float32; BF16 values as their uint16 bits, e.g. from
+        ``tpbsim.convert("fp32", "bf16", x)``). Raises :class:`tpbsim.InputError`
+        (a ValueError) for another dtype, a rank other than 1 or 2, or an empty
+        array, and :class:`tpbsim.OutOfRange` (an IndexError) when a row would
+        leave its partition or run past partition 127. Nothing is written then.
+        """
+        a = np.asarray(array)
+        dt = a.dtype.newbyteorder("=") if a.dtype.byteorder not in "=|" else a.dtype
+        if dt not in LOAD_DTYPES:
+            raise InputError(f"write: an array of {a.dtype} is not one of the types --load "
+                             f"takes: {_LOAD_NAMES}")
+        if a.ndim not in (1, 2):
+            raise InputError(f"write: a {a.ndim}-D array; expected 1-D (one row) or 2-D "
+                             f"(row r to partition + r)")
+        if a.size == 0:
+            raise InputError(f"write: the array of shape {a.shape} is empty")
+        a = np.ascontiguousarray(a, dtype=dt)
+        rows = a.shape[0] if a.ndim == 2 else 1
+        self._s.write(mem, _int(partition, "partition"), _int(offset, "offset"), a, rows,
+                      a.nbytes // rows)
+
+    def read(self, mem, partition, offset, shape, dtype):
+        """Reads a new array of ``shape`` and ``dtype`` from memory ``mem`` ("sbuf",
+        "psum") in the layout of ``tpbsim run --dump``: row r of a 2-D shape from
+        partition ``partition + r`` at byte ``offset``; a 1-D shape (or an int) is
+        one row.
+
+        ``dtype`` is a DTYPE of ``--dump`` (u8 u16 u32 i8 f16 f32 bf16; bf16 gives
+        the raw bits as uint16, as ``--dump`` does) or the equal NumPy dtype.
+        Raises :class:`tpbsim.InputError` for a bad dtype or shape and
+        :class:`tpbsim.OutOfRange` when the shape does not fit the partitions.
+        """
+        dt = _dtype_of(dtype)
+        if isinstance(shape, (int, np.integer)):
+            shape = (shape,)
+        try:
+            shape = tuple(operator.index(d) for d in shape)
+        except TypeError:
+            raise TypeError(f"read: shape must be an int or a tuple of ints, not {shape!r}")
+        if len(shape) not in (1, 2):
+            raise InputError(f"read: shape {shape} is {len(shape)}-D; expected 1-D (one row) or "
+                             f"2-D (rows, cols)")
+        if any(d <= 0 for d in shape):
+            raise InputError(f"read: shape {shape} has a dimension that is not positive")
+        return self._s.read(mem, _int(partition, "partition"), _int(offset, "offset"), list(shape),
+                            dt.str)
+
+    def write_tile(self, n, array, col=None):
+        """Makes SFU Local tile ``n`` (0..31) a new FP32 tile holding ``array`` (2-D,
+        float32; ValidRow x ValidCol = its shape), as ``--load tile:N[:COL]``. ``col``
+        is the physical Col (>= the array's columns; the padding is undefined).
+        The old tile of that name is freed. InputError for another dtype or rank
+        or a tile file without room; OutOfRange for ``n``."""
+        a = np.asarray(array)
+        if a.dtype.newbyteorder("=") != np.float32:
+            raise InputError(f"write_tile: an array of {a.dtype}; a tile is loaded from float32 "
+                             f"(array.astype(numpy.float32) rounds it)")
+        if a.ndim != 2:
+            raise InputError(f"write_tile: a {a.ndim}-D array; expected 2-D (ValidRow x ValidCol)")
+        a = np.ascontiguousarray(a, dtype=np.float32)
+        rows, cols = a.shape
+        self._s.write_tile(_int(n, "n"), a, rows, cols, 0 if col is None else _int(col, "col"))
+
+    def read_tile(self, n):
+        """Tile ``n``'s valid region (ValidRow x ValidCol) as a new array in the tile's
+        own type (FP32 float32, S8 int8, U8 uint8, FP16 float16, BF16 its bits as
+        uint16, ...), as ``--dump tile:N``; an empty 0 x 0 float32 array when the
+        name holds no tile."""
+        return self._s.read_tile(_int(n, "n"))
+
+    def tile_info(self, n):
+        """Tile ``n``'s descriptor: a dict with dtype ("FP32", "S8", ...), rows, cols
+        (ValidRow, ValidCol), col (physical Col), tsize (1 KiB units) and phys (its
+        physical allocation id); None when the name holds no tile."""
+        return self._s.tile_info(_int(n, "n"))
+
+    @property
+    def sfu_flags(self):
+        """The SFU's sticky numeric flags: a dict of inexact, saturated, wrapped."""
+        return self._s.sfu_flags()
+
+    @property
+    def semaphores(self):
+        """The 64 semaphores' values, a list (they carry over between runs)."""
+        return self._s.semaphores()
+
+    def set_semaphore(self, i, value):
+        """Sets semaphore ``i`` (0..63) to ``value`` (a u32) between runs, as a host
+        would. OutOfRange for ``i``; InputError for a value outside 0..2**32-1."""
+        value = _int(value, "value")
+        if not 0 <= value < 2**32:
+            raise InputError(f"semaphore value {value} is not a u32 (0..{2**32 - 1})")
+        self._s.set_semaphore(_int(i, "i"), value)
+
+    def reg(self, engine, r):
+        """Engine ``engine``'s register ``r`` (0..31), as ``.reg`` sets it."""
+        return self._s.reg(engine, _int(r, "r"))
+
+    # ------------------------------------------------------------ runs
+
+    def run(self, program, *, name=None, vcd=None, perfetto=None, stats=None, retire=None,
+            trace_level="auto", trace_engines=None, trace_window=None, max_sim_time=None,
+            max_wall_time=None, keep_retires=True):
+        """Runs ``program`` on this core from its present state and returns a
+        :class:`tpbsim.Result`.
+
+        ``program`` is program text (str, SPEC §9 syntax, docs/ASM.md), binary
+        64-byte instruction words (bytes, bytearray, memoryview: each word goes to
+        its opcode's home engine), or a path (os.PathLike, e.g. pathlib.Path) to
+        either. ``name`` names it in messages (default ``<program>``).
+
+        Outputs (paths; None: not written), as ``tpbsim run``'s options:
+        ``vcd`` (also writes a GTKWave .gtkw beside it), ``perfetto``, ``stats``,
+        ``retire``; ``trace_level`` ("auto", "instr", "bundle"), ``trace_engines``
+        ("pool,pe" or a list), ``trace_window`` ("2us:10us" or a (start, end)
+        pair of times). Limits: ``max_sim_time`` (an int of ps or a str with a
+        unit: "10us"), ``max_wall_time`` (seconds). ``keep_retires=False`` leaves
+        ``Result.retires`` empty (a long program's retire list costs memory).
+
+        Raises :class:`tpbsim.ProgramError` for text that does not assemble and
+        :class:`tpbsim.InputError` for a bad option (nothing runs then);
+        :class:`tpbsim.Fault`, :class:`tpbsim.Deadlock`, :class:`tpbsim.Watchdog`
+        when the run does not complete, and :class:`tpbsim.Interrupted` (a
+        KeyboardInterrupt) on Ctrl-C; each carries ``.result``, and the core
+        stays readable and can run again. :class:`tpbsim.OutputError` when the
+        run completed but an output could not be written.
+        """
+        s = self._s
+        if isinstance(program, str):
+            program_name = name or "<program>"
+            s.load_text(program, program_name)
+        elif isinstance(program, (bytes, bytearray, memoryview)):
+            program_name = name or "<program>"
+            s.load_words(program, program_name)
+        elif isinstance(program, os.PathLike):
+            program_name = os.fspath(program)
+            s.load_file(program_name)
+        else:
+            raise TypeError("program must be text (str), 64-byte words (bytes) or a path "
+                            f"(os.PathLike), not {type(program).__name__}")
+        program_arch = s.program_arch()
+        if program_arch and program_arch != s.arch():
+            warnings.warn(f"{program_name}: the program says .arch {program_arch}; it runs on this "
+                          f"core's {s.arch()} (a Core's generation is fixed when it is made)",
+                          RuntimeWarning, stacklevel=2)
+        if trace_engines is not None and not isinstance(trace_engines, str):
+            trace_engines = ",".join(trace_engines)
+        if trace_window is not None and not isinstance(trace_window, str):
+            start, end = trace_window
+            trace_window = (f"{_time_text(start, 'trace_window start', 'a time') or ''}:"
+                            f"{_time_text(end, 'trace_window end', 'a time') or ''}")
+        if not isinstance(trace_level, str):
+            raise TypeError(f"trace_level must be a str, not {type(trace_level).__name__}")
+        report = s.run(_path(vcd, "vcd"), _path(perfetto, "perfetto"), _path(stats, "stats"),
+                       _path(retire, "retire"), trace_engines or "", trace_window or "",
+                       trace_level, _time_text(max_sim_time, "max_sim_time", "ps or a time str"),
+                       _time_text(max_wall_time, "max_wall_time", "seconds"), bool(keep_retires),
+                       program_name)
+        result = Result(report)
+        status = report.status
+        if status == "interrupted":
+            pending = report.pending
+            if pending is None or isinstance(pending, KeyboardInterrupt):
+                raise Interrupted(report.message, result) from pending
+            raise pending  # what a signal handler of the script raised
+        if status == "fault":
+            raise Fault(report.message, result, report.fault)
+        if status == "deadlock":
+            raise Deadlock(report.message, result)
+        if status == "watchdog":
+            raise Watchdog(report.message, result)
+        if report.output_errors:
+            raise OutputError("not written: " + "; ".join(m for _, m in report.output_errors),
+                              result, report.output_errors)
+        if status != "ok":
+            raise Error(f"run ended with status {status}: {report.message}")
+        return result

@@ -1,0 +1,77 @@
+#include "platform/run/arrays.h"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "firmware_stubs/sfu/tile_file.h"
+
+namespace tpb::run {
+
+isa::Region memory_region(const std::string& name) {
+  if (name == "sbuf") return isa::Region::Sbuf;
+  if (name == "psum") return isa::Region::Psum;
+  if (name == "hbm")
+    throw InputError("memory 'hbm': this core models no HBM yet (SPEC §10); memories: sbuf, psum");
+  throw InputError(fmt::format("memory '{}' is not one of sbuf, psum", name));
+}
+
+MemSpec checked_rows(const Session& s, isa::Region region, unsigned partition, std::uint32_t offset,
+                     std::size_t rows, std::size_t row_bytes) {
+  MemSpec m;
+  m.region = region;
+  m.partition = partition;
+  m.offset = offset;
+  m.text =
+      fmt::format("{}:{}:{}", region == isa::Region::Psum ? "psum" : "sbuf", partition, offset);
+  try {
+    check_rows(m, rows);
+    check_row_fits(m, row_bytes, s.partition_bytes(region));
+  } catch (const SpecError& e) {
+    throw RangeError(e.what());
+  }
+  return m;
+}
+
+namespace {
+
+void check_tile_number(unsigned n) {
+  if (n >= fw::sfu::kNumTiles)
+    throw RangeError(fmt::format("tile {} does not exist (T0..T{})", n, fw::sfu::kNumTiles - 1));
+}
+
+}  // namespace
+
+TileData read_tile(Session& s, unsigned n) {
+  check_tile_number(n);
+  const fw::sfu::Tile& t = s.core().tile_file().tile(n);
+  TileData d;
+  if (!t.allocated) return d;
+  d.allocated = true;
+  d.dtype = t.dtype;
+  d.rows = t.valid_row;
+  d.cols = t.valid_col;
+  d.bytes = s.core().tile_file().valid_bytes(n);
+  return d;
+}
+
+void write_tile(Session& s, unsigned n, const float* values, std::size_t rows, std::size_t cols,
+                std::size_t col, const std::string& what) {
+  check_tile_number(n);
+  if (col == 0) col = cols;
+  if (rows == 0 || cols == 0 || rows > 0xFFFF || cols > 0xFFFF)
+    throw InputError(fmt::format("{}: shape {} x {} is not a tile shape", what, rows, cols));
+  if (col < cols)
+    throw InputError(
+        fmt::format("{}: physical Col {} is below the array's {} columns", what, col, cols));
+  if (col > 0xFFFF) throw InputError(fmt::format("{}: physical Col {} is above 65535", what, col));
+  try {
+    s.core().tile_file().load_fp32(n, static_cast<std::uint16_t>(rows),
+                                   static_cast<std::uint16_t>(cols),
+                                   static_cast<std::uint16_t>(col), values);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(fmt::format("{}: {}", what, e.what()));
+  }
+}
+
+}  // namespace tpb::run

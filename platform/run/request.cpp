@@ -1,0 +1,57 @@
+#include "platform/run/request.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "platform/run/mem_spec.h"
+
+namespace tpb::run {
+
+trace::TraceWindow parse_trace_window(const std::string& s) {
+  const std::size_t colon = s.find(':');
+  if (colon == std::string::npos || s.find(':', colon + 1) != std::string::npos)
+    throw InputError(fmt::format("--trace-window '{}': expected T0:T1 (e.g. 2us:10us)", s));
+  trace::TraceWindow w;
+  const std::string a = s.substr(0, colon), b = s.substr(colon + 1);
+  for (const auto& [text, end] : {std::pair{&a, &w.from}, std::pair{&b, &w.to}}) {
+    std::string why;
+    if (text->empty() || *text == "0") continue;  // 0: the start
+    if (!parse_sim_time(*text, *end, why)) throw InputError("--trace-window: " + why);
+  }
+  if (w.from > w.to)
+    throw InputError(fmt::format("--trace-window '{}': the start is after the end", s));
+  return w;
+}
+
+TraceLevel parse_trace_level(const std::string& s) {
+  if (s == "instr") return TraceLevel::Instr;
+  if (s == "bundle") return TraceLevel::Bundle;
+  if (s == "auto") return TraceLevel::Auto;
+  throw InputError(fmt::format("--trace-level '{}' is not instr, bundle or auto", s));
+}
+
+std::vector<isa::Engine> parse_trace_engines(const std::string& s) {
+  std::vector<isa::Engine> out;
+  for (const std::string& name : split(s, ',')) {
+    const auto e = isa::parse_engine(name.c_str());
+    if (!e)
+      throw InputError(fmt::format("--trace-engines: '{}' is not one of pool dve pe sfu", name));
+    out.push_back(*e);
+  }
+  return out;
+}
+
+isa::Arch parse_arch_option(const std::string& s) {
+  isa::Arch a{};
+  if (!isa::parse_arch(s, a))
+    throw InputError(fmt::format("--arch '{}' is not one of sunda cayman mariana maverick", s));
+  return a;
+}
+
+num::MxEmax parse_mx_emax(const std::string& s) {
+  if (s == "ocp") return num::MxEmax::Ocp;
+  if (s == "neuron-alt") return num::MxEmax::NeuronAlt;
+  throw InputError(fmt::format("--mx-emax '{}' is not ocp or neuron-alt", s));
+}
+
+}  // namespace tpb::run

@@ -1,0 +1,31 @@
+// The fields of a RunRequest from their option text (SPEC §9 `--trace-*`):
+// one parser under `tpbsim run` and every binding, so `--trace-window
+// 2us:10us` and `core.run(..., trace_window="2us:10us")` mean the same.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/isa/address_map.h"
+#include "models/isa/encodings.h"
+#include "models/numerics/dequant_stream.h"
+#include "models/trace/vcd_writer.h"
+#include "platform/run/session.h"
+
+namespace tpb::run {
+
+// `T0:T1`, either end a time of parse_sim_time or empty (from the start /
+// to the end). InputError naming the problem.
+trace::TraceWindow parse_trace_window(const std::string& s);
+// `instr`, `bundle` or `auto`. InputError otherwise.
+TraceLevel parse_trace_level(const std::string& s);
+// A comma-separated list of engine names (pool,pe). InputError naming a bad one.
+std::vector<isa::Engine> parse_trace_engines(const std::string& s);
+// `--arch`: sunda, cayman, mariana or maverick. InputError otherwise.
+isa::Arch parse_arch_option(const std::string& s);
+// `--mx-emax`: `ocp` or `neuron-alt`. InputError otherwise.
+num::MxEmax parse_mx_emax(const std::string& s);
+
+}  // namespace tpb::run

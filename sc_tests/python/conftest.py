@@ -1,0 +1,59 @@
+"""Fixtures of the tpbsim Python tests (run by ctest: PYTHONPATH=build/python,
+TPBSIM_BIN = the tpbsim binary, TPB_SOURCE_DIR = the repository)."""
+
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+import tpbsim
+
+SOURCE_DIR = pathlib.Path(os.environ.get("TPB_SOURCE_DIR",
+                                         pathlib.Path(__file__).resolve().parents[2]))
+TPBSIM_BIN = os.environ.get("TPBSIM_BIN", str(SOURCE_DIR / "build" / "tpbsim"))
+WORKLOADS = SOURCE_DIR / "traces" / "workloads"
+EXAMPLES = SOURCE_DIR / "traces" / "examples"
+
+
+@pytest.fixture
+def core():
+    """A fresh mariana core, closed after the test (one Core at a time)."""
+    c = tpbsim.Core("mariana")
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+@pytest.fixture
+def make_core():
+    """Makes cores (closing the previous one) and closes the last after the test."""
+    made = []
+
+    def make(*args, **kwargs):
+        for c in made:
+            c.close()
+        made.append(tpbsim.Core(*args, **kwargs))
+        return made[-1]
+
+    try:
+        yield make
+    finally:
+        for c in made:
+            c.close()
+
+
+def cli(*args, cwd=None, check=True):
+    """Runs the tpbsim binary; returns the CompletedProcess (text)."""
+    p = subprocess.run([TPBSIM_BIN, *map(str, args)], cwd=cwd, capture_output=True, text=True)
+    if check and p.returncode != 0:
+        raise AssertionError(f"tpbsim {' '.join(map(str, args))}: exit {p.returncode}\n{p.stderr}")
+    return p
+
+
+def workload_args(name):
+    """The arguments of traces/workloads/NAME/cmd.txt (comments dropped)."""
+    lines = (WORKLOADS / name / "cmd.txt").read_text().splitlines()
+    return [tok for line in lines if line.strip() and not line.startswith("#")
+            for tok in line.split()]
