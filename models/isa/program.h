@@ -39,7 +39,7 @@ struct RegInit {
 struct Program {
   std::string path;
   std::optional<Arch> arch;  // from `.arch`
-  std::array<std::vector<ProgramInst>, kNumEngines> queues;
+  std::array<std::vector<ProgramInst>, kNumQueues> queues;
   std::vector<RegInit> regs;
   std::size_t size() const;  // instructions over all engines
 };

@@ -27,16 +27,9 @@ namespace {
 
 using namespace asm_detail;
 
-// The queue a binary word goes to: its opcode's home engine, when the core
-// has a sequencer for it (a DMA descriptor's home, a DMA queue, has none).
-Engine binary_queue(const RawInst& raw, const std::string& path, std::uint64_t word) {
-  const Engine e = home_engine(raw[0]);
-  if (static_cast<unsigned>(e) >= kNumEngines)
-    throw std::runtime_error(fmt::format(
-        "{}: word {}: opcode 0x{:02x} ({}) runs on {}, which has no instruction queue in this core",
-        printable(path), word, raw[0], opcode_mnemonic(raw[0]), engine_name(e)));
-  return e;
-}
+// The queue a binary word goes to: its opcode's home engine (a DMA
+// descriptor's home is dma0: a binary names no queue, docs/ASM.md).
+Engine binary_queue(const RawInst& raw) { return home_engine(raw[0]); }
 
 // What a file's first bytes are (docs/ASM.md "Binaries and engines").
 struct Kind {
@@ -198,10 +191,24 @@ class LineReader {
   int line_no_ = 0;
 };
 
+// `.engine NAME`: a compute engine or a DMA queue.
+Engine want_queue(Lexer& lx, const Tok& t) {
+  const char* names = "pool, dve, pe, sfu, dma0 .. dma15";
+  if (t.kind == Tok::Ident) {
+    if (auto e = parse_queue(t.text.c_str())) return *e;
+    lx.fail(t.at, "unknown engine '" + t.text + "' (" + names + ")");
+  }
+  lx.fail(t.at, std::string("expected an engine name (") + names + "), found " + lx.describe(t));
+}
+
+// `.reg ENGINE`: the engines with registers (a DMA queue has none).
 Engine want_engine(Lexer& lx, const Tok& t) {
   const std::string names = engine_names().list();  // "pool, dve, pe, sfu"
   if (t.kind == Tok::Ident) {
     if (auto e = parse_engine(t.text.c_str())) return *e;
+    if (parse_queue(t.text.c_str()))
+      lx.fail(t.at, "engine '" + t.text + "' is a DMA queue, which has no registers (" + names +
+                        " have)");
     lx.fail(t.at, "unknown engine '" + t.text + "' (" + names + ")");
   }
   lx.fail(t.at, "expected an engine name (" + names + "), found " + lx.describe(t));
@@ -271,7 +278,7 @@ void parse_program_stream(std::istream& in, const std::string& path, ProgramSink
       std::copy(bytes.begin(), bytes.end(), raw.begin());
       sink.inst(engine, raw, lx.loc(b));
     } else if (dir == ".engine") {
-      engine = want_engine(lx, lx.next());
+      engine = want_queue(lx, lx.next());
       expect_end(lx, ".engine NAME");
     } else if (dir == ".arch") {
       const Tok t = lx.next();
@@ -320,7 +327,7 @@ Program parse_binary(const std::vector<std::uint8_t>& bytes, const std::string& 
     std::copy(bytes.begin() + static_cast<long>(off),
               bytes.begin() + static_cast<long>(off + kInstBytes), pi.raw.begin());
     pi.loc = SourceLoc{path, 0, 0};
-    p.queues[static_cast<unsigned>(binary_queue(pi.raw, path, off / kInstBytes))].push_back(pi);
+    p.queues[static_cast<unsigned>(binary_queue(pi.raw))].push_back(pi);
   }
   return p;
 }
@@ -388,7 +395,7 @@ void stream_program(const std::string& path, ProgramSink& sink) {
     for (std::size_t off = 0; off < got; off += kInstBytes) {
       RawInst raw;
       std::memcpy(raw.data(), buf.data() + off, kInstBytes);
-      sink.inst(binary_queue(raw, path, (total - got + off) / kInstBytes), raw, loc);
+      sink.inst(binary_queue(raw), raw, loc);
     }
     if (got < buf.size()) break;
   }
