@@ -6,10 +6,13 @@
 //  - BM_RunApi_Dequant/N: N one-partition TensorDequantize words (POOL).
 // Each iteration is what core.run(program) does: the program from text or
 // words, Session::load, Session::run keeping the retires; one Session for the
-// process (the core runs program after program). Wall time per iteration.
+// process (the core runs program after program). Wall time per iteration;
+// the counter process_cpu_s is the process's CPU time per iteration.
 //
 //   build/bench/bench_run_api --benchmark_repetitions=5
 #include <benchmark/benchmark.h>
+
+#include <time.h>
 
 #include <chrono>
 #include <fstream>
@@ -51,26 +54,41 @@ void load_rows(run::Session& s, const std::string& file, std::uint32_t offset) {
   s.write_rows(isa::Region::Sbuf, 0, offset, a.data.data(), rows, a.data.size() / rows);
 }
 
+// CPU time of the whole process (every thread), seconds: on a loaded host it
+// counts the work, not the wait for a core.
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
 template <typename MakeProgram>
 void run_loop(benchmark::State& state, MakeProgram make) {
   run::Session& s = session();
   run::RunRequest req;
   req.keep_retires = true;
   std::uint64_t instructions = 0;
+  double cpu = 0;
   for (auto _ : state) {
     const auto t0 = std::chrono::steady_clock::now();
+    const double c0 = process_cpu_seconds();
     std::unique_ptr<isa::SpooledProgram> p = make();
     s.load(*p);
     const run::RunReport rep = s.run(req);
+    const double c1 = process_cpu_seconds();
     const auto t1 = std::chrono::steady_clock::now();
     if (rep.result.status != platform::RunStatus::Ok) {
       state.SkipWithError(rep.result.message.c_str());
       return;
     }
     instructions = rep.result.instructions;
+    cpu += c1 - c0;
     state.SetIterationTime(std::chrono::duration<double>(t1 - t0).count());
   }
   state.counters["instructions"] = static_cast<double>(instructions);
+  // Process CPU seconds per iteration (bench_python.py compares it too).
+  state.counters["process_cpu_s"] =
+      state.iterations() ? cpu / static_cast<double>(state.iterations()) : 0.0;
 }
 
 void BM_RunApi_Pipeline(benchmark::State& state) {

@@ -71,8 +71,8 @@ ProgramCheck check_program_text(std::string_view text, const std::string& name,
 // A program file, text or binary as stream_program decides; against
 // `arch`, else its `.arch`, else mariana. Throws as stream_program does.
 ProgramCheck check_program_file(const std::string& path, std::optional<Arch> arch);
-// Raw 64-byte words, each to its opcode's home engine. Throws
-// std::invalid_argument when `len` is not a multiple of 64.
+// Raw 64-byte words, each to its opcode's home engine (a DMA descriptor to
+// dma0). Throws std::invalid_argument when `len` is not a multiple of 64.
 ProgramCheck check_program_words(const std::uint8_t* data, std::size_t len, const std::string& name,
                                  Arch arch);
 

@@ -27,10 +27,6 @@ namespace {
 
 using namespace asm_detail;
 
-// The queue a binary word goes to: its opcode's home engine (a DMA
-// descriptor's home is dma0: a binary names no queue, docs/ASM.md).
-Engine binary_queue(const RawInst& raw) { return home_engine(raw[0]); }
-
 // What a file's first bytes are (docs/ASM.md "Binaries and engines").
 struct Kind {
   enum What { Text, NotUtf8, Control } what = Text;
@@ -222,6 +218,11 @@ void expect_end(Lexer& lx, const char* what) {
 
 }  // namespace
 
+Engine binary_queue(const RawInst& raw, const std::string& /*path*/, std::uint64_t /*word*/) {
+  // Every home engine has a queue (a DMA descriptor's is dma0).
+  return home_engine(raw[0]);
+}
+
 void parse_program_stream(std::istream& in, const std::string& path, ProgramSink& sink) {
   std::optional<Arch> arch;
   Engine engine = Engine::Pool;
@@ -395,7 +396,7 @@ void stream_program(const std::string& path, ProgramSink& sink) {
     for (std::size_t off = 0; off < got; off += kInstBytes) {
       RawInst raw;
       std::memcpy(raw.data(), buf.data() + off, kInstBytes);
-      sink.inst(binary_queue(raw), raw, loc);
+      sink.inst(binary_queue(raw, path, (total - got + off) / kInstBytes), raw, loc);
     }
     if (got < buf.size()) break;
   }

@@ -2,6 +2,8 @@
 // whole program's verdicts as data, the same as `tpbsim check` prints.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <string>
 #include <vector>
 
@@ -19,7 +21,6 @@ TEST(ProgramCheck, InvalidExampleFailuresAreTheContractsOwn) {
   const ProgramCheck c = check_program_file(kSource + "/traces/examples/invalid.tpb", Arch::Cayman);
   ASSERT_FALSE(c.failures.empty());
   EXPECT_EQ(c.arch, Arch::Cayman);
-  EXPECT_GT(c.checked, c.failures.size());
   const InstructionCheck& f = c.failures[0];
   EXPECT_EQ(f.loc.line, 9);
   EXPECT_EQ(f.engine, Engine::Pool);
@@ -30,6 +31,9 @@ TEST(ProgramCheck, InvalidExampleFailuresAreTheContractsOwn) {
                                       "s3d3_tens_dequant_element_count_check_t3d"}));
   // Every failure is what the checker says of its word alone.
   const Program p = load_program(kSource + "/traces/examples/invalid.tpb");
+  std::size_t words = 0;
+  for (const auto& q : p.queues) words += q.size();
+  EXPECT_EQ(c.checked, words);  // every instruction, each once
   for (const InstructionCheck& x : c.failures) {
     const auto& q = p.queues[static_cast<unsigned>(x.engine)];
     ASSERT_LT(x.index, q.size());
@@ -53,6 +57,15 @@ TEST(ProgramCheck, TextWordsAndArchChoice) {
   EXPECT_EQ(w.failures[1].index, 1u);
   EXPECT_THROW(check_program_words(words.data(), 65, "w.bin", Arch::Mariana),
                std::invalid_argument);
+  // A DMA descriptor (0xd0) goes to dma0 as a binary file's does, and is judged.
+  std::vector<std::uint8_t> dma(128, 0);
+  dma[64] = 0xd0;
+  const ProgramCheck d = check_program_words(dma.data(), dma.size(), "d.bin", Arch::Mariana);
+  ASSERT_EQ(d.failures.size(), 2u);
+  EXPECT_EQ(d.failures[1].engine, Engine::Dma0);
+  EXPECT_EQ(d.failures[1].index, 0u);
+  const auto& f = d.failures[1].result.failed;
+  EXPECT_NE(std::find(f.begin(), f.end(), std::string_view("dma_valid_num_rows")), f.end());
   EXPECT_THROW(check_program_text("nonsense\n", "x.tpb", std::nullopt), AsmError);
   EXPECT_EQ(mnemonic_or_opcode(0x7B), "tensor_dequantize");
   EXPECT_EQ(mnemonic_or_opcode(0x00), "opcode 0x00");
