@@ -328,7 +328,7 @@ Program parse_binary(const std::vector<std::uint8_t>& bytes, const std::string& 
     std::copy(bytes.begin() + static_cast<long>(off),
               bytes.begin() + static_cast<long>(off + kInstBytes), pi.raw.begin());
     pi.loc = SourceLoc{path, 0, 0};
-    p.queues[static_cast<unsigned>(binary_queue(pi.raw))].push_back(pi);
+    p.queues[static_cast<unsigned>(binary_queue(pi.raw, path, off / kInstBytes))].push_back(pi);
   }
   return p;
 }
