@@ -1,5 +1,5 @@
 # tpbsim — top-level convenience targets.
-#   make demo   install missing packages, build, run the default workload
+#   make demo   install missing packages, build, run the default workload, then hbm_pipeline (HBM -> DMA -> ... -> HBM)
 #   make test   install missing packages, build, run the whole test suite
 #   make bench  build and run the benchmarks (numbers for docs/PERFORMANCE.md)
 #   make asan   build (clang, -O1, ASan + UBSan + libFuzzer coverage) and run the
@@ -30,6 +30,8 @@ build: deps $(BUILD)/CMakeCache.txt
 
 demo: build
 	@scripts/demo.sh $(BUILD)/tpbsim $(DEMO_OUT)
+	@echo; echo "== the same kernel from HBM through the DMA queues and back (traces/workloads/hbm_pipeline)"
+	@DEMO_WORKLOAD=hbm_pipeline scripts/demo.sh $(BUILD)/tpbsim $(DEMO_OUT)/hbm_pipeline
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300

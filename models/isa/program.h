@@ -39,7 +39,7 @@ struct RegInit {
 struct Program {
   std::string path;
   std::optional<Arch> arch;  // from `.arch`
-  std::array<std::vector<ProgramInst>, kNumEngines> queues;
+  std::array<std::vector<ProgramInst>, kNumQueues> queues;
   std::vector<RegInit> regs;
   std::size_t size() const;  // instructions over all engines
 };
@@ -94,9 +94,9 @@ void stream_program(const std::string& path, ProgramSink& sink);
 // A raw binary: a whole number of 64-byte words, each sent to the home engine
 // of its opcode (home_engine()). Throws std::runtime_error on a size error.
 Program parse_binary(const std::vector<std::uint8_t>& bytes, const std::string& path);
-// The queue binary word `word` of `path` goes to: its opcode's home engine,
-// when the core has a sequencer for it; std::runtime_error naming the word
-// otherwise (a DMA descriptor's home, a DMA queue, takes no program words).
+// The queue binary word `word` of `path` goes to: its opcode's home engine
+// (a DMA descriptor's: dma0; a binary names no queue). Every opcode has one,
+// so it does not throw today; `path` and `word` name the word if that changes.
 Engine binary_queue(const RawInst& raw, const std::string& path, std::uint64_t word);
 // Reads a file: binary when it is not valid UTF-8 text or ends in .bin, else text.
 // Throws std::runtime_error (I/O, a file past kMaxProgramFileBytes) or

@@ -43,7 +43,7 @@ class CheckingSink : public ProgramSink {
  private:
   Arch arch_;
   OnCheck on_check_;
-  std::uint64_t index_[kNumEngines] = {};
+  std::uint64_t index_[kNumQueues] = {};
   std::uint64_t words_ = 0, invalid_ = 0;
 };
 
@@ -71,10 +71,8 @@ ProgramCheck check_program_text(std::string_view text, const std::string& name,
 // A program file, text or binary as stream_program decides; against
 // `arch`, else its `.arch`, else mariana. Throws as stream_program does.
 ProgramCheck check_program_file(const std::string& path, std::optional<Arch> arch);
-// Raw 64-byte words, each to its opcode's home engine. Throws
-// std::invalid_argument when `len` is not a multiple of 64, and
-// std::runtime_error for a word no queue takes (binary_queue), as a binary
-// file is refused.
+// Raw 64-byte words, each to its opcode's home engine (a DMA descriptor to
+// dma0). Throws std::invalid_argument when `len` is not a multiple of 64.
 ProgramCheck check_program_words(const std::uint8_t* data, std::size_t len, const std::string& name,
                                  Arch arch);
 
