@@ -101,11 +101,19 @@ def main(argv=None):
     else:
         print(f"  CHECK FAILED: {chk.get('mismatches', 'no')} elements of out.npy differ from the "
               f"FP32 k-ascending sum of a_used x w_used ({chk.get('reason', 'wrong values')})")
+    order = rep.get("ordering")
+    if order:
+        if order["violations"]:
+            print(f"  ORDERING VIOLATED: {order['violations']} of {order['hazards_checked']} "
+                  f"cross-engine hazards: {order['first'][0]}")
+        else:
+            print(f"  ordered: all {order['hazards_checked']} cross-engine hazards respected in "
+                  "the retire records")
     print(f"  outputs in {args.out}/: report.json report.png out.npy a_used.npy w_used.npy "
           "program.tpb stats.json retire.txt trace.perfetto.json")
     if rep["status"] == "deadlock":
         return 3
-    if rep["status"] != "ok" or chk["bit_exact"] is False:
+    if rep["status"] != "ok" or chk["bit_exact"] is False or (order and order["violations"]):
         return 2
     return 0
 

@@ -398,6 +398,8 @@ def run(m, k, n, weights="mxfp4", act="bf16", arch="mariana", a=None, w=None, ou
         report["check"] = {"bit_exact": None, "reference": "timing-only run: no values"}
     else:
         report["check"] = {"bit_exact": False, "reason": status}
+    if result is not None and status == "ok":
+        report["ordering"] = ordering(kernel, result)
     if out:
         np.save(os.path.join(out, "a_used.npy"), a_used[:, :plan.k])
         np.save(os.path.join(out, "w_used.npy"), qw.used[:plan.k, :plan.n])
@@ -413,6 +415,28 @@ def run(m, k, n, weights="mxfp4", act="bf16", arch="mariana", a=None, w=None, ou
                              a_used_pad=a_used, w_used_pad=qw.used)
     report["_kernel"] = kernel
     return report
+
+
+def ordering(kernel, result):
+    """Every cross-engine hazard of the schedule checked on the retire records: the
+    producer retired no later than the consumer issued. A missing or wrong wait
+    shows here even when the race happened not to change a value."""
+    ops = kernel.sched.ops
+    rec = {(r.engine, r.index): r for r in result.retires}
+    checked, bad = 0, []
+    for i, op in enumerate(ops):
+        c = rec.get((op.engine, op.pos))
+        for d in op.deps:
+            prod = ops[d]
+            if prod.engine == op.engine:
+                continue
+            p = rec.get((prod.engine, prod.pos))
+            checked += 1
+            if c is None or p is None or p.end_ps > c.start_ps:
+                bad.append(f"{op.engine}[{op.pos}] {op.kind} issued at "
+                           f"{c.start_ps if c else '?'} ps before {prod.engine}[{prod.pos}] "
+                           f"{prod.kind} retired at {p.end_ps if p else '?'} ps")
+    return {"hazards_checked": checked, "violations": len(bad), "first": bad[:5]}
 
 
 def make_report(plan, kernel, result, timing, status, wall, timing_only):
