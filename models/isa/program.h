@@ -94,6 +94,10 @@ void stream_program(const std::string& path, ProgramSink& sink);
 // A raw binary: a whole number of 64-byte words, each sent to the home engine
 // of its opcode (home_engine()). Throws std::runtime_error on a size error.
 Program parse_binary(const std::vector<std::uint8_t>& bytes, const std::string& path);
+// The queue binary word `word` of `path` goes to: its opcode's home engine,
+// when the core has a sequencer for it; std::runtime_error naming the word
+// otherwise (a DMA descriptor's home, a DMA queue, takes no program words).
+Engine binary_queue(const RawInst& raw, const std::string& path, std::uint64_t word);
 // Reads a file: binary when it is not valid UTF-8 text or ends in .bin, else text.
 // Throws std::runtime_error (I/O, a file past kMaxProgramFileBytes) or
 // AsmError (syntax).

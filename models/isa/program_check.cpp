@@ -75,7 +75,7 @@ ProgramCheck check_program_words(const std::uint8_t* data, std::size_t len, cons
     for (std::size_t off = 0; off < len; off += kInstBytes) {
       RawInst raw;
       std::memcpy(raw.data(), data + off, kInstBytes);
-      sink.inst(home_engine(raw[0]), raw, loc);
+      sink.inst(binary_queue(raw, name, off / kInstBytes), raw, loc);
     }
   });
 }

@@ -72,7 +72,9 @@ ProgramCheck check_program_text(std::string_view text, const std::string& name,
 // `arch`, else its `.arch`, else mariana. Throws as stream_program does.
 ProgramCheck check_program_file(const std::string& path, std::optional<Arch> arch);
 // Raw 64-byte words, each to its opcode's home engine. Throws
-// std::invalid_argument when `len` is not a multiple of 64.
+// std::invalid_argument when `len` is not a multiple of 64, and
+// std::runtime_error for a word no queue takes (binary_queue), as a binary
+// file is refused.
 ProgramCheck check_program_words(const std::uint8_t* data, std::size_t len, const std::string& name,
                                  Arch arch);
 

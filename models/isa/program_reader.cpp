@@ -27,17 +27,6 @@ namespace {
 
 using namespace asm_detail;
 
-// The queue a binary word goes to: its opcode's home engine, when the core
-// has a sequencer for it (a DMA descriptor's home, a DMA queue, has none).
-Engine binary_queue(const RawInst& raw, const std::string& path, std::uint64_t word) {
-  const Engine e = home_engine(raw[0]);
-  if (static_cast<unsigned>(e) >= kNumEngines)
-    throw std::runtime_error(fmt::format(
-        "{}: word {}: opcode 0x{:02x} ({}) runs on {}, which has no instruction queue in this core",
-        printable(path), word, raw[0], opcode_mnemonic(raw[0]), engine_name(e)));
-  return e;
-}
-
 // What a file's first bytes are (docs/ASM.md "Binaries and engines").
 struct Kind {
   enum What { Text, NotUtf8, Control } what = Text;
@@ -214,6 +203,15 @@ void expect_end(Lexer& lx, const char* what) {
 }
 
 }  // namespace
+
+Engine binary_queue(const RawInst& raw, const std::string& path, std::uint64_t word) {
+  const Engine e = home_engine(raw[0]);
+  if (static_cast<unsigned>(e) >= kNumEngines)
+    throw std::runtime_error(fmt::format(
+        "{}: word {}: opcode 0x{:02x} ({}) runs on {}, which has no instruction queue in this core",
+        printable(path), word, raw[0], opcode_mnemonic(raw[0]), engine_name(e)));
+  return e;
+}
 
 void parse_program_stream(std::istream& in, const std::string& path, ProgramSink& sink) {
   std::optional<Arch> arch;

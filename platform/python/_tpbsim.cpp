@@ -470,9 +470,15 @@ py::dict check_words(const py::buffer& buf, const std::string& name,
                      const std::optional<std::string>& arch) {
   const isa::Arch a = arch ? run::parse_arch_option(*arch) : isa::Arch::Mariana;
   const py::buffer_info bi = buf.request();
-  return check_dict(isa::check_program_words(static_cast<const std::uint8_t*>(bi.ptr),
-                                             static_cast<std::size_t>(bi.size * bi.itemsize), name,
-                                             a));
+  try {
+    return check_dict(isa::check_program_words(static_cast<const std::uint8_t*>(bi.ptr),
+                                               static_cast<std::size_t>(bi.size * bi.itemsize),
+                                               name, a));
+  } catch (const std::invalid_argument&) {
+    throw;
+  } catch (const std::runtime_error& e) {  // a word no queue takes
+    throw run::InputError(e.what());
+  }
 }
 
 // ----------------------------------------------------------------- numerics

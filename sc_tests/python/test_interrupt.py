@@ -23,8 +23,19 @@ def long_program():
     return tpbsim.assemble(".engine pool\n" + LINE) * N
 
 
-def kill_later(seconds, signum=signal.SIGINT):
-    t = threading.Timer(seconds, os.kill, (os.getpid(), signum))
+def kill_during_run(core, seconds, signum=signal.SIGINT):
+    """Sends `signum` to this process `seconds` after `core` starts running (not
+    while a long program is still being loaded, however loaded the host is)."""
+    def send():
+        deadline = time.monotonic() + 60
+        while not core.running:
+            if time.monotonic() > deadline:
+                return  # never ran: the test fails on its own
+            time.sleep(0.002)
+        time.sleep(seconds)
+        os.kill(os.getpid(), signum)
+
+    t = threading.Thread(target=send)
     t.start()
     return t
 
@@ -32,7 +43,7 @@ def kill_later(seconds, signum=signal.SIGINT):
 def test_ctrl_c_raises_keyboard_interrupt_and_leaves_the_core_usable(core, long_program):
     core.write("sbuf", 0, 0, np.array([0x21, 0x43, 0x65, 0x87] * 4, dtype=np.uint8))
     t0 = time.monotonic()
-    timer = kill_later(0.3)
+    timer = kill_during_run(core, 0.2)
     with pytest.raises(KeyboardInterrupt) as e:
         core.run(long_program)
     timer.join()
@@ -65,11 +76,11 @@ def test_a_signal_handler_exception_stops_the_run(core, long_program):
 
     old = signal.signal(signal.SIGALRM, handler)
     try:
-        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        timer = kill_during_run(core, 0.1, signal.SIGALRM)
         with pytest.raises(Timeout, match="alarm"):
             core.run(long_program)
+        timer.join()
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
     assert 0 < core.now_ps
     assert core.run(".engine pool\n" + LINE).instructions == 1
@@ -80,7 +91,7 @@ def test_a_handler_that_does_not_raise_lets_the_run_finish(core):
     old = signal.signal(signal.SIGUSR1, lambda s, f: hits.append(s))
     try:
         program = tpbsim.assemble(".engine pool\n" + LINE) * 200_000
-        timer = kill_later(0.05, signal.SIGUSR1)
+        timer = kill_during_run(core, 0.02, signal.SIGUSR1)
         r = core.run(program)
         timer.join()
     finally:

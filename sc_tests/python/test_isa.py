@@ -2,6 +2,7 @@
 and `tpbsim check` on every program of the repository, and their errors."""
 
 import random
+import re
 
 import pytest
 
@@ -59,7 +60,10 @@ def test_check_failure_fields():
 
 def test_random_words_round_trip():
     rng = random.Random(5)
-    words = bytes(rng.randrange(256) for _ in range(64 * 500))
+    # Opcode 0xd0 is a DMA descriptor: it runs on a DMA queue, which takes no
+    # program words (SPEC §10), so a binary holding one is refused (below).
+    words = b"".join(bytes([rng.choice([b for b in range(256) if b != 0xD0])]) +
+                     bytes(rng.randrange(256) for _ in range(63)) for _ in range(500))
     text = tpbsim.disassemble(words)
     # Words go to their home engine's queue: the same words, queue by queue.
     again = tpbsim.assemble(text)
@@ -86,3 +90,14 @@ def test_errors():
         tpbsim.assemble(b"bytes")
     with pytest.raises(TypeError):
         tpbsim.check(3)
+
+
+def test_a_dma_descriptor_in_a_binary_is_refused_as_the_cli_refuses_it(tmp_path):
+    words = bytes(64) + bytes([0xD0]) + bytes(63)
+    msg = "word 1: opcode 0xd0 (dma_copy) runs on dma0, which has no instruction queue"
+    for call in (tpbsim.disassemble, tpbsim.check):
+        with pytest.raises(tpbsim.InputError, match=re.escape(msg)):
+            call(words)
+    (tmp_path / "d.bin").write_bytes(words)
+    p = cli("disasm", tmp_path / "d.bin", check=False)
+    assert p.returncode != 0 and msg in p.stderr

@@ -191,7 +191,12 @@ def test_outputs_that_cannot_be_written(core, tmp_path):
     with pytest.raises(tpbsim.OutputError, match="/dev/full: write failed") as e:
         core.run(".engine pool\n" + LINE * 1000, retire="/dev/full")
     assert e.value.result.status == "ok" and e.value.result.instructions == 1000
-    assert e.value.errors == [("/dev/full", "/dev/full: write failed")]
+    ((path, message),) = e.value.errors
+    assert path == "/dev/full" and message.startswith("/dev/full: write failed")
+    # The CLI's words for the same failure.
+    (tmp_path / "p.tpb").write_text(".engine pool\n" + LINE * 1000)
+    p = cli("run", tmp_path / "p.tpb", "--retire", "/dev/full", check=False)
+    assert p.returncode == 1 and message in p.stderr
 
 
 def test_arch_mismatch_warns(make_core):

@@ -53,6 +53,17 @@ TEST(ProgramCheck, TextWordsAndArchChoice) {
   EXPECT_EQ(w.failures[1].index, 1u);
   EXPECT_THROW(check_program_words(words.data(), 65, "w.bin", Arch::Mariana),
                std::invalid_argument);
+  // A DMA descriptor (0xd0) is refused as a binary file refuses it: no queue takes it.
+  std::vector<std::uint8_t> dma(128, 0);
+  dma[64] = 0xd0;
+  try {
+    check_program_words(dma.data(), dma.size(), "d.bin", Arch::Mariana);
+    ADD_FAILURE() << "a DMA descriptor word was checked";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("d.bin: word 1: opcode 0xd0 (dma_copy) runs on dma0"),
+              std::string::npos)
+        << e.what();
+  }
   EXPECT_THROW(check_program_text("nonsense\n", "x.tpb", std::nullopt), AsmError);
   EXPECT_EQ(mnemonic_or_opcode(0x7B), "tensor_dequantize");
   EXPECT_EQ(mnemonic_or_opcode(0x00), "opcode 0x00");

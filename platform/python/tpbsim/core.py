@@ -260,8 +260,12 @@ class Core:
         return self._s.semaphores()
 
     def set_semaphore(self, i, value):
-        """Sets semaphore ``i`` (0..63) to ``value`` between runs, as a host would."""
-        self._s.set_semaphore(_int(i, "i"), _int(value, "value"))
+        """Sets semaphore ``i`` (0..63) to ``value`` (a u32) between runs, as a host
+        would. OutOfRange for ``i``; InputError for a value outside 0..2**32-1."""
+        value = _int(value, "value")
+        if not 0 <= value < 2**32:
+            raise InputError(f"semaphore value {value} is not a u32 (0..{2**32 - 1})")
+        self._s.set_semaphore(_int(i, "i"), value)
 
     def reg(self, engine, r):
         """Engine ``engine``'s register ``r`` (0..31), as ``.reg`` sets it."""
