@@ -735,6 +735,124 @@ def pe_pipeline(rng):
     return (text, None), files, args, expect, readme
 
 
+def bf16_rne_bits(f32):
+    """FP32 -> BF16 bits, round to nearest even (finite inputs; SPEC §11 tensor_copy)."""
+    b = np.asarray(f32, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    assert np.all(np.isfinite(f32))
+    r = (b + 0x7FFF + ((b >> 16) & 1)) >> 16
+    out = r.astype(np.uint16)
+    # No value reaches the BF16 overflow range here (it would saturate to 0x7F7F).
+    assert np.all((out & 0x7F80) != 0x7F80)
+    return out
+
+
+def hbm_pipeline():
+    """HBM -> DMA (4 queues) -> POOL dequant -> DVE QuantizeMX -> PE MX matmul -> DVE
+    tensor_copy (PSUM FP32 -> SBUF BF16) -> DMA (2 queues) -> HBM, ordered by semaphores.
+
+    The inputs and the PSUM result are those of `pipeline` (the same generator and seed);
+    the output is the PSUM rounded to BF16 (RNE), read back from HBM."""
+    (_, _), files, _, _, _ = pe_pipeline(np.random.default_rng(2026))
+    x16, wq, psum = files["activations.npy"], files["weights_mxfp4.npy"], files["expected.npy"]
+    K, M, N = 64, 64, 128
+    out = bf16_rne_bits(psum)
+    X, W, O = 0x0, 0x10000, 0x20000  # HBM byte offsets: activations, weights, output
+    xb, wb, ob = 4 * N * 2, 80 * 4, N * 2  # bytes per row
+    title = ("HBM -> DMA -> POOL dequant -> DVE QuantizeMX -> PE MX matmul -> DVE tensor_copy "
+             "-> DMA -> HBM, ordered by semaphores (MARIANA)")
+    lines = [
+        "# K = 64 partitions (256 contraction values), M = 64 weight columns, N = 128.",
+        "# HBM: BF16 activations at 0x%x (%d B / row), MXFP4 weights at 0x%x (%d B / row),"
+        % (X, xb, W, wb),
+        "# the BF16 result at 0x%x (%d B / row)." % (O, ob),
+        "",
+        "# Activations in, two queues of 32 rows each -> sem3 = 2",
+        ".engine dma0",
+        "dma_copy rows=32 row_bytes=%d src=hbm(0x%x, stride=%d) dst=sbuf(0, 0x0) update=inc(sem3)"
+        % (xb, X, xb),
+        ".engine dma1",
+        "dma_copy rows=32 row_bytes=%d src=hbm(0x%x, stride=%d) dst=sbuf(32, 0x0) update=inc(sem3)"
+        % (xb, X + 32 * xb, xb),
+        "# Weights in, two more queues -> sem4 = 2",
+        ".engine dma2",
+        "dma_copy rows=32 row_bytes=%d src=hbm(0x%x, stride=%d) dst=sbuf(0, 0x1000) "
+        "update=inc(sem4)" % (wb, W, wb),
+        ".engine dma3",
+        "dma_copy rows=32 row_bytes=%d src=hbm(0x%x, stride=%d) dst=sbuf(32, 0x1000) "
+        "update=inc(sem4)" % (wb, W + 32 * wb, wb),
+        "",
+        ".engine pool",
+        "# MXFP4 weights +0x1000 -> E5M2 bytes = FP16 weights +0x2000",
+        "tensor_dequantize fmt=e2m1_to_e5m2 group=8 channels=64 \\",
+        "    src=t3d(sbuf(0, 0x1000), step=[1, 0, 0], num=[80, 1, 1]) \\",
+        "    dst=t3d(sbuf(0, 0x2000), step=[1, 0, 0], num=[128, 1, 1]) wait=ge(sem4, 2) "
+        "update=inc(sem1)",
+        "",
+        ".engine dve",
+        "# BF16 activations +0x0 -> MXFP8 E4M3 x4 words +0x3000, scales +0x3800",
+        "quantize_mx channels=64 in_dtype=bf16 out_dtype=fp8_e4m3 \\",
+        "    src=t3d(sbuf(0, 0x0), step=[1, 0, 0], num=[512, 1, 1]) \\",
+        "    dst=mx1d(data=sbuf(0, 0x3000), scale=sbuf(0, 0x3800), num=128) wait=ge(sem3, 2) "
+        "update=inc(sem2)",
+        "# FP16 weights (POOL's output) +0x2000 -> MXFP8 E4M3 x4 words +0x4000, scales +0x4800",
+        "quantize_mx channels=64 in_dtype=fp16 out_dtype=fp8_e4m3 \\",
+        "    src=t3d(sbuf(0, 0x2000), step=[1, 0, 0], num=[256, 1, 1]) \\",
+        "    dst=mx1d(data=sbuf(0, 0x4000), scale=sbuf(0, 0x4800), num=64) \\",
+        "    wait=ge(sem1, 1) update=inc(sem2)",
+        "# PSUM evacuation: FP32 results -> BF16 +0x5000 (RNE)",
+        "tensor_copy channels=64 in_dtype=fp32 out_dtype=bf16 \\",
+        "    src=t3d(psum(0, 0x0), step=[1, 0, 0], num=[128, 1, 1]) \\",
+        "    dst=t3d(sbuf(0, 0x5000), step=[1, 0, 0], num=[128, 1, 1]) wait=ge(sem5, 1) "
+        "update=inc(sem6)",
+        "",
+        ".engine pe",
+        "ldweights_mx in_dtype=fp8_e4m3 rows=64 cols=64 \\",
+        "    src=mx1d(data=sbuf(0, 0x4000), scale=sbuf(0, 0x4800), num=64) wait=ge(sem2, 2)",
+        "matmul_mx in_dtype=fp8_e4m3 rows=64 \\",
+        "    src=mx1d(data=sbuf(0, 0x3000), scale=sbuf(0, 0x3800), num=128) \\",
+        "    dst=t3d(psum(0, 0x0), step=[1, 0, 0], num=[128, 1, 1]) update=inc(sem5)",
+        "",
+        "# The result out, two queues",
+        ".engine dma4",
+        "dma_copy rows=32 row_bytes=%d src=sbuf(0, 0x5000) dst=hbm(0x%x, stride=%d) "
+        "wait=ge(sem6, 1)" % (ob, O, ob),
+        ".engine dma5",
+        "dma_copy rows=32 row_bytes=%d src=sbuf(32, 0x5000) dst=hbm(0x%x, stride=%d) "
+        "wait=ge(sem6, 1)" % (ob, O + 32 * ob, ob),
+    ]
+    text = header("mariana", title).replace(
+        "Fields of each .raw word are listed above it.",
+        "Program text in the mnemonic syntax of docs/ASM.md.") + "\n".join(lines) + "\n"
+    files = {"activations.npy": x16, "weights_mxfp4.npy": wq, "expected.npy": out}
+    args = ["program.tpb", "--load hbm:0x%x=activations.npy" % X,
+            "--load hbm:0x%x=weights_mxfp4.npy" % W,
+            "--dump hbm:0x%x:%dx%d:bf16=out.npy" % (O, M, N)]
+    q = [0, 0, 0, 0]
+    for part in range(K):  # DMA in (activations, weights), POOL, DVE x2, tensor_copy
+        q[part // 32] += xb + wb + 512 + 512 + 256 + ob
+    for b in range(K // 8):
+        q[(32 * (b // 4) + b % 4) // 32] += N + M
+    expect = {"exit": 0, "stderr": [], "retired": 12, "pool_retired": 1,
+              "pool_bytes_read": 4 * 80 * K, "pool_bytes_written": 4 * 128 * K,
+              "sbuf_quadrant_bytes_written": q}
+    readme = (
+        "# HBM -> DMA -> POOL -> DVE -> PE -> DVE -> DMA -> HBM (MARIANA)\n\n"
+        "The `pipeline` workload as a kernel runs it: its inputs start in HBM (`--load hbm:`), "
+        "four DMA queues (dma0..dma3) bring the BF16 activations and the MXFP4 weights into "
+        "SBUF, POOL dequantizes the weights, the DVE quantizes both to MXFP8, the PE multiplies "
+        "into PSUM, the DVE evacuates PSUM with `tensor_copy` (FP32 -> BF16, RNE) and two more "
+        "DMA queues (dma4, dma5) write the result back to HBM, dumped as BF16 bits "
+        "(`--dump hbm:`, `out.npy`, 64 x 128 u16). Every step waits on the semaphore the step "
+        "before it sets.\n\n"
+        "`expected.npy` is computed by `scripts/gen_workloads.py` (`hbm_pipeline`), not from "
+        "the model: the `pipeline` workload's reference PSUM (format definitions, k-ascending "
+        "FP32 accumulation) rounded to BF16 by integer round-to-nearest-even on the FP32 "
+        "bits.\n\n"
+        "The DMA time is the convention of SPEC §10: 1.3 us from the semaphore to the start "
+        "of each descriptor, then bytes / min(38.4 GB/s, the queue's share of the HBM).\n")
+    return (text, None), files, args, expect, readme
+
+
 def invalid():
     # FP6 with group 8 (counts in the 8:5 ratio): fails has_valid_dequant_fmt_group_size.
     i = Dequant(4, 8, 1, T3(0, 0, [1], [5]), T3(0, 0x100, [1], [8]))
@@ -825,6 +943,11 @@ def generate(root):
     listing.append(("pipeline", "POOL dequant -> DVE QuantizeMX (activations and weights) -> "
                                 "PE ldweights_mx / matmul_mx, PSUM dumped as FP32 (mariana); "
                                 "make demo"))
+    text, files, args, expect, readme = hbm_pipeline()
+    write_dir(root, "hbm_pipeline", text, files, args, expect, readme=readme)
+    listing.append(("hbm_pipeline", "HBM -> DMA (dma0..dma3) -> POOL -> DVE QuantizeMX -> PE -> "
+                                    "DVE tensor_copy PSUM -> BF16 -> DMA (dma4, dma5) -> HBM, "
+                                    "dumped with --dump hbm: (mariana); make demo"))
     for name, fn, desc in (
             ("two_stream", lambda: two_stream(np.random.default_rng(11)),
              "three POOL dequants ordered by semaphore waits/updates; inst 1 reads inst 0's "

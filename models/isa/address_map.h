@@ -71,6 +71,8 @@ inline constexpr std::uint64_t hbm_addr(std::uint64_t offset) { return kHbmBase 
 //   +0x000000  semaphores: 64 x u32
 //   +0x001000  engine registers: engine e at +0x1000 + e*0x100, 32 x u32
 //   +0x100000  instruction queues: engine e at +0x100000 + e*kQueueBytes
+//              (the compute engines 0..3, then the DMA queues 4..19, up to
+//              +0x1500000)
 inline constexpr std::uint32_t kSemaphoreBase = region_base(Region::Control) + 0x000000;
 inline constexpr std::uint32_t kEngineRegBase = region_base(Region::Control) + 0x001000;
 inline constexpr std::uint32_t kEngineRegStride = 0x100;
@@ -121,11 +123,17 @@ constexpr unsigned dma_queue_index(Engine e) {  // e is a DMA queue
 constexpr Engine dma_queue(unsigned q) {  // q < kNumDmaQueues
   return static_cast<Engine>(static_cast<unsigned>(Engine::Dma0) + q);
 }
+// Every engine with an instruction queue in the core: the compute engines,
+// then the DMA queues (Engine order; queue e at kQueueBase + e * kQueueBytes).
+inline constexpr unsigned kNumQueues = kNumEngines + kNumDmaQueues;
 constexpr const char* engine_name(Engine e) {
   if (static_cast<unsigned>(e) < kNumEngines) return kEngineNames[static_cast<unsigned>(e)];
   return is_dma_queue(e) ? kDmaQueueNames[dma_queue_index(e)] : "";
 }
 std::optional<Engine> parse_engine(const char* s);  // case-insensitive
+// A compute engine or a DMA queue (`.engine`, --trace-engines): pool .. sfu,
+// dma0 .. dma15, case-insensitive.
+std::optional<Engine> parse_queue(const char* s);
 
 // The memories of one core. Their names, from the one memory-name table
 // below, name the address-map rows (core_memory_map), the per-memory stats

@@ -5,6 +5,7 @@
 #include <array>
 #include <cctype>
 #include <functional>
+#include <limits>
 #include <string>
 
 #include "models/isa/address_map.h"
@@ -420,6 +421,53 @@ void put_list(Lexer& lx, const Val& v, const std::string& what, std::size_t n,
   for (std::size_t i = 0; i < n; ++i) each(i, v.args[i]);
 }
 
+// A DMA descriptor endpoint (16 bytes, SPEC §10, docs/ASM.md "dma_copy"):
+//   hbm(OFFSET[, stride=S])  kind 0, a u64 byte offset in the core's HBM
+//   sbuf(P, OFF)             kind 1, row 0 in partition P at OFF, stride 0
+//   end(kind=K, addr_lo=L, addr_hi=H, stride=S, reserved=[a, b, c])  any bytes
+void put_dma_end(Builder& b, const Val& v, const FieldSpec& f, int key) {
+  Lexer& lx = b.lx();
+  const std::string what = std::string("field '") + f.name + "'";
+  std::uint64_t addr = 0;
+  std::uint32_t stride = 0;
+  std::uint8_t kind = 0;
+  std::array<std::uint8_t, 3> reserved{};
+  if (v.kind == Val::Call && v.name == "hbm") {
+    check_args(lx, v, 1, {"stride"});
+    if (v.args.size() != 1) lx.fail(v.at, "hbm(OFFSET, stride=S) needs the HBM byte offset");
+    addr = static_cast<std::uint64_t>(want_range(lx, v.args[0], what + " hbm offset", 0,
+                                                 std::numeric_limits<std::int64_t>::max(), "u64"));
+    if (const Val* s = find_named(v, "stride")) stride = want_u(lx, *s, what + " stride", 4);
+    kind = static_cast<std::uint8_t>(DmaEndpointKind::Hbm);
+  } else if (v.kind == Val::Call && v.name == "sbuf") {
+    addr = want_plain_addr(lx, v, what);
+    kind = static_cast<std::uint8_t>(DmaEndpointKind::Sbuf);
+  } else if (v.kind == Val::Call && v.name == "end") {
+    check_args(lx, v, 0, {"kind", "addr_lo", "addr_hi", "stride", "reserved"});
+    if (const Val* s = find_named(v, "kind"))
+      kind = static_cast<std::uint8_t>(want_u(lx, *s, what + " kind", 1));
+    if (const Val* s = find_named(v, "addr_lo")) addr = want_u(lx, *s, what + " addr_lo", 4);
+    if (const Val* s = find_named(v, "addr_hi"))
+      addr |= std::uint64_t{want_u(lx, *s, what + " addr_hi", 4)} << 32;
+    if (const Val* s = find_named(v, "stride")) stride = want_u(lx, *s, what + " stride", 4);
+    if (const Val* s = find_named(v, "reserved"))
+      put_list(lx, *s, what + " reserved", 3, [&](std::size_t i, const Val& e) {
+        reserved[i] = static_cast<std::uint8_t>(want_u(lx, e, what + " reserved", 1));
+      });
+  } else {
+    const std::string found =
+        v.kind == Val::Call ? "'" + v.name + "(...)'" : std::string(kind_name(v));
+    lx.fail(v.at, what +
+                      " is a DMA endpoint: expected hbm(OFFSET, stride=S), sbuf(P, OFF) or "
+                      "end(kind=.., addr_lo=.., addr_hi=.., stride=.., reserved=[..]), found " +
+                      found);
+  }
+  b.put(f.off, 8, addr, key, v.at);
+  b.put(f.off + 8u, 4, stride, key, v.at);
+  b.put_byte(f.off + 12u, kind, key, v.at);
+  for (unsigned i = 0; i < 3; ++i) b.put_byte(f.off + 13u + i, reserved[i], key, v.at);
+}
+
 void put_field(Builder& b, const FieldSpec& f, const Val& v, int key) {
   Lexer& lx = b.lx();
   const std::string what = std::string("field '") + f.name + "'";
@@ -449,6 +497,12 @@ void put_field(Builder& b, const FieldSpec& f, const Val& v, int key) {
     case FK::Mem3D:
     case FK::Mem1D:
       put_pattern(b, v, f, key);
+      return;
+    case FK::DmaEnd:
+      put_dma_end(b, v, f, key);
+      return;
+    case FK::DmaOp:
+      b.put(f.off, 1, want_enum(lx, v, what, dma_rmw_op_names(), "dst_rmw_op"), key, v.at);
       return;
     case FK::Wait: {
       // wait=none | eq(semN, V) | ge(semN, V)  (SPEC §2 wait_mode 0/1/2)

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "models/isa/address_map.h"
 #include "models/isa/asm.h"
 #include "models/isa/asm_fields.h"
@@ -83,6 +85,24 @@ std::string fmt_pattern(const RawInst& r, const FieldSpec& f) {
          std::to_string(get_le(r, o + 14, 2)) + "])";
 }
 
+// A DMA endpoint in the shortest form that encodes its 16 bytes exactly.
+std::string fmt_dma_end(const RawInst& r, const FieldSpec& f) {
+  const unsigned o = f.off;
+  const std::uint64_t addr = get_le(r, o, 4) | std::uint64_t{get_le(r, o + 4, 4)} << 32;
+  const std::uint32_t stride = get_le(r, o + 8, 4);
+  const std::uint8_t kind = r[o + 12];
+  const bool clean = r[o + 13] == 0 && r[o + 14] == 0 && r[o + 15] == 0;
+  if (clean && kind == static_cast<std::uint8_t>(DmaEndpointKind::Hbm) &&
+      addr <= static_cast<std::uint64_t>(INT64_MAX))
+    return fmt::format("hbm(0x{:x}{})", addr, stride ? fmt::format(", stride={}", stride) : "");
+  if (clean && kind == static_cast<std::uint8_t>(DmaEndpointKind::Sbuf) && stride == 0 &&
+      addr < kRegionSize)
+    return fmt_plain_addr(static_cast<std::uint32_t>(addr));
+  return fmt::format(
+      "end(kind={}, addr_lo=0x{:x}, addr_hi=0x{:x}, stride={}, reserved=[{}, {}, {}])", kind,
+      addr & 0xFFFFFFFFu, addr >> 32, stride, hex(r[o + 13]), hex(r[o + 14]), hex(r[o + 15]));
+}
+
 std::string fmt_field(const RawInst& r, const FieldSpec& f) {
   // Scalar fields are at most 4 bytes; byte runs and patterns print their bytes.
   const std::uint32_t v = f.len <= 4 ? get_le(r, f.off, f.len) : 0;
@@ -107,13 +127,20 @@ std::string fmt_field(const RawInst& r, const FieldSpec& f) {
     case FK::Mem3D:
     case FK::Mem1D:
       return fmt_pattern(r, f);
+    case FK::DmaEnd:
+      return fmt_dma_end(r, f);
+    case FK::DmaOp: {
+      const auto n = dma_rmw_op_names().name(static_cast<std::uint8_t>(v));
+      return n.empty() ? std::to_string(v) : std::string(n);
+    }
     default:
       return std::to_string(v);
   }
 }
 
 bool field_is_default(const RawInst& r, const FieldSpec& f) {
-  if (f.required || f.kind == FK::Mem3D || f.kind == FK::Mem1D) return false;
+  if (f.required || f.kind == FK::Mem3D || f.kind == FK::Mem1D || f.kind == FK::DmaEnd)
+    return false;
   if (f.kind == FK::Bytes) {
     for (unsigned i = 0; i < f.len; ++i)
       if (r[f.off + i]) return false;
@@ -221,7 +248,7 @@ std::string disassemble(const Program& p) {
     out += ".reg " + std::string(engine_name(r.engine)) + " r" + std::to_string(r.reg) + " = " +
            buf + "\n";
   }
-  for (unsigned e = 0; e < kNumEngines; ++e) {
+  for (unsigned e = 0; e < kNumQueues; ++e) {
     if (p.queues[e].empty()) continue;
     out += ".engine " + std::string(engine_name(static_cast<Engine>(e))) + "\n";
     for (const auto& inst : p.queues[e]) out += disassemble_inst(inst.raw) + "\n";

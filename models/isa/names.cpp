@@ -97,6 +97,19 @@ constexpr EnumName kEngines[] = {
     {kEngineNames[0], 0}, {kEngineNames[1], 1}, {kEngineNames[2], 2}, {kEngineNames[3], 3}};
 static_assert(std::size(kEngines) == kNumEngines);
 
+constexpr EnumName kDmaRmwOps[] = {{"none", 0}, {"add", 1}};
+
+constexpr EnumName kQueues[] = {
+    {kEngineNames[0], 0},     {kEngineNames[1], 1},     {kEngineNames[2], 2},
+    {kEngineNames[3], 3},     {kDmaQueueNames[0], 4},   {kDmaQueueNames[1], 5},
+    {kDmaQueueNames[2], 6},   {kDmaQueueNames[3], 7},   {kDmaQueueNames[4], 8},
+    {kDmaQueueNames[5], 9},   {kDmaQueueNames[6], 10},  {kDmaQueueNames[7], 11},
+    {kDmaQueueNames[8], 12},  {kDmaQueueNames[9], 13},  {kDmaQueueNames[10], 14},
+    {kDmaQueueNames[11], 15}, {kDmaQueueNames[12], 16}, {kDmaQueueNames[13], 17},
+    {kDmaQueueNames[14], 18}, {kDmaQueueNames[15], 19}};
+static_assert(std::size(kQueues) == kNumQueues);
+static_assert(static_cast<unsigned>(Engine::Dma15) == kNumQueues - 1);
+
 constexpr EnumName kWaitModes[] = {{"eq", kWaitEq}, {"ge", kWaitGe}};
 constexpr EnumName kUpdateModes[] = {{"inc", kUpdateInc}, {"dec", kUpdateDec}, {"set", kUpdateSet}};
 
@@ -157,6 +170,14 @@ const NameTable& engine_names() {
   static const NameTable t(kEngines);
   return t;
 }
+const NameTable& dma_rmw_op_names() {
+  static const NameTable t(kDmaRmwOps);
+  return t;
+}
+const NameTable& queue_names() {
+  static const NameTable t(kQueues);
+  return t;
+}
 const NameTable& wait_mode_names() {
   static const NameTable t(kWaitModes);
   return t;
@@ -210,6 +231,12 @@ const char* dequant_fmt_name(DequantFmt f) {
 std::optional<Engine> parse_engine(const char* s) {
   if (s == nullptr) return std::nullopt;
   const auto v = engine_names().parse(s);
+  return v ? std::optional<Engine>(static_cast<Engine>(*v)) : std::nullopt;
+}
+
+std::optional<Engine> parse_queue(const char* s) {
+  if (s == nullptr) return std::nullopt;
+  const auto v = queue_names().parse(s);
   return v ? std::optional<Engine>(static_cast<Engine>(*v)) : std::nullopt;
 }
 

@@ -92,6 +92,10 @@ std::string arch_list(std::string_view sep = ", ");
 
 // Engines (SPEC §9 `.engine`): kEngineNames (address_map.h) as a table.
 const NameTable& engine_names();
+// DMA descriptor dst_rmw_op (SPEC §10): 0 "none", 1 "add".
+const NameTable& dma_rmw_op_names();
+// Every instruction queue (`.engine`): the engines, then dma0 .. dma15.
+const NameTable& queue_names();
 
 // EVENTS (SPEC §2): wait_mode 1 "eq", 2 "ge"; update_mode 1 "inc", 2 "dec",
 // 3 "set" (the `wait=` / `update=` spellings of the syntax, TQUANT blocks

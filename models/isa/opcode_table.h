@@ -64,11 +64,13 @@ enum class AsmFieldKind : std::uint8_t {
   Dtype,
   DqFmt,
   Perf,
-  Grp,    // a 32-row/column group mask, printed in hex; row_grp's default derives
-          // from num_active_rows (one bit per started group of 32), col_grp's is 0xf
-  Bytes,  // reserved bytes, a list of byte values
-  Mem3D,  // MEM_PATTERN3D union: t3d(...) / mx(...) / i(...)
-  Mem1D,  // MXMEM_PATTERN1D union: mx1d(...) / i(...)
+  Grp,     // a 32-row/column group mask, printed in hex; row_grp's default derives
+           // from num_active_rows (one bit per started group of 32), col_grp's is 0xf
+  Bytes,   // reserved bytes, a list of byte values
+  Mem3D,   // MEM_PATTERN3D union: t3d(...) / mx(...) / i(...)
+  Mem1D,   // MXMEM_PATTERN1D union: mx1d(...) / i(...)
+  DmaEnd,  // DMA descriptor endpoint (16 bytes, u64 HBM offsets): hbm(...) / sbuf(...) / end(...)
+  DmaOp,   // DMA dst_rmw_op: none / add
   Wait,
   Update,
   Hidden  // settable, printed by a dedicated printer (header, events)

@@ -39,7 +39,7 @@ struct RegInit {
 struct Program {
   std::string path;
   std::optional<Arch> arch;  // from `.arch`
-  std::array<std::vector<ProgramInst>, kNumEngines> queues;
+  std::array<std::vector<ProgramInst>, kNumQueues> queues;
   std::vector<RegInit> regs;
   std::size_t size() const;  // instructions over all engines
 };
@@ -95,8 +95,8 @@ void stream_program(const std::string& path, ProgramSink& sink);
 // of its opcode (home_engine()). Throws std::runtime_error on a size error.
 Program parse_binary(const std::vector<std::uint8_t>& bytes, const std::string& path);
 // The queue binary word `word` of `path` goes to: its opcode's home engine,
-// when the core has a sequencer for it; std::runtime_error naming the word
-// otherwise (a DMA descriptor's home, a DMA queue, takes no program words).
+// when the core has a queue for it (a DMA descriptor's home is dma0: a binary
+// names no queue); std::runtime_error naming the word otherwise.
 Engine binary_queue(const RawInst& raw, const std::string& path, std::uint64_t word);
 // Reads a file: binary when it is not valid UTF-8 text or ends in .bin, else text.
 // Throws std::runtime_error (I/O, a file past kMaxProgramFileBytes) or

@@ -43,7 +43,7 @@ class CheckingSink : public ProgramSink {
  private:
   Arch arch_;
   OnCheck on_check_;
-  std::uint64_t index_[kNumEngines] = {};
+  std::uint64_t index_[kNumQueues] = {};
   std::uint64_t words_ = 0, invalid_ = 0;
 };
 

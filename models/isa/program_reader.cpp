@@ -187,10 +187,24 @@ class LineReader {
   int line_no_ = 0;
 };
 
+// `.engine NAME`: a compute engine or a DMA queue.
+Engine want_queue(Lexer& lx, const Tok& t) {
+  const char* names = "pool, dve, pe, sfu, dma0 .. dma15";
+  if (t.kind == Tok::Ident) {
+    if (auto e = parse_queue(t.text.c_str())) return *e;
+    lx.fail(t.at, "unknown engine '" + t.text + "' (" + names + ")");
+  }
+  lx.fail(t.at, std::string("expected an engine name (") + names + "), found " + lx.describe(t));
+}
+
+// `.reg ENGINE`: the engines with registers (a DMA queue has none).
 Engine want_engine(Lexer& lx, const Tok& t) {
   const std::string names = engine_names().list();  // "pool, dve, pe, sfu"
   if (t.kind == Tok::Ident) {
     if (auto e = parse_engine(t.text.c_str())) return *e;
+    if (parse_queue(t.text.c_str()))
+      lx.fail(t.at, "engine '" + t.text + "' is a DMA queue, which has no registers (" + names +
+                        " have)");
     lx.fail(t.at, "unknown engine '" + t.text + "' (" + names + ")");
   }
   lx.fail(t.at, "expected an engine name (" + names + "), found " + lx.describe(t));
@@ -206,7 +220,7 @@ void expect_end(Lexer& lx, const char* what) {
 
 Engine binary_queue(const RawInst& raw, const std::string& path, std::uint64_t word) {
   const Engine e = home_engine(raw[0]);
-  if (static_cast<unsigned>(e) >= kNumEngines)
+  if (static_cast<unsigned>(e) >= kNumQueues)
     throw std::runtime_error(fmt::format(
         "{}: word {}: opcode 0x{:02x} ({}) runs on {}, which has no instruction queue in this core",
         printable(path), word, raw[0], opcode_mnemonic(raw[0]), engine_name(e)));
@@ -269,7 +283,7 @@ void parse_program_stream(std::istream& in, const std::string& path, ProgramSink
       std::copy(bytes.begin(), bytes.end(), raw.begin());
       sink.inst(engine, raw, lx.loc(b));
     } else if (dir == ".engine") {
-      engine = want_engine(lx, lx.next());
+      engine = want_queue(lx, lx.next());
       expect_end(lx, ".engine NAME");
     } else if (dir == ".arch") {
       const Tok t = lx.next();

@@ -91,7 +91,7 @@ class SpooledProgram : public ProgramSink {
   std::string path_;
   std::optional<Arch> arch_;
   std::vector<RegInit> regs_;
-  std::array<std::unique_ptr<Spool>, kNumEngines> spools_;
+  std::array<std::unique_ptr<Spool>, kNumQueues> spools_;
 };
 
 }  // namespace tpb::isa

@@ -111,9 +111,16 @@ struct TimingConfig {
     std::uint32_t latency_ns = 1300;     // semaphore-to-start, per descriptor
   } dma;
 
-  std::uint32_t clock(isa::Engine e) const { return clock_mhz[static_cast<unsigned>(e)]; }
+  // A DMA queue counts its cycles (stats, stalls) at the memory clock and
+  // has no per-instruction overhead: its descriptor's time is the "dma"
+  // latency and transfer (docs/CONVENTIONS.md).
+  std::uint32_t clock(isa::Engine e) const {
+    const auto i = static_cast<unsigned>(e);
+    return i < isa::kNumEngines ? clock_mhz[i] : memory_clock_mhz;
+  }
   std::uint32_t overhead(isa::Engine e) const {
-    return instruction_overhead_cycles[static_cast<unsigned>(e)];
+    const auto i = static_cast<unsigned>(e);
+    return i < isa::kNumEngines ? instruction_overhead_cycles[i] : 0;
   }
   // Bytes of each partition the POOL moves per cycle (at least 1).
   std::uint32_t pool_bytes_per_partition_cycle() const;

@@ -14,8 +14,8 @@ namespace tpb::platform {
 
 namespace {
 
-constexpr isa::Engine kEngines[isa::kNumEngines] = {isa::Engine::Pool, isa::Engine::Dve,
-                                                    isa::Engine::Pe, isa::Engine::Sfu};
+// Engine i of the core's sequencers (compute engines, then the DMA queues).
+constexpr isa::Engine engine_at(std::size_t i) { return static_cast<isa::Engine>(i); }
 
 static_assert(TpbCore::kNumMems == isa::kNumDataMemories);
 const char* mem_name(unsigned m) { return isa::memory_name(static_cast<isa::CoreMemory>(m)); }
@@ -28,9 +28,10 @@ sc::SequencerConfig sequencer_config(const CoreConfig& cfg, const fw::BundleCost
   s.arch = cfg.arch;
   s.timing = &cfg.timing;
   s.costs = &costs;
+  if (i >= isa::kNumEngines) return s;  // a DMA queue: no kernel_info
   const std::vector<std::uint8_t>& table = cfg.kernel_info[i];
   s.table =
-      table.empty() ? sc::default_kernel_info(kEngines[i], cfg.arch) : sc::KernelInfoTable(table);
+      table.empty() ? sc::default_kernel_info(engine_at(i), cfg.arch) : sc::KernelInfoTable(table);
   return s;
 }
 
@@ -85,6 +86,9 @@ void TpbCore::validate(const CoreConfig& cfg) {
                                             t.fetch.ring_words, ring_cap));
   for (unsigned i = 0; i < isa::kNumEngines; ++i)
     if (!cfg.kernel_info[i].empty()) sc::KernelInfoTable{cfg.kernel_info[i]};
+  if (t.hbm.bytes == 0 || t.hbm.bytes > isa::kHbmWindow)
+    throw std::invalid_argument(fmt::format("hbm.bytes {} is not in [1, 2^40]", t.hbm.bytes));
+  if (t.hbm.mbytes_per_s == 0) throw std::invalid_argument("hbm.mbytes_per_s must not be 0");
 }
 
 TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
@@ -96,6 +100,7 @@ TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
       psum("psum", isa::kNumPartitions, cfg_.timing.psum_bytes_per_partition,
            sc::mem_timing(cfg_.timing, cfg_.timing.psum)),
       router_("router"),
+      hbm("hbm", cfg_.timing.hbm.bytes, sc::hbm_timing(cfg_.timing)),
       sems_("sem", sc::mem_timing(cfg_.timing, cfg_.timing.control)),
       regs_("regs", sc::mem_timing(cfg_.timing, cfg_.timing.control)),
       queues("queue"),
@@ -109,22 +114,24 @@ TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
     return new sc::PartitionedMemory(nm, isa::kPartitionsPerQuadrant, t.sbuf_bytes_per_partition,
                                      sc::mem_timing(t, t.sbuf));
   });
-  queues.init(isa::kNumEngines, [&](const char*, std::size_t i) {
-    return new sc::InstructionQueue((std::string("queue_") + isa::engine_name(kEngines[i])).c_str(),
-                                    isa::kQueueBytes, sc::mem_timing(t, t.queue));
+  queues.init(isa::kNumQueues, [&](const char*, std::size_t i) {
+    return new sc::InstructionQueue(
+        (std::string("queue_") + isa::engine_name(engine_at(i))).c_str(), isa::kQueueBytes,
+        sc::mem_timing(t, t.queue));
   });
-  seqs_.init(isa::kNumEngines, [&](const char*, std::size_t i) {
+  seqs_.init(isa::kNumQueues, [&](const char*, std::size_t i) {
     sc::SequencerEnv env;
     env.kernels = &fw::builtin_kernels();
     env.sems = &sems_;
     env.regs = &regs_;
     env.queue = &queues[i];
     env.control = &control_;
-    return new sc::Sequencer(isa::engine_name(kEngines[i]), kEngines[i], env,
+    env.hbm = &hbm.bandwidth;
+    return new sc::Sequencer(isa::engine_name(engine_at(i)), engine_at(i), env,
                              sequencer_config(cfg_, costs_, static_cast<unsigned>(i)));
   });
-  for (unsigned i = 0; i < isa::kNumEngines; ++i) {
-    stats_.push_back(std::make_unique<sc::EngineStatsCollector>(kEngines[i], fw::builtin_kernels(),
+  for (unsigned i = 0; i < isa::kNumQueues; ++i) {
+    stats_.push_back(std::make_unique<sc::EngineStatsCollector>(engine_at(i), fw::builtin_kernels(),
                                                                 seqs_[i].port, control_));
     hooks_.push_back(std::make_unique<EngineHook>(*this));
   }
@@ -133,6 +140,10 @@ TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
   std::array<sc::PartitionedMemory*, 4> sb{&sbuf[0], &sbuf[1], &sbuf[2], &sbuf[3]};
   std::array<sc::InstructionQueue*, 4> qs{&queues[0], &queues[1], &queues[2], &queues[3]};
   sc::map_core_memories(router_, sb, psum, sems_, regs_, qs);
+  std::array<sc::InstructionQueue*, isa::kNumDmaQueues> dq{};
+  for (unsigned q = 0; q < isa::kNumDmaQueues; ++q) dq[q] = &queues[isa::kNumEngines + q];
+  sc::map_dma_queues(router_, dq);
+  sc::map_hbm(router_, hbm);
   // Region 2: the SFU tile file, which the SFU engine owns (SPEC §2, §6).
   tile_file_ = &tile_file();
   tiles = std::make_unique<sc::TileFileTarget>("tiles", *tile_file_, sc::mem_timing(t, t.control));
@@ -167,7 +178,8 @@ void TpbCore::apply_config() {
   sems_.reset(sc::mem_timing(t, t.control));
   regs_.reset(sc::mem_timing(t, t.control));
   for (auto& q : queues) q.reset(sc::mem_timing(t, t.queue));
-  for (unsigned i = 0; i < isa::kNumEngines; ++i) {
+  hbm.reset(t.hbm.bytes, sc::hbm_timing(t));
+  for (unsigned i = 0; i < isa::kNumQueues; ++i) {
     seqs_[i].configure(sequencer_config(cfg_, costs_, i));
     seqs_[i].engine_state().clear();
   }
@@ -178,7 +190,8 @@ void TpbCore::apply_config() {
   tlm::tlm_global_quantum::instance().set(
       sc_core::sc_time(static_cast<double>(t.quantum_ns), sc_core::SC_NS));
   last_ = RunResult{};
-  for (unsigned i = 0; i < isa::kNumEngines; ++i) stats_[i]->reset(cfg_.timing);
+  for (unsigned i = 0; i < isa::kNumQueues; ++i) stats_[i]->reset(cfg_.timing);
+  active_.fill(false);
 }
 
 void TpbCore::reset(CoreConfig cfg) {
@@ -191,16 +204,16 @@ void TpbCore::reset(CoreConfig cfg) {
 }
 
 void TpbCore::load_program(const isa::Program& p) {
-  for (unsigned e = 0; e < isa::kNumEngines; ++e) {
+  for (unsigned e = 0; e < isa::kNumQueues; ++e) {
     std::vector<isa::RawInst> words;
     for (const isa::ProgramInst& pi : p.queues[e]) words.push_back(pi.raw);
-    load_queue(kEngines[e], words);
+    load_queue(engine_at(e), words);
   }
   for (const isa::RegInit& r : p.regs) set_reg(r.engine, r.reg, r.value);
 }
 
 void TpbCore::load_program(isa::SpooledProgram& p) {
-  for (unsigned e = 0; e < isa::kNumEngines; ++e) load_queue(kEngines[e], p.source(kEngines[e]));
+  for (unsigned e = 0; e < isa::kNumQueues; ++e) load_queue(engine_at(e), p.source(engine_at(e)));
   for (const isa::RegInit& r : p.regs()) set_reg(r.engine, r.reg, r.value);
 }
 
@@ -232,6 +245,12 @@ void TpbCore::backdoor(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* d
   // SBUF / PSUM: one partition at most (SPEC §2); a load or dump that would
   // run past the partition's end is refused, never spilled into the next.
   const bool partitioned = addr < (std::uint64_t{1} << 26);
+  // HBM: inside its capacity, checked whole before a byte moves.
+  if (addr >= isa::kHbmBase && len > 0 && !hbm.in_range(addr - isa::kHbmBase, len))
+    throw std::runtime_error(
+        fmt::format("{} of {} bytes at HBM offset 0x{:x} runs past the HBM capacity of {} bytes",
+                    cmd == tlm::TLM_WRITE_COMMAND ? "load" : "dump", len, addr - isa::kHbmBase,
+                    hbm.capacity()));
   if (partitioned && len > 0) {
     const std::uint64_t slot_end = (addr | (isa::kPartitionSlot - 1)) + 1;
     if (len > slot_end - addr)
@@ -374,16 +393,20 @@ void TpbCore::start(const RunSetup& setup) {
   // No event can still be recorded before the global time.
   rec.set_watermark([this] { return now_ps(); });
   tracers_.clear();
+  tracers_.resize(isa::kNumQueues);
   core_tracer_.reset();
   const bool tracing = setup.trace.signals || setup.trace.slices;
-  for (unsigned i = 0; i < isa::kNumEngines; ++i) {
+  for (unsigned i = 0; i < isa::kNumQueues; ++i) {
     sc::Sequencer& s = seqs_[i];
     stats_[i]->reset(cfg_.timing);
+    // A DMA queue the program gives no descriptor appears in no output.
+    active_[i] = i < isa::kNumEngines || queues[i].total() > 0;
+    if (!active_[i]) continue;
     s.add_observer(stats_[i].get());
     if (tracing) {
-      tracers_.push_back(std::make_unique<sc::EngineTracer>(rec, kEngines[i],
-                                                            fw::builtin_kernels().num_bundles()));
-      s.add_observer(tracers_.back().get());
+      tracers_[i] = std::make_unique<sc::EngineTracer>(rec, engine_at(i),
+                                                       fw::builtin_kernels().num_bundles());
+      s.add_observer(tracers_[i].get());
     }
     s.add_observer(hooks_[i].get());
   }
@@ -392,7 +415,7 @@ void TpbCore::start(const RunSetup& setup) {
   retired_ = 0;
   pending_ = {};
   run_start_ps_ = now_ps();
-  control_.start(isa::kNumEngines);
+  control_.start(isa::kNumQueues);
   if (setup.max_sim_ps != 0)
     control_.set_sim_limit(setup.max_sim_ps > UINT64_MAX - run_start_ps_
                                ? UINT64_MAX
@@ -447,9 +470,9 @@ RunResult TpbCore::finish() {
   }
   // The traces end with the run; after a fault, at its time on every engine.
   recorder_->finish(stop_ps);
-  for (unsigned i = 0; i < isa::kNumEngines; ++i) {
+  for (unsigned i = 0; i < isa::kNumQueues; ++i) {
     seqs_[i].remove_observer(stats_[i].get());
-    if (i < tracers_.size()) seqs_[i].remove_observer(tracers_[i].get());
+    if (tracers_[i]) seqs_[i].remove_observer(tracers_[i].get());
     seqs_[i].remove_observer(hooks_[i].get());
   }
   // A program runs once: the queues are empty for the next.
@@ -502,10 +525,22 @@ void TpbCore::on_sim_limit() {
 trace::RunStats TpbCore::stats() const {
   trace::RunStats s;
   s.arch = std::string(isa::arch_name(cfg_.arch));
-  for (const auto& c : stats_) s.engines.push_back(c->stats());
+  bool dma = false;
+  std::uint64_t hbm_rd = 0, hbm_wr = 0;
+  for (unsigned i = 0; i < isa::kNumQueues; ++i) {
+    if (!active_[i] && i >= isa::kNumEngines) continue;
+    s.engines.push_back(stats_[i]->stats());
+    if (i < isa::kNumEngines) continue;
+    dma = true;
+    const auto& c = s.engines.back().counters;
+    if (auto it = c.find("hbm_read_bytes"); it != c.end()) hbm_rd += it->second;
+    if (auto it = c.find("hbm_write_bytes"); it != c.end()) hbm_wr += it->second;
+  }
   std::uint64_t rd[kNumMems], wr[kNumMems];
   memory_bytes(rd, wr);
   for (unsigned m = 0; m < kNumMems; ++m) s.memories.push_back({mem_name(m), rd[m], wr[m]});
+  // The HBM's bytes (moved by the DMA queues), when a DMA queue ran.
+  if (dma) s.memories.push_back({sc::kHbmRouteName, hbm_rd, hbm_wr});
   s.simulated_ps = last_.simulated_ps;
   s.wall_seconds = last_.wall_seconds;
   s.status = status_name(last_.status);

@@ -1,7 +1,7 @@
 // One NeuronCore (SPEC §2, §7, §12): the top module in the style of the
-// Accellera lt example. It owns the four SBUF quadrants, the PSUM, the ONE
+// Accellera lt example. It owns the four SBUF quadrants, the PSUM, the HBM, the ONE
 // address router, the semaphores, the engine registers, the instruction
-// queues and the four engine sequencers, and binds them in its constructor.
+// queues and the sequencers (four engines, 16 DMA queues), and binds them in its constructor.
 //
 // A core runs program after program, as a device does: load a program, run
 // until every queue is drained, read and change memories, load another,
@@ -47,6 +47,7 @@
 #include "models/sc/engine/timing_config.h"
 #include "models/sc/memory/address_router.h"
 #include "models/sc/memory/engine_registers.h"
+#include "models/sc/memory/hbm_memory.h"
 #include "models/sc/memory/instruction_queue.h"
 #include "models/sc/memory/partitioned_memory.h"
 #include "models/sc/memory/semaphore_bank.h"
@@ -224,6 +225,9 @@ class TpbCore : public sc_core::sc_module {
   sc_core::sc_vector<sc::PartitionedMemory> sbuf;  // quadrants q0..q3
   sc::PartitionedMemory psum;
   sc::AddressRouter router_;
+  // The core's device memory at isa::kHbmBase (SPEC §10), the DMA queues'
+  // shared bandwidth in hbm.bandwidth.
+  sc::HbmMemory hbm;
   sc::SemaphoreBank sems_;
   sc::EngineRegisterFile regs_;
   sc_core::sc_vector<sc::InstructionQueue> queues;
@@ -243,7 +247,10 @@ class TpbCore : public sc_core::sc_module {
   std::chrono::steady_clock::time_point wall0_;
   std::uint64_t run_start_ps_ = 0;
   std::vector<std::unique_ptr<sc::EngineStatsCollector>> stats_;
-  std::vector<std::unique_ptr<sc::EngineTracer>> tracers_;
+  std::vector<std::unique_ptr<sc::EngineTracer>> tracers_;  // by engine, null when not traced
+  // Engines of the current (or last) run that appear in its outputs: every
+  // compute engine, and the DMA queues that had descriptors.
+  std::array<bool, isa::kNumQueues> active_{};
   std::vector<std::unique_ptr<EngineHook>> hooks_;
   std::unique_ptr<CoreTracer> core_tracer_;
   std::uint64_t retired_ = 0;

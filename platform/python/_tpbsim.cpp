@@ -168,6 +168,17 @@ class Session {
   void write(const std::string& mem, long long partition, long long offset, const py::buffer& buf,
              std::size_t rows, std::size_t row_bytes) {
     run::Session& s = this->s();
+    if (run::is_hbm(mem)) {  // the array's bytes, row-major, from HBM byte `offset`
+      check_hbm_place(partition, offset);
+      const py::buffer_info bi = buf.request();
+      if (static_cast<std::size_t>(bi.size) * static_cast<std::size_t>(bi.itemsize) !=
+          rows * row_bytes)
+        throw std::logic_error("write: the buffer is not rows x row_bytes");
+      const auto* data = static_cast<const std::uint8_t*>(bi.ptr);
+      py::gil_scoped_release unlocked;
+      run::write_hbm(s, static_cast<std::uint64_t>(offset), data, rows * row_bytes);
+      return;
+    }
     const isa::Region region = run::memory_region(mem);
     check_place(partition, offset);
     const py::buffer_info bi = buf.request();
@@ -184,8 +195,12 @@ class Session {
   py::array read(const std::string& mem, long long partition, long long offset,
                  const std::vector<py::ssize_t>& shape, const std::string& descr) {
     run::Session& s = this->s();
-    const isa::Region region = run::memory_region(mem);
-    check_place(partition, offset);
+    const bool hbm = run::is_hbm(mem);
+    const isa::Region region = hbm ? isa::Region::Sbuf : run::memory_region(mem);
+    if (hbm)
+      check_hbm_place(partition, offset);
+    else
+      check_place(partition, offset);
     const py::dtype dt(descr);
     if (shape.empty() || shape.size() > 2)
       throw std::logic_error("read: the shape is not 1-D or 2-D");
@@ -197,6 +212,16 @@ class Session {
     const std::uint64_t item = static_cast<std::uint64_t>(dt.itemsize());
     const std::size_t row_bytes = static_cast<std::size_t>(
         cols > (std::uint64_t{1} << 40) / item ? std::uint64_t{1} << 40 : cols * item);
+    if (hbm) {
+      const unsigned __int128 total = static_cast<unsigned __int128>(rows) * row_bytes;
+      run::check_hbm(s, static_cast<std::uint64_t>(offset),
+                     total > UINT64_MAX ? UINT64_MAX : static_cast<std::uint64_t>(total));
+      py::array a(dt, shape);
+      auto* out = static_cast<std::uint8_t*>(a.mutable_data());
+      py::gil_scoped_release unlocked;
+      run::read_hbm(s, static_cast<std::uint64_t>(offset), out, rows * row_bytes);
+      return a;
+    }
     run::checked_rows(s, region, static_cast<unsigned>(partition),
                       static_cast<std::uint32_t>(offset), rows, row_bytes);
     py::array a(dt, shape);
@@ -363,6 +388,13 @@ class Session {
       throw run::RangeError(fmt::format("partition {} does not exist (0..127)", partition));
     if (offset < 0 || offset > 0xFFFFFFFFll)
       throw run::RangeError(fmt::format("offset {} is outside every partition", offset));
+  }
+  // HBM has no partitions: partition 0, offset the byte offset.
+  static void check_hbm_place(long long partition, long long offset) {
+    if (partition != 0)
+      throw run::RangeError(
+          fmt::format("hbm has no partitions: partition must be 0, not {}", partition));
+    if (offset < 0) throw run::RangeError(fmt::format("hbm offset {} is negative", offset));
   }
   static unsigned tile_number(long long n) {
     if (n < 0 || n >= static_cast<long long>(fw::sfu::kNumTiles))

@@ -12,8 +12,26 @@ isa::Region memory_region(const std::string& name) {
   if (name == "sbuf") return isa::Region::Sbuf;
   if (name == "psum") return isa::Region::Psum;
   if (name == "hbm")
-    throw InputError("memory 'hbm': this core models no HBM yet (SPEC §10); memories: sbuf, psum");
-  throw InputError(fmt::format("memory '{}' is not one of sbuf, psum", name));
+    throw InputError("memory 'hbm' has no partitions (partition 0, offset = the HBM byte offset)");
+  throw InputError(fmt::format("memory '{}' is not one of sbuf, psum, hbm", name));
+}
+
+void check_hbm(const Session& s, std::uint64_t offset, std::uint64_t bytes) {
+  const std::uint64_t cap = s.config().timing.hbm.bytes;
+  if (offset > cap || bytes > cap - offset)
+    throw RangeError(
+        fmt::format("hbm: {} bytes from offset 0x{:x} run past the HBM capacity of {} bytes", bytes,
+                    offset, cap));
+}
+
+void write_hbm(Session& s, std::uint64_t offset, const std::uint8_t* data, std::size_t bytes) {
+  check_hbm(s, offset, bytes);
+  s.core().load_memory(isa::hbm_addr(offset), data, bytes);
+}
+
+void read_hbm(Session& s, std::uint64_t offset, std::uint8_t* out, std::size_t bytes) {
+  check_hbm(s, offset, bytes);
+  s.core().dump_memory(isa::hbm_addr(offset), out, bytes);
 }
 
 MemSpec checked_rows(const Session& s, isa::Region region, unsigned partition, std::uint32_t offset,

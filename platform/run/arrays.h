@@ -15,10 +15,18 @@
 
 namespace tpb::run {
 
-// A memory by the name the bindings use: "sbuf" or "psum". "hbm" is
-// refused (InputError) until the core models HBM (SPEC §10); any other name
-// is an InputError listing the memories.
+// A partitioned memory by the name the bindings use: "sbuf" or "psum"
+// ("hbm", which has no partitions, goes through write_hbm / read_hbm); any
+// other name is an InputError listing the memories.
 isa::Region memory_region(const std::string& name);
+// Whether `name` is the core's HBM ("hbm", SPEC §10).
+inline bool is_hbm(const std::string& name) { return name == "hbm"; }
+// `bytes` bytes from HBM byte `offset` (row-major, as `--load hbm:OFFSET`):
+// RangeError naming the capacity when they would run past it (nothing
+// written or read then).
+void check_hbm(const Session& s, std::uint64_t offset, std::uint64_t bytes);
+void write_hbm(Session& s, std::uint64_t offset, const std::uint8_t* data, std::size_t bytes);
+void read_hbm(Session& s, std::uint64_t offset, std::uint8_t* out, std::size_t bytes);
 
 // The memory spec of `rows` rows of `row_bytes` at (partition, offset) of
 // `region` ("sbuf:P:OFF" in messages), checked against the partitions of

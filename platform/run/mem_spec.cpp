@@ -30,6 +30,24 @@ std::vector<std::string> split(const std::string& s, char c) {
   }
 }
 
+namespace {
+
+// ROWSxCOLS and DTYPE of a --dump.
+void parse_dump_shape(MemSpec& m, const std::string& shape, const std::string& dtype) {
+  const std::string& spec = m.text;
+  const std::size_t x = shape.find('x');
+  if (x == std::string::npos)
+    throw SpecError(fmt::format("'{}': shape '{}' is not ROWSxCOLS", spec, shape));
+  m.rows = parse_uint(shape.substr(0, x), "rows", spec);
+  m.cols = parse_uint(shape.substr(x + 1), "cols", spec);
+  if (m.rows == 0 || m.cols == 0) throw SpecError(fmt::format("'{}': empty shape", spec));
+  if (!io::parse_dump_dtype(dtype, m.dtype))
+    throw SpecError(
+        fmt::format("'{}': dtype '{}' is not one of u8 u16 u32 i8 f16 f32 bf16", spec, dtype));
+}
+
+}  // namespace
+
 // MEM:PARTITION:OFFSET[:ROWSxCOLS:DTYPE]=FILE
 MemSpec parse_mem_spec(const std::string& spec, bool dump) {
   MemSpec m;
@@ -39,6 +57,16 @@ MemSpec parse_mem_spec(const std::string& spec, bool dump) {
     throw SpecError(fmt::format("'{}': expected ...=FILE.npy", spec));
   m.file = spec.substr(eq + 1);
   const std::vector<std::string> f = split(spec.substr(0, eq), ':');
+  if (!f.empty() && f[0] == "hbm") {
+    if (f.size() != (dump ? 4u : 2u))
+      throw SpecError(
+          fmt::format("'{}': expected {}", spec,
+                      dump ? "hbm:OFFSET:ROWSxCOLS:DTYPE=FILE.npy" : "hbm:OFFSET=FILE.npy"));
+    m.hbm = true;
+    m.hbm_offset = parse_uint(f[1], "HBM offset", spec);
+    if (dump) parse_dump_shape(m, f[2], f[3]);
+    return m;
+  }
   const std::size_t want = dump ? 5 : 3;
   if (f.size() != want)
     throw SpecError(fmt::format("'{}': expected {}", spec,
@@ -58,17 +86,7 @@ MemSpec parse_mem_spec(const std::string& spec, bool dump) {
   if (off >= isa::kPartitionSlot)
     throw SpecError(fmt::format("'{}': offset {} is past the 256 KiB partition slot", spec, off));
   m.offset = static_cast<std::uint32_t>(off);
-  if (dump) {
-    const std::size_t x = f[3].find('x');
-    if (x == std::string::npos)
-      throw SpecError(fmt::format("'{}': shape '{}' is not ROWSxCOLS", spec, f[3]));
-    m.rows = parse_uint(f[3].substr(0, x), "rows", spec);
-    m.cols = parse_uint(f[3].substr(x + 1), "cols", spec);
-    if (m.rows == 0 || m.cols == 0) throw SpecError(fmt::format("'{}': empty shape", spec));
-    if (!io::parse_dump_dtype(f[4], m.dtype))
-      throw SpecError(
-          fmt::format("'{}': dtype '{}' is not one of u8 u16 u32 i8 f16 f32 bf16", spec, f[4]));
-  }
+  if (dump) parse_dump_shape(m, f[3], f[4]);
   return m;
 }
 
@@ -130,6 +148,19 @@ void check_dump_fits(const MemSpec& m, std::uint32_t cap) {
         "'{}': {} columns of {} bytes from offset 0x{:x} run past the end of the partition "
         "({} bytes)",
         m.text, m.cols, item, m.offset, cap));
+}
+
+void check_hbm_fits(const MemSpec& m, std::uint64_t bytes, std::uint64_t capacity) {
+  if (m.hbm_offset > capacity || bytes > capacity - m.hbm_offset)
+    throw SpecError(
+        fmt::format("'{}': {} bytes from HBM offset 0x{:x} run past the HBM capacity of {} bytes",
+                    m.text, bytes, m.hbm_offset, capacity));
+}
+
+std::uint64_t dump_bytes(const MemSpec& m) {
+  const unsigned __int128 b =
+      static_cast<unsigned __int128>(m.rows) * m.cols * io::npy_itemsize(m.dtype);
+  return b > UINT64_MAX ? UINT64_MAX : static_cast<std::uint64_t>(b);
 }
 
 }  // namespace tpb::run

@@ -25,6 +25,10 @@ class SpecError : public std::runtime_error {
 
 struct MemSpec {
   std::string text;
+  // `hbm:OFFSET[:ROWSxCOLS:DTYPE]` (SPEC §10): the array's bytes, row-major,
+  // from byte hbm_offset of the core's HBM (region, partition, offset unused).
+  bool hbm = false;
+  std::uint64_t hbm_offset = 0;
   isa::Region region = isa::Region::Sbuf;
   unsigned partition = 0;
   std::uint32_t offset = 0;
@@ -49,7 +53,9 @@ std::uint64_t parse_uint(const std::string& s, const std::string& what, const st
 std::vector<std::string> split(const std::string& s, char c);
 
 // MEM:PARTITION:OFFSET=FILE (load) or MEM:PARTITION:OFFSET:ROWSxCOLS:DTYPE=FILE
-// (dump); partition <= 127, offset < 256 KiB, rows and cols >= 1.
+// (dump); partition <= 127, offset < 256 KiB, rows and cols >= 1. HBM:
+// hbm:OFFSET=FILE and hbm:OFFSET:ROWSxCOLS:DTYPE=FILE (OFFSET any u64; the
+// capacity is checked by check_hbm_fits).
 MemSpec parse_mem_spec(const std::string& spec, bool dump);
 // Whether a spec names a tile ("tile:" prefix) rather than a memory.
 bool is_tile_spec(const std::string& s);
@@ -67,5 +73,10 @@ void check_row_fits(const MemSpec& m, std::uint64_t row_bytes, std::uint32_t cap
 // A --dump's ROWS x COLS of its DTYPE fit the partitions of `cap` bytes:
 // check_rows and every row inside its partition.
 void check_dump_fits(const MemSpec& m, std::uint32_t cap);
+// `bytes` bytes from m.hbm_offset stay inside an HBM of `capacity` bytes
+// (overflow-safe).
+void check_hbm_fits(const MemSpec& m, std::uint64_t bytes, std::uint64_t capacity);
+// The bytes of an HBM --dump: ROWS x COLS x the DTYPE's size (saturating).
+std::uint64_t dump_bytes(const MemSpec& m);
 
 }  // namespace tpb::run

@@ -33,9 +33,10 @@ TraceLevel parse_trace_level(const std::string& s) {
 std::vector<isa::Engine> parse_trace_engines(const std::string& s) {
   std::vector<isa::Engine> out;
   for (const std::string& name : split(s, ',')) {
-    const auto e = isa::parse_engine(name.c_str());
+    const auto e = isa::parse_queue(name.c_str());
     if (!e)
-      throw InputError(fmt::format("--trace-engines: '{}' is not one of pool dve pe sfu", name));
+      throw InputError(
+          fmt::format("--trace-engines: '{}' is not one of pool dve pe sfu dma0..dma15", name));
     out.push_back(*e);
   }
   return out;

@@ -78,8 +78,11 @@ void prepare(const RunOptions& o, Prepared& p, RunOutcome& out) {
     // Shapes against the partitions, before anything runs.
     for (const MemSpec& m : p.loads) p.load_arrays.push_back(read_load(m, cfg));
     for (const MemSpec& m : req.dumps)
-      check_dump_fits(m, m.region == isa::Region::Sbuf ? cfg.timing.sbuf_bytes_per_partition
-                                                       : cfg.timing.psum_bytes_per_partition);
+      if (m.hbm)
+        check_hbm_fits(m, dump_bytes(m), cfg.timing.hbm.bytes);
+      else
+        check_dump_fits(m, m.region == isa::Region::Sbuf ? cfg.timing.sbuf_bytes_per_partition
+                                                         : cfg.timing.psum_bytes_per_partition);
   } catch (const std::exception& e) {
     throw InputError(e.what());
   }

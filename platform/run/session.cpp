@@ -177,6 +177,10 @@ io::NpyArray read_load(const MemSpec& m, const platform::CoreConfig& cfg) {
   if (a.shape.size() > 2)
     throw SpecError(fmt::format("'{}': {} is a {}-D array; expected 1-D or 2-D", m.text, m.file,
                                 a.shape.size()));
+  if (m.hbm) {
+    check_hbm_fits(m, a.data.size(), cfg.timing.hbm.bytes);
+    return a;
+  }
   const std::size_t rows = a.shape.size() == 2 ? a.shape[0] : 1;
   check_rows(m, rows);
   const std::uint32_t cap = m.region == isa::Region::Sbuf ? cfg.timing.sbuf_bytes_per_partition
@@ -186,6 +190,14 @@ io::NpyArray read_load(const MemSpec& m, const platform::CoreConfig& cfg) {
 }
 
 void load_npy(Session& s, const MemSpec& m, const io::NpyArray& a) {
+  if (m.hbm) {  // checked against the capacity by read_load
+    try {
+      s.core().load_memory(isa::hbm_addr(m.hbm_offset), a.data.data(), a.data.size());
+    } catch (const std::runtime_error& e) {
+      throw SpecError(fmt::format("'{}': {}", m.text, e.what()));
+    }
+    return;
+  }
   const std::size_t rows = a.shape.size() == 2 ? a.shape[0] : 1;
   const std::size_t row_bytes = rows ? a.data.size() / rows : 0;  // checked by read_load
   for (std::size_t r = 0; r < rows; ++r) {
@@ -204,6 +216,15 @@ void dump_npy(Session& s, const MemSpec& m, const std::string& file) {
   a.shape = {m.rows, m.cols};
   const std::size_t row_bytes = m.cols * io::npy_itemsize(m.dtype);
   a.data.resize(m.rows * row_bytes);
+  if (m.hbm) {
+    try {
+      s.core().dump_memory(isa::hbm_addr(m.hbm_offset), a.data.data(), a.data.size());
+    } catch (const std::runtime_error& e) {
+      throw SpecError(fmt::format("'{}': {}", m.text, e.what()));
+    }
+    io::write_npy(file, a);
+    return;
+  }
   for (std::size_t r = 0; r < m.rows; ++r) {
     try {
       s.core().dump_memory(mem_addr(m, r), a.data.data() + r * row_bytes, row_bytes);
@@ -342,7 +363,7 @@ RunReport Session::run(const RunRequest& req) {
   setup.trace.signals = !req.vcd.empty();
   setup.trace.slices = !req.perfetto.empty();
   std::uint64_t count = 0;
-  for (unsigned e = 0; e < isa::kNumEngines; ++e) count += core_->queues[e].total();
+  for (unsigned e = 0; e < isa::kNumQueues; ++e) count += core_->queues[e].total();
   // auto: bundle detail while a program is short; a long one's bundle
   // slices would be about ten times the trace (docs/PERFORMANCE.md).
   setup.trace.bundles = req.trace_level == TraceLevel::Bundle ||
@@ -353,7 +374,7 @@ RunReport Session::run(const RunRequest& req) {
         "{} instructions: tracing instructions, not bundles (--trace-level bundle for those)",
         count));
   if (!req.trace_engines.empty())
-    for (unsigned e = 0; e < isa::kNumEngines; ++e) {
+    for (unsigned e = 0; e < isa::kNumQueues; ++e) {
       bool keep = false;
       for (isa::Engine k : req.trace_engines) keep = keep || static_cast<unsigned>(k) == e;
       if (!keep) setup.trace.hidden_engines.push_back(static_cast<isa::Engine>(e));

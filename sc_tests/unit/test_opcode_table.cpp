@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <set>
 #include <string>
 #include <utility>
@@ -281,19 +282,54 @@ TEST(NameTables, Engines) {
   EXPECT_STREQ(engine_name(static_cast<Engine>(20)), "");
 }
 
-// A binary holds no queue for a DMA descriptor (the core has no DMA
-// queue sequencers): a clear error naming the word, not a crash.
-TEST(OpcodeTable, BinaryDmaDescriptorIsRefusedByName) {
-  std::vector<std::uint8_t> bin(128, 0);
-  bin[64] = 0xd0;
+// A binary names no queue: its DMA descriptors all go to dma0, in file
+// order, the other words to their home engines.
+TEST(OpcodeTable, BinaryDmaDescriptorsGoToDma0) {
+  std::vector<std::uint8_t> bin(192, 0);
+  for (unsigned w : {0u, 2u}) {
+    bin[64 * w] = 0xd0;
+    bin[64 * w + 1] = kInstWordLen;
+    bin[64 * w + 12] = static_cast<std::uint8_t>(w + 1);  // num_rows tells them apart
+  }
+  bin[64] = 0x7b;
   bin[65] = kInstWordLen;
+  const Program p = parse_binary(bin, "p.bin");
+  const auto& q = p.queues[static_cast<unsigned>(Engine::Dma0)];
+  ASSERT_EQ(q.size(), 2u);
+  EXPECT_EQ(q[0].raw[12], 1);
+  EXPECT_EQ(q[1].raw[12], 3);
+  EXPECT_EQ(p.queues[static_cast<unsigned>(Engine::Pool)].size(), 1u);
+  for (unsigned e = static_cast<unsigned>(Engine::Dma1); e < kNumQueues; ++e)
+    EXPECT_TRUE(p.queues[e].empty());
+}
+
+// `.engine` takes every queue (dma0..dma15 too), `.reg` only engines with registers.
+TEST(OpcodeTable, EngineDirectiveNamesEveryQueue) {
+  EXPECT_EQ(parse_queue("dma0"), Engine::Dma0);
+  EXPECT_EQ(parse_queue("DMA15"), Engine::Dma15);
+  EXPECT_EQ(parse_queue("pool"), Engine::Pool);
+  EXPECT_EQ(parse_queue("dma16"), std::nullopt);
+  EXPECT_EQ(parse_engine("dma0"), std::nullopt);  // registers, clocks: compute engines only
+  const Program p = parse_program(
+      ".engine dma12\ndma_copy rows=1 row_bytes=4 src=hbm(0x10000000000) "
+      "dst=sbuf(3, 0x40)\n",
+      "t.tpb");
+  ASSERT_EQ(p.queues[static_cast<unsigned>(Engine::Dma12)].size(), 1u);
+  const RawInst& r = p.queues[static_cast<unsigned>(Engine::Dma12)][0].raw;
+  DmaDescriptor d;
+  std::memcpy(&d, r.data(), sizeof d);
+  EXPECT_EQ(d.num_rows, 1);
+  EXPECT_EQ(d.row_bytes, 4u);
+  EXPECT_EQ(d.src.addr, std::uint64_t{1} << 40);  // a u64 HBM offset
+  EXPECT_EQ(d.src.kind, 0);
+  EXPECT_EQ(d.dst.addr, sbuf_addr(3, 0x40));
+  EXPECT_EQ(d.dst.kind, 1);
   try {
-    parse_binary(bin, "p.bin");
+    parse_program(".reg dma3 r0 = 1\n", "t.tpb");
     FAIL() << "no error";
-  } catch (const std::runtime_error& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "p.bin: word 1: opcode 0xd0 (dma_copy) runs on dma0, which has no instruction "
-              "queue in this core");
+  } catch (const AsmError& e) {
+    EXPECT_NE(e.message().find("DMA queue, which has no registers"), std::string::npos)
+        << e.message();
   }
 }
 

@@ -158,6 +158,45 @@ Sequencer::Sequencer(sc_core::sc_module_name name, isa::Engine engine, Sequencer
 void Sequencer::configure(SequencerConfig cfg) {
   cfg_ = std::move(cfg);
   overhead_time_ = engine_time(*cfg_.timing, engine_, cfg_.timing->overhead(engine_));
+  if (isa::is_dma_queue(engine_))
+    dma_ = std::make_unique<DmaExecutor>(port, env_.hbm, dma_timing(*cfg_.timing));
+}
+
+bool Sequencer::execute_dma() {
+  if (opcode_ != static_cast<std::uint8_t>(isa::Opcode::DmaCopy)) {
+    fault("dispatch", fmt::format("a DMA queue executes DMA descriptors only (dma_copy, opcode "
+                                  "0x{:02x}), not opcode 0x{:02x}",
+                                  static_cast<unsigned>(isa::Opcode::DmaCopy), opcode_));
+    return false;
+  }
+  isa::DmaDescriptor d;
+  std::memcpy(&d, raw_.data(), sizeof d);
+  DmaResult r;
+  try {
+    r = dma_->execute(d, qk_);
+  } catch (const DmaFault& e) {
+    // "address error: ..." or "<predicate>(side): ..." (nothing was written).
+    const std::string what = e.what();
+    if (what.rfind("address error", 0) == 0) {
+      fault("address", what);
+    } else {
+      const std::size_t cut = what.find_first_of("(:");
+      fault("invalid", "invalid DMA descriptor: " + what, {what.substr(0, cut)});
+    }
+    return false;
+  }
+  // The transfer waits are not the run's: a fault elsewhere ends it here.
+  if (env_.control->aborted()) throw RunControl::Abort{};
+  const bool src_hbm = d.src.kind == static_cast<std::uint8_t>(isa::DmaEndpointKind::Hbm);
+  const bool dst_hbm = d.dst.kind == static_cast<std::uint8_t>(isa::DmaEndpointKind::Hbm);
+  const bool add = d.dst_rmw_op == static_cast<std::uint8_t>(isa::DmaRmwOp::Add);
+  notify([&](SequencerObserver& o) {
+    o.on_count("dma_bytes", r.bytes);
+    if (src_hbm || (dst_hbm && add))
+      o.on_count("hbm_read_bytes", (src_hbm ? r.bytes : 0) + (dst_hbm && add ? r.bytes : 0));
+    if (dst_hbm) o.on_count("hbm_write_bytes", r.bytes);
+  });
+  return true;
 }
 
 void Sequencer::remove_observer(SequencerObserver* o) {
@@ -355,34 +394,39 @@ bool Sequencer::execute_one() {
     return false;
   }
 
-  // Dispatch (seed 000 §1): kernel_info record -> trampoline -> worker.
-  if (!rec_ki) {
-    fault("dispatch",
+  if (isa::is_dma_queue(engine_)) {
+    if (!execute_dma()) return false;
+  } else {
+    // Dispatch (seed 000 §1): kernel_info record -> trampoline -> worker.
+    if (!rec_ki) {
+      fault(
+          "dispatch",
           fmt::format("unknown opcode 0x{:02x}: no record in the {} kernel_info table{}", opcode_,
                       isa::engine_name(engine_), unknown_only ? " (failed has_known_opcode)" : ""));
-    return false;
-  }
-  if (unknown_only || !env_.kernels->find(rec_ki->func_va)) {
-    fault("dispatch",
-          fmt::format("kernel_info idx{} dispatches opcode 0x{:02x} to trampoline 0x{:08x}, a "
-                      "kernel this model does not implement (not modelled)",
-                      rec_ki->index, opcode_, rec_ki->func_va));
-    return false;
-  }
-  add_cycles(timing.overhead(engine_));
-  fill_credit_ = overhead_time_;
-  Context ctx(*this);
-  try {
-    env_.kernels->execute(rec_ki->func_va, ctx, *cfg_.costs);
-  } catch (const fw::KernelFault& e) {
+      return false;
+    }
+    if (unknown_only || !env_.kernels->find(rec_ki->func_va)) {
+      fault("dispatch",
+            fmt::format("kernel_info idx{} dispatches opcode 0x{:02x} to trampoline 0x{:08x}, a "
+                        "kernel this model does not implement (not modelled)",
+                        rec_ki->index, opcode_, rec_ki->func_va));
+      return false;
+    }
+    add_cycles(timing.overhead(engine_));
+    fill_credit_ = overhead_time_;
+    Context ctx(*this);
+    try {
+      env_.kernels->execute(rec_ki->func_va, ctx, *cfg_.costs);
+    } catch (const fw::KernelFault& e) {
+      if (pipeline_open_) close_pipeline();
+      fault(kernel_fault_kind(e.what()), e.what());
+      return false;
+    } catch (const WatchdogStop&) {
+      watchdog_stop();
+      return false;
+    }
     if (pipeline_open_) close_pipeline();
-    fault(kernel_fault_kind(e.what()), e.what());
-    return false;
-  } catch (const WatchdogStop&) {
-    watchdog_stop();
-    return false;
   }
-  if (pipeline_open_) close_pipeline();
   // Simulated time never wraps: a profile whose values push an instruction
   // past kMaxPs (2^62 ps) faults here instead.
   if (now_ps() >= TimingConfig::kMaxPs) {

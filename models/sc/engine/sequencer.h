@@ -27,9 +27,12 @@
 // After <systemc>: the tlm_utils headers need its declarations.
 #include <tlm_utils/tlm_quantumkeeper.h>
 
+#include <memory>
+
 #include "firmware_stubs/kernel.h"
 #include "models/isa/address_map.h"
 #include "models/isa/encodings.h"
+#include "models/sc/engine/dma_executor.h"
 #include "models/sc/engine/instruction_fetch.h"
 #include "models/sc/engine/kernel_info_table.h"
 #include "models/sc/engine/run_control.h"
@@ -49,6 +52,9 @@ struct SequencerEnv {
   EngineRegisterFile* regs = nullptr;
   InstructionQueue* queue = nullptr;  // the engine's ring; the fetch refills it
   RunControl* control = nullptr;
+  // A DMA queue's HBM bandwidth (the core's HBM BandwidthShare); unused by
+  // the compute engines.
+  BandwidthShare* hbm = nullptr;
 };
 
 // What a core configuration sets (SequencerEnv's pointers stay valid until
@@ -102,6 +108,9 @@ class Sequencer : public sc_core::sc_module {
   void thread();       // SC_THREAD: one run per RunControl::start()
   void run_program();  // the queue, to its end (throws RunControl::Abort)
   bool execute_one();  // false: the run ends here (fault or watchdog)
+  // A DMA queue's dispatch (SPEC §10): the descriptor straight to the DMA
+  // executor, no kernel_info. false: it faulted.
+  bool execute_dma();
   // Syncs the quantum keeper; leaves (RunControl::Abort) when the run is aborted.
   void sync();
   void fault(std::string kind, std::string what, std::vector<std::string> predicates = {});
@@ -132,6 +141,7 @@ class Sequencer : public sc_core::sc_module {
   fw::EngineState state_;
   std::vector<SequencerObserver*> observers_;
   InstructionFetch fetch_;
+  std::unique_ptr<DmaExecutor> dma_;  // a DMA queue's executor (configure())
   std::function<void()> retire_gate_;
   tlm_utils::tlm_quantumkeeper qk_;
   std::vector<BundleRecord> bundles_;  // of the current instruction

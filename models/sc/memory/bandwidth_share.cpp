@@ -23,6 +23,17 @@ BandwidthShare::BandwidthShare(sc_core::sc_module_name name, std::uint64_t bytes
   dont_initialize();
 }
 
+void BandwidthShare::reset(std::uint64_t bytes_per_s) {
+  if (bytes_per_s == 0)
+    throw std::invalid_argument(std::string(name()) + ": bandwidth must not be 0");
+  if (!flows_.empty())
+    throw std::logic_error(std::string(name()) + ": reset while flows are in progress");
+  bytes_per_s_ = bytes_per_s;
+  bytes_moved_ = busy_ps_ = 0;
+  peak_flows_ = 0;
+  last_ps_ = sc_core::sc_time_stamp().value();
+}
+
 sc_core::sc_time BandwidthShare::transfer(std::uint64_t bytes, std::uint64_t cap_bytes_per_s,
                                           unsigned weight) {
   if (weight == 0) throw std::invalid_argument(std::string(name()) + ": flow weight 0");

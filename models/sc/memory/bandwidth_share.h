@@ -34,6 +34,9 @@ class BandwidthShare : public sc_core::sc_module {
   sc_core::sc_time transfer(std::uint64_t bytes, std::uint64_t cap_bytes_per_s,
                             unsigned weight = 1);
 
+  // A new bandwidth with the totals cleared (between runs: no flow in
+  // progress, else std::logic_error; 0: std::invalid_argument).
+  void reset(std::uint64_t bytes_per_s);
   std::uint64_t bytes_per_s() const { return bytes_per_s_; }
   // Flows in progress now.
   std::size_t active_flows() const { return flows_.size(); }

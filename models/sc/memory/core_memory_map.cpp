@@ -9,7 +9,31 @@ std::string sbuf_quadrant_name(unsigned q) {
 }
 
 std::string queue_route_name(isa::Engine e) {
-  return static_cast<unsigned>(e) < isa::kNumEngines ? isa::memory_name(isa::queue_memory(e)) : "?";
+  if (static_cast<unsigned>(e) < isa::kNumEngines) return isa::memory_name(isa::queue_memory(e));
+  return isa::is_dma_queue(e) ? std::string("queue.") + isa::engine_name(e) : "?";
+}
+
+namespace {
+void map_queue(AddressRouter& router, isa::Engine eng, InstructionQueue* qm) {
+  if (!qm)
+    throw std::invalid_argument("map_core_memories: queue of " + queue_route_name(eng) +
+                                " is null");
+  if (qm->capacity_bytes() > isa::kQueueBytes)
+    throw std::invalid_argument(queue_route_name(eng) + " (module " + qm->name() + "): capacity " +
+                                std::to_string(qm->capacity_bytes()) +
+                                " exceeds the queue slot of " + std::to_string(isa::kQueueBytes) +
+                                " bytes");
+  router.add_target(queue_route_name(eng), queue_base(eng), isa::kQueueBytes, qm->socket);
+}
+}  // namespace
+
+void map_dma_queues(AddressRouter& router,
+                    std::array<InstructionQueue*, isa::kNumDmaQueues>& queues) {
+  for (unsigned q = 0; q < isa::kNumDmaQueues; ++q) map_queue(router, isa::dma_queue(q), queues[q]);
+}
+
+void map_hbm(AddressRouter& router, HbmMemory& hbm) {
+  router.add_target(kHbmRouteName, isa::kHbmBase, isa::kHbmWindow, hbm.socket);
 }
 
 void map_core_memories(AddressRouter& router, std::array<PartitionedMemory*, 4>& sbuf,
@@ -36,19 +60,8 @@ void map_core_memories(AddressRouter& router, std::array<PartitionedMemory*, 4>&
                     SemaphoreBank::kSpan, sem.socket);
   router.add_target(isa::memory_name(isa::CoreMemory::Regs), isa::kEngineRegBase,
                     EngineRegisterFile::kSpan, regs.socket);
-  for (unsigned e = 0; e < isa::kNumEngines; ++e) {
-    InstructionQueue* qm = queues[e];
-    const auto eng = static_cast<isa::Engine>(e);
-    if (!qm)
-      throw std::invalid_argument("map_core_memories: queue of " + queue_route_name(eng) +
-                                  " is null");
-    if (qm->capacity_bytes() > isa::kQueueBytes)
-      throw std::invalid_argument(queue_route_name(eng) + " (module " + qm->name() +
-                                  "): capacity " + std::to_string(qm->capacity_bytes()) +
-                                  " exceeds the queue slot of " + std::to_string(isa::kQueueBytes) +
-                                  " bytes");
-    router.add_target(queue_route_name(eng), queue_base(eng), isa::kQueueBytes, qm->socket);
-  }
+  for (unsigned e = 0; e < isa::kNumEngines; ++e)
+    map_queue(router, static_cast<isa::Engine>(e), queues[e]);
 }
 
 }  // namespace tpb::sc

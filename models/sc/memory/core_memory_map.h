@@ -11,6 +11,10 @@
 //   sem               isa::kSemaphoreBase,    64 * 4 bytes
 //   regs              isa::kEngineRegBase,    4 * isa::kEngineRegStride bytes
 //   queue.pool/dve/pe/sfu  isa::kQueueBase + e * isa::kQueueBytes, kQueueBytes each
+// and, from map_dma_queues() and map_hbm():
+//   queue.dma0..queue.dma15  the same, e = 4..19 (after the compute engines')
+//   hbm               isa::kHbmBase (2^40), isa::kHbmWindow bytes (the target
+//                     answers an address error past its capacity)
 // Row names come from the one memory-name table, isa::memory_name(), which
 // the per-memory stats and the VCD counters use too.
 #pragma once
@@ -22,6 +26,7 @@
 #include "models/isa/address_map.h"
 #include "models/sc/memory/address_router.h"
 #include "models/sc/memory/engine_registers.h"
+#include "models/sc/memory/hbm_memory.h"
 #include "models/sc/memory/instruction_queue.h"
 #include "models/sc/memory/partitioned_memory.h"
 #include "models/sc/memory/semaphore_bank.h"
@@ -41,8 +46,10 @@ inline constexpr std::uint64_t kPsumSpan = std::uint64_t{isa::kNumPartitions}
 inline constexpr std::uint64_t queue_base(isa::Engine e) {
   return isa::kQueueBase + std::uint64_t{static_cast<unsigned>(e)} * isa::kQueueBytes;
 }
-std::string sbuf_quadrant_name(unsigned q);   // isa::memory_name: "sbuf.q0".."sbuf.q3"
-std::string queue_route_name(isa::Engine e);  // isa::memory_name: "queue.pool", ...
+std::string sbuf_quadrant_name(unsigned q);  // isa::memory_name: "sbuf.q0".."sbuf.q3"
+// isa::memory_name: "queue.pool", ...; a DMA queue's: "queue.dma0" ...
+std::string queue_route_name(isa::Engine e);
+inline constexpr const char* kHbmRouteName = "hbm";
 
 // Adds the rows above to `router` (binding its initiator socket to each
 // target). Throws std::invalid_argument if a module's geometry does not match
@@ -51,5 +58,11 @@ std::string queue_route_name(isa::Engine e);  // isa::memory_name: "queue.pool",
 void map_core_memories(AddressRouter& router, std::array<PartitionedMemory*, 4>& sbuf,
                        PartitionedMemory& psum, SemaphoreBank& sem, EngineRegisterFile& regs,
                        std::array<InstructionQueue*, 4>& queues);
+
+// The DMA queues' instruction queues (queues[q] of Engine::Dma0 + q) and the
+// HBM; throws as map_core_memories.
+void map_dma_queues(AddressRouter& router,
+                    std::array<InstructionQueue*, isa::kNumDmaQueues>& queues);
+void map_hbm(AddressRouter& router, HbmMemory& hbm);
 
 }  // namespace tpb::sc

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "models/isa/address_map.h"
 #include "models/sc/memory/mem_timing.h"
@@ -31,21 +32,54 @@ HbmMemory::HbmMemory(sc_core::sc_module_name name, std::uint64_t capacity, HbmTi
       bandwidth("bandwidth", timing.bytes_per_s),
       capacity_(checked_capacity(this->name(), capacity)),
       timing_(timing) {
-  const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
-  mapped_ = (capacity_ + page - 1) / page * page;
-  // Anonymous private memory: the kernel maps a page on its first write (a
-  // read of an untouched page sees the shared zero page), and NORESERVE
-  // leaves the reservation out of the commit charge.
-  void* p = ::mmap(nullptr, mapped_, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED)
-    throw std::runtime_error(std::string(this->name()) + ": cannot reserve " +
-                             std::to_string(capacity_) +
-                             " bytes of address space for the HBM: " + std::strerror(errno));
-  storage_ = static_cast<std::uint8_t*>(p);
+  map(capacity_);
   socket.register_b_transport(this, &HbmMemory::b_transport);
   socket.register_get_direct_mem_ptr(this, &HbmMemory::get_direct_mem_ptr);
   socket.register_transport_dbg(this, &HbmMemory::transport_dbg);
+}
+
+void HbmMemory::map(std::uint64_t capacity) {
+  const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  const std::uint64_t bytes = (capacity + page - 1) / page * page;
+  // Anonymous private memory: the kernel maps a page on its first write (a
+  // read of an untouched page sees the shared zero page), and NORESERVE
+  // leaves the reservation out of the commit charge.
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED)
+    throw std::runtime_error(std::string(this->name()) + ": cannot reserve " +
+                             std::to_string(capacity) +
+                             " bytes of address space for the HBM: " + std::strerror(errno));
+  if (storage_) ::munmap(storage_, mapped_);
+  storage_ = static_cast<std::uint8_t*>(p);
+  mapped_ = bytes;
+}
+
+void HbmMemory::reset(std::uint64_t capacity, HbmTiming timing) {
+  checked_capacity(name(), capacity);
+  if (dmi_granted_) {
+    dmi_granted_ = false;
+    socket->invalidate_direct_mem_ptr(0, ~std::uint64_t{0});
+  }
+  bandwidth.reset(timing.bytes_per_s);
+  map(capacity);
+  capacity_ = capacity;
+  timing_ = timing;
+}
+
+std::uint64_t HbmMemory::resident_bytes() const {
+  const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  const std::uint64_t pages = mapped_ / page;
+  std::vector<unsigned char> vec(
+      static_cast<std::size_t>(std::min<std::uint64_t>(pages, 1u << 20)));
+  std::uint64_t resident = 0;
+  // mincore in windows of at most 2^20 pages (4 GiB of 4 KiB pages).
+  for (std::uint64_t first = 0; first < pages; first += vec.size()) {
+    const std::uint64_t n = std::min<std::uint64_t>(vec.size(), pages - first);
+    if (::mincore(storage_ + first * page, n * page, vec.data()) != 0) break;
+    for (std::uint64_t i = 0; i < n; ++i) resident += vec[i] & 1u;
+  }
+  return resident * page;
 }
 
 HbmMemory::~HbmMemory() {
@@ -115,6 +149,7 @@ bool HbmMemory::get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi
     return false;
   }
   // The whole capacity is one host range: one grant covers it.
+  dmi_granted_ = true;
   dmi.set_dmi_ptr(storage_);
   dmi.set_start_address(0);
   dmi.set_end_address(capacity_ - 1);  // inclusive

@@ -43,6 +43,13 @@ class HbmMemory : public sc_core::sc_module {
   HbmMemory(const HbmMemory&) = delete;
   HbmMemory& operator=(const HbmMemory&) = delete;
 
+  // A fresh HBM of `capacity` bytes (between runs): every byte zero again,
+  // host pages given back, DMI grants invalidated. Throws as the constructor.
+  void reset(std::uint64_t capacity, HbmTiming timing);
+  // Host memory the storage holds now (resident pages of the reservation),
+  // bytes: what a run touched, not the capacity.
+  std::uint64_t resident_bytes() const;
+
   std::uint64_t capacity() const { return capacity_; }
   const HbmTiming& timing() const { return timing_; }
 
@@ -64,6 +71,8 @@ class HbmMemory : public sc_core::sc_module {
   HbmTiming timing_;
   std::uint8_t* storage_ = nullptr;  // capacity_ bytes of reserved address space
   std::uint64_t mapped_ = 0;         // bytes mapped (capacity rounded up to pages)
+  bool dmi_granted_ = false;
+  void map(std::uint64_t capacity);
 };
 
 }  // namespace tpb::sc

@@ -167,9 +167,11 @@ class Core:
     # ------------------------------------------------------------ memory
 
     def write(self, mem, partition, offset, array):
-        """Writes ``array`` into memory ``mem`` ("sbuf", "psum") in the layout of
+        """Writes ``array`` into memory ``mem`` ("sbuf", "psum", "hbm") in the layout of
         ``tpbsim run --load``: a 2-D array's row r goes to partition ``partition + r``
-        at byte ``offset``; a 1-D array is one row.
+        at byte ``offset``; a 1-D array is one row. For "hbm" (partition 0) the
+        array's bytes go row-major from HBM byte ``offset``; past the HBM capacity
+        is an OutOfRange.
 
         The array's bytes are written as they are: its dtype must be one of the
         ``.npy`` types ``--load`` takes (uint8, uint16, uint32, int8, float16,
@@ -196,9 +198,10 @@ class Core:
 
     def read(self, mem, partition, offset, shape, dtype):
         """Reads a new array of ``shape`` and ``dtype`` from memory ``mem`` ("sbuf",
-        "psum") in the layout of ``tpbsim run --dump``: row r of a 2-D shape from
+        "psum", "hbm") in the layout of ``tpbsim run --dump``: row r of a 2-D shape from
         partition ``partition + r`` at byte ``offset``; a 1-D shape (or an int) is
-        one row.
+        one row. For "hbm" (partition 0) the bytes are read row-major from HBM
+        byte ``offset``.
 
         ``dtype`` is a DTYPE of ``--dump`` (u8 u16 u32 i8 f16 f32 bf16; bf16 gives
         the raw bits as uint16, as ``--dump`` does) or the equal NumPy dtype.
