@@ -93,6 +93,13 @@ class KernelContext {
   std::any& scratch() { return scratch_; }
   // Adds n to the engine's named counter in the stats ("macs" ...).
   virtual void count(const char* /*name*/, std::uint64_t /*n*/) {}
+  // A timing-only run (SPEC §13): read() and write() move no bytes (they
+  // are charged and counted as usual), and a kernel computes no values: it
+  // makes the same accesses, in the same order, as in a full run, keeps the
+  // state that decides later timing and faults (PE weights loaded and their
+  // shape). TQUANT, whose data is the SFU's small tile file and whose flags
+  // are traced, computes anyway.
+  virtual bool timing_only() const { return false; }
 
   // Observer hooks: the sequencer advances time and traces here.
   virtual void begin_bundle(const Bundle& b, std::uint64_t trips, std::uint32_t cycles) = 0;

@@ -143,7 +143,12 @@ Pool& pool() {
 
 }  // namespace
 
-unsigned default_host_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
+// Asked once: glibc reads /sys/devices/system/cpu/online on every call, and
+// split_count() asks for every kernel step.
+unsigned default_host_threads() {
+  static const unsigned n = std::max(1u, std::thread::hardware_concurrency());
+  return n;
+}
 
 unsigned host_threads() {
   const unsigned n = configured.load(std::memory_order_relaxed);

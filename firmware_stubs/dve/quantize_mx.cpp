@@ -127,6 +127,7 @@ std::uint32_t extract_gather(KernelContext& ctx) {
                    ctx.read(addr, row + k * es, std::size_t{r} * es);
                  });
   }
+  if (ctx.timing_only()) return 0;
   const std::size_t min_rows = kMinWidenPerChunk / std::max<std::uint64_t>(1, n) + 1;
   parallel_for(st.channels, min_rows, [&](std::size_t b, std::size_t e) {
     for (std::size_t c = b; c < e; ++c) {
@@ -149,6 +150,7 @@ std::uint32_t divide_blocks(KernelContext& ctx) {
   const std::uint64_t n = st.src.count();
   st.words.assign(std::size_t(st.channels) * st.cols, 0);
   st.scales.assign(std::size_t(st.block_rows) * st.cols, 0);
+  if (ctx.timing_only()) return 0;
   const std::size_t blocks = std::size_t(st.block_rows) * st.cols;
   parallel_for(blocks, kMinBlocksPerChunk, [&](std::size_t first, std::size_t last) {
     std::uint32_t in[32], out[8];

@@ -301,7 +301,11 @@ std::uint32_t lw_load(KernelContext& ctx) {
   RawOperand raw;
   read_raw(ctx, st.src, raw);
   num::PackedFloats w;
-  decode_packed(st.src, raw, num::packed_w_layout(st.src.kdim(), st.src.cols()), w);
+  const num::PackedLayout L = num::packed_w_layout(st.src.kdim(), st.src.cols());
+  if (ctx.timing_only())
+    w.assign(L.size(), 0.0f);  // the shape, not the values
+  else
+    decode_packed(st.src, raw, L, w);
   PeState& pe = ctx.engine_state().get<PeState>();
   pe.loaded = true;
   pe.mx = st.src.mx;
@@ -417,13 +421,15 @@ std::uint32_t mm_mac(KernelContext& ctx) {
                      ctx.read(addr, acc.data() + m * N + k, std::size_t{r} * 4);
                    });
   // The arithmetic: decode, then the output tiles, split over host threads.
-  decode_packed(st.src, raw, num::packed_x_layout(pe.kdim, N), x);
-  const std::size_t tile_macs = num::kPanelRows * num::kPanelCols * std::max(1u, pe.kdim);
-  parallel_for(num::matmul_tiles(M, N), (kMinMacsPerChunk + tile_macs - 1) / tile_macs,
-               [&](std::size_t b, std::size_t e) {
-                 num::matmul_packed(pe.w.data(), x.data(), pe.kdim, M, N, acc.data(), st.accumulate,
-                                    b, e);
-               });
+  if (!ctx.timing_only()) {
+    decode_packed(st.src, raw, num::packed_x_layout(pe.kdim, N), x);
+    const std::size_t tile_macs = num::kPanelRows * num::kPanelCols * std::max(1u, pe.kdim);
+    parallel_for(num::matmul_tiles(M, N), (kMinMacsPerChunk + tile_macs - 1) / tile_macs,
+                 [&](std::size_t b, std::size_t e) {
+                   num::matmul_packed(pe.w.data(), x.data(), pe.kdim, M, N, acc.data(),
+                                      st.accumulate, b, e);
+                 });
+  }
   for (std::size_t m = 0; m < M; ++m)
     for_each_run(st.dst, 4, dp + unsigned(m), "PSUM dst",
                  [&](std::uint64_t addr, std::uint64_t k, std::uint32_t r) {

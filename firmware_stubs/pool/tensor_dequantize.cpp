@@ -104,8 +104,9 @@ bool transform_channel_direct(KernelContext& ctx, const DequantState& st, unsign
     throw KernelFault(
         fmt::format("dst run at 0x{:07x} ({} bytes) has no direct access", *da, dlen));
   }
-  num::dequant_words(st.fmt, st.group, reinterpret_cast<const std::uint32_t*>(src),
-                     reinterpret_cast<std::uint32_t*>(dst), steps);
+  if (!ctx.timing_only())
+    num::dequant_words(st.fmt, st.group, reinterpret_cast<const std::uint32_t*>(src),
+                       reinterpret_cast<std::uint32_t*>(dst), steps);
   if (obs)
     obs->channel(c, reinterpret_cast<const std::uint32_t*>(src),
                  reinterpret_cast<const std::uint32_t*>(dst));
@@ -223,7 +224,8 @@ void transform_channels(KernelContext& ctx) {
   DequantStreamObserver* obs = tap ? tap->observer : nullptr;
   const std::size_t chunk = static_cast<std::size_t>((kMinWordsPerChunk + st.src_words - 1) /
                                                      std::max<std::uint64_t>(1, st.src_words));
-  if (!obs && split_count(st.channels, chunk) > 1 && !may_alias(st) && scatter_cannot_fault(st)) {
+  if (!obs && !ctx.timing_only() && split_count(st.channels, chunk) > 1 && !may_alias(st) &&
+      scatter_cannot_fault(st)) {
     transform_channels_split(ctx, st, steps, single_runs, chunk);
     return;
   }
@@ -237,7 +239,7 @@ void transform_channels(KernelContext& ctx) {
     src.resize(st.src_words);
     dst.resize(st.dst_words);
     gather_words(ctx, st.src, c, src.data(), "src");
-    num::dequant_words(st.fmt, st.group, src.data(), dst.data(), steps);
+    if (!ctx.timing_only()) num::dequant_words(st.fmt, st.group, src.data(), dst.data(), steps);
     scatter_words(ctx, st.dst, c, dst.data(), "dst");
     if (obs) obs->channel(c, src.data(), dst.data());
   }

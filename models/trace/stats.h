@@ -73,6 +73,7 @@ struct RunStats {
   double wall_seconds = 0;
   std::string status = "ok";  // "ok", "fault", "deadlock"
   std::string message;        // fault / deadlock description
+  bool timing_only = false;   // SPEC §13: "mode": "timing-only", values not computed
   SfuStats sfu;
   std::vector<TraceFileStats> traces;
   CosimStats cosim;

@@ -48,6 +48,11 @@ nlohmann::json stats_to_json(const RunStats& s) {
                         {"memories", memories},
                         {"sfu", sfu},
                         {"traces", traces}};
+  out["mode"] = s.timing_only ? "timing-only" : "full";
+  if (s.timing_only)
+    out["mode_note"] =
+        "timing only: no values computed in SBUF, PSUM or HBM (the SFU's tile file is, so its "
+        "flags and faults are the full run's); what the run wrote there is not in memory";
   if (s.cosim.enabled) {
     const CosimStats& c = s.cosim;
     out["cosim"] = {{"dut", c.dut},

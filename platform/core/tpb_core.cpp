@@ -399,6 +399,7 @@ void TpbCore::start(const RunSetup& setup) {
   for (unsigned i = 0; i < isa::kNumQueues; ++i) {
     sc::Sequencer& s = seqs_[i];
     stats_[i]->reset(cfg_.timing);
+    s.set_timing_only(setup.timing_only);
     // A DMA queue the program gives no descriptor appears in no output.
     active_[i] = i < isa::kNumEngines || queues[i].total() > 0;
     if (!active_[i]) continue;
@@ -544,6 +545,7 @@ trace::RunStats TpbCore::stats() const {
   s.simulated_ps = last_.simulated_ps;
   s.wall_seconds = last_.wall_seconds;
   s.status = status_name(last_.status);
+  s.timing_only = setup_.timing_only;
   s.message = last_.message;
   if (const fw::sfu::TileFile* tf = tile_file_) {
     s.sfu.inexact = tf->flags().inexact;

@@ -99,6 +99,13 @@ struct RunSetup {
   // Asked now and then during the run; true stops it as a watchdog would,
   // with RunStatus::Interrupted (Ctrl-C, a signal).
   std::function<bool()> interrupt;
+  // SPEC §13: no arithmetic and no bytes moved through memory; every cycle,
+  // retire, stat and trace as the full run's. Memory the run writes keeps
+  // what it held, and the PE's stationary values are zeros (so a later run's
+  // values are unspecified). The SFU's TQUANT still computes in its small
+  // tile file, so its flags, traces and data-dependent faults (a NaN source,
+  // an undefined tile element) are the full run's.
+  bool timing_only = false;
 };
 
 enum class RunStatus { Ok, Fault, Deadlock, Watchdog, Interrupted };

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "models/isa/input_file.h"
 #include "models/trace/gtkw_writer.h"
 #include "platform/cosim/dequant_cosim.h"
 #include "platform/run/request.h"
@@ -40,6 +41,20 @@ void prepare(const RunOptions& o, Prepared& p, RunOutcome& out) {
                                                : parse_wall_time(*text, req.max_wall_seconds, why)))
       throw InputError(fmt::format("{} {}", opt, why));
   }
+  if (!o.threads.empty()) {
+    // 1 .. 1024, decimal digits only.
+    const std::string& t = o.threads;
+    unsigned long n = 0;
+    bool ok = t.size() <= 4 && t.find_first_not_of("0123456789") == std::string::npos;
+    if (ok) n = std::stoul(t);
+    if (!ok || n < 1 || n > 1024)
+      throw InputError(
+          fmt::format("--threads '{}' is not a count of host threads (1..1024)", isa::excerpt(t)));
+    req.threads = static_cast<unsigned>(n);
+  }
+  req.timing_only = o.timing_only;
+  if (o.timing_only && o.cosim)
+    throw InputError("--timing-only computes no values: it cannot co-simulate (--cosim)");
   if (!o.cosim_vcd.empty() && !o.cosim) throw InputError("--cosim-vcd needs --cosim");
   if (o.cosim && !cosim::linked_dut())
     throw InputError(

@@ -44,6 +44,14 @@ const std::vector<RunOption>& run_option_table() {
       {"max-wall-time", 0, R::Setting,
        "watchdog: stop after this many seconds of host time; exit 4", &RunOptions::max_wall_time},
       {"quiet", 'q', R::Flag, "print nothing on success", nullptr, nullptr, &RunOptions::quiet},
+      {"timing-only", 0, R::Flag,
+       "compute no values and move no bytes: the same cycles, retires, stats and traces as the "
+       "full run, much faster; memory keeps what it held (SPEC §13)",
+       nullptr, nullptr, &RunOptions::timing_only},
+      {"threads", 0, R::Setting,
+       "N: split an instruction's arithmetic over N host threads (default: every core); the "
+       "outputs are the same for any N",
+       &RunOptions::threads},
       {"cosim", 0, R::Flag,
        "TensorDequantize in the Verilated RTL, every word checked by the model (docs/COSIM.md)",
        nullptr, nullptr, &RunOptions::cosim},

@@ -45,6 +45,8 @@ struct RunOptions {
   std::string trace_engines, trace_window, trace_level = "auto";
   std::string max_sim_time, max_wall_time;
   bool quiet = false;
+  bool timing_only = false;
+  std::string threads;  // "" : every host core
   bool cosim = false;
   std::string cosim_vcd;
 };

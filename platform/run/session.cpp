@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "firmware_stubs/common/host_threads.h"
 #include "firmware_stubs/kernel.h"
 #include "models/isa/input_file.h"
 #include "models/isa/program.h"
@@ -383,6 +384,10 @@ RunReport Session::run(const RunRequest& req) {
   setup.trace.perfetto = perfetto_writer.get();
   setup.max_sim_ps = req.max_sim_ps;
   setup.max_wall_seconds = req.max_wall_seconds;
+  setup.timing_only = req.timing_only;
+  if (req.timing_only && cosim_)
+    throw InputError("--timing-only computes no values: it cannot co-simulate (--cosim)");
+  if (req.threads != 0) fw::set_host_threads(req.threads);
   // A stop signal of a command-line process (stop_signals.h) asks too.
   setup.interrupt = [&req] { return stop_signal() != 0 || (req.interrupt && req.interrupt()); };
   // The core delivers retires in time order (end, engine, index), whatever

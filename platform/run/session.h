@@ -69,6 +69,8 @@ struct RunRequest {
   bool keep_retires = false;  // RunReport::retires
   std::function<void(const sc::RetireRecord&)> on_retire;
   std::function<bool()> interrupt;  // platform::RunSetup::interrupt
+  bool timing_only = false;         // platform::RunSetup::timing_only (SPEC §13)
+  unsigned threads = 0;             // host threads for the arithmetic (0: every core)
   std::string program_name;         // the stats' "program"
   // Files the run reads: an output naming one of them is refused.
   std::vector<std::pair<std::string, std::string>> inputs;

@@ -66,7 +66,15 @@ TEST(TraceStats, JsonHasEveryAgreedKey) {
   EXPECT_EQ(
       j["traces"][0],
       nlohmann::json({{"kind", "vcd"}, {"path", "run.vcd"}, {"bytes", 4096}, {"events", 77}}));
-  EXPECT_EQ(j.size(), 11u);
+  EXPECT_EQ(j.at("mode"), "full");
+  EXPECT_FALSE(j.contains("mode_note"));
+  EXPECT_EQ(j.size(), 12u);
+  RunStats t = sample();
+  t.timing_only = true;
+  const nlohmann::json k = stats_to_json(t);
+  EXPECT_EQ(k.at("mode"), "timing-only");
+  EXPECT_NE(k.at("mode_note").get<std::string>().find("no values computed"), std::string::npos);
+  EXPECT_EQ(k.size(), 13u);
 }
 
 TEST(TraceStats, EmptyRunHasEmptyArrays) {

@@ -78,6 +78,7 @@ class Sequencer::Context : public fw::KernelContext {
   void count(const char* name, std::uint64_t n) override {
     s_.notify([&](SequencerObserver& o) { o.on_count(name, n); });
   }
+  bool timing_only() const override { return s_.timing_only_; }
 
   void read(std::uint64_t addr, void* dst, std::size_t len) override {
     access(addr, dst, len, false);

@@ -81,6 +81,14 @@ class Sequencer : public sc_core::sc_module {
   // the platform sets per-engine options here before the run.
   fw::EngineState& engine_state() { return state_; }
 
+  // Timing-only runs (SPEC §13, fw::KernelContext::timing_only): set
+  // between runs; the port moves no bytes through DMI while it is on.
+  void set_timing_only(bool on) {
+    timing_only_ = on;
+    port.set_timing_only(on);
+  }
+  bool timing_only() const { return timing_only_; }
+
   // Observers, called in attachment order. Attach between runs.
   void add_observer(SequencerObserver* o) { observers_.push_back(o); }
   void remove_observer(SequencerObserver* o);
@@ -146,6 +154,7 @@ class Sequencer : public sc_core::sc_module {
   tlm_utils::tlm_quantumkeeper qk_;
   std::vector<BundleRecord> bundles_;  // of the current instruction
   StreamLanes lanes_;
+  bool timing_only_ = false;
   bool pipeline_open_ = false;
   std::uint64_t pipeline_compute_ = 0;  // engine cycles issued inside the pipeline
   sc_core::sc_time fill_credit_;        // overhead the first pipeline's fill hides under

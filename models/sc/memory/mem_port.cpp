@@ -125,7 +125,7 @@ tlm::tlm_response_status MemPort::read(std::uint64_t addr, void* dst, unsigned l
                                        sc_core::sc_time& delay) {
   if (len == 0) return tlm::TLM_OK_RESPONSE;
   if (const std::uint8_t* p = direct(addr, len, false, delay)) {
-    std::memcpy(dst, p, len);
+    if (!timing_only_) std::memcpy(dst, p, len);
     return tlm::TLM_OK_RESPONSE;
   }
   return transport(tlm::TLM_READ_COMMAND, addr, dst, len, delay);
@@ -135,7 +135,7 @@ tlm::tlm_response_status MemPort::write(std::uint64_t addr, const void* src, uns
                                         sc_core::sc_time& delay) {
   if (len == 0) return tlm::TLM_OK_RESPONSE;
   if (std::uint8_t* p = direct(addr, len, true, delay)) {
-    std::memcpy(p, src, len);
+    if (!timing_only_) std::memcpy(p, src, len);
     return tlm::TLM_OK_RESPONSE;
   }
   // The payload's data pointer is non-const by TLM's design; a write never

@@ -63,6 +63,11 @@ class MemPort : public sc_core::sc_module {
   std::uint8_t* direct(std::uint64_t addr, std::uint64_t len, bool for_write,
                        sc_core::sc_time& delay);
 
+  // Timing-only (SPEC §13): read() and write() served through DMI copy no
+  // bytes (they are charged and counted as usual); b_transport accesses
+  // (targets without DMI) still move theirs.
+  void set_timing_only(bool on) { timing_only_ = on; }
+
   // Counter indices follow the memory-name table (isa::CoreMemory).
   enum : unsigned {
     kCountSbufQ0 = static_cast<unsigned>(isa::CoreMemory::SbufQ0),
@@ -128,6 +133,7 @@ class MemPort : public sc_core::sc_module {
   std::array<std::uint64_t, kNumCounters> read_{};
   std::array<std::uint64_t, kNumCounters> written_{};
   std::uint64_t dmi_requests_ = 0;
+  bool timing_only_ = false;
 };
 
 }  // namespace tpb::sc
