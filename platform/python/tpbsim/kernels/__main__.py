@@ -51,6 +51,10 @@ def main(argv=None):
                    default="gemm-out")
     g.add_argument("--timing", help="a timing profile JSON (as tpbsim run --timing)")
     g.add_argument("--timing-only", action="store_true", help="no values: time only (SPEC §13)")
+    g.add_argument("--placement", default="dma", choices=gemm.PLACEMENTS,
+                   help="dma: A, W, C in HBM, moved by the DMA queues (default); sbuf: the "
+                        "inputs written into SBUF before the run (small shapes)")
+    g.add_argument("--threads", type=int, help="host threads of the run (default: every core)")
     g.add_argument("--seed", type=int, default=0, help="the random operands' seed")
     g.add_argument("--no-traces", action="store_true",
                    help="no stats, retire, Perfetto trace or report.png")
@@ -77,7 +81,8 @@ def main(argv=None):
             raise gemm.GemmError(f"--timing {args.timing}: no such file")
         rep = gemm.run(m, k, n, args.weights, args.act, args.arch, a=a, w=w, out=args.out,
                        timing=args.timing, timing_only=args.timing_only, seed=args.seed,
-                       traces=not args.no_traces)
+                       traces=not args.no_traces, placement=args.placement,
+                       threads=args.threads)
     except gemm.GemmError as e:
         sys.exit(f"gemm: error: {e}")
     except Error as e:
@@ -92,10 +97,17 @@ def main(argv=None):
     print(f"  {rep['status']}: {rep['simulated_ns'] / 1000:.3f} us simulated, "
           f"{rep['achieved_tflops']:.1f} TFLOPS of {rep['peak_tflops']:.1f} peak, "
           f"{rep['wall_seconds']:.2f} s wall")
+    wt = rep["wall"]
+    print(f"  wall: program generated in {wt['generate_s']:.2f} s, host data "
+          f"{wt['host_data_s']:.2f} s, run {wt['run_s']:.2f} s")
+    if rep["hbm_bytes"]:
+        print(f"  HBM: {rep['hbm_bytes'] / 1e6:.1f} MB at {rep['hbm_gbps']:.1f} GB/s "
+              f"({100 * rep['hbm_gbps'] / rep['hbm_share_gbps']:.0f}% of the core's "
+              f"{rep['hbm_share_gbps']:.1f} GB/s)")
     print(f"  bound by {rep['bound_by']}: {rep['bound_reason']}")
     chk = rep["check"]
     if chk["bit_exact"] is None:
-        print("  not checked: a timing-only run computes no values")
+        print(f"  {chk['reason']}")
     elif chk["bit_exact"]:
         print("  checked: out.npy equals the FP32 k-ascending sum of a_used x w_used bit for bit")
     else:
@@ -109,8 +121,12 @@ def main(argv=None):
         else:
             print(f"  ordered: all {order['hazards_checked']} cross-engine hazards respected in "
                   "the retire records")
-    print(f"  outputs in {args.out}/: report.json report.png out.npy a_used.npy w_used.npy "
-          "program.tpb stats.json retire.txt trace.perfetto.json")
+    files = ["report.json"] + (["report.png"] if not args.no_traces else [])
+    if chk["bit_exact"] is not None or not args.timing_only:
+        files += ["out.npy", "a_used.npy", "w_used.npy"]
+    files += ["program.tpb"] + ([] if args.no_traces else
+                                ["stats.json", "retire.txt", "trace.perfetto.json"])
+    print(f"  outputs in {args.out}/: {' '.join(files)}")
     if rep["status"] == "deadlock":
         return 3
     if rep["status"] != "ok" or chk["bit_exact"] is False or (order and order["violations"]):

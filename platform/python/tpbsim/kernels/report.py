@@ -34,6 +34,11 @@ def engine_table(result, kernel):
             "by_kind": {k: 100.0 * v / dur if dur else 0.0
                         for k, v in sorted(by_kind.get(name, {}).items())},
         }
+        cnt = e.get("counters", {}) or {}
+        if name.startswith("dma"):
+            out[name]["hbm_bytes"] = int(cnt.get("hbm_read_bytes", 0)) + int(
+                cnt.get("hbm_write_bytes", 0))
+            out[name]["dma_bytes"] = int(cnt.get("dma_bytes", 0))
     return out
 
 
