@@ -92,12 +92,15 @@ def test_errors():
         tpbsim.check(3)
 
 
-def test_a_dma_descriptor_in_a_binary_is_refused_as_the_cli_refuses_it(tmp_path):
+def test_a_dma_descriptor_in_a_binary_goes_to_dma0_as_the_cli_sends_it(tmp_path):
+    # An all-zero DMA descriptor: word 1 of the binary, judged on dma0 (rows 0 fails).
     words = bytes(64) + bytes([0xD0]) + bytes(63)
-    msg = "word 1: opcode 0xd0 (dma_copy) runs on dma0, which has no instruction queue"
-    for call in (tpbsim.disassemble, tpbsim.check):
-        with pytest.raises(tpbsim.InputError, match=re.escape(msg)):
-            call(words)
+    text = tpbsim.disassemble(words)
+    assert ".engine dma0" in text and "dma_copy" in text
+    verdicts = tpbsim.check(words)
+    bad = [f for f in verdicts if f.engine == "dma0"]
+    assert len(bad) == 1 and bad[0].word == 1 and bad[0].index == 0, verdicts
+    assert "dma_valid_num_rows" in bad[0].predicates
     (tmp_path / "d.bin").write_bytes(words)
     p = cli("disasm", tmp_path / "d.bin", check=False)
-    assert p.returncode != 0 and msg in p.stderr
+    assert p.returncode == 0 and ".engine dma0" in p.stdout, p.stderr
