@@ -149,7 +149,7 @@ def test_a_removed_wait_gives_a_wrong_result_when_engines_interleave_finely():
 import json
 from tpbsim.kernels import gemm
 plan = gemm.Plan(96, 1024, 1024, "fp4", "mariana")
-k = gemm.Kernel(plan, 192 * 1024)
+k = gemm.Kernel(plan, 256 * 1024)
 first = next(i for i in k.sched.waits() if k.sched.ops[i].engine == "pe")
 r = gemm.run(96, 1024, 1024, "fp4", "bf16", "mariana", drop_wait=first, traces=False,
              log=None, timing={"quantum_ns": 1})
@@ -294,3 +294,36 @@ def test_timing_only_times_as_the_full_run_and_checks_nothing(tmp_path):
     assert {e: v["busy_cycles"] for e, v in j["engines"].items()} == \
         {e: v["busy_cycles"] for e, v in full["engines"].items()}
     assert j["bound_by"] == full["bound_by"]
+
+
+def test_an_emitted_workload_runs_in_tpbsim_run_and_tpbsim_sweep(tmp_path):
+    """--emit-only writes a workload directory: tpbsim run of its cmd.txt dumps the C
+    that expected.npy holds (bit for bit), and tpbsim sweep takes it as a workload."""
+    wl = tmp_path / "gemm"
+    p = _cli(tmp_path, "gemm", "--m", 100, "--k", 300, "--n", 200, "--weights", "fp6",
+             "--arch", "maverick", "--emit-only", "--out", wl)
+    assert p.returncode == 0, p.stderr
+    assert {"program.tpb", "cmd.txt", "hbm_inputs.npy", "expected.npy"} <= set(os.listdir(wl))
+    tpbsim_bin = os.environ.get("TPBSIM_BIN")
+    if not tpbsim_bin:
+        pytest.skip("TPBSIM_BIN (the tpbsim binary) is not set")
+    args = [x for x in (wl / "cmd.txt").read_text().split("\n") if x and not x.startswith("#")]
+    r = subprocess.run([tpbsim_bin, "run", *args], cwd=wl, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    got, want = np.load(wl / "out.npy"), np.load(wl / "expected.npy")
+    assert got.shape == want.shape == (100, 200)
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    # The reference is independent of the run: the k-ascending FP32 sum of the
+    # values the run command's own check uses.
+    rep = gemm.run(100, 300, 200, "fp6", "bf16", "maverick", traces=False, log=None)
+    np.testing.assert_array_equal(rep["_arrays"]["c"].view(np.uint32), got.view(np.uint32))
+    (tmp_path / "sweep.json").write_text(json.dumps({
+        "workloads": ["gemm"],
+        "parameters": [{"key": "clocks_mhz.dve", "values": [300, 1200]}]}))
+    r = subprocess.run([tpbsim_bin, "sweep", tmp_path / "sweep.json", "--out", tmp_path / "sw",
+                        "--jobs", "2"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    rows = (tmp_path / "sw" / "results.csv").read_text().splitlines()
+    head = rows[0].split(",")
+    ns = [float(x.split(",")[head.index("simulated_ns")]) for x in rows[1:]]
+    assert len(ns) == 2 and ns[0] > ns[1] > 0   # a slower DVE, a longer run

@@ -54,6 +54,9 @@ def main(argv=None):
     g.add_argument("--placement", default="dma", choices=gemm.PLACEMENTS,
                    help="dma: A, W, C in HBM, moved by the DMA queues (default); sbuf: the "
                         "inputs written into SBUF before the run (small shapes)")
+    g.add_argument("--emit-only", action="store_true",
+                   help="write a workload directory (program.tpb, cmd.txt; inputs unless "
+                        "--timing-only) into --out for tpbsim run / tpbsim sweep; run nothing")
     g.add_argument("--threads", type=int, help="host threads of the run (default: every core)")
     g.add_argument("--seed", type=int, default=0, help="the random operands' seed")
     g.add_argument("--no-traces", action="store_true",
@@ -82,13 +85,17 @@ def main(argv=None):
         rep = gemm.run(m, k, n, args.weights, args.act, args.arch, a=a, w=w, out=args.out,
                        timing=args.timing, timing_only=args.timing_only, seed=args.seed,
                        traces=not args.no_traces, placement=args.placement,
-                       threads=args.threads)
+                       threads=args.threads, emit_only=args.emit_only)
     except gemm.GemmError as e:
         sys.exit(f"gemm: error: {e}")
     except Error as e:
         sys.exit(f"gemm: error: {e}")
     except OSError as e:
         sys.exit(f"gemm: error: {e.filename or ''}: {e.strerror or e}")
+    if args.emit_only:
+        print(f"C = A @ W: {rep['shape']}: {rep['instructions']} instructions; workload in "
+              f"{args.out}/: {' '.join(rep['files'])} (there: tpbsim run $(grep -v '^#' cmd.txt))")
+        return 0
     s = rep["shape"]
     print(f"C = A @ W: {s['m']} x {s['k']} x {s['n']}, {rep['weights']} weights, bf16 "
           f"activations, {rep['arch']}")

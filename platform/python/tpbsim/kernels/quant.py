@@ -208,16 +208,23 @@ def quantize_weights(w, fmt):
     return QuantizedWeights(fmt, data, 3, s.astype(np.uint8), used, False)
 
 
-def fp32_ksum(a, w):
+def fp32_ksum(a, w, block_bytes=2 << 20):
     """C[m][n] = sum over k ascending of a[m][k] * w[k][n] in FP32, one rounding per
-    multiply and per add, the first addend the k = 0 product (the PE's order)."""
+    multiply and per add, the first addend the k = 0 product (the PE's order).
+    Rows are summed in blocks whose accumulator stays in the host's cache (the
+    same operations per element, in the same order)."""
     a = np.asarray(a, dtype=np.float32)
     w = np.asarray(w, dtype=np.float32)
     m, k = a.shape
-    acc = np.empty((m, w.shape[1]), dtype=np.float32)
-    np.multiply(a[:, 0:1], w[0:1, :], out=acc)
-    tmp = np.empty_like(acc)
-    for i in range(1, k):
-        np.multiply(a[:, i:i + 1], w[i:i + 1, :], out=tmp)
-        np.add(acc, tmp, out=acc)
-    return acc
+    n = w.shape[1]
+    out = np.empty((m, n), dtype=np.float32)
+    at = np.ascontiguousarray(a.T)
+    rb = max(1, min(m, block_bytes // (8 * max(n, 1))))
+    for r0 in range(0, m, rb):
+        acc = out[r0:r0 + rb]
+        tmp = np.empty_like(acc)
+        np.multiply(at[0, r0:r0 + rb, None], w[0], out=acc)
+        for i in range(1, k):
+            np.multiply(at[i, r0:r0 + rb, None], w[i], out=tmp)
+            np.add(acc, tmp, out=acc)
+    return out
