@@ -307,7 +307,8 @@ def test_an_emitted_workload_runs_in_tpbsim_run_and_tpbsim_sweep(tmp_path):
     tpbsim_bin = os.environ.get("TPBSIM_BIN")
     if not tpbsim_bin:
         pytest.skip("TPBSIM_BIN (the tpbsim binary) is not set")
-    args = [x for x in (wl / "cmd.txt").read_text().split("\n") if x and not x.startswith("#")]
+    args = [a for x in (wl / "cmd.txt").read_text().split("\n") if x and not x.startswith("#")
+            for a in x.split()]
     r = subprocess.run([tpbsim_bin, "run", *args], cwd=wl, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     got, want = np.load(wl / "out.npy"), np.load(wl / "expected.npy")
@@ -327,3 +328,20 @@ def test_an_emitted_workload_runs_in_tpbsim_run_and_tpbsim_sweep(tmp_path):
     head = rows[0].split(",")
     ns = [float(x.split(",")[head.index("simulated_ns")]) for x in rows[1:]]
     assert len(ns) == 2 and ns[0] > ns[1] > 0   # a slower DVE, a longer run
+
+
+def test_a_narrow_hbm_bounds_the_run_and_the_report_says_so():
+    """At 8 GB/s of HBM the run cannot be shorter than its HBM bytes at that rate,
+    and the report names the HBM; at the default bandwidth the same program is
+    faster and not bound by it."""
+    args = (256, 1024, 2560, "mxfp4", "bf16", "mariana")
+    slow = gemm.run(*args, traces=False, log=None, timing_only=True,
+                    timing={"hbm.mbytes_per_s": 8000})
+    fast = gemm.run(*args, traces=False, log=None, timing_only=True)
+    assert slow["hbm_bytes"] == fast["hbm_bytes"] > 0
+    assert slow["hbm_share_gbps"] == 8.0
+    assert slow["simulated_ns"] >= slow["hbm_bytes"] / 8.0 == slow["hbm_bound_ns"]
+    assert slow["hbm_gbps"] <= 8.0
+    assert slow["bound_by"] == "hbm" and "HBM" in slow["bound_reason"]
+    assert fast["simulated_ns"] < slow["simulated_ns"] / 4
+    assert fast["bound_by"] != "hbm"

@@ -57,6 +57,9 @@ def bound_by(rep):
             "dve": "the DVE bounds it",
             "pool": "POOL's widening bounds it",
             "hbm": "the HBM bandwidth bounds it"}.get(top, f"{_name(top)} bounds it")
+    if top.startswith("dma"):
+        what = (f"the DMA queue {top} bounds it (its own bandwidth, dma.mbytes_per_s, and "
+                "its 1.3 us per descriptor)")
     if top == "dve":
         kinds = engines["dve"]["by_kind"]
         if kinds:
