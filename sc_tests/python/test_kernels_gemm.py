@@ -113,10 +113,10 @@ def test_a_removed_semaphore_wait_is_caught():
     wrong result, or the tool's ordering check (every cross-engine hazard against
     the retire records) reports the race. A race can hide behind timing (two
     equal loads on two queues end together), so each wait is tried in two
-    schedules of the same program: every stream on one DMA queue, and that
+    schedules of the same program: A on one DMA queue, W and C on another, and that
     with a slow DVE; every wait must show in one of them."""
     m, k, n = 96, 1024, 1024
-    one_queue = {"a": (0,), "w": (1,), "c": (2,)}
+    one_queue = {"a": (0,), "w": (1,), "c": (1,)}
     configs = [dict(queues=one_queue), dict(queues=one_queue, timing={"clocks_mhz.dve": 20})]
     waits, caught, wrong = None, {}, set()
     for cfg in configs:

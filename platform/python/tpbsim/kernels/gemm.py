@@ -368,11 +368,11 @@ class Kernel:
             rot[kind] += 1
             return f"dma{q}"
 
-        def load_panel(g):
+        def load_panel(g, queues):
             b, cols = g % 2, p.group_cols(g)
             for kt, kp in enumerate(p.kt):
                 t, (hd, hs) = self.banks[b][kt], self.h_w[(g, kt)]
-                q = queue("w", self.queues["w"])
+                q = queue("w", queues)
                 rb = int(self.raw_cb * cols)
                 s.add(q, _dma(kp, rb, _hbm(hd, rb), _sb(0, t["raw"])), "dma_copy",
                       writes=[("wraw", b, kt)])
@@ -413,7 +413,10 @@ class Kernel:
                 s.add(f"dma{self.queues['w'][0]}", _dma(4, NTILE, _hbm(self.h_unit, NTILE),
                                                 _sb(32 * q4, self.unit_scales)),
                       "dma_copy", writes=[("unit",)])
-        load_panel(0)
+        # The first panel over the weight and the result queues (no result is
+        # ready before it), so that the PE starts sooner.
+        load_panel(0, tuple(self.queues["w"]) + tuple(
+            q for q in self.queues["c"] if q not in self.queues["w"]))
         la, ahead = self.lookahead, DMA_AHEAD
         for u in range(min(ahead, len(units))):
             load_a(u)
@@ -422,8 +425,10 @@ class Kernel:
         for u, (g, mt, kt) in enumerate(units):
             if u + ahead < len(units):
                 load_a(u + ahead)
-            if mt == 0 and kt == 0 and g + 1 < len(p.groups):
-                load_panel(g + 1)      # the next panel streams in while this one is used
+            if mt == min(1, nmt - 1) and kt == 0 and g + 1 < len(p.groups):
+                # The next panel streams in while this one is used (from the second
+                # M-tile on, not competing with this panel's own loads).
+                load_panel(g + 1, self.queues["w"])
             if u + la < len(units):
                 prep(u + la)
             kp, mw, r = p.kt[kt], p.mt[mt], u % self.ra

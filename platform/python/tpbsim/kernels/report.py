@@ -107,27 +107,35 @@ def plot(rep, retires, path):
               fontsize=8, frameon=False)
     s = rep["shape"]
     ax.set_title(f"C = A @ W  {s['m']} x {s['k']} x {s['n']}, {rep['weights']} weights, "
-                 f"{rep['arch']}: {rep['simulated_ns'] / 1000:.2f} us, "
+                 f"{rep['arch']}:\n{rep['simulated_ns'] / 1000:.2f} us, "
                  f"{rep['achieved_tflops']:.1f} of {rep['peak_tflops']:.0f} TFLOPS; "
                  f"bound by {rep['bound_by']}", fontsize=10)
     bins = 200
     edges = np.linspace(0, end_ns, bins + 1)
     width = edges[1] - edges[0]
-    for e in engines:
+    def busy_of(names):
         busy = np.zeros(bins)
         for r in retires:
-            if r.engine != e:
+            if r.engine not in names:
                 continue
             a, b = (r.start_ps - start0) / 1000, (r.end_ps - start0) / 1000
             i0, i1 = int(a // width), min(int(b // width), bins - 1)
             for i in range(i0, i1 + 1):
                 busy[i] += max(0.0, min(b, edges[i + 1]) - max(a, edges[i]))
-        au.step(edges[:-1], 100 * busy / width, where="post", label=_name(e), linewidth=1.2)
+        return 100 * busy / width / len(names)
+
+    # The compute engines one line each, the DMA queues as their mean.
+    curves = [(_name(e), [e]) for e in engines if not e.startswith("dma")]
+    dmas = [e for e in engines if e.startswith("dma")]
+    if dmas:
+        curves.append((f"DMA queues (mean of {len(dmas)})", dmas))
+    for label, names in curves:
+        au.step(edges[:-1], busy_of(names), where="post", label=label, linewidth=1.2)
     au.set_ylim(0, 105)
     au.set_ylabel("busy %")
     au.set_xlabel("simulated time (ns)")
     au.set_xlim(0, end_ns)
-    au.legend(loc="lower right", fontsize=8, ncol=len(engines))
+    au.legend(loc="lower right", fontsize=8, ncol=min(len(curves), 5))
     au.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
