@@ -31,7 +31,7 @@ def test_partition_bytes_and_the_last_byte_of_each_partition(make_core, arch):
         np.testing.assert_array_equal(core.read(mem, 127, cap - 4, 4, "u8"), [1, 2, 3, 4])
     with pytest.raises(tpbsim.InputError, match="memory 'sram' is not one of sbuf, psum"):
         core.partition_bytes("sram")
-    with pytest.raises(tpbsim.InputError, match="memory 'hbm': this core models no HBM yet"):
+    with pytest.raises(tpbsim.InputError, match="memory 'hbm' has no partitions"):
         core.partition_bytes("hbm")
 
 

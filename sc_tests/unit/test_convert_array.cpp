@@ -20,13 +20,13 @@ namespace {
 
 using namespace tpb::num;
 
-// The code printed by convert_line ("VALUE -> 0xHEX DECIMAL").
+// The code printed by convert_line ("VALUE -> 0xHEX DECIMAL"; VALUE may be hex too).
 std::uint32_t line_code(Format from, Format to, const std::string& value, Overflow ov) {
   std::string err;
   const auto line = convert_line(from, to, value, err, ov);
   EXPECT_TRUE(line) << err;
   return line ? static_cast<std::uint32_t>(
-                    std::stoul(line->substr(line->find("0x") + 2), nullptr, 16))
+                    std::stoul(line->substr(line->find(" -> 0x") + 6), nullptr, 16))
               : 0;
 }
 

@@ -70,7 +70,7 @@ const std::vector<Expected>& expected_rows() {
        Engine::Dma0,
        {Arch::Sunda, Arch::Cayman, Arch::Mariana, Arch::Maverick},
        "is_valid_dma_copy",
-       false},
+       true},
       {0xe3,
        "quantize_mx",
        Engine::Dve,
@@ -137,9 +137,9 @@ TEST(OpcodeTable, ConsumersReadTheRow) {
                                            "is_valid_smx1d3_mm", "is_valid_tensor_copy",
                                            "is_valid_tquant_block", "is_valid_tensor_dequantize",
                                            "is_valid_dma_copy", "is_valid_s3dmx1_quant"}));
-  EXPECT_EQ(asm_mnemonics(),
-            (std::vector<std::string_view>{"ldweights", "matmul", "ldweights_mx", "matmul_mx",
-                                           "tensor_copy", "tensor_dequantize", "quantize_mx"}));
+  EXPECT_EQ(asm_mnemonics(), (std::vector<std::string_view>{
+                                 "ldweights", "matmul", "ldweights_mx", "matmul_mx", "tensor_copy",
+                                 "tensor_dequantize", "dma_copy", "quantize_mx"}));
 }
 
 // TensorDequantize runs the TENSOR3D form on SUNDA / CAYMAN and the
