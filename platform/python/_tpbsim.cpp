@@ -320,7 +320,7 @@ class Session {
                               const std::string& trace_engines, const std::string& trace_window,
                               const std::string& trace_level, const std::string& max_sim_time,
                               const std::string& max_wall_time, bool keep_retires,
-                              const std::string& program_name) {
+                              const std::string& program_name, bool timing_only, unsigned threads) {
     run::Session& s = this->s();
     run::RunRequest req;
     req.vcd = vcd;
@@ -342,6 +342,8 @@ class Session {
     }
     req.keep_retires = keep_retires;
     req.program_name = program_name;
+    req.timing_only = timing_only;
+    req.threads = threads;
 
     // Signals: Python's C handler only records a signal; its Python handler
     // runs in PyErr_CheckSignals, asked here (with the GIL, at most every

@@ -123,7 +123,7 @@ def test_bad_options_raise_before_anything_runs(core, tmp_path):
     with pytest.raises(TypeError, match="program must be"):
         core.run(12)
     with pytest.raises(TypeError, match="unexpected keyword"):
-        core.run(".engine pool\n", timing_only=True)
+        core.run(".engine pool\n", timing_mode=True)
     with pytest.raises(tpbsim.ProgramError) as e:
         core.run(".engine pool\nnot_an_op x=1\n", name="k.tpb")
     assert e.value.file == "k.tpb" and e.value.line == 2 and e.value.col == 1

@@ -278,7 +278,7 @@ class Core:
 
     def run(self, program, *, name=None, vcd=None, perfetto=None, stats=None, retire=None,
             trace_level="auto", trace_engines=None, trace_window=None, max_sim_time=None,
-            max_wall_time=None, keep_retires=True):
+            max_wall_time=None, keep_retires=True, timing_only=False, threads=None):
         """Runs ``program`` on this core from its present state and returns a
         :class:`tpbsim.Result`.
 
@@ -294,6 +294,11 @@ class Core:
         pair of times). Limits: ``max_sim_time`` (an int of ps or a str with a
         unit: "10us"), ``max_wall_time`` (seconds). ``keep_retires=False`` leaves
         ``Result.retires`` empty (a long program's retire list costs memory).
+        ``timing_only=True`` runs without arithmetic or memory contents (SPEC §13,
+        ``tpbsim run --timing-only``): every time, stat and trace as the full run,
+        the memories' contents undefined afterwards. ``threads`` (None: every
+        host core) splits the functional work of an instruction over
+        host threads (1..1024) (``--threads``); the outputs are the same for any value.
 
         Raises :class:`tpbsim.ProgramError` for text that does not assemble and
         :class:`tpbsim.InputError` for a bad option (nothing runs then);
@@ -329,11 +334,18 @@ class Core:
                             f"{_time_text(end, 'trace_window end', 'a time') or ''}")
         if not isinstance(trace_level, str):
             raise TypeError(f"trace_level must be a str, not {type(trace_level).__name__}")
+        if threads is None:
+            threads = 0
+        elif isinstance(threads, bool) or not isinstance(threads, int):
+            raise TypeError(f"threads must be an int, not {type(threads).__name__}")
+        elif not 1 <= threads <= 1024:
+            raise InputError(f"threads {threads}: not a count of host threads (1..1024; None: "
+                             "every host core)")
         report = s.run(_path(vcd, "vcd"), _path(perfetto, "perfetto"), _path(stats, "stats"),
                        _path(retire, "retire"), trace_engines or "", trace_window or "",
                        trace_level, _time_text(max_sim_time, "max_sim_time", "ps or a time str"),
                        _time_text(max_wall_time, "max_wall_time", "seconds"), bool(keep_retires),
-                       program_name)
+                       program_name, bool(timing_only), threads)
         result = Result(report)
         status = report.status
         if status == "interrupted":

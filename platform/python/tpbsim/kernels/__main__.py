@@ -1,0 +1,145 @@
+"""python3 -m tpbsim.kernels gemm ...: C = A @ W on the modelled core, with a
+checked result and a report (SPEC §12, docs/KERNELS.md). Exit 0 when the run
+completed and the result is bit-exact (or timing-only), 1 for a request it
+cannot run (named), 2 when the result differs or the run faulted, 3 deadlock."""
+
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+
+from ..errors import Error
+from . import gemm
+from .quant import WEIGHT_FORMATS
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # usage errors are exit 1 (SPEC §9), never a traceback
+        self.print_usage(sys.stderr)
+        sys.exit(f"{self.prog}: error: {message}")
+
+
+def _load(path, what):
+    try:
+        x = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise gemm.GemmError(f"{what} {path}: cannot read a .npy array ({e})") from None
+    if not np.issubdtype(x.dtype, np.floating) or x.dtype.itemsize > 8:
+        raise gemm.GemmError(f"{what} {path}: a {x.dtype} array; the GEMM takes float32 "
+                             "(float16 / float64 are converted)")
+    if x.ndim != 2:
+        raise gemm.GemmError(f"{what} {path}: {x.ndim}-D; the GEMM takes a 2-D array")
+    return x.astype(np.float32)
+
+
+def main(argv=None):
+    ap = _Parser(prog="python3 -m tpbsim.kernels", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", metavar="gemm", parser_class=_Parser)
+    g = sub.add_parser("gemm", help="C = A @ W, tiled, run, checked and reported")
+    g.add_argument("--m", type=int, help="rows of A and C (from --a when given)")
+    g.add_argument("--k", type=int, help="the contraction (from --a / --w when given)")
+    g.add_argument("--n", type=int, help="columns of W and C (from --w when given)")
+    g.add_argument("--weights", required=True, metavar="|".join(WEIGHT_FORMATS),
+                   help="the weight format (docs/KERNELS.md: what the hardware is handed)")
+    g.add_argument("--act", default="bf16", help="activations: bf16")
+    g.add_argument("--arch", default="mariana", help="mariana | maverick")
+    g.add_argument("--a", help="A, M x K float32 .npy (random N(0, 1) when not given)")
+    g.add_argument("--w", help="W, K x N float32 .npy (random N(0, 1/K) when not given)")
+    g.add_argument("--out", help="the directory of the outputs (default gemm-out)",
+                   default="gemm-out")
+    g.add_argument("--timing", help="a timing profile JSON (as tpbsim run --timing)")
+    g.add_argument("--timing-only", action="store_true", help="no values: time only (SPEC §13)")
+    g.add_argument("--placement", default="dma", choices=gemm.PLACEMENTS,
+                   help="dma: A, W, C in HBM, moved by the DMA queues (default); sbuf: the "
+                        "inputs written into SBUF before the run (small shapes)")
+    g.add_argument("--emit-only", action="store_true",
+                   help="write a workload directory (program.tpb, cmd.txt; inputs unless "
+                        "--timing-only) into --out for tpbsim run / tpbsim sweep; run nothing")
+    g.add_argument("--threads", type=int, help="host threads of the run (default: every core)")
+    g.add_argument("--seed", type=int, default=0, help="the random operands' seed")
+    g.add_argument("--no-traces", action="store_true",
+                   help="no stats, retire, Perfetto trace or report.png")
+    args = ap.parse_args(argv)
+    if args.cmd != "gemm":
+        ap.error("a command is needed: gemm")
+    try:
+        a = _load(args.a, "--a") if args.a else None
+        w = _load(args.w, "--w") if args.w else None
+        m, k, n = args.m, args.k, args.n
+        if a is not None:
+            m = a.shape[0] if m is None else m
+            k = a.shape[1] if k is None else k
+        if w is not None:
+            k = w.shape[0] if k is None else k
+            n = w.shape[1] if n is None else n
+        missing = [f"--{x}" for x, v in (("m", m), ("k", k), ("n", n)) if v is None]
+        if missing:
+            raise gemm.GemmError(f"{', '.join(missing)} needed (or --a / --w to take them from)")
+        if args.weights not in WEIGHT_FORMATS:
+            raise gemm.GemmError(f"--weights {args.weights}: not a weight format "
+                                 f"({'|'.join(WEIGHT_FORMATS)})")
+        if args.timing and not os.path.exists(args.timing):
+            raise gemm.GemmError(f"--timing {args.timing}: no such file")
+        rep = gemm.run(m, k, n, args.weights, args.act, args.arch, a=a, w=w, out=args.out,
+                       timing=args.timing, timing_only=args.timing_only, seed=args.seed,
+                       traces=not args.no_traces, placement=args.placement,
+                       threads=args.threads, emit_only=args.emit_only)
+    except gemm.GemmError as e:
+        sys.exit(f"gemm: error: {e}")
+    except Error as e:
+        sys.exit(f"gemm: error: {e}")
+    except OSError as e:
+        sys.exit(f"gemm: error: {e.filename or ''}: {e.strerror or e}")
+    if args.emit_only:
+        print(f"C = A @ W: {rep['shape']}: {rep['instructions']} instructions; workload in "
+              f"{args.out}/: {' '.join(rep['files'])} (there: tpbsim run $(grep -v '^#' cmd.txt))")
+        return 0
+    s = rep["shape"]
+    print(f"C = A @ W: {s['m']} x {s['k']} x {s['n']}, {rep['weights']} weights, bf16 "
+          f"activations, {rep['arch']}")
+    for p in rep["padding"]:
+        print(f"  padded: {p}")
+    print(f"  {rep['status']}: {rep['simulated_ns'] / 1000:.3f} us simulated, "
+          f"{rep['achieved_tflops']:.1f} TFLOPS of {rep['peak_tflops']:.1f} peak, "
+          f"{rep['wall_seconds']:.2f} s wall")
+    wt = rep["wall"]
+    print(f"  wall: program generated in {wt['generate_s']:.2f} s, host data "
+          f"{wt['host_data_s']:.2f} s, run {wt['run_s']:.2f} s")
+    if rep["hbm_bytes"]:
+        print(f"  HBM: {rep['hbm_bytes'] / 1e6:.1f} MB at {rep['hbm_gbps']:.1f} GB/s "
+              f"({100 * rep['hbm_gbps'] / rep['hbm_share_gbps']:.0f}% of the core's "
+              f"{rep['hbm_share_gbps']:.1f} GB/s)")
+    print(f"  bound by {rep['bound_by']}: {rep['bound_reason']}")
+    chk = rep["check"]
+    if chk["bit_exact"] is None:
+        print(f"  {chk['reason']}")
+    elif chk["bit_exact"]:
+        print("  checked: out.npy equals the FP32 k-ascending sum of a_used x w_used bit for bit")
+    else:
+        print(f"  CHECK FAILED: {chk.get('mismatches', 'no')} elements of out.npy differ from the "
+              f"FP32 k-ascending sum of a_used x w_used ({chk.get('reason', 'wrong values')})")
+    order = rep.get("ordering")
+    if order:
+        if order["violations"]:
+            print(f"  ORDERING VIOLATED: {order['violations']} of {order['hazards_checked']} "
+                  f"cross-engine hazards: {order['first'][0]}")
+        else:
+            print(f"  ordered: all {order['hazards_checked']} cross-engine hazards respected in "
+                  "the retire records")
+    files = ["report.json"] + (["report.png"] if not args.no_traces else [])
+    if chk["bit_exact"] is not None or not args.timing_only:
+        files += ["out.npy", "a_used.npy", "w_used.npy"]
+    files += ["program.tpb"] + ([] if args.no_traces else
+                                ["stats.json", "retire.txt", "trace.perfetto.json"])
+    print(f"  outputs in {args.out}/: {' '.join(files)}")
+    if rep["status"] == "deadlock":
+        return 3
+    if rep["status"] != "ok" or chk["bit_exact"] is False or (order and order["violations"]):
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,825 @@
+"""C = A @ W on the modelled core: tiling, the program, the run and its check
+(SPEC §12, docs/KERNELS.md).
+
+Orientation: the PE's stationary operand is a tile of A^T (K rows on the
+partitions, up to 128 columns m), the moving operand a tile of W (K rows, up
+to 512 columns n), so PSUM[m][n] = C[m][n] and the result leaves PSUM row by
+row. One K-tile is 512 contraction values: 128 partitions x 4 lanes of an x4
+word (SPEC §5).
+"""
+
+import json
+import math
+import os
+import time
+
+import numpy as np
+
+from .. import numerics
+from ..core import Core
+from ..errors import Deadlock, Error, Fault
+from . import quant
+from .sched import Schedule
+
+ARCHS = ("mariana", "maverick")
+KTILE, MTILE, NTILE, GROUP = 512, 128, 512, 4   # contraction, stationary, moving, PSUM banks
+PSUM_BANK = 2048
+ENGINE_SEMS = {"pool": 0, "dve": 1, "pe": 2, "sfu": 3, **{f"dma{q}": 4 + q for q in range(16)}}
+UNIT_SCALE = 127                                # E8M0 2^0
+
+
+class GemmError(Exception):
+    """A request the kernel cannot run: the message says why (exit 1)."""
+
+
+def _ceil(a, b):
+    return -(-a // b)
+
+
+class Plan:
+    """The tiling of one GEMM (all sizes after padding)."""
+
+    def __init__(self, m, k, n, weights, arch, group=GROUP):
+        if weights not in quant.WEIGHT_FORMATS:
+            raise GemmError(f"--weights {weights}: not a weight format "
+                            f"({'|'.join(quant.WEIGHT_FORMATS)})")
+        if arch not in ARCHS:
+            why = {"sunda": "SUNDA (v2) has none of the MX instructions",
+                   "cayman": "CAYMAN (v3) has no MX matmul and no QuantizeMX"}.get(arch)
+            if why:
+                raise GemmError(f"--arch {arch}: {why}; the MX GEMM runs on mariana "
+                                "(LdweightsMX / MatmulMX) or maverick (LDWEIGHTS / MATMUL in MX "
+                                "mode)")
+            raise GemmError(f"--arch {arch}: not a generation (mariana|maverick)")
+        for name, v in (("m", m), ("k", k), ("n", n)):
+            if not isinstance(v, (int, np.integer)) or v < 1:
+                raise GemmError(f"--{name} {v}: must be a positive integer")
+        self.m, self.k, self.n, self.weights, self.arch = int(m), int(k), int(n), weights, arch
+        self.spec = quant.WEIGHT_FORMATS[weights]
+        # K: whole groups of 32 partitions (QuantizeMX and the matmul take 32, 64, 96
+        # or 128 rows); N: the format's column granule (POOL chunks), even on
+        # maverick (the MXTENSOR_V2 column count n0 x n1 with n0, n1 <= 255).
+        self.kpad = _ceil(self.k, 128) * 128
+        gran = self.spec.get("ncols", 1)
+        if arch == "maverick":
+            gran = max(gran, 2)
+        self.npad = _ceil(self.n, gran) * gran
+        self.kt = [min(128, (self.kpad - KTILE * t) // 4) for t in range(_ceil(self.kpad, KTILE))]
+        self.mt = [min(MTILE, self.m - MTILE * t) for t in range(_ceil(self.m, MTILE))]
+        self.nt = [min(NTILE, self.npad - NTILE * t) for t in range(_ceil(self.npad, NTILE))]
+        self.groups = [list(range(g, min(g + group, len(self.nt))))
+                       for g in range(0, len(self.nt), group)]
+        self.padding = []
+        if self.kpad != self.k:
+            self.padding.append(f"K {self.k} -> {self.kpad} (zero rows of W, zero columns of A: "
+                                "K-tiles hold 32, 64, 96 or 128 partitions of 4 values)")
+        if self.npad != self.n:
+            self.padding.append(f"N {self.n} -> {self.npad} (zero columns of W, cut from C: "
+                                f"{weights} on {arch} takes columns in multiples of {gran})")
+
+    def group_cols(self, g):
+        return sum(self.nt[t] for t in self.groups[g])
+
+
+class Layout:
+    """A bump allocator of SBUF byte offsets (the same in every partition)."""
+
+    def __init__(self, capacity):
+        self.top, self.capacity, self.regions = 0, capacity, []
+
+    def take(self, nbytes, what):
+        off = self.top
+        self.top = _ceil(off + int(math.ceil(nbytes)), 64) * 64
+        self.regions.append((what, off, nbytes))
+        return off
+
+
+# ----------------------------------------------------------------- instructions
+
+def _qmx(kp, src, n, dst, dst_s):
+    return (f"quantize_mx channels={kp} in_dtype=bf16 out_dtype=fp8_e4m3 "
+            f"src=t3d(sbuf(0, {src:#x}), step=[1, 0, 0], num=[{4 * n}, 1, 1]) "
+            f"dst=mx1d(data=sbuf(0, {dst:#x}), scale=sbuf(0, {dst_s:#x}), num={n})")
+
+
+def _cols(n):
+    """MXTENSOR_V2 column count n as [n0, n1] with n0, n1 <= 255."""
+    if n <= 255:
+        return n, 1
+    for n1 in (2, 4):
+        if n % n1 == 0 and n // n1 <= 255:
+            return n // n1, n1
+    raise GemmError(f"{n} moving columns cannot be written as n0 x n1 <= 255 x 255")
+
+
+def _ldweights(arch, kp, mw, data, scale):
+    if arch == "mariana":
+        return (f"ldweights_mx in_dtype=fp8_e4m3 rows={kp} cols={mw} "
+                f"src=mx1d(data=sbuf(0, {data:#x}), scale=sbuf(0, {scale:#x}), num={mw})")
+    return (f"ldweights in_dtype=fp8_e4m3 rows={kp} cols={mw} "
+            f"src=mx(data=sbuf(0, {data:#x}), scale=sbuf(0, {scale:#x}), num=[{mw}, 1], "
+            f"step_data={mw}, step_scale={mw})")
+
+
+def _matmul(arch, dtype, kp, nw, acc, data, scale, psum):
+    dst = f"dst=t3d(psum(0, {psum:#x}), step=[1, 0, 0], num=[{nw}, 1, 1])"
+    if arch == "mariana":
+        return (f"matmul_mx in_dtype={dtype} rows={kp} acc={acc} "
+                f"src=mx1d(data=sbuf(0, {data:#x}), scale=sbuf(0, {scale:#x}), num={nw}) {dst}")
+    n0, n1 = _cols(nw)
+    return (f"matmul in_dtype={dtype} rows={kp} acc={acc} "
+            f"src=mx(data=sbuf(0, {data:#x}), scale=sbuf(0, {scale:#x}), num=[{n0}, {n1}], "
+            f"step_data={n0}, step_scale={n0}) {dst}")
+
+
+# ----------------------------------------------------------------- the program
+
+# DMA placement (docs/KERNELS.md "Data placement"): the queues each stream uses,
+# the depth of the activation ring, how many units ahead a load is issued and
+# the depth of the result ring.
+A_QUEUES, W_QUEUES, C_QUEUES = tuple(range(0, 6)), tuple(range(6, 10)), tuple(range(10, 16))
+A_RING, DMA_AHEAD, C_RING = 12, 9, 6
+PLACEMENTS = ("dma", "sbuf")
+
+
+def _dma(rows, row_bytes, src, dst):
+    return f"dma_copy rows={rows} row_bytes={row_bytes} src={src} dst={dst}"
+
+
+def _hbm(off, stride):
+    return f"hbm({off:#x}, stride={stride})"
+
+
+def _sb(part, off):
+    return f"sbuf({part}, {off:#x})"
+
+
+class Kernel:
+    """The program of one GEMM with its data placement.
+
+    Data movement is a layer. `placement="dma"`: A, W and C live in HBM; the
+    DMA queues bring A and W into SBUF tile by tile (a ring of activation slots,
+    two weight panels) and write C back. `placement="sbuf"`: every input tile is
+    written into SBUF before the run (core.write) and C is read from SBUF after
+    it. The compute pipeline (POOL widening, DVE QuantizeMX, PE loads and
+    matmuls, PSUM accumulation, DVE evacuation) is the same for both.
+    """
+
+    def __init__(self, plan, capacity, lookahead=2, placement="dma", hbm_capacity=None,
+                 queues=None):
+        if placement not in PLACEMENTS:
+            raise GemmError(f"--placement {placement}: dma | sbuf")
+        self.plan = plan
+        self.placement = placement
+        self.lookahead = lookahead
+        # The DMA queues of each stream: activations, weight panels, results.
+        self.queues = {"a": A_QUEUES, "w": W_QUEUES, "c": C_QUEUES, **(queues or {})}
+        self.sched = Schedule(ENGINE_SEMS)
+        self.lay = Layout(capacity)
+        self.hbm = Layout(hbm_capacity or 2**40)
+        spec = plan.spec
+        self.host_scales = spec["store"] == "mx" or (spec["store"] == "packed"
+                                                     and spec["group"] == 0)
+        self.raw_cb = {"mx": spec.get("word_bytes"), "bf16": 8}.get(
+            spec["store"], 2.5 if spec.get("group") == 8 else 3)
+        if placement == "dma":
+            self._place_dma()
+            self._build_dma()
+        else:
+            self._place()
+            self._build()
+
+    # ------------------------------------------------------------ host placement
+    def _place(self):
+        p, lay, spec = self.plan, self.lay, self.plan.spec
+        self.abf = {(mt, kt): lay.take(8 * mw, f"A bf16 ({mt},{kt})")
+                    for mt, mw in enumerate(p.mt) for kt in range(len(p.kt))}
+        self.ra = self.lookahead + 1
+        self.aq = [(lay.take(4 * MTILE, f"A mx slot {r}"), lay.take(MTILE, f"A scales slot {r}"))
+                   for r in range(self.ra)]
+        self.wraw, self.wq, self.ws = {}, {}, {}
+        unit = None
+        if spec["store"] == "packed" and spec["group"] == 8:
+            unit = lay.take(NTILE, "unit E8M0 scales")
+        self.unit_scales = unit
+        for kt in range(len(p.kt)):
+            for nt, nw in enumerate(p.nt):
+                key = (kt, nt)
+                if spec["store"] == "mx":
+                    self.wq[key] = lay.take(spec["word_bytes"] * nw, f"W mx {key}")
+                    self.ws[key] = lay.take(nw, f"W scales {key}")
+                elif spec["store"] == "bf16":
+                    self.wraw[key] = lay.take(8 * nw, f"W bf16 {key}")
+                    self.wq[key] = lay.take(4 * nw, f"W mx {key}")
+                    self.ws[key] = lay.take(nw, f"W scales {key}")
+                else:
+                    self.wraw[key] = lay.take(self.raw_cb * nw, f"W packed {key}")
+                    self.wq[key] = lay.take(4 * nw, f"W fp8 {key}")
+                    self.ws[key] = unit if unit is not None else lay.take(nw, f"W scales {key}")
+        self.cout = {(mt, g): lay.take(4 * p.group_cols(g), f"C ({mt},{g})")
+                     for mt in range(len(p.mt)) for g in range(len(p.groups))}
+        if lay.top > lay.capacity:
+            raise GemmError(
+                f"the {p.m} x {p.k} x {p.n} GEMM needs {lay.top // 1024} KiB per SBUF partition "
+                f"with every tile resident (--placement sbuf), {lay.capacity // 1024} KiB "
+                "exist: a smaller shape, or the DMA placement (the default)")
+
+    def _prep_w(self, s, key, kp, raw, wq, ws, reads, writes):
+        """The widening of one weight tile (bf16 on the DVE, packed on POOL)."""
+        spec, nw = self.plan.spec, self.plan.nt[key[1]]
+        if spec["store"] == "bf16":
+            s.add("dve", _qmx(kp, raw, nw, wq, ws), "quantize_mx", reads=reads, writes=writes)
+        else:
+            words = (5 * nw // 8) if spec["group"] == 8 else (3 * nw // 4)
+            s.add("pool",
+                  f"tensor_dequantize fmt={spec['dq']} group={spec['group']} "
+                  f"channels={kp} src=t3d(sbuf(0, {raw:#x}), step=[1, 0, 0], "
+                  f"num=[{words}, 1, 1]) dst=t3d(sbuf(0, {wq:#x}), "
+                  f"step=[1, 0, 0], num=[{nw}, 1, 1])",
+                  "tensor_dequantize", reads=reads, writes=writes)
+
+    def _units(self):
+        p = self.plan
+        return [(g, mt, kt) for g in range(len(p.groups)) for mt in range(len(p.mt))
+                for kt in range(len(p.kt))]
+
+    def _build(self):
+        p, s, spec = self.plan, self.sched, self.plan.spec
+        units = self._units()
+        prepared = set()
+
+        def prep(u):
+            g, mt, kt = units[u]
+            kp, mw = p.kt[kt], p.mt[mt]
+            r = u % self.ra
+            aq, aqs = self.aq[r]
+            s.add("dve", _qmx(kp, self.abf[(mt, kt)], mw, aq, aqs), "quantize_mx",
+                  reads=[("abf", mt, kt)], writes=[("aq", r)])
+            for nt in p.groups[g]:
+                key = (kt, nt)
+                if key in prepared or spec["store"] == "mx":
+                    continue
+                prepared.add(key)
+                self._prep_w(s, key, kp, self.wraw[key], self.wq[key], self.ws[key],
+                             reads=[("wraw", key)], writes=[("wq", key)])
+
+        la = self.lookahead
+        for u in range(min(la, len(units))):
+            prep(u)
+        for u, (g, mt, kt) in enumerate(units):
+            if u + la < len(units):
+                prep(u + la)
+            kp, mw = p.kt[kt], p.mt[mt]
+            aq, aqs = self.aq[u % self.ra]
+            s.add("pe", _ldweights(p.arch, kp, mw, aq, aqs), "ldweights",
+                  reads=[("aq", u % self.ra)])
+            gi = g * len(p.mt) + mt
+            half = gi % 2
+            for j, nt in enumerate(p.groups[g]):
+                key = (kt, nt)
+                s.add("pe", _matmul(p.arch, spec["pe"], kp, p.nt[nt], int(kt > 0), self.wq[key],
+                                    self.ws[key], 8192 * half + PSUM_BANK * j), "matmul",
+                      reads=[("wq", key)] + ([("psum", half)] if kt else []),
+                      writes=[("psum", half)])
+            if kt == len(p.kt) - 1:
+                self._evacuate(s, g, mt, half, self.cout[(mt, g)], writes=[("c", mt, g)])
+        s.assign_waits()
+
+    def _evacuate(self, s, g, mt, half, dst, writes):
+        p = self.plan
+        cols = p.group_cols(g)
+        s.add("dve", f"tensor_copy channels={p.mt[mt]} in_dtype=fp32 out_dtype=fp32 "
+              f"src=t3d(psum(0, {8192 * half:#x}), step=[1, 0, 0], num=[{cols}, 1, 1]) "
+              f"dst=t3d(sbuf(0, {dst:#x}), step=[1, 0, 0], num=[{cols}, 1, 1])",
+              "tensor_copy", reads=[("psum", half)], writes=writes)
+
+    # ------------------------------------------------------------ DMA placement
+    def _place_dma(self):
+        """SBUF: a ring of A_RING activation slots (BF16 in, MXFP8 out), two weight
+        panels (a group's K x group-columns, the next group's loading while this
+        one is used), C_RING result slots. HBM: every A tile, every weight panel
+        slice of one K-tile in the SBUF row layout, the unit scales, C row-major."""
+        p, lay, spec = self.plan, self.lay, self.plan.spec
+        self.ra = A_RING
+        self.araw = [lay.take(8 * MTILE, f"A bf16 slot {r}") for r in range(self.ra)]
+        self.aq = [(lay.take(4 * MTILE, f"A mx slot {r}"), lay.take(MTILE, f"A scales slot {r}"))
+                   for r in range(self.ra)]
+        gc = max(p.group_cols(g) for g in range(len(p.groups)))
+        self.unit_scales = None
+        if spec["store"] == "packed" and spec["group"] == 8:
+            self.unit_scales = lay.take(NTILE, "unit E8M0 scales")
+        self.banks = []
+        for b in range(min(2, len(p.groups))):
+            panel = []
+            for kt in range(len(p.kt)):
+                t = {"raw": lay.take(self.raw_cb * gc, f"W panel {b} raw {kt}")}
+                t["sc"] = lay.take(gc, f"W panel {b} scales {kt}") if self.host_scales else None
+                t["wq"] = t["raw"] if spec["store"] == "mx" else lay.take(
+                    4 * gc, f"W panel {b} fp8 {kt}")
+                t["ws"] = (lay.take(gc, f"W panel {b} DVE scales {kt}") if spec["store"] == "bf16"
+                           else t["sc"] if self.host_scales else self.unit_scales)
+                panel.append(t)
+            self.banks.append(panel)
+        ngi = len(p.groups) * len(p.mt)
+        self.rc = min(C_RING, ngi)
+        self.cslot = [lay.take(4 * gc, f"C slot {c}") for c in range(self.rc)]
+        if lay.top > lay.capacity:
+            raise GemmError(
+                f"the {p.m} x {p.k} x {p.n} GEMM's DMA buffers need {lay.top // 1024} KiB per "
+                f"SBUF partition ({len(p.groups[0])} N-tiles per weight panel, K {p.kpad}), "
+                f"{lay.capacity // 1024} KiB exist: K is too deep for a double-buffered weight "
+                "panel")
+        hb = self.hbm
+        self.h_a = {(mt, kt): hb.take(p.kt[kt] * 8 * mw, f"A ({mt},{kt})")
+                    for mt, mw in enumerate(p.mt) for kt in range(len(p.kt))}
+        self.h_w = {}
+        for g in range(len(p.groups)):
+            cols = p.group_cols(g)
+            for kt, kp in enumerate(p.kt):
+                d = self.hbm.take(int(self.raw_cb * cols) * kp, f"W ({g},{kt})")
+                sc = self.hbm.take(cols * kp // 8, f"W scales ({g},{kt})") if self.host_scales \
+                    else None
+                self.h_w[(g, kt)] = (d, sc)
+        self.h_unit = self.hbm.take(4 * NTILE, "unit scales") if self.unit_scales is not None \
+            else None
+        self.h_in_end = self.hbm.top
+        self.h_c = self.hbm.take(4 * p.m * p.npad, "C")
+        if hb.top > hb.capacity:
+            raise GemmError(
+                f"the {p.m} x {p.k} x {p.n} GEMM needs {hb.top / 2**30:.2f} GiB of HBM (A, W "
+                f"and C in their tiled layouts), the core has {hb.capacity / 2**30:.2f} GiB")
+
+    def _tile_w(self, g, j, kt):
+        """(data, scales) SBUF offsets of weight tile j of group g, K-tile kt."""
+        t, wb = self.banks[g % 2][kt], self.plan.spec.get("word_bytes", 4)
+        wq = t["wq"] + (wb if self.plan.spec["store"] == "mx" else 4) * NTILE * j
+        ws = t["ws"] if self.unit_scales is not None and t["ws"] == self.unit_scales \
+            else t["ws"] + NTILE * j
+        return wq, ws
+
+    def _build_dma(self):
+        p, s, spec = self.plan, self.sched, self.plan.spec
+        units = self._units()
+        nmt = len(p.mt)
+        rot = {"a": 0, "w": 0, "c": 0}
+
+        def queue(kind, queues):
+            q = queues[rot[kind] % len(queues)]
+            rot[kind] += 1
+            return f"dma{q}"
+
+        def load_panel(g, queues):
+            b, cols = g % 2, p.group_cols(g)
+            for kt, kp in enumerate(p.kt):
+                t, (hd, hs) = self.banks[b][kt], self.h_w[(g, kt)]
+                q = queue("w", queues)
+                rb = int(self.raw_cb * cols)
+                s.add(q, _dma(kp, rb, _hbm(hd, rb), _sb(0, t["raw"])), "dma_copy",
+                      writes=[("wraw", b, kt)])
+                if self.host_scales:
+                    for q4 in range(kp // 32):
+                        s.add(q, _dma(4, cols, _hbm(hs + 4 * q4 * cols, cols),
+                                      _sb(32 * q4, t["sc"])), "dma_copy",
+                              writes=[("wraw", b, kt)])
+
+        def load_a(u):
+            g, mt, kt = units[u]
+            kp, mw, r = p.kt[kt], p.mt[mt], u % self.ra
+            s.add(queue("a", self.queues["a"]),
+                  _dma(kp, 8 * mw, _hbm(self.h_a[(mt, kt)], 8 * mw), _sb(0, self.araw[r])),
+                  "dma_copy", writes=[("araw", r)])
+
+        prepared = set()
+
+        def prep(u):
+            g, mt, kt = units[u]
+            kp, mw, r = p.kt[kt], p.mt[mt], u % self.ra
+            aq, aqs = self.aq[r]
+            s.add("dve", _qmx(kp, self.araw[r], mw, aq, aqs), "quantize_mx",
+                  reads=[("araw", r)], writes=[("aq", r)])
+            if spec["store"] == "mx":
+                return
+            b, t = g % 2, self.banks[g % 2][kt]
+            for j, nt in enumerate(p.groups[g]):
+                if (kt, nt) in prepared:
+                    continue
+                prepared.add((kt, nt))
+                wq, ws = self._tile_w(g, j, kt)
+                self._prep_w(s, (kt, nt), kp, t["raw"] + int(self.raw_cb * NTILE * j), wq, ws,
+                             reads=[("wraw", b, kt)], writes=[("wq", b, kt, j)])
+
+        if self.unit_scales is not None:
+            for q4 in range(4):
+                s.add(f"dma{self.queues['w'][0]}", _dma(4, NTILE, _hbm(self.h_unit, NTILE),
+                                                _sb(32 * q4, self.unit_scales)),
+                      "dma_copy", writes=[("unit",)])
+        # The first panel over the weight and the result queues (no result is
+        # ready before it), so that the PE starts sooner.
+        load_panel(0, tuple(self.queues["w"]) + tuple(
+            q for q in self.queues["c"] if q not in self.queues["w"]))
+        la, ahead = self.lookahead, DMA_AHEAD
+        for u in range(min(ahead, len(units))):
+            load_a(u)
+        for u in range(min(la, len(units))):
+            prep(u)
+        for u, (g, mt, kt) in enumerate(units):
+            if u + ahead < len(units):
+                load_a(u + ahead)
+            if mt == min(1, nmt - 1) and kt == 0 and g + 1 < len(p.groups):
+                # The next panel streams in while this one is used (from the second
+                # M-tile on, not competing with this panel's own loads).
+                load_panel(g + 1, self.queues["w"])
+            if u + la < len(units):
+                prep(u + la)
+            kp, mw, r = p.kt[kt], p.mt[mt], u % self.ra
+            aq, aqs = self.aq[r]
+            gi = g * nmt + mt
+            half, c = gi % 2, gi % self.rc
+            # The ring slot is free again once its ldweights retired; the result slot
+            # once its previous store did (the PE learns it here, so the evacuation
+            # into it needs no second wait).
+            reads = [("aq", r), ("araw", r)]
+            if kt == 0 and gi >= self.rc:
+                reads.append(("ctok", c))
+            s.add("pe", _ldweights(p.arch, kp, mw, aq, aqs), "ldweights", reads=reads)
+            b = g % 2
+            for j, nt in enumerate(p.groups[g]):
+                wq, ws = self._tile_w(g, j, kt)
+                reads = [("wraw", b, kt)] + ([("psum", half)] if kt else [])
+                if spec["store"] != "mx":
+                    reads.append(("wq", b, kt, j))
+                if self.unit_scales is not None:
+                    reads.append(("unit",))
+                s.add("pe", _matmul(p.arch, spec["pe"], kp, p.nt[nt], int(kt > 0), wq, ws,
+                                    8192 * half + PSUM_BANK * j), "matmul",
+                      reads=reads, writes=[("psum", half)])
+            if kt == len(p.kt) - 1:
+                self._evacuate(s, g, mt, half, self.cslot[c], writes=[("c", c)])
+                cols, n0 = p.group_cols(g), NTILE * p.groups[g][0]
+                s.add(queue("c", self.queues["c"]),
+                      _dma(mw, 4 * cols, _sb(0, self.cslot[c]),
+                           _hbm(self.h_c + 4 * (MTILE * mt * p.npad + n0), 4 * p.npad)),
+                      "dma_copy", reads=[("c", c)], writes=[("ctok", c)])
+        s.assign_waits()
+
+    def program(self, drop_wait=None):
+        p = self.plan
+        dma = ", dma queue q sem(4 + q)" if self.placement == "dma" else ""
+        head = [f"C = A @ W: M {p.m}, K {p.k}, N {p.n}, weights {p.weights}, act bf16, {p.arch}",
+                "generated by python3 -m tpbsim.kernels gemm (docs/KERNELS.md); every "
+                f"instruction increments its engine's semaphore (pool sem0, dve sem1, pe sem2{dma})"]
+        head += [f"padding: {x}" for x in p.padding]
+        return self.sched.emit(p.arch, drop_wait=drop_wait, header=head)
+
+    # ------------------------------------------------------------ the data
+    def _a_tiles(self, a_bits):
+        """{(mt, kt): [kp][8 mw] uint8}: A's BF16 codes in the DVE's source layout."""
+        p = self.plan
+        out = {}
+        for mt, mw in enumerate(p.mt):
+            rows = a_bits[MTILE * mt:MTILE * mt + mw]
+            for kt, kp in enumerate(p.kt):
+                sub = rows[:, KTILE * kt:KTILE * kt + 4 * kp].reshape(mw, kp, 4).transpose(1, 0, 2)
+                out[(mt, kt)] = np.ascontiguousarray(sub).astype("<u2").view(np.uint8).reshape(
+                    kp, 8 * mw)
+        return out
+
+    def _scale_rows(self, qw, kt, n0, cols):
+        """The E8M0 scale rows of K-tile kt, columns n0.., in partition order
+        (block b at partition 32 (b // 4) + b % 4)."""
+        return qw.scales[16 * kt:16 * kt + self.plan.kt[kt] // 8, n0:n0 + cols]
+
+    def sbuf_image(self, a_bits, qw):
+        p, spec = self.plan, self.plan.spec
+        img = np.zeros((128, self.lay.top), dtype=np.uint8)
+        for (mt, kt), t in self._a_tiles(a_bits).items():
+            off = self.abf[(mt, kt)]
+            img[:t.shape[0], off:off + t.shape[1]] = t
+        if self.unit_scales is not None:
+            for q in range(4):
+                img[32 * q:32 * q + 4, self.unit_scales:self.unit_scales + NTILE] = UNIT_SCALE
+        for (kt, nt), off in self.wq.items():
+            kp, nw, n0, r0 = p.kt[kt], p.nt[nt], NTILE * nt, 128 * kt
+            if spec["store"] == "mx":
+                cb = spec["word_bytes"]
+                img[:kp, off:off + cb * nw] = qw.data[r0:r0 + kp, cb * n0:cb * (n0 + nw)]
+            else:
+                cb = qw.col_bytes
+                lo, hi = int(cb * n0), int(cb * (n0 + nw))
+                img[:kp, self.wraw[(kt, nt)]:self.wraw[(kt, nt)] + hi - lo] = qw.data[r0:r0 + kp,
+                                                                                     lo:hi]
+            if qw.scales is not None:
+                so = self.ws[(kt, nt)]
+                for b, row in enumerate(self._scale_rows(qw, kt, n0, nw)):
+                    img[32 * (b // 4) + b % 4, so:so + nw] = row
+        return img
+
+    def hbm_image(self, a_bits, qw):
+        """The inputs' bytes in HBM from offset 0 (DMA placement)."""
+        p = self.plan
+        img = np.zeros(self.h_in_end, dtype=np.uint8)
+        for key, t in self._a_tiles(a_bits).items():
+            off = self.h_a[key]
+            img[off:off + t.size] = t.reshape(-1)
+        for (g, kt), (hd, hs) in self.h_w.items():
+            kp, r0, n0, cols = p.kt[kt], 128 * kt, NTILE * p.groups[g][0], p.group_cols(g)
+            cb = self.raw_cb
+            blk = qw.data[r0:r0 + kp, int(cb * n0):int(cb * (n0 + cols))]
+            img[hd:hd + blk.size] = np.ascontiguousarray(blk).reshape(-1)
+            if hs is not None:
+                sr = np.ascontiguousarray(self._scale_rows(qw, kt, n0, cols))
+                img[hs:hs + sr.size] = sr.reshape(-1)
+        if self.h_unit is not None:
+            img[self.h_unit:self.h_unit + 4 * NTILE] = UNIT_SCALE
+        return img
+
+    def place(self, core, a_bits, qw):
+        """Writes the inputs where the program expects them."""
+        if self.placement == "dma":
+            core.write("hbm", 0, 0, self.hbm_image(a_bits, qw))
+        else:
+            core.write("sbuf", 0, 0, self.sbuf_image(a_bits, qw))
+
+    def read_c(self, core):
+        p = self.plan
+        if self.placement == "dma":
+            return core.read("hbm", 0, self.h_c, (p.m, p.npad), "f32")[:, :p.n]
+        c = np.empty((p.m, p.npad), dtype=np.float32)
+        for (mt, g), off in self.cout.items():
+            cols = p.group_cols(g)
+            n0 = NTILE * p.groups[g][0]
+            c[MTILE * mt:MTILE * mt + p.mt[mt], n0:n0 + cols] = core.read(
+                "sbuf", 0, off, (p.mt[mt], cols), "f32")
+        return c[:, :p.n]
+
+
+# ----------------------------------------------------------------- the run
+
+def operands(plan, a=None, w=None, seed=0):
+    """A (M x K) and W (K x N) float32: given, or random (A ~ N(0, 1), W ~ N(0, 1/K))."""
+    rng = np.random.default_rng(seed)
+    if a is None:
+        a = rng.standard_normal((plan.m, plan.k)).astype(np.float32)
+    if w is None:
+        w = (rng.standard_normal((plan.k, plan.n)) / np.sqrt(plan.k)).astype(np.float32)
+    for name, x, shape in (("--a", a, (plan.m, plan.k)), ("--w", w, (plan.k, plan.n))):
+        if x.ndim != 2 or x.shape != shape:
+            raise GemmError(f"{name} is {' x '.join(map(str, x.shape))}, the GEMM needs "
+                            f"{shape[0]} x {shape[1]} (--m {plan.m} --k {plan.k} --n {plan.n})")
+        bad = np.argwhere(~np.isfinite(x))
+        if len(bad):
+            raise GemmError(f"{name} holds {x[tuple(bad[0])]} at {tuple(int(i) for i in bad[0])}: "
+                            "the inputs must be finite")
+    return a.astype(np.float32), w.astype(np.float32)
+
+
+def prepare(plan, a, w):
+    """The host side: padded operands, what the hardware is handed and the values
+    the PE multiplies. Returns (a_bits [M][Kpad] bf16 codes, a_used [M][Kpad],
+    QuantizedWeights of [Kpad][Npad])."""
+    a_pad = np.zeros((plan.m, plan.kpad), dtype=np.float32)
+    a_pad[:, :plan.k] = a
+    w_pad = np.zeros((plan.kpad, plan.npad), dtype=np.float32)
+    w_pad[:plan.k, :plan.n] = w
+    a_bits, a_vals = quant.bf16(a_pad)
+    # The DVE's view: partition p, element 4m + l = A[m][4p + l]; blocks of 32 k.
+    kp4 = plan.kpad // 4
+    src = a_vals.reshape(plan.m, kp4, 4).transpose(1, 0, 2).reshape(kp4, 4 * plan.m)
+    codes, s = quant.quantize_mx_dve(src)
+    vals = quant.mx_values(codes, np.repeat(np.repeat(s, 8, axis=0), 4, axis=1), "e4m3")
+    a_used = vals.reshape(kp4, plan.m, 4).transpose(1, 0, 2).reshape(plan.m, plan.kpad)
+    return a_bits, a_used, quant.quantize_weights(w_pad, plan.weights)
+
+
+def peak_tflops(timing):
+    """The PE's MX peak: 128 x 128 PEs x 4 contraction values (pe_mx_row_pump
+    'none') x 2 flops per cycle at the PE clock."""
+    pump = timing["pe_mx_row_pump"]["none"]
+    return 2 * 128 * 128 * pump * timing["clocks_mhz"]["pe"] * 1e6 / 1e12
+
+
+def make_kernel(plan, core, lookahead=2, placement="dma", queues=None):
+    """The kernel of `plan` on `core`: in the DMA placement the widest weight panel
+    (4, 2 or 1 N-tiles per group) whose double buffer fits in SBUF."""
+    sbuf, hbm = core.partition_bytes("sbuf"), core.timing["hbm"]["bytes"]
+    if placement != "dma":
+        return Kernel(plan, sbuf, lookahead, placement, hbm)
+    err = None
+    for group in (GROUP, 2, 1):
+        p = plan if group == GROUP else Plan(plan.m, plan.k, plan.n, plan.weights, plan.arch,
+                                             group)
+        try:
+            return Kernel(p, sbuf, lookahead, placement, hbm, queues)
+        except GemmError as e:
+            if "HBM" in str(e):
+                raise
+            err = e
+    raise err
+
+
+def run(m, k, n, weights="mxfp4", act="bf16", arch="mariana", a=None, w=None, out=None,
+        timing=None, timing_only=False, seed=0, drop_wait=None, traces=True, check=True,
+        lookahead=2, log=print, placement="dma", threads=None, queues=None, emit_only=False):
+    """Runs one GEMM; returns its report (a dict) and writes the files into out.
+    emit_only: writes a workload directory instead (program.tpb and cmd.txt, which
+    `tpbsim run` and `tpbsim sweep` take; with values, the HBM image it loads and
+    the C it dumps) and runs nothing."""
+    if act != "bf16":
+        raise GemmError(f"--act {act}: the activations are BF16 (quantized to MXFP8 E4M3 on the "
+                        "DVE); no other activation path is modelled")
+    if placement not in PLACEMENTS:
+        raise GemmError(f"--placement {placement}: dma | sbuf")
+    plan = Plan(m, k, n, weights, arch)
+    for name, x, shape in (("--a", a, (plan.m, plan.k)), ("--w", w, (plan.k, plan.n))):
+        if x is not None and (x.ndim != 2 or x.shape != shape):
+            raise GemmError(f"{name} is {' x '.join(map(str, x.shape))}, the GEMM needs "
+                            f"{shape[0]} x {shape[1]} (--m {plan.m} --k {plan.k} --n {plan.n})")
+    wall0 = time.perf_counter()
+    try:
+        core = Core(arch, timing)
+    except Error as e:
+        raise GemmError(f"--timing: {e}") from None
+    times = {}
+    with core:
+        t0 = time.perf_counter()
+        kernel = make_kernel(plan, core, lookahead, placement, queues)   # refuses what won't fit
+        plan = kernel.plan
+        text = kernel.program(drop_wait)
+        times["generate_s"] = time.perf_counter() - t0
+        if emit_only:
+            return emit_workload(plan, kernel, text, out, timing_only, a, w, seed)
+        if not timing_only:
+            a, w = operands(plan, a, w, seed)
+        elif a is not None or w is not None:
+            operands(plan, a if a is not None else np.zeros((plan.m, plan.k), np.float32),
+                     w if w is not None else np.zeros((plan.k, plan.n), np.float32))
+        t0 = time.perf_counter()
+        if timing_only:
+            # No values: nothing to quantize or place (SPEC §13).
+            a_used = qw = None
+        else:
+            a_bits, a_used, qw = prepare(plan, a, w)
+            kernel.place(core, a_bits, qw)
+        times["host_data_s"] = time.perf_counter() - t0
+        if out:
+            os.makedirs(out, exist_ok=True)
+            with open(os.path.join(out, "program.tpb"), "w") as f:
+                f.write(text)
+        run_kw = {"timing_only": bool(timing_only), "threads": threads}
+        if out and traces:
+            run_kw.update(stats=os.path.join(out, "stats.json"),
+                          retire=os.path.join(out, "retire.txt"),
+                          perfetto=os.path.join(out, "trace.perfetto.json"))
+        for i in range(len(core.semaphores)):
+            core.set_semaphore(i, 0)
+        status = "ok"
+        t0 = time.perf_counter()
+        try:
+            result = core.run(text, name="gemm.tpb", **run_kw)
+        except Deadlock as e:
+            status, result = "deadlock", e.result
+        except Fault as e:
+            status, result = "fault", e.result
+            log(f"fault: {e}")
+        times["run_s"] = time.perf_counter() - t0
+        c = kernel.read_c(core) if status == "ok" and not timing_only else None
+        timing_profile = core.timing
+    wall = time.perf_counter() - wall0
+
+    report = make_report(plan, kernel, result, timing_profile, status, wall, timing_only)
+    report["wall"] = times
+    if c is not None and check:
+        want = quant.fp32_ksum(a_used, qw.used)[:, :plan.n]
+        same = np.array_equal(c.view(np.uint32), want.view(np.uint32))
+        report["check"] = {
+            "bit_exact": bool(same),
+            "mismatches": int(np.count_nonzero(c.view(np.uint32) != want.view(np.uint32))),
+            "reference": "FP32 sum over k ascending of a_used x w_used, one rounding per "
+                         "multiply and per add (NumPy)"}
+    elif timing_only:
+        report["check"] = {"bit_exact": None,
+                           "reason": "not checked: a timing-only run computes no values "
+                                     "(out.npy, a_used.npy, w_used.npy not written)"}
+    elif not check:
+        report["check"] = {"bit_exact": None, "reason": "not checked (check=False)"}
+    else:
+        report["check"] = {"bit_exact": False, "reason": status}
+    if result is not None and status == "ok":
+        report["ordering"] = ordering(kernel, result)
+    if out:
+        if a_used is not None:
+            np.save(os.path.join(out, "a_used.npy"), a_used[:, :plan.k])
+            np.save(os.path.join(out, "w_used.npy"), qw.used[:plan.k, :plan.n])
+        if c is not None:
+            np.save(os.path.join(out, "out.npy"), c)
+        if result is not None and traces:
+            from .report import plot
+            t0 = time.perf_counter()
+            plot(report, result.retires, os.path.join(out, "report.png"))
+            report["wall"]["plot_s"] = time.perf_counter() - t0
+        with open(os.path.join(out, "report.json"), "w") as f:
+            json.dump(report, f, indent=2)
+            f.write("\n")
+    report["_arrays"] = dict(
+        c=c, a_used=None if a_used is None else a_used[:, :plan.k],
+        w_used=None if qw is None else qw.used[:plan.k, :plan.n], a_used_pad=a_used,
+        w_used_pad=None if qw is None else qw.used)
+    report["_kernel"] = kernel
+    return report
+
+
+def emit_workload(plan, kernel, text, out, timing_only, a, w, seed):
+    """A workload directory as traces/workloads/ holds them (docs/SWEEPS.md)."""
+    if not out:
+        raise GemmError("--emit-only needs --out DIR")
+    if kernel.placement != "dma" and not timing_only:
+        raise GemmError("--emit-only with values needs the DMA placement (the inputs are one "
+                        "HBM image); add --timing-only or drop --placement sbuf")
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "program.tpb"), "w") as f:
+        f.write(text)
+    shape = f"{plan.m} x {plan.k} x {plan.n}, {plan.weights} weights, {plan.arch}"
+    lines = ["# tpbsim run arguments, paths relative to this directory",
+             f"# C = A @ W {shape}, generated by python3 -m tpbsim.kernels gemm --emit-only",
+             "program.tpb"]
+    if timing_only:
+        lines.append("--timing-only")
+    else:
+        a, w = operands(plan, a, w, seed)
+        a_bits, a_used, qw = prepare(plan, a, w)
+        np.save(os.path.join(out, "hbm_inputs.npy"), kernel.hbm_image(a_bits, qw))
+        # C as the dump writes it (M x padded N), the reference of the check.
+        np.save(os.path.join(out, "expected.npy"), quant.fp32_ksum(a_used, qw.used))
+        lines += ["--load hbm:0x0=hbm_inputs.npy",
+                  f"--dump hbm:{kernel.h_c:#x}:{plan.m}x{plan.npad}:f32=out.npy"]
+    with open(os.path.join(out, "cmd.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return {"emitted": out, "files": sorted(os.listdir(out)), "shape": shape,
+            "instructions": len(kernel.sched.ops)}
+
+
+def ordering(kernel, result):
+    """Every cross-engine hazard of the schedule checked on the retire records: the
+    producer retired no later than the consumer issued. A missing or wrong wait
+    shows here even when the race happened not to change a value."""
+    ops = kernel.sched.ops
+    rec = {(r.engine, r.index): r for r in result.retires}
+    checked, bad = 0, []
+    for i, op in enumerate(ops):
+        c = rec.get((op.engine, op.pos))
+        for d in op.deps:
+            prod = ops[d]
+            if prod.engine == op.engine:
+                continue
+            p = rec.get((prod.engine, prod.pos))
+            checked += 1
+            if c is None or p is None or p.end_ps > c.start_ps:
+                bad.append(f"{op.engine}[{op.pos}] {op.kind} issued at "
+                           f"{c.start_ps if c else '?'} ps before {prod.engine}[{prod.pos}] "
+                           f"{prod.kind} retired at {p.end_ps if p else '?'} ps")
+    return {"hazards_checked": checked, "violations": len(bad), "first": bad[:5]}
+
+
+def make_report(plan, kernel, result, timing, status, wall, timing_only):
+    from .report import engine_table, bound_by
+    dur_ps = result.duration_ps if result is not None else 0
+    flops = 2.0 * plan.m * plan.n * plan.k
+    peak = peak_tflops(timing)
+    achieved = flops / (dur_ps * 1e-12) / 1e12 if dur_ps else 0.0
+    engines = engine_table(result, kernel) if result is not None else {}
+    hbm_bytes = sum(v.get("hbm_bytes", 0) for v in engines.values())
+    hbm_share = timing["hbm"]["mbytes_per_s"] / 1e3
+    if kernel.placement == "dma":
+        qs = {k: ",".join(f"dma{q}" for q in v) for k, v in kernel.queues.items()}
+        placement = (f"dma (A, W and C in HBM; A on {qs['a']} into a ring of {kernel.ra} slots, "
+                     f"loads issued {DMA_AHEAD} units ahead; W panels of {len(plan.groups[0])} "
+                     f"N-tiles on {qs['w']}, double-buffered; C from {kernel.rc} SBUF slots on "
+                     f"{qs['c']})")
+    else:
+        placement = ("sbuf (inputs written into SBUF before the run, results read from SBUF; "
+                     "no DMA)")
+    rep = {
+        "command": "gemm",
+        "shape": {"m": plan.m, "k": plan.k, "n": plan.n, "k_padded": plan.kpad,
+                  "n_padded": plan.npad},
+        "weights": plan.weights, "act": "bf16", "arch": plan.arch,
+        "placement": placement,
+        "padding": plan.padding,
+        "status": status,
+        "timing_only": bool(timing_only),
+        "simulated_ns": dur_ps / 1000,
+        "flops": flops,
+        "achieved_tflops": achieved,
+        "peak_tflops": peak,
+        "pe_bound_ns": flops / (peak * 1e12) * 1e9,
+        "hbm_bytes": hbm_bytes,
+        "hbm_gbps": hbm_bytes / (dur_ps * 1e-12) / 1e9 if dur_ps else 0.0,
+        "hbm_share_gbps": hbm_share,
+        "hbm_bound_ns": hbm_bytes / (hbm_share * 1e9) * 1e9 if hbm_share else 0.0,
+        "engines": engines,
+        "instructions": {e: sum(1 for op in kernel.sched.ops if op.engine == e)
+                         for e in ENGINE_SEMS if any(op.engine == e for op in kernel.sched.ops)},
+        "wall_seconds": wall,
+    }
+    rep["bound_by"], rep["bound_reason"] = bound_by(rep)
+    return rep

@@ -1,0 +1,142 @@
+"""The GEMM report: busy time per engine and per DMA queue, what bounds the run,
+and report.png, a per-engine utilisation timeline (docs/KERNELS.md "The report")."""
+
+import numpy as np
+
+SATURATED_PCT = 70.0   # below this no engine is said to bound the run
+ENGINE_ORDER = ["pe", "dve", "pool", "sfu"] + [f"dma{q}" for q in range(16)]
+NAMES = {"pe": "PE", "dve": "DVE", "pool": "POOL", "sfu": "SFU"}
+
+
+def _name(e):
+    return NAMES.get(e, e.upper())
+
+
+def engine_table(result, kernel):
+    """{engine: {busy_pct, instructions, busy_cycles, stall_cycles, clock_mhz,
+    by_kind: {mnemonic: busy_pct}}} for every engine or queue the program uses."""
+    used = {op.engine for op in kernel.sched.ops}
+    dur = result.duration_ps
+    by_kind = {}
+    for r in result.retires:
+        d = by_kind.setdefault(r.engine, {})
+        d[r.mnemonic] = d.get(r.mnemonic, 0) + (r.end_ps - r.start_ps)
+    out = {}
+    for name, e in result.engines.items():
+        if name not in used and not e["instructions"]:
+            continue
+        out[name] = {
+            "busy_pct": 100.0 * result.busy_fraction(name),
+            "instructions": e["instructions"],
+            "busy_cycles": e["busy_cycles"],
+            "stall_cycles": e["stall_cycles"],
+            "clock_mhz": e["clock_mhz"],
+            "by_kind": {k: 100.0 * v / dur if dur else 0.0
+                        for k, v in sorted(by_kind.get(name, {}).items())},
+        }
+        cnt = e.get("counters", {}) or {}
+        if name.startswith("dma"):
+            out[name]["hbm_bytes"] = int(cnt.get("hbm_read_bytes", 0)) + int(
+                cnt.get("hbm_write_bytes", 0))
+            out[name]["dma_bytes"] = int(cnt.get("dma_bytes", 0))
+    return out
+
+
+def bound_by(rep):
+    """(bound_by, one line of reasoning) from the busy shares and the HBM's."""
+    engines = rep["engines"]
+    if not engines:
+        return "none", "the run did not complete"
+    cands = {e: v["busy_pct"] for e, v in engines.items()}
+    if rep["hbm_bytes"]:
+        cands["hbm"] = 100.0 * rep["hbm_gbps"] / rep["hbm_share_gbps"]
+    order = sorted(cands, key=lambda e: -cands[e])
+    top = order[0]
+    shown = ", ".join(f"{_name(e)} {cands[e]:.0f}%" for e in order[:4])
+    what = {"pe": "the PE's matmuls bound it",
+            "dve": "the DVE bounds it",
+            "pool": "POOL's widening bounds it",
+            "hbm": "the HBM bandwidth bounds it"}.get(top, f"{_name(top)} bounds it")
+    if top.startswith("dma"):
+        what = (f"the DMA queue {top} bounds it (its own bandwidth, dma.mbytes_per_s, and "
+                "its 1.3 us per descriptor)")
+    if top == "dve":
+        kinds = engines["dve"]["by_kind"]
+        if kinds:
+            k = max(kinds, key=kinds.get)
+            what = {"quantize_mx": "QuantizeMX on the DVE bounds it",
+                    "tensor_copy": "the DVE's PSUM evacuation (tensor_copy) bounds it"}.get(
+                        k, what)
+            what += " (" + ", ".join(f"{n} {v:.0f}%" for n, v in kinds.items()) + ")"
+    if cands[top] < SATURATED_PCT:
+        return "latency", (f"{shown} busy: no engine is saturated; fixed costs and the "
+                           "dependencies between engines (pipeline fill and drain) bound it")
+    return ("hbm" if top == "hbm" else top), f"{shown} busy: {what}"
+
+
+def plot(rep, retires, path):
+    """report.png: one row per engine / queue, each instruction a bar coloured by
+    its mnemonic; below, each engine's busy share over time."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:  # a missing matplotlib costs the picture only
+        rep.setdefault("notes", []).append(f"report.png not written: {e}")
+        return
+    engines = [e for e in ENGINE_ORDER if e in rep["engines"]]
+    end_ns = max(rep["simulated_ns"], 1e-3)
+    kinds = sorted({r.mnemonic for r in retires})
+    cmap = plt.get_cmap("tab10")
+    colour = {k: cmap(i % 10) for i, k in enumerate(kinds)}
+    start0 = min((r.start_ps for r in retires), default=0)
+    fig, (ax, au) = plt.subplots(2, 1, figsize=(12, 2.2 + 0.55 * len(engines) + 2.6),
+                                 gridspec_kw={"height_ratios": [len(engines) + 1, 3]},
+                                 sharex=True)
+    for row, e in enumerate(engines):
+        for k in kinds:
+            bars = [((r.start_ps - start0) / 1000, (r.end_ps - r.start_ps) / 1000)
+                    for r in retires if r.engine == e and r.mnemonic == k]
+            if bars:
+                ax.broken_barh(bars, (row - 0.38, 0.76), facecolors=colour[k], linewidth=0)
+    ax.set_yticks(range(len(engines)))
+    ax.set_yticklabels([f"{_name(e)} {rep['engines'][e]['busy_pct']:.0f}%" for e in engines])
+    ax.invert_yaxis()
+    ax.legend(handles=[plt.Rectangle((0, 0), 1, 1, color=colour[k]) for k in kinds],
+              labels=kinds, loc="upper center", bbox_to_anchor=(0.5, -0.02), ncol=len(kinds),
+              fontsize=8, frameon=False)
+    s = rep["shape"]
+    ax.set_title(f"C = A @ W  {s['m']} x {s['k']} x {s['n']}, {rep['weights']} weights, "
+                 f"{rep['arch']}:\n{rep['simulated_ns'] / 1000:.2f} us, "
+                 f"{rep['achieved_tflops']:.1f} of {rep['peak_tflops']:.0f} TFLOPS; "
+                 f"bound by {rep['bound_by']}", fontsize=10)
+    bins = 200
+    edges = np.linspace(0, end_ns, bins + 1)
+    width = edges[1] - edges[0]
+    def busy_of(names):
+        busy = np.zeros(bins)
+        for r in retires:
+            if r.engine not in names:
+                continue
+            a, b = (r.start_ps - start0) / 1000, (r.end_ps - start0) / 1000
+            i0, i1 = int(a // width), min(int(b // width), bins - 1)
+            for i in range(i0, i1 + 1):
+                busy[i] += max(0.0, min(b, edges[i + 1]) - max(a, edges[i]))
+        return 100 * busy / width / len(names)
+
+    # The compute engines one line each, the DMA queues as their mean.
+    curves = [(_name(e), [e]) for e in engines if not e.startswith("dma")]
+    dmas = [e for e in engines if e.startswith("dma")]
+    if dmas:
+        curves.append((f"DMA queues (mean of {len(dmas)})", dmas))
+    for label, names in curves:
+        au.step(edges[:-1], busy_of(names), where="post", label=label, linewidth=1.2)
+    au.set_ylim(0, 105)
+    au.set_ylabel("busy %")
+    au.set_xlabel("simulated time (ns)")
+    au.set_xlim(0, end_ns)
+    au.legend(loc="lower right", fontsize=8, ncol=min(len(curves), 5))
+    au.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,347 @@
+"""python3 -m tpbsim.kernels gemm (docs/KERNELS.md): the generated, tiled program
+runs bit-exact for every weight format on both MX generations (ragged shapes
+included); what the hardware is handed decodes, by reference.py's independent
+format definitions, to a_used / w_used; a program with one semaphore wait
+removed is caught; the report's invariants hold; bad requests exit 1 naming
+what is wrong."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import reference as ref
+from tpbsim.kernels import gemm, quant
+
+FORMATS = list(quant.WEIGHT_FORMATS)
+ARCHS = ["mariana", "maverick"]
+# (M, K, N): one whole tile; ragged in every dimension (K and N padded); several
+# tiles in every dimension with a short last K-tile (32 partitions) and PSUM
+# groups alternating halves.
+SHAPES = [(128, 512, 512), (100, 300, 200), (130, 1060, 600)]
+
+# How close w_used must be to W (relative Frobenius error): a loose bound that a
+# quantizer that drops scales, swaps lanes or columns cannot meet.
+W_ERR = {"mxfp8": 0.06, "mxfp4": 0.25, "bf16": 0.06, "fp4": 0.25, "int4": 0.2, "nf4": 0.2,
+         "fp6": 0.08}
+
+
+def handed_values(plan, qw):
+    """The weight values the PE multiplies, decoded from what the host hands the
+    hardware with reference.py (not the quantizer): [Kpad][Npad] float32."""
+    spec = quant.WEIGHT_FORMATS[plan.weights]
+    k, n = plan.kpad, plan.npad
+    data = qw.data
+    if spec["store"] == "mx" or plan.weights == "fp6":
+        if plan.weights == "mxfp8":
+            words = data.view("<u4").astype(np.int64)                    # [K/4][N]
+            lanes = np.stack([(words >> (8 * l)) & 0xFF for l in range(4)], axis=1)
+            fmt = "e4m3"
+        elif plan.weights == "mxfp4":
+            words = data.view("<u2").astype(np.int64)
+            lanes = np.stack([(words >> (4 * l)) & 0xF for l in range(4)], axis=1)
+            fmt = "fp4_e2m1"
+        else:  # fp6: 96-bit strings of 16 codes, stream byte 4n + l
+            w32 = data.view("<u4").astype(object).reshape(k // 4, -1, 3)
+            big = w32[..., 0] | (w32[..., 1] << 32) | (w32[..., 2] << 64)
+            codes = np.array([[[(int(v) >> (6 * t)) & 0x3F for t in range(16)] for v in row]
+                              for row in big], dtype=np.int64).reshape(k // 4, n, 4)
+            lanes = codes.transpose(0, 2, 1)
+            fmt = "fp6_e2m3"
+        codes = lanes.reshape(k, n)                                      # k = 4p + l
+        s = np.repeat(qw.scales.astype(np.int64), 32, axis=0)
+        return (ref.decode(fmt, codes).astype(np.float32) *
+                np.exp2(s - 127.0).astype(np.float32)).astype(np.float32)
+    if spec["store"] == "bf16":
+        bits = data.view("<u2").astype(np.int64)                         # [K/4][4N]
+        vals = ref.decode("bf16", bits).astype(np.float32)
+        codes, s = ref.mx_quantize(vals, "e4m3")                         # per 128-row tile
+        return ref.mx_values(codes, s, "e4m3")
+    # Group-8 chunks: word 0 four scales, words 1..4 32 codes (8 per word).
+    w = data.view("<u4").astype(np.int64).reshape(k // 4, n // 8, 5)
+    scales = np.stack([(w[..., 0] >> (8 * g)) & 0xFF for g in range(4)], axis=2)
+    codes = np.stack([(w[..., 1 + i] >> (4 * j)) & 0xF for i in range(4) for j in range(8)],
+                     axis=2)                                             # [K/4][N/8][32]
+    s_el = np.repeat(scales, 8, axis=2)
+    names = {"fp4": "fp4_e2m1", "int4": "int4", "nf4": "nf4"}
+    v = ref.decode(names[plan.weights], codes) * np.exp2(s_el - 127.0)
+    out = spec["out"]
+    v = ref.decode(out, ref.encode(out, v.astype(np.float32).astype(np.float64)))
+    return v.reshape(k // 4, n, 4).transpose(0, 2, 1).reshape(k, n).astype(np.float32)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_format_is_bit_exact_on_a_grid_of_shapes(fmt, arch):
+    for i, (m, k, n) in enumerate(SHAPES):
+        rep = gemm.run(m, k, n, fmt, "bf16", arch, seed=7 * i + 1, traces=False, log=None)
+        assert rep["status"] == "ok"
+        arrs = rep["_arrays"]
+        plan = gemm.Plan(m, k, n, fmt, arch)
+        a, w = gemm.operands(plan, seed=7 * i + 1)
+        # The activations: reference.py's QuantizeMX of the BF16 A, in the DVE's
+        # partition layout (partition p, element 4m + l = A[m][4p + l]).
+        a_pad = np.zeros((m, plan.kpad), np.float32)
+        a_pad[:, :k] = a
+        src = ref.decode("bf16", ref.encode_bf16(a_pad)).astype(np.float32)
+        src = src.reshape(m, plan.kpad // 4, 4).transpose(1, 0, 2).reshape(plan.kpad // 4, 4 * m)
+        codes, s = ref.mx_quantize(src, "e4m3")
+        a_ref = ref.mx_values(codes, s, "e4m3").T                        # [M][Kpad]
+        np.testing.assert_array_equal(arrs["a_used_pad"], a_ref)
+        # The weights: decoded from the bytes the hardware is handed.
+        w_pad = np.zeros((plan.kpad, plan.npad), np.float32)
+        w_pad[:k, :n] = w
+        qw = quant.quantize_weights(w_pad, fmt)
+        w_ref = handed_values(plan, qw)
+        np.testing.assert_array_equal(arrs["w_used_pad"].view(np.uint32), w_ref.view(np.uint32))
+        err = np.linalg.norm(w_ref[:k, :n] - w) / np.linalg.norm(w)
+        assert err < W_ERR[fmt], (fmt, err)
+        # The result: reference.py's FP32 k-ascending sum, bit for bit.
+        want = ref.matmul_fp32(a_ref.T, w_ref)[:, :n]
+        assert rep["check"]["bit_exact"] is True
+        np.testing.assert_array_equal(arrs["c"].view(np.uint32), want.view(np.uint32))
+        assert arrs["c"].shape == (m, n)
+        if (m, k, n) != SHAPES[0]:
+            assert rep["padding"]
+
+
+def test_a_removed_semaphore_wait_is_caught():
+    """Each wait of a small generated program left out in turn. The run gives a
+    wrong result, or the tool's ordering check (every cross-engine hazard against
+    the retire records) reports the race. A race can hide behind timing (two
+    equal loads on two queues end together), so each wait is tried in two
+    schedules of the same program: A on one DMA queue, W and C on another, and that
+    with a slow DVE; every wait must show in one of them."""
+    m, k, n = 96, 1024, 1024
+    one_queue = {"a": (0,), "w": (1,), "c": (1,)}
+    configs = [dict(queues=one_queue), dict(queues=one_queue, timing={"clocks_mhz.dve": 20})]
+    waits, caught, wrong = None, {}, set()
+    for cfg in configs:
+        rep = gemm.run(m, k, n, "fp4", "bf16", "mariana", traces=False, log=None, **cfg)
+        assert rep["check"]["bit_exact"] is True and rep["ordering"]["violations"] == 0
+        assert rep["ordering"]["hazards_checked"] >= 6
+        w = rep["_kernel"].sched.waits()
+        assert waits is None or w == waits   # the same program, other timing
+        waits = w
+        assert len(waits) >= 8
+        for i in waits:
+            r = gemm.run(m, k, n, "fp4", "bf16", "mariana", drop_wait=i, traces=False, log=None,
+                         **cfg)
+            assert r["status"] == "ok"
+            if r["check"]["bit_exact"] is False:
+                wrong.add(i)
+            if r["check"]["bit_exact"] is False or r["ordering"]["violations"]:
+                caught[i] = True
+    assert sorted(caught) == waits, [i for i in waits if i not in caught]
+    assert len(wrong) >= len(waits) // 2, (sorted(wrong), waits)
+
+
+def test_a_removed_wait_gives_a_wrong_result_when_engines_interleave_finely():
+    """With a 1 ns quantum the engines' memory accesses interleave in simulated-time
+    order, so the PE's first load without its wait reads the stationary tile
+    before the DVE has quantized it: a wrong result, not only a race in the trace."""
+    # In a process of its own: the quantum is fixed when the process elaborates
+    # the core (a later Core's quantum_ns override does not change it).
+    script = """
+import json
+from tpbsim.kernels import gemm
+plan = gemm.Plan(96, 1024, 1024, "fp4", "mariana")
+k = gemm.Kernel(plan, 256 * 1024)
+first = next(i for i in k.sched.waits() if k.sched.ops[i].engine == "pe")
+r = gemm.run(96, 1024, 1024, "fp4", "bf16", "mariana", drop_wait=first, traces=False,
+             log=None, timing={"quantum_ns": 1})
+print(json.dumps([r["check"]["mismatches"], r["ordering"]["violations"]]))
+"""
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    mismatches, violations = json.loads(p.stdout)
+    assert mismatches > 0 and violations >= 1
+
+
+@pytest.mark.parametrize("fmt,arch", [("mxfp4", "mariana"), ("bf16", "maverick"),
+                                      ("nf4", "mariana")])
+def test_report_invariants_and_files(tmp_path, fmt, arch):
+    out = tmp_path / "run"
+    p = _cli(tmp_path, "gemm", "--m", 256, "--k", 1024, "--n", 1024, "--weights", fmt,
+             "--arch", arch, "--out", out)
+    assert p.returncode == 0, p.stderr
+    for f in ("report.json", "report.png", "out.npy", "a_used.npy", "w_used.npy",
+              "program.tpb", "stats.json", "retire.txt", "trace.perfetto.json"):
+        assert (out / f).stat().st_size > 0, f
+    j = json.loads((out / "report.json").read_text())
+    for key in ("simulated_ns", "achieved_tflops", "peak_tflops", "bound_by", "engines",
+                "hbm_bytes", "hbm_gbps"):
+        assert key in j
+    # The PE's MX peak from its clock: 128 x 128 x 4 MACs x 2 flops x 2.4 GHz.
+    assert j["peak_tflops"] == pytest.approx(2 * 128 * 128 * 4 * 2.4e9 / 1e12)
+    # Never faster than the PE's peak or the HBM share.
+    assert j["achieved_tflops"] <= j["peak_tflops"]
+    assert j["simulated_ns"] >= 2 * 256 * 1024 * 1024 / (j["peak_tflops"] * 1e3)
+    assert j["hbm_gbps"] <= j["hbm_share_gbps"]
+    assert j["hbm_bound_ns"] <= j["simulated_ns"]
+    assert j["hbm_bound_ns"] == pytest.approx(j["hbm_bytes"] / j["hbm_share_gbps"])
+    # The HBM bytes, counted from the shapes: A (BF16) once per weight panel, the
+    # weights as handed (codes, scales) once, C (FP32) once.
+    spec = quant.WEIGHT_FORMATS[fmt]
+    cb = {"mxfp4": 2, "bf16": 8, "nf4": 2.5}[fmt]
+    w_bytes = 1024 / 4 * 1024 * cb + (1024 / 32 * 1024 if spec["store"] == "mx" else 0)
+    unit = 4 * 4 * 512 if fmt == "nf4" else 0
+    assert j["hbm_bytes"] == 256 * 1024 * 2 + w_bytes + unit + 256 * 1024 * 4
+    queues = [e for e in j["engines"] if e.startswith("dma")]
+    assert len(queues) >= 8
+    assert sum(j["engines"][q]["hbm_bytes"] for q in queues) == j["hbm_bytes"]
+    assert j["achieved_tflops"] == pytest.approx(2 * 256 * 1024 * 1024 / j["simulated_ns"] / 1e3)
+    for name, e in j["engines"].items():
+        assert 0 <= e["busy_pct"] <= 100, name
+    assert j["bound_by"] in list(j["engines"]) + ["hbm", "latency"]
+    assert j["bound_reason"]
+    # The engines the format needs are the ones that work.
+    assert j["engines"]["pe"]["instructions"] == 2 * 2 * (1 + 2)     # 2 m x 2 k x (ld + 2 mm)
+    assert ("pool" in j["engines"] and j["engines"]["pool"]["instructions"] > 0) == (fmt == "nf4")
+    c = np.load(out / "out.npy")
+    want = quant.fp32_ksum(np.load(out / "a_used.npy"), np.load(out / "w_used.npy"))
+    np.testing.assert_array_equal(c.view(np.uint32), want.view(np.uint32))
+
+
+def _cli(tmp_path, *args):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(d) for d in
+                                        env.get("PYTHONPATH", "").split(os.pathsep) if d)
+    return subprocess.run([sys.executable, "-m", "tpbsim.kernels", *map(str, args)],
+                          capture_output=True, text=True, cwd=tmp_path, env=env)
+
+
+def test_cli_runs_checks_and_says_so(tmp_path):
+    p = _cli(tmp_path, "gemm", "--m", 64, "--k", 200, "--n", 100, "--weights", "int4",
+             "--arch", "maverick", "--out", tmp_path / "o")
+    assert p.returncode == 0, p.stderr
+    assert "bit for bit" in p.stdout and "padded: K 200 -> 256" in p.stdout
+    assert "ordered: all" in p.stdout
+    assert np.load(tmp_path / "o" / "out.npy").shape == (64, 100)
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--m", 8, "--k", 64, "--n", 8, "--weights", "mxfp4", "--arch", "cayman"],
+     "CAYMAN (v3) has no MX matmul"),
+    (["--m", 8, "--k", 64, "--n", 8, "--weights", "mxfp9"], "not a weight format"),
+    (["--m", 8, "--k", 64, "--n", 8, "--weights", "bf16", "--act", "fp32"], "activations"),
+    (["--m", 8, "--k", 64, "--weights", "bf16"], "--n needed"),
+    (["--m", 0, "--k", 64, "--n", 8, "--weights", "bf16"], "positive"),
+    (["--m", 4096, "--k", 4096, "--n", 4096, "--weights", "mxfp8", "--placement", "sbuf"],
+     "per SBUF partition"),
+    (["--m", 2**21, "--k", 4096, "--n", 512, "--weights", "mxfp4"], "GiB of HBM"),
+    (["--m", 128, "--k", 65536, "--n", 512, "--weights", "bf16"], "K is too deep"),
+    (["--m", 8, "--k", 64, "--n", 8, "--weights", "mxfp4", "--placement", "psum"],
+     "invalid choice"),
+    (["--m", 8, "--k", 64, "--n", 8, "--weights", "bf16", "--timing", "nope.json"],
+     "no such file"),
+    (["--m", "x", "--weights", "bf16"], "invalid int value"),
+])
+def test_bad_requests_exit_1_with_a_message(tmp_path, args, msg):
+    p = _cli(tmp_path, "gemm", *args)
+    assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
+    assert msg in p.stderr and "Traceback" not in p.stderr
+
+
+def test_mismatched_and_bad_operand_files(tmp_path):
+    np.save(tmp_path / "a.npy", np.ones((16, 64), np.float32))
+    np.save(tmp_path / "w.npy", np.ones((32, 8), np.float32))
+    p = _cli(tmp_path, "gemm", "--a", "a.npy", "--w", "w.npy", "--weights", "mxfp8")
+    assert p.returncode == 1 and "--w is 32 x 8, the GEMM needs 64 x 8" in p.stderr
+    bad = np.ones((16, 64), np.float32)
+    bad[3, 5] = np.nan
+    np.save(tmp_path / "nan.npy", bad)
+    p = _cli(tmp_path, "gemm", "--a", "nan.npy", "--n", 8, "--weights", "mxfp8")
+    assert p.returncode == 1 and "(3, 5)" in p.stderr and "finite" in p.stderr
+    np.save(tmp_path / "i.npy", np.ones((16, 64), np.int32))
+    p = _cli(tmp_path, "gemm", "--a", "i.npy", "--n", 8, "--weights", "mxfp8")
+    assert p.returncode == 1 and "int32" in p.stderr
+    p = _cli(tmp_path, "gemm", "--a", "missing.npy", "--n", 8, "--weights", "mxfp8")
+    assert p.returncode == 1 and "missing.npy" in p.stderr and "Traceback" not in p.stderr
+    # Given files are what is multiplied: W = I gives C = the quantized A.
+    np.save(tmp_path / "eye.npy", np.eye(64, dtype=np.float32))
+    p = _cli(tmp_path, "gemm", "--a", "a.npy", "--w", "eye.npy", "--weights", "bf16",
+             "--out", "o")
+    assert p.returncode == 0, p.stderr
+    np.testing.assert_array_equal(np.load(tmp_path / "o" / "out.npy"), np.ones((16, 64)))
+
+
+def test_sbuf_placement_is_bit_exact_too():
+    for fmt, arch in (("mxfp8", "maverick"), ("fp6", "mariana")):
+        rep = gemm.run(100, 300, 200, fmt, "bf16", arch, traces=False, log=None,
+                       placement="sbuf")
+        assert rep["check"]["bit_exact"] is True and rep["hbm_bytes"] == 0
+        assert rep["placement"].startswith("sbuf")
+        assert not any(e.startswith("dma") for e in rep["engines"])
+
+
+def test_timing_only_times_as_the_full_run_and_checks_nothing(tmp_path):
+    full = gemm.run(256, 1536, 2560, "mxfp4", "bf16", "mariana", traces=False, log=None)
+    p = _cli(tmp_path, "gemm", "--m", 256, "--k", 1536, "--n", 2560, "--weights", "mxfp4",
+             "--timing-only", "--out", tmp_path / "t")
+    assert p.returncode == 0, p.stderr
+    assert "not checked: a timing-only run computes no values" in p.stdout
+    j = json.loads((tmp_path / "t" / "report.json").read_text())
+    assert j["timing_only"] is True and j["check"]["bit_exact"] is None
+    assert not (tmp_path / "t" / "out.npy").exists()
+    assert json.loads((tmp_path / "t" / "stats.json").read_text())["mode"] == "timing-only"
+    # Time does not depend on the values: the same simulated time, busy shares, HBM bytes.
+    assert j["simulated_ns"] == full["simulated_ns"]
+    assert j["hbm_bytes"] == full["hbm_bytes"] > 0
+    assert {e: v["busy_cycles"] for e, v in j["engines"].items()} == \
+        {e: v["busy_cycles"] for e, v in full["engines"].items()}
+    assert j["bound_by"] == full["bound_by"]
+
+
+def test_an_emitted_workload_runs_in_tpbsim_run_and_tpbsim_sweep(tmp_path):
+    """--emit-only writes a workload directory: tpbsim run of its cmd.txt dumps the C
+    that expected.npy holds (bit for bit), and tpbsim sweep takes it as a workload."""
+    wl = tmp_path / "gemm"
+    p = _cli(tmp_path, "gemm", "--m", 100, "--k", 300, "--n", 200, "--weights", "fp6",
+             "--arch", "maverick", "--emit-only", "--out", wl)
+    assert p.returncode == 0, p.stderr
+    assert {"program.tpb", "cmd.txt", "hbm_inputs.npy", "expected.npy"} <= set(os.listdir(wl))
+    tpbsim_bin = os.environ.get("TPBSIM_BIN")
+    if not tpbsim_bin:
+        pytest.skip("TPBSIM_BIN (the tpbsim binary) is not set")
+    args = [a for x in (wl / "cmd.txt").read_text().split("\n") if x and not x.startswith("#")
+            for a in x.split()]
+    r = subprocess.run([tpbsim_bin, "run", *args], cwd=wl, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    got, want = np.load(wl / "out.npy"), np.load(wl / "expected.npy")
+    assert got.shape == want.shape == (100, 200)
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    # The reference is independent of the run: the k-ascending FP32 sum of the
+    # values the run command's own check uses.
+    rep = gemm.run(100, 300, 200, "fp6", "bf16", "maverick", traces=False, log=None)
+    np.testing.assert_array_equal(rep["_arrays"]["c"].view(np.uint32), got.view(np.uint32))
+    (tmp_path / "sweep.json").write_text(json.dumps({
+        "workloads": ["gemm"],
+        "parameters": [{"key": "clocks_mhz.dve", "values": [300, 1200]}]}))
+    r = subprocess.run([tpbsim_bin, "sweep", tmp_path / "sweep.json", "--out", tmp_path / "sw",
+                        "--jobs", "2"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    rows = (tmp_path / "sw" / "results.csv").read_text().splitlines()
+    head = rows[0].split(",")
+    ns = [float(x.split(",")[head.index("simulated_ns")]) for x in rows[1:]]
+    assert len(ns) == 2 and ns[0] > ns[1] > 0   # a slower DVE, a longer run
+
+
+def test_a_narrow_hbm_bounds_the_run_and_the_report_says_so():
+    """At 8 GB/s of HBM the run cannot be shorter than its HBM bytes at that rate,
+    and the report names the HBM; at the default bandwidth the same program is
+    faster and not bound by it."""
+    args = (256, 1024, 2560, "mxfp4", "bf16", "mariana")
+    slow = gemm.run(*args, traces=False, log=None, timing_only=True,
+                    timing={"hbm.mbytes_per_s": 8000})
+    fast = gemm.run(*args, traces=False, log=None, timing_only=True)
+    assert slow["hbm_bytes"] == fast["hbm_bytes"] > 0
+    assert slow["hbm_share_gbps"] == 8.0
+    assert slow["simulated_ns"] >= slow["hbm_bytes"] / 8.0 == slow["hbm_bound_ns"]
+    assert slow["hbm_gbps"] <= 8.0
+    assert slow["bound_by"] == "hbm" and "HBM" in slow["bound_reason"]
+    assert fast["simulated_ns"] < slow["simulated_ns"] / 4
+    assert fast["bound_by"] != "hbm"
