@@ -28,7 +28,9 @@ $(BUILD)/CMakeCache.txt:
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
+# The demo needs the tool alone, not every test and benchmark.
+demo: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target tpbsim
 	@scripts/demo.sh $(BUILD)/tpbsim $(DEMO_OUT)
 	@echo; echo "== the same kernel from HBM through the DMA queues and back (traces/workloads/hbm_pipeline)"
 	@DEMO_WORKLOAD=hbm_pipeline scripts/demo.sh $(BUILD)/tpbsim $(DEMO_OUT)/hbm_pipeline

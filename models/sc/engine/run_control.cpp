@@ -48,8 +48,8 @@ void RunControl::expire_sim_limit() {
 
 const std::string& RunControl::message() const { return fault_ ? fault_->message : kNoMessage; }
 
-bool RunControl::proceed(std::uint64_t ps) {
-  if (interrupt_ && (++interrupt_tick_ & 63u) == 0 && watchdog_ == Watchdog::None && interrupt_()) {
+bool RunControl::proceed_slow(std::uint64_t ps, bool ask_interrupt) {
+  if (ask_interrupt && watchdog_ == Watchdog::None && interrupt_()) {
     if (latest_ps_ < limit_ps_) limit_ps_ = latest_ps_;
     watchdog_ = Watchdog::Interrupt;
     has_wall_ = false;

@@ -90,7 +90,14 @@ class RunControl {
   // deadline does: `f` is asked now and then (every 64th proceed), and once
   // it says true every engine stops at the latest time already recorded.
   void set_interrupt(std::function<bool()> f) { interrupt_ = std::move(f); }
-  bool proceed(std::uint64_t ps);
+  bool proceed(std::uint64_t ps) {
+    // Inline: every bundle asks twice. The host clock and the interrupt
+    // are asked in proceed_slow (the interrupt every 64th call).
+    const bool ask = interrupt_ && (++interrupt_tick_ & 63u) == 0;
+    if (ask || has_wall_ || ps > limit_ps_) return proceed_slow(ps, ask);
+    if (ps > latest_ps_) latest_ps_ = ps;
+    return true;
+  }
   // The sim limit reached while engines wait (a semaphore nobody sets, in a
   // platform where the simulation does not starve): every waiting engine is
   // released and the run ends as a watchdog stop at stop_ps().
@@ -113,6 +120,7 @@ class RunControl {
   Watchdog watchdog_ = Watchdog::None;
   std::function<bool()> interrupt_;
   unsigned interrupt_tick_ = 0;
+  bool proceed_slow(std::uint64_t ps, bool ask_interrupt);
 };
 
 }  // namespace tpb::sc

@@ -139,8 +139,15 @@ class StreamLanes {
  public:
   static constexpr unsigned kLanes = 128;
   void reset() {
-    std::fill(std::begin(read_), std::end(read_), sc_core::SC_ZERO_TIME);
-    std::fill(std::begin(write_), std::end(write_), sc_core::SC_ZERO_TIME);
+    // Only the lanes this stream touched (a one-partition stream clears
+    // one, not 128).
+    for (unsigned w = 0; w < 2; ++w) {
+      for (std::uint64_t m = dirty_[w]; m != 0; m &= m - 1) {
+        const unsigned lane = w * 64 + static_cast<unsigned>(__builtin_ctzll(m));
+        read_[lane] = write_[lane] = sc_core::SC_ZERO_TIME;
+      }
+      dirty_[w] = 0;
+    }
     max_read_ = max_write_ = fill_ = sc_core::SC_ZERO_TIME;
     bytes_ = 0;
   }
@@ -153,7 +160,9 @@ class StreamLanes {
            const sc_core::sc_time& latency, std::uint64_t len) {
     // Index each array on its own: a conditional over the two arrays is
     // evaluated as a temporary by GCC 12 at -O0.
-    sc_core::sc_time& l = is_write ? write_[lane % kLanes] : read_[lane % kLanes];
+    const unsigned i = lane % kLanes;
+    dirty_[i / 64] |= std::uint64_t{1} << (i % 64);
+    sc_core::sc_time& l = is_write ? write_[i] : read_[i];
     l += beats;
     sc_core::sc_time& m = is_write ? max_write_ : max_read_;
     if (l > m) m = l;
@@ -168,6 +177,7 @@ class StreamLanes {
  private:
   sc_core::sc_time read_[kLanes], write_[kLanes];
   sc_core::sc_time max_read_, max_write_, fill_;
+  std::uint64_t dirty_[2] = {~std::uint64_t{0}, ~std::uint64_t{0}};  // lanes to clear
   std::uint64_t bytes_ = 0;
 };
 
