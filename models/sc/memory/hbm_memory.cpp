@@ -92,50 +92,13 @@ std::uint8_t* HbmMemory::backdoor(std::uint64_t addr, std::uint64_t len) {
 }
 
 void HbmMemory::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
-  const tlm::tlm_command cmd = trans.get_command();
-  const std::uint64_t addr = trans.get_address();
-  const unsigned len = trans.get_data_length();
-  if (cmd != tlm::TLM_READ_COMMAND && cmd != tlm::TLM_WRITE_COMMAND &&
-      cmd != tlm::TLM_IGNORE_COMMAND) {
-    trans.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+  const tlm::tlm_response_status st =
+      check_data_access(trans, in_range(trans.get_address(), trans.get_data_length()));
+  if (st != tlm::TLM_OK_RESPONSE) {
+    trans.set_response_status(st);
     return;
   }
-  if (!in_range(addr, len)) {
-    trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-    return;
-  }
-  if (!streaming_width_ok(trans)) {
-    trans.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
-    return;
-  }
-  const unsigned char* be = trans.get_byte_enable_ptr();
-  const unsigned be_len = trans.get_byte_enable_length();
-  if (be) {
-    bool ok = be_len != 0;
-    for (unsigned i = 0; ok && i < be_len; ++i)
-      ok = be[i] == TLM_BYTE_ENABLED || be[i] == TLM_BYTE_DISABLED;
-    if (!ok) {
-      trans.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
-      return;
-    }
-  }
-  std::uint8_t* mem = storage_ + addr;
-  unsigned char* data = trans.get_data_ptr();
-  if (len != 0 && cmd == tlm::TLM_READ_COMMAND) {
-    if (!be) {
-      std::memcpy(data, mem, len);
-    } else {
-      for (unsigned i = 0; i < len; ++i)
-        if (be[i % be_len] == TLM_BYTE_ENABLED) data[i] = mem[i];
-    }
-  } else if (len != 0 && cmd == tlm::TLM_WRITE_COMMAND) {
-    if (!be) {
-      std::memcpy(mem, data, len);
-    } else {
-      for (unsigned i = 0; i < len; ++i)
-        if (be[i % be_len] == TLM_BYTE_ENABLED) mem[i] = data[i];
-    }
-  }
+  move_data(trans, storage_ + trans.get_address());
   delay += timing_.latency;
   trans.set_dmi_allowed(true);
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
