@@ -89,8 +89,24 @@ class KernelContext {
   // The engine's simulated time now in ps, local time ahead of the kernel's
   // clock included (a co-simulation observer starts its stream there).
   virtual std::uint64_t now_ps() const { return 0; }
-  // Per-instruction scratch shared by the bundles of one instruction.
-  std::any& scratch() { return scratch_; }
+  // Per-instruction scratch shared by the bundles of one instruction: the
+  // decode bundle sets it, the later bundles find it (nullptr: not set in
+  // this instruction, or another type). Every instruction starts with none
+  // (new_instruction()); the storage is kept, so setting the same type again
+  // allocates nothing.
+  template <typename T>
+  T& set_scratch(T value) {
+    scratch_live_ = true;
+    if (T* p = std::any_cast<T>(&scratch_)) {
+      *p = std::move(value);
+      return *p;
+    }
+    return scratch_.emplace<T>(std::move(value));
+  }
+  template <typename T>
+  T* scratch() {
+    return scratch_live_ ? std::any_cast<T>(&scratch_) : nullptr;
+  }
   // Adds n to the engine's named counter in the stats ("macs" ...).
   virtual void count(const char* /*name*/, std::uint64_t /*n*/) {}
   // A timing-only run (SPEC §13): read() and write() move no bytes (they
@@ -105,8 +121,14 @@ class KernelContext {
   virtual void begin_bundle(const Bundle& b, std::uint64_t trips, std::uint32_t cycles) = 0;
   virtual void end_bundle(const Bundle& b) = 0;
 
+ protected:
+  // A context that serves instruction after instruction calls this at the
+  // start of each: the scratch is no longer set.
+  void new_instruction() { scratch_live_ = false; }
+
  private:
   std::any scratch_;
+  bool scratch_live_ = false;
 };
 
 struct Bundle {

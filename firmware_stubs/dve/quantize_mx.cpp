@@ -14,7 +14,7 @@ namespace tpb::fw {
 namespace {
 
 QuantizeMxState& state(KernelContext& ctx) {
-  auto* st = std::any_cast<QuantizeMxState>(&ctx.scratch());
+  auto* st = ctx.scratch<QuantizeMxState>();
   if (!st) throw KernelFault("QuantizeMX body entered without the L2 stub's kernel_info field");
   return *st;
 }
@@ -101,7 +101,7 @@ std::uint32_t stub_fields(KernelContext& ctx) {
         "address error: QuantizeMX dst scale 0x{:07x}: {} scale bytes leave the partition",
         st.dst.scale, st.cols));
   st.body_va = kQuantizeMxBodyVa;
-  ctx.scratch() = std::move(st);
+  ctx.set_scratch(std::move(st));
   return 0;
 }
 

@@ -12,7 +12,7 @@ namespace tpb::fw {
 namespace {
 
 TensorCopyState& state(KernelContext& ctx) {
-  auto* st = std::any_cast<TensorCopyState>(&ctx.scratch());
+  auto* st = ctx.scratch<TensorCopyState>();
   if (!st) throw KernelFault("tensor_copy body entered without its decoded fields");
   return *st;
 }
@@ -102,7 +102,7 @@ std::uint32_t fields(KernelContext& ctx) {
                     "partition, dst {}",
                     st.src.count(), st.dst.count()));
   st.count = st.src.count();
-  ctx.scratch() = std::move(st);
+  ctx.set_scratch(std::move(st));
   return 0;
 }
 

@@ -44,7 +44,7 @@ struct PeInst {
 };
 
 PeInst& inst_state(KernelContext& ctx) {
-  auto* st = std::any_cast<PeInst>(&ctx.scratch());
+  auto* st = ctx.scratch<PeInst>();
   if (!st) throw KernelFault("PE body entered without its decoded fields");
   return *st;
 }
@@ -292,7 +292,7 @@ std::uint32_t lw_fields(KernelContext& ctx) {
   const std::uint64_t load = ceil_div(cols, 4);
   st.trips =
       pe.last_was_matmul ? (load > pe.last_matmul_trips ? load - pe.last_matmul_trips : 0) : load;
-  ctx.scratch() = std::move(st);
+  ctx.set_scratch(std::move(st));
   return 0;
 }
 
@@ -389,7 +389,7 @@ std::uint32_t mm_fields(KernelContext& ctx) {
   std::uint64_t stream = st.src.mx ? ceil_div(std::uint64_t{4} * n, pump) : n;
   if (!st.src.mx && st.src.fmt == num::Format::Fp32) stream *= 4;
   st.trips = std::max<std::uint64_t>(64, stream);
-  ctx.scratch() = std::move(st);
+  ctx.set_scratch(std::move(st));
   return 0;
 }
 

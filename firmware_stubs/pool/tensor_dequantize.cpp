@@ -15,7 +15,11 @@ namespace tpb::fw {
 
 namespace {
 
-DequantState& state(KernelContext& ctx) { return std::any_cast<DequantState&>(ctx.scratch()); }
+DequantState& state(KernelContext& ctx) {
+  auto* st = ctx.scratch<DequantState>();
+  if (!st) throw KernelFault("TensorDequantize body entered without its decoded fields");
+  return *st;
+}
 
 // Checks what the static contract cannot see once addresses or shapes ride
 // registers: SBUF region, start partition + channels <= 128, the ratio.
@@ -58,7 +62,7 @@ std::uint32_t decode_fields(KernelContext& ctx) {
         "words, but {} group {} maps {} src words to {} dst words",
         st.src_words, st.dst_words, isa::dequant_fmt_name(st.fmt), st.group, ratio.src_words,
         ratio.dst_words));
-  ctx.scratch() = st;
+  ctx.set_scratch(std::move(st));
   return 0;
 }
 

@@ -31,7 +31,7 @@ struct TquantState {
 };
 
 TquantState& state(KernelContext& ctx) {
-  auto* st = std::any_cast<TquantState>(&ctx.scratch());
+  auto* st = ctx.scratch<TquantState>();
   if (!st) throw KernelFault("TQUANT worker entered without its decode bundle");
   return *st;
 }
@@ -56,7 +56,7 @@ std::uint32_t decode_mask(KernelContext& ctx) {
   st.w = isa::decode_as<isa::TquantBlock>(ctx.inst());
   // A block with no B.IOT has no PE_MASK: it is a missing binding, not a no-op.
   st.noop = st.w.iot_count != 0 && st.w.mask == 0;
-  ctx.scratch() = std::move(st);
+  ctx.set_scratch(std::move(st));
   return 0;
 }
 

@@ -275,7 +275,7 @@ namespace {
 
 CheckResult run(const RawInst& raw, Arch arch, std::string_view contract, ContractFn fn) {
   CheckResult r;
-  r.contract = std::string(contract);
+  r.contract = contract;
   PredicateSink sink(r.failed);
   fn(raw, arch, sink);
   return r;
@@ -304,7 +304,7 @@ std::optional<CheckResult> check_as(const RawInst& raw, Arch arch, std::string_v
     if (row.contract.empty() || row.contract != contract) continue;
     const ContractFn fn = row.contract_fn(arch);
     if (fn == nullptr) return std::nullopt;
-    return run(raw, arch, contract, fn);
+    return run(raw, arch, row.contract, fn);
   }
   return std::nullopt;
 }

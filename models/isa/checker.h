@@ -14,7 +14,9 @@
 namespace tpb::isa {
 
 struct CheckResult {
-  std::string contract;                  // e.g. "is_valid_tensor_dequantize", "" if none
+  // e.g. "is_valid_tensor_dequantize", "" if none (the opcode table's
+  // static name: a check allocates nothing for it).
+  std::string_view contract;
   std::vector<std::string_view> failed;  // names of failed predicates, contract order
   bool valid() const { return failed.empty(); }
 };

@@ -120,14 +120,10 @@ std::uint32_t TimingConfig::pool_bytes_per_partition_cycle() const {
   return static_cast<std::uint32_t>(std::max<std::uint64_t>(1, pool_vector_bytes / per_core));
 }
 
-std::uint64_t TimingConfig::cycles_to_ps(std::uint64_t cycles, std::uint32_t mhz) {
+std::uint64_t TimingConfig::cycles_to_ps_wide(std::uint64_t cycles, std::uint32_t mhz) {
   // 1 cycle = 1e6 / mhz ps; integer arithmetic, rounded to nearest, in 128
   // bits so no product wraps; saturates at kMaxPs (the sequencers fault
-  // there rather than let simulated time wrap). The 64-bit division when
-  // the product fits (every engine's per-bundle call), the same result.
-  const std::uint32_t div = std::max<std::uint32_t>(mhz, 1);
-  if (cycles < (UINT64_MAX - div) / 1000000u)
-    return std::min((cycles * 1000000u + mhz / 2) / div, kMaxPs);
+  // there rather than let simulated time wrap).
   const unsigned __int128 ps = (static_cast<unsigned __int128>(cycles) * 1000000u + mhz / 2) /
                                std::max<std::uint32_t>(mhz, 1);
   return ps > kMaxPs ? kMaxPs : static_cast<std::uint64_t>(ps);

@@ -125,12 +125,22 @@ struct TimingConfig {
   // Bytes of each partition the POOL moves per cycle (at least 1).
   std::uint32_t pool_bytes_per_partition_cycle() const;
 
-  // Picoseconds of `cycles` at `mhz`, rounded to nearest; saturates at
-  // kMaxPs.
-  static std::uint64_t cycles_to_ps(std::uint64_t cycles, std::uint32_t mhz);
   // The longest simulated time the model runs to: 2^62 ps (about 53 days),
   // far inside SystemC's 64-bit time, so no sum of times wraps.
   static constexpr std::uint64_t kMaxPs = std::uint64_t{1} << 62;
+  // Picoseconds of `cycles` at `mhz`, rounded to nearest; saturates at
+  // kMaxPs. Inline on its 64-bit path (every bundle of every instruction
+  // asks); a product that would not fit goes through 128 bits, the same
+  // rounding.
+  static std::uint64_t cycles_to_ps(std::uint64_t cycles, std::uint32_t mhz) {
+    const std::uint32_t div = mhz > 1 ? mhz : 1;
+    if (cycles < (UINT64_MAX - div) / 1000000u) {
+      const std::uint64_t ps = (cycles * 1000000u + mhz / 2) / div;
+      return ps < kMaxPs ? ps : kMaxPs;
+    }
+    return cycles_to_ps_wide(cycles, mhz);
+  }
+  static std::uint64_t cycles_to_ps_wide(std::uint64_t cycles, std::uint32_t mhz);
   // The longest one memory access may take (about 1.1 s): merge_timing
   // refuses a memory profile whose access of a whole partition takes longer,
   // so millions of accesses in one instruction still sum far below 2^64 ps.

@@ -327,6 +327,10 @@ void TpbCore::deliver(const PendingRetire& p) {
 }
 
 void TpbCore::commit_retires(std::uint64_t before) {
+  while (!pending_ends_.empty() && pending_ends_.top() < before) {
+    ++retired_;
+    pending_ends_.pop();
+  }
   while (!pending_.empty() && pending_.top().r.end_ps < before) {
     deliver(pending_.top());
     pending_.pop();
@@ -334,16 +338,22 @@ void TpbCore::commit_retires(std::uint64_t before) {
 }
 
 void TpbCore::commit_retires_at_stop(std::uint64_t stop_ps) {
+  for (; !pending_ends_.empty(); pending_ends_.pop())
+    if (pending_ends_.top() <= stop_ps) ++retired_;
   for (; !pending_.empty(); pending_.pop())
     if (pending_.top().r.end_ps <= stop_ps) deliver(pending_.top());
 }
 
 void TpbCore::on_retire(const sc::RetireRecord& r) {
-  PendingRetire p{r, {}};
-  p.r.bundles = nullptr;
-  p.r.num_bundles = 0;
-  if (setup_.retire_sink) p.bundles.assign(r.bundles, r.bundles + r.num_bundles);
-  pending_.push(std::move(p));
+  if (setup_.retire_sink) {
+    PendingRetire p{r, {}};
+    p.bundles.assign(r.bundles, r.bundles + r.num_bundles);
+    p.r.bundles = nullptr;
+    p.r.num_bundles = 0;
+    pending_.push(std::move(p));
+  } else {
+    pending_ends_.push(r.end_ps);  // counted only
+  }
   commit_retires(now_ps());
   if (!core_tracer_) return;
   if (r.engine == isa::Engine::Sfu) core_tracer_->sfu_flags(tile_file().flags().bits(), r.end_ps);
@@ -355,11 +365,16 @@ void TpbCore::on_retire(const sc::RetireRecord& r) {
 
 void TpbCore::memory_bytes(std::uint64_t (&rd)[kNumMems], std::uint64_t (&wr)[kNumMems]) const {
   for (unsigned m = 0; m < kNumMems; ++m) rd[m] = wr[m] = 0;
-  for (const auto& s : seqs_)
+  for (unsigned i = 0; i < isa::kNumQueues; ++i) {
+    // A queue with nothing to run has moved nothing (its counters are reset
+    // with its stats at the run's start); every retire asks this.
+    if (!active_[i]) continue;
+    const sc::Sequencer& s = seqs_[i];
     for (unsigned m = 0; m < kNumMems; ++m) {
       rd[m] += s.port.bytes_read()[m];
       wr[m] += s.port.bytes_written()[m];
     }
+  }
 }
 
 std::string TpbCore::pending_report() const {
@@ -417,6 +432,7 @@ void TpbCore::start(const RunSetup& setup) {
   rec.attach(setup.trace.vcd, setup.trace.perfetto);
   retired_ = 0;
   pending_ = {};
+  pending_ends_ = {};
   run_start_ps_ = now_ps();
   control_.start(isa::kNumQueues);
   if (setup.max_sim_ps != 0)

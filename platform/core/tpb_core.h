@@ -276,6 +276,9 @@ class TpbCore : public sc_core::sc_module {
   };
   std::priority_queue<PendingRetire, std::vector<PendingRetire>, std::greater<PendingRetire>>
       pending_;
+  // Without a retire sink a retire is only counted: its end time is enough.
+  std::priority_queue<std::uint64_t, std::vector<std::uint64_t>, std::greater<std::uint64_t>>
+      pending_ends_;
   void deliver(const PendingRetire& p);
   // Delivers the held retires that end before `before` (all with kForever).
   void commit_retires(std::uint64_t before);

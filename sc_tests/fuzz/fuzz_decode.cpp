@@ -42,8 +42,9 @@ void check_word(const RawInst& raw) {
                  f.data());
     const std::string_view want = contract_for_opcode(raw[0]);
     if (!want.empty())
-      FUZZ_CHECK(r.contract == want || !r.valid(), "opcode 0x%02x ran contract '%s', not '%.*s'",
-                 raw[0], r.contract.c_str(), static_cast<int>(want.size()), want.data());
+      FUZZ_CHECK(r.contract == want || !r.valid(), "opcode 0x%02x ran contract '%.*s', not '%.*s'",
+                 raw[0], static_cast<int>(r.contract.size()), r.contract.data(),
+                 static_cast<int>(want.size()), want.data());
     else
       FUZZ_CHECK(!r.valid(), "opcode 0x%02x has no contract but the word is valid", raw[0]);
     for (std::string_view c : all_contract_names()) {

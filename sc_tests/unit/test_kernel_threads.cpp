@@ -53,7 +53,7 @@ class RecordingContext : public fw::KernelContext {
       : arch_(arch), engine_(engine), dmi_(dmi), timing_(timing::default_timing(arch)) {}
   void set_inst(const isa::RawInst& r) {
     inst_ = r;
-    scratch().reset();
+    new_instruction();
   }
   const isa::RawInst& inst() const override { return inst_; }
   isa::Arch arch() const override { return arch_; }

@@ -53,7 +53,7 @@ class SfuContext : public fw::KernelContext {
   // Runs one word; "" when it retires, else the fault message.
   std::string run(const isa::RawInst& w) {
     inst_ = w;
-    scratch().reset();
+    new_instruction();
     bundles.clear();
     const fw::KernelRegistry& k = fw::builtin_kernels();
     try {

@@ -7,8 +7,8 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,6 +20,37 @@
 #include "models/trace/stats.h"
 
 namespace tpb::sc {
+
+// A first-in first-out queue over one vector: pushed at the back, taken
+// from the front without freeing anything (a std::deque of large elements
+// allocates a block every few pushes; this one reuses its storage).
+template <typename T>
+class Fifo {
+ public:
+  bool empty() const { return head_ == v_.size(); }
+  std::size_t size() const { return v_.size() - head_; }
+  T& front() { return v_[head_]; }
+  T& back() { return v_.back(); }
+  T& operator[](std::size_t i) { return v_[head_ + i]; }
+  const T& operator[](std::size_t i) const { return v_[head_ + i]; }
+  void push_back(T x) { v_.push_back(std::move(x)); }
+  void pop_front() {
+    if (++head_ == v_.size()) {
+      clear();
+    } else if (head_ >= 1024 && head_ * 2 >= v_.size()) {
+      v_.erase(v_.begin(), v_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
+  }
+  void clear() {
+    v_.clear();
+    head_ = 0;
+  }
+
+ private:
+  std::vector<T> v_;
+  std::size_t head_ = 0;
+};
 
 class EngineStatsCollector : public SequencerObserver {
  public:
@@ -68,8 +99,8 @@ class EngineStatsCollector : public SequencerObserver {
   const TimingConfig* timing_ = nullptr;
   trace::EngineStats stats_;
   std::vector<std::uint64_t> bundle_trips_;  // by fw::Bundle::id
-  std::deque<Retired> retired_;
-  std::deque<std::pair<std::uint32_t, std::uint64_t>> retired_trips_;
+  Fifo<Retired> retired_;
+  Fifo<std::pair<std::uint32_t, std::uint64_t>> retired_trips_;
   std::vector<std::pair<std::uint32_t, std::uint64_t>> inst_trips_;  // of the instruction in flight
   Totals before_{};  // at the start of the current instruction
   std::vector<std::pair<std::string, std::uint64_t>> inst_counts_;

@@ -30,10 +30,10 @@ void EngineTracer::on_issue(const IssueEvent& e) {
       const std::string_view m = isa::opcode_mnemonic(e.opcode);
       n = rec_.intern(m.empty() ? fmt::format("op_0x{:02x}", e.opcode) : std::string(m));
     }
-    args_.clear();
-    fmt::format_to(std::back_inserter(args_), FMT_COMPILE(R"({{"index":{},"opcode":"0x{:02x}"}})"),
-                   e.index, e.opcode);
-    rec_.begin(track_, t, n, std::string_view(args_.data(), args_.size()));
+    char args[64];  // 31 characters and a 20-digit index at most
+    const char* end = fmt::format_to(args, FMT_COMPILE(R"({{"index":{},"opcode":"0x{:02x}"}})"),
+                                     e.index, e.opcode);
+    rec_.begin(track_, t, n, std::string_view(args, static_cast<std::size_t>(end - args)));
     ++open_slices_;
   }
   const isa::Header h = isa::header_of(*e.raw);

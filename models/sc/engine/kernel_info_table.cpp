@@ -18,12 +18,16 @@ KernelInfoTable::KernelInfoTable(const std::vector<std::uint8_t>& bytes) {
                   std::uint32_t{r[7]} << 24;
     records_.push_back(rec);
   }
+  // The first matching record of each opcode, for lookup().
+  first_.fill(kNone);
+  for (std::size_t i = records_.size(); i-- > 0;)
+    if (records_[i].func_va != 0) first_[records_[i].opcode] = static_cast<std::uint32_t>(i);
 }
 
 std::optional<KernelInfoRecord> KernelInfoTable::lookup(std::uint8_t opcode) const {
-  for (const KernelInfoRecord& r : records_)
-    if (r.func_va != 0 && r.opcode == opcode) return r;
-  return std::nullopt;
+  const std::uint32_t i = first_[opcode];
+  if (i == kNone) return std::nullopt;
+  return records_[i];
 }
 
 std::vector<std::uint8_t> KernelInfoTable::bytes() const {

@@ -4,6 +4,7 @@
 // Built from bytes so a user can drop in a real carved table.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -38,6 +39,13 @@ class KernelInfoTable {
 
  private:
   std::vector<KernelInfoRecord> records_;
+  static constexpr std::uint32_t kNone = UINT32_MAX;
+  std::array<std::uint32_t, 256> first_ = make_none();  // by opcode: records_ index
+  static std::array<std::uint32_t, 256> make_none() {
+    std::array<std::uint32_t, 256> a{};
+    a.fill(kNone);
+    return a;
+  }
 };
 
 // Trampoline VAs: defined once, in the opcode table (models/isa/opcode_table.h).

@@ -1,6 +1,7 @@
 #include "models/sc/engine/sequencer.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <memory>
 
@@ -66,6 +67,12 @@ const char* kernel_fault_kind(const std::string& what) {
 class Sequencer::Context : public fw::KernelContext {
  public:
   explicit Context(Sequencer& s) : s_(s) {}
+  // A new instruction: no streaming bundle open, no scratch set (its
+  // storage kept: KernelContext::set_scratch).
+  void begin_instruction() {
+    deferred_ = 0;
+    new_instruction();
+  }
   const isa::RawInst& inst() const override { return s_.raw_; }
   isa::Arch arch() const override { return s_.cfg_.arch; }
   isa::Engine engine() const override { return s_.engine_; }
@@ -74,7 +81,7 @@ class Sequencer::Context : public fw::KernelContext {
   fw::EngineState& engine_state() override { return s_.state_; }
   // Absolute simulated time: a co-simulation harness compares it with
   // sc_time_stamp().
-  std::uint64_t now_ps() const override { return to_ps(s_.now()); }
+  std::uint64_t now_ps() const override { return to_ps(s_.env_.control->origin()) + s_.now_ps(); }
   void count(const char* name, std::uint64_t n) override {
     s_.notify([&](SequencerObserver& o) { o.on_count(name, n); });
   }
@@ -87,6 +94,7 @@ class Sequencer::Context : public fw::KernelContext {
     access(addr, const_cast<void*>(src), len, true);
   }
   std::uint8_t* direct(std::uint64_t addr, std::size_t len, bool for_write) override {
+    s_.flush_time();
     sc_core::sc_time d = s_.qk_.get_local_time();
     std::uint8_t* p = s_.port.direct(addr, len, for_write, d);
     s_.qk_.set(d);
@@ -133,6 +141,7 @@ class Sequencer::Context : public fw::KernelContext {
     if (len > UINT32_MAX)
       throw fw::KernelFault(fmt::format("access of {} bytes at 0x{:07x} is too long", len, addr));
     // MemPort takes its DMI fast path itself, charged as b_transport would be.
+    s_.flush_time();
     sc_core::sc_time d = s_.qk_.get_local_time();
     const auto n = static_cast<unsigned>(len);
     const tlm::tlm_response_status st =
@@ -144,17 +153,24 @@ class Sequencer::Context : public fw::KernelContext {
                                         status_name(st)));
   }
 
+ private:
   Sequencer& s_;
   std::uint64_t deferred_ = 0;  // compute cycles of the open streaming bundle
 };
 
 Sequencer::Sequencer(sc_core::sc_module_name name, isa::Engine engine, SequencerEnv env,
                      SequencerConfig cfg)
-    : sc_core::sc_module(name), port("port"), engine_(engine), env_(env) {
+    : sc_core::sc_module(name),
+      port("port"),
+      engine_(engine),
+      env_(env),
+      ctx_(std::make_unique<Context>(*this)) {
   configure(std::move(cfg));
   SC_HAS_PROCESS(Sequencer);
   SC_THREAD(thread);
 }
+
+Sequencer::~Sequencer() = default;
 
 void Sequencer::configure(SequencerConfig cfg) {
   cfg_ = std::move(cfg);
@@ -172,10 +188,13 @@ bool Sequencer::execute_dma() {
   }
   isa::DmaDescriptor d;
   std::memcpy(&d, raw_.data(), sizeof d);
+  flush_time();
   DmaResult r;
   try {
-    r = dma_->execute(d, qk_);
+    r = dma_->execute(d, qk_);  // waits for the HBM's bandwidth
+    refresh_stamp();
   } catch (const DmaFault& e) {
+    refresh_stamp();
     // "address error: ..." or "<predicate>(side): ..." (nothing was written).
     const std::string what = e.what();
     if (what.rfind("address error", 0) == 0) {
@@ -204,23 +223,29 @@ void Sequencer::remove_observer(SequencerObserver* o) {
   observers_.erase(std::remove(observers_.begin(), observers_.end(), o), observers_.end());
 }
 
-sc_core::sc_time Sequencer::now() const { return sc_core::sc_time_stamp() + qk_.get_local_time(); }
-std::uint64_t Sequencer::now_ps() const { return env_.control->rel_ps(now()); }
+std::uint64_t Sequencer::now_ps() const {
+  // The simulated time moves only while this thread waits, and every wait
+  // of the engine's thread is followed by refresh_stamp().
+  assert(stamp_ps_ == env_.control->rel_ps(sc_core::sc_time_stamp()));
+  return stamp_ps_ + qk_.get_local_time().value() + pending_ps_;
+}
+void Sequencer::refresh_stamp() { stamp_ps_ = env_.control->rel_ps(sc_core::sc_time_stamp()); }
 
 void Sequencer::sync() {
+  flush_time();
   RunControl& c = *env_.control;
   if (c.aborted()) throw RunControl::Abort{};
   wait(qk_.get_local_time(), c.abort_event());
+  refresh_stamp();
   if (c.aborted()) throw RunControl::Abort{};
   qk_.reset();
 }
 
 void Sequencer::add_cycles(std::uint64_t cycles) {
-  const std::uint32_t mhz = cfg_.timing->clock(engine_);
-  const std::uint64_t before = TimingConfig::cycles_to_ps(inst_cycles_, mhz);
   inst_cycles_ = cycles > UINT64_MAX - inst_cycles_ ? UINT64_MAX : inst_cycles_ + cycles;
-  const std::uint64_t after = TimingConfig::cycles_to_ps(inst_cycles_, mhz);
-  qk_.inc(ps_time(after - before));
+  const std::uint64_t after = TimingConfig::cycles_to_ps(inst_cycles_, cfg_.timing->clock(engine_));
+  pending_ps_ += after - inst_ps_;
+  inst_ps_ = after;
 }
 
 void Sequencer::open_pipeline() {
@@ -231,6 +256,7 @@ void Sequencer::open_pipeline() {
 }
 
 void Sequencer::close_pipeline() {
+  flush_time();
   port.end_stream();
   pipeline_open_ = false;
   const TimingConfig& t = *cfg_.timing;
@@ -304,6 +330,8 @@ void Sequencer::thread() {
 
 void Sequencer::run_program() {
   qk_.reset();
+  pending_ps_ = 0;
+  refresh_stamp();
   fetch_.reset(*env_.queue, cfg_.timing->fetch);
   const std::uint64_t count = env_.queue->total();
   notify([&](SequencerObserver& o) { o.on_run_start(now_ps()); });
@@ -318,6 +346,7 @@ void Sequencer::run_program() {
       notify([&](SequencerObserver& o) { o.on_stall(StallKind::Fetch, stall); });
     }
     if (!execute_one()) return;
+    flush_time();
     if (qk_.need_sync()) sync();
   }
   sync();
@@ -328,10 +357,12 @@ bool Sequencer::execute_one() {
   const TimingConfig& timing = *cfg_.timing;
   opcode_ = 0;
   inst_cycles_ = 0;
+  inst_ps_ = 0;
+  flush_time();
   bundles_.clear();
 
   // Fetch (SPEC §7): 64 bytes from this engine's queue, timed by the queue.
-  const sc_core::sc_time t_fetch = now();
+  const std::uint64_t fetch_ps = now_ps();
   sc_core::sc_time d = qk_.get_local_time();
   const std::uint64_t fetch_addr = queue_base(engine_) + env_.queue->slot_addr(index_);
   const tlm::tlm_response_status fst = port.read(fetch_addr, raw_.data(), isa::kInstBytes, d);
@@ -341,8 +372,8 @@ bool Sequencer::execute_one() {
           fmt::format("fetch of 64 bytes at 0x{:07x} failed: {}", fetch_addr, status_name(fst)));
     return false;
   }
-  fetch_.fetched(index_, now_ps());
-  const sc_core::sc_time fetch_time = now() - t_fetch;
+  const std::uint64_t fetched_ps = now_ps();
+  fetch_.fetched(index_, fetched_ps);
   const isa::Header h = isa::header_of(raw_);
   opcode_ = h.opcode;
   events_ = isa::events_of(raw_);
@@ -358,6 +389,7 @@ bool Sequencer::execute_one() {
     blocked_ = true;
     while (!env_.sems->satisfied(wm, events_.wait_idx, events_.sem_value)) {
       wait(env_.sems->changed_event() | env_.control->abort_event());
+      refresh_stamp();
       if (env_.control->aborted()) throw RunControl::Abort{};
     }
     blocked_ = false;
@@ -365,8 +397,7 @@ bool Sequencer::execute_one() {
     notify([&](SequencerObserver& o) { o.on_stall(StallKind::Semaphore, stall); });
   }
 
-  const sc_core::sc_time t_start = now();
-  const std::uint64_t start_ps = env_.control->rel_ps(t_start);
+  const std::uint64_t start_ps = now_ps();
   if (!env_.control->proceed(start_ps)) {
     watchdog_stop();
     return false;
@@ -388,10 +419,11 @@ bool Sequencer::execute_one() {
       names += (names.empty() ? "" : ", ") + std::string(n);
       preds.emplace_back(n);
     }
-    fault("invalid",
-          fmt::format("invalid instruction on {}{}: failed {}", isa::arch_name(cfg_.arch),
-                      check.contract.empty() ? "" : " (" + check.contract + ")", names),
-          std::move(preds));
+    fault(
+        "invalid",
+        fmt::format("invalid instruction on {}{}: failed {}", isa::arch_name(cfg_.arch),
+                    check.contract.empty() ? "" : " (" + std::string(check.contract) + ")", names),
+        std::move(preds));
     return false;
   }
 
@@ -415,7 +447,8 @@ bool Sequencer::execute_one() {
     }
     add_cycles(timing.overhead(engine_));
     fill_credit_ = overhead_time_;
-    Context ctx(*this);
+    Context& ctx = *ctx_;
+    ctx.begin_instruction();
     try {
       env_.kernels->execute(rec_ki->func_va, ctx, *cfg_.costs);
     } catch (const fw::KernelFault& e) {
@@ -442,8 +475,10 @@ bool Sequencer::execute_one() {
   if (retire_gate_) {
     sync();
     try {
-      retire_gate_();
+      retire_gate_();  // may wait
+      refresh_stamp();
     } catch (const fw::KernelFault& e) {
+      refresh_stamp();
       fault("cosim", e.what());
       return false;
     }
@@ -451,16 +486,13 @@ bool Sequencer::execute_one() {
 
   // Retire (stats, retire line, trace), then the semaphore update at the
   // engine's true time; a watchdog stops it when it would end after its limit.
-  const sc_core::sc_time t_end = now();
-  const std::uint64_t end_ps = env_.control->rel_ps(t_end);
+  const std::uint64_t end_ps = now_ps();
   if (!env_.control->proceed(end_ps)) {
     watchdog_stop();
     return false;
   }
-  const std::uint64_t fetch_ps = env_.control->rel_ps(t_fetch);
-  const RetireRecord rr{engine_,         index_,   opcode_,
-                        start_ps,        end_ps,   bundles_.data(),
-                        bundles_.size(), fetch_ps, fetch_ps + to_ps(fetch_time)};
+  const RetireRecord rr{engine_,         index_,          opcode_,  start_ps,  end_ps,
+                        bundles_.data(), bundles_.size(), fetch_ps, fetched_ps};
   notify([&](SequencerObserver& o) { o.on_retire(rr); });
   const auto um = static_cast<isa::UpdateMode>(events_.update_mode);
   if (um != isa::UpdateMode::None) {

@@ -72,6 +72,7 @@ class Sequencer : public sc_core::sc_module {
 
   Sequencer(sc_core::sc_module_name name, isa::Engine engine, SequencerEnv env,
             SequencerConfig cfg);
+  ~Sequencer() override;
 
   // A new configuration (between runs): generation, timing, kernel_info.
   void configure(SequencerConfig cfg);
@@ -123,8 +124,18 @@ class Sequencer : public sc_core::sc_module {
   void sync();
   void fault(std::string kind, std::string what, std::vector<std::string> predicates = {});
   std::string where() const;  // "pool instruction 3 (opcode 0x7b tensor_dequantize)"
-  sc_core::sc_time now() const;
-  std::uint64_t now_ps() const;  // from the core's origin
+  // The engine's time from the core's origin: the simulation's time at the
+  // thread's last wait, the quantum keeper's local time and pending_ps_.
+  std::uint64_t now_ps() const;
+  void refresh_stamp();  // after every wait of the engine's thread
+  // The compute time add_cycles() kept as an integer, onto the quantum
+  // keeper: called before anything reads or passes on its local time.
+  void flush_time() {
+    if (pending_ps_ != 0) {
+      qk_.inc(ps_time(pending_ps_));
+      pending_ps_ = 0;
+    }
+  }
   // Compute cycles of the current instruction: advances local time by the
   // rounded difference so the instruction total is round(cycles / clock).
   void add_cycles(std::uint64_t cycles);
@@ -166,6 +177,12 @@ class Sequencer : public sc_core::sc_module {
   isa::Events events_{};
   std::uint8_t opcode_ = 0;
   std::uint64_t inst_cycles_ = 0;  // compute cycles of the current instruction
+  std::uint64_t inst_ps_ = 0;      // their duration, rounded once (cycles_to_ps)
+  // Compute time not yet on the quantum keeper (flush_time()): a bundle's
+  // cycles are an integer add, not an sc_time built per bundle.
+  std::uint64_t pending_ps_ = 0;
+  std::uint64_t stamp_ps_ = 0;    // sc_time_stamp() from the origin, at the last wait
+  std::unique_ptr<Context> ctx_;  // the kernels' view, one for the module's life
 };
 
 }  // namespace tpb::sc

@@ -112,13 +112,18 @@ bool MemPort::stream_charge(std::uint64_t addr, StreamCharge& out) const {
 
 std::uint8_t* MemPort::direct(std::uint64_t addr, std::uint64_t len, bool for_write,
                               sc_core::sc_time& delay) {
-  std::optional<DmiSpan> s = dmi(addr, len, for_write);
-  if (!s) return nullptr;
-  StreamCharge charge;
-  if (stream_charge(addr, charge)) s->stream = &charge;
-  delay += s->cost(len, delay, for_write);
+  // DmiSpan::cost without building the span (every kernel access comes here).
+  const Region* r = dmi_region(addr, len, for_write);
+  if (!r) return nullptr;
+  if (!r->has_timing) {
+    delay += for_write ? r->write_latency : r->read_latency;
+  } else {
+    StreamCharge charge;
+    const StreamCharge* stream = stream_charge(addr, charge) ? &charge : nullptr;
+    delay += mem_access_cost(r->timing, r->arbiter, delay, len, addr, for_write, stream);
+  }
   account(addr, len, for_write);
-  return s->ptr;
+  return r->ptr + (addr - r->start);
 }
 
 tlm::tlm_response_status MemPort::read(std::uint64_t addr, void* dst, unsigned len,
