@@ -77,7 +77,7 @@ fuzz: asan-build
 # run on one thread, stay with make test / make asan.
 TSAN_BUILD ?= build-tsan
 TSAN_ENV = TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
-TSAN_TESTS ?= HostThreads*:KernelThreads*:MxMatmul*:DveQuantizeMxKernel*:EngineState*:BundleCosts*:DequantStream*:DequantRatio*:MxQuantize*
+TSAN_TESTS ?= TraceAsyncWriter*:HostThreads*:KernelThreads*:MxMatmul*:DveQuantizeMxKernel*:EngineState*:BundleCosts*:DequantStream*:DequantRatio*:MxQuantize*
 
 tsan: deps
 	@grep -qs 'CMAKE_CXX_COMPILER:.*clang' $(TSAN_BUILD)/CMakeCache.txt || rm -rf $(TSAN_BUILD)

@@ -1,7 +1,13 @@
 #include "models/trace/recorder.h"
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
+#include <utility>
 
 namespace tpb::trace {
 
@@ -29,6 +35,110 @@ std::string last_component(const std::string& scope) {
 }
 
 }  // namespace
+
+// The sinks on a host thread: the recorder hands over each flush's events
+// (sorted, past the watermark) as a batch, with the args text and the names
+// interned since the last one; the thread delivers them in order. At most
+// kMaxBatches wait, so a simulation faster than its trace files waits for
+// them rather than hold the whole trace in memory.
+class Recorder::Writer {
+ public:
+  struct Batch {
+    std::vector<ValueChange> changes;
+    std::vector<SliceRecord> slices;
+    std::string arena;                   // the slices' args
+    std::vector<std::string> new_names;  // names interned since the last batch
+    // The first batch: the signals and tracks to start the sinks with (as
+    // the recorder holds them at its first flush).
+    bool start = false;
+    std::vector<Signal> signals;
+    std::vector<Track> tracks;
+  };
+
+  Writer(ChangeSink* changes, SliceSink* slices)
+      : changes_(changes), slices_(slices), thread_([this] { run(); }) {}
+  ~Writer() { stop(); }
+
+  void push(Batch b) {
+    std::unique_lock<std::mutex> l(m_);
+    space_.wait(l, [&] { return q_.size() < kMaxBatches; });
+    q_.push_back(std::move(b));
+    l.unlock();
+    ready_.notify_one();
+  }
+  // Every batch delivered; the thread ends. Rethrows what a sink threw.
+  void finish() {
+    stop();
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+  }
+
+ private:
+  static constexpr std::size_t kMaxBatches = 4;
+
+  void stop() {
+    {
+      std::lock_guard<std::mutex> l(m_);
+      stop_ = true;
+    }
+    ready_.notify_one();
+    if (thread_.joinable()) thread_.join();
+  }
+  void run() {
+    for (;;) {
+      Batch b;
+      {
+        std::unique_lock<std::mutex> l(m_);
+        ready_.wait(l, [&] { return !q_.empty() || stop_; });
+        if (q_.empty()) return;
+        b = std::move(q_.front());
+        q_.pop_front();
+      }
+      space_.notify_one();
+      if (error_) continue;  // a sink failed: the rest is dropped
+      try {
+        deliver(b);
+      } catch (...) {
+        error_ = std::current_exception();
+      }
+    }
+  }
+  void deliver(const Batch& b) {
+    if (b.start) {
+      if (changes_) changes_->start(b.signals);
+      if (slices_) slices_->start(b.tracks);
+    }
+    names_.insert(names_.end(), b.new_names.begin(), b.new_names.end());
+    for (const ValueChange& c : b.changes) changes_->change(c);
+    const std::string_view arena(b.arena);
+    for (const SliceRecord& e : b.slices) {
+      const std::string_view name =
+          e.kind == SliceKind::End ? std::string_view() : std::string_view(names_[e.name]);
+      slices_->event(e, name, arena.substr(e.args_off, e.args_len));
+    }
+  }
+
+  ChangeSink* changes_;
+  SliceSink* slices_;
+  std::vector<std::string> names_;
+  std::exception_ptr error_;  // written and read by the thread; read after the join
+  std::mutex m_;
+  std::condition_variable ready_, space_;
+  std::deque<Batch> q_;
+  bool stop_ = false;
+  std::thread thread_;  // last: starts once the rest is built
+};
+
+namespace {
+bool several_cores() {
+  static const bool several = std::thread::hardware_concurrency() > 1;
+  return several;
+}
+}  // namespace
+
+Recorder::Recorder() : async_(several_cores()) {}
+Recorder::~Recorder() = default;
+Recorder::Recorder(Recorder&&) noexcept = default;
+Recorder& Recorder::operator=(Recorder&&) noexcept = default;
 
 bool Recorder::is_hidden(const std::string& name) const {
   return std::find(hidden_names_.begin(), hidden_names_.end(), name) != hidden_names_.end();
@@ -99,6 +209,8 @@ void Recorder::record_slice(TrackId id, Picos t, SliceKind kind, std::uint32_t n
 void Recorder::attach(ChangeSink* changes, SliceSink* slices) {
   change_sink_ = changes;
   slice_sink_ = slices;
+  writer_.reset();
+  if (async_ && (changes || slices)) writer_ = std::make_unique<Writer>(changes, slices);
 }
 
 void Recorder::maybe_flush() {
@@ -113,6 +225,7 @@ void Recorder::maybe_flush() {
 }
 
 void Recorder::flush_before(Picos watermark) {
+  if (writer_) return hand_over(watermark);
   if (!started_) {
     started_ = true;
     if (change_sink_) change_sink_->start(signals_);
@@ -145,6 +258,44 @@ void Recorder::flush_before(Picos watermark) {
   }
 }
 
+void Recorder::hand_over(Picos watermark) {
+  Writer::Batch b;
+  if (!started_) {
+    started_ = true;
+    b.start = true;
+    b.signals = signals_;
+    b.tracks = tracks_;
+  }
+  if (change_sink_) {
+    sort_by_time(changes_);
+    std::size_t k = 0;
+    while (k < changes_.size() && changes_[k].t < watermark) ++k;
+    b.changes.assign(changes_.begin(), changes_.begin() + static_cast<std::ptrdiff_t>(k));
+    changes_.erase(changes_.begin(), changes_.begin() + static_cast<std::ptrdiff_t>(k));
+  }
+  if (slice_sink_) {
+    sort_by_time(slices_);
+    std::size_t k = 0;
+    for (; k < slices_.size() && slices_[k].t < watermark; ++k) {
+      SliceRecord e = slices_[k];
+      e.args_off = static_cast<std::uint32_t>(b.arena.size());
+      b.arena.append(arena_, slices_[k].args_off, slices_[k].args_len);
+      b.slices.push_back(e);
+    }
+    slices_.erase(slices_.begin(), slices_.begin() + static_cast<std::ptrdiff_t>(k));
+    std::string kept;
+    for (SliceRecord& e : slices_) {
+      const std::uint32_t off = static_cast<std::uint32_t>(kept.size());
+      kept.append(arena_, e.args_off, e.args_len);
+      e.args_off = off;
+    }
+    arena_.swap(kept);
+  }
+  b.new_names.assign(names_.begin() + static_cast<std::ptrdiff_t>(names_sent_), names_.end());
+  names_sent_ = names_.size();
+  writer_->push(std::move(b));
+}
+
 void Recorder::finish(Picos end) {
   if (finished_) return;
   finished_ = true;
@@ -163,6 +314,11 @@ void Recorder::finish(Picos end) {
   }
   // Deliver everything at or before `end` (the watermark is exclusive).
   flush_before(end == kForever ? end : end + 1);
+  if (writer_) {
+    // The sinks are the caller's again once the writer has delivered all.
+    std::unique_ptr<Writer> w = std::move(writer_);
+    w->finish();
+  }
   changes_.clear();
   slices_.clear();
   arena_.clear();

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -102,6 +103,11 @@ class SliceSink {
 
 class Recorder {
  public:
+  Recorder();
+  ~Recorder();
+  Recorder(Recorder&&) noexcept;
+  Recorder& operator=(Recorder&&) noexcept;
+
   // Each output is enabled independently; a disabled one drops its events.
   void enable_signals(bool on) { signals_on_ = on; }
   void enable_slices(bool on) { slices_on_ = on; }
@@ -146,7 +152,14 @@ class Recorder {
   // Streaming: sinks get every event once the watermark has passed it. The
   // watermark function returns a time before which no event can still be
   // recorded (the platform's global time). Attach before the run.
+  // With two or more host cores the sinks run on a host thread of their own
+  // (formatting and writing the files while the simulation goes on): each
+  // sink gets the same calls in the same order as without it, so the files
+  // are the same bytes. set_async(false) before attach() keeps them on the
+  // caller's thread.
   void attach(ChangeSink* changes, SliceSink* slices);
+  void set_async(bool on) { async_ = on; }
+  bool async() const { return writer_ != nullptr; }
   void set_watermark(std::function<Picos()> f) { watermark_ = std::move(f); }
   // Ends the recording at `end`: delivers every event at or before it, drops
   // later ones (a fault's time: nothing is recorded past it) and finishes
@@ -170,6 +183,7 @@ class Recorder {
   bool is_hidden(const std::string& name) const;
   void maybe_flush();
   void flush_before(Picos watermark);
+  void hand_over(Picos watermark);  // flush_before's work, to the writer thread
 
   bool signals_on_ = false;
   bool slices_on_ = false;
@@ -192,6 +206,10 @@ class Recorder {
   std::function<Picos()> watermark_;
   std::size_t flush_at_ = kFlushAt;
   static constexpr std::size_t kFlushAt = 1 << 15;
+  bool async_;
+  class Writer;  // the sinks' host thread (recorder.cpp)
+  std::unique_ptr<Writer> writer_;
+  std::size_t names_sent_ = 0;  // names_ the writer has
 };
 
 }  // namespace tpb::trace

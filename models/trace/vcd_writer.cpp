@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -56,18 +57,49 @@ struct ScopeNode {
   }
 };
 
-void append_value(std::string& out, unsigned width, std::uint64_t v, const std::string& id) {
+// A value line of a signal whose identifier is longer than 8 characters
+// (past 94^8 signals: never in practice).
+void append_value_long(std::string& out, unsigned width, std::uint64_t v, const std::string& id) {
   if (width == 1) {
     out.push_back(v ? '1' : '0');
   } else {
     out.push_back('b');
-    int top = 63;
-    while (top > 0 && !((v >> top) & 1)) --top;  // leading zeros are implied (§18.2.1)
-    for (int b = top; b >= 0; --b) out.push_back(((v >> b) & 1) ? '1' : '0');
+    const int top = v == 0 ? 0 : 63 - __builtin_clzll(v);
+    for (int b = top; b >= 0; --b) out.push_back(static_cast<char>('0' + ((v >> b) & 1)));
     out.push_back(' ');
   }
   out += id;
   out.push_back('\n');
+}
+
+// Built in a local buffer and appended once: a trace at the default level
+// writes several values per instruction.
+void append_value(std::string& out, unsigned width, std::uint64_t v, const std::string& id) {
+  if (id.size() > 8) return append_value_long(out, width, v, id);
+  char tmp[88];
+  std::size_t n = 0;
+  if (width == 1) {
+    tmp[n++] = v ? '1' : '0';
+  } else {
+    tmp[n++] = 'b';
+    // Leading zeros are implied (§18.2.1): from the highest set bit ("0" for 0).
+    const int top = v == 0 ? 0 : 63 - __builtin_clzll(v);
+    for (int b = top; b >= 0; --b) tmp[n++] = static_cast<char>('0' + ((v >> b) & 1));
+    tmp[n++] = ' ';
+  }
+  std::memcpy(tmp + n, id.data(), id.size());
+  n += id.size();
+  tmp[n++] = '\n';
+  out.append(tmp, n);
+}
+
+// "#<t>\n", a time stamp line.
+void append_time(std::string& out, std::uint64_t t) {
+  char tmp[24];
+  tmp[0] = '#';
+  char* end = std::to_chars(tmp + 1, tmp + sizeof tmp - 1, t).ptr;
+  *end++ = '\n';
+  out.append(tmp, static_cast<std::size_t>(end - tmp));
 }
 
 void append_scope(std::string& out, const ScopeNode& node, const std::vector<Signal>& sigs,
@@ -133,7 +165,7 @@ void VcdWriter::emit_group() {
     if (pending_[s] == current_[s]) continue;
     current_[s] = pending_[s];
     if (!stamped) {
-      buf_ += "#" + std::to_string(group_t_) + "\n";
+      append_time(buf_, group_t_);
       stamped = true;
       last_written_ = group_t_;
     }
