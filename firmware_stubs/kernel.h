@@ -135,11 +135,15 @@ struct Bundle {
   std::string name;  // unique, "pool.<worker>.<bundle>"; timing overrides use it
   std::uint32_t va = 0;
   std::uint32_t issue_cycles = 1;  // per trip
-  // Trip count (null: 1). Evaluated before the step runs.
-  std::function<std::uint64_t(KernelContext&)> trips;
+  // Trip count (null: 1). Evaluated before the step runs. Plain functions
+  // (a lambda without captures converts): every bundle of every
+  // instruction calls them, and a kernel's state is its context's.
+  using TripsFn = std::uint64_t (*)(KernelContext&);
+  using StepFn = std::uint32_t (*)(KernelContext&);
+  TripsFn trips = nullptr;
   // Functional effect (null: none). Returns the VA of a worker to call next
   // (0: none); the call returns to the next bundle.
-  std::function<std::uint32_t(KernelContext&)> step;
+  StepFn step = nullptr;
   // A streaming loop bundle (SPEC §8): its step's memory accesses are the
   // read and write streams of a pipeline whose lanes are the partitions.
   // The sequencer charges it the slowest of compute (cycles x trips), the
@@ -183,6 +187,9 @@ class KernelRegistry {
   // costs[bundle.id]. Throws KernelFault for a VA with no worker ("not
   // modelled") or a call depth past 8.
   void execute(std::uint32_t va, KernelContext& ctx, const BundleCosts& costs,
+               unsigned depth = 0) const;
+  // The same for a worker already found (find(va)).
+  void execute(const Kernel& k, KernelContext& ctx, const BundleCosts& costs,
                unsigned depth = 0) const;
 
  private:

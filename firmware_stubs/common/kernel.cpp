@@ -52,8 +52,13 @@ void KernelRegistry::execute(std::uint32_t va, KernelContext& ctx, const BundleC
                              unsigned depth) const {
   const Kernel* k = find(va);
   if (!k) throw KernelFault(fmt::format("no firmware worker at VA 0x{:08x} (not modelled)", va));
-  if (depth > 8) throw KernelFault(fmt::format("call depth past 8 at VA 0x{:08x}", va));
-  for (const Bundle& b : k->bundles) {
+  execute(*k, ctx, costs, depth);
+}
+
+void KernelRegistry::execute(const Kernel& k, KernelContext& ctx, const BundleCosts& costs,
+                             unsigned depth) const {
+  if (depth > 8) throw KernelFault(fmt::format("call depth past 8 at VA 0x{:08x}", k.va));
+  for (const Bundle& b : k.bundles) {
     const std::uint64_t trips = b.trips ? b.trips(ctx) : 1;
     const std::uint32_t cycles = costs[b.id];
     ctx.begin_bundle(b, trips, cycles);

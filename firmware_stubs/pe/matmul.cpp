@@ -439,10 +439,9 @@ std::uint32_t mm_mac(KernelContext& ctx) {
   return 0;
 }
 
-Bundle stream_bundle(std::string name, std::uint32_t va,
-                     std::function<std::uint64_t(KernelContext&)> trips,
-                     std::function<std::uint32_t(KernelContext&)> step) {
-  Bundle b{std::move(name), va, 1, std::move(trips), std::move(step)};
+Bundle stream_bundle(std::string name, std::uint32_t va, Bundle::TripsFn trips,
+                     Bundle::StepFn step) {
+  Bundle b{std::move(name), va, 1, trips, step};
   b.stream = true;
   return b;
 }

@@ -438,7 +438,8 @@ bool Sequencer::execute_one() {
                       isa::engine_name(engine_), unknown_only ? " (failed has_known_opcode)" : ""));
       return false;
     }
-    if (unknown_only || !env_.kernels->find(rec_ki->func_va)) {
+    const fw::Kernel* worker = unknown_only ? nullptr : env_.kernels->find(rec_ki->func_va);
+    if (!worker) {
       fault("dispatch",
             fmt::format("kernel_info idx{} dispatches opcode 0x{:02x} to trampoline 0x{:08x}, a "
                         "kernel this model does not implement (not modelled)",
@@ -450,7 +451,7 @@ bool Sequencer::execute_one() {
     Context& ctx = *ctx_;
     ctx.begin_instruction();
     try {
-      env_.kernels->execute(rec_ki->func_va, ctx, *cfg_.costs);
+      env_.kernels->execute(*worker, ctx, *cfg_.costs);
     } catch (const fw::KernelFault& e) {
       if (pipeline_open_) close_pipeline();
       fault(kernel_fault_kind(e.what()), e.what());
