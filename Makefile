@@ -83,8 +83,8 @@ tsan: deps
 	@grep -qs 'CMAKE_CXX_COMPILER:.*clang' $(TSAN_BUILD)/CMakeCache.txt || rm -rf $(TSAN_BUILD)
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
 	  -DTPBSIM_TSAN=ON -DTPBSIM_BENCH=OFF -DTPBSIM_COSIM=OFF -DTPBSIM_PYTHON=OFF $(CMAKE_ARGS)
-	cmake --build $(TSAN_BUILD) -j $(JOBS) --target unit_tests
-	cd $(TSAN_BUILD) && $(TSAN_ENV) ./sc_tests/unit_tests --gtest_filter='$(TSAN_TESTS)'
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target tsan_tests
+	cd $(TSAN_BUILD) && $(TSAN_ENV) ./sc_tests/tsan_tests --gtest_filter='$(TSAN_TESTS)'
 
 format:
 	@git ls-files '*.cpp' '*.h' | xargs clang-format -i

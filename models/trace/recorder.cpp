@@ -39,8 +39,8 @@ std::string last_component(const std::string& scope) {
 // The sinks on a host thread: the recorder hands over each flush's events
 // (sorted, past the watermark) as a batch, with the args text and the names
 // interned since the last one; the thread delivers them in order. At most
-// kMaxBatches wait, so a simulation faster than its trace files waits for
-// them rather than hold the whole trace in memory.
+// kMaxBatches wait (double buffering), so a simulation faster than its trace
+// files waits for them rather than hold the whole trace in memory.
 class Recorder::Writer {
  public:
   struct Batch {
@@ -73,7 +73,7 @@ class Recorder::Writer {
   }
 
  private:
-  static constexpr std::size_t kMaxBatches = 4;
+  static constexpr std::size_t kMaxBatches = 2;
 
   void stop() {
     {

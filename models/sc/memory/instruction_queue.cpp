@@ -14,7 +14,8 @@ InstructionQueue::InstructionQueue(sc_core::sc_module_name name, std::uint32_t c
     throw std::invalid_argument(std::string(this->name()) + ": capacity " +
                                 std::to_string(capacity_bytes) +
                                 " bytes is not a positive multiple of 64");
-  bytes_.assign(capacity_bytes, 0);
+  bytes_ = zeroed_storage(capacity_bytes);
+  size_ = capacity_bytes;
   socket.register_b_transport(this, &InstructionQueue::b_transport);
   socket.register_transport_dbg(this, &InstructionQueue::transport_dbg);
   socket.register_get_direct_mem_ptr(this, &InstructionQueue::get_direct_mem_ptr);
@@ -22,7 +23,7 @@ InstructionQueue::InstructionQueue(sc_core::sc_module_name name, std::uint32_t c
 
 void InstructionQueue::reset(MemTiming timing) {
   timing_ = timing;
-  std::fill(bytes_.begin(), bytes_.begin() + count_ * isa::kInstBytes, 0);
+  std::memset(bytes_.get(), 0, count_ * isa::kInstBytes);
   count_ = 0;
   loaded_ = 0;
   ring_words_ = 1;
@@ -31,16 +32,16 @@ void InstructionQueue::reset(MemTiming timing) {
 
 void InstructionQueue::load(const std::vector<isa::RawInst>& words) {
   attach(std::make_unique<isa::VectorSource>(words),
-         static_cast<std::uint32_t>(bytes_.size() / isa::kInstBytes));
+         static_cast<std::uint32_t>(size_ / isa::kInstBytes));
 }
 
 void InstructionQueue::attach(std::unique_ptr<isa::InstructionSource> src,
                               std::uint32_t ring_words) {
-  const std::size_t cap = bytes_.size() / isa::kInstBytes;
+  const std::size_t cap = size_ / isa::kInstBytes;
   if (ring_words == 0 || ring_words > cap)
     throw std::invalid_argument(std::string(name()) + ": a ring of " + std::to_string(ring_words) +
                                 " words does not fit the queue's " + std::to_string(cap));
-  std::fill(bytes_.begin(), bytes_.begin() + count_ * isa::kInstBytes, 0);
+  std::memset(bytes_.get(), 0, count_ * isa::kInstBytes);
   count_ = 0;
   loaded_ = 0;
   ring_words_ = ring_words;
@@ -56,7 +57,7 @@ std::size_t InstructionQueue::refill(std::size_t n) {
     // Up to the end of the ring in one read.
     const std::size_t slot = static_cast<std::size_t>(loaded_ % ring_words_);
     const std::size_t k = std::min(n - done, ring_words_ - slot);
-    auto* dst = reinterpret_cast<isa::RawInst*>(bytes_.data() + slot * isa::kInstBytes);
+    auto* dst = reinterpret_cast<isa::RawInst*>(bytes_.get() + slot * isa::kInstBytes);
     const std::size_t got = src_->read(dst, k);
     if (got != k)
       throw std::runtime_error(std::string(name()) + ": the program ended after " +
@@ -79,8 +80,7 @@ void InstructionQueue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_
   const std::uint64_t len = trans.get_data_length();
   // Reads stop at the loaded words (fetching past the program is a fault the
   // sequencer reports); writes may go anywhere inside the capacity.
-  const std::uint64_t limit =
-      cmd == tlm::TLM_READ_COMMAND ? count_ * isa::kInstBytes : bytes_.size();
+  const std::uint64_t limit = cmd == tlm::TLM_READ_COMMAND ? count_ * isa::kInstBytes : size_;
   if (len == 0 || addr >= limit || len > limit - addr) {
     trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     return;
@@ -94,9 +94,9 @@ void InstructionQueue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_
     return;
   }
   if (cmd == tlm::TLM_READ_COMMAND) {
-    std::memcpy(trans.get_data_ptr(), bytes_.data() + addr, len);
+    std::memcpy(trans.get_data_ptr(), bytes_.get() + addr, len);
   } else {
-    std::memcpy(bytes_.data() + addr, trans.get_data_ptr(), len);
+    std::memcpy(bytes_.get() + addr, trans.get_data_ptr(), len);
     count_ = std::max<std::size_t>(count_, (addr + len + isa::kInstBytes - 1) / isa::kInstBytes);
   }
   delay += timing_.access_delay(len);
@@ -106,13 +106,13 @@ void InstructionQueue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_
 unsigned InstructionQueue::transport_dbg(tlm::tlm_generic_payload& trans) {
   // Debug access sees the whole capacity (a disassembler may look past the end).
   const std::uint64_t addr = trans.get_address();
-  if (addr >= bytes_.size()) return 0;
+  if (addr >= size_) return 0;
   const unsigned n =
-      static_cast<unsigned>(std::min<std::uint64_t>(trans.get_data_length(), bytes_.size() - addr));
+      static_cast<unsigned>(std::min<std::uint64_t>(trans.get_data_length(), size_ - addr));
   if (trans.is_read())
-    std::memcpy(trans.get_data_ptr(), bytes_.data() + addr, n);
+    std::memcpy(trans.get_data_ptr(), bytes_.get() + addr, n);
   else if (trans.is_write())
-    std::memcpy(bytes_.data() + addr, trans.get_data_ptr(), n);
+    std::memcpy(bytes_.get() + addr, trans.get_data_ptr(), n);
   else
     return 0;
   return n;
@@ -121,7 +121,7 @@ unsigned InstructionQueue::transport_dbg(tlm::tlm_generic_payload& trans) {
 bool InstructionQueue::get_direct_mem_ptr(tlm::tlm_generic_payload&, tlm::tlm_dmi& dmi) {
   // No DMI: reads are bounded by count(), which a raw pointer cannot enforce.
   dmi.set_start_address(0);
-  dmi.set_end_address(bytes_.size() - 1);
+  dmi.set_end_address(size_ - 1);
   dmi.allow_none();
   return false;
 }

@@ -53,7 +53,7 @@ class InstructionQueue : public sc_core::sc_module {
   // Words of the ring that hold an instruction. TLM reads are allowed in
   // [0, 64 * count()); a TLM write extends count() to cover what it wrote.
   std::size_t count() const { return count_; }
-  std::uint32_t capacity_bytes() const { return static_cast<std::uint32_t>(bytes_.size()); }
+  std::uint32_t capacity_bytes() const { return static_cast<std::uint32_t>(size_); }
 
  private:
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
@@ -61,7 +61,10 @@ class InstructionQueue : public sc_core::sc_module {
   bool get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi);
 
   MemTiming timing_;
-  std::vector<std::uint8_t> bytes_;
+  // The ring (calloc: a queue that runs nothing, as most DMA queues do,
+  // costs no resident memory).
+  ZeroedStorage bytes_;
+  std::size_t size_ = 0;
   std::size_t count_ = 0;
   std::unique_ptr<isa::InstructionSource> src_;
   std::uint32_t ring_words_ = 1;

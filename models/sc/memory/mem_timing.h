@@ -4,15 +4,31 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <iterator>
+#include <memory>
+#include <new>
 #include <vector>
 
 #include <systemc>
 #include <tlm>
 
 namespace tpb::sc {
+
+// Storage from calloc (std::free when released): zero pages the target
+// never touches stay unmapped, so a memory or a queue costs resident memory
+// only for what a run uses.
+struct FreeDeleter {
+  void operator()(std::uint8_t* p) const { std::free(p); }
+};
+using ZeroedStorage = std::unique_ptr<std::uint8_t, FreeDeleter>;
+inline ZeroedStorage zeroed_storage(std::size_t bytes) {
+  ZeroedStorage p(static_cast<std::uint8_t*>(std::calloc(bytes, 1)));
+  if (!p) throw std::bad_alloc();
+  return p;
+}
 
 struct MemTiming {
   sc_core::sc_time latency;   // fixed cost of one access

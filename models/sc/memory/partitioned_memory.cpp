@@ -41,8 +41,7 @@ void PartitionedMemory::reset(std::uint32_t bytes_per_partition, MemTiming timin
   const std::size_t bytes = (num_partitions_ - 1) * kPartitionSlot + bytes_per_partition;
   // calloc again rather than clear: untouched pages cost nothing.
   storage_.reset();
-  storage_.reset(static_cast<std::uint8_t*>(std::calloc(bytes, 1)));
-  if (!storage_) throw std::bad_alloc();
+  storage_ = zeroed_storage(bytes);
 }
 
 bool PartitionedMemory::in_range(std::uint64_t addr, std::uint64_t len) const {

@@ -68,10 +68,6 @@ class PartitionedMemory : public sc_core::sc_module {
   std::uint8_t* backdoor(std::uint64_t local_addr, std::uint64_t len);
 
  private:
-  struct FreeDeleter {
-    void operator()(std::uint8_t* p) const { std::free(p); }
-  };
-
   // True when [addr, addr+len) lies inside one partition's capacity.
   bool in_range(std::uint64_t addr, std::uint64_t len) const;
 
@@ -86,7 +82,7 @@ class PartitionedMemory : public sc_core::sc_module {
   // Partition p lives at byte p << 18, so DMI pointer arithmetic equals
   // address arithmetic. calloc so the untouched tail of each 256 KiB slot (and
   // never-written memory) costs no resident pages.
-  std::unique_ptr<std::uint8_t, FreeDeleter> storage_;
+  ZeroedStorage storage_;
   std::vector<MemObserver> observers_;
   bool dmi_granted_ = false;
   void notify(tlm::tlm_command cmd, std::uint64_t addr, const std::uint8_t* data, unsigned len,
