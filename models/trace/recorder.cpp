@@ -57,7 +57,8 @@ class Recorder::Writer {
 
   Writer(ChangeSink* changes, SliceSink* slices)
       : changes_(changes), slices_(slices), thread_([this] { run(); }) {}
-  ~Writer() { stop(); }
+  // Not finished (a run left by an exception): the sinks may be gone.
+  ~Writer() { abandon(); }
 
   void push(Batch b) {
     std::unique_lock<std::mutex> l(m_);
@@ -70,6 +71,14 @@ class Recorder::Writer {
   void finish() {
     stop();
     if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+  }
+  // The thread ends after the batch it is delivering; the rest is dropped.
+  void abandon() {
+    {
+      std::lock_guard<std::mutex> l(m_);
+      abandon_ = true;
+    }
+    stop();
   }
 
  private:
@@ -89,7 +98,7 @@ class Recorder::Writer {
       {
         std::unique_lock<std::mutex> l(m_);
         ready_.wait(l, [&] { return !q_.empty() || stop_; });
-        if (q_.empty()) return;
+        if (q_.empty() || abandon_) return;
         b = std::move(q_.front());
         q_.pop_front();
       }
@@ -124,7 +133,7 @@ class Recorder::Writer {
   std::mutex m_;
   std::condition_variable ready_, space_;
   std::deque<Batch> q_;
-  bool stop_ = false;
+  bool stop_ = false, abandon_ = false;
   std::thread thread_;  // last: starts once the rest is built
 };
 
@@ -204,6 +213,13 @@ void Recorder::record_slice(TrackId id, Picos t, SliceKind kind, std::uint32_t n
   ++slices_recorded_;
   last_time_ = std::max(last_time_, t);
   maybe_flush();
+}
+
+void Recorder::detach() {
+  if (writer_) writer_->abandon();
+  writer_.reset();
+  change_sink_ = nullptr;
+  slice_sink_ = nullptr;
 }
 
 void Recorder::attach(ChangeSink* changes, SliceSink* slices) {

@@ -159,6 +159,10 @@ class Recorder {
   // caller's thread.
   void attach(ChangeSink* changes, SliceSink* slices);
   void set_async(bool on) { async_ = on; }
+  // Stops using the sinks at once (a run left by an exception, before its
+  // sinks go): the writer thread ends after the batch it is delivering,
+  // undelivered events are dropped, nothing is finished.
+  void detach();
   bool async() const { return writer_ != nullptr; }
   void set_watermark(std::function<Picos()> f) { watermark_ = std::move(f); }
   // Ends the recording at `end`: delivers every event at or before it, drops

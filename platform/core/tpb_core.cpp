@@ -515,16 +515,23 @@ RunResult TpbCore::run(const RunSetup& setup) {
         "TpbCore::run drives the simulation: call it from sc_main (execute() "
         "from a process)");
   ensure_elaborated();
-  start(setup);
-  control_.set_pause_when_done(true);
-  sc_core::sc_start();
-  if (control_.running()) {
-    // The simulation starved with engines still waiting: a deadlock. The
-    // report is taken before the waiting engines are released.
-    control_.abort();
-    while (control_.running()) sc_core::sc_start();
+  try {
+    start(setup);
+    control_.set_pause_when_done(true);
+    sc_core::sc_start();
+    if (control_.running()) {
+      // The simulation starved with engines still waiting: a deadlock. The
+      // report is taken before the waiting engines are released.
+      control_.abort();
+      while (control_.running()) sc_core::sc_start();
+    }
+    control_.set_pause_when_done(false);
+  } catch (...) {
+    // The caller's trace sinks may go with the exception: the recorder's
+    // writer thread must not outlive them.
+    recorder_->detach();
+    throw;
   }
-  control_.set_pause_when_done(false);
   return finish();
 }
 
@@ -533,11 +540,16 @@ RunResult TpbCore::execute(const RunSetup& setup) {
       !sc_core::sc_get_current_process_handle().valid())
     throw std::logic_error(
         "TpbCore::execute waits: call it from an SC_THREAD (run() from sc_main)");
-  start(setup);
-  if (setup.max_sim_ps != 0 && setup.max_sim_ps < sc::TimingConfig::kMaxPs)
-    limit_ev_.notify(sc::ps_time(setup.max_sim_ps));
-  wait(control_.done_event());
-  limit_ev_.cancel();
+  try {
+    start(setup);
+    if (setup.max_sim_ps != 0 && setup.max_sim_ps < sc::TimingConfig::kMaxPs)
+      limit_ev_.notify(sc::ps_time(setup.max_sim_ps));
+    wait(control_.done_event());
+    limit_ev_.cancel();
+  } catch (...) {
+    recorder_->detach();  // as in run()
+    throw;
+  }
   return finish();
 }
 

@@ -4,7 +4,9 @@
 // the caller.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -141,6 +143,40 @@ TEST(TraceAsyncWriter, ASinksFailureReachesTheCaller) {
       EXPECT_STREQ(e.what(), "disk full");
     }
   }
+}
+
+// Counts the changes it is given.
+class CountingSink : public ChangeSink {
+ public:
+  void start(const std::vector<Signal>&) override {}
+  void change(const ValueChange&) override { ++seen; }
+  void finish(Picos) override { finished = true; }
+  std::atomic<std::uint64_t> seen{0};
+  bool finished = false;
+};
+
+TEST(TraceAsyncWriter, DetachStopsUsingTheSinksAtOnce) {
+  auto sink = std::make_unique<CountingSink>();
+  Recorder rec;
+  rec.set_async(true);
+  rec.attach(sink.get(), nullptr);
+  rec.enable_signals(true);
+  const SignalId s = rec.add_signal("tpb", "v", 32);
+  Picos global = 0;
+  rec.set_watermark([&] { return global; });
+  for (Picos t = 1; t <= 200000; ++t) {  // six hand-overs of 32,768
+    rec.set(s, t, t);
+    global = t;
+  }
+  rec.detach();
+  EXPECT_LE(sink->seen.load(), 200000u);
+  EXPECT_FALSE(sink->finished);  // detached, not finished
+  sink.reset();  // the sink goes, as a caller's does when an exception leaves its run
+  for (Picos t = 200001; t <= 300000; ++t) {
+    rec.set(s, t, t);  // kept in memory now: nothing to deliver to
+    global = t;
+  }
+  EXPECT_EQ(rec.changes_recorded(), 300000u);
 }
 
 }  // namespace
