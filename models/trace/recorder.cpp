@@ -36,25 +36,43 @@ std::string last_component(const std::string& scope) {
 
 }  // namespace
 
-// The sinks on a host thread: the recorder hands over each flush's events
-// (sorted, past the watermark) as a batch, with the args text and the names
-// interned since the last one; the thread delivers them in order. At most
-// kMaxBatches wait (double buffering), so a simulation faster than its trace
-// files waits for them rather than hold the whole trace in memory.
+// One flush's events (sorted, before the watermark) with their args text,
+// for the sinks: delivered at once on the caller's thread, or handed to the
+// writer thread with the names interned since the last batch.
+struct Recorder::Batch {
+  std::vector<ValueChange> changes;
+  std::vector<SliceRecord> slices;
+  std::string arena;                   // the slices' args
+  std::vector<std::string> new_names;  // for the writer: names interned since the last batch
+  // The first batch: the signals and tracks to start the sinks with (as
+  // the recorder holds them at its first flush).
+  bool start = false;
+  std::vector<Signal> signals;
+  std::vector<Track> tracks;
+};
+
+// A batch to the sinks, names by id from `names`.
+void Recorder::deliver(const Batch& b, ChangeSink* changes, SliceSink* slices,
+                       const std::vector<std::string>& names) {
+  if (b.start) {
+    if (changes) changes->start(b.signals);
+    if (slices) slices->start(b.tracks);
+  }
+  for (const ValueChange& c : b.changes) changes->change(c);
+  const std::string_view arena(b.arena);
+  for (const SliceRecord& e : b.slices) {
+    const std::string_view name =
+        e.kind == SliceKind::End ? std::string_view() : std::string_view(names[e.name]);
+    slices->event(e, name, arena.substr(e.args_off, e.args_len));
+  }
+}
+
+// The sinks on a host thread: the recorder hands over each flush as a
+// batch; the thread delivers them in order. At most kMaxBatches wait
+// (double buffering), so a simulation faster than its trace files waits for
+// them rather than hold the whole trace in memory.
 class Recorder::Writer {
  public:
-  struct Batch {
-    std::vector<ValueChange> changes;
-    std::vector<SliceRecord> slices;
-    std::string arena;                   // the slices' args
-    std::vector<std::string> new_names;  // names interned since the last batch
-    // The first batch: the signals and tracks to start the sinks with (as
-    // the recorder holds them at its first flush).
-    bool start = false;
-    std::vector<Signal> signals;
-    std::vector<Track> tracks;
-  };
-
   Writer(ChangeSink* changes, SliceSink* slices)
       : changes_(changes), slices_(slices), thread_([this] { run(); }) {}
   // Not finished (a run left by an exception): the sinks may be gone.
@@ -112,18 +130,8 @@ class Recorder::Writer {
     }
   }
   void deliver(const Batch& b) {
-    if (b.start) {
-      if (changes_) changes_->start(b.signals);
-      if (slices_) slices_->start(b.tracks);
-    }
     names_.insert(names_.end(), b.new_names.begin(), b.new_names.end());
-    for (const ValueChange& c : b.changes) changes_->change(c);
-    const std::string_view arena(b.arena);
-    for (const SliceRecord& e : b.slices) {
-      const std::string_view name =
-          e.kind == SliceKind::End ? std::string_view() : std::string_view(names_[e.name]);
-      slices_->event(e, name, arena.substr(e.args_off, e.args_len));
-    }
+    Recorder::deliver(b, changes_, slices_, names_);
   }
 
   ChangeSink* changes_;
@@ -241,41 +249,15 @@ void Recorder::maybe_flush() {
 }
 
 void Recorder::flush_before(Picos watermark) {
-  if (writer_) return hand_over(watermark);
-  if (!started_) {
-    started_ = true;
-    if (change_sink_) change_sink_->start(signals_);
-    if (slice_sink_) slice_sink_->start(tracks_);
-  }
-  if (change_sink_) {
-    sort_by_time(changes_);
-    std::size_t k = 0;
-    for (; k < changes_.size() && changes_[k].t < watermark; ++k) change_sink_->change(changes_[k]);
-    changes_.erase(changes_.begin(), changes_.begin() + static_cast<std::ptrdiff_t>(k));
-  }
-  if (slice_sink_) {
-    sort_by_time(slices_);
-    std::size_t k = 0;
-    for (; k < slices_.size() && slices_[k].t < watermark; ++k) {
-      const SliceRecord& e = slices_[k];
-      const std::string_view name =
-          e.kind == SliceKind::End ? std::string_view() : std::string_view(names_[e.name]);
-      slice_sink_->event(e, name, std::string_view(arena_).substr(e.args_off, e.args_len));
-    }
-    slices_.erase(slices_.begin(), slices_.begin() + static_cast<std::ptrdiff_t>(k));
-    // Compact the arena: the kept events' args move to its front.
-    std::string kept;
-    for (SliceRecord& e : slices_) {
-      const std::uint32_t off = static_cast<std::uint32_t>(kept.size());
-      kept.append(arena_, e.args_off, e.args_len);
-      e.args_off = off;
-    }
-    arena_.swap(kept);
-  }
+  Batch b;
+  take_before(watermark, b);
+  if (!writer_) return deliver(b, change_sink_, slice_sink_, names_);
+  b.new_names.assign(names_.begin() + static_cast<std::ptrdiff_t>(names_sent_), names_.end());
+  names_sent_ = names_.size();
+  writer_->push(std::move(b));
 }
 
-void Recorder::hand_over(Picos watermark) {
-  Writer::Batch b;
+void Recorder::take_before(Picos watermark, Batch& b) {
   if (!started_) {
     started_ = true;
     b.start = true;
@@ -299,6 +281,7 @@ void Recorder::hand_over(Picos watermark) {
       b.slices.push_back(e);
     }
     slices_.erase(slices_.begin(), slices_.begin() + static_cast<std::ptrdiff_t>(k));
+    // Compact the arena: the kept events' args move to its front.
     std::string kept;
     for (SliceRecord& e : slices_) {
       const std::uint32_t off = static_cast<std::uint32_t>(kept.size());
@@ -307,9 +290,6 @@ void Recorder::hand_over(Picos watermark) {
     }
     arena_.swap(kept);
   }
-  b.new_names.assign(names_.begin() + static_cast<std::ptrdiff_t>(names_sent_), names_.end());
-  names_sent_ = names_.size();
-  writer_->push(std::move(b));
 }
 
 void Recorder::finish(Picos end) {

@@ -186,8 +186,9 @@ class Recorder {
                     double value);
   bool is_hidden(const std::string& name) const;
   void maybe_flush();
+  // Delivers the events before the watermark to the sinks, or hands them to
+  // the writer thread.
   void flush_before(Picos watermark);
-  void hand_over(Picos watermark);  // flush_before's work, to the writer thread
 
   bool signals_on_ = false;
   bool slices_on_ = false;
@@ -211,7 +212,11 @@ class Recorder {
   std::size_t flush_at_ = kFlushAt;
   static constexpr std::size_t kFlushAt = 1 << 15;
   bool async_;
-  class Writer;  // the sinks' host thread (recorder.cpp)
+  struct Batch;                                   // one flush's events for the sinks (recorder.cpp)
+  class Writer;                                   // the sinks' host thread (recorder.cpp)
+  void take_before(Picos watermark, Batch& out);  // sorted, with their args
+  static void deliver(const Batch& b, ChangeSink* changes, SliceSink* slices,
+                      const std::vector<std::string>& names);
   std::unique_ptr<Writer> writer_;
   std::size_t names_sent_ = 0;  // names_ the writer has
 };
