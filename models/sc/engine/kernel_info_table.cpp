@@ -18,8 +18,8 @@ KernelInfoTable::KernelInfoTable(const std::vector<std::uint8_t>& bytes) {
                   std::uint32_t{r[7]} << 24;
     records_.push_back(rec);
   }
-  // The first matching record of each opcode, for lookup().
-  first_.fill(kNone);
+  // The first matching record of each opcode, for lookup() (first_ starts
+  // all kNone).
   for (std::size_t i = records_.size(); i-- > 0;)
     if (records_[i].func_va != 0) first_[records_[i].opcode] = static_cast<std::uint32_t>(i);
 }

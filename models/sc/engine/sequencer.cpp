@@ -357,8 +357,7 @@ bool Sequencer::execute_one() {
   const TimingConfig& timing = *cfg_.timing;
   opcode_ = 0;
   inst_cycles_ = 0;
-  inst_ps_ = 0;
-  flush_time();
+  inst_ps_ = 0;  // pending_ps_ is 0: run_program flushed after the last one
   bundles_.clear();
 
   // Fetch (SPEC §7): 64 bytes from this engine's queue, timed by the queue.
