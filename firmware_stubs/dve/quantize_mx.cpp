@@ -13,7 +13,7 @@ namespace tpb::fw {
 
 namespace {
 
-QuantizeMxState& state(KernelContext& ctx) {
+QuantizeMxState& qmx_state(KernelContext& ctx) {
   auto* st = ctx.scratch<QuantizeMxState>();
   if (!st) throw KernelFault("QuantizeMX body entered without the L2 stub's kernel_info field");
   return *st;
@@ -153,7 +153,7 @@ void notify_tap(KernelContext& ctx, QuantizeMxState& st) {
 // pattern order, widened exactly to FP32 bits. The reads stay on this thread
 // in order; the widening may run on host threads.
 std::uint32_t extract_gather(KernelContext& ctx) {
-  QuantizeMxState& st = state(ctx);
+  QuantizeMxState& st = qmx_state(ctx);
   const unsigned es = elem_bytes(st.in_dtype);
   const std::uint64_t n = st.src.count();
   st.bits.assign(std::size_t(st.channels) * n, 0);
@@ -186,7 +186,7 @@ std::uint32_t extract_gather(KernelContext& ctx) {
 // LEG A (seed 003 §2.3) with the LEG B scale: per 8x4 block, s and q by the
 // numerics model (SPEC §4); the blocks may be split over host threads.
 std::uint32_t divide_blocks(KernelContext& ctx) {
-  QuantizeMxState& st = state(ctx);
+  QuantizeMxState& st = qmx_state(ctx);
   const std::uint64_t n = st.src.count();
   st.words.assign(std::size_t(st.channels) * st.cols, 0);
   st.scales.assign(std::size_t(st.block_rows) * st.cols, 0);
@@ -208,7 +208,7 @@ std::uint32_t divide_blocks(KernelContext& ctx) {
 
 // PACK (seed 003 §2.3): the x4 words along the dst MXTENSOR1D.
 std::uint32_t pack_store(KernelContext& ctx) {
-  QuantizeMxState& st = state(ctx);
+  QuantizeMxState& st = qmx_state(ctx);
   const std::uint32_t region = st.dst.data & ~(isa::kRegionSize - 1);
   const unsigned dp = isa::partition_of(st.dst.data);
   const std::uint32_t off = isa::offset_of(st.dst.data);
@@ -229,7 +229,7 @@ std::uint32_t pack_store(KernelContext& ctx) {
 // Scale scatter (SPEC §4, seed 003 §5): block row b, column j -> partition
 // base + 32*(b/4) + scale_pidx + b%4, byte offset + j.
 std::uint32_t scatter_scales(KernelContext& ctx) {
-  QuantizeMxState& st = state(ctx);
+  QuantizeMxState& st = qmx_state(ctx);
   if (st.cols == 0) return 0;
   const std::uint32_t region = st.dst.scale & ~(isa::kRegionSize - 1);
   const unsigned base = isa::partition_of(st.dst.scale);
@@ -294,7 +294,7 @@ void add_quantize_mx_kernels(KernelRegistry& r) {
                    {"dve.call_body.l32i", 0x9923, 1, nullptr, nullptr},
                    {"dve.call_body.callx8", 0x9926, 1, nullptr,
                     [](KernelContext& ctx) {
-                      const std::uint32_t va = state(ctx).body_va;
+                      const std::uint32_t va = qmx_state(ctx).body_va;
                       if (va == 0) throw KernelFault("kernel_info body pointer is null at 0x9920");
                       return va;
                     }},
@@ -316,11 +316,11 @@ void add_quantize_mx_kernels(KernelRegistry& r) {
           {"dve.qmx.divide", kQmxDivideVa, 1, nullptr, divide_blocks, true},
           {"dve.qmx.normalize", kQmxNormalizeVa, 1, nullptr, nullptr, true},
           {"dve.qmx.pack", kQmxPackVa, 1,
-           [](KernelContext& ctx) { return std::uint64_t{state(ctx).cols}; }, pack_store, true},
+           [](KernelContext& ctx) { return std::uint64_t{qmx_state(ctx).cols}; }, pack_store, true},
           {"dve.qmx.scatter", kQmxScatterVa, 1,
            [](KernelContext& ctx) {
              // The scale rows go to their partitions in parallel lanes.
-             return state(ctx).cols == 0 ? std::uint64_t{0} : std::uint64_t{1};
+             return qmx_state(ctx).cols == 0 ? std::uint64_t{0} : std::uint64_t{1};
            },
            scatter_scales, true},
           {"dve.qmx.return", kQmxReturnVa, 1, nullptr, nullptr},

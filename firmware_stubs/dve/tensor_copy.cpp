@@ -11,7 +11,7 @@ namespace tpb::fw {
 
 namespace {
 
-TensorCopyState& state(KernelContext& ctx) {
+TensorCopyState& tcopy_state(KernelContext& ctx) {
   auto* st = ctx.scratch<TensorCopyState>();
   if (!st) throw KernelFault("tensor_copy body entered without its decoded fields");
   return *st;
@@ -108,7 +108,7 @@ std::uint32_t fields(KernelContext& ctx) {
 
 // Every active partition's source elements, in src pattern order.
 std::uint32_t load(KernelContext& ctx) {
-  TensorCopyState& st = state(ctx);
+  TensorCopyState& st = tcopy_state(ctx);
   const std::size_t row = st.count * st.in_bytes;
   st.in.assign(st.channels * row, 0);
   const unsigned sp = isa::partition_of(st.src.start);
@@ -122,7 +122,7 @@ std::uint32_t load(KernelContext& ctx) {
 }
 
 std::uint32_t convert(KernelContext& ctx) {
-  TensorCopyState& st = state(ctx);
+  TensorCopyState& st = tcopy_state(ctx);
   st.out.assign(st.channels * st.count * st.out_bytes, 0);
   if (ctx.timing_only()) return 0;
   // Every partition at once: the rows are contiguous in both buffers.
@@ -135,7 +135,7 @@ std::uint32_t convert(KernelContext& ctx) {
 
 // The converted elements along the dst pattern of every active partition.
 std::uint32_t store(KernelContext& ctx) {
-  TensorCopyState& st = state(ctx);
+  TensorCopyState& st = tcopy_state(ctx);
   const std::size_t row = st.count * st.out_bytes;
   const unsigned dp = isa::partition_of(st.dst.start);
   for (unsigned c = 0; c < st.channels; ++c)
@@ -167,7 +167,7 @@ void add_tensor_copy_kernels(KernelRegistry& r) {
                    {"dve.tcopy.fields", kTensorCopyBodyVa, 4, nullptr, fields},
                    {"dve.tcopy.load", kTensorCopyLoadVa, 1, nullptr, load, true},
                    {"dve.tcopy.convert", kTensorCopyConvertVa, 1,
-                    [](KernelContext& ctx) { return state(ctx).count; }, convert, true},
+                    [](KernelContext& ctx) { return tcopy_state(ctx).count; }, convert, true},
                    {"dve.tcopy.store", kTensorCopyStoreVa, 1, nullptr, store, true},
                    {"dve.tcopy.return", kTensorCopyReturnVa, 1, nullptr, nullptr},
                }});

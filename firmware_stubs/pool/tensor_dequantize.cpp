@@ -15,7 +15,7 @@ namespace tpb::fw {
 
 namespace {
 
-DequantState& state(KernelContext& ctx) {
+DequantState& dequant_state(KernelContext& ctx) {
   auto* st = ctx.scratch<DequantState>();
   if (!st) throw KernelFault("TensorDequantize body entered without its decoded fields");
   return *st;
@@ -219,7 +219,7 @@ void transform_channels_split(KernelContext& ctx, const DequantState& st, std::s
 }
 
 void transform_channels(KernelContext& ctx) {
-  const DequantState& st = state(ctx);
+  const DequantState& st = dequant_state(ctx);
   const num::DequantRatio ratio = num::dequant_ratio(st.fmt, st.group);
   const std::size_t steps = st.src_words / ratio.src_words;
   const bool single_runs = is_single_run(st.src) && is_single_run(st.dst);
@@ -297,50 +297,52 @@ void add_tensor_dequantize_kernels(KernelRegistry& r) {
 
   // decode_tensor_dequantize(bool) @0x01004df0 (seed 000 §1, §6): decode,
   // format switch, the group-0 widen loop (bundle @0x01004fc8, seed 000 §6).
-  r.add(Kernel{"decode_tensor_dequantize",
-               kDecodeTensorDequantizeVa,
-               {
-                   {"pool.decode.entry", 0x01004df0, 2, nullptr, nullptr},
-                   {"pool.decode.fields", 0x01004df6, 8, nullptr, decode_fields},
-                   {"pool.decode.dispatch", 0x01004e40, 2, nullptr,
-                    [](KernelContext& ctx) { return state(ctx).group == 8 ? kProc4bitMx8Va : 0u; }},
-                   {"pool.decode.widen_loop", 0x01004fc8, 1,
-                    [](KernelContext& ctx) {
-                      const DequantState& st = state(ctx);
-                      return st.group == 0 ? dequant_loop_trips(st, ctx.timing()) : 0;
-                    },
-                    [](KernelContext& ctx) {
-                      if (state(ctx).group == 0) transform_channels(ctx);
-                      return 0u;
-                    },
-                    true},
-                   {"pool.decode.return", 0x01005110, 1, nullptr, nullptr},
-               }});
+  r.add(Kernel{
+      "decode_tensor_dequantize",
+      kDecodeTensorDequantizeVa,
+      {
+          {"pool.decode.entry", 0x01004df0, 2, nullptr, nullptr},
+          {"pool.decode.fields", 0x01004df6, 8, nullptr, decode_fields},
+          {"pool.decode.dispatch", 0x01004e40, 2, nullptr,
+           [](KernelContext& ctx) { return dequant_state(ctx).group == 8 ? kProc4bitMx8Va : 0u; }},
+          {"pool.decode.widen_loop", 0x01004fc8, 1,
+           [](KernelContext& ctx) {
+             const DequantState& st = dequant_state(ctx);
+             return st.group == 0 ? dequant_loop_trips(st, ctx.timing()) : 0;
+           },
+           [](KernelContext& ctx) {
+             if (dequant_state(ctx).group == 0) transform_channels(ctx);
+             return 0u;
+           },
+           true},
+          {"pool.decode.return", 0x01005110, 1, nullptr, nullptr},
+      }});
 
   // TensorDequantize::proc_4bit_mx_8(unsigned) @0x0100511c (seed 000 §1,
   // §7): trip count by count/5 (the 0xCCCCCCCD muluh + srli 2 idiom), then
   // the MX loop (unpack, E8M0 scale multiply, saturate, pack).
-  r.add(Kernel{"TensorDequantize::proc_4bit_mx_8",
-               kProc4bitMx8Va,
-               {
-                   {"pool.mx8.entry", 0x0100511c, 1, nullptr, nullptr},
-                   {"pool.mx8.div5", 0x0100511f, 3, nullptr,
-                    [](KernelContext& ctx) {
-                      DequantState& st = state(ctx);
-                      // muluh(count, 0xCCCCCCCD) >> 2 == count / 5 for every u32 count.
-                      const std::uint64_t count = st.src_words & 0xFFFFFFFFu;
-                      st.mx_chunks = ((count * 0xCCCCCCCDull) >> 32) >> 2;
-                      return 0u;
-                    }},
-                   {"pool.mx8.loop", 0x01005140, 1,
-                    [](KernelContext& ctx) { return dequant_loop_trips(state(ctx), ctx.timing()); },
-                    [](KernelContext& ctx) {
-                      transform_channels(ctx);
-                      return 0u;
-                    },
-                    true},
-                   {"pool.mx8.return", 0x010055e0, 1, nullptr, nullptr},
-               }});
+  r.add(Kernel{
+      "TensorDequantize::proc_4bit_mx_8",
+      kProc4bitMx8Va,
+      {
+          {"pool.mx8.entry", 0x0100511c, 1, nullptr, nullptr},
+          {"pool.mx8.div5", 0x0100511f, 3, nullptr,
+           [](KernelContext& ctx) {
+             DequantState& st = dequant_state(ctx);
+             // muluh(count, 0xCCCCCCCD) >> 2 == count / 5 for every u32 count.
+             const std::uint64_t count = st.src_words & 0xFFFFFFFFu;
+             st.mx_chunks = ((count * 0xCCCCCCCDull) >> 32) >> 2;
+             return 0u;
+           }},
+          {"pool.mx8.loop", 0x01005140, 1,
+           [](KernelContext& ctx) { return dequant_loop_trips(dequant_state(ctx), ctx.timing()); },
+           [](KernelContext& ctx) {
+             transform_channels(ctx);
+             return 0u;
+           },
+           true},
+          {"pool.mx8.return", 0x010055e0, 1, nullptr, nullptr},
+      }});
 }
 
 }  // namespace tpb::fw

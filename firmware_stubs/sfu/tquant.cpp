@@ -30,7 +30,7 @@ struct TquantState {
   sfu::SfuFlags raised;
 };
 
-TquantState& state(KernelContext& ctx) {
+TquantState& tquant_state(KernelContext& ctx) {
   auto* st = ctx.scratch<TquantState>();
   if (!st) throw KernelFault("TQUANT worker entered without its decode bundle");
   return *st;
@@ -64,7 +64,7 @@ std::uint32_t decode_mask(KernelContext& ctx) {
 // list: schema, fields, types, shape, capacity, source definedness and
 // encoding, multiplier, zero point. Reads the GPRs of a present B.IOR.
 std::uint32_t check_legality(KernelContext& ctx) {
-  TquantState& st = state(ctx);
+  TquantState& st = tquant_state(ctx);
   if (st.noop) return 0;
   const isa::TquantBlock& w = st.w;
   // Schema: the encoding carrier and the bindings.
@@ -195,7 +195,7 @@ std::uint32_t check_legality(KernelContext& ctx) {
 // Bundle 3: the allocation preflight (Fault_TileAllocation), before any
 // allocation.
 std::uint32_t check_allocation(KernelContext& ctx) {
-  TquantState& st = state(ctx);
+  TquantState& st = tquant_state(ctx);
   if (st.noop) return 0;
   const isa::TquantBlock& w = st.w;
   const TileFile& tf = ctx.engine_state().get<TileFile>();
@@ -224,7 +224,7 @@ std::uint32_t check_allocation(KernelContext& ctx) {
 // Bundle 4, the streaming loop: a snapshot of the source's valid region is
 // quantized into the new destination; padding stays undefined (Null).
 std::uint32_t quantize(KernelContext& ctx) {
-  TquantState& st = state(ctx);
+  TquantState& st = tquant_state(ctx);
   if (st.noop) return 0;
   const TileFile& tf = ctx.engine_state().get<TileFile>();
   const Tile& s = tf.tile(st.src);
@@ -247,13 +247,13 @@ std::uint32_t quantize(KernelContext& ctx) {
 
 // Bundle 5: the atomic publish of payload, flags and renamed destination.
 std::uint32_t publish(KernelContext& ctx) {
-  TquantState& st = state(ctx);
+  TquantState& st = tquant_state(ctx);
   if (st.noop) return 0;
   ctx.engine_state().get<TileFile>().publish(st.dst, std::move(st.out), st.raised);
   return 0;
 }
 
-std::uint64_t once_unless_noop(KernelContext& ctx) { return state(ctx).noop ? 0 : 1; }
+std::uint64_t once_unless_noop(KernelContext& ctx) { return tquant_state(ctx).noop ? 0 : 1; }
 
 }  // namespace
 
@@ -267,7 +267,7 @@ void add_tquant_kernels(KernelRegistry& r) {
                }});
   Bundle loop{"sfu.tquant.loop", kTquantWorkerVa + 12, 1,
               [](KernelContext& ctx) -> std::uint64_t {
-                const TquantState& st = state(ctx);
+                const TquantState& st = tquant_state(ctx);
                 if (st.noop) return 0;
                 return std::uint64_t{(st.rows + kSfuLanes - 1u) / kSfuLanes} * st.vcol;
               },

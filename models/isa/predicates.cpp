@@ -12,7 +12,7 @@
 namespace tpb::isa {
 namespace {
 
-constexpr std::uint8_t kUint32 = 0x09;
+constexpr std::uint8_t kDtypeUint32 = 0x09;
 constexpr std::uint8_t kSfp8E8 = 0x13;
 
 bool all_zero(const std::uint8_t* p, std::size_t n) {
@@ -203,8 +203,8 @@ bool s3d3_tens_dequant_reserved_zero(const S3D3TensDequant& i) {
   return all_zero(i.reserved0, sizeof i.reserved0) && all_zero(i.reserved1, sizeof i.reserved1) &&
          all_zero(i.reserved2, sizeof i.reserved2);
 }
-bool has_valid_tens_dequant_in_dtype(std::uint8_t dtype) { return dtype == kUint32; }
-bool has_valid_tens_dequant_out_dtype(std::uint8_t dtype) { return dtype == kUint32; }
+bool has_valid_tens_dequant_in_dtype(std::uint8_t dtype) { return dtype == kDtypeUint32; }
+bool has_valid_tens_dequant_out_dtype(std::uint8_t dtype) { return dtype == kDtypeUint32; }
 
 bool start_addr_active_channels(Addr4 start_addr, std::uint8_t n) {
   if (is_addr_reg(start_addr)) return true;  // re-checked by the sequencer

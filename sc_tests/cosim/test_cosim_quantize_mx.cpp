@@ -135,28 +135,28 @@ void check_case(QmxCase& k, const std::string& name) {
   EXPECT_EQ(read_text(k.dir + "/cosim.data.npy"), read_text(k.dir + "/model.data.npy"));
 }
 
-struct Combo {
+struct QmxCombo {
   isa::Dtype in;
   bool e4m3, alt;
 };
-class CosimQuantizeMx : public ::testing::TestWithParam<Combo> {};
+class CosimQuantizeMx : public ::testing::TestWithParam<QmxCombo> {};
 
 TEST_P(CosimQuantizeMx, AllChannels) {
-  const Combo p = GetParam();
+  const QmxCombo p = GetParam();
   QmxCase k = make_case(p.in, p.e4m3, p.alt, 128, 0, 0, 0, 24,
                         100 + unsigned(p.in) * 4 + p.e4m3 * 2 + p.alt);
   check_case(k, "qmx-all");
 }
 
 TEST_P(CosimQuantizeMx, ThirtyTwoChannelsOfAnotherQuadrantWithScaleRowsBelow) {
-  const Combo p = GetParam();
+  const QmxCombo p = GetParam();
   QmxCase k = make_case(p.in, p.e4m3, p.alt, 32, 17, 96, 28, 9,
                         200 + unsigned(p.in) * 4 + p.e4m3 * 2 + p.alt);
   check_case(k, "qmx-q3");
 }
 
 TEST_P(CosimQuantizeMx, NinetySixChannels) {
-  const Combo p = GetParam();
+  const QmxCombo p = GetParam();
   QmxCase k = make_case(p.in, p.e4m3, p.alt, 96, 32, 32, 3, 5,
                         300 + unsigned(p.in) * 4 + p.e4m3 * 2 + p.alt);
   check_case(k, "qmx-96");
@@ -164,12 +164,13 @@ TEST_P(CosimQuantizeMx, NinetySixChannels) {
 
 INSTANTIATE_TEST_SUITE_P(
     DtypesFormatsEmax, CosimQuantizeMx,
-    ::testing::Values(Combo{isa::Dtype::Fp32, true, false}, Combo{isa::Dtype::Fp32, false, false},
-                      Combo{isa::Dtype::Fp32, true, true}, Combo{isa::Dtype::Fp32, false, true},
-                      Combo{isa::Dtype::Bf16, true, false}, Combo{isa::Dtype::Bf16, false, true},
-                      Combo{isa::Dtype::Fp16, true, false}, Combo{isa::Dtype::Fp16, false, false},
-                      Combo{isa::Dtype::Fp16, true, true}, Combo{isa::Dtype::Fp16, false, true}),
-    [](const ::testing::TestParamInfo<Combo>& i) {
+    ::testing::Values(
+        QmxCombo{isa::Dtype::Fp32, true, false}, QmxCombo{isa::Dtype::Fp32, false, false},
+        QmxCombo{isa::Dtype::Fp32, true, true}, QmxCombo{isa::Dtype::Fp32, false, true},
+        QmxCombo{isa::Dtype::Bf16, true, false}, QmxCombo{isa::Dtype::Bf16, false, true},
+        QmxCombo{isa::Dtype::Fp16, true, false}, QmxCombo{isa::Dtype::Fp16, false, false},
+        QmxCombo{isa::Dtype::Fp16, true, true}, QmxCombo{isa::Dtype::Fp16, false, true}),
+    [](const ::testing::TestParamInfo<QmxCombo>& i) {
       return fmt::format("{}_{}_{}", dtype_text(i.param.in), i.param.e4m3 ? "e4m3" : "e5m2",
                          i.param.alt ? "neuron_alt" : "ocp");
     });

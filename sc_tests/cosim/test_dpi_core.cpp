@@ -25,7 +25,7 @@ namespace {
 
 using namespace tpb;
 
-std::string err() { return tpb_dpi_last_error(); }
+std::string dpi_error() { return tpb_dpi_last_error(); }
 
 // Writes `words` to partition p from byte offset off, 64 bytes a call.
 void write_words(void* core, unsigned p, unsigned off, const std::vector<std::uint32_t>& words) {
@@ -35,7 +35,7 @@ void write_words(void* core, unsigned p, unsigned off, const std::vector<std::ui
     for (std::size_t k = 0; k < n; ++k) chunk[k] = words[i + k];
     ASSERT_EQ(tpb_dpi_core_write(core, "sbuf", int(p), int(off + 4 * i), chunk, int(4 * n)),
               TPB_DPI_OK)
-        << err();
+        << dpi_error();
   }
 }
 
@@ -43,7 +43,8 @@ std::vector<std::uint32_t> read_words(void* core, unsigned p, unsigned off, std:
   std::vector<std::uint32_t> out(n);
   for (std::size_t i = 0; i < n; ++i) {
     unsigned v = 0;
-    EXPECT_EQ(tpb_dpi_core_read32(core, "sbuf", int(p), int(off + 4 * i), &v), TPB_DPI_OK) << err();
+    EXPECT_EQ(tpb_dpi_core_read32(core, "sbuf", int(p), int(off + 4 * i), &v), TPB_DPI_OK)
+        << dpi_error();
     out[i] = v;
   }
   return out;
@@ -59,7 +60,7 @@ std::string dequant_program(const char* fmt, unsigned group, unsigned channels, 
 
 TEST(DpiCore, RunsProgramAfterProgramWithMemoryAndTimeCarriedOver) {
   void* core = tpb_dpi_core_new("mariana", "");
-  ASSERT_NE(core, nullptr) << err();
+  ASSERT_NE(core, nullptr) << dpi_error();
   EXPECT_STREQ(tpb_dpi_core_status(core), "none");
   std::mt19937 rng(9);
   // Run 1: E2M1 MX on partitions 3..5 -> 40..42.
@@ -70,7 +71,7 @@ TEST(DpiCore, RunsProgramAfterProgramWithMemoryAndTimeCarriedOver) {
   for (unsigned c = 0; c < 3; ++c) write_words(core, 3 + c, 0, src[c]);
   ASSERT_EQ(tpb_dpi_core_run(core, dequant_program("e2m1_to_e5m2", 8, 3, 3, 20, 40, 32).c_str()),
             TPB_DPI_OK)
-      << err();
+      << dpi_error();
   EXPECT_STREQ(tpb_dpi_core_status(core), "ok");
   EXPECT_STREQ(tpb_dpi_core_fault(core), "");
   EXPECT_EQ(tpb_dpi_core_instructions(core), 1);
@@ -90,7 +91,7 @@ TEST(DpiCore, RunsProgramAfterProgramWithMemoryAndTimeCarriedOver) {
   write_words(core, 100, 0, s2);
   ASSERT_EQ(tpb_dpi_core_run(core, dequant_program("int4_to_e5m2", 0, 1, 100, 16, 101, 32).c_str()),
             TPB_DPI_OK)
-      << err();
+      << dpi_error();
   EXPECT_GT(tpb_dpi_core_time_ps(core), t1);
   const auto want2 = platref::dequant_ref(2, 0, s2);
   EXPECT_EQ(read_words(core, 101, 0x4000, want2.size()), want2);
@@ -103,7 +104,7 @@ TEST(DpiCore, RunsProgramAfterProgramWithMemoryAndTimeCarriedOver) {
 
 TEST(DpiCore, AFaultAndADeadlockComeBackAsEfaultAndTheCoreGoesOn) {
   void* core = tpb_dpi_core_new(nullptr, nullptr);  // mariana
-  ASSERT_NE(core, nullptr) << err();
+  ASSERT_NE(core, nullptr) << dpi_error();
   // group 4: invalid (traces/examples/invalid.tpb).
   EXPECT_EQ(tpb_dpi_core_run(core, dequant_program("e2m1_to_e5m2", 4, 32, 0, 16, 0, 32).c_str()),
             TPB_DPI_EFAULT);
@@ -111,7 +112,7 @@ TEST(DpiCore, AFaultAndADeadlockComeBackAsEfaultAndTheCoreGoesOn) {
   const std::string fault = tpb_dpi_core_fault(core);
   EXPECT_NE(fault.find("pool instruction 0"), std::string::npos) << fault;
   EXPECT_NE(fault.find("has_valid_group_size"), std::string::npos) << fault;
-  EXPECT_EQ(err(), "fault: " + fault);
+  EXPECT_EQ(dpi_error(), "fault: " + fault);
   EXPECT_EQ(tpb_dpi_core_instructions(core), 0);
   // A wait nobody satisfies.
   EXPECT_EQ(tpb_dpi_core_run(core, (".engine pool\ntensor_dequantize fmt=e2m1_to_e5m2 channels=1 "
@@ -133,60 +134,60 @@ TEST(DpiCore, AFaultAndADeadlockComeBackAsEfaultAndTheCoreGoesOn) {
   write_words(core, 7, 0, {0x01234567u});
   ASSERT_EQ(tpb_dpi_core_run(core, dequant_program("e2m1_to_e5m2", 0, 1, 7, 1, 7, 2).c_str()),
             TPB_DPI_OK)
-      << err();
+      << dpi_error();
   EXPECT_EQ(read_words(core, 7, 0x4000, 2), platref::dequant_ref(1, 0, {0x01234567u}));
   EXPECT_EQ(tpb_dpi_core_free(core), TPB_DPI_OK);
 }
 
 TEST(DpiCore, OneCoreAtATimeAndANewOneAfterFree) {
   void* a = tpb_dpi_core_new("mariana", "");
-  ASSERT_NE(a, nullptr) << err();
+  ASSERT_NE(a, nullptr) << dpi_error();
   EXPECT_EQ(tpb_dpi_core_new("cayman", ""), nullptr);
-  EXPECT_NE(err().find("a core is already open"), std::string::npos) << err();
+  EXPECT_NE(dpi_error().find("a core is already open"), std::string::npos) << dpi_error();
   EXPECT_EQ(tpb_dpi_core_free(a), TPB_DPI_OK);
   EXPECT_EQ(tpb_dpi_core_free(a), TPB_DPI_EARG);  // freed
-  EXPECT_NE(err().find("not a live core"), std::string::npos) << err();
+  EXPECT_NE(dpi_error().find("not a live core"), std::string::npos) << dpi_error();
   EXPECT_EQ(tpb_dpi_core_write32(a, "sbuf", 0, 0, 1), TPB_DPI_EARG);
   void* b = tpb_dpi_core_new("cayman", "");
-  ASSERT_NE(b, nullptr) << err();
+  ASSERT_NE(b, nullptr) << dpi_error();
   write_words(b, 0, 0, {0xFEDCBA98u});
   ASSERT_EQ(tpb_dpi_core_run(
                 b, (".arch cayman\n" + dequant_program("nf4_to_e4m3", 0, 1, 0, 1, 0, 2)).c_str()),
             TPB_DPI_OK)
-      << err();
+      << dpi_error();
   const auto want = platref::dequant_ref(3, 0, {0xFEDCBA98u});
   const auto got = read_words(b, 0, 0x4000, 2);
   for (int w = 0; w < 2; ++w) EXPECT_TRUE(platref::fp8_word_equal(true, got[w], want[w]));
   // A program for another generation is refused, nothing run.
   EXPECT_EQ(tpb_dpi_core_run(b, ".arch mariana\n"), TPB_DPI_EARG);
-  EXPECT_NE(err().find("the program is for mariana (.arch) but the core is cayman"),
+  EXPECT_NE(dpi_error().find("the program is for mariana (.arch) but the core is cayman"),
             std::string::npos)
-      << err();
+      << dpi_error();
   EXPECT_EQ(tpb_dpi_core_free(b), TPB_DPI_OK);
 }
 
 TEST(DpiCore, BadArgumentsAndProgramsAreErrorsWithMessages) {
   EXPECT_EQ(tpb_dpi_core_new("nc9", ""), nullptr);
-  EXPECT_NE(err().find("'nc9' is not one of"), std::string::npos) << err();
+  EXPECT_NE(dpi_error().find("'nc9' is not one of"), std::string::npos) << dpi_error();
   EXPECT_EQ(tpb_dpi_core_new("mariana", "/nonexistent/timing.json"), nullptr);
-  EXPECT_NE(err().find("/nonexistent/timing.json"), std::string::npos) << err();
+  EXPECT_NE(dpi_error().find("/nonexistent/timing.json"), std::string::npos) << dpi_error();
   void* core = tpb_dpi_core_new("mariana", "");
-  ASSERT_NE(core, nullptr) << err();
+  ASSERT_NE(core, nullptr) << dpi_error();
   unsigned v = 0, w[16] = {};
   EXPECT_EQ(tpb_dpi_core_write32(core, "hbm", 0, 0, 1), TPB_DPI_EARG);
-  EXPECT_NE(err().find("memory 'hbm' is not sbuf or psum"), std::string::npos) << err();
+  EXPECT_NE(dpi_error().find("memory 'hbm' is not sbuf or psum"), std::string::npos) << dpi_error();
   EXPECT_EQ(tpb_dpi_core_write32(core, "sbuf", 128, 0, 1), TPB_DPI_EARG);
-  EXPECT_NE(err().find("partition 128"), std::string::npos) << err();
+  EXPECT_NE(dpi_error().find("partition 128"), std::string::npos) << dpi_error();
   EXPECT_EQ(tpb_dpi_core_read(core, "sbuf", 0, 0, w, 65), TPB_DPI_EARG);
   EXPECT_EQ(tpb_dpi_core_write32(core, "sbuf", 0, 256 * 1024 - 2, 1), TPB_DPI_EARG);
-  EXPECT_NE(err().find("sbuf"), std::string::npos) << err();
+  EXPECT_NE(dpi_error().find("sbuf"), std::string::npos) << dpi_error();
   EXPECT_EQ(tpb_dpi_core_read32(core, "psum", 0, 16 * 1024, &v), TPB_DPI_EARG);
-  EXPECT_EQ(tpb_dpi_core_read32(core, "psum", 0, 16 * 1024 - 4, &v), TPB_DPI_OK) << err();
+  EXPECT_EQ(tpb_dpi_core_read32(core, "psum", 0, 16 * 1024 - 4, &v), TPB_DPI_OK) << dpi_error();
   EXPECT_EQ(tpb_dpi_core_run(core, ".engine pool\ntensor_dequantize fmt=bogus\n"), TPB_DPI_EARG);
-  EXPECT_NE(err().find("program:2:"), std::string::npos) << err();
+  EXPECT_NE(dpi_error().find("program:2:"), std::string::npos) << dpi_error();
   EXPECT_EQ(tpb_dpi_core_run_file(core, "/nonexistent/p.tpb"), TPB_DPI_EARG);
   EXPECT_EQ(tpb_dpi_core_load_npy(core, "sbuf:0:0"), TPB_DPI_EARG);
-  EXPECT_FALSE(err().empty());
+  EXPECT_FALSE(dpi_error().empty());
   EXPECT_EQ(tpb_dpi_core_run(nullptr, ""), TPB_DPI_EARG);
   EXPECT_EQ(tpb_dpi_core_time_ps(nullptr), -1);
   EXPECT_STREQ(tpb_dpi_core_status(nullptr), "none");
@@ -195,7 +196,7 @@ TEST(DpiCore, BadArgumentsAndProgramsAreErrorsWithMessages) {
 
 TEST(DpiCore, NpyLoadAndDumpAsTpbsimRunDoes) {
   void* core = tpb_dpi_core_new("mariana", "");
-  ASSERT_NE(core, nullptr) << err();
+  ASSERT_NE(core, nullptr) << dpi_error();
   char tmpl[] = "/tmp/tpbsim-dpi-core-XXXXXX";
   const std::string dir = mkdtemp(tmpl);
   io::NpyArray a;
@@ -206,15 +207,15 @@ TEST(DpiCore, NpyLoadAndDumpAsTpbsimRunDoes) {
   std::memcpy(a.data.data(), vals, 32);
   io::write_npy(dir + "/in.npy", a);
   ASSERT_EQ(tpb_dpi_core_load_npy(core, ("sbuf:10:0x100=" + dir + "/in.npy").c_str()), TPB_DPI_OK)
-      << err();
+      << dpi_error();
   EXPECT_EQ(read_words(core, 11, 0x100, 4), (std::vector<std::uint32_t>{0xdeadbeef, 6, 7, 8}));
   ASSERT_EQ(tpb_dpi_core_dump_npy(core, ("sbuf:10:0x100:2x4:u32=" + dir + "/out.npy").c_str()),
             TPB_DPI_OK)
-      << err();
+      << dpi_error();
   EXPECT_EQ(io::read_npy(dir + "/out.npy").data, a.data);
   EXPECT_EQ(tpb_dpi_core_dump_npy(core, ("sbuf:127:0:2x4:u32=" + dir + "/x.npy").c_str()),
             TPB_DPI_EARG);  // two rows from partition 127
-  EXPECT_FALSE(err().empty());
+  EXPECT_FALSE(dpi_error().empty());
   EXPECT_EQ(tpb_dpi_core_free(core), TPB_DPI_OK);
 }
 

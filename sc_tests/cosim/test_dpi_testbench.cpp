@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "sc_tests/cosim/cosim_test_util.h"
 #include "sc_tests/sc/test_platform_ref.h"
 
 namespace tpb {
@@ -29,12 +30,7 @@ struct TbRun {
   std::string out;
 };
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using cosimtest::read_text;
 
 std::string scratch() {
   std::string t = "/tmp/tpbsim-dpi-tb-XXXXXX";

@@ -40,24 +40,6 @@ int shell_exit(const std::string& args) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-struct Retire {
-  std::uint64_t end_ps;
-  std::string engine;
-  std::size_t index;
-};
-std::vector<Retire> retire_lines(const std::string& path) {
-  std::vector<Retire> out;
-  std::istringstream in(read_text(path));
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream f(line);
-    Retire r{};
-    f >> r.end_ps >> r.engine >> r.index;
-    out.push_back(r);
-  }
-  return out;
-}
-
 // POOL and DVE, n instructions each; with one_ms_profile every instruction
 // costs 1 ms of fixed overhead (1.2e6 cycles at 1200 MHz).
 std::string long_program(const std::string& dir, int n) {
@@ -99,10 +81,10 @@ TEST(Watchdog, MaxSimTimeStopsEveryEngineAtTheLimit) {
   EXPECT_NE(r.out.find("tpbsim run: watchdog,"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find(": ok,"), std::string::npos) << r.out;
 
-  std::vector<Retire> want;
-  for (const Retire& x : retire_lines(d + "/full.txt"))
+  std::vector<RetireLine> want;
+  for (const RetireLine& x : read_retire_lines(d + "/full.txt"))
     if (x.end_ps <= limit) want.push_back(x);
-  const std::vector<Retire> got = retire_lines(d + "/r.txt");
+  const std::vector<RetireLine> got = read_retire_lines(d + "/r.txt");
   ASSERT_EQ(got.size(), want.size());
   ASSERT_GE(got.size(), 20u);  // about 10 per engine: both ran to the limit
   ASSERT_LT(got.size(), 40u);
@@ -198,8 +180,9 @@ TEST(Watchdog, MaxWallTimeEndsALongRunCleanly) {
   EXPECT_NE(r.err.find("watchdog: wall time limit 1 s reached; stopped at"), std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("pending: pool instruction"), std::string::npos) << r.err;
-  EXPECT_LT(wall, 20.0);                                       // ended, not ran to completion
-  const std::vector<Retire> got = retire_lines(d + "/r.txt");  // none, under a slow sanitizer
+  EXPECT_LT(wall, 20.0);  // ended, not ran to completion
+  const std::vector<RetireLine> got =
+      read_retire_lines(d + "/r.txt");  // none, under a slow sanitizer
   EXPECT_LT(got.size(), 2000u);
   const json s = json::parse(read_text(d + "/s.json"));
   EXPECT_EQ(s.at("status"), "watchdog");
@@ -269,7 +252,7 @@ TEST(Semaphores, ADecrementAtZeroWrapsAsU32) {
                                      " wait=eq(sem3, 4294967295)\n");
   const ToolResult r = run_tool("run " + prog + " --retire " + d + "/r.txt");
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(retire_lines(d + "/r.txt").size(), 2u);
+  EXPECT_EQ(read_retire_lines(d + "/r.txt").size(), 2u);
 }
 
 // ----------------------------------------------------------- timing profile

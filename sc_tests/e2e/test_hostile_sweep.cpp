@@ -24,11 +24,9 @@ namespace {
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
-const std::string kPipeline = source_path("traces/workloads/pipeline");
-
 std::string sweep_file(const std::string& dir, const json& extra = json::object()) {
   json s = {{"name", "h"},
-            {"workloads", {kPipeline}},
+            {"workloads", {pipeline_workload()}},
             {"parameters", {{{"key", "clocks_mhz.dve"}, {"values", {1200, 2400}}}}}};
   s.update(extra);
   return put(dir, "sweep.json", s.dump(2));
@@ -114,7 +112,7 @@ TEST(HostileSweep, FormulaLikeNamesAreTextInTheCsv) {
   const std::string d = scratch_dir("hs-csv");
   const std::string w = d + "/=HYPERLINK(\"http:__x\")";
   fs::create_directories(w);
-  for (const auto& e : fs::directory_iterator(kPipeline))
+  for (const auto& e : fs::directory_iterator(pipeline_workload()))
     fs::copy(e.path(), w / e.path().filename());
   const std::string s = sweep_file(d, {{"workloads", {w}}});
   const ToolResult r = run_tool("sweep " + s + " --out " + d + "/o --no-plot");
@@ -208,7 +206,7 @@ TEST(HostileSweep, SizesAreCheckedAndReadsAreBounded) {
       << z.err;
   const std::string w = d + "/w";
   fs::create_directories(w);
-  for (const auto& e : fs::directory_iterator(kPipeline))
+  for (const auto& e : fs::directory_iterator(pipeline_workload()))
     fs::copy(e.path(), w / e.path().filename());
   std::ofstream(w + "/cmd.txt", std::ios::app) << "--timing /dev/zero\n";
   const ToolResult t =
@@ -219,7 +217,7 @@ TEST(HostileSweep, SizesAreCheckedAndReadsAreBounded) {
   // A key given twice in the sweep file is refused, not silently dropped.
   const std::string dup = put(
       d, "dup.json",
-      "{\"workloads\": [\"" + kPipeline +
+      "{\"workloads\": [\"" + pipeline_workload() +
           "\"], \"parameters\": [{\"key\": \"clocks_mhz.dve\", "
           "\"values\": [1]}], \"parameters\": [{\"key\": \"clocks_mhz.pe\", \"values\": [1]}]}");
   const ToolResult du = run_tool("sweep " + dup + " --out " + d + "/du --dry-run");
@@ -268,7 +266,7 @@ TEST(HostileSweep, WorkloadsOfOneBasenameGetDistinctNames) {
   const std::string d = scratch_dir("hs-base");
   for (const char* sub : {"/a/pipeline", "/b/pipeline"}) {
     fs::create_directories(d + sub);
-    for (const auto& e : fs::directory_iterator(kPipeline))
+    for (const auto& e : fs::directory_iterator(pipeline_workload()))
       fs::copy(e.path(), fs::path(d + sub) / e.path().filename());
   }
   const std::string s = sweep_file(d, {{"workloads", {d + "/a/pipeline", d + "/b/pipeline"}}});
@@ -277,7 +275,8 @@ TEST(HostileSweep, WorkloadsOfOneBasenameGetDistinctNames) {
   const std::string csv = read_text(d + "/o/results.csv");
   EXPECT_NE(csv.find(",a/pipeline,"), std::string::npos) << csv;
   EXPECT_NE(csv.find(",b/pipeline,"), std::string::npos) << csv;
-  const std::string twice = sweep_file(d, {{"workloads", {kPipeline, kPipeline}}});
+  const std::string twice =
+      sweep_file(d, {{"workloads", {pipeline_workload(), pipeline_workload()}}});
   const ToolResult t = run_tool("sweep " + twice + " --out " + d + "/o2");
   EXPECT_EQ(t.exit_code, 1);
   EXPECT_NE(t.err.find("is listed twice"), std::string::npos) << t.err;

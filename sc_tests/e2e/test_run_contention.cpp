@@ -43,7 +43,7 @@ struct Timing {
   std::uint64_t pool_busy = 0, dve_busy = 0;
 };
 
-Timing run(const std::string& dir, const char* program, unsigned window_cycles) {
+Timing run_windowed(const std::string& dir, const char* program, unsigned window_cycles) {
   const std::string prog = dir + "/prog.tpb", timing = dir + "/timing.json",
                     stats = dir + "/stats.json";
   std::ofstream(prog) << program;
@@ -68,8 +68,8 @@ Timing run(const std::string& dir, const char* program, unsigned window_cycles) 
 
 TEST(RunContention, TwoEnginesOnOneQuadrantSlowEachOtherDown) {
   const std::string dir = scratch_dir("contention");
-  const Timing off = run(dir, kBoth, 0);
-  const Timing on = run(dir, kBoth, 64);
+  const Timing off = run_windowed(dir, kBoth, 0);
+  const Timing on = run_windowed(dir, kBoth, 64);
   EXPECT_GT(on.simulated_ps, off.simulated_ps);
   // The engine that runs second in each window waits for the other's beats.
   EXPECT_GT(on.pool_busy + on.dve_busy, off.pool_busy + off.dve_busy);
@@ -77,8 +77,8 @@ TEST(RunContention, TwoEnginesOnOneQuadrantSlowEachOtherDown) {
 
 TEST(RunContention, OneEngineAloneIsNotSlowedDown) {
   const std::string dir = scratch_dir("contention-alone");
-  const Timing off = run(dir, kPoolAlone, 0);
-  const Timing on = run(dir, kPoolAlone, 64);
+  const Timing off = run_windowed(dir, kPoolAlone, 0);
+  const Timing on = run_windowed(dir, kPoolAlone, 64);
   EXPECT_EQ(on.simulated_ps, off.simulated_ps);
   EXPECT_EQ(on.pool_busy, off.pool_busy);
 }

@@ -45,23 +45,6 @@ std::vector<std::string> lines(const std::string& text) {
   return out;
 }
 
-// A retire line: "END ENGINE INDEX 0xOP MNEMONIC".
-struct Retire {
-  std::uint64_t end;
-  std::string engine;
-  std::size_t index;
-};
-std::vector<Retire> read_retire(const std::string& path) {
-  std::vector<Retire> out;
-  for (const std::string& l : lines(read_text(path))) {
-    std::istringstream in(l);
-    Retire r;
-    in >> r.end >> r.engine >> r.index;
-    out.push_back(r);
-  }
-  return out;
-}
-
 std::uint64_t file_size(const std::string& p) {
   struct stat st {};
   return stat(p.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
@@ -102,19 +85,19 @@ TEST(RunStreaming, AProgramLongerThanTheQueueRunsWhole) {
   const ToolResult r =
       run_tool("run " + prog + " --retire " + d + "/r.txt --stats " + d + "/s.json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto rt = read_retire(d + "/r.txt");
+  const auto rt = read_retire_lines(d + "/r.txt");
   ASSERT_EQ(rt.size(), 20000u);
   for (std::size_t i = 0; i < rt.size(); ++i) {
     ASSERT_EQ(rt[i].index, i);
     if (i > 0) {
-      ASSERT_GT(rt[i].end, rt[i - 1].end) << "instruction " << i;
+      ASSERT_GT(rt[i].end_ps, rt[i - 1].end_ps) << "instruction " << i;
     }
   }
   // Every instruction takes the same time: the ring refills out of sight
   // (fetch at 38 GB/s far outruns 150-cycle instructions).
-  const std::uint64_t step = rt[1].end - rt[0].end;
-  EXPECT_EQ(rt[16384].end - rt[16383].end, step);
-  EXPECT_EQ(rt[19999].end - rt[19998].end, step);
+  const std::uint64_t step = rt[1].end_ps - rt[0].end_ps;
+  EXPECT_EQ(rt[16384].end_ps - rt[16383].end_ps, step);
+  EXPECT_EQ(rt[19999].end_ps - rt[19998].end_ps, step);
   const json s = json::parse(read_text(d + "/s.json"));
   EXPECT_EQ(s["engines"][0]["instructions"], 20000u);
   EXPECT_EQ(s["engines"][0]["fetch_stall_cycles"], 0u);
@@ -261,10 +244,10 @@ TEST(RunStreaming, TraceEnginesWindowAndLevelCutWhatIsWritten) {
   EXPECT_LT(ivcd.size(), read_text(d + "/all.vcd").size());
 
   // --trace-window: the second POOL instruction's span only.
-  const auto rt = read_retire(d + "/r.txt");
+  const auto rt = read_retire_lines(d + "/r.txt");
   std::vector<std::uint64_t> pool_end;
   for (const auto& x2 : rt)
-    if (x2.engine == "pool") pool_end.push_back(x2.end);
+    if (x2.engine == "pool") pool_end.push_back(x2.end_ps);
   ASSERT_GE(pool_end.size(), 3u);
   const std::uint64_t t0 = pool_end[0], t1 = pool_end[1];
   r = run_tool("run " + p + " --trace-window " + std::to_string(t0) + "ps:" + std::to_string(t1) +
@@ -320,10 +303,10 @@ TEST(RunStreaming, AfterAFaultNothingIsRecordedPastItsTimeOnAnyEngine) {
   EXPECT_NE(r.err.find("dve instruction 0"), std::string::npos) << r.err;
   const json s = json::parse(read_text(d + "/s.json"));
   const std::uint64_t fault_ps = s["simulated_ps"];
-  const auto rt = read_retire(d + "/r.txt");
+  const auto rt = read_retire_lines(d + "/r.txt");
   std::map<std::string, std::uint64_t> retired;
   for (const auto& x : rt) {
-    EXPECT_LE(x.end, fault_ps) << x.engine << " " << x.index;
+    EXPECT_LE(x.end_ps, fault_ps) << x.engine << " " << x.index;
     ++retired[x.engine];
   }
   // POOL's first instruction retired before DVE could start.

@@ -66,11 +66,9 @@ Csv read_csv(const std::string& path, std::vector<std::string>* header_out = nul
   return rows;
 }
 
-const std::string kPipeline = source_path("traces/workloads/pipeline");
-
 std::string write_sweep(const std::string& dir, const json& extra = json::object()) {
   json s = {{"name", "tiny"},
-            {"workloads", {kPipeline}},
+            {"workloads", {pipeline_workload()}},
             {"parameters",
              {{{"key", "clocks_mhz.dve"}, {"values", {1200, 2400}}},
               {{"key", "sbuf.beat_bytes"}, {"values", {16, 64}}}}},
@@ -149,7 +147,7 @@ TEST(Sweep, RowEqualsADirectRunWithTheSameTiming) {
   // The same profile written by hand, run by `tpbsim run` in the workload's directory.
   const std::string d = scratch_dir("sweep-direct");
   std::ofstream(d + "/t.json") << R"({"clocks_mhz": {"dve": 2400}, "sbuf": {"beat_bytes": 16}})";
-  std::string cmd = "cd " + kPipeline + " && " + TPBSIM_BIN +
+  std::string cmd = "cd " + pipeline_workload() + " && " + TPBSIM_BIN +
                     " run program.tpb --load sbuf:0:0=activations.npy"
                     " --load sbuf:0:4096=weights_mxfp4.npy --dump psum:0:0:64x128:f32=" +
                     d + "/out.npy --timing " + d + "/t.json --stats " + d + "/s.json -q";
@@ -255,9 +253,9 @@ TEST(Sweep, SlurmDryRunWritesAnArrayOfOneTaskPerPoint) {
 
 TEST(Sweep, AFailingPointIsARowAndTheSweepFailsNamingIt) {
   const std::string dir = scratch_dir("sweep-fail");
-  const std::string sweep =
-      write_sweep(dir, {{"workloads", {kPipeline, source_path("traces/workloads/invalid")}},
-                        {"parameters", {{{"key", "clocks_mhz.pool"}, {"values", {1200}}}}}});
+  const std::string sweep = write_sweep(
+      dir, {{"workloads", {pipeline_workload(), source_path("traces/workloads/invalid")}},
+            {"parameters", {{{"key", "clocks_mhz.pool"}, {"values", {1200}}}}}});
   const ToolResult r = run_tool("sweep " + sweep + " --out " + dir + "/out --no-plot");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("1 of 2 points failed"), std::string::npos) << r.err;
@@ -307,7 +305,7 @@ TEST(Sweep, BadInputIsNamedAndNothingRuns) {
   struct Case {
     std::string text, want;
   };
-  const std::string wl = "\"workloads\": [\"" + kPipeline + "\"]";
+  const std::string wl = "\"workloads\": [\"" + pipeline_workload() + "\"]";
   const std::vector<Case> cases = {
       {"{\"workloads\": [", "not valid JSON"},
       {"{" + wl + ", \"parameter\": []}", "unknown key 'parameter'"},
@@ -346,8 +344,9 @@ TEST(Sweep, BadInputIsNamedAndNothingRuns) {
 TEST(Sweep, CmdTxtTakesEveryRunOptionInBothSpellingsAndOutputsStayInThePoint) {
   const std::string dir = scratch_dir("sweep-cmdtxt");
   const std::string wl = dir + "/deep/wl";
-  ASSERT_EQ(sh("mkdir -p " + wl + " && cp " + kPipeline + "/program.tpb " + kPipeline +
-                   "/activations.npy " + kPipeline + "/weights_mxfp4.npy " + wl,
+  ASSERT_EQ(sh("mkdir -p " + wl + " && cp " + pipeline_workload() + "/program.tpb " +
+                   pipeline_workload() + "/activations.npy " + pipeline_workload() +
+                   "/weights_mxfp4.npy " + wl,
                dir),
             0);
   std::ofstream(wl + "/cmd.txt")

@@ -75,7 +75,7 @@ std::vector<Case> cases() {
   return out;
 }
 
-struct RunOut {
+struct ModeRun {
   int exit_code = -1;
   std::string err, retire, vcd, perfetto;
   json stats;
@@ -84,8 +84,8 @@ struct RunOut {
 // Runs the case in its directory with every trace output in `out`; dumps
 // (cmd.txt's --dump) land in the case's scratch directory by their relative
 // names, so they are rewritten to `out` too.
-RunOut run_case(const Case& c, const std::string& out, bool timing_only,
-                const std::string& threads = "2") {
+ModeRun run_case(const Case& c, const std::string& out, bool timing_only,
+                 const std::string& threads = "2") {
   std::string args = c.args;
   // --dump ...=FILE: FILE into out.
   for (std::size_t at = 0; (at = args.find("'--dump' '", at)) != std::string::npos;) {
@@ -101,7 +101,7 @@ RunOut run_case(const Case& c, const std::string& out, bool timing_only,
                           (timing_only ? " --timing-only" : "") + " >'" + out + "/out' 2>'" + out +
                           "/err'";
   const int st = std::system(cmd.c_str());
-  RunOut r;
+  ModeRun r;
   r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   r.err = read_text(out + "/err");
   r.retire = read_text(out + "/r.txt");
@@ -130,8 +130,8 @@ TEST(TimingOnly, EveryWorkloadAndExampleTimesAsTheFullRun) {
   for (const Case& c : all) {
     SCOPED_TRACE(c.name);
     const std::string full_dir = scratch_dir("to-full"), fast_dir = scratch_dir("to-fast");
-    const RunOut full = run_case(c, full_dir, false);
-    const RunOut fast = run_case(c, fast_dir, true);
+    const ModeRun full = run_case(c, full_dir, false);
+    const ModeRun fast = run_case(c, fast_dir, true);
     ASSERT_TRUE(full.stats.is_object()) << full.err;
     ASSERT_TRUE(fast.stats.is_object()) << fast.err;
     EXPECT_EQ(full.stats["mode"], "full");
@@ -157,8 +157,8 @@ TEST(TimingOnly, WritesNoValuesIntoMemory) {
   const std::string wl = source_path("traces/workloads/demo");
   const Case c{"demo", wl, cmd_args(wl + "/cmd.txt")};
   const std::string full_dir = scratch_dir("to-mem-full"), fast_dir = scratch_dir("to-mem-fast");
-  const RunOut full = run_case(c, full_dir, false);
-  const RunOut fast = run_case(c, fast_dir, true);
+  const ModeRun full = run_case(c, full_dir, false);
+  const ModeRun fast = run_case(c, fast_dir, true);
   ASSERT_EQ(full.exit_code, 0) << full.err;
   ASSERT_EQ(fast.exit_code, 0) << fast.err;
   const std::string expected = read_text(wl + "/expected.npy");
@@ -183,8 +183,8 @@ TEST(Threads, OneAndThreeWriteTheSameFiles) {
     const Case c{name, wl, cmd_args(wl + "/cmd.txt")};
     for (bool timing_only : {false, true}) {
       const std::string d1 = scratch_dir("th1"), d3 = scratch_dir("th3");
-      const RunOut a = run_case(c, d1, timing_only, "1");
-      const RunOut b = run_case(c, d3, timing_only, "3");
+      const ModeRun a = run_case(c, d1, timing_only, "1");
+      const ModeRun b = run_case(c, d3, timing_only, "3");
       ASSERT_EQ(a.exit_code, 0) << a.err;
       ASSERT_EQ(b.exit_code, 0) << b.err;
       EXPECT_EQ(a.retire, b.retire);

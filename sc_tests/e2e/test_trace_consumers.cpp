@@ -26,7 +26,7 @@ namespace {
 
 using nlohmann::json;
 
-int sh(const std::string& cmd, const std::string& out, const std::string& err) {
+int sh_redirected(const std::string& cmd, const std::string& out, const std::string& err) {
   const int st = std::system(("(" + cmd + ") >" + out + " 2>" + err).c_str());
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
@@ -56,26 +56,6 @@ const PipelineRun& pipeline() {
   return p;
 }
 
-struct Retired {
-  double end_us;
-  std::string engine, name;
-};
-
-// The retire file: "PS ENGINE INDEX OPCODE NAME" per retired instruction.
-std::vector<Retired> read_retire(const std::string& path) {
-  std::vector<Retired> out;
-  std::istringstream in(read_text(path));
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream ls(line);
-    unsigned long long ps = 0;
-    std::string engine, index, opcode, name;
-    ls >> ps >> engine >> index >> opcode >> name;
-    out.push_back({static_cast<double>(ps) / 1e6, engine, name});
-  }
-  return out;
-}
-
 TEST(TraceConsumer, DevToolsTraceEngineParsesOneSlicePerRetiredInstruction) {
   const PipelineRun& p = pipeline();
   ASSERT_EQ(p.r.exit_code, 0) << p.r.err;
@@ -88,7 +68,7 @@ TEST(TraceConsumer, DevToolsTraceEngineParsesOneSlicePerRetiredInstruction) {
     GTEST_SKIP() << "Chrome DevTools' trace engine is not installed: run scripts/install-deps.sh "
                     "(npm ci into scripts/trace_consumer)";
   const std::string out = p.dir + "/devtools.json", err = p.dir + "/devtools.err";
-  ASSERT_EQ(sh("node " + script + " " + p.perfetto, out, err), 0) << read_text(err);
+  ASSERT_EQ(sh_redirected("node " + script + " " + p.perfetto, out, err), 0) << read_text(err);
   const json parsed = json::parse(read_text(out));
 
   // What DevTools built, per engine thread: the top-level slices in order.
@@ -100,24 +80,25 @@ TEST(TraceConsumer, DevToolsTraceEngineParsesOneSlicePerRetiredInstruction) {
   // Against the retire file, written by another path of the model: one slice
   // per retired instruction on its engine's thread, in retire order, with its
   // name, ending when the instruction retired.
-  const std::vector<Retired> retired = read_retire(p.retire);
+  const std::vector<RetireLine> retired = read_retire_lines(p.retire);
   ASSERT_EQ(retired.size(), 5u);
-  std::map<std::string, std::vector<Retired>> by_engine;
-  for (const Retired& r : retired) by_engine[r.engine].push_back(r);
+  std::map<std::string, std::vector<RetireLine>> by_engine;
+  for (const RetireLine& r : retired) by_engine[r.engine].push_back(r);
   for (const auto& [engine, list] : by_engine) {
     const auto& got = roots[engine];
     ASSERT_EQ(got.size(), list.size()) << engine << ": " << parsed.dump();
     for (std::size_t i = 0; i < list.size(); ++i) {
       EXPECT_EQ(got[i].at("name"), list[i].name) << engine << " " << i;
       const double end = got[i].at("ts_us").get<double>() + got[i].at("dur_us").get<double>();
-      EXPECT_NEAR(end, list[i].end_us, 1e-6) << engine << " " << i;
+      EXPECT_NEAR(end, static_cast<double>(list[i].end_ps) / 1e6, 1e-6) << engine << " " << i;
       EXPECT_GT(got[i].at("dur_us").get<double>(), 0.0) << engine << " " << i;
       EXPECT_GT(got[i].at("children").get<int>(), 0) << "bundles nest under the instruction";
     }
   }
   EXPECT_EQ(roots.count("sfu") ? roots.at("sfu").size() : 0u, 0u);
   // The trace ends when the last instruction retired.
-  EXPECT_NEAR(parsed.at("bounds").at("max_us").get<double>(), retired.back().end_us, 1e-6);
+  EXPECT_NEAR(parsed.at("bounds").at("max_us").get<double>(),
+              static_cast<double>(retired.back().end_ps) / 1e6, 1e-6);
 }
 
 // The VCD's signals as GTKWave names them: the $scope path joined by '.',
@@ -196,7 +177,8 @@ TEST(TraceConsumer, GtkwaveLoadsTheSaveFileHeadless) {
                      << "foreach s [gtkwave::getDisplayedSignals] { puts $f \"signal $s\" }\n"
                      << "close $f\n"
                      << "gtkwave::/File/Quit\n";
-  const int rc = sh("cd " + p.dir + " && timeout 120 xvfb-run -a gtkwave -S " + tcl + " " + p.gtkw,
+  const int rc =
+      sh_redirected("cd " + p.dir + " && timeout 120 xvfb-run -a gtkwave -S " + tcl + " " + p.gtkw,
                     p.dir + "/gtkwave.out", p.dir + "/gtkwave.err");
   ASSERT_TRUE(std::ifstream(report).good())
       << "gtkwave exited " << rc

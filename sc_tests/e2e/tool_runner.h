@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 #include <array>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -81,6 +82,32 @@ inline std::vector<VcdVar> vcd_var_list(const std::string& vcd_text) {
 
 inline std::string source_path(const std::string& rel) {
   return std::string(TPB_SOURCE_DIR) + "/" + rel;
+}
+
+// One line of a retire file (docs/TRACES.md): "END_PS ENGINE INDEX 0xOP NAME".
+struct RetireLine {
+  std::uint64_t end_ps = 0;
+  std::string engine;
+  std::size_t index = 0;
+  std::string opcode, name;
+};
+inline std::vector<RetireLine> read_retire_lines(const std::string& path) {
+  std::vector<RetireLine> out;
+  std::istringstream in(read_text(path));
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    RetireLine r;
+    f >> r.end_ps >> r.engine >> r.index >> r.opcode >> r.name;
+    out.push_back(r);
+  }
+  return out;
+}
+
+// The pipeline workload (traces/workloads/pipeline), which the sweeps run.
+inline const std::string& pipeline_workload() {
+  static const std::string dir = source_path("traces/workloads/pipeline");
+  return dir;
 }
 
 }  // namespace tpb::e2e

@@ -10,15 +10,12 @@
 
 #include "models/isa/program.h"
 #include "platform/core/tpb_core.h"
+#include "sc_tests/sc/test_platform_harness.h"
 
 namespace tpb {
 namespace {
 
 constexpr std::uint64_t kMiB = 1024 * 1024;
-
-void load(platform::TpbCore& core, const std::string& text) {
-  core.load_program(isa::parse_program(".arch mariana\n" + text, "test.tpb"));
-}
 
 TEST(CoreDma, OneRowNearTheEndOfHbmKeepsHostMemorySmallAndResetEmptiesIt) {
   platform::TpbCore core("tpb", platform::default_core_config(isa::Arch::Mariana));
@@ -27,8 +24,9 @@ TEST(CoreDma, OneRowNearTheEndOfHbmKeepsHostMemorySmallAndResetEmptiesIt) {
   std::vector<std::uint8_t> row(64);
   for (unsigned i = 0; i < 64; ++i) row[i] = static_cast<std::uint8_t>(3 * i + 1);
   core.load_memory(isa::sbuf_addr(5, 0x100), row.data(), row.size());
-  load(core, ".engine dma9\ndma_copy rows=1 row_bytes=64 src=sbuf(5, 0x100) dst=hbm(" +
-                 std::to_string(cap - 64) + ")\n");
+  platref::load_mariana_asm(
+      core, ".engine dma9\ndma_copy rows=1 row_bytes=64 src=sbuf(5, 0x100) dst=hbm(" +
+                std::to_string(cap - 64) + ")\n");
   const platform::RunResult r = core.run();
   ASSERT_EQ(r.status, platform::RunStatus::Ok) << r.message;
   EXPECT_EQ(core.dump_memory(isa::hbm_addr(cap - 64), 64), row);
@@ -47,9 +45,10 @@ TEST(CoreDma, PastTheConfiguredCapacityFaultsNamingThePredicateAndWritesNothing)
   platform::TpbCore core("tpb", cfg);
   const std::vector<std::uint8_t> bg(4096, 0xa5);
   for (unsigned p = 0; p < 2; ++p) core.load_memory(isa::sbuf_addr(p, 0), bg.data(), bg.size());
-  load(core,
-       ".engine dma2\ndma_copy rows=2 row_bytes=4096 src=hbm(0xff000, stride=4096) "
-       "dst=sbuf(0, 0x0) update=inc(sem1)\n");
+  platref::load_mariana_asm(
+      core,
+      ".engine dma2\ndma_copy rows=2 row_bytes=4096 src=hbm(0xff000, stride=4096) "
+      "dst=sbuf(0, 0x0) update=inc(sem1)\n");
   const platform::RunResult r = core.run();
   ASSERT_EQ(r.status, platform::RunStatus::Fault);
   ASSERT_TRUE(r.fault.has_value());
@@ -63,10 +62,10 @@ TEST(CoreDma, PastTheConfiguredCapacityFaultsNamingThePredicateAndWritesNothing)
   for (unsigned p = 0; p < 2; ++p) EXPECT_EQ(core.dump_memory(isa::sbuf_addr(p, 0), 4096), bg);
   EXPECT_EQ(core.semaphores().get(1), 0u);  // no update on a fault
   // A DMA queue runs descriptors only.
-  load(core,
-       ".engine dma4\ntensor_copy channels=1 out_dtype=bf16 "
-       "src=t3d(sbuf(0, 0x0), step=[1, 0, 0], num=[4, 1, 1]) "
-       "dst=t3d(sbuf(0, 0x100), step=[1, 0, 0], num=[4, 1, 1])\n");
+  platref::load_mariana_asm(core,
+                            ".engine dma4\ntensor_copy channels=1 out_dtype=bf16 "
+                            "src=t3d(sbuf(0, 0x0), step=[1, 0, 0], num=[4, 1, 1]) "
+                            "dst=t3d(sbuf(0, 0x100), step=[1, 0, 0], num=[4, 1, 1])\n");
   const platform::RunResult r2 = core.run();
   ASSERT_EQ(r2.status, platform::RunStatus::Fault);
   EXPECT_EQ(r2.fault->kind, "dispatch");

@@ -12,6 +12,7 @@
 #include "models/isa/program.h"
 #include "platform/core/tpb_core.h"
 #include "platform/run/session.h"
+#include "sc_tests/sc/test_platform_harness.h"
 
 namespace tpb {
 namespace {
@@ -34,10 +35,6 @@ std::string dequant(std::uint32_t src, std::uint32_t dst, const std::string& eve
          std::to_string(dst) + "), step=[1, 0, 0], num=[2, 1, 1]) " + events + "\n";
 }
 
-void load(platform::TpbCore& core, const std::string& text) {
-  core.load_program(isa::parse_program(".arch mariana\n" + text, "test.tpb"));
-}
-
 std::vector<std::uint8_t> expected_bytes(std::uint32_t word) {
   std::vector<std::uint8_t> v;
   for (unsigned k = 0; k < 8; ++k) v.push_back(e2m1_to_e5m2((word >> (4 * k)) & 0xF));
@@ -48,7 +45,7 @@ TEST(CoreReruns, MemoriesSemaphoresAndTimeCarryOver) {
   platform::TpbCore core("tpb", platform::default_core_config(isa::Arch::Mariana));
   const std::uint32_t w1 = 0x76543210u, w2 = 0xFEDCBA98u;
   core.load_memory(isa::sbuf_addr(0, 0), &w1, 4);
-  load(core, ".engine pool\n" + dequant(0, 0x100, "update=inc(sem5)"));
+  platref::load_mariana_asm(core, ".engine pool\n" + dequant(0, 0x100, "update=inc(sem5)"));
   const platform::RunResult r1 = core.run();
   ASSERT_EQ(r1.status, platform::RunStatus::Ok) << r1.message;
   EXPECT_EQ(r1.instructions, 1u);
@@ -60,7 +57,8 @@ TEST(CoreReruns, MemoriesSemaphoresAndTimeCarryOver) {
   // Change memory between runs; the second program waits on the semaphore
   // the first one set (without it the run would deadlock).
   core.load_memory(isa::sbuf_addr(0, 0), &w2, 4);
-  load(core, ".engine pool\n" + dequant(0, 0x200, "wait=ge(sem5, 1) update=inc(sem5)"));
+  platref::load_mariana_asm(
+      core, ".engine pool\n" + dequant(0, 0x200, "wait=ge(sem5, 1) update=inc(sem5)"));
   std::vector<std::uint64_t> ends;
   core.set_retire_sink([&](const sc::RetireRecord& r) { ends.push_back(r.end_ps); });
   const platform::RunResult r2 = core.run();
@@ -111,7 +109,7 @@ TEST(CoreReruns, PeWeightsCarryOverAndResetClearsThem) {
     }
   };
   fill();
-  load(core, ld + mm);
+  platref::load_mariana_asm(core, ld + mm);
   ASSERT_EQ(core.run().status, platform::RunStatus::Ok);
   const std::vector<std::uint8_t> one_run = core.dump_memory(isa::psum_addr(5, 0), 64 * 4);
 
@@ -119,16 +117,16 @@ TEST(CoreReruns, PeWeightsCarryOverAndResetClearsThem) {
   EXPECT_EQ(core.now_ps(), 0u);
   EXPECT_EQ(core.dump_memory(isa::psum_addr(5, 0), 64 * 4), std::vector<std::uint8_t>(256, 0));
   fill();
-  load(core, mm);  // no weights after a reset
+  platref::load_mariana_asm(core, mm);  // no weights after a reset
   const platform::RunResult nw = core.run();
   ASSERT_EQ(nw.status, platform::RunStatus::Fault);
   ASSERT_TRUE(nw.fault.has_value());
   EXPECT_EQ(nw.fault->engine, isa::Engine::Pe);
   EXPECT_EQ(nw.fault->index, 0u);
 
-  load(core, ld);
+  platref::load_mariana_asm(core, ld);
   ASSERT_EQ(core.run().status, platform::RunStatus::Ok);
-  load(core, mm);
+  platref::load_mariana_asm(core, mm);
   ASSERT_EQ(core.run().status, platform::RunStatus::Ok);
   EXPECT_EQ(core.dump_memory(isa::psum_addr(5, 0), 64 * 4), one_run);
 }
@@ -157,7 +155,7 @@ TEST(CoreReruns, ResetCoreTimesLikeAFreshOne) {
       for (unsigned i = 0; i < v.size(); ++i) v[i] = static_cast<std::uint8_t>(p * 31 + i * 7);
       core.load_memory(isa::sbuf_addr(p, 0), v.data(), v.size());
     }
-    load(core, prog);
+    platref::load_mariana_asm(core, prog);
     core.set_retire_sink([&](const sc::RetireRecord& r) { out.ends.push_back(r.end_ps); });
     out.r = core.run();
     core.set_retire_sink(nullptr);
@@ -168,7 +166,7 @@ TEST(CoreReruns, ResetCoreTimesLikeAFreshOne) {
   const Run fresh = run();
   ASSERT_EQ(fresh.r.status, platform::RunStatus::Ok) << fresh.r.message;
   // Move the process's time to an odd place, then reset twice.
-  load(core, ".engine pool\n" + dequant(0, 0x900));
+  platref::load_mariana_asm(core, ".engine pool\n" + dequant(0, 0x900));
   core.run();
   core.reset(platform::default_core_config(isa::Arch::Cayman));
   EXPECT_EQ(core.now_ps(), 0u);
@@ -188,7 +186,8 @@ TEST(CoreReruns, NothingOfAnAbortedRunExecutesInTheNext) {
   const std::uint32_t w = 0x13572468u;
   core.load_memory(isa::sbuf_addr(0, 0), &w, 4);
   // Deadlock: POOL's second instruction waits on sem9, which nobody sets.
-  load(core, ".engine pool\n" + dequant(0, 0x100) + dequant(0, 0x400, "wait=ge(sem9, 1)"));
+  platref::load_mariana_asm(
+      core, ".engine pool\n" + dequant(0, 0x100) + dequant(0, 0x400, "wait=ge(sem9, 1)"));
   const platform::RunResult d = core.run();
   ASSERT_EQ(d.status, platform::RunStatus::Deadlock);
   EXPECT_NE(d.message.find("pool instruction 1 waits for sem[9] >= 1"), std::string::npos)
@@ -197,8 +196,8 @@ TEST(CoreReruns, NothingOfAnAbortedRunExecutesInTheNext) {
   // while POOL waits on sem9.
   std::string zero_qmx = ".raw e3 10";
   for (int i = 0; i < 62; ++i) zero_qmx += " 00";
-  load(core, ".engine pool\n" + dequant(0, 0x500, "wait=ge(sem9, 1)") + ".engine dve\n" + zero_qmx +
-                 "\n");
+  platref::load_mariana_asm(core, ".engine pool\n" + dequant(0, 0x500, "wait=ge(sem9, 1)") +
+                                      ".engine dve\n" + zero_qmx + "\n");
   const platform::RunResult f = core.run();
   ASSERT_EQ(f.status, platform::RunStatus::Fault) << f.message;
   EXPECT_EQ(f.fault->engine, isa::Engine::Dve);
@@ -206,11 +205,11 @@ TEST(CoreReruns, NothingOfAnAbortedRunExecutesInTheNext) {
   // Now sem9 is set by the DVE; POOL's aborted waits must not wake.
   std::vector<std::pair<isa::Engine, std::size_t>> retired;
   core.set_retire_sink([&](const sc::RetireRecord& r) { retired.emplace_back(r.engine, r.index); });
-  load(core,
-       ".engine dve\nquantize_mx channels=32 in_dtype=bf16 out_dtype=fp8_e4m3 "
-       "src=t3d(sbuf(0, 0x1000), step=[1, 0, 0], num=[16, 1, 1]) "
-       "dst=mx1d(data=sbuf(0, 0x4000), scale=sbuf(0, 0x6000), num=4, step=1) "
-       "update=set(sem9, 1)\n");
+  platref::load_mariana_asm(core,
+                            ".engine dve\nquantize_mx channels=32 in_dtype=bf16 out_dtype=fp8_e4m3 "
+                            "src=t3d(sbuf(0, 0x1000), step=[1, 0, 0], num=[16, 1, 1]) "
+                            "dst=mx1d(data=sbuf(0, 0x4000), scale=sbuf(0, 0x6000), num=4, step=1) "
+                            "update=set(sem9, 1)\n");
   const platform::RunResult ok = core.run();
   ASSERT_EQ(ok.status, platform::RunStatus::Ok) << ok.message;
   EXPECT_EQ(core.semaphores().get(9), 1u);
@@ -267,7 +266,7 @@ TEST(CoreReruns, TracedRunThenHostWritesResetAndTracedRunAgain) {
   traced.trace.slices = true;
   const std::uint32_t w = 0x76543210u;
   core.load_memory(isa::sbuf_addr(0, 0), &w, 4);
-  load(core, ".engine pool\n" + dequant(0, 0x100, "update=inc(sem5)"));
+  platref::load_mariana_asm(core, ".engine pool\n" + dequant(0, 0x100, "update=inc(sem5)"));
   ASSERT_EQ(core.run(traced).status, platform::RunStatus::Ok);
   EXPECT_GT(core.recorder().changes_recorded(), 0u);
   const std::uint64_t changes = core.recorder().changes_recorded();

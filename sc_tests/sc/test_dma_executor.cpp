@@ -30,11 +30,12 @@
 
 namespace tpb::sc {
 namespace {
+using test::kKiB;
+using test::kMiB;
 
 using isa::DmaDescriptor;
 using isa::DmaEndpoint;
 
-constexpr std::uint64_t kKiB = 1024, kMiB = 1024 * 1024;
 constexpr std::uint8_t kHbm = 0, kSbuf = 1;
 
 DmaEndpoint hbm_ep(std::uint64_t off, std::uint32_t stride) {
@@ -103,15 +104,15 @@ class Queue : public sc_core::sc_module {
 };
 
 // Four SBUF quadrants and the HBM behind one router, n queues bound to it.
-struct Bench {
+struct DmaBench {
   TimingConfig cfg;
   std::vector<std::unique_ptr<PartitionedMemory>> sbuf;
   HbmMemory hbm;
   AddressRouter router{"router"};
   std::vector<std::unique_ptr<Queue>> queues;
 
-  explicit Bench(unsigned n, TimingConfig c = default_timing(isa::Arch::Mariana),
-                 sc_core::sc_time quantum = sc_core::sc_time(1, sc_core::SC_US))
+  explicit DmaBench(unsigned n, TimingConfig c = default_timing(isa::Arch::Mariana),
+                    sc_core::sc_time quantum = sc_core::sc_time(1, sc_core::SC_US))
       : cfg(c), hbm("hbm", c.hbm.bytes, hbm_timing(c)) {
     tlm_utils::tlm_quantumkeeper::set_global_quantum(quantum);
     for (unsigned q = 0; q < isa::kNumQuadrants; ++q) {
@@ -195,7 +196,7 @@ TEST(BandwidthShare, MaxMinFairWithCapsAndLateArrivals) {
 // ---- the executor: one queue -----------------------------------------------------
 
 TEST(DmaExecutor, OneQueueHbmToSbufIsTheFormulaAndMovesTheBytes) {
-  Bench b(1);
+  DmaBench b(1);
   // 128 rows of 4 KiB, 8 KiB apart in HBM, to partitions 0..127 at 0x1000.
   const DmaDescriptor d = desc(hbm_ep(0x10000, 8192), sbuf_ep(0, 0x1000), 128, 4096);
   fill_pattern(b.hbm.backdoor(0x10000, 128 * 8192), 128 * 8192, 1);
@@ -222,7 +223,7 @@ TEST(DmaExecutor, OneQueueHbmToSbufIsTheFormulaAndMovesTheBytes) {
 }
 
 TEST(DmaExecutor, SbufToSbufRunsAtTheQueueBandwidth) {
-  Bench b(1);
+  DmaBench b(1);
   fill_pattern(b.sbuf_at(10, 0, 64 * kKiB), 64 * kKiB, 2);
   fill_pattern(b.sbuf_at(11, 0, 64 * kKiB), 64 * kKiB, 3);
   // Partitions 10, 11 -> 100, 101; 64 KiB rows.
@@ -245,7 +246,7 @@ TEST(DmaExecutor, HbmToHbmUsesTheHbmTwice) {
   // the queue's 38.4.
   TimingConfig c = default_timing(isa::Arch::Mariana);
   c.hbm.mbytes_per_s = 50000;
-  Bench b(1, c);
+  DmaBench b(1, c);
   fill_pattern(b.hbm.backdoor(0, 16 * 3000), 16 * 3000, 4);
   b.queues[0]->jobs = {{desc(hbm_ep(0, 3000), hbm_ep(kMiB, 4096), 16, 3000), {}}};
   b.run();
@@ -267,7 +268,7 @@ namespace {
 // n queues, each 128 rows x 8 KiB (1 MiB) HBM -> SBUF starting together;
 // every queue's end time.
 std::vector<std::uint64_t> run_queues(unsigned n, sc_core::sc_time quantum) {
-  Bench b(n, default_timing(isa::Arch::Mariana), quantum);
+  DmaBench b(n, default_timing(isa::Arch::Mariana), quantum);
   for (unsigned q = 0; q < n; ++q) {
     fill_pattern(b.hbm.backdoor(q * kMiB, kMiB), kMiB, 10 + q);
     b.queues[q]->jobs = {{desc(hbm_ep(q * kMiB, 8192), sbuf_ep(0, q * 8192), 128, 8192), {}}};
@@ -327,7 +328,7 @@ TEST(DmaExecutor, StaggeredQueuesShareMaxMinFair) {
   // HBM 50 GB/s, two queues of 38.4: q0 starts alone, q1 10 us later.
   TimingConfig c = default_timing(isa::Arch::Mariana);
   c.hbm.mbytes_per_s = 50000;
-  Bench b(2, c);
+  DmaBench b(2, c);
   b.queues[0]->jobs = {{desc(hbm_ep(0, 8192), sbuf_ep(0, 0), 128, 8192), {}}};
   b.queues[1]->jobs = {{desc(hbm_ep(kMiB, 8192), sbuf_ep(0, 8192), 128, 8192),
                         sc_core::sc_time(10, sc_core::SC_US)}};
@@ -348,7 +349,7 @@ TEST(DmaExecutor, StaggeredQueuesShareMaxMinFair) {
 }
 
 TEST(DmaExecutor, BackToBackDescriptorsEachPayTheLatency) {
-  Bench b(1);
+  DmaBench b(1);
   const DmaDescriptor d = desc(hbm_ep(0, 1024), sbuf_ep(0, 0), 4, 1024);
   b.queues[0]->jobs = {{d, {}}, {d, {}}, {d, {}}};
   b.run();
@@ -364,7 +365,7 @@ TEST(DmaExecutor, BackToBackDescriptorsEachPayTheLatency) {
 // ---- accumulate on write --------------------------------------------------------
 
 TEST(DmaExecutor, AddOnWriteFp32AndBf16) {
-  Bench b(2);
+  DmaBench b(2);
   // FP32: 8 rows of 64 elements HBM -> SBUF (+=); BF16: SBUF -> HBM (+=).
   std::vector<float> hsrc(8 * 64), sdst(8 * 64);
   for (unsigned i = 0; i < hsrc.size(); ++i) {
@@ -414,7 +415,7 @@ namespace {
 // and HBM [0, 1 MiB) filled beforehand and unchanged after.
 void expect_fault(const DmaDescriptor& d, const std::string& what,
                   TimingConfig c = default_timing(isa::Arch::Mariana)) {
-  Bench b(1, c);
+  DmaBench b(1, c);
   const std::uint32_t cap = c.sbuf_bytes_per_partition;
   for (unsigned p = 0; p < 128; ++p) std::memset(b.sbuf_at(p, 0, cap), 0xA5, cap);
   std::memset(b.hbm.backdoor(0, kMiB), 0x5A, kMiB);

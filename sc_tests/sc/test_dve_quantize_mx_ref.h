@@ -16,6 +16,7 @@
 #include "models/isa/address_map.h"
 #include "models/isa/encodings.h"
 #include "sc_tests/unit/test_numerics_ref.h"
+#include "sc_tests/unit/test_tensor3d.h"
 
 namespace tpb::dveref {
 
@@ -112,14 +113,7 @@ inline QmxResult quantize_ref(isa::Dtype in, bool e4m3, bool neuron_alt,
 
 // ---- instructions ---------------------------------------------------------
 
-inline isa::Tensor3D t3(std::uint32_t start, std::int16_t s0, std::uint16_t n0, std::int16_t s1 = 0,
-                        std::uint16_t n1 = 1, std::int16_t s2 = 0, std::uint16_t n2 = 1) {
-  isa::Tensor3D t{};
-  t.start_addr.raw = start;
-  t.step_elem[0] = s0, t.step_elem[1] = s1, t.step_elem[2] = s2;
-  t.num_elem[0] = n0, t.num_elem[1] = n1, t.num_elem[2] = n2;
-  return t;
-}
+using testref::t3;
 
 inline isa::RawInst qmx_inst(isa::Dtype in, bool e4m3, unsigned channels, const isa::Tensor3D& src,
                              std::uint32_t data, std::uint32_t scale, std::uint16_t num,

@@ -21,20 +21,20 @@
 
 namespace tpb::sc {
 namespace {
+using test::kMiB;
 
 using test::ns;
 using test::run_sc;
 using test::TestInitiator;
 
-constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
 constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 
 HbmTiming timing_100ns() { return HbmTiming{ns(100), 612500000000ull}; }
 
-struct Bench {
+struct HbmBench {
   HbmMemory hbm;
   TestInitiator init{"init"};
-  explicit Bench(std::uint64_t cap = 18 * kGiB) : hbm("hbm", cap, timing_100ns()) {
+  explicit HbmBench(std::uint64_t cap = 18 * kGiB) : hbm("hbm", cap, timing_100ns()) {
     init.socket.bind(hbm.socket);
   }
 };
@@ -49,7 +49,7 @@ std::uint64_t rss_bytes() {
 }
 
 TEST(HbmMemory, WritesStickUntouchedBytesReadZeroEveryAccessPaysTheLatency) {
-  Bench b;
+  HbmBench b;
   run_sc([&] {
     std::vector<std::uint8_t> w(300), r(300, 0xEE);
     std::iota(w.begin(), w.end(), 7);
@@ -77,7 +77,7 @@ TEST(HbmMemory, WritesStickUntouchedBytesReadZeroEveryAccessPaysTheLatency) {
 }
 
 TEST(HbmMemory, PastCapacityIsAnAddressErrorAndWritesNothing) {
-  Bench b(1 * kGiB);
+  HbmBench b(1 * kGiB);
   run_sc([&] {
     const std::uint64_t cap = b.hbm.capacity();
     std::vector<std::uint8_t> w(64, 0x5A);
@@ -95,7 +95,7 @@ TEST(HbmMemory, PastCapacityIsAnAddressErrorAndWritesNothing) {
 }
 
 TEST(HbmMemory, CommandByteEnableAndStreamingWidthErrors) {
-  Bench b(64 * kMiB);
+  HbmBench b(64 * kMiB);
   run_sc([&] {
     std::uint8_t d[8] = {1, 2, 3, 4, 5, 6, 7, 8};
     EXPECT_EQ(b.init.access(static_cast<tlm::tlm_command>(3), 0, d, 8).status,
@@ -117,7 +117,7 @@ TEST(HbmMemory, CommandByteEnableAndStreamingWidthErrors) {
 }
 
 TEST(HbmMemory, DmiCoversTheCapacityWithAnInclusiveEndAndTheLatency) {
-  Bench b(3 * kGiB);
+  HbmBench b(3 * kGiB);
   run_sc([&] {
     tlm::tlm_dmi dmi;
     ASSERT_TRUE(b.init.get_dmi(2 * kGiB + 5, dmi));
@@ -139,7 +139,7 @@ TEST(HbmMemory, DmiCoversTheCapacityWithAnInclusiveEndAndTheLatency) {
 }
 
 TEST(HbmMemory, DebugTransportIsClippedAtTheCapacity) {
-  Bench b(1 * kGiB);
+  HbmBench b(1 * kGiB);
   run_sc([&] {
     std::vector<std::uint8_t> w(100, 9), r(100, 0);
     EXPECT_EQ(b.init.debug(tlm::TLM_WRITE_COMMAND, kGiB - 40, w.data(), 100), 40u);
@@ -167,7 +167,7 @@ TEST(HbmMemory, CapacityLimits) {
 // SPEC §10 / the issue: a run that touches 64 MB holds about 64 MB of host
 // memory whatever the capacity, and one byte near the end stays small.
 TEST(HbmMemory, SparseStorageFollowsWhatIsWritten) {
-  Bench b;  // 18 GiB
+  HbmBench b;  // 18 GiB
   const std::uint64_t cap = b.hbm.capacity();
   run_sc([&] {
     const std::uint64_t base = rss_bytes();

@@ -17,13 +17,12 @@
 
 namespace tpb::sc {
 namespace {
+using test::kKiB;
+using test::slot;
 
 using test::ns;
 using test::run_sc;
 using test::TestInitiator;
-
-constexpr std::uint64_t kKiB = 1024;
-constexpr std::uint64_t slot(unsigned p) { return std::uint64_t{p} << 18; }
 
 MemTiming timing_10_1() {
   MemTiming t;
@@ -33,10 +32,10 @@ MemTiming timing_10_1() {
   return t;
 }
 
-struct Bench {
+struct MemBench {
   PartitionedMemory mem;
   TestInitiator init{"init"};
-  Bench(unsigned parts, std::uint32_t bpp, MemTiming t = timing_10_1())
+  MemBench(unsigned parts, std::uint32_t bpp, MemTiming t = timing_10_1())
       : mem("mem", parts, bpp, t) {
     init.socket.bind(mem.socket);
   }
@@ -56,7 +55,7 @@ TEST(MemTiming, AccessDelayIsLatencyPlusWholeBeats) {
 }
 
 TEST(PartitionedMemory, WriteThenReadReturnsDataAndAnnotatesLatency) {
-  Bench b(32, 256 * kKiB);
+  MemBench b(32, 256 * kKiB);
   run_sc([&] {
     std::array<std::uint8_t, 100> w{}, r{};
     std::iota(w.begin(), w.end(), 1);
@@ -76,7 +75,7 @@ TEST(PartitionedMemory, WriteThenReadReturnsDataAndAnnotatesLatency) {
 }
 
 TEST(PartitionedMemory, AccessPastCapacityIsAddressError) {
-  Bench b(32, 192 * kKiB);  // v2 SBUF
+  MemBench b(32, 192 * kKiB);  // v2 SBUF
   run_sc([&] {
     std::uint8_t buf[8] = {0xAA, 0xAA, 0xAA, 0xAA, 0xAA, 0xAA, 0xAA, 0xAA};
     const std::uint64_t end = 192 * kKiB;
@@ -94,7 +93,7 @@ TEST(PartitionedMemory, AccessPastCapacityIsAddressError) {
 }
 
 TEST(PartitionedMemory, AccessCrossingAPartitionIsAddressError) {
-  Bench b(32, 256 * kKiB);
+  MemBench b(32, 256 * kKiB);
   run_sc([&] {
     std::uint8_t buf[8] = {};
     EXPECT_EQ(b.init.read(slot(1) - 4, buf, 8).status, tlm::TLM_ADDRESS_ERROR_RESPONSE);
@@ -105,7 +104,7 @@ TEST(PartitionedMemory, AccessCrossingAPartitionIsAddressError) {
 }
 
 TEST(PartitionedMemory, PsumGeometry) {
-  Bench b(128, 16 * kKiB);
+  MemBench b(128, 16 * kKiB);
   run_sc([&] {
     std::uint32_t v = 0x11223344, r = 0;
     EXPECT_EQ(b.init.write(slot(127) + 16 * kKiB - 4, &v, 4).status, tlm::TLM_OK_RESPONSE);
@@ -118,7 +117,7 @@ TEST(PartitionedMemory, PsumGeometry) {
 }
 
 TEST(PartitionedMemory, ByteEnablesWriteAndReadOnlyEnabledLanes) {
-  Bench b(32, 256 * kKiB);
+  MemBench b(32, 256 * kKiB);
   run_sc([&] {
     std::uint8_t ones[8];
     std::memset(ones, 0x11, 8);
@@ -145,7 +144,7 @@ TEST(PartitionedMemory, ByteEnablesWriteAndReadOnlyEnabledLanes) {
 }
 
 TEST(PartitionedMemory, MalformedByteEnablesAreByteEnableError) {
-  Bench b(32, 256 * kKiB);
+  MemBench b(32, 256 * kKiB);
   run_sc([&] {
     std::uint8_t w[4] = {9, 9, 9, 9};
     const unsigned char half[1] = {0x0F};  // neither enabled nor disabled
@@ -161,7 +160,7 @@ TEST(PartitionedMemory, MalformedByteEnablesAreByteEnableError) {
 }
 
 TEST(PartitionedMemory, StreamingWidthBelowLengthIsBurstError) {
-  Bench b(32, 256 * kKiB);
+  MemBench b(32, 256 * kKiB);
   run_sc([&] {
     std::uint8_t buf[8] = {};
     EXPECT_EQ(b.init.access(tlm::TLM_READ_COMMAND, 0, buf, 8, nullptr, 0, 4).status,
@@ -174,7 +173,7 @@ TEST(PartitionedMemory, StreamingWidthBelowLengthIsBurstError) {
 }
 
 TEST(PartitionedMemory, IgnoreCommandIsOkAndUnknownCommandIsCommandError) {
-  Bench b(32, 256 * kKiB);
+  MemBench b(32, 256 * kKiB);
   run_sc([&] {
     std::uint8_t buf[4] = {1, 2, 3, 4};
     EXPECT_EQ(b.init.access(tlm::TLM_IGNORE_COMMAND, 0, buf, 4).status, tlm::TLM_OK_RESPONSE);
@@ -185,7 +184,7 @@ TEST(PartitionedMemory, IgnoreCommandIsOkAndUnknownCommandIsCommandError) {
 }
 
 TEST(PartitionedMemory, FullSlotsGrantDmiOverTheWholeQuadrant) {
-  Bench b(32, 256 * kKiB);
+  MemBench b(32, 256 * kKiB);
   run_sc([&] {
     tlm::tlm_dmi dmi;
     ASSERT_TRUE(b.init.get_dmi(slot(9) + 0x1234, dmi));
@@ -202,7 +201,7 @@ TEST(PartitionedMemory, FullSlotsGrantDmiOverTheWholeQuadrant) {
 }
 
 TEST(PartitionedMemory, PartialSlotsGrantDmiPerPartitionAndDenyTheHole) {
-  Bench b(32, 192 * kKiB);
+  MemBench b(32, 192 * kKiB);
   run_sc([&] {
     tlm::tlm_dmi dmi;
     ASSERT_TRUE(b.init.get_dmi(slot(5) + 0x10, dmi));
@@ -228,7 +227,7 @@ TEST(PartitionedMemory, PartialSlotsGrantDmiPerPartitionAndDenyTheHole) {
 }
 
 TEST(PartitionedMemory, DmiRequestCarryingTheTimingExtensionGetsFullTiming) {
-  Bench b(128, 16 * kKiB);
+  MemBench b(128, 16 * kKiB);
   run_sc([&] {
     tlm::tlm_generic_payload t;
     t.set_address(slot(2));
@@ -245,7 +244,7 @@ TEST(PartitionedMemory, DmiRequestCarryingTheTimingExtensionGetsFullTiming) {
 }
 
 TEST(PartitionedMemory, DebugTransportIsClippedAtPartitionCapacity) {
-  Bench b(32, 192 * kKiB);
+  MemBench b(32, 192 * kKiB);
   run_sc([&] {
     std::uint8_t w[32];
     std::iota(w, w + 32, 100);
@@ -321,7 +320,7 @@ TEST(BandwidthArbiter, AnInitiatorRunningAheadDoesNotDelayAnEarlierOne) {
 }
 
 TEST(PartitionedMemory, BTransportBooksBandwidthWhenContentionIsOn) {
-  Bench b(32, 256 * kKiB, contended());
+  MemBench b(32, 256 * kKiB, contended());
   run_sc([&] {
     std::vector<std::uint8_t> buf(64 * 80);
     auto first = b.init.read(0, buf.data(), 64 * 80);

@@ -136,6 +136,10 @@ inline void run_sc(std::function<void()> body, sc_core::sc_time until = sc_core:
   EXPECT_TRUE(finished) << "test body did not run to completion";
 }
 
+inline constexpr std::uint64_t kKiB = 1024, kMiB = kKiB * 1024;
+// The local address of partition p in a partitioned memory (256 KiB apart).
+inline constexpr std::uint64_t slot(unsigned p) { return std::uint64_t{p} << 18; }
+
 inline sc_core::sc_time ns(double v) { return sc_core::sc_time(v, sc_core::SC_NS); }
 
 }  // namespace tpb::sc::test

@@ -18,12 +18,11 @@
 
 namespace tpb::sc {
 namespace {
+using test::slot;
 
 using test::InvalidatingTarget;
 using test::ns;
 using test::run_sc;
-
-constexpr std::uint64_t slot(unsigned p) { return std::uint64_t{p} << 18; }
 
 MemTiming sbuf_timing() {
   MemTiming t;

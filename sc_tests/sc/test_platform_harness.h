@@ -9,12 +9,18 @@
 #include <string>
 #include <vector>
 
+#include "models/isa/program.h"
 #include "platform/core/tpb_core.h"
 #include "sc_tests/sc/test_platform_ref.h"
 
 namespace tpb::platref {
 
 inline constexpr std::uint32_t kWindowBytes = 0x2000;
+
+// Loads assembler text (after ".arch mariana") into the core.
+inline void load_mariana_asm(platform::TpbCore& core, const std::string& text) {
+  core.load_program(isa::parse_program(".arch mariana\n" + text, "test.tpb"));
+}
 
 struct DequantCase {
   unsigned fmt, group;

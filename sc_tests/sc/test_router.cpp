@@ -21,13 +21,12 @@
 
 namespace tpb::sc {
 namespace {
+using test::slot;
 
 using test::InvalidatingTarget;
 using test::ns;
 using test::run_sc;
 using test::TestInitiator;
-
-constexpr std::uint64_t slot(unsigned p) { return std::uint64_t{p} << 18; }
 
 MemTiming lat(double n) {
   MemTiming t;

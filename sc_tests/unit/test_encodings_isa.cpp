@@ -7,6 +7,7 @@
 
 #include "models/isa/address_map.h"
 #include "models/isa/encodings.h"
+#include "sc_tests/unit/test_tensor3d.h"
 
 namespace tpb::isa {
 namespace {
@@ -34,18 +35,7 @@ void expect_header_events(const RawInst& r, std::uint8_t opcode) {
   EXPECT_EQ(r[7], 42);
   EXPECT_EQ(le32(r, 8), 0xDEADBEEFu);
 }
-Tensor3D t3d(std::uint32_t addr, std::int16_t s0, std::int16_t s1, std::int16_t s2,
-             std::uint16_t n0, std::uint16_t n1, std::uint16_t n2) {
-  Tensor3D t;
-  t.start_addr.raw = addr;
-  t.step_elem[0] = s0;
-  t.step_elem[1] = s1;
-  t.step_elem[2] = s2;
-  t.num_elem[0] = n0;
-  t.num_elem[1] = n1;
-  t.num_elem[2] = n2;
-  return t;
-}
+using testref::t3d;
 // TENSOR3D at `off`: start_addr@0, step_elem[3]@4 (i16), num_elem[3]@10 (u16).
 void expect_t3d(const RawInst& r, int off, const Tensor3D& t) {
   EXPECT_EQ(le32(r, off), t.start_addr.raw);
@@ -342,7 +332,7 @@ TEST(IsaNames, Opcodes) {
   EXPECT_EQ(opcode_mnemonic(0x02), "matmul");
   EXPECT_EQ(opcode_mnemonic(0xbe), "get_sequence_bounds");
   EXPECT_EQ(opcode_mnemonic(0xf2), "nonzero_with_count");
-  EXPECT_EQ(opcode_mnemonic(0x6a), "tquant");  // seed 002 block word (convention)
+  EXPECT_EQ(opcode_mnemonic(0x6a), "tquant");       // seed 002 block word (convention)
   EXPECT_EQ(opcode_mnemonic(0x23), "tensor_copy");  // SPEC §11 (convention)
   EXPECT_EQ(opcode_mnemonic(0xd0), "dma_copy");     // SPEC §10 (convention)
   int known = 0;

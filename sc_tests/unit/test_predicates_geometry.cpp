@@ -4,24 +4,14 @@
 #include <gtest/gtest.h>
 
 #include "models/isa/predicates.h"
+#include "sc_tests/unit/test_tensor3d.h"
 
 namespace tpb::isa {
 namespace {
 
 using namespace pred;
 
-Tensor3D t3d(std::uint32_t addr, std::int16_t s0, std::int16_t s1, std::int16_t s2,
-             std::uint16_t n0, std::uint16_t n1, std::uint16_t n2) {
-  Tensor3D t;
-  t.start_addr.raw = addr;
-  t.step_elem[0] = s0;
-  t.step_elem[1] = s1;
-  t.step_elem[2] = s2;
-  t.num_elem[0] = n0;
-  t.num_elem[1] = n1;
-  t.num_elem[2] = n2;
-  return t;
-}
+using testref::t3d;
 constexpr auto R = WriteTensor::False;
 constexpr auto W = WriteTensor::True;
 constexpr auto NoPsum = AllowedInPSUM::False;

@@ -13,6 +13,7 @@
 #include "firmware_stubs/dve/tensor_copy.h"
 #include "firmware_stubs/kernel.h"
 #include "sc_tests/unit/test_element_ops_ref.h"
+#include "sc_tests/unit/test_tensor3d.h"
 
 using namespace tpb;
 
@@ -72,18 +73,7 @@ class MemContext : public fw::KernelContext {
   std::map<std::uint32_t, std::vector<std::uint8_t>> mem_;
 };
 
-isa::Tensor3D t3(std::uint32_t addr, std::int16_t s0, std::uint16_t n0, std::int16_t s1 = 0,
-                 std::uint16_t n1 = 1, std::int16_t s2 = 0, std::uint16_t n2 = 1) {
-  isa::Tensor3D t{};
-  t.start_addr.raw = addr;
-  t.step_elem[0] = s0;
-  t.step_elem[1] = s1;
-  t.step_elem[2] = s2;
-  t.num_elem[0] = n0;
-  t.num_elem[1] = n1;
-  t.num_elem[2] = n2;
-  return t;
-}
+using testref::t3;
 
 isa::RawInst tcopy(std::uint8_t in, std::uint8_t out, unsigned channels, isa::Tensor3D src,
                    isa::Tensor3D dst) {

@@ -15,7 +15,7 @@ namespace {
 
 using nlohmann::json;
 
-Recorder make_scenario() {
+Recorder perfetto_scenario() {
   Recorder r;
   r.enable_slices(true);
   r.enable_signals(true);
@@ -42,7 +42,7 @@ json load(const std::string& path) {
 
 TEST(TracePerfetto, TopLevelAndMetadata) {
   const std::string dir = testutil::scratch("pf");
-  write_perfetto(make_scenario(), dir + "/t.json");
+  write_perfetto(perfetto_scenario(), dir + "/t.json");
   const json j = load(dir + "/t.json");
   ASSERT_TRUE(j.is_object());
   EXPECT_EQ(j.at("displayTimeUnit"), "ns");
@@ -61,7 +61,7 @@ TEST(TracePerfetto, TopLevelAndMetadata) {
 
 TEST(TracePerfetto, SlicesAreCompleteEventsPerTrackWithMonotonicTime) {
   const std::string dir = testutil::scratch("pf");
-  write_perfetto(make_scenario(), dir + "/t.json");
+  write_perfetto(perfetto_scenario(), dir + "/t.json");
   const json j = load(dir + "/t.json");
   double last_ts = -1;
   std::map<int, std::vector<std::string>> seq;  // tid -> "ph name ts [dur]"
@@ -89,7 +89,7 @@ TEST(TracePerfetto, SlicesAreCompleteEventsPerTrackWithMonotonicTime) {
 
 TEST(TracePerfetto, ArgsInstantScopeCountersAndUnterminatedSlices) {
   const std::string dir = testutil::scratch("pf");
-  write_perfetto(make_scenario(), dir + "/t.json");
+  write_perfetto(perfetto_scenario(), dir + "/t.json");
   const json j = load(dir + "/t.json");
   int checked = 0;
   for (const auto& e : j["traceEvents"]) {
@@ -122,7 +122,7 @@ TEST(TracePerfetto, PythonJsonModuleLoadsIt) {
   ASSERT_EQ(::access("/usr/bin/python3", X_OK), 0)
       << "/usr/bin/python3 is missing: run `make` (scripts/install-deps.sh installs it)";
   const std::string dir = testutil::scratch("pf");
-  write_perfetto(make_scenario(), dir + "/t.json");
+  write_perfetto(perfetto_scenario(), dir + "/t.json");
   // Python counts phases independently of nlohmann.
   const auto r = testutil::run_cmd(
       "/usr/bin/python3 -c 'import json,sys,collections; d=json.load(open(sys.argv[1])); "
@@ -149,7 +149,7 @@ TEST(TracePerfetto, DisabledSlicesGiveOnlyMetadata) {
 TEST(TracePerfetto, UnwritablePathThrowsNamingIt) {
   const std::string path = "/nonexistent-tpbsim-dir/t.json";
   try {
-    write_perfetto(make_scenario(), path);
+    write_perfetto(perfetto_scenario(), path);
     FAIL() << "no exception";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();

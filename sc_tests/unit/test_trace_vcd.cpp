@@ -122,7 +122,7 @@ Vcd parse_vcd(const std::string& text) {
 
 // A recorder exercising nested scopes, widths 1/4/8/64, out-of-order times,
 // equal-time changes, changes at t = 0 and changes that change nothing.
-Recorder make_scenario() {
+Recorder vcd_scenario() {
   Recorder r;
   r.enable_signals(true);
   r.enable_slices(true);
@@ -166,7 +166,7 @@ void require_gtkwave() {
 
 TEST(TraceVcd, HeaderScopesAndVarLines) {
   const std::string dir = testutil::scratch("vcd");
-  write_vcd(make_scenario(), dir + "/a.vcd");
+  write_vcd(vcd_scenario(), dir + "/a.vcd");
   const std::string text = testutil::slurp(dir + "/a.vcd");
   const Vcd v = parse_vcd(text);
   ASSERT_EQ(v.error, "");
@@ -205,7 +205,7 @@ TEST(TraceVcd, HeaderScopesAndVarLines) {
 
 TEST(TraceVcd, ValuesAndTimesMatchTheScenario) {
   const std::string dir = testutil::scratch("vcd");
-  write_vcd(make_scenario(), dir + "/a.vcd");
+  write_vcd(vcd_scenario(), dir + "/a.vcd");
   const std::string text = testutil::slurp(dir + "/a.vcd");
   const Vcd v = parse_vcd(text);
   ASSERT_EQ(v.error, "");
@@ -235,7 +235,7 @@ TEST(TraceVcd, ValuesAndTimesMatchTheScenario) {
 TEST(TraceVcd, GtkwaveConvertsItAndReadsBackTheSameValues) {
   require_gtkwave();
   const std::string dir = testutil::scratch("vcd");
-  write_vcd(make_scenario(), dir + "/a.vcd");
+  write_vcd(vcd_scenario(), dir + "/a.vcd");
   const auto conv = run_cmd("vcd2fst " + dir + "/a.vcd " + dir + "/a.fst 2>&1");
   ASSERT_EQ(conv.exit_code, 0) << conv.out;
   ASSERT_GT(testutil::slurp(dir + "/a.fst").size(), 0u);
@@ -294,7 +294,7 @@ TEST(TraceVcd, CustomTopAndEmptyRecorder) {
 TEST(TraceVcd, UnwritablePathThrowsNamingIt) {
   const std::string path = "/nonexistent-tpbsim-dir/x.vcd";
   try {
-    write_vcd(make_scenario(), path);
+    write_vcd(vcd_scenario(), path);
     FAIL() << "no exception";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
