@@ -22,8 +22,12 @@ all: build
 deps:
 	@scripts/install-deps.sh
 
+# Ninja when it is there (scripts/install-deps.sh installs it): it keeps both
+# cores busy across targets; a build directory keeps the generator it has.
+GEN = $$(test -f $(1)/CMakeCache.txt || ! command -v ninja >/dev/null || echo -G Ninja)
+
 $(BUILD)/CMakeCache.txt:
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
+	cmake -S . -B $(BUILD) $(call GEN,$(BUILD)) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
 
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
@@ -58,7 +62,7 @@ SAN_ENV = ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:check_initializatio
 
 asan-build: deps
 	@grep -qs 'CMAKE_CXX_COMPILER:.*clang' $(ASAN_BUILD)/CMakeCache.txt || rm -rf $(ASAN_BUILD)
-	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
+	cmake -S . -B $(ASAN_BUILD) $(call GEN,$(ASAN_BUILD)) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
 	  -DTPBSIM_SANITIZE=ON -DTPBSIM_FUZZ=ON -DTPBSIM_BENCH=OFF -DTPBSIM_COSIM=OFF -DTPBSIM_PYTHON=OFF $(CMAKE_ARGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
@@ -81,7 +85,7 @@ TSAN_TESTS ?= TraceAsyncWriter*:HostThreads*:KernelThreads*:MxMatmul*:DveQuantiz
 
 tsan: deps
 	@grep -qs 'CMAKE_CXX_COMPILER:.*clang' $(TSAN_BUILD)/CMakeCache.txt || rm -rf $(TSAN_BUILD)
-	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
+	cmake -S . -B $(TSAN_BUILD) $(call GEN,$(TSAN_BUILD)) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
 	  -DTPBSIM_TSAN=ON -DTPBSIM_BENCH=OFF -DTPBSIM_COSIM=OFF -DTPBSIM_PYTHON=OFF $(CMAKE_ARGS)
 	cmake --build $(TSAN_BUILD) -j $(JOBS) --target tsan_tests
 	cd $(TSAN_BUILD) && $(TSAN_ENV) ./sc_tests/tsan_tests --gtest_filter='$(TSAN_TESTS)'

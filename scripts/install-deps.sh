@@ -3,7 +3,7 @@
 # the pinned npm trace consumer of the Perfetto test (docs/TRACES.md).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-pkgs=(build-essential cmake pkg-config libsystemc-dev libgtest-dev libgmock-dev
+pkgs=(build-essential cmake ninja-build pkg-config libsystemc-dev libgtest-dev libgmock-dev
       libbenchmark-dev libboost-program-options-dev nlohmann-json3-dev libfmt-dev
       gtkwave python3 python3-numpy python3-matplotlib verilator clang parallel xvfb xauth
       python3-dev pybind11-dev python3-pybind11 python3-pytest)
