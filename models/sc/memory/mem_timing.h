@@ -12,22 +12,48 @@
 #include <new>
 #include <vector>
 
+#include <sys/mman.h>
+
 #include <systemc>
 #include <tlm>
 
 namespace tpb::sc {
 
-// Storage from calloc (std::free when released): zero pages the target
-// never touches stay unmapped, so a memory or a queue costs resident memory
-// only for what a run uses.
-struct FreeDeleter {
-  void operator()(std::uint8_t* p) const { std::free(p); }
+// Storage of zero bytes from an anonymous mapping: pages the target never
+// touches stay unmapped, so a memory or a queue costs resident memory (and
+// start-up time) only for what a run uses. calloc promises that only above
+// glibc's mmap threshold, which rises to the size of any large block freed
+// before (a program file read whole, say): below it calloc zeroes every byte.
+// Under AddressSanitizer, calloc: its red zones then guard the storage.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TPB_ZEROED_STORAGE_CALLOC 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define TPB_ZEROED_STORAGE_CALLOC 1
+#endif
+struct ZeroedStorageDeleter {
+  std::size_t bytes = 0;
+  void operator()(std::uint8_t* p) const {
+#ifdef TPB_ZEROED_STORAGE_CALLOC
+    std::free(p);
+#else
+    if (p) ::munmap(p, bytes);
+#endif
+  }
 };
-using ZeroedStorage = std::unique_ptr<std::uint8_t, FreeDeleter>;
+using ZeroedStorage = std::unique_ptr<std::uint8_t, ZeroedStorageDeleter>;
 inline ZeroedStorage zeroed_storage(std::size_t bytes) {
-  ZeroedStorage p(static_cast<std::uint8_t*>(std::calloc(bytes, 1)));
+  bytes = std::max<std::size_t>(bytes, 1);
+#ifdef TPB_ZEROED_STORAGE_CALLOC
+  void* p = std::calloc(bytes, 1);
   if (!p) throw std::bad_alloc();
-  return p;
+#else
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+#endif
+  return ZeroedStorage(static_cast<std::uint8_t*>(p), ZeroedStorageDeleter{bytes});
 }
 
 struct MemTiming {
