@@ -31,6 +31,31 @@ struct MemCycles {
   std::uint32_t banks = 1;
 };
 
+// n / mhz, exact, for a divisor fixed per clock: one 128-bit multiply by
+// the divisor's reciprocal and at most three corrections instead of the
+// hardware's 64-bit divide (tens of cycles, ten times an instruction).
+class ClockDivider {
+ public:
+  explicit ClockDivider(std::uint32_t mhz = 1)
+      : mhz_(mhz), d_(mhz > 1 ? mhz : 1), inv_(UINT64_MAX / d_) {}
+  std::uint32_t mhz() const { return mhz_; }
+  std::uint64_t quotient(std::uint64_t n) const {
+    // inv_ >= 2^64 / d - 1, so the estimate is at most 2 below n / d.
+    std::uint64_t q = static_cast<std::uint64_t>((static_cast<unsigned __int128>(n) * inv_) >> 64);
+    std::uint64_t r = n - q * d_;
+    while (r >= d_) {
+      ++q;
+      r -= d_;
+    }
+    return q;
+  }
+
+ private:
+  std::uint32_t mhz_;
+  std::uint64_t d_;
+  std::uint64_t inv_;
+};
+
 struct TimingConfig {
   std::string arch;  // generation the defaults came from ("mariana", ...)
 
@@ -131,14 +156,21 @@ struct TimingConfig {
   // Picoseconds of `cycles` at `mhz`, rounded to nearest; saturates at
   // kMaxPs. Inline on its 64-bit path (every bundle of every instruction
   // asks); a product that would not fit goes through 128 bits, the same
-  // rounding.
+  // rounding. The ClockDivider form divides without the hardware divide.
+  static constexpr std::uint64_t kNarrowCycles = (UINT64_MAX - UINT32_MAX) / 1000000u;
   static std::uint64_t cycles_to_ps(std::uint64_t cycles, std::uint32_t mhz) {
-    const std::uint32_t div = mhz > 1 ? mhz : 1;
-    if (cycles < (UINT64_MAX - div) / 1000000u) {
-      const std::uint64_t ps = (cycles * 1000000u + mhz / 2) / div;
+    if (cycles < kNarrowCycles) {
+      const std::uint64_t ps = (cycles * 1000000u + mhz / 2) / (mhz > 1 ? mhz : 1);
       return ps < kMaxPs ? ps : kMaxPs;
     }
     return cycles_to_ps_wide(cycles, mhz);
+  }
+  static std::uint64_t cycles_to_ps(std::uint64_t cycles, const ClockDivider& clock) {
+    if (cycles < kNarrowCycles) {
+      const std::uint64_t ps = clock.quotient(cycles * 1000000u + clock.mhz() / 2);
+      return ps < kMaxPs ? ps : kMaxPs;
+    }
+    return cycles_to_ps_wide(cycles, clock.mhz());
   }
   static std::uint64_t cycles_to_ps_wide(std::uint64_t cycles, std::uint32_t mhz);
   // The longest one memory access may take (about 1.1 s): merge_timing

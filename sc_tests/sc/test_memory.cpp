@@ -54,6 +54,22 @@ TEST(MemTiming, AccessDelayIsLatencyPlusWholeBeats) {
   EXPECT_EQ(no_bw.access_delay(1000), ns(10));
 }
 
+// Power-of-two beats (shifted) and others (divided) give ceil(len / beat)
+// beats, counted here by subtraction.
+TEST(MemTiming, BeatsAreWholeForEveryBeatSize) {
+  for (const unsigned beat : {1u, 2u, 3u, 4u, 48u, 64u, 100u, 128u, 1u << 20}) {
+    MemTiming t = timing_10_1();
+    t.beat_bytes = beat;
+    for (std::uint64_t len : {0ull, 1ull, 2ull, 63ull, 64ull, 65ull, 127ull, 128ull, 129ull,
+                              4095ull, 4096ull, 4097ull, 262144ull, 1000003ull}) {
+      std::uint64_t beats = 0;
+      for (std::uint64_t left = len; left > 0; left -= std::min<std::uint64_t>(left, beat)) ++beats;
+      EXPECT_EQ(t.beats_time(len), ns(static_cast<double>(beats)))
+          << len << " bytes, beat " << beat;
+    }
+  }
+}
+
 TEST(PartitionedMemory, WriteThenReadReturnsDataAndAnnotatesLatency) {
   MemBench b(32, 256 * kKiB);
   run_sc([&] {

@@ -103,8 +103,8 @@ class Sequencer::Context : public fw::KernelContext {
 
   void begin_bundle(const fw::Bundle& b, std::uint64_t trips, std::uint32_t cycles) override {
     // cycles x trips, saturating: a huge profile value must not wrap.
-    const std::uint64_t work =
-        cycles != 0 && trips > UINT64_MAX / cycles ? UINT64_MAX : std::uint64_t{cycles} * trips;
+    std::uint64_t work;
+    if (__builtin_mul_overflow(std::uint64_t{cycles}, trips, &work)) work = UINT64_MAX;
     if (b.stream) {
       if (!s_.pipeline_open_) s_.open_pipeline();
       s_.pipeline_compute_ =
@@ -114,7 +114,13 @@ class Sequencer::Context : public fw::KernelContext {
     }
     const std::uint64_t t = s_.now_ps();
     if (!s_.env_.control->proceed(t)) throw WatchdogStop{};
-    s_.bundles_.push_back(BundleRecord{&b, t, trips, cycles});
+    // Field by field into the vector (a temporary copied in whole stalled
+    // on store forwarding: its 16-byte loads spanned the 8- and 4-byte stores).
+    BundleRecord& rec = s_.bundles_.emplace_back();
+    rec.bundle = &b;
+    rec.start_ps = t;
+    rec.trips = trips;
+    rec.cycles = cycles;
     s_.notify([&](SequencerObserver& o) { o.on_bundle(b, t, trips, cycles); });
     // A streaming bundle's step moves its data from the bundle's start (its
     // accesses book bandwidth there); its compute is on the clock at its end.
@@ -243,7 +249,9 @@ void Sequencer::sync() {
 
 void Sequencer::add_cycles(std::uint64_t cycles) {
   inst_cycles_ = cycles > UINT64_MAX - inst_cycles_ ? UINT64_MAX : inst_cycles_ + cycles;
-  const std::uint64_t after = TimingConfig::cycles_to_ps(inst_cycles_, cfg_.timing->clock(engine_));
+  const std::uint32_t mhz = cfg_.timing->clock(engine_);
+  if (mhz != clock_.mhz()) clock_ = timing::ClockDivider(mhz);
+  const std::uint64_t after = TimingConfig::cycles_to_ps(inst_cycles_, clock_);
   pending_ps_ += after - inst_ps_;
   inst_ps_ = after;
 }

@@ -72,7 +72,10 @@ struct MemTiming {
   // term" rather than a division by zero.
   sc_core::sc_time beats_time(std::uint64_t len) const {
     if (beat_bytes == 0) return sc_core::SC_ZERO_TIME;
-    const std::uint64_t beats = (len + beat_bytes - 1) / beat_bytes;
+    // A power-of-two beat (every profile's) shifts instead of dividing.
+    const std::uint64_t beats = (beat_bytes & (beat_bytes - 1)) == 0
+                                    ? (len + beat_bytes - 1) >> __builtin_ctz(beat_bytes)
+                                    : (len + beat_bytes - 1) / beat_bytes;
     return per_beat * static_cast<double>(beats);
   }
   // latency + beats_time(len).
