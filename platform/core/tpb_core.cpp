@@ -43,6 +43,8 @@ class TpbCore::EngineHook : public sc::SequencerObserver {
  public:
   explicit EngineHook(TpbCore& core) : core_(core) {}
   void on_retire(const sc::RetireRecord& r) override { core_.on_retire(r); }
+  bool wants_bundle_starts() const override { return false; }
+  bool wants_bundle_ends() const override { return false; }
 
  private:
   TpbCore& core_;

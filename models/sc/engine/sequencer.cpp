@@ -121,7 +121,7 @@ class Sequencer::Context : public fw::KernelContext {
     rec.start_ps = t;
     rec.trips = trips;
     rec.cycles = cycles;
-    s_.notify([&](SequencerObserver& o) { o.on_bundle(b, t, trips, cycles); });
+    for (SequencerObserver* o : s_.bundle_observers_) o->on_bundle(b, t, trips, cycles);
     // A streaming bundle's step moves its data from the bundle's start (its
     // accesses book bandwidth there); its compute is on the clock at its end.
     if (b.stream)
@@ -138,7 +138,7 @@ class Sequencer::Context : public fw::KernelContext {
     // at the stop time.
     const std::uint64_t t = s_.now_ps();
     if (!s_.env_.control->proceed(t)) throw WatchdogStop{};
-    s_.notify([&](SequencerObserver& o) { o.on_bundle_end(b, t); });
+    for (SequencerObserver* o : s_.bundle_end_observers_) o->on_bundle_end(b, t);
   }
 
  private:
@@ -225,8 +225,15 @@ bool Sequencer::execute_dma() {
   return true;
 }
 
+void Sequencer::add_observer(SequencerObserver* o) {
+  observers_.push_back(o);
+  if (o->wants_bundle_starts()) bundle_observers_.push_back(o);
+  if (o->wants_bundle_ends()) bundle_end_observers_.push_back(o);
+}
+
 void Sequencer::remove_observer(SequencerObserver* o) {
-  observers_.erase(std::remove(observers_.begin(), observers_.end(), o), observers_.end());
+  for (auto* v : {&observers_, &bundle_observers_, &bundle_end_observers_})
+    v->erase(std::remove(v->begin(), v->end(), o), v->end());
 }
 
 std::uint64_t Sequencer::now_ps() const {

@@ -91,7 +91,7 @@ class Sequencer : public sc_core::sc_module {
   bool timing_only() const { return timing_only_; }
 
   // Observers, called in attachment order. Attach between runs.
-  void add_observer(SequencerObserver* o) { observers_.push_back(o); }
+  void add_observer(SequencerObserver* o);
   void remove_observer(SequencerObserver* o);
 
   // Co-simulation (SPEC §9 --cosim): called in this engine's thread after
@@ -159,6 +159,8 @@ class Sequencer : public sc_core::sc_module {
   SequencerConfig cfg_;
   fw::EngineState state_;
   std::vector<SequencerObserver*> observers_;
+  // Those of observers_ that want on_bundle / on_bundle_end, in its order.
+  std::vector<SequencerObserver*> bundle_observers_, bundle_end_observers_;
   InstructionFetch fetch_;
   std::unique_ptr<DmaExecutor> dma_;  // a DMA queue's executor (configure())
   std::function<void()> retire_gate_;

@@ -65,6 +65,12 @@ class SequencerObserver {
   virtual void on_bundle(const fw::Bundle& /*b*/, std::uint64_t /*t_ps*/, std::uint64_t /*trips*/,
                          std::uint32_t /*cycles*/) {}
   virtual void on_bundle_end(const fw::Bundle& /*b*/, std::uint64_t /*t_ps*/) {}
+  // Whether on_bundle / on_bundle_end are wanted at all (asked once, when
+  // the observer is added): the sequencer calls only those observers that
+  // do, ten bundles an instruction. An observer that overrides either hook
+  // keeps the default.
+  virtual bool wants_bundle_starts() const { return true; }
+  virtual bool wants_bundle_ends() const { return true; }
   // A kernel's named counter (ctx.count()).
   virtual void on_count(const char* /*name*/, std::uint64_t /*n*/) {}
   virtual void on_retire(const RetireRecord& /*r*/) {}
