@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/isa/sanitizer.h"
 #include "sc_tests/e2e/tool_runner.h"
 
 namespace tpb::e2e {
@@ -486,18 +487,6 @@ ToolResult bash(const std::string& script) {
   r.err = read_text(d + "/err");
   return r;
 }
-
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAddressSanitizer = true;
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
 
 // ------------------------------------------------------------ program text
 

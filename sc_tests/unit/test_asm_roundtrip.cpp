@@ -12,6 +12,7 @@
 #include "models/isa/encodings.h"
 #include "models/isa/opcode_table.h"
 #include "models/isa/program.h"
+#include "models/isa/sanitizer.h"
 
 namespace tpb::isa {
 namespace {
@@ -107,17 +108,7 @@ void check_batch(const std::vector<RawInst>& words) {
 // Under ASan / UBSan (make asan) a tenth of the words: the same opcodes and
 // generator, at a cost the sanitizer stage of CI can carry (the release
 // suite runs all 100,000 of each).
-#if defined(__SANITIZE_ADDRESS__)
-constexpr int kRoundTripBatches = 2;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr int kRoundTripBatches = 2;
-#else
-constexpr int kRoundTripBatches = 20;
-#endif
-#else
-constexpr int kRoundTripBatches = 20;
-#endif
+constexpr int kRoundTripBatches = kAddressSanitizer ? 2 : 20;
 
 TEST(AsmRoundTrip, KnownOpcodes100kEach) {
   std::mt19937_64 rng(0x7b7b);

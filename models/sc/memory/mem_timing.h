@@ -17,6 +17,8 @@
 #include <systemc>
 #include <tlm>
 
+#include "models/isa/sanitizer.h"
+
 namespace tpb::sc {
 
 // Storage of zero bytes from an anonymous mapping: pages the target never
@@ -25,18 +27,10 @@ namespace tpb::sc {
 // glibc's mmap threshold, which rises to the size of any large block freed
 // before (a program file read whole, say): below it calloc zeroes every byte.
 // Under AddressSanitizer, calloc: its red zones then guard the storage.
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TPB_ZEROED_STORAGE_CALLOC 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define TPB_ZEROED_STORAGE_CALLOC 1
-#endif
 struct ZeroedStorageDeleter {
   std::size_t bytes = 0;
   void operator()(std::uint8_t* p) const {
-#ifdef TPB_ZEROED_STORAGE_CALLOC
+#if TPB_ADDRESS_SANITIZER
     std::free(p);
 #else
     if (p) ::munmap(p, bytes);
@@ -46,7 +40,7 @@ struct ZeroedStorageDeleter {
 using ZeroedStorage = std::unique_ptr<std::uint8_t, ZeroedStorageDeleter>;
 inline ZeroedStorage zeroed_storage(std::size_t bytes) {
   bytes = std::max<std::size_t>(bytes, 1);
-#ifdef TPB_ZEROED_STORAGE_CALLOC
+#if TPB_ADDRESS_SANITIZER
   void* p = std::calloc(bytes, 1);
   if (!p) throw std::bad_alloc();
 #else
