@@ -65,12 +65,15 @@ struct MemTiming {
   // ceil(len / beat_bytes) * per_beat; beat_bytes == 0 means "no bandwidth
   // term" rather than a division by zero.
   sc_core::sc_time beats_time(std::uint64_t len) const {
-    if (beat_bytes == 0) return sc_core::SC_ZERO_TIME;
-    // A power-of-two beat (every profile's) shifts instead of dividing.
-    const std::uint64_t beats = (beat_bytes & (beat_bytes - 1)) == 0
-                                    ? (len + beat_bytes - 1) >> __builtin_ctz(beat_bytes)
-                                    : (len + beat_bytes - 1) / beat_bytes;
-    return per_beat * static_cast<double>(beats);
+    return per_beat * static_cast<double>(beats(len));
+  }
+  // ceil(len / beat_bytes), 0 without a bandwidth term. A power-of-two beat
+  // (every profile's) shifts instead of dividing.
+  std::uint64_t beats(std::uint64_t len) const {
+    if (beat_bytes == 0) return 0;
+    return (beat_bytes & (beat_bytes - 1)) == 0
+               ? (len + beat_bytes - 1) >> __builtin_ctz(beat_bytes)
+               : (len + beat_bytes - 1) / beat_bytes;
   }
   // latency + beats_time(len).
   sc_core::sc_time access_delay(std::uint64_t len) const { return latency + beats_time(len); }
@@ -121,7 +124,7 @@ class BandwidthArbiter {
                           unsigned lane = 0) {
     if (!enabled_) return t_.access_delay(len);
     Book& bk = books_[lane < books_.size() ? lane : 0];
-    const std::uint64_t beats = (len + t_.beat_bytes - 1) / t_.beat_bytes;
+    const std::uint64_t beats = t_.beats(len);
     // Booked as beat time (not a beat count), so a window holds exactly its
     // length whatever the rounding of window / beat: one initiator alone
     // never waits for itself.
