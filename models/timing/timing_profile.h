@@ -156,14 +156,11 @@ struct TimingConfig {
   // Picoseconds of `cycles` at `mhz`, rounded to nearest; saturates at
   // kMaxPs. Inline on its 64-bit path (every bundle of every instruction
   // asks); a product that would not fit goes through 128 bits, the same
-  // rounding. The ClockDivider form divides without the hardware divide.
+  // rounding. A caller that converts at one clock again and again keeps its
+  // ClockDivider (no hardware divide per call).
   static constexpr std::uint64_t kNarrowCycles = (UINT64_MAX - UINT32_MAX) / 1000000u;
   static std::uint64_t cycles_to_ps(std::uint64_t cycles, std::uint32_t mhz) {
-    if (cycles < kNarrowCycles) {
-      const std::uint64_t ps = (cycles * 1000000u + mhz / 2) / (mhz > 1 ? mhz : 1);
-      return ps < kMaxPs ? ps : kMaxPs;
-    }
-    return cycles_to_ps_wide(cycles, mhz);
+    return cycles_to_ps(cycles, ClockDivider(mhz));
   }
   static std::uint64_t cycles_to_ps(std::uint64_t cycles, const ClockDivider& clock) {
     if (cycles < kNarrowCycles) {

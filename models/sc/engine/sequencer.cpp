@@ -180,6 +180,7 @@ Sequencer::~Sequencer() = default;
 
 void Sequencer::configure(SequencerConfig cfg) {
   cfg_ = std::move(cfg);
+  clock_ = timing::ClockDivider(cfg_.timing->clock(engine_));
   overhead_time_ = engine_time(*cfg_.timing, engine_, cfg_.timing->overhead(engine_));
   if (isa::is_dma_queue(engine_))
     dma_ = std::make_unique<DmaExecutor>(port, env_.hbm, dma_timing(*cfg_.timing));
@@ -256,8 +257,6 @@ void Sequencer::sync() {
 
 void Sequencer::add_cycles(std::uint64_t cycles) {
   inst_cycles_ = cycles > UINT64_MAX - inst_cycles_ ? UINT64_MAX : inst_cycles_ + cycles;
-  const std::uint32_t mhz = cfg_.timing->clock(engine_);
-  if (mhz != clock_.mhz()) clock_ = timing::ClockDivider(mhz);
   const std::uint64_t after = TimingConfig::cycles_to_ps(inst_cycles_, clock_);
   pending_ps_ += after - inst_ps_;
   inst_ps_ = after;

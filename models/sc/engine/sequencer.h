@@ -179,7 +179,7 @@ class Sequencer : public sc_core::sc_module {
   isa::Events events_{};
   std::uint8_t opcode_ = 0;
   std::uint64_t inst_cycles_ = 0;  // compute cycles of the current instruction
-  timing::ClockDivider clock_;     // this engine's clock, for cycles_to_ps
+  timing::ClockDivider clock_;     // this engine's clock (configure()), for cycles_to_ps
   std::uint64_t inst_ps_ = 0;      // their duration, rounded once (cycles_to_ps)
   // Compute time not yet on the quantum keeper (flush_time()): a bundle's
   // cycles are an integer add, not an sc_time built per bundle.
