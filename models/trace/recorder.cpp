@@ -224,8 +224,7 @@ void Recorder::record_slice(TrackId id, Picos t, SliceKind kind, std::uint32_t n
 }
 
 void Recorder::detach() {
-  if (writer_) writer_->abandon();
-  writer_.reset();
+  writer_.reset();  // ~Writer abandons: the thread ends after its current batch
   change_sink_ = nullptr;
   slice_sink_ = nullptr;
 }
