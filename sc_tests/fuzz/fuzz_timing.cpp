@@ -48,6 +48,13 @@ bool lenient_dropped_a_key(const std::string& text) {
   return dropped;
 }
 
+// As `tpbsim run --timing` applies a profile: merged on the defaults, the
+// kernels' bundle costs resolved from it.
+void apply_profile(timing::TimingConfig& c, const nlohmann::json& j) {
+  timing::merge_timing(c, j);
+  (void)fw::builtin_kernels().resolve_costs(c);
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size > 16 * 1024) return -1;
   const std::string text(reinterpret_cast<const char*>(data), size);
@@ -68,8 +75,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     named = isa::parse_arch(j["arch"].get<std::string>(), arch);
   timing::TimingConfig c = timing::default_timing(arch);
   try {
-    timing::merge_timing(c, j);
-    (void)fw::builtin_kernels().resolve_costs(c);
+    apply_profile(c, j);
   } catch (const timing::TimingError& e) {
     FUZZ_CHECK(e.what()[0] != '\0', "TimingError without a message");
     // A generation's name in any case or its alias names that generation:
@@ -82,8 +88,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       timing::TimingConfig plain = timing::default_timing(arch);
       bool refused = false;
       try {
-        timing::merge_timing(plain, rest);
-        (void)fw::builtin_kernels().resolve_costs(plain);
+        apply_profile(plain, rest);
       } catch (const timing::TimingError&) {
         refused = true;
       }
