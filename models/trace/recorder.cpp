@@ -13,10 +13,6 @@ namespace tpb::trace {
 
 namespace {
 
-// First growth step: enough for a short program without a reallocation, small
-// enough not to matter when the recorder is enabled but barely used.
-constexpr std::size_t kInitialReserve = 4096;
-
 std::uint64_t width_mask(unsigned width) {
   return width >= 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << width) - 1);
 }
@@ -49,6 +45,17 @@ struct Recorder::Batch {
   bool start = false;
   std::vector<Signal> signals;
   std::vector<Track> tracks;
+
+  // Empty again, keeping the capacity (a batch's buffers are reused).
+  void clear() {
+    changes.clear();
+    slices.clear();
+    arena.clear();
+    new_names.clear();
+    start = false;
+    signals.clear();
+    tracks.clear();
+  }
 };
 
 // A batch to the sinks, names by id from `names`.
@@ -78,6 +85,14 @@ class Recorder::Writer {
   // Not finished (a run left by an exception): the sinks may be gone.
   ~Writer() { abandon(); }
 
+  // A delivered batch's buffers, cleared, for the next flush (or a new one).
+  Batch spare() {
+    std::lock_guard<std::mutex> l(m_);
+    if (spares_.empty()) return Batch{};
+    Batch b = std::move(spares_.back());
+    spares_.pop_back();
+    return b;
+  }
   void push(Batch b) {
     std::unique_lock<std::mutex> l(m_);
     space_.wait(l, [&] { return q_.size() < kMaxBatches; });
@@ -127,6 +142,9 @@ class Recorder::Writer {
       } catch (...) {
         error_ = std::current_exception();
       }
+      b.clear();
+      std::lock_guard<std::mutex> l(m_);
+      if (spares_.size() < kMaxBatches) spares_.push_back(std::move(b));
     }
   }
   void deliver(const Batch& b) {
@@ -141,6 +159,7 @@ class Recorder::Writer {
   std::mutex m_;
   std::condition_variable ready_, space_;
   std::deque<Batch> q_;
+  std::vector<Batch> spares_;
   bool stop_ = false, abandon_ = false;
   std::thread thread_;  // last: starts once the rest is built
 };
@@ -174,6 +193,7 @@ SignalId Recorder::add_signal(std::string scope, std::string name, unsigned widt
   const bool hidden = is_hidden(last_component(scope));
   signals_.push_back(
       Signal{std::move(scope), std::move(name), width, initial & width_mask(width), hidden});
+  masks_.push_back(hidden ? 0 : width_mask(width));
   return SignalId{static_cast<std::uint32_t>(signals_.size() - 1)};
 }
 
@@ -194,39 +214,21 @@ NameId Recorder::intern(std::string_view name) {
   return NameId{id};
 }
 
-void Recorder::record_change(SignalId id, Picos t, std::uint64_t value) {
-  if (id.v >= signals_.size())
-    throw std::out_of_range("trace: set() on unknown signal id " + std::to_string(id.v) + " (" +
-                            std::to_string(signals_.size()) + " signals registered)");
-  const Signal& s = signals_[id.v];
-  if (s.hidden) return;
-  if (changes_.capacity() == 0) changes_.reserve(kInitialReserve);
-  changes_.push_back(ValueChange{t, id.v, value & width_mask(s.width), seq_++});
-  ++changes_recorded_;
-  last_time_ = std::max(last_time_, t);
-  maybe_flush();
+void Recorder::unknown_signal(SignalId id) const {
+  throw std::out_of_range("trace: set() on unknown signal id " + std::to_string(id.v) + " (" +
+                          std::to_string(signals_.size()) + " signals registered)");
 }
 
-void Recorder::record_slice(TrackId id, Picos t, SliceKind kind, std::uint32_t name,
-                            std::string_view args, double value) {
-  if (id.v >= tracks_.size())
-    throw std::out_of_range("trace: slice event on unknown track id " + std::to_string(id.v) +
-                            " (" + std::to_string(tracks_.size()) + " tracks registered)");
-  if (tracks_[id.v].hidden) return;
-  if (slices_.capacity() == 0) slices_.reserve(kInitialReserve);
-  const auto off = static_cast<std::uint32_t>(arena_.size());
-  arena_.append(args.data(), args.size());
-  slices_.push_back(SliceRecord{t, seq_++, id.v, kind, name, off,
-                                static_cast<std::uint32_t>(args.size()), value});
-  ++slices_recorded_;
-  last_time_ = std::max(last_time_, t);
-  maybe_flush();
+void Recorder::unknown_track(TrackId id) const {
+  throw std::out_of_range("trace: slice event on unknown track id " + std::to_string(id.v) + " (" +
+                          std::to_string(tracks_.size()) + " tracks registered)");
 }
 
 void Recorder::detach() {
   writer_.reset();  // ~Writer abandons: the thread ends after its current batch
   change_sink_ = nullptr;
   slice_sink_ = nullptr;
+  arm();
 }
 
 void Recorder::attach(ChangeSink* changes, SliceSink* slices) {
@@ -234,11 +236,19 @@ void Recorder::attach(ChangeSink* changes, SliceSink* slices) {
   slice_sink_ = slices;
   writer_.reset();
   if (async_ && (changes || slices)) writer_ = std::make_unique<Writer>(changes, slices);
+  arm();
 }
 
-void Recorder::maybe_flush() {
-  if ((!change_sink_ && !slice_sink_) || !watermark_) return;
-  if (changes_.size() + slices_.size() < flush_at_) return;
+void Recorder::set_watermark(std::function<Picos()> f) {
+  watermark_ = std::move(f);
+  arm();
+}
+
+void Recorder::arm() {
+  flush_at_ = (change_sink_ || slice_sink_) && watermark_ ? kFlushAt : kNever;
+}
+
+void Recorder::flush_full() {
   const std::size_t before = changes_.size() + slices_.size();
   flush_before(watermark_());
   // Most events still ahead of the watermark (a long decoupled stretch):
@@ -248,9 +258,15 @@ void Recorder::maybe_flush() {
 }
 
 void Recorder::flush_before(Picos watermark) {
-  Batch b;
+  if (!writer_) {
+    if (!spare_) spare_ = std::make_unique<Batch>();
+    take_before(watermark, *spare_);
+    deliver(*spare_, change_sink_, slice_sink_, names_);
+    spare_->clear();
+    return;
+  }
+  Batch b = writer_->spare();
   take_before(watermark, b);
-  if (!writer_) return deliver(b, change_sink_, slice_sink_, names_);
   b.new_names.assign(names_.begin() + static_cast<std::ptrdiff_t>(names_sent_), names_.end());
   names_sent_ = names_.size();
   writer_->push(std::move(b));
@@ -263,31 +279,37 @@ void Recorder::take_before(Picos watermark, Batch& b) {
     b.signals = signals_;
     b.tracks = tracks_;
   }
+  // The buffers change hands rather than being copied: the batch takes the
+  // recorder's vectors whole (its own cleared ones, with their capacity,
+  // come back), and the few events at or past the watermark (the engines'
+  // decoupled stretch) move back to the recorder.
   if (change_sink_) {
-    sort_by_time(changes_);
-    std::size_t k = 0;
-    while (k < changes_.size() && changes_[k].t < watermark) ++k;
-    b.changes.assign(changes_.begin(), changes_.begin() + static_cast<std::ptrdiff_t>(k));
-    changes_.erase(changes_.begin(), changes_.begin() + static_cast<std::ptrdiff_t>(k));
+    if (!changes_sorted_) sort_by_time(changes_);
+    changes_sorted_ = true;
+    b.changes.swap(changes_);
+    const auto first_later = std::partition_point(
+        b.changes.begin(), b.changes.end(), [&](const ValueChange& c) { return c.t < watermark; });
+    changes_.assign(first_later, b.changes.end());
+    b.changes.erase(first_later, b.changes.end());
   }
   if (slice_sink_) {
-    sort_by_time(slices_);
-    std::size_t k = 0;
-    for (; k < slices_.size() && slices_[k].t < watermark; ++k) {
-      SliceRecord e = slices_[k];
-      e.args_off = static_cast<std::uint32_t>(b.arena.size());
-      b.arena.append(arena_, slices_[k].args_off, slices_[k].args_len);
-      b.slices.push_back(e);
+    if (!slices_sorted_) sort_by_time(slices_);
+    slices_sorted_ = true;
+    b.slices.swap(slices_);
+    b.arena.swap(arena_);
+    slices_.clear();
+    arena_.clear();
+    const auto first_later = std::partition_point(
+        b.slices.begin(), b.slices.end(), [&](const SliceRecord& e) { return e.t < watermark; });
+    // The later events' args are copied to the front of the recorder's
+    // arena; the batch's copy of them is never read.
+    for (auto it = first_later; it != b.slices.end(); ++it) {
+      SliceRecord e = *it;
+      e.args_off = static_cast<std::uint32_t>(arena_.size());
+      arena_.append(b.arena, it->args_off, it->args_len);
+      slices_.push_back(e);
     }
-    slices_.erase(slices_.begin(), slices_.begin() + static_cast<std::ptrdiff_t>(k));
-    // Compact the arena: the kept events' args move to its front.
-    std::string kept;
-    for (SliceRecord& e : slices_) {
-      const std::uint32_t off = static_cast<std::uint32_t>(kept.size());
-      kept.append(arena_, e.args_off, e.args_len);
-      e.args_off = off;
-    }
-    arena_.swap(kept);
+    b.slices.erase(first_later, b.slices.end());
   }
 }
 

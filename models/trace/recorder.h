@@ -164,7 +164,7 @@ class Recorder {
   // undelivered events are dropped, nothing is finished.
   void detach();
   bool async() const { return writer_ != nullptr; }
-  void set_watermark(std::function<Picos()> f) { watermark_ = std::move(f); }
+  void set_watermark(std::function<Picos()> f);
   // Ends the recording at `end`: delivers every event at or before it, drops
   // later ones (a fault's time: nothing is recorded past it) and finishes
   // the sinks. Call once, after the run.
@@ -181,11 +181,51 @@ class Recorder {
   std::uint64_t slices_recorded() const { return slices_recorded_; }
 
  private:
-  void record_change(SignalId id, Picos t, std::uint64_t value);
+  // Inline: every engine event of a traced run comes through these.
+  void record_change(SignalId id, Picos t, std::uint64_t value) {
+    if (id.v >= masks_.size()) unknown_signal(id);
+    const std::uint64_t mask = masks_[id.v];
+    if (mask == 0) return;  // hidden
+    if (!changes_.empty() && t < changes_.back().t) changes_sorted_ = false;
+    // Field by field in place: a temporary built by narrower stores and
+    // copied by wider loads stalls on store forwarding.
+    ValueChange& c = changes_.emplace_back();
+    c.t = t;
+    c.signal = id.v;
+    c.value = value & mask;
+    c.seq = seq_++;
+    ++changes_recorded_;
+    note_time(t);
+  }
   void record_slice(TrackId id, Picos t, SliceKind kind, std::uint32_t name, std::string_view args,
-                    double value);
+                    double value) {
+    if (id.v >= tracks_.size()) unknown_track(id);
+    if (tracks_[id.v].hidden) return;
+    if (!slices_.empty() && t < slices_.back().t) slices_sorted_ = false;
+    const auto off = static_cast<std::uint32_t>(arena_.size());
+    arena_.append(args.data(), args.size());
+    SliceRecord& e = slices_.emplace_back();
+    e.t = t;
+    e.seq = seq_++;
+    e.track = id.v;
+    e.kind = kind;
+    e.name = name;
+    e.args_off = off;
+    e.args_len = static_cast<std::uint32_t>(args.size());
+    e.counter_value = value;
+    ++slices_recorded_;
+    note_time(t);
+  }
+  void note_time(Picos t) {
+    if (t > last_time_) last_time_ = t;
+    if (changes_.size() + slices_.size() >= flush_at_) flush_full();
+  }
+  [[noreturn]] void unknown_signal(SignalId id) const;
+  [[noreturn]] void unknown_track(TrackId id) const;
   bool is_hidden(const std::string& name) const;
-  void maybe_flush();
+  // Streaming (sinks and a watermark): flush at kFlushAt events; else never.
+  void arm();
+  void flush_full();
   // Delivers the events before the watermark to the sinks, or hands them to
   // the writer thread.
   void flush_before(Picos watermark);
@@ -197,7 +237,9 @@ class Recorder {
   Picos last_time_ = 0;
   std::vector<std::string> hidden_names_;
   std::vector<Signal> signals_;
+  std::vector<std::uint64_t> masks_;  // by signal: its width's mask, 0 if hidden
   std::vector<ValueChange> changes_;
+  bool changes_sorted_ = true, slices_sorted_ = true;  // in (t, seq) order as recorded
   std::vector<Track> tracks_;
   std::vector<SliceRecord> slices_;
   std::string arena_;  // args text of the buffered slices
@@ -209,8 +251,9 @@ class Recorder {
   SliceSink* slice_sink_ = nullptr;
   bool started_ = false, finished_ = false;
   std::function<Picos()> watermark_;
-  std::size_t flush_at_ = kFlushAt;
   static constexpr std::size_t kFlushAt = 1 << 15;
+  static constexpr std::size_t kNever = ~std::size_t{0};
+  std::size_t flush_at_ = kNever;
   bool async_;
   struct Batch;                                   // one flush's events for the sinks (recorder.cpp)
   class Writer;                                   // the sinks' host thread (recorder.cpp)
@@ -218,7 +261,8 @@ class Recorder {
   static void deliver(const Batch& b, ChangeSink* changes, SliceSink* slices,
                       const std::vector<std::string>& names);
   std::unique_ptr<Writer> writer_;
-  std::size_t names_sent_ = 0;  // names_ the writer has
+  std::unique_ptr<Batch> spare_;  // without the writer: one batch, reused
+  std::size_t names_sent_ = 0;    // names_ the writer has
 };
 
 }  // namespace tpb::trace
