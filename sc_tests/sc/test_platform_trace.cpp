@@ -3,8 +3,13 @@
 // after a fault), and the debug_cmd 1 trace marker.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <map>
 
+#include <nlohmann/json.hpp>
+
+#include "firmware_stubs/kernel.h"
+#include "models/sc/engine/engine_tracer.h"
 #include "sc_tests/sc/test_platform_harness.h"
 
 using namespace tpb;
@@ -96,4 +101,38 @@ TEST(PlatformTrace, SlicesBalancedAfterAFault) {
   const auto busy = values_of(core->recorder(), signal_ids(core->recorder()).at("tpb.pool.busy"));
   ASSERT_FALSE(busy.empty());
   EXPECT_EQ(busy.back(), 0u);
+}
+
+// The instruction slice's args, {"index":N,"opcode":"0xHH"}, for indices
+// from 0 to the largest and every opcode nibble: the expected text from
+// snprintf, and it parses as JSON with the same values.
+TEST(EngineTracer, InstructionSliceArgsForEveryIndexWidth) {
+  const std::uint64_t indices[] = {
+      0, 9, 10, 99, 12345, 0xFFFFFFFFu, 0x100000000ull, 9999999999999999999ull, UINT64_MAX};
+  const std::uint8_t opcodes[] = {0x00, 0x09, 0x0a, 0x0f, 0x7b, 0xa0, 0xf0, 0xff};
+  trace::Recorder rec;
+  rec.enable_slices(true);
+  sc::EngineTracer tracer(rec, isa::Engine::Pool, fw::builtin_kernels().num_bundles());
+  const isa::RawInst raw{};
+  std::vector<std::string> expected;
+  std::uint64_t t = 0;
+  for (std::uint64_t index : indices)
+    for (std::uint8_t op : opcodes) {
+      tracer.on_issue(sc::IssueEvent{isa::Engine::Pool, index, op, &raw, t});
+      sc::RetireRecord r{};
+      r.end_ps = t + 1;
+      tracer.on_retire(r);
+      t += 2;
+      char text[64];
+      std::snprintf(text, sizeof text, "{\"index\":%llu,\"opcode\":\"0x%02x\"}",
+                    static_cast<unsigned long long>(index), op);
+      expected.push_back(text);
+    }
+  std::vector<std::string> got;
+  for (const auto& s : rec.sorted_slices())
+    if (s.kind == trace::SliceKind::Begin) got.push_back(s.args);
+  ASSERT_EQ(got, expected);
+  const auto j = nlohmann::json::parse(got.back());
+  EXPECT_EQ(j.at("index").get<std::uint64_t>(), UINT64_MAX);
+  EXPECT_EQ(j.at("opcode").get<std::string>(), "0xff");
 }

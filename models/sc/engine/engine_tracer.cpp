@@ -1,5 +1,7 @@
 #include "models/sc/engine/engine_tracer.h"
 
+#include <charconv>
+#include <cstring>
 #include <iterator>
 #include <string>
 
@@ -7,8 +9,33 @@
 
 namespace tpb::sc {
 
+namespace {
+
+// {"index":N,"opcode":"0xHH"}, the instruction slice's args, written by hand:
+// every issue of a traced run formats them (a formatting library's general
+// path cost more than the rest of the slice's recording). At most 48 bytes.
+constexpr std::size_t kInstructionArgsMax = 48;
+std::size_t instruction_args(char* out, std::uint64_t index, std::uint8_t opcode) {
+  static constexpr char kHead[] = R"({"index":)";
+  static constexpr char kOpcode[] = R"(,"opcode":"0x)";
+  static constexpr char kHex[] = "0123456789abcdef";
+  char* p = out;
+  std::memcpy(p, kHead, sizeof kHead - 1);
+  p += sizeof kHead - 1;
+  p = std::to_chars(p, p + 20, index).ptr;
+  std::memcpy(p, kOpcode, sizeof kOpcode - 1);
+  p += sizeof kOpcode - 1;
+  *p++ = kHex[opcode >> 4];
+  *p++ = kHex[opcode & 15];
+  *p++ = '"';
+  *p++ = '}';
+  return static_cast<std::size_t>(p - out);
+}
+
+}  // namespace
+
 EngineTracer::EngineTracer(trace::Recorder& rec, isa::Engine engine, std::size_t num_bundles)
-    : rec_(rec), op_names_(256), bundle_names_(num_bundles) {
+    : rec_(rec), op_names_(256), bundle_names_(num_bundles), bundles_(rec.bundles_enabled()) {
   const std::string scope = std::string("tpb.") + isa::engine_name(engine);
   sig_busy_ = rec.add_signal(scope, "busy", 1);
   sig_opcode_ = rec.add_signal(scope, "opcode", 8);
@@ -30,10 +57,8 @@ void EngineTracer::on_issue(const IssueEvent& e) {
       const std::string_view m = isa::opcode_mnemonic(e.opcode);
       n = rec_.intern(m.empty() ? fmt::format("op_0x{:02x}", e.opcode) : std::string(m));
     }
-    char args[64];  // 31 characters and a 20-digit index at most
-    const char* end = fmt::format_to(args, FMT_COMPILE(R"({{"index":{},"opcode":"0x{:02x}"}})"),
-                                     e.index, e.opcode);
-    rec_.begin(track_, t, n, std::string_view(args, static_cast<std::size_t>(end - args)));
+    char args[kInstructionArgsMax];
+    rec_.begin(track_, t, n, std::string_view(args, instruction_args(args, e.index, e.opcode)));
     ++open_slices_;
   }
   const isa::Header h = isa::header_of(*e.raw);
@@ -48,7 +73,7 @@ void EngineTracer::on_issue(const IssueEvent& e) {
 
 void EngineTracer::on_bundle(const fw::Bundle& b, std::uint64_t t, std::uint64_t trips,
                              std::uint32_t cycles) {
-  if (!rec_.bundles_enabled()) return;
+  if (!bundles_) return;
   rec_.set(sig_pc_, t, b.va);
   if (!rec_.slices_enabled()) return;
   trace::NameId& n = bundle_names_[b.id];
