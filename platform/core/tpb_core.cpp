@@ -151,7 +151,10 @@ TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
   tiles = std::make_unique<sc::TileFileTarget>("tiles", *tile_file_, sc::mem_timing(t, t.control));
   router_.add_target(sc::kSfuTileRouteName, isa::region_base(isa::Region::SfuTile),
                      sc::TileFileTarget::kSpan, tiles->socket);
-  for (auto& s : seqs_) s.port.socket.bind(router_.target_socket);
+  for (auto& s : seqs_) {
+    s.port.socket.bind(router_.target_socket);
+    s.port.share_totals(&port_totals_);
+  }
   dbg_socket.bind(router_.target_socket);
   host_fwd_.bind(router_.target_socket);
   host_socket.register_b_transport(this, &TpbCore::host_b_transport);
@@ -366,16 +369,12 @@ void TpbCore::on_retire(const sc::RetireRecord& r) {
 }
 
 void TpbCore::memory_bytes(std::uint64_t (&rd)[kNumMems], std::uint64_t (&wr)[kNumMems]) const {
-  for (unsigned m = 0; m < kNumMems; ++m) rd[m] = wr[m] = 0;
-  for (unsigned i = 0; i < isa::kNumQueues; ++i) {
-    // A queue with nothing to run has moved nothing (its counters are reset
-    // with its stats at the run's start); every retire asks this.
-    if (!active_[i]) continue;
-    const sc::Sequencer& s = seqs_[i];
-    for (unsigned m = 0; m < kNumMems; ++m) {
-      rd[m] += s.port.bytes_read()[m];
-      wr[m] += s.port.bytes_written()[m];
-    }
+  // Every port's counters are reset with its stats at the run's start, and a
+  // queue with nothing to run moves nothing: the totals are the active
+  // queues'.
+  for (unsigned m = 0; m < kNumMems; ++m) {
+    rd[m] = port_totals_.read[m];
+    wr[m] = port_totals_.written[m];
   }
 }
 

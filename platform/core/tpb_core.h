@@ -258,6 +258,9 @@ class TpbCore : public sc_core::sc_module {
   // Engines of the current (or last) run that appear in its outputs: every
   // compute engine, and the DMA queues that had descriptors.
   std::array<bool, isa::kNumQueues> active_{};
+  // What every queue's port has moved, summed as it goes (the traces' byte
+  // counters read it on every retire).
+  sc::MemPort::Totals port_totals_;
   std::vector<std::unique_ptr<EngineHook>> hooks_;
   std::unique_ptr<CoreTracer> core_tracer_;
   std::uint64_t retired_ = 0;

@@ -219,6 +219,40 @@ TEST(MemPort, DmiSpanPointsAtTheAddressAndCarriesTiming) {
   });
 }
 
+// Shared totals (a core's byte counters): the sum of the sharing ports'
+// counters through accesses, a roll-back by set_counts, a port joining with
+// counts of its own and a port leaving.
+TEST(MemPort, SharedTotalsAreTheSumOfTheSharingPorts) {
+  MemPort a{"a"}, b{"b"};
+  MemPort::Totals totals;
+  a.share_totals(&totals);
+  a.account(isa::sbuf_addr(33, 0), 100, true);
+  a.account(isa::sbuf_addr(2, 0), 5, false);
+  b.account(isa::psum_addr(0, 0), 7, false);  // before b shares: added when it does
+  b.share_totals(&totals);
+  b.account(isa::sbuf_addr(34, 0), 11, true);
+  b.account(0x7000000, 3, false);  // outside SBUF / PSUM: the "other" counter
+  auto expect_sum = [&](const char* when) {
+    for (unsigned i = 0; i < MemPort::kNumCounters; ++i) {
+      EXPECT_EQ(totals.read[i], a.bytes_read()[i] + b.bytes_read()[i]) << when << " read " << i;
+      EXPECT_EQ(totals.written[i], a.bytes_written()[i] + b.bytes_written()[i])
+          << when << " written " << i;
+    }
+  };
+  expect_sum("after the accesses");
+  EXPECT_EQ(totals.written[MemPort::kCountSbufQ1], 111u);
+  EXPECT_EQ(totals.read[MemPort::kCountSbufQ0], 5u);
+  EXPECT_EQ(totals.read[MemPort::kCountPsum], 7u);
+  EXPECT_EQ(totals.read[MemPort::kCountOther], 3u);
+  a.set_counts({}, {});  // a fault's roll-back
+  expect_sum("after a's roll-back");
+  EXPECT_EQ(totals.written[MemPort::kCountSbufQ1], 11u);
+  b.share_totals(nullptr);
+  EXPECT_EQ(b.bytes_read()[MemPort::kCountPsum], 7u);  // b keeps its own
+  for (unsigned i = 0; i < MemPort::kNumCounters; ++i)
+    EXPECT_EQ(totals.read[i] + totals.written[i], 0u) << i;
+}
+
 TEST(MemPort, ZeroLengthAccessIsANoOp) {
   PortBench pb;
   run_sc([&] {

@@ -87,16 +87,34 @@ class MemPort : public sc_core::sc_module {
 
   // SBUF quadrant 0..3 by partition / 32, PSUM, or anything else.
   static unsigned counter_index(std::uint64_t addr);
-  void account(std::uint64_t addr, std::uint64_t len, bool is_write) {
-    (is_write ? written_ : read_)[counter_index(addr)] += len;
+  using Counts = std::array<std::uint64_t, kNumCounters>;
+  // Bytes moved, summed over every port that shares it (a core's ports:
+  // the traces' per-memory byte counters read it on every retire).
+  struct Totals {
+    Counts read{}, written{};
+  };
+  // The port adds what it moves to `t` as well (null: no totals). What it
+  // has counted already is added at once, and removed from the old totals.
+  void share_totals(Totals* t) {
+    add_to_totals(-1);
+    totals_ = t;
+    add_to_totals(+1);
   }
-  const std::array<std::uint64_t, kNumCounters>& bytes_read() const { return read_; }
-  const std::array<std::uint64_t, kNumCounters>& bytes_written() const { return written_; }
-  // Sets the counters back (the sequencer's stats after a fault).
-  void set_counts(const std::array<std::uint64_t, kNumCounters>& rd,
-                  const std::array<std::uint64_t, kNumCounters>& wr) {
+
+  void account(std::uint64_t addr, std::uint64_t len, bool is_write) {
+    const unsigned i = counter_index(addr);
+    (is_write ? written_ : read_)[i] += len;
+    if (totals_) (is_write ? totals_->written : totals_->read)[i] += len;
+  }
+  const Counts& bytes_read() const { return read_; }
+  const Counts& bytes_written() const { return written_; }
+  // Sets the counters back (the sequencer's stats after a fault); the shared
+  // totals follow.
+  void set_counts(const Counts& rd, const Counts& wr) {
+    add_to_totals(-1);
     read_ = rd;
     written_ = wr;
+    add_to_totals(+1);
   }
 
   // Number of get_direct_mem_ptr calls made so far (for tests and stats).
@@ -130,8 +148,17 @@ class MemPort : public sc_core::sc_module {
   StreamLanes* stream_ = nullptr;
   // The charge of an access at addr: the open stream's lane for SBUF / PSUM.
   bool stream_charge(std::uint64_t addr, StreamCharge& out) const;
-  std::array<std::uint64_t, kNumCounters> read_{};
-  std::array<std::uint64_t, kNumCounters> written_{};
+  Counts read_{};
+  Counts written_{};
+  Totals* totals_ = nullptr;
+  // This port's counts added to (+1) or taken from (-1) the shared totals.
+  void add_to_totals(int sign) {
+    if (!totals_) return;
+    for (unsigned i = 0; i < kNumCounters; ++i) {
+      totals_->read[i] += sign > 0 ? read_[i] : -read_[i];
+      totals_->written[i] += sign > 0 ? written_[i] : -written_[i];
+    }
+  }
   std::uint64_t dmi_requests_ = 0;
   bool timing_only_ = false;
 };
