@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -15,7 +16,7 @@ namespace tpb::trace {
 namespace {
 
 // A JSON string literal (RFC 8259 escapes).
-void append_json_string(std::string& out, std::string_view s) {
+void append_json_string(TextBuffer& out, std::string_view s) {
   // Most names need no escape: one append.
   if (std::all_of(s.begin(), s.end(), [](char ch) {
         const auto c = static_cast<unsigned char>(ch);
@@ -47,7 +48,7 @@ void append_json_string(std::string& out, std::string_view s) {
         break;
       default:
         if (c < 0x20)
-          fmt::format_to(std::back_inserter(out), "\\u{:04x}", c);
+          fmt::format_to(out.inserter(), "\\u{:04x}", c);
         else
           out.push_back(ch);
     }
@@ -58,7 +59,7 @@ void append_json_string(std::string& out, std::string_view s) {
 // Microseconds from picoseconds, exactly: "12.345678".
 // Microseconds with six decimals ("12.003571"), built in a local buffer:
 // two per slice.
-void append_us(std::string& out, Picos t) {
+void append_us(TextBuffer& out, Picos t) {
   char tmp[32];
   char* p = fmt::format_to(tmp, FMT_COMPILE("{}"), t / 1000000);
   *p++ = '.';
@@ -68,17 +69,40 @@ void append_us(std::string& out, Picos t) {
   out.append(tmp, static_cast<std::size_t>(p - tmp));
 }
 
+// An event's start, `,\n{"ph":"P","pid":N,"tid":N,"ts":`, written by hand
+// (a formatting library's literal pieces are a call each): every event.
+void append_head(TextBuffer& out, char ph, int pid, std::uint32_t tid) {
+  static constexpr char kPh[] = ",\n{\"ph\":\"";
+  static constexpr char kPid[] = "\",\"pid\":";
+  static constexpr char kTid[] = ",\"tid\":";
+  static constexpr char kTs[] = ",\"ts\":";
+  char tmp[64];  // 34 characters and two numbers of 11 and 10 digits at most
+  char* p = tmp;
+  std::memcpy(p, kPh, sizeof kPh - 1);
+  p += sizeof kPh - 1;
+  *p++ = ph;
+  std::memcpy(p, kPid, sizeof kPid - 1);
+  p += sizeof kPid - 1;
+  p = std::to_chars(p, p + 11, pid).ptr;
+  std::memcpy(p, kTid, sizeof kTid - 1);
+  p += sizeof kTid - 1;
+  p = std::to_chars(p, p + 10, tid).ptr;
+  std::memcpy(p, kTs, sizeof kTs - 1);
+  p += sizeof kTs - 1;
+  out.append(tmp, static_cast<std::size_t>(p - tmp));
+}
+
 // Trace viewers reject NaN / inf numbers: those become strings.
-void append_number(std::string& out, double v) {
+void append_number(TextBuffer& out, double v) {
   if (std::isfinite(v))
-    fmt::format_to(std::back_inserter(out), "{}", v);
+    fmt::format_to(out.inserter(), "{}", v);
   else
     out += std::isnan(v) ? "\"nan\"" : v > 0 ? "\"inf\"" : "\"-inf\"";
 }
 
 // args: a JSON object as the recorder's callers build it; other text is
 // kept as {"text": "..."}.
-void append_args(std::string& out, std::string_view args) {
+void append_args(TextBuffer& out, std::string_view args) {
   if (args.empty()) return;
   out += ",\"args\":";
   if (args.front() == '{') {
@@ -98,20 +122,20 @@ PerfettoWriter::PerfettoWriter(std::string path, TraceWindow window)
 void PerfettoWriter::start(const std::vector<Track>& tracks) {
   std::vector<std::string> processes;
   pid_of_.assign(tracks.size(), 0);
-  tracks_.assign(tracks.size(), {});
+  tracks_.clear();
+  tracks_.resize(tracks.size());
   buf_ += "{\"traceEvents\":[";
   bool first = true;
   auto meta = [&](int pid, int tid, const char* what, const char* key, const std::string* name,
                   int index) {
     buf_ += first ? "\n" : ",\n";
     first = false;
-    fmt::format_to(std::back_inserter(buf_),
-                   R"({{"ph":"M","name":"{}","pid":{},"tid":{},"args":{{"{}":)", what, pid, tid,
-                   key);
+    fmt::format_to(buf_.inserter(), R"({{"ph":"M","name":"{}","pid":{},"tid":{},"args":{{"{}":)",
+                   what, pid, tid, key);
     if (name)
       append_json_string(buf_, *name);
     else
-      fmt::format_to(std::back_inserter(buf_), "{}", index);
+      fmt::format_to(buf_.inserter(), "{}", index);
     buf_ += "}}";
   };
   for (std::size_t i = 0; i < tracks.size(); ++i) {
@@ -182,7 +206,7 @@ void PerfettoWriter::flush_track(std::uint32_t track, bool unterminated_at_end, 
   for (Pending& p : ts.pending) {
     const bool unterminated = p.kind == SliceKind::Begin && !p.closed;
     if (unterminated) p.end = std::max(p.t, end);
-    write_event(track, p, ts.text, unterminated && unterminated_at_end);
+    write_event(track, p, ts.text.view(), unterminated && unterminated_at_end);
   }
   ts.pending.clear();
   ts.open.clear();
@@ -190,30 +214,22 @@ void PerfettoWriter::flush_track(std::uint32_t track, bool unterminated_at_end, 
   out_.maybe_flush();
 }
 
-void PerfettoWriter::write_event(std::uint32_t track, const Pending& p, const std::string& text,
+void PerfettoWriter::write_event(std::uint32_t track, const Pending& p, std::string_view text,
                                  bool unterminated) {
   const std::string_view name(text.data() + p.name_off, p.name_len);
   const std::string_view args(text.data() + p.args_off, p.args_len);
   Picos t = p.t;
-  const char* ph = "X";
   if (p.kind == SliceKind::Begin) {
     // Cut to the window; nothing of zero duration.
     const Picos from = std::max(p.t, window_.from), to = std::min(p.end, window_.to);
     if (from >= to) return;
     t = from;
-    char tmp[96];  // 30 characters and two 20-digit numbers at most
-    const char* end =
-        fmt::format_to(tmp, FMT_COMPILE(",\n{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":"),
-                       pid_of_[track], track + 1);
-    buf_.append(tmp, static_cast<std::size_t>(end - tmp));
+    append_head(buf_, 'X', pid_of_[track], track + 1);
     append_us(buf_, t);
     buf_.append(",\"dur\":", 7);
     append_us(buf_, to - from);
   } else {
-    ph = p.kind == SliceKind::Instant ? "i" : "C";
-    fmt::format_to(std::back_inserter(buf_),
-                   FMT_COMPILE(",\n{{\"ph\":\"{}\",\"pid\":{},\"tid\":{},\"ts\":"), ph,
-                   pid_of_[track], track + 1);
+    append_head(buf_, p.kind == SliceKind::Instant ? 'i' : 'C', pid_of_[track], track + 1);
     append_us(buf_, t);
     if (p.kind == SliceKind::Instant) buf_ += ",\"s\":\"t\"";
   }

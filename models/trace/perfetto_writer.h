@@ -59,16 +59,15 @@ class PerfettoWriter : public SliceSink {
   struct TrackState {
     std::vector<Pending> pending;   // in order of their start
     std::vector<std::size_t> open;  // indices into pending of the open slices
-    std::string text;               // names and args of pending
+    TextBuffer text;                // names and args of pending
   };
   void add(TrackState& ts, const SliceRecord& e, std::string_view name, std::string_view args);
   void flush_track(std::uint32_t track, bool unterminated_at_end, Picos end);
-  void write_event(std::uint32_t track, const Pending& p, const std::string& text,
-                   bool unterminated);
+  void write_event(std::uint32_t track, const Pending& p, std::string_view text, bool unterminated);
 
   TraceWindow window_;
   TraceOutput out_;
-  std::string& buf_;  // out_.buf()
+  TextBuffer& buf_;  // out_.buf()
   std::vector<int> pid_of_;
   std::vector<TrackState> tracks_;
   std::uint64_t written_ = 0;

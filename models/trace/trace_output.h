@@ -7,9 +7,50 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <iterator>
 #include <string>
+#include <string_view>
+
+#include <fmt/format.h>
 
 namespace tpb::trace {
+
+// The text of a trace file on its way out: fmt's memory buffer, appended
+// to inline (the writers append a dozen short pieces an event; std::string's
+// and fmt's own append are a library call each), with the string-like
+// operators the writers use.
+class TextBuffer {
+ public:
+  using value_type = char;
+  void append(const char* s, std::size_t n) {
+    // resize() grows only past the capacity and writes nothing (fmt's own
+    // append is a call per piece).
+    const std::size_t at = b_.size();
+    b_.resize(at + n);
+    std::memcpy(b_.data() + at, s, n);
+  }
+  void push_back(char c) { b_.push_back(c); }
+  TextBuffer& operator+=(std::string_view s) {
+    append(s.data(), s.size());
+    return *this;
+  }
+  TextBuffer& operator+=(char c) {
+    push_back(c);
+    return *this;
+  }
+  // Where fmt::format_to writes straight into the buffer.
+  std::back_insert_iterator<fmt::memory_buffer> inserter() { return std::back_inserter(b_); }
+  const char* data() const { return b_.data(); }
+  std::size_t size() const { return b_.size(); }
+  bool empty() const { return b_.size() == 0; }
+  void clear() { b_.clear(); }
+  void reserve(std::size_t n) { b_.reserve(n); }
+  std::string_view view() const { return {b_.data(), b_.size()}; }
+
+ private:
+  fmt::memory_buffer b_;
+};
 
 class TraceOutput {
  public:
@@ -19,7 +60,7 @@ class TraceOutput {
   TraceOutput(const TraceOutput&) = delete;
   TraceOutput& operator=(const TraceOutput&) = delete;
 
-  std::string& buf() { return buf_; }
+  TextBuffer& buf() { return buf_; }
   void maybe_flush() {
     if (buf_.size() >= kBlock) flush();
   }
@@ -34,7 +75,7 @@ class TraceOutput {
   static constexpr std::size_t kBlock = 1 << 20;
   std::string path_;
   std::FILE* f_ = nullptr;
-  std::string buf_;
+  TextBuffer buf_;
   std::string error_;
   std::uint64_t bytes_ = 0;
 };

@@ -57,15 +57,47 @@ struct ScopeNode {
   }
 };
 
+// The eight binary digits of every byte, most significant first, and eight
+// bytes of slack: a copy of eight from inside the last row stays inside.
+struct ByteDigits {
+  char d[256 * 8 + 8] = {};
+  ByteDigits() {
+    for (unsigned v = 0; v < 256; ++v)
+      for (unsigned b = 0; b < 8; ++b) d[8 * v + b] = static_cast<char>('0' + ((v >> (7 - b)) & 1));
+  }
+};
+const ByteDigits kByteDigits;
+
+// The binary digits of v from its highest set bit ("0" for 0: leading zeros
+// are implied, IEEE 1364 §18.2.1), a byte at a time in moves of eight;
+// returns their count. Writes up to 8 bytes at `out` even for fewer digits:
+// `out` has room for max(digits, 8).
+std::size_t binary_digits(char* out, std::uint64_t v) {
+  if (v == 0) {
+    out[0] = '0';
+    return 1;
+  }
+  const unsigned bits = 64 - static_cast<unsigned>(__builtin_clzll(v));
+  const unsigned bytes = (bits + 7) / 8;
+  const unsigned lead = bits - 8 * (bytes - 1);  // digits of the top byte: 1..8
+  // The top byte's last `lead` digits (and what follows them in the table,
+  // overwritten by the next byte or left past the end).
+  std::memcpy(out, kByteDigits.d + 8 * ((v >> (8 * (bytes - 1))) & 0xff) + (8 - lead), 8);
+  char* p = out + lead;
+  for (unsigned b = bytes - 1; b-- > 0; p += 8)
+    std::memcpy(p, kByteDigits.d + 8 * ((v >> (8 * b)) & 0xff), 8);
+  return bits;
+}
+
 // A value line of a signal whose identifier is longer than 8 characters
 // (past 94^8 signals: never in practice).
-void append_value_long(std::string& out, unsigned width, std::uint64_t v, const std::string& id) {
+void append_value_long(TextBuffer& out, unsigned width, std::uint64_t v, const std::string& id) {
   if (width == 1) {
     out.push_back(v ? '1' : '0');
   } else {
+    char digits[64];
     out.push_back('b');
-    const int top = v == 0 ? 0 : 63 - __builtin_clzll(v);
-    for (int b = top; b >= 0; --b) out.push_back(static_cast<char>('0' + ((v >> b) & 1)));
+    out.append(digits, binary_digits(digits, v));
     out.push_back(' ');
   }
   out += id;
@@ -74,27 +106,28 @@ void append_value_long(std::string& out, unsigned width, std::uint64_t v, const 
 
 // Built in a local buffer and appended once: a trace at the default level
 // writes several values per instruction.
-void append_value(std::string& out, unsigned width, std::uint64_t v, const std::string& id) {
-  if (id.size() > 8) return append_value_long(out, width, v, id);
-  char tmp[88];
+// `code`: the identifier in 8 bytes, `code_size` of them used (0: longer
+// than 8, in `id`).
+void append_value(TextBuffer& out, unsigned width, std::uint64_t v, const char (&code)[8],
+                  std::size_t code_size, const std::string& id) {
+  if (code_size == 0) return append_value_long(out, width, v, id);
+  char tmp[96];  // 'b', 64 digits, ' ', the code's 8 bytes, '\n', slack
   std::size_t n = 0;
   if (width == 1) {
     tmp[n++] = v ? '1' : '0';
   } else {
     tmp[n++] = 'b';
-    // Leading zeros are implied (§18.2.1): from the highest set bit ("0" for 0).
-    const int top = v == 0 ? 0 : 63 - __builtin_clzll(v);
-    for (int b = top; b >= 0; --b) tmp[n++] = static_cast<char>('0' + ((v >> b) & 1));
+    n += binary_digits(tmp + n, v);
     tmp[n++] = ' ';
   }
-  std::memcpy(tmp + n, id.data(), id.size());
-  n += id.size();
+  std::memcpy(tmp + n, code, 8);
+  n += code_size;
   tmp[n++] = '\n';
   out.append(tmp, n);
 }
 
 // "#<t>\n", a time stamp line.
-void append_time(std::string& out, std::uint64_t t) {
+void append_time(TextBuffer& out, std::uint64_t t) {
   char tmp[24];
   tmp[0] = '#';
   char* end = std::to_chars(tmp + 1, tmp + sizeof tmp - 1, t).ptr;
@@ -102,7 +135,7 @@ void append_time(std::string& out, std::uint64_t t) {
   out.append(tmp, static_cast<std::size_t>(end - tmp));
 }
 
-void append_scope(std::string& out, const ScopeNode& node, const std::vector<Signal>& sigs,
+void append_scope(TextBuffer& out, const ScopeNode& node, const std::vector<Signal>& sigs,
                   const std::vector<std::string>& ids) {
   out += "$scope module " + vcd_name(node.name) + " $end\n";
   for (std::size_t s : node.signals)
@@ -123,6 +156,12 @@ void VcdWriter::start(const std::vector<Signal>& sigs) {
   std::size_t visible = 0;
   for (std::size_t i = 0; i < sigs_.size(); ++i)
     if (!sigs_[i].hidden) ids_[i] = vcd_id(visible++);
+  codes_.assign(sigs_.size(), IdCode{});
+  for (std::size_t i = 0; i < sigs_.size(); ++i)
+    if (ids_[i].size() <= sizeof codes_[i].text) {
+      std::memcpy(codes_[i].text, ids_[i].data(), ids_[i].size());
+      codes_[i].size = static_cast<std::uint8_t>(ids_[i].size());
+    }
 
   ScopeNode root;  // a nameless node holding `top` (or, with top == "", the scopes)
   ScopeNode* top_node = top_.empty() ? &root : root.child(top_);
@@ -149,7 +188,8 @@ void VcdWriter::start(const std::vector<Signal>& sigs) {
 void VcdWriter::dumpvars(Picos t) {
   buf_ += "#" + std::to_string(t) + "\n$dumpvars\n";
   for (std::size_t i = 0; i < sigs_.size(); ++i)
-    if (!sigs_[i].hidden) append_value(buf_, sigs_[i].width, current_[i], ids_[i]);
+    if (!sigs_[i].hidden)
+      append_value(buf_, sigs_[i].width, current_[i], codes_[i].text, codes_[i].size, ids_[i]);
   buf_ += "$end\n";
   dumped_ = true;
   last_written_ = t;
@@ -169,7 +209,7 @@ void VcdWriter::emit_group() {
       stamped = true;
       last_written_ = group_t_;
     }
-    append_value(buf_, sigs_[s].width, current_[s], ids_[s]);
+    append_value(buf_, sigs_[s].width, current_[s], codes_[s].text, codes_[s].size, ids_[s]);
     ++written_;
   }
   touched_list_.clear();

@@ -51,9 +51,16 @@ class VcdWriter : public ChangeSink {
   std::string top_;
   TraceWindow window_;
   TraceOutput out_;
-  std::string& buf_;  // out_.buf()
+  TextBuffer& buf_;  // out_.buf()
   std::vector<Signal> sigs_;
   std::vector<std::string> ids_;
+  // The identifier codes again, as fixed 8-byte blocks (size 0: longer, see
+  // ids_): a value line copies its code in one move.
+  struct IdCode {
+    char text[8];
+    std::uint8_t size;
+  };
+  std::vector<IdCode> codes_;
   std::vector<std::uint64_t> current_, pending_;
   std::vector<char> touched_;
   std::vector<std::uint32_t> touched_list_;

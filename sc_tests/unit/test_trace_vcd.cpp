@@ -2,6 +2,7 @@
 // independent VCD reader written here from IEEE 1364 §18.
 #include <gtest/gtest.h>
 
+#include <bitset>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -230,6 +231,56 @@ TEST(TraceVcd, ValuesAndTimesMatchTheScenario) {
   EXPECT_NE(block.find("\nb1100 " + state_id + "\n"), std::string::npos) << block;
   EXPECT_NE(text.find("b1111111111111111111111111111111111111111111111111111111111111111 "),
             std::string::npos);
+}
+
+// Vector values of every length, 1 to 64 digits, and random ones, on a 64-
+// and a 20-bit signal: each line's digits are the value's, from its highest
+// set bit (std::bitset's text with the leading zeros cut), and read back the same.
+TEST(TraceVcd, VectorValuesOfEveryLengthAreTheirDigitsFromTheTopBit) {
+  Recorder r;
+  r.enable_signals(true);
+  const SignalId wide = r.add_signal("t", "wide", 64);
+  const SignalId narrow = r.add_signal("t", "narrow", 20);
+  std::vector<std::uint64_t> values;
+  for (unsigned top = 0; top < 64; ++top) {
+    values.push_back(std::uint64_t{1} << top);                // one digit set
+    values.push_back((std::uint64_t{1} << top) | (top & 1));  // and the lowest
+    values.push_back(~std::uint64_t{0} >> (63 - top));        // all digits set
+  }
+  std::uint64_t x = 0x9E3779B97F4A7C15ull;
+  for (int i = 0; i < 200; ++i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    values.push_back(x >> (i % 64));
+  }
+  values.push_back(0);
+  Picos t = 10;
+  for (std::uint64_t v : values) {
+    r.set(wide, t, v);
+    r.set(narrow, t, v);
+    t += 10;
+  }
+  const std::string dir = testutil::scratch("vcd");
+  write_vcd(r, dir + "/digits.vcd");
+  const std::string text = testutil::slurp(dir + "/digits.vcd");
+  const Vcd v = parse_vcd(text);
+  ASSERT_EQ(v.error, "");
+  auto digits = [](std::uint64_t value) {
+    const std::string all = std::bitset<64>(value).to_string();
+    const std::size_t one = all.find('1');
+    return one == std::string::npos ? std::string("0") : all.substr(one);
+  };
+  for (const auto& [id, nw] : v.vars) {
+    const bool is_wide = nw.first == "tpb.t.wide";
+    const std::uint64_t mask = is_wide ? ~std::uint64_t{0} : (std::uint64_t{1} << 20) - 1;
+    Timeline want{{0, 0}};
+    for (std::size_t i = 0; i < values.size(); ++i)
+      if ((values[i] & mask) != want.back().second) want.push_back({10 + 10 * i, values[i] & mask});
+    EXPECT_EQ(v.timeline.at(nw.first), want) << nw.first;
+    for (const auto& [when, value] : want)
+      EXPECT_NE(text.find("\nb" + digits(value) + " " + id + "\n"), std::string::npos)
+          << nw.first << " at " << when;
+  }
+  EXPECT_EQ(v.vars.size(), 2u);
 }
 
 TEST(TraceVcd, GtkwaveConvertsItAndReadsBackTheSameValues) {
