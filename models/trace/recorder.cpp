@@ -142,9 +142,11 @@ class Recorder::Writer {
       } catch (...) {
         error_ = std::current_exception();
       }
+      // One delivered batch is kept for the recorder's next flush (one is
+      // enough: the recorder takes it back once a flush).
       b.clear();
       std::lock_guard<std::mutex> l(m_);
-      if (spares_.size() < kMaxBatches) spares_.push_back(std::move(b));
+      if (spares_.empty()) spares_.push_back(std::move(b));
     }
   }
   void deliver(const Batch& b) {
