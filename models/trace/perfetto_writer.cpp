@@ -8,7 +8,6 @@
 #include <cstring>
 #include <stdexcept>
 
-#include <fmt/compile.h>
 #include <fmt/format.h>
 
 namespace tpb::trace {
@@ -56,17 +55,16 @@ void append_json_string(TextBuffer& out, std::string_view s) {
   out.push_back('"');
 }
 
-// Microseconds from picoseconds, exactly: "12.345678".
-// Microseconds with six decimals ("12.003571"), built in a local buffer:
-// two per slice.
+// Microseconds from picoseconds, exactly, with six decimals ("12.003571"),
+// built in place at the buffer's end: two per slice.
 void append_us(TextBuffer& out, Picos t) {
-  char tmp[32];
-  char* p = fmt::format_to(tmp, FMT_COMPILE("{}"), t / 1000000);
+  char* const tmp = out.tail(32);
+  char* p = std::to_chars(tmp, tmp + 20, t / 1000000).ptr;
   *p++ = '.';
   std::uint32_t f = static_cast<std::uint32_t>(t % 1000000);
   for (int i = 5; i >= 0; --i, f /= 10) p[i] = static_cast<char>('0' + f % 10);
   p += 6;
-  out.append(tmp, static_cast<std::size_t>(p - tmp));
+  out.commit(static_cast<std::size_t>(p - tmp));
 }
 
 // An event's start, `,\n{"ph":"P","pid":N,"tid":N,"ts":`, written by hand
@@ -76,7 +74,7 @@ void append_head(TextBuffer& out, char ph, int pid, std::uint32_t tid) {
   static constexpr char kPid[] = "\",\"pid\":";
   static constexpr char kTid[] = ",\"tid\":";
   static constexpr char kTs[] = ",\"ts\":";
-  char tmp[64];  // 34 characters and two numbers of 11 and 10 digits at most
+  char* const tmp = out.tail(64);  // 34 characters and numbers of 11 and 10 digits at most
   char* p = tmp;
   std::memcpy(p, kPh, sizeof kPh - 1);
   p += sizeof kPh - 1;
@@ -89,7 +87,7 @@ void append_head(TextBuffer& out, char ph, int pid, std::uint32_t tid) {
   p = std::to_chars(p, p + 10, tid).ptr;
   std::memcpy(p, kTs, sizeof kTs - 1);
   p += sizeof kTs - 1;
-  out.append(tmp, static_cast<std::size_t>(p - tmp));
+  out.commit(static_cast<std::size_t>(p - tmp));
 }
 
 // Trace viewers reject NaN / inf numbers: those become strings.

@@ -39,6 +39,15 @@ class TextBuffer {
     push_back(c);
     return *this;
   }
+  // Room for up to `max` bytes at the end: the caller writes them at the
+  // pointer and then commits how many it wrote. A piece built here rather
+  // than in a local array and copied in: the copy's wide loads of the
+  // array's narrow stores stall on store forwarding.
+  char* tail(std::size_t max) {
+    b_.reserve(b_.size() + max);
+    return b_.data() + b_.size();
+  }
+  void commit(std::size_t n) { b_.resize(b_.size() + n); }
   // Where fmt::format_to writes straight into the buffer.
   std::back_insert_iterator<fmt::memory_buffer> inserter() { return std::back_inserter(b_); }
   const char* data() const { return b_.data(); }

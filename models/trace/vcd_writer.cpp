@@ -104,14 +104,13 @@ void append_value_long(TextBuffer& out, unsigned width, std::uint64_t v, const s
   out.push_back('\n');
 }
 
-// Built in a local buffer and appended once: a trace at the default level
-// writes several values per instruction.
-// `code`: the identifier in 8 bytes, `code_size` of them used (0: longer
-// than 8, in `id`).
+// A value line, built in place at the buffer's end: a trace at the default
+// level writes several an instruction. `code`: the identifier in 8 bytes,
+// `code_size` of them used (0: longer than 8, in `id`).
 void append_value(TextBuffer& out, unsigned width, std::uint64_t v, const char (&code)[8],
                   std::size_t code_size, const std::string& id) {
   if (code_size == 0) return append_value_long(out, width, v, id);
-  char tmp[96];  // 'b', 64 digits, ' ', the code's 8 bytes, '\n', slack
+  char* const tmp = out.tail(96);  // 'b', 64 digits, ' ', the code's 8 bytes, '\n', slack
   std::size_t n = 0;
   if (width == 1) {
     tmp[n++] = v ? '1' : '0';
@@ -123,16 +122,16 @@ void append_value(TextBuffer& out, unsigned width, std::uint64_t v, const char (
   std::memcpy(tmp + n, code, 8);
   n += code_size;
   tmp[n++] = '\n';
-  out.append(tmp, n);
+  out.commit(n);
 }
 
 // "#<t>\n", a time stamp line.
 void append_time(TextBuffer& out, std::uint64_t t) {
-  char tmp[24];
+  char* const tmp = out.tail(24);
   tmp[0] = '#';
-  char* end = std::to_chars(tmp + 1, tmp + sizeof tmp - 1, t).ptr;
+  char* end = std::to_chars(tmp + 1, tmp + 23, t).ptr;
   *end++ = '\n';
-  out.append(tmp, static_cast<std::size_t>(end - tmp));
+  out.commit(static_cast<std::size_t>(end - tmp));
 }
 
 void append_scope(TextBuffer& out, const ScopeNode& node, const std::vector<Signal>& sigs,
