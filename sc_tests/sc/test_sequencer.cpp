@@ -238,3 +238,38 @@ TEST(Sequencer, DeadlockNamesEveryBlockedEngine) {
             std::string::npos)
       << r.message;
 }
+
+// engine_cycles rounds ps x MHz / 10^6 to nearest (ties up), in 64-bit
+// arithmetic while the product fits and in 128-bit past it: hand-worked
+// values, then both sides of the 64-bit edge and random times against a
+// 128-bit reference, for several clocks.
+TEST(EngineCycles, RoundsToNearestOnBothSidesOfThe64BitEdge) {
+  sc::TimingConfig c;
+  auto cycles = [&](std::uint32_t mhz, std::uint64_t ps) {
+    c.clock_mhz[static_cast<unsigned>(isa::Engine::Pool)] = mhz;
+    return sc::engine_cycles(c, isa::Engine::Pool, sc::ps_time(ps));
+  };
+  EXPECT_EQ(cycles(1200, 0), 0u);
+  EXPECT_EQ(cycles(1200, 416), 0u);   // 0.4992 cycles
+  EXPECT_EQ(cycles(1200, 417), 1u);   // 0.5004
+  EXPECT_EQ(cycles(1200, 1250), 2u);  // 1.5 exactly: up
+  EXPECT_EQ(cycles(1200, 151667), 182u);
+  EXPECT_EQ(cycles(1, UINT64_MAX), 18446744073710u);  // (2^64 - 1 + 500000) / 10^6
+  auto reference = [](std::uint32_t mhz, std::uint64_t ps) {
+    return static_cast<std::uint64_t>((static_cast<unsigned __int128>(ps) * mhz + 500000) /
+                                      1000000);
+  };
+  std::uint64_t x = 0x243F6A8885A308D3ull;
+  for (std::uint32_t mhz : {1u, 7u, 1200u, 1400u, 2400u, 999999u, 4294967295u}) {
+    // The largest ps whose product and rounding term still fit in 64 bits.
+    const std::uint64_t edge = (UINT64_MAX - 500000) / mhz;
+    for (std::uint64_t d = 0; d < 4; ++d)
+      for (std::uint64_t ps : {edge - d, edge + 1 + d})
+        EXPECT_EQ(cycles(mhz, ps), reference(mhz, ps)) << mhz << " MHz, " << ps << " ps";
+    for (int i = 0; i < 2000; ++i) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      const std::uint64_t ps = x >> (i % 64);
+      ASSERT_EQ(cycles(mhz, ps), reference(mhz, ps)) << mhz << " MHz, " << ps << " ps";
+    }
+  }
+}

@@ -15,9 +15,15 @@ sc_core::sc_time engine_time(const TimingConfig& c, isa::Engine e, std::uint64_t
 }
 
 std::uint64_t engine_cycles(const TimingConfig& c, isa::Engine e, const sc_core::sc_time& t) {
-  // Rounded to nearest, in 128-bit integers (ps x MHz overflows 64 bits).
-  const unsigned __int128 v = static_cast<unsigned __int128>(to_ps(t)) * c.clock(e) + 500000;
-  return static_cast<std::uint64_t>(v / 1000000);
+  // Rounded to nearest. ps x MHz can overflow 64 bits: then in 128-bit
+  // integers; else in 64, where the division by the constant is a multiply
+  // (the 128-bit one is a library call, and this runs on every retire).
+  std::uint64_t v;
+  if (!__builtin_mul_overflow(to_ps(t), std::uint64_t{c.clock(e)}, &v) &&
+      !__builtin_add_overflow(v, std::uint64_t{500000}, &v))
+    return v / 1000000;
+  const unsigned __int128 w = static_cast<unsigned __int128>(to_ps(t)) * c.clock(e) + 500000;
+  return static_cast<std::uint64_t>(w / 1000000);
 }
 
 sc_core::sc_time mem_cycles_time(const TimingConfig& c, std::uint64_t cycles) {
