@@ -35,7 +35,7 @@ std::size_t instruction_args(char* out, std::uint64_t index, std::uint8_t opcode
 }  // namespace
 
 EngineTracer::EngineTracer(trace::Recorder& rec, isa::Engine engine, std::size_t num_bundles)
-    : rec_(rec), op_names_(256), bundle_names_(num_bundles), bundles_(rec.bundles_enabled()) {
+    : rec_(rec), op_names_(256), bundle_names_(num_bundles) {
   const std::string scope = std::string("tpb.") + isa::engine_name(engine);
   sig_busy_ = rec.add_signal(scope, "busy", 1);
   sig_opcode_ = rec.add_signal(scope, "opcode", 8);
@@ -73,7 +73,7 @@ void EngineTracer::on_issue(const IssueEvent& e) {
 
 void EngineTracer::on_bundle(const fw::Bundle& b, std::uint64_t t, std::uint64_t trips,
                              std::uint32_t cycles) {
-  if (!bundles_) return;
+  if (!rec_.bundles_enabled()) return;
   rec_.set(sig_pc_, t, b.va);
   if (!rec_.slices_enabled()) return;
   trace::NameId& n = bundle_names_[b.id];

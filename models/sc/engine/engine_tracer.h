@@ -28,8 +28,8 @@ class EngineTracer : public SequencerObserver {
   void on_bundle_end(const fw::Bundle& b, std::uint64_t t_ps) override;
   // At the instruction level (--trace-level instruction, or `auto` on a long
   // program) the sequencer need not call on_bundle / on_bundle_end at all.
-  bool wants_bundle_starts() const override { return bundles_; }
-  bool wants_bundle_ends() const override { return bundles_; }
+  bool wants_bundle_starts() const override { return rec_.bundles_enabled(); }
+  bool wants_bundle_ends() const override { return rec_.bundles_enabled(); }
   void on_retire(const RetireRecord& r) override;
   void on_fault(std::uint64_t t_ps) override { end_open_slices(t_ps); }
   void on_stop(std::uint64_t t_ps) override { end_open_slices(t_ps); }
@@ -46,7 +46,6 @@ class EngineTracer : public SequencerObserver {
   unsigned open_slices_ = 0;
   bool bundle_open_ = false;
   bool marker_level_ = false;
-  bool bundles_;  // the recorder's bundles_enabled() when this was made
 };
 
 }  // namespace tpb::sc
