@@ -5,6 +5,7 @@
 #include <deque>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -88,9 +89,9 @@ class Recorder::Writer {
   // A delivered batch's buffers, cleared, for the next flush (or a new one).
   Batch spare() {
     std::lock_guard<std::mutex> l(m_);
-    if (spares_.empty()) return Batch{};
-    Batch b = std::move(spares_.back());
-    spares_.pop_back();
+    if (!spare_) return Batch{};
+    Batch b = std::move(*spare_);
+    spare_.reset();
     return b;
   }
   void push(Batch b) {
@@ -146,7 +147,7 @@ class Recorder::Writer {
       // enough: the recorder takes it back once a flush).
       b.clear();
       std::lock_guard<std::mutex> l(m_);
-      if (spares_.empty()) spares_.push_back(std::move(b));
+      if (!spare_) spare_ = std::move(b);
     }
   }
   void deliver(const Batch& b) {
@@ -161,7 +162,7 @@ class Recorder::Writer {
   std::mutex m_;
   std::condition_variable ready_, space_;
   std::deque<Batch> q_;
-  std::vector<Batch> spares_;
+  std::optional<Batch> spare_;
   bool stop_ = false, abandon_ = false;
   std::thread thread_;  // last: starts once the rest is built
 };
