@@ -22,7 +22,6 @@ namespace tpb::trace {
 // operators the writers use.
 class TextBuffer {
  public:
-  using value_type = char;
   void append(const char* s, std::size_t n) {
     // resize() grows only past the capacity and writes nothing (fmt's own
     // append is a call per piece).

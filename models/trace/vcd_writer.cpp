@@ -187,11 +187,14 @@ void VcdWriter::start(const std::vector<Signal>& sigs) {
 void VcdWriter::dumpvars(Picos t) {
   buf_ += "#" + std::to_string(t) + "\n$dumpvars\n";
   for (std::size_t i = 0; i < sigs_.size(); ++i)
-    if (!sigs_[i].hidden)
-      append_value(buf_, sigs_[i].width, current_[i], codes_[i].text, codes_[i].size, ids_[i]);
+    if (!sigs_[i].hidden) write_value(i);
   buf_ += "$end\n";
   dumped_ = true;
   last_written_ = t;
+}
+
+void VcdWriter::write_value(std::size_t s) {
+  append_value(buf_, sigs_[s].width, current_[s], codes_[s].text, codes_[s].size, ids_[s]);
 }
 
 // Per time: the last value of each touched signal; emit those that differ.
@@ -208,7 +211,7 @@ void VcdWriter::emit_group() {
       stamped = true;
       last_written_ = group_t_;
     }
-    append_value(buf_, sigs_[s].width, current_[s], codes_[s].text, codes_[s].size, ids_[s]);
+    write_value(s);
     ++written_;
   }
   touched_list_.clear();

@@ -47,6 +47,7 @@ class VcdWriter : public ChangeSink {
  private:
   void emit_group();
   void dumpvars(Picos t);
+  void write_value(std::size_t s);  // signal s's line with its current value
 
   std::string top_;
   TraceWindow window_;
