@@ -4,6 +4,7 @@
 
 #include <bitset>
 #include <map>
+#include <random>
 #include <set>
 #include <stdexcept>
 
@@ -247,11 +248,8 @@ TEST(TraceVcd, VectorValuesOfEveryLengthAreTheirDigitsFromTheTopBit) {
     values.push_back((std::uint64_t{1} << top) | (top & 1));  // and the lowest
     values.push_back(~std::uint64_t{0} >> (63 - top));        // all digits set
   }
-  std::uint64_t x = 0x9E3779B97F4A7C15ull;
-  for (int i = 0; i < 200; ++i) {
-    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    values.push_back(x >> (i % 64));
-  }
+  std::mt19937_64 rng(20261201);
+  for (int i = 0; i < 200; ++i) values.push_back(rng() >> (i % 64));
   values.push_back(0);
   Picos t = 10;
   for (std::uint64_t v : values) {
