@@ -82,7 +82,9 @@ class TraceOutput {
  private:
   static constexpr std::size_t kBlock = 1 << 20;
   std::string path_;
-  std::FILE* f_ = nullptr;
+  int fd_ = -1;
+  bool regular_ = false;       // a regular file (not a device or FIFO)
+  std::uint64_t started_ = 0;  // bytes whose write-back has been started
   TextBuffer buf_;
   std::string error_;
   std::uint64_t bytes_ = 0;
