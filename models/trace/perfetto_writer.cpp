@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include <cerrno>
-#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -59,10 +58,12 @@ void append_json_string(TextBuffer& out, std::string_view s) {
 // built in place at the buffer's end: two per slice.
 void append_us(TextBuffer& out, Picos t) {
   char* const tmp = out.tail(32);
-  char* p = std::to_chars(tmp, tmp + 20, t / 1000000).ptr;
+  char* p = write_decimal(tmp, t / 1000000);
   *p++ = '.';
-  std::uint32_t f = static_cast<std::uint32_t>(t % 1000000);
-  for (int i = 5; i >= 0; --i, f /= 10) p[i] = static_cast<char>('0' + f % 10);
+  const auto f = static_cast<std::uint32_t>(t % 1000000);
+  std::memcpy(p, detail::kDigitPairs.d + 2 * (f / 10000), 2);
+  std::memcpy(p + 2, detail::kDigitPairs.d + 2 * (f / 100 % 100), 2);
+  std::memcpy(p + 4, detail::kDigitPairs.d + 2 * (f % 100), 2);
   p += 6;
   out.commit(static_cast<std::size_t>(p - tmp));
 }
@@ -81,10 +82,10 @@ void append_head(TextBuffer& out, char ph, int pid, std::uint32_t tid) {
   *p++ = ph;
   std::memcpy(p, kPid, sizeof kPid - 1);
   p += sizeof kPid - 1;
-  p = std::to_chars(p, p + 11, pid).ptr;
+  p = write_decimal(p, static_cast<std::uint32_t>(pid));  // pids count from 1
   std::memcpy(p, kTid, sizeof kTid - 1);
   p += sizeof kTid - 1;
-  p = std::to_chars(p, p + 10, tid).ptr;
+  p = write_decimal(p, tid);
   std::memcpy(p, kTs, sizeof kTs - 1);
   p += sizeof kTs - 1;
   out.commit(static_cast<std::size_t>(p - tmp));
@@ -159,12 +160,27 @@ void PerfettoWriter::start(const std::vector<Track>& tracks) {
   if (first) buf_ += "\n{\"ph\":\"M\",\"name\":\"trace\",\"pid\":0,\"tid\":0,\"args\":{}}";
 }
 
+std::uint32_t PerfettoWriter::name_index(std::uint32_t id, std::string_view name) {
+  if (id < by_id_.size() && by_id_[id] != UINT32_MAX && names_[by_id_[id]].raw == name)
+    return by_id_[id];
+  auto [it, added] = by_text_.try_emplace(std::string(name), names_.size());
+  if (added) {
+    Name n{std::string(name), {}};
+    TextBuffer q;
+    append_json_string(q, name);
+    n.quoted.assign(q.data(), q.size());
+    names_.push_back(std::move(n));
+  }
+  if (id != UINT32_MAX) {
+    if (id >= by_id_.size()) by_id_.resize(std::size_t{id} + 1, UINT32_MAX);
+    by_id_[id] = it->second;
+  }
+  return it->second;
+}
+
 void PerfettoWriter::add(TrackState& ts, const SliceRecord& e, std::string_view name,
                          std::string_view args) {
-  Pending p{e.kind, e.t, e.t, false, 0, 0, 0, 0, e.counter_value};
-  p.name_off = static_cast<std::uint32_t>(ts.text.size());
-  p.name_len = static_cast<std::uint32_t>(name.size());
-  ts.text.append(name.data(), name.size());
+  Pending p{e.kind, e.t, e.t, false, name_index(e.name, name), 0, 0, e.counter_value};
   p.args_off = static_cast<std::uint32_t>(ts.text.size());
   p.args_len = static_cast<std::uint32_t>(args.size());
   ts.text.append(args.data(), args.size());
@@ -214,7 +230,7 @@ void PerfettoWriter::flush_track(std::uint32_t track, bool unterminated_at_end, 
 
 void PerfettoWriter::write_event(std::uint32_t track, const Pending& p, std::string_view text,
                                  bool unterminated) {
-  const std::string_view name(text.data() + p.name_off, p.name_len);
+  const std::string& name = names_[p.name].quoted;
   const std::string_view args(text.data() + p.args_off, p.args_len);
   Picos t = p.t;
   if (p.kind == SliceKind::Begin) {
@@ -232,10 +248,10 @@ void PerfettoWriter::write_event(std::uint32_t track, const Pending& p, std::str
     if (p.kind == SliceKind::Instant) buf_ += ",\"s\":\"t\"";
   }
   buf_ += ",\"name\":";
-  append_json_string(buf_, name);
+  buf_.append(name.data(), name.size());
   if (p.kind == SliceKind::Counter) {
     buf_ += ",\"args\":{";
-    append_json_string(buf_, name);
+    buf_.append(name.data(), name.size());
     buf_ += ':';
     append_number(buf_, p.value);
     buf_ += '}';
@@ -271,7 +287,11 @@ void write_perfetto(const Recorder& rec, const std::string& path) {
   PerfettoWriter w(path);
   w.start(rec.tracks());
   for (const SliceEvent& e : rec.sorted_slices()) {
-    SliceRecord r{e.t, e.seq, e.track, e.kind, 0, 0, 0, e.counter_value};
+    SliceRecord r{};
+    r.t = e.t;
+    r.track = e.track;
+    r.kind = e.kind;
+    r.counter_value = e.counter_value;
     w.event(r, e.name, e.args);
   }
   w.finish(rec.last_time());

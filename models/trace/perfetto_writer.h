@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "models/trace/recorder.h"
@@ -53,14 +54,21 @@ class PerfettoWriter : public SliceSink {
     SliceKind kind;
     Picos t, end;
     bool closed;
-    std::uint32_t name_off, name_len, args_off, args_len;
+    std::uint32_t name;  // index into names_
+    std::uint32_t args_off, args_len;
     double value;
+  };
+  // A slice name as given and as a JSON string literal, made once: a trace
+  // names a few dozen things a million times.
+  struct Name {
+    std::string raw, quoted;
   };
   struct TrackState {
     std::vector<Pending> pending;   // in order of their start
     std::vector<std::size_t> open;  // indices into pending of the open slices
-    TextBuffer text;                // names and args of pending
+    TextBuffer text;                // args of pending
   };
+  std::uint32_t name_index(std::uint32_t id, std::string_view name);
   void add(TrackState& ts, const SliceRecord& e, std::string_view name, std::string_view args);
   void flush_track(std::uint32_t track, bool unterminated_at_end, Picos end);
   void write_event(std::uint32_t track, const Pending& p, std::string_view text, bool unterminated);
@@ -70,6 +78,11 @@ class PerfettoWriter : public SliceSink {
   TextBuffer& buf_;  // out_.buf()
   std::vector<int> pid_of_;
   std::vector<TrackState> tracks_;
+  std::vector<Name> names_;
+  // By the caller's name id (SliceRecord::name), the index in names_ it
+  // last stood for (checked against the text: an id is only a hint).
+  std::vector<std::uint32_t> by_id_;
+  std::unordered_map<std::string, std::uint32_t> by_text_;
   std::uint64_t written_ = 0;
 };
 

@@ -1,7 +1,10 @@
 #include "models/trace/recorder.h"
 
+#include "models/trace/trace_output.h"
+
 #include <algorithm>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <exception>
 #include <mutex>
@@ -18,12 +21,13 @@ std::uint64_t width_mask(unsigned width) {
   return width >= 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << width) - 1);
 }
 
-// Engines are decoupled, so events arrive out of time order; seq is unique,
-// so (t, seq) is a total order and the sort is deterministic.
+// Engines are decoupled, so events arrive out of time order; a stable sort
+// keeps those of one time in the order they were recorded, so the order is
+// deterministic.
 template <typename Event>
 void sort_by_time(std::vector<Event>& v) {
-  auto less = [](const Event& a, const Event& b) { return a.t != b.t ? a.t < b.t : a.seq < b.seq; };
-  if (!std::is_sorted(v.begin(), v.end(), less)) std::sort(v.begin(), v.end(), less);
+  auto less = [](const Event& a, const Event& b) { return a.t < b.t; };
+  if (!std::is_sorted(v.begin(), v.end(), less)) std::stable_sort(v.begin(), v.end(), less);
 }
 
 std::string last_component(const std::string& scope) {
@@ -66,13 +70,40 @@ void Recorder::deliver(const Batch& b, ChangeSink* changes, SliceSink* slices,
     if (changes) changes->start(b.signals);
     if (slices) slices->start(b.tracks);
   }
-  for (const ValueChange& c : b.changes) changes->change(c);
+  if (!b.changes.empty()) changes->changes(b.changes.data(), b.changes.size());
   const std::string_view arena(b.arena);
+  char buf[kInstructionArgsMax];
   for (const SliceRecord& e : b.slices) {
     const std::string_view name =
         e.kind == SliceKind::End ? std::string_view() : std::string_view(names[e.name]);
-    slices->event(e, name, arena.substr(e.args_off, e.args_len));
+    slices->event(e, name, args_of(e, arena, buf));
   }
+}
+
+std::string_view Recorder::args_of(const SliceRecord& e, std::string_view arena,
+                                   char (&buf)[kInstructionArgsMax]) {
+  if (e.args_form == SliceArgs::Text) return arena.substr(e.args_off, e.args_len);
+  const std::uint64_t index = e.args_off | std::uint64_t{e.args_len} << 32;
+  return {buf, instruction_args(buf, index, e.opcode)};
+}
+
+// Written by hand (a formatting library's general path cost more than the
+// rest of the slice's recording): every instruction slice of a trace.
+std::size_t instruction_args(char* out, std::uint64_t index, std::uint8_t opcode) {
+  static constexpr char kHead[] = R"({"index":)";
+  static constexpr char kOpcode[] = R"(,"opcode":"0x)";
+  static constexpr char kHex[] = "0123456789abcdef";
+  char* p = out;
+  std::memcpy(p, kHead, sizeof kHead - 1);
+  p += sizeof kHead - 1;
+  p = write_decimal(p, index);
+  std::memcpy(p, kOpcode, sizeof kOpcode - 1);
+  p += sizeof kOpcode - 1;
+  *p++ = kHex[opcode >> 4];
+  *p++ = kHex[opcode & 15];
+  *p++ = '"';
+  *p++ = '}';
+  return static_cast<std::size_t>(p - out);
 }
 
 // The sinks on a host thread: the recorder hands over each flush as a
@@ -308,8 +339,10 @@ void Recorder::take_before(Picos watermark, Batch& b) {
     // arena; the batch's copy of them is never read.
     for (auto it = first_later; it != b.slices.end(); ++it) {
       SliceRecord e = *it;
-      e.args_off = static_cast<std::uint32_t>(arena_.size());
-      arena_.append(b.arena, it->args_off, it->args_len);
+      if (e.args_form == SliceArgs::Text) {
+        e.args_off = static_cast<std::uint32_t>(arena_.size());
+        arena_.append(b.arena, it->args_off, it->args_len);
+      }
       slices_.push_back(e);
     }
     b.slices.erase(first_later, b.slices.end());
@@ -358,10 +391,11 @@ std::vector<SliceEvent> Recorder::sorted_slices() const {
   sort_by_time(v);
   std::vector<SliceEvent> out;
   out.reserve(v.size());
+  char buf[kInstructionArgsMax];
   for (const SliceRecord& e : v)
     out.push_back(SliceEvent{e.t, e.track, e.kind,
                              e.kind == SliceKind::End ? std::string() : names_[e.name],
-                             arena_.substr(e.args_off, e.args_len), e.counter_value, e.seq});
+                             std::string(args_of(e, arena_, buf)), e.counter_value});
   return out;
 }
 

@@ -16,6 +16,67 @@
 
 namespace tpb::trace {
 
+namespace detail {
+// "00" "01" ... "99": two decimal digits at a time.
+struct DigitPairs {
+  char d[200] = {};
+  constexpr DigitPairs() {
+    for (int i = 0; i < 100; ++i) {
+      d[2 * i] = static_cast<char>('0' + i / 10);
+      d[2 * i + 1] = static_cast<char>('0' + i % 10);
+    }
+  }
+};
+inline constexpr DigitPairs kDigitPairs{};
+inline constexpr std::uint64_t kPow10[20] = {1ull,
+                                             10ull,
+                                             100ull,
+                                             1000ull,
+                                             10000ull,
+                                             100000ull,
+                                             1000000ull,
+                                             10000000ull,
+                                             100000000ull,
+                                             1000000000ull,
+                                             10000000000ull,
+                                             100000000000ull,
+                                             1000000000000ull,
+                                             10000000000000ull,
+                                             100000000000000ull,
+                                             1000000000000000ull,
+                                             10000000000000000ull,
+                                             100000000000000000ull,
+                                             1000000000000000000ull,
+                                             10000000000000000000ull};
+}  // namespace detail
+
+// The decimal digits of v at `out` (up to 20, no terminator), two at a
+// time from the end, their count known first (from the top bit's position;
+// std::to_chars finds it by a loop of divisions); returns their end. Every
+// time stamp of the trace files goes through here.
+inline char* write_decimal(char* out, std::uint64_t v) {
+  if (v < 10) {
+    *out = static_cast<char>('0' + v);
+    return out + 1;
+  }
+  // floor(log10(v)) is t or t - 1 (1233 / 4096 ~ log10(2)).
+  const unsigned t = ((64 - static_cast<unsigned>(__builtin_clzll(v))) * 1233) >> 12;
+  char* const end = out + t + (v >= detail::kPow10[t] ? 1 : 0);
+  char* p = end;
+  while (v >= 100) {
+    const auto r = static_cast<unsigned>(v % 100);
+    v /= 100;
+    p -= 2;
+    std::memcpy(p, detail::kDigitPairs.d + 2 * r, 2);
+  }
+  if (v >= 10) {
+    std::memcpy(p - 2, detail::kDigitPairs.d + 2 * v, 2);
+  } else {
+    p[-1] = static_cast<char>('0' + v);
+  }
+  return end;
+}
+
 // The text of a trace file on its way out: fmt's memory buffer, appended
 // to inline (the writers append a dozen short pieces an event; std::string's
 // and fmt's own append are a library call each), with the string-like

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -129,7 +128,7 @@ void append_value(TextBuffer& out, unsigned width, std::uint64_t v, const char (
 void append_time(TextBuffer& out, std::uint64_t t) {
   char* const tmp = out.tail(24);
   tmp[0] = '#';
-  char* end = std::to_chars(tmp + 1, tmp + 23, t).ptr;
+  char* end = write_decimal(tmp + 1, t);
   *end++ = '\n';
   out.commit(static_cast<std::size_t>(end - tmp));
 }
@@ -182,6 +181,8 @@ void VcdWriter::start(const std::vector<Signal>& sigs) {
   for (std::size_t i = 0; i < sigs_.size(); ++i) current_[i] = sigs_[i].initial;
   pending_.assign(sigs_.size(), 0);
   touched_.assign(sigs_.size(), 0);
+  hidden_.resize(sigs_.size());
+  for (std::size_t i = 0; i < sigs_.size(); ++i) hidden_[i] = sigs_[i].hidden ? 1 : 0;
 }
 
 void VcdWriter::dumpvars(Picos t) {
@@ -200,9 +201,23 @@ void VcdWriter::write_value(std::size_t s) {
 // Per time: the last value of each touched signal; emit those that differ.
 void VcdWriter::emit_group() {
   if (touched_list_.empty()) return;
-  std::sort(touched_list_.begin(), touched_list_.end());
+  // In signal order: a few an instruction, sorted by insertion in place
+  // (std::sort's general path is calls and branches for three elements).
+  std::uint32_t* const l = touched_list_.data();
+  const std::size_t n = touched_list_.size();
+  if (n > 16) {
+    std::sort(l, l + n);
+  } else {
+    for (std::size_t i = 1; i < n; ++i) {
+      const std::uint32_t x = l[i];
+      std::size_t j = i;
+      for (; j > 0 && l[j - 1] > x; --j) l[j] = l[j - 1];
+      l[j] = x;
+    }
+  }
   bool stamped = false;
-  for (std::uint32_t s : touched_list_) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t s = l[i];
     touched_[s] = 0;
     if (pending_[s] == current_[s]) continue;
     current_[s] = pending_[s];
@@ -218,8 +233,14 @@ void VcdWriter::emit_group() {
   out_.maybe_flush();
 }
 
-void VcdWriter::change(const ValueChange& c) {
-  if (c.t > window_.to || c.signal >= sigs_.size() || sigs_[c.signal].hidden) return;
+void VcdWriter::change(const ValueChange& c) { take(c); }
+
+void VcdWriter::changes(const ValueChange* c, std::size_t n) {
+  for (const ValueChange* const end = c + n; c != end; ++c) take(*c);
+}
+
+void VcdWriter::take(const ValueChange& c) {
+  if (c.t > window_.to || c.signal >= sigs_.size() || hidden_[c.signal]) return;
   if (!dumped_) {
     if (c.t <= window_.from) {  // before (or at) the window's start: its initial values
       current_[c.signal] = c.value;

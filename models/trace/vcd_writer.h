@@ -36,6 +36,7 @@ class VcdWriter : public ChangeSink {
   VcdWriter(std::string path, std::string top = "tpb", TraceWindow window = {});
   void start(const std::vector<Signal>& signals) override;
   void change(const ValueChange& c) override;
+  void changes(const ValueChange* c, std::size_t n) override;
   // Writes the end and closes the file; never throws (see error()).
   void finish(Picos end) override;
   // After finish(): "" or what went wrong ("'PATH': write failed: ...").
@@ -45,6 +46,7 @@ class VcdWriter : public ChangeSink {
   std::uint64_t changes_written() const { return written_; }
 
  private:
+  void take(const ValueChange& c);  // change()'s work, inlined into changes()
   void emit_group();
   void dumpvars(Picos t);
   void write_value(std::size_t s);  // signal s's line with its current value
@@ -64,6 +66,7 @@ class VcdWriter : public ChangeSink {
   std::vector<IdCode> codes_;
   std::vector<std::uint64_t> current_, pending_;
   std::vector<char> touched_;
+  std::vector<char> hidden_;  // by signal: Signal::hidden
   std::vector<std::uint32_t> touched_list_;
   Picos group_t_ = 0;
   bool dumped_ = false;  // $dumpvars written

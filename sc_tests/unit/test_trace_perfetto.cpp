@@ -2,7 +2,9 @@
 // json module; complete (X) slices per track, monotonic ts, metadata, args.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <map>
+#include <random>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -144,6 +146,95 @@ TEST(TracePerfetto, DisabledSlicesGiveOnlyMetadata) {
   const json j = load(dir + "/t.json");
   for (const auto& e : j["traceEvents"]) EXPECT_EQ(e.at("ph"), "M");
   EXPECT_EQ(j["traceEvents"].size(), 4u);
+}
+
+// The writer keeps each name's JSON text by the caller's name id; an id is
+// only a hint: events that reuse an id for another name (a caller of the
+// sink that does not intern) still get their own names, escapes included.
+TEST(TracePerfetto, NamesAreTheirOwnWhateverIdTheyComeWith) {
+  const std::string dir = testutil::scratch("pf_names");
+  const std::vector<std::string> names = {
+      "plain", "with \"quotes\"", "back\\slash", "tab\there", "line\nbreak", "ctl\x01", "plain"};
+  {
+    PerfettoWriter w(dir + "/t.json");
+    w.start({Track{"p", "t", false}});
+    Picos t = 0;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      for (std::uint32_t id : {0u, static_cast<std::uint32_t>(i), 7u}) {
+        SliceRecord b{};
+        b.t = t;
+        b.kind = SliceKind::Begin;
+        b.name = id;
+        w.event(b, names[i], "");
+        SliceRecord e{};
+        e.t = t + 1000000;
+        e.kind = SliceKind::End;
+        e.name = UINT32_MAX;
+        w.event(e, {}, {});
+        t += 2000000;
+      }
+    }
+    w.finish(t);
+    EXPECT_EQ(w.error(), "");
+  }
+  std::vector<std::string> got;
+  const json j = load(dir + "/t.json");
+  for (const auto& e : j["traceEvents"])
+    if (e.at("ph") == "X") got.push_back(e.at("name"));
+  std::vector<std::string> want;
+  for (const auto& n : names)
+    for (int k = 0; k < 3; ++k) want.push_back(n);
+  EXPECT_EQ(got, want);
+}
+
+// Instruction slices keep their (index, opcode) as numbers until delivered:
+// streamed over many flushes, with the events past each flush's watermark
+// carried to the next, every slice's args are its own, as printf writes them.
+TEST(TracePerfetto, StreamedInstructionSlicesCarryTheirIndexAndOpcode) {
+  const std::string dir = testutil::scratch("pf_instr");
+  std::vector<std::pair<std::uint64_t, unsigned>> want;
+  for (bool async : {false, true}) {
+    std::mt19937_64 rng(99);
+    want.clear();
+    const std::string path = dir + (async ? "/a.json" : "/s.json");
+    PerfettoWriter w(path);
+    Recorder rec;
+    rec.set_async(async);
+    rec.enable_slices(true);
+    const TrackId tr = rec.add_track("core", "pool");
+    const NameId n = rec.intern("tensor_dequantize");
+    Picos now = 0;
+    rec.set_watermark([&] { return now > 50000 ? now - 50000 : 0; });  // a lagging watermark
+    rec.attach(nullptr, &w);
+    for (int i = 0; i < 50000; ++i) {  // 133,000 events: several flushes
+      const std::uint64_t index = rng() >> (rng() % 64);
+      const auto op = static_cast<unsigned>(rng() % 256);
+      rec.begin_instruction(tr, now, n, index, static_cast<std::uint8_t>(op));
+      rec.end(tr, now + 700);
+      if (i % 3 == 0) rec.begin(tr, now + 800, "text args", R"({"k":1})"), rec.end(tr, now + 900);
+      want.emplace_back(index, op);
+      now += 1000;
+    }
+    rec.finish(now);
+    EXPECT_EQ(w.error(), "");
+    std::size_t k = 0;
+    const json j = load(path);
+    for (const auto& e : j["traceEvents"]) {
+      if (e.at("ph") != "X") continue;
+      if (e.at("name") == "text args") {
+        EXPECT_EQ(e.at("args").dump(), R"({"k":1})");
+        continue;
+      }
+      ASSERT_LT(k, want.size());
+      char text[64];
+      std::snprintf(text, sizeof text, "{\"index\":%llu,\"opcode\":\"0x%02x\"}",
+                    static_cast<unsigned long long>(want[k].first), want[k].second);
+      ASSERT_EQ(json::parse(text), e.at("args")) << k;
+      ++k;
+    }
+    EXPECT_EQ(k, want.size());
+  }
+  EXPECT_EQ(testutil::slurp(dir + "/a.json"), testutil::slurp(dir + "/s.json"));
 }
 
 TEST(TracePerfetto, UnwritablePathThrowsNamingIt) {

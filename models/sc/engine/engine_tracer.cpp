@@ -1,38 +1,11 @@
 #include "models/sc/engine/engine_tracer.h"
 
-#include <charconv>
-#include <cstring>
 #include <iterator>
 #include <string>
 
 #include <fmt/compile.h>
 
 namespace tpb::sc {
-
-namespace {
-
-// {"index":N,"opcode":"0xHH"}, the instruction slice's args, written by hand:
-// every issue of a traced run formats them (a formatting library's general
-// path cost more than the rest of the slice's recording). At most 48 bytes.
-constexpr std::size_t kInstructionArgsMax = 48;
-std::size_t instruction_args(char* out, std::uint64_t index, std::uint8_t opcode) {
-  static constexpr char kHead[] = R"({"index":)";
-  static constexpr char kOpcode[] = R"(,"opcode":"0x)";
-  static constexpr char kHex[] = "0123456789abcdef";
-  char* p = out;
-  std::memcpy(p, kHead, sizeof kHead - 1);
-  p += sizeof kHead - 1;
-  p = std::to_chars(p, p + 20, index).ptr;
-  std::memcpy(p, kOpcode, sizeof kOpcode - 1);
-  p += sizeof kOpcode - 1;
-  *p++ = kHex[opcode >> 4];
-  *p++ = kHex[opcode & 15];
-  *p++ = '"';
-  *p++ = '}';
-  return static_cast<std::size_t>(p - out);
-}
-
-}  // namespace
 
 EngineTracer::EngineTracer(trace::Recorder& rec, isa::Engine engine, std::size_t num_bundles)
     : rec_(rec), op_names_(256), bundle_names_(num_bundles) {
@@ -49,7 +22,12 @@ EngineTracer::EngineTracer(trace::Recorder& rec, isa::Engine engine, std::size_t
 void EngineTracer::on_issue(const IssueEvent& e) {
   const trace::Picos t = e.t_ps;
   rec_.set(sig_busy_, t, 1);
-  rec_.set(sig_opcode_, t, e.opcode);
+  // An engine issues in time order, so a repeat of the last opcode would
+  // change nothing in the waves: not recorded (a million times for a loop).
+  if (e.opcode != last_opcode_) {
+    rec_.set(sig_opcode_, t, e.opcode);
+    last_opcode_ = e.opcode;
+  }
   rec_.set(sig_index_, t, e.index);
   if (rec_.slices_enabled()) {
     trace::NameId& n = op_names_[e.opcode];
@@ -57,8 +35,7 @@ void EngineTracer::on_issue(const IssueEvent& e) {
       const std::string_view m = isa::opcode_mnemonic(e.opcode);
       n = rec_.intern(m.empty() ? fmt::format("op_0x{:02x}", e.opcode) : std::string(m));
     }
-    char args[kInstructionArgsMax];
-    rec_.begin(track_, t, n, std::string_view(args, instruction_args(args, e.index, e.opcode)));
+    rec_.begin_instruction(track_, t, n, e.index, e.opcode);
     ++open_slices_;
   }
   const isa::Header h = isa::header_of(*e.raw);

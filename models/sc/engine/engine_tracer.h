@@ -39,6 +39,7 @@ class EngineTracer : public SequencerObserver {
 
   trace::Recorder& rec_;
   trace::SignalId sig_busy_, sig_opcode_, sig_pc_, sig_index_, sig_marker_, sig_hint_;
+  int last_opcode_ = -1;  // the opcode signal's last recorded value (-1: none yet)
   trace::TrackId track_;
   std::vector<trace::NameId> op_names_;      // by opcode, interned on first use
   std::vector<trace::NameId> bundle_names_;  // by fw::Bundle::id
