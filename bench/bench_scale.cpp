@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -32,12 +33,19 @@ const char* kLine =
     "src=t3d(sbuf(0, 0x0), step=[1, 0, 0], num=[4, 1, 1]) "
     "dst=t3d(sbuf(0, 0x4000), step=[1, 0, 0], num=[8, 1, 1])\n";
 
+// The programs and outputs (2.3 GiB at the default length), removed when
+// the benchmarks end.
+std::string scratch_dir;
 std::string scratch() {
-  static std::string dir = [] {
+  if (scratch_dir.empty()) {
     std::string t = "/tmp/tpbsim-bench-scale-XXXXXX";
-    return std::string(mkdtemp(t.data()));
-  }();
-  return dir;
+    if (!mkdtemp(t.data())) {
+      std::perror("bench_scale: mkdtemp");
+      std::exit(1);
+    }
+    scratch_dir = t;
+  }
+  return scratch_dir;
 }
 
 // The program as text and as a binary (assembled once, by tpbsim asm).
@@ -98,6 +106,10 @@ void run_bench(benchmark::State& state, Mode mode) {
   nlohmann::json stats;
   double total = 0;  // wall over the iterations: the counters are per mean run
   for (auto _ : state) {
+    // Each run writes new files: the last run's are removed first, off the
+    // clock (ext4 takes 70-100 ms to unlink a 100 MiB file, which a run
+    // replacing it pays at its end; docs/PERFORMANCE.md).
+    for (const char* f : {"/s.json", "/t.vcd", "/t.json", "/t.gtkw"}) std::remove((d + f).c_str());
     std::vector<std::string> args = {TPBSIM_BIN, "run", bin, "-q", "--stats", d + "/s.json"};
     if (mode != kOff) {
       for (const char* a : {"--vcd", "--perfetto"}) args.push_back(a);
@@ -124,10 +136,6 @@ void run_bench(benchmark::State& state, Mode mode) {
   state.counters["peak_rss_MiB"] = benchmark::Counter(static_cast<double>(c.max_rss_kb) / 1024);
   state.counters["trace_MiB"] = benchmark::Counter(
       static_cast<double>(size_of(d + "/t.vcd") + size_of(d + "/t.json")) / (1 << 20));
-  if (mode == kOff) {
-    std::remove((d + "/t.vcd").c_str());
-    std::remove((d + "/t.json").c_str());
-  }
 }
 
 void BM_Run_TracingOff(benchmark::State& s) { run_bench(s, kOff); }
@@ -162,4 +170,11 @@ BENCHMARK(BM_Asm_Text)->Arg(kN)->Iterations(1)->UseManualTime()->Unit(benchmark:
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  if (!scratch_dir.empty()) std::filesystem::remove_all(scratch_dir);
+  return 0;
+}
