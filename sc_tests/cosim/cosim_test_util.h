@@ -4,6 +4,8 @@
 
 #include <sys/wait.h>
 
+#include "sc_tests/scratch_dir.h"
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -25,10 +27,9 @@ inline std::string read_text(const std::string& path) {
   return ss.str();
 }
 
+// A fresh scratch directory (removed when the tests exit).
 inline std::string scratch(const std::string& name) {
-  std::string t = "/tmp/tpbsim-cosim-" + name + "-XXXXXX";
-  char* d = mkdtemp(t.data());
-  return d ? std::string(d) : std::string("/tmp");
+  return testutil::make_scratch_dir("cosim-" + name);
 }
 
 // Runs `cmd` in `cwd` (no standard input), capturing stdout and stderr.

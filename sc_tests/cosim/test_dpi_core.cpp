@@ -20,6 +20,7 @@
 #include "platform/dpi/tpbsim_dpi.h"
 #include "platform/io/npy.h"
 #include "sc_tests/sc/test_platform_ref.h"
+#include "sc_tests/scratch_dir.h"
 
 namespace {
 
@@ -197,8 +198,7 @@ TEST(DpiCore, BadArgumentsAndProgramsAreErrorsWithMessages) {
 TEST(DpiCore, NpyLoadAndDumpAsTpbsimRunDoes) {
   void* core = tpb_dpi_core_new("mariana", "");
   ASSERT_NE(core, nullptr) << dpi_error();
-  char tmpl[] = "/tmp/tpbsim-dpi-core-XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
+  const std::string dir = testutil::make_scratch_dir("dpi-core");
   io::NpyArray a;
   a.dtype = io::NpyDtype::U32;
   a.shape = {2, 4};

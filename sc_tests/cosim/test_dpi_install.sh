@@ -6,6 +6,7 @@
 set -eu
 build=$1 cmake=$2 cc=$3
 prefix=$(mktemp -d /tmp/tpbsim-dpi-install-XXXXXX)
+trap 'rm -rf "$prefix"' EXIT
 "$cmake" --install "$build" --prefix "$prefix" --component dpi >/dev/null
 for f in lib/libtpbsim_dpi.so include/tpbsim/tpbsim_dpi.h share/tpbsim/sv/tpbsim_dpi_pkg.sv; do
   test -e "$prefix/$f" || { echo "not installed: $f"; exit 1; }

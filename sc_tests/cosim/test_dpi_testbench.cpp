@@ -21,6 +21,7 @@
 
 #include "sc_tests/cosim/cosim_test_util.h"
 #include "sc_tests/sc/test_platform_ref.h"
+#include "sc_tests/scratch_dir.h"
 
 namespace tpb {
 namespace {
@@ -32,11 +33,7 @@ struct TbRun {
 
 using cosimtest::read_text;
 
-std::string scratch() {
-  std::string t = "/tmp/tpbsim-dpi-tb-XXXXXX";
-  char* d = mkdtemp(t.data());
-  return d ? std::string(d) : std::string("/tmp");
-}
+std::string scratch() { return testutil::make_scratch_dir("dpi-tb"); }
 
 TbRun run(const std::string& cmd) {
   const std::string out = scratch() + "/out.txt";

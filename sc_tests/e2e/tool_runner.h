@@ -3,6 +3,8 @@
 
 #include <sys/wait.h>
 
+#include "sc_tests/scratch_dir.h"
+
 #include <unistd.h>
 #include <array>
 #include <cstdint>
@@ -28,12 +30,8 @@ inline std::string read_text(const std::string& path) {
   return ss.str();
 }
 
-// A fresh scratch directory for one test (removed by the OS tmp cleaner).
-inline std::string scratch_dir(const std::string& name) {
-  std::string tmpl = "/tmp/tpbsim-" + name + "-XXXXXX";
-  char* d = mkdtemp(tmpl.data());
-  return d ? std::string(d) : std::string("/tmp");
-}
+// A fresh scratch directory for one test (removed when the tests exit).
+inline std::string scratch_dir(const std::string& name) { return testutil::make_scratch_dir(name); }
 
 // `args` is a shell-quoted argument string appended to the tool path.
 inline ToolResult run_tool(const std::string& args, const std::string& stdin_text = "") {

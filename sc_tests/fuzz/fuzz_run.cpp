@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -66,6 +67,14 @@ State& state() {
     if (const char* s = std::getenv("TPBSIM_FUZZ_RUN_SECONDS")) st.seconds = std::atoi(s);
     return st;
   }();
+  // The two files go when the fuzzer does (not when a child exits).
+  static const pid_t owner = getpid();
+  static const bool cleanup = std::atexit([] {
+    if (getpid() != owner) return;
+    std::remove(state().program.c_str());
+    std::remove(state().errors.c_str());
+  }) == 0;
+  (void)cleanup;
   return s;
 }
 

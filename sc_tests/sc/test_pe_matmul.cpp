@@ -25,6 +25,7 @@
 #include "models/trace/stats_writer.h"
 #include "models/trace/vcd_writer.h"
 #include "platform/core/tpb_core.h"
+#include "sc_tests/scratch_dir.h"
 #include "sc_tests/unit/test_mx_matmul_ref.h"
 
 using namespace tpb;
@@ -805,9 +806,7 @@ ThreadsRun run_with_threads(unsigned threads, const std::string& dir) {
 // Every output file, retire record, stat and trace byte for byte the same
 // with 1, 2 and 3 host threads, and the work really split with 2 and 3.
 TEST(PeMatmulThreads, EveryOutputIsTheSameFor1To3Threads) {
-  char tmpl[] = "/tmp/tpbsim-threads-XXXXXX";
-  ASSERT_NE(::mkdtemp(tmpl), nullptr);
-  const std::string root = tmpl;
+  const std::string root = testutil::make_scratch_dir("threads");
   const char* files[] = {"run.vcd", "run.json", "stats.json", "retire.txt", "memory.bin"};
   std::vector<std::string> first;
   for (unsigned n : {1u, 2u, 3u}) {

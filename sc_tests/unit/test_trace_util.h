@@ -5,6 +5,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sc_tests/scratch_dir.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -45,11 +47,8 @@ inline std::string numpy_missing() {
   return {};
 }
 
-inline std::string scratch(const std::string& name) {
-  std::string tmpl = "/tmp/tpbsim-" + name + "-XXXXXX";
-  char* d = ::mkdtemp(tmpl.data());
-  return d ? std::string(d) : std::string("/tmp");
-}
+// A fresh scratch directory (removed when the tests exit).
+inline std::string scratch(const std::string& name) { return make_scratch_dir(name); }
 
 inline std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
