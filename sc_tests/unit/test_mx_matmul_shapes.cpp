@@ -11,10 +11,10 @@
 #define TPB_MM_MR 8
 #define TPB_MM_NV 2
 #define TPB_MM_ASM 0
-// The kernel's helpers are always inlined: GCC's note (given at the end of
-// the file) that 64-byte vectors would pass differently without AVX-512 does
-// not apply.
-#if defined(__GNUC__) && !defined(__clang__)
+// The kernel's helpers are always inlined: GCC's and clang's warning (given
+// at the end of the file) that 64-byte vectors would pass differently
+// without AVX-512 does not apply.
+#if defined(__GNUC__)
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
 #include "models/numerics/mx_matmul_kernel.inc"
