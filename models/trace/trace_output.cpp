@@ -15,23 +15,22 @@ namespace {
 constexpr std::uint64_t kWriteBackChunk = std::uint64_t{8} << 20;
 }  // namespace
 
-// Opened without O_TRUNC, and truncated only when there is something to
-// cut: ext4 marks a file truncated to empty for "allocate on close", and
-// its close then allocates and starts writing back every block of the
-// trace at once, on the simulation's thread (50-100 ms for 100 MiB) — for
-// the run's own staging file, which is new and empty, nothing is gained.
-TraceOutput::TraceOutput(std::string path, const char* kind) : path_(std::move(path)) {
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+int open_output(const std::string& path, bool* regular) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
   struct stat st {};
-  if (fd_ >= 0 && ::fstat(fd_, &st) == 0) {
-    regular_ = S_ISREG(st.st_mode);
-    if (regular_ && st.st_size > 0 && ::ftruncate(fd_, 0) != 0) {
-      const int err = errno;
-      ::close(fd_);
-      fd_ = -1;
-      errno = err;
-    }
+  if (fd < 0 || ::fstat(fd, &st) != 0) return fd;
+  if (regular) *regular = S_ISREG(st.st_mode);
+  if (S_ISREG(st.st_mode) && st.st_size > 0 && ::ftruncate(fd, 0) != 0) {
+    const int err = errno;
+    ::close(fd);
+    errno = err;
+    return -1;
   }
+  return fd;
+}
+
+TraceOutput::TraceOutput(std::string path, const char* kind) : path_(std::move(path)) {
+  fd_ = open_output(path_, &regular_);
   if (fd_ < 0)
     throw std::runtime_error(std::string(kind) + " '" + path_ +
                              "': cannot open for writing: " + std::strerror(errno));

@@ -1,4 +1,5 @@
-// A trace file written while the run goes (VcdWriter, PerfettoWriter): text
+// A trace file written while the run goes (VcdWriter, PerfettoWriter, the
+// retire log): text
 // is appended to buf() and written out in blocks of about 1 MiB. Creating the
 // file throws std::runtime_error naming it; a later write error is kept
 // (error()), not thrown, since writes happen inside the simulation, and
@@ -6,7 +7,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <iterator>
 #include <string>
@@ -120,6 +120,15 @@ class TextBuffer {
  private:
   fmt::memory_buffer b_;
 };
+
+// Opens `path` write-only, creating it, and truncates it only when it is a
+// regular file with something in it; -1 (errno set) when it cannot. Not
+// O_TRUNC: ext4 marks a file truncated to empty for allocate-on-close, and
+// the close then allocates and starts writing back the whole file at once
+// (35-100 ms for 100 MiB, on the thread that closes it) — for a run's
+// staging file, new and empty, for nothing. `regular`: set to whether the
+// file is a regular one (not a device or FIFO).
+int open_output(const std::string& path, bool* regular = nullptr);
 
 class TraceOutput {
  public:

@@ -1,5 +1,7 @@
 // `tpbsim asm` (program text -> raw 64-byte words) and `tpbsim disasm`
 // (raw words or text -> program text), SPEC §9, docs/ASM.md.
+#include <unistd.h>
+
 #include <boost/program_options.hpp>
 
 #include <cerrno>
@@ -15,6 +17,7 @@
 #include "models/isa/input_file.h"
 #include "models/isa/program.h"
 #include "models/isa/program_spool.h"
+#include "models/trace/trace_output.h"
 #include "platform/cli/commands.h"
 #include "platform/run/staged_outputs.h"
 
@@ -64,7 +67,15 @@ bool write_file(const char* cmd, const std::string& path,
   std::string why;
   try {
     run::OutputFile out(path);
-    std::FILE* f = std::fopen(out.write_path().c_str(), out.staged() ? "wb" : "ab");
+    // A staging file is new and empty: opened without O_TRUNC (open_output).
+    std::FILE* f = nullptr;
+    if (out.staged()) {
+      const int fd = trace::open_output(out.write_path());
+      f = fd < 0 ? nullptr : ::fdopen(fd, "wb");
+      if (fd >= 0 && !f) ::close(fd);
+    } else {
+      f = std::fopen(out.write_path().c_str(), "ab");
+    }
     err = errno;
     try {
       ok = f != nullptr && write(f);

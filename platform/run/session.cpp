@@ -338,7 +338,12 @@ RunReport Session::run(const RunRequest& req) {
 
   std::unique_ptr<std::ofstream> retire_out;
   if (!req.retire.empty()) {
-    retire_out = std::make_unique<std::ofstream>(file_of(req.retire).write_path());
+    // A staging file is new and empty: opened for update, not truncated
+    // (an ofstream's O_TRUNC has ext4 write back the whole log at its close;
+    // trace::open_output).
+    const OutputFile& f = file_of(req.retire);
+    retire_out = std::make_unique<std::ofstream>(
+        f.write_path(), f.staged() ? std::ios::in | std::ios::out : std::ios::out);
     if (!*retire_out) throw InputError(req.retire + ": cannot open for writing");
   }
   // Trace writers stream to their staged files as the run goes.
