@@ -4,14 +4,14 @@
 
 #include <sys/wait.h>
 
-#include "sc_tests/scratch_dir.h"
-
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
+
+#include "sc_tests/scratch_dir.h"
 
 namespace tpb::cosimtest {
 

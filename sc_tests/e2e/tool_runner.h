@@ -3,8 +3,6 @@
 
 #include <sys/wait.h>
 
-#include "sc_tests/scratch_dir.h"
-
 #include <unistd.h>
 #include <array>
 #include <cstdint>
@@ -14,6 +12,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "sc_tests/scratch_dir.h"
 
 namespace tpb::e2e {
 

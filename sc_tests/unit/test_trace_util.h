@@ -5,14 +5,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sc_tests/scratch_dir.h"
-
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "sc_tests/scratch_dir.h"
 
 namespace tpb::testutil {
 
