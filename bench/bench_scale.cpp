@@ -19,12 +19,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "sc_tests/scratch_dir.h"
 
 namespace {
 
@@ -34,18 +35,10 @@ const char* kLine =
     "dst=t3d(sbuf(0, 0x4000), step=[1, 0, 0], num=[8, 1, 1])\n";
 
 // The programs and outputs (2.3 GiB at the default length), removed when
-// the benchmarks end.
-std::string scratch_dir;
+// the benchmarks end (sc_tests/scratch_dir.h).
 std::string scratch() {
-  if (scratch_dir.empty()) {
-    std::string t = "/tmp/tpbsim-bench-scale-XXXXXX";
-    if (!mkdtemp(t.data())) {
-      std::perror("bench_scale: mkdtemp");
-      std::exit(1);
-    }
-    scratch_dir = t;
-  }
-  return scratch_dir;
+  static const std::string dir = tpb::testutil::make_scratch_dir("bench-scale");
+  return dir;
 }
 
 // The program as text and as a binary (assembled once, by tpbsim asm).
@@ -170,11 +163,4 @@ BENCHMARK(BM_Asm_Text)->Arg(kN)->Iterations(1)->UseManualTime()->Unit(benchmark:
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  if (!scratch_dir.empty()) std::filesystem::remove_all(scratch_dir);
-  return 0;
-}
+BENCHMARK_MAIN();

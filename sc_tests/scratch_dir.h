@@ -1,7 +1,7 @@
-// Scratch directories for the tests: each fresh under /tmp, and removed with
-// everything in it when the test program that made it exits, so that test
-// runs do not pile up in /tmp (TPBSIM_KEEP_SCRATCH=1 keeps them, to look at
-// after a failure).
+// Scratch directories for the tests and benchmarks: each fresh under /tmp,
+// and removed with everything in it when the program that made it exits, so
+// that runs do not pile up in /tmp (TPBSIM_KEEP_SCRATCH=1 keeps them, to
+// look at after a failure).
 #pragma once
 
 #include <unistd.h>
