@@ -1,7 +1,7 @@
 // Wall-clock cost of the data paths of HBM, DMA and tensor_copy
 // (docs/PERFORMANCE.md): the element conversion of tensor_copy against
-// memcpy of the same bytes, and DMA queues moving 1 MiB each from HBM to SBUF
-// through the bandwidth share (one elaboration per forked child).
+// memcpy of the same bytes, and DMA queues of a core moving 1 MiB each from
+// HBM to SBUF on its DMA engines (one elaboration per forked child).
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -13,18 +13,10 @@
 
 #include <systemc>
 
-// After <systemc>: the tlm_utils headers need its declarations.
-#include <tlm_utils/tlm_quantumkeeper.h>
-
 #include "bench/harness.h"
 #include "models/isa/address_map.h"
 #include "models/numerics/element_ops.h"
-#include "models/sc/engine/dma_executor.h"
-#include "models/sc/engine/timing_config.h"
-#include "models/sc/memory/address_router.h"
-#include "models/sc/memory/core_memory_map.h"
-#include "models/sc/memory/hbm_memory.h"
-#include "models/sc/memory/partitioned_memory.h"
+#include "platform/core/tpb_core.h"
 
 using namespace tpb;
 
@@ -62,28 +54,7 @@ void BM_Convert(benchmark::State& st, std::uint8_t in, std::uint8_t out) {
       static_cast<double>(st.iterations() * kElems) / 1e6, benchmark::Counter::kIsRate);
 }
 
-// ---- DMA queues on a bench of SBUF + HBM (as sc_tests/sc/test_dma_executor) ----
-
-class Queue : public sc_core::sc_module {
- public:
-  SC_HAS_PROCESS(Queue);
-  sc::MemPort port;
-  isa::DmaDescriptor d{};
-  sc::DmaResult result;
-  Queue(sc_core::sc_module_name n, sc::BandwidthShare* hbm, const sc::DmaTiming& t)
-      : sc_core::sc_module(n), port("port"), exec_(port, hbm, t) {
-    SC_THREAD(run);
-  }
-
- private:
-  void run() {
-    tlm_utils::tlm_quantumkeeper qk;
-    qk.reset();
-    result = exec_.execute(d, qk);
-    qk.sync();
-  }
-  sc::DmaExecutor exec_;
-};
+// ---- DMA queues on a core: n queues moving 1 MiB each from HBM to SBUF ----
 
 struct DmaReport {
   double wall_ms;
@@ -93,25 +64,10 @@ struct DmaReport {
 };
 
 DmaReport run_queues(unsigned n) {
-  const sc::TimingConfig cfg = sc::default_timing(isa::Arch::Mariana);
-  tlm_utils::tlm_quantumkeeper::set_global_quantum(sc_core::sc_time(1, sc_core::SC_US));
-  std::vector<std::unique_ptr<sc::PartitionedMemory>> sbuf;
-  sc::HbmMemory hbm("hbm", cfg.hbm.bytes, sc::hbm_timing(cfg));
-  sc::AddressRouter router("router");
-  for (unsigned q = 0; q < isa::kNumQuadrants; ++q) {
-    sbuf.push_back(std::make_unique<sc::PartitionedMemory>(("sbuf" + std::to_string(q)).c_str(), 32,
-                                                           cfg.sbuf_bytes_per_partition,
-                                                           sc::mem_timing(cfg, cfg.sbuf)));
-    router.add_target(sc::sbuf_quadrant_name(q), sc::sbuf_quadrant_base(q), sc::kSbufQuadrantSpan,
-                      sbuf.back()->socket);
-  }
-  router.add_target("hbm", isa::kHbmBase, hbm.capacity(), hbm.socket);
-  std::vector<std::unique_ptr<Queue>> queues;
+  platform::TpbCore core("tpb", platform::default_core_config(isa::Arch::Mariana));
   for (unsigned k = 0; k < n; ++k) {
-    queues.push_back(std::make_unique<Queue>(("dma" + std::to_string(k)).c_str(), &hbm.bandwidth,
-                                             sc::dma_timing(cfg)));
-    queues.back()->port.socket.bind(router.target_socket);
-    isa::DmaDescriptor& d = queues.back()->d;
+    isa::RawInst raw{};
+    isa::DmaDescriptor d{};
     d.header = {0xd0, isa::kInstWordLen, 0, 0};
     d.num_rows = 128;
     d.row_bytes = 8192;
@@ -120,16 +76,19 @@ DmaReport run_queues(unsigned n) {
     d.src.kind = 0;
     d.dst.addr = isa::sbuf_addr(0, k * 8192);
     d.dst.kind = 1;
-    std::memset(hbm.backdoor(d.src.addr, 1 << 20), static_cast<int>(k), 1 << 20);
+    std::memcpy(raw.data(), &d, sizeof d);
+    core.load_queue(isa::dma_queue(k), {raw});
+    const std::vector<std::uint8_t> fill(1 << 20, static_cast<std::uint8_t>(k));
+    core.load_memory(isa::hbm_addr(d.src.addr), fill.data(), fill.size());
   }
   const auto t0 = std::chrono::steady_clock::now();
   const std::clock_t c0 = std::clock();
-  sc_core::sc_start();
+  const platform::RunResult r = core.run();
   const std::clock_t c1 = std::clock();
   const auto t1 = std::chrono::steady_clock::now();
   return {std::chrono::duration<double, std::milli>(t1 - t0).count(),
           1e3 * static_cast<double>(c1 - c0) / CLOCKS_PER_SEC,
-          sc_core::sc_time_stamp().to_seconds() * 1e6, std::uint64_t{n} << 20};
+          static_cast<double>(r.simulated_ps) / 1e6, std::uint64_t{n} << 20};
 }
 
 void BM_DmaQueues(benchmark::State& st) {

@@ -286,12 +286,11 @@ std::uint32_t lw_fields(KernelContext& ctx) {
     throw KernelFault(
         fmt::format("{}: the src operand holds {} columns per partition, num_active_cols is {}",
                     st.name, st.src.cols(), cols));
-  // LoadStationary: M/4 cycles (TIMING.md), hidden under the previous
-  // matmul's MAC loop when the previous PE instruction was a matmul.
-  const PeState& pe = ctx.engine_state().get<PeState>();
-  const std::uint64_t load = ceil_div(cols, 4);
-  st.trips =
-      pe.last_was_matmul ? (load > pe.last_matmul_trips ? load - pe.last_matmul_trips : 0) : load;
+  // LoadStationary: M/4 cycles (TIMING.md [A, D]: up to 4x faster than a
+  // MultiplyMoving of the same free size); it runs in the background of
+  // the running matmul on the PE's stationary unit (the sequencer's issue
+  // pipeline), not by shortening it here.
+  st.trips = ceil_div(cols, 4);
   ctx.set_scratch(std::move(st));
   return 0;
 }
@@ -475,27 +474,20 @@ void add_pe_matmul_kernels(KernelRegistry& r) {
                    {"pe.lw.fields", kPeLoadBodyVa, 4, nullptr, lw_fields},
                    stream_bundle("pe.lw.load", 0x5f67, trips, lw_load),
                    {"pe.lw.fill", 0x5f77, 4, nullptr, nullptr},
-                   {"pe.lw.return", 0x5f87, 1, nullptr,
-                    [](KernelContext& ctx) {
-                      ctx.engine_state().get<PeState>().last_was_matmul = false;
-                      return std::uint32_t{0};
-                    }},
+                   {"pe.lw.return", 0x5f87, 1, nullptr, nullptr},
                }});
 
   // MultiplyMoving body: decode, the scale-MAC loop (seed 003 §3.4 @0x5fa7;
-  // max(N, 64) trips), return.
+  // max(N, 64) trips: the initiation interval), the array's drain (the
+  // last moving column's partial sums through 128 rows and out: a tail of
+  // the latency, convention, TIMING.md: fill/drain about 2 x 128), return.
   r.add(Kernel{"pe_multiply_moving",
                kPeMatmulBodyVa,
                {
                    {"pe.mm.fields", kPeMatmulBodyVa, 4, nullptr, mm_fields},
                    stream_bundle("pe.mm.mac", kPeScaleMacVa, trips, mm_mac),
-                   {"pe.mm.return", 0x5fb7, 1, nullptr,
-                    [](KernelContext& ctx) {
-                      PeState& pe = ctx.engine_state().get<PeState>();
-                      pe.last_was_matmul = true;
-                      pe.last_matmul_trips = inst_state(ctx).trips;
-                      return std::uint32_t{0};
-                    }},
+                   {"pe.mm.drain", 0x5fb3, 256, nullptr, nullptr},
+                   {"pe.mm.return", 0x5fb7, 1, nullptr, nullptr},
                }});
 }
 

@@ -49,11 +49,6 @@ struct PeState {
   unsigned kdim = 0;       // contraction length: 4 x rows (MX) or rows (plain)
   std::uint8_t dtype = 0;  // in_dtype of the load
   num::PackedFloats w;     // [kdim][cols] dequantized to FP32, num::packed_w_layout
-  // Load hiding (TIMING.md: LoadStationary overlaps the previous matmul): the
-  // MAC-loop trips of the last matmul, and whether the last PE instruction
-  // was a matmul.
-  bool last_was_matmul = false;
-  std::uint64_t last_matmul_trips = 0;
 };
 
 // Registers the handlers and bodies.

@@ -16,7 +16,6 @@ namespace tpb::timing {
 
 namespace {
 
-constexpr std::uint32_t kMaxBanks = 64;
 constexpr std::size_t kMaxProfileFileBytes = kMaxTimingFileBytes;  // 16 MiB of JSON
 
 constexpr unsigned kMaxProfileDepth = 32;
@@ -56,58 +55,8 @@ std::string shown(const nlohmann::json& v) {
   return isa::excerpt(v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
-std::uint32_t get_u32(const nlohmann::json& v, const std::string& key, bool nonzero) {
-  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
-    fail(key, "expected a non-negative integer, got " + shown(v));
-  const auto x = v.get<std::uint64_t>();
-  if (x > UINT32_MAX) fail(key, "value " + shown(v) + " does not fit in 32 bits");
-  if (nonzero && x == 0) fail(key, "must not be 0");
-  return static_cast<std::uint32_t>(x);
-}
-
-std::uint64_t get_u64(const nlohmann::json& v, const std::string& key) {
-  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
-    fail(key, "expected a non-negative integer, got " + v.dump());
-  return v.get<std::uint64_t>();
-}
-
 void require_object(const nlohmann::json& v, const std::string& key) {
   if (!v.is_object()) fail(key, "expected an object, got " + shown(v));
-}
-
-void merge_mem(MemCycles& m, const nlohmann::json& j, const std::string& key) {
-  require_object(j, key);
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    const std::string k = key + "." + it.key();
-    if (it.key() == "latency_cycles")
-      m.latency_cycles = get_u32(*it, k, false);
-    else if (it.key() == "beat_cycles")
-      m.beat_cycles = get_u32(*it, k, false);
-    else if (it.key() == "beat_bytes")
-      m.beat_bytes = get_u32(*it, k, true);
-    else if (it.key() == "contention_window_cycles")
-      m.contention_window_cycles = get_u32(*it, k, false);
-    else if (it.key() == "banks") {
-      m.banks = get_u32(*it, k, true);
-      // The arbiter keeps a booking lane per partition, bank and port.
-      if (m.banks > kMaxBanks) fail(k, "at most " + std::to_string(kMaxBanks) + " banks");
-    } else
-      fail(k, "unknown key");
-  }
-}
-
-// JSON keys of TimingConfig::pe_mx_row_pump, by MX_PERF_MODE: the names of
-// the program syntax (isa::mx_perf_mode_names(), docs/ASM.md).
-std::string mx_perf_mode_key(unsigned n) {
-  return std::string(isa::mx_perf_mode_names().name(static_cast<std::uint8_t>(n)));
-}
-
-nlohmann::json mem_json(const MemCycles& m) {
-  return {{"latency_cycles", m.latency_cycles},
-          {"beat_cycles", m.beat_cycles},
-          {"beat_bytes", m.beat_bytes},
-          {"contention_window_cycles", m.contention_window_cycles},
-          {"banks", m.banks}};
 }
 
 }  // namespace
@@ -129,67 +78,82 @@ std::uint64_t TimingConfig::cycles_to_ps_wide(std::uint64_t cycles, std::uint32_
   return ps > kMaxPs ? kMaxPs : static_cast<std::uint64_t>(ps);
 }
 
-TimingConfig default_timing(isa::Arch arch) {
-  // Every number's source is in the generation's profile file,
-  // traces/timing/<arch>.json (a test keeps the two equal).
-  TimingConfig c;
-  c.arch = std::string(isa::arch_name(arch));
-  // Clocks, TIMING.md [A] [B] [C] (SPEC §8): v2 PE 2.8, Vector 1.12,
-  // Scalar 1.4, GpSimd 1.4 GHz; v3 2.4 / 0.96 / 1.2 / 1.2; v4 (and v5,
-  // convention) 2.4 / 1.2 / 1.2 / 1.2. The SFU runs at the Scalar (ACT) clock.
-  switch (arch) {
-    case isa::Arch::Sunda:
-      c.clock_mhz[0] = 1400, c.clock_mhz[1] = 1120, c.clock_mhz[2] = 2800, c.clock_mhz[3] = 1400;
-      break;
-    case isa::Arch::Cayman:
-      c.clock_mhz[0] = 1200, c.clock_mhz[1] = 960, c.clock_mhz[2] = 2400, c.clock_mhz[3] = 1200;
-      break;
-    case isa::Arch::Mariana:
-    case isa::Arch::Maverick:
-      c.clock_mhz[0] = 1200, c.clock_mhz[1] = 1200, c.clock_mhz[2] = 2400, c.clock_mhz[3] = 1200;
-      break;
+namespace {
+
+// The rows under a dotted prefix ("hbm" -> hbm.bytes, ...), and whether any
+// row is the key itself.
+struct Lookup {
+  const TimingField* row = nullptr;
+  std::vector<const TimingField*> children;  // rows directly or deeper under the key
+};
+Lookup lookup(const std::string& key) {
+  Lookup l;
+  for (const TimingField& f : timing_fields()) {
+    if (f.key == key)
+      l.row = &f;
+    else if (f.key.size() > key.size() && f.key.compare(0, key.size(), key) == 0 &&
+             f.key[key.size()] == '.')
+      l.children.push_back(&f);
   }
-  // SBUF / PSUM access request overhead about 60 cycles [A]; one 64-byte
-  // beat per partition per memory cycle (convention: wide enough that the
-  // engines' documented rates, not the SRAM, bound a stream).
-  c.sbuf = MemCycles{60, 1, 64, 0, 1};
-  c.psum = MemCycles{60, 1, 64, 0, 8};  // 8 banks of 2 KiB [A] [B] [C]
-  // Engine conflicts [A] [B]: on v2 Vector and GpSimd share SBUF access and
-  // Vector and Scalar share PSUM; v3 lifts them but for the same PSUM bank.
-  if (arch == isa::Arch::Sunda) {
-    c.sbuf.contention_window_cycles = 64;
-    c.psum.contention_window_cycles = 64;
-    c.psum.banks = 1;
-  } else {
-    c.psum.contention_window_cycles = 64;
-  }
-  // Instruction fetch DMA, TIMING.md [J, K]: 27 GB/s per queue (v2, v3), 38 (v4; v5 convention).
-  c.fetch.mbytes_per_s = arch == isa::Arch::Sunda || arch == isa::Arch::Cayman ? 27000 : 38000;
-  const isa::MemoryCapacity cap = isa::default_capacity(arch);
-  c.sbuf_bytes_per_partition = cap.sbuf_bytes_per_partition;
-  c.psum_bytes_per_partition = cap.psum_bytes_per_partition;
-  // HBM per core, TIMING.md [L]: capacity and bandwidth of the device / its
-  // cores (trn1 2 cores, trn2 and trn3 8; v5 as trn3).
-  c.hbm.bytes = cap.hbm_bytes;
-  switch (arch) {
-    case isa::Arch::Sunda:
-      c.hbm.mbytes_per_s = 820000 / 2;
-      break;
-    case isa::Arch::Cayman:
-      c.hbm.mbytes_per_s = 2900000 / 8;
-      break;
-    case isa::Arch::Mariana:
-    case isa::Arch::Maverick:
-      c.hbm.mbytes_per_s = 4900000 / 8;
-      break;
-  }
-  // DMA queues, TIMING.md [J]: 27.2 GB/s each on v2 / v3, 38.4 on v4 (v5 as v4).
-  c.dma.mbytes_per_s = arch == isa::Arch::Sunda || arch == isa::Arch::Cayman ? 27200 : 38400;
-  return c;
+  return l;
 }
+
+// The names one level under `key` (for "unknown key (a, b, c)").
+std::string child_names(const std::string& key, const std::vector<const TimingField*>& rows) {
+  std::vector<std::string> names;
+  for (const TimingField* f : rows) {
+    std::string rest = f->key.substr(key.size() + 1);
+    rest = rest.substr(0, rest.find('.'));
+    if (std::find(names.begin(), names.end(), rest) == names.end()) names.push_back(rest);
+  }
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+void set_field(TimingConfig& c, const TimingField& f, const nlohmann::json& v,
+               const std::string& key) {
+  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
+    fail(key, "expected a non-negative integer, got " + shown(v));
+  const auto x = v.get<std::uint64_t>();
+  if (f.max == UINT32_MAX && x > UINT32_MAX)
+    fail(key, "value " + shown(v) + " does not fit in 32 bits");
+  if (x < f.min) fail(key, f.min == 1 ? "must not be 0" : fmt::format("at least {}", f.min));
+  if (x > f.max) fail(key, f.max_note.empty() ? fmt::format("at most {}", f.max) : f.max_note);
+  f.set(c, f.slot, x);
+}
+
+// Merges the object `j` found at `prefix` ("" at the top level).
+void merge_object(TimingConfig& c, const nlohmann::json& j, const std::string& prefix) {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
+    const nlohmann::json& v = *it;
+    const Lookup l = lookup(key);
+    if (l.row) {
+      set_field(c, *l.row, v, key);
+    } else if (!l.children.empty()) {
+      if (v.is_object()) {
+        merge_object(c, v, key);
+        continue;
+      }
+      // A group whose members are one level down takes one number for all
+      // of them ("instruction_overhead_cycles": 64 sets every engine).
+      const bool flat = std::all_of(l.children.begin(), l.children.end(), [&](const auto* f) {
+        return f->key.find('.', key.size() + 1) == std::string::npos;
+      });
+      if (!flat || !v.is_number()) fail(key, "expected an object, got " + shown(v));
+      for (const TimingField* f : l.children) set_field(c, *f, v, f->key);
+    } else if (prefix.empty()) {
+      fail(key, "unknown key");
+    } else {
+      fail(key, "unknown key (" + child_names(prefix, lookup(prefix).children) + ")");
+    }
+  }
+}
+
+}  // namespace
 
 void merge_timing(TimingConfig& c, const nlohmann::json& j) {
   require_object(j, "(top level)");
+  nlohmann::json fields = nlohmann::json::object();
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& k = it.key();
     const nlohmann::json& v = *it;
@@ -203,124 +167,29 @@ void merge_timing(TimingConfig& c, const nlohmann::json& j) {
       if (!isa::parse_arch(c.arch, run) || given != run)
         fail(k, "profile is for '" + isa::excerpt(v.get<std::string>()) + "' but the run is for '" +
                     c.arch + "'");
-    } else if (k == "clocks_mhz") {
-      require_object(v, k);
-      for (auto e = v.begin(); e != v.end(); ++e) {
-        unsigned idx = isa::kNumEngines;
-        for (unsigned n = 0; n < isa::kNumEngines; ++n)
-          if (e.key() == isa::engine_name(static_cast<isa::Engine>(n))) idx = n;
-        if (idx == isa::kNumEngines) fail(k + "." + e.key(), "unknown engine");
-        c.clock_mhz[idx] = get_u32(*e, k + "." + e.key(), true);
-      }
-    } else if (k == "instruction_overhead_cycles") {
-      if (v.is_object()) {
-        for (auto e = v.begin(); e != v.end(); ++e) {
-          const auto eng = isa::parse_engine(e.key().c_str());
-          if (!eng) fail(k + "." + e.key(), "unknown engine");
-          c.instruction_overhead_cycles[static_cast<unsigned>(*eng)] =
-              get_u32(*e, k + "." + e.key(), false);
-        }
-      } else {
-        const std::uint32_t all = get_u32(v, k, false);
-        for (auto& o : c.instruction_overhead_cycles) o = all;
-      }
-    } else if (k == "memory_clock_mhz") {
-      c.memory_clock_mhz = get_u32(v, k, true);
-    } else if (k == "sbuf") {
-      merge_mem(c.sbuf, v, k);
-    } else if (k == "psum") {
-      merge_mem(c.psum, v, k);
-    } else if (k == "queue") {
-      merge_mem(c.queue, v, k);
-    } else if (k == "control") {
-      merge_mem(c.control, v, k);
-    } else if (k == "sbuf_bytes_per_partition") {
-      c.sbuf_bytes_per_partition = get_u32(v, k, true);
-      if (c.sbuf_bytes_per_partition > isa::kPartitionSlot)
-        fail(k, "at most " + std::to_string(isa::kPartitionSlot) + " bytes per partition");
-    } else if (k == "psum_bytes_per_partition") {
-      c.psum_bytes_per_partition = get_u32(v, k, true);
-      if (c.psum_bytes_per_partition > isa::kPartitionSlot)
-        fail(k, "at most " + std::to_string(isa::kPartitionSlot) + " bytes per partition");
-    } else if (k == "pool_cores") {
-      c.pool_cores = get_u32(v, k, true);
-    } else if (k == "pool_vector_bytes") {
-      c.pool_vector_bytes = get_u32(v, k, true);
-    } else if (k == "pe_mx_row_pump") {
-      require_object(v, k);
-      for (auto e = v.begin(); e != v.end(); ++e) {
-        unsigned idx = isa::kNumMxPerfModes;
-        for (unsigned n = 0; n < isa::kNumMxPerfModes; ++n)
-          if (e.key() == mx_perf_mode_key(n)) idx = n;
-        if (idx == isa::kNumMxPerfModes) fail(k + "." + e.key(), "unknown MX perf mode");
-        c.pe_mx_row_pump[idx] = get_u32(*e, k + "." + e.key(), true);
-      }
     } else if (k == "bundle_issue_cycles") {
       require_object(v, k);
-      for (auto b = v.begin(); b != v.end(); ++b)
-        c.bundle_issue_cycles[b.key()] = get_u32(*b, k + "." + b.key(), false);
+      for (auto b = v.begin(); b != v.end(); ++b) {
+        const std::string key = k + "." + b.key();
+        const std::uint32_t cycles = [&] {
+          if (!b->is_number_unsigned() && !(b->is_number_integer() && b->get<std::int64_t>() >= 0))
+            fail(key, "expected a non-negative integer, got " + shown(*b));
+          if (b->get<std::uint64_t>() > UINT32_MAX)
+            fail(key, "value " + shown(*b) + " does not fit in 32 bits");
+          return static_cast<std::uint32_t>(b->get<std::uint64_t>());
+        }();
+        c.bundle_issue_cycles[b.key()] = cycles;
+      }
     } else if (k == "sources") {
       // Documentation: the source of every number (models/timing/profiles).
       require_object(v, k);
       for (auto e = v.begin(); e != v.end(); ++e)
         if (!e->is_string()) fail(k + "." + e.key(), "expected a string");
-    } else if (k == "quantum_ns") {
-      c.quantum_ns = get_u32(v, k, true);
-    } else if (k == "instruction_fetch") {
-      require_object(v, k);
-      for (auto e = v.begin(); e != v.end(); ++e) {
-        const std::string key = k + "." + e.key();
-        if (e.key() == "ring_words") {
-          c.fetch.ring_words = get_u32(*e, key, true);
-          if (c.fetch.ring_words > isa::kQueueBytes / isa::kInstBytes)
-            fail(key, "at most " + std::to_string(isa::kQueueBytes / isa::kInstBytes) +
-                          " words (the 1 MiB queue window)");
-        } else if (e.key() == "batch_words") {
-          c.fetch.batch_words = get_u32(*e, key, true);
-        } else if (e.key() == "mbytes_per_s") {
-          c.fetch.mbytes_per_s = get_u32(*e, key, true);
-        } else if (e.key() == "latency_ns") {
-          c.fetch.latency_ns = get_u32(*e, key, false);
-        } else {
-          fail(key, "unknown key (ring_words, batch_words, mbytes_per_s, latency_ns)");
-        }
-      }
-    } else if (k == "hbm") {
-      require_object(v, k);
-      for (auto e = v.begin(); e != v.end(); ++e) {
-        const std::string key = k + "." + e.key();
-        if (e.key() == "bytes") {
-          c.hbm.bytes = get_u64(*e, key);
-          if (c.hbm.bytes == 0) fail(key, "must not be 0");
-          if (c.hbm.bytes > isa::kHbmWindow)
-            fail(key, "at most " + std::to_string(isa::kHbmWindow) +
-                          " bytes (2^40: the core's HBM window)");
-        } else if (e.key() == "mbytes_per_s") {
-          c.hbm.mbytes_per_s = get_u32(*e, key, true);
-        } else if (e.key() == "latency_ns") {
-          c.hbm.latency_ns = get_u32(*e, key, false);
-          if (std::uint64_t{c.hbm.latency_ns} * 1000 > TimingConfig::kMaxAccessPs)
-            fail(key, "an access may take at most " +
-                          std::to_string(TimingConfig::kMaxAccessPs / 1000) + " ns (2^40 ps)");
-        } else {
-          fail(key, "unknown key (bytes, mbytes_per_s, latency_ns)");
-        }
-      }
-    } else if (k == "dma") {
-      require_object(v, k);
-      for (auto e = v.begin(); e != v.end(); ++e) {
-        const std::string key = k + "." + e.key();
-        if (e.key() == "mbytes_per_s")
-          c.dma.mbytes_per_s = get_u32(*e, key, true);
-        else if (e.key() == "latency_ns")
-          c.dma.latency_ns = get_u32(*e, key, false);
-        else
-          fail(key, "unknown key (mbytes_per_s, latency_ns)");
-      }
     } else {
-      fail(k, "unknown key");
+      fields[k] = v;
     }
   }
+  merge_object(c, fields, "");
   if (c.fetch.batch_words > c.fetch.ring_words)
     fail("instruction_fetch.batch_words", std::to_string(c.fetch.batch_words) +
                                               " is more than instruction_fetch.ring_words (" +
@@ -443,42 +312,19 @@ void merge_timing_file(TimingConfig& c, const std::string& path) {
 }
 
 nlohmann::json to_json(const TimingConfig& c) {
-  nlohmann::json clocks = nlohmann::json::object();
-  for (unsigned n = 0; n < isa::kNumEngines; ++n)
-    clocks[isa::engine_name(static_cast<isa::Engine>(n))] = c.clock_mhz[n];
-  nlohmann::json overheads = nlohmann::json::object();
-  for (unsigned n = 0; n < isa::kNumEngines; ++n)
-    overheads[isa::engine_name(static_cast<isa::Engine>(n))] = c.instruction_overhead_cycles[n];
+  nlohmann::json j = nlohmann::json::object();
+  j["arch"] = c.arch;
+  for (const TimingField& f : timing_fields()) {
+    nlohmann::json* at = &j;
+    std::size_t from = 0;
+    for (std::size_t dot; (dot = f.key.find('.', from)) != std::string::npos; from = dot + 1)
+      at = &(*at)[f.key.substr(from, dot - from)];
+    (*at)[f.key.substr(from)] = f.get(c, f.slot);
+  }
   nlohmann::json bundles = nlohmann::json::object();
   for (const auto& [name, cyc] : c.bundle_issue_cycles) bundles[name] = cyc;
-  nlohmann::json pump = nlohmann::json::object();
-  for (unsigned n = 0; n < isa::kNumMxPerfModes; ++n)
-    pump[mx_perf_mode_key(n)] = c.pe_mx_row_pump[n];
-  return {{"arch", c.arch},
-          {"clocks_mhz", clocks},
-          {"instruction_overhead_cycles", overheads},
-          {"memory_clock_mhz", c.memory_clock_mhz},
-          {"sbuf", mem_json(c.sbuf)},
-          {"psum", mem_json(c.psum)},
-          {"queue", mem_json(c.queue)},
-          {"control", mem_json(c.control)},
-          {"sbuf_bytes_per_partition", c.sbuf_bytes_per_partition},
-          {"psum_bytes_per_partition", c.psum_bytes_per_partition},
-          {"pool_cores", c.pool_cores},
-          {"pool_vector_bytes", c.pool_vector_bytes},
-          {"pe_mx_row_pump", pump},
-          {"bundle_issue_cycles", bundles},
-          {"quantum_ns", c.quantum_ns},
-          {"instruction_fetch",
-           {{"ring_words", c.fetch.ring_words},
-            {"batch_words", c.fetch.batch_words},
-            {"mbytes_per_s", c.fetch.mbytes_per_s},
-            {"latency_ns", c.fetch.latency_ns}}},
-          {"hbm",
-           {{"bytes", c.hbm.bytes},
-            {"mbytes_per_s", c.hbm.mbytes_per_s},
-            {"latency_ns", c.hbm.latency_ns}}},
-          {"dma", {{"mbytes_per_s", c.dma.mbytes_per_s}, {"latency_ns", c.dma.latency_ns}}}};
+  j["bundle_issue_cycles"] = bundles;
+  return j;
 }
 
 void deep_merge(nlohmann::json& base, const nlohmann::json& over) {

@@ -15,6 +15,7 @@
 
 #include "models/isa/address_map.h"
 #include "models/isa/encodings.h"
+#include "models/isa/names.h"
 
 namespace tpb::timing {
 
@@ -59,39 +60,54 @@ class ClockDivider {
 struct TimingConfig {
   std::string arch;  // generation the defaults came from ("mariana", ...)
 
-  // Engine clocks (SPEC §8), indexed by isa::Engine.
-  std::uint32_t clock_mhz[isa::kNumEngines] = {1200, 1200, 2400, 1200};
+  // Every number below is a row of the one table of timing fields
+  // (timing_fields(): JSON key, limits, unit, per-generation default and
+  // source); default_timing() fills them from it. Engine arrays are indexed
+  // by isa::Engine (pool, dve, pe, sfu).
 
-  // Fixed per-instruction cost in engine cycles, indexed by isa::Engine:
-  // decode, semaphore check, kernel_info lookup, trampoline entry and the
-  // engine's startup (TIMING.md: about 64, GpSimd about 150). JSON: a
-  // number sets every engine, an object {"pool": 150, ...} some.
-  std::uint32_t instruction_overhead_cycles[isa::kNumEngines] = {150, 64, 64, 64};
+  // Engine clocks (SPEC §8).
+  std::uint32_t clock_mhz[isa::kNumEngines] = {};
+
+  // Pipelining across instructions (SPEC §8, TIMING.md "Public cost model"):
+  // an instruction holds its engine's issue for its initiation interval
+  // (II) and lands its results at its latency. The latency is the whole
+  // instruction: the front end, every bundle, every pipeline's fill.
+  //  - instruction_overhead_cycles: the front end (decode, semaphore check,
+  //    kernel_info lookup, trampoline entry), latency only: it overlaps the
+  //    previous instruction of the engine;
+  //  - issue_overhead_cycles: a fixed cost that holds the issue (GpSimd's
+  //    software startup);
+  //  - the II is the issue overhead + the instruction's streaming
+  //    pipelines (compute or memory, whichever is longer; not their fill),
+  //    at least min_ii_cycles; an instruction whose streams take fewer than
+  //    pipeline_min_stream_cycles holds the issue for its whole latency
+  //    (the Vector engine's static overhead on runs of short instructions).
+  std::uint32_t instruction_overhead_cycles[isa::kNumEngines] = {};
+  std::uint32_t issue_overhead_cycles[isa::kNumEngines] = {};
+  std::uint32_t min_ii_cycles[isa::kNumEngines] = {};
+  std::uint32_t pipeline_min_stream_cycles[isa::kNumEngines] = {};
 
   // Memory targets; cycles of memory_clock_mhz.
-  std::uint32_t memory_clock_mhz = 1400;
-  MemCycles sbuf{8, 1, 64};
-  MemCycles psum{8, 1, 64};
-  MemCycles queue{4, 1, 64};
-  MemCycles control{2, 1, 64};
+  std::uint32_t memory_clock_mhz = 0;
+  MemCycles sbuf, psum, queue, control;
 
   // Capacities (SPEC §2), bytes per partition.
-  std::uint32_t sbuf_bytes_per_partition = 256u * 1024;
-  std::uint32_t psum_bytes_per_partition = 16u * 1024;
+  std::uint32_t sbuf_bytes_per_partition = 0;
+  std::uint32_t psum_bytes_per_partition = 0;
 
   // POOL (GpSimd, TIMING.md): 8 cores with a 512-bit SIMD each; the 128
   // partitions are split over the cores (16 each), so a core moves
   // pool_vector_bytes / (128 / pool_cores) = 4 bytes of every partition per
   // cycle, whatever the number of active channels.
-  std::uint32_t pool_cores = 8;
-  std::uint32_t pool_vector_bytes = 64;
+  std::uint32_t pool_cores = 0;
+  std::uint32_t pool_vector_bytes = 0;
 
   // PE MX row pumping per MX_PERF_MODE (seed 003 §3.3: 0 none, 1..3
   // QUAD_ROW[_INTERLEAVE|_TILED], 4..6 OCT_ROW[...]): contraction values per
   // PE per cycle. The MAC loop of an MX matmul runs max(64, ceil(4 N / pump))
   // trips, so 4 (the MX default, TIMING.md [C, H]) is max(64, N). Timing
-  // only; values never change. Convention: none / quad_row* 4, oct_row* 8.
-  std::uint32_t pe_mx_row_pump[7] = {4, 4, 4, 4, 8, 8, 8};
+  // only; values never change.
+  std::uint32_t pe_mx_row_pump[isa::kNumMxPerfModes] = {};
 
   // Bundle issue-cycle overrides by bundle name ("pool.mx8.loop" ...); a
   // bundle without an entry uses the cycles of its firmware stub. Names are
@@ -100,40 +116,42 @@ struct TimingConfig {
   std::map<std::string, std::uint32_t> bundle_issue_cycles;
 
   // Global quantum of the quantum keepers (temporal decoupling), ns.
-  std::uint32_t quantum_ns = 1000;
+  std::uint32_t quantum_ns = 0;
 
   // Instruction fetch (SPEC §7, §9), JSON "instruction_fetch": each engine's
   // queue is a ring of fetch.ring_words 64-byte words that the fetch unit
   // refills from DRAM by DMA, fetch.batch_words at a time, as the sequencer
   // frees slots. The program's first ring-full is in the queue when the run
-  // starts (the runtime loads it). TIMING.md [J, K]: DMA about 27 GB/s per
-  // queue on v2 / v3, 38 GB/s on v4, about 1.3 us from trigger to start.
+  // starts (the runtime loads it).
   struct Fetch {
-    std::uint32_t ring_words = 16384;  // 1..16384 (the 1 MiB queue window)
-    std::uint32_t batch_words = 256;   // 1..ring_words
-    std::uint32_t mbytes_per_s = 38000;
-    std::uint32_t latency_ns = 1300;
+    std::uint32_t ring_words = 0;  // 1..16384 (the 1 MiB queue window)
+    std::uint32_t batch_words = 0;
+    std::uint32_t mbytes_per_s = 0;
+    std::uint32_t latency_ns = 0;
   } fetch;
 
   // HBM of one core (SPEC §10), JSON "hbm": the device's capacity and
-  // bandwidth shared equally by its cores (TIMING.md [L]: trn1 32 GiB and
-  // 820 GB/s for 2 cores, trn2 96 GiB and 2.9 TB/s for 8, trn3 144 GiB and
-  // 4.9 TB/s for 8; v5 as trn3, convention). The DMA queues of the core
-  // share the bandwidth; every access pays the latency (a convention: the
-  // docs are silent on HBM latency).
+  // bandwidth over its cores. Every access pays the latency (a convention:
+  // the docs are silent on HBM latency).
   struct Hbm {
-    std::uint64_t bytes = 144 * isa::kGiB / 8;  // 1..2^40 (the core's HBM window)
-    std::uint32_t mbytes_per_s = 612500;        // 10^6 bytes per second
-    std::uint32_t latency_ns = 100;
+    std::uint64_t bytes = 0;  // 1..2^40 (the core's HBM window)
+    std::uint32_t mbytes_per_s = 0;
+    std::uint32_t latency_ns = 0;
   } hbm;
 
-  // DMA queues (SPEC §10), JSON "dma": TIMING.md [J, K]: 16 queues per core,
-  // 27.2 GB/s each on v2 / v3 and 38.4 GB/s on v4 (theoretical; v5 as v4,
-  // convention); about 1.3 us from the semaphore that triggers a transfer
-  // to its start.
+  // DMA engines and queues (SPEC §10, TIMING.md [J, K]), JSON "dma": a
+  // core's `engines` DMA engines each serve the core's 16 queues, one
+  // transfer at a time, weighted round robin by queue_weights; a transfer
+  // is split over the engines by SBUF partition (128 / engines partitions
+  // each), an engine moving its share at mbytes_per_s and spending at least
+  // transfer_cost_ns on every transfer it has data for; latency_ns from the
+  // semaphore that triggers a transfer to its start.
   struct Dma {
-    std::uint32_t mbytes_per_s = 38400;  // per queue
-    std::uint32_t latency_ns = 1300;     // semaphore-to-start, per descriptor
+    std::uint32_t engines = 0;       // 1..128
+    std::uint32_t mbytes_per_s = 0;  // per engine
+    std::uint32_t latency_ns = 0;
+    std::uint32_t transfer_cost_ns = 0;
+    std::uint32_t queue_weights[isa::kNumDmaQueues] = {};  // 1..
   } dma;
 
   // A DMA queue counts its cycles (stats, stalls) at the memory clock and
@@ -143,9 +161,17 @@ struct TimingConfig {
     const auto i = static_cast<unsigned>(e);
     return i < isa::kNumEngines ? clock_mhz[i] : memory_clock_mhz;
   }
-  std::uint32_t overhead(isa::Engine e) const {
-    const auto i = static_cast<unsigned>(e);
-    return i < isa::kNumEngines ? instruction_overhead_cycles[i] : 0;
+  std::uint32_t overhead(isa::Engine e) const { return per_engine(instruction_overhead_cycles, e); }
+  std::uint32_t issue_overhead(isa::Engine e) const { return per_engine(issue_overhead_cycles, e); }
+  std::uint32_t min_ii(isa::Engine e) const { return per_engine(min_ii_cycles, e); }
+  std::uint32_t pipeline_min_stream(isa::Engine e) const {
+    return per_engine(pipeline_min_stream_cycles, e);
+  }
+  // SBUF partitions each DMA engine carries (engine e: partitions
+  // e * n .. e * n + n - 1).
+  std::uint32_t dma_partitions_per_engine() const {
+    const std::uint32_t n = dma.engines == 0 ? 1 : dma.engines;
+    return (isa::kNumPartitions + n - 1) / n;
   }
   // Bytes of each partition the POOL moves per cycle (at least 1).
   std::uint32_t pool_bytes_per_partition_cycle() const;
@@ -174,6 +200,12 @@ struct TimingConfig {
   // refuses a memory profile whose access of a whole partition takes longer,
   // so millions of accesses in one instruction still sum far below 2^64 ps.
   static constexpr std::uint64_t kMaxAccessPs = std::uint64_t{1} << 40;
+
+ private:
+  static std::uint32_t per_engine(const std::uint32_t (&v)[isa::kNumEngines], isa::Engine e) {
+    const auto i = static_cast<unsigned>(e);
+    return i < isa::kNumEngines ? v[i] : 0;
+  }
 };
 
 // A bad profile: unknown key, wrong type, zero clock, unknown bundle. The
@@ -184,8 +216,32 @@ class TimingError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The defaults of a generation: the one place they live in code (SPEC §8).
+// One row of the table of timing fields: every number of TimingConfig but
+// the bundle overrides. A knob is one row (timing_profile.cpp) plus its use.
+struct TimingField {
+  std::string key;         // dotted JSON path: "hbm.mbytes_per_s", "clocks_mhz.pe"
+  std::string source_key;  // its entry under "sources" (the key, or its group's)
+  std::uint64_t min = 0, max = UINT32_MAX;
+  std::string unit;  // "MHz", "engine cycles", "bytes", ...
+  std::uint64_t (*get)(const TimingConfig&, unsigned) = nullptr;
+  void (*set)(TimingConfig&, unsigned, std::uint64_t) = nullptr;
+  unsigned slot = 0;               // the array index a per-engine / per-mode / per-queue row sets
+  std::uint64_t defaults[4] = {};  // by isa::Arch (sunda, cayman, mariana, maverick)
+  std::string (*source)(isa::Arch) = nullptr;
+  // The message when a value is past `max` (empty: "at most MAX").
+  std::string max_note;
+};
+// The table, in the order the profile is written.
+const std::vector<TimingField>& timing_fields();
+
+// The defaults of a generation, from the table (SPEC §8).
 TimingConfig default_timing(isa::Arch arch);
+// The "sources" object of a profile: the source of every default number of
+// `arch` (TIMING.md's [A]..[N], or "convention: ..."); a value of `cfg` that
+// differs from the default is marked as an override.
+nlohmann::json profile_sources(isa::Arch arch, const TimingConfig& cfg);
+// The table as a Markdown document (docs/PROFILE.md; a test keeps it equal).
+std::string timing_fields_markdown();
 
 // Merges a JSON object over `cfg`; unknown keys and wrong types throw
 // TimingError naming the key. `arch`, when present, must name cfg.arch.

@@ -118,15 +118,10 @@ void append_args(TextBuffer& out, std::string_view args) {
 PerfettoWriter::PerfettoWriter(std::string path, TraceWindow window)
     : window_(window), out_(std::move(path), "Perfetto trace"), buf_(out_.buf()) {}
 
-void PerfettoWriter::start(const std::vector<Track>& tracks) {
-  std::vector<std::string> processes;
-  pid_of_.assign(tracks.size(), 0);
-  tracks_.clear();
-  tracks_.resize(tracks.size());
-  buf_ += "{\"traceEvents\":[";
-  bool first = true;
+void PerfettoWriter::write_track_meta(const std::vector<Track>& tracks, std::size_t first_id,
+                                      bool& first) {
   auto meta = [&](int pid, int tid, const char* what, const char* key, const std::string* name,
-                  int index) {
+                  std::uint64_t index) {
     buf_ += first ? "\n" : ",\n";
     first = false;
     fmt::format_to(buf_.inserter(), R"({{"ph":"M","name":"{}","pid":{},"tid":{},"args":{{"{}":)",
@@ -140,24 +135,43 @@ void PerfettoWriter::start(const std::vector<Track>& tracks) {
   for (std::size_t i = 0; i < tracks.size(); ++i) {
     if (tracks[i].hidden) continue;
     std::size_t p = 0;
-    while (p < processes.size() && processes[p] != tracks[i].process) ++p;
-    if (p == processes.size()) {
-      processes.push_back(tracks[i].process);
+    while (p < processes_.size() && processes_[p] != tracks[i].process) ++p;
+    if (p == processes_.size()) {
+      processes_.push_back(tracks[i].process);
       const int pid = static_cast<int>(p + 1);
-      meta(pid, 0, "process_name", "name", &processes[p], 0);
-      meta(pid, 0, "process_sort_index", "sort_index", nullptr, pid);
+      meta(pid, 0, "process_name", "name", &processes_[p], 0);
+      meta(pid, 0, "process_sort_index", "sort_index", nullptr, static_cast<std::uint64_t>(pid));
     }
-    pid_of_[i] = static_cast<int>(p + 1);
+    pid_of_[first_id + i] = static_cast<int>(p + 1);
   }
   for (std::size_t i = 0; i < tracks.size(); ++i) {
     if (tracks[i].hidden) continue;
-    const int tid = static_cast<int>(i + 1);
-    meta(pid_of_[i], tid, "thread_name", "name", &tracks[i].thread, 0);
-    meta(pid_of_[i], tid, "thread_sort_index", "sort_index", nullptr, tid);
+    const int tid = static_cast<int>(first_id + i + 1);
+    meta(pid_of_[first_id + i], tid, "thread_name", "name", &tracks[i].thread, 0);
+    meta(pid_of_[first_id + i], tid, "thread_sort_index", "sort_index", nullptr,
+         tracks[i].sort_index != 0 ? tracks[i].sort_index : static_cast<std::uint64_t>(tid));
   }
+}
+
+void PerfettoWriter::start(const std::vector<Track>& tracks) {
+  processes_.clear();
+  pid_of_.assign(tracks.size(), 0);
+  tracks_.clear();
+  tracks_.resize(tracks.size());
+  buf_ += "{\"traceEvents\":[";
+  bool first = true;
+  write_track_meta(tracks, 0, first);
   // Every event line starts with ",\n": the metadata always has a line (or
   // the array is empty, handled by the lead-in below).
   if (first) buf_ += "\n{\"ph\":\"M\",\"name\":\"trace\",\"pid\":0,\"tid\":0,\"args\":{}}";
+}
+
+void PerfettoWriter::add_tracks(const std::vector<Track>& tracks) {
+  const std::size_t first_id = tracks_.size();
+  pid_of_.resize(first_id + tracks.size(), 0);
+  tracks_.resize(first_id + tracks.size());
+  bool first = false;
+  write_track_meta(tracks, first_id, first);
 }
 
 std::uint32_t PerfettoWriter::name_index(std::uint32_t id, std::string_view name) {

@@ -40,6 +40,7 @@ class PerfettoWriter : public SliceSink {
  public:
   explicit PerfettoWriter(std::string path, TraceWindow window = {});
   void start(const std::vector<Track>& tracks) override;
+  void add_tracks(const std::vector<Track>& tracks) override;
   void event(const SliceRecord& e, std::string_view name, std::string_view args) override;
   // Writes the end and closes the file; never throws (see error()).
   void finish(Picos end) override;
@@ -77,6 +78,9 @@ class PerfettoWriter : public SliceSink {
   TraceOutput out_;
   TextBuffer& buf_;  // out_.buf()
   std::vector<int> pid_of_;
+  std::vector<std::string> processes_;  // by pid - 1
+  // Metadata lines of tracks (process and thread names, sort indices).
+  void write_track_meta(const std::vector<Track>& tracks, std::size_t first_id, bool& first);
   std::vector<TrackState> tracks_;
   std::vector<Name> names_;
   // By the caller's name id (SliceRecord::name), the index in names_ it

@@ -45,6 +45,7 @@ struct Recorder::Batch {
   std::vector<SliceRecord> slices;
   std::string arena;                   // the slices' args
   std::vector<std::string> new_names;  // for the writer: names interned since the last batch
+  std::vector<Track> new_tracks;       // tracks added since the last batch (after the start)
   // The first batch: the signals and tracks to start the sinks with (as
   // the recorder holds them at its first flush).
   bool start = false;
@@ -57,6 +58,7 @@ struct Recorder::Batch {
     slices.clear();
     arena.clear();
     new_names.clear();
+    new_tracks.clear();
     start = false;
     signals.clear();
     tracks.clear();
@@ -70,6 +72,7 @@ void Recorder::deliver(const Batch& b, ChangeSink* changes, SliceSink* slices,
     if (changes) changes->start(b.signals);
     if (slices) slices->start(b.tracks);
   }
+  if (slices && !b.new_tracks.empty()) slices->add_tracks(b.new_tracks);
   if (!b.changes.empty()) changes->changes(b.changes.data(), b.changes.size());
   const std::string_view arena(b.arena);
   char buf[kInstructionArgsMax];
@@ -231,11 +234,18 @@ SignalId Recorder::add_signal(std::string scope, std::string name, unsigned widt
   return SignalId{static_cast<std::uint32_t>(signals_.size() - 1)};
 }
 
-TrackId Recorder::add_track(std::string process, std::string thread) {
-  if (started_)
-    throw std::logic_error("trace track '" + thread + "' added after the trace started streaming");
-  const bool hidden = is_hidden(thread);
-  tracks_.push_back(Track{std::move(process), std::move(thread), hidden});
+TrackId Recorder::add_track(std::string process, std::string thread, std::string hide_as,
+                            TrackId after) {
+  const bool hidden = is_hidden(hide_as.empty() ? thread : hide_as);
+  std::uint64_t sort = 100 * (std::uint64_t{tracks_.size()} + 1);
+  if (after.v < tracks_.size()) {
+    // After `after` and the lanes already after it.
+    sort = tracks_[after.v].sort_index;
+    for (const Track& t : tracks_)
+      if (t.sort_index / 100 == sort / 100) sort = std::max(sort, t.sort_index);
+    ++sort;
+  }
+  tracks_.push_back(Track{std::move(process), std::move(thread), hidden, sort});
   return TrackId{static_cast<std::uint32_t>(tracks_.size() - 1)};
 }
 
@@ -312,6 +322,10 @@ void Recorder::take_before(Picos watermark, Batch& b) {
     b.start = true;
     b.signals = signals_;
     b.tracks = tracks_;
+    tracks_sent_ = tracks_.size();
+  } else if (tracks_sent_ < tracks_.size()) {
+    b.new_tracks.assign(tracks_.begin() + static_cast<std::ptrdiff_t>(tracks_sent_), tracks_.end());
+    tracks_sent_ = tracks_.size();
   }
   // The buffers change hands rather than being copied: the batch takes the
   // recorder's vectors whole (its own cleared ones, with their capacity,

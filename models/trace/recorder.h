@@ -96,6 +96,9 @@ struct Track {
   std::string process;  // Perfetto process name (e.g. "tpb core")
   std::string thread;   // Perfetto thread name (e.g. "pool")
   bool hidden = false;  // cut by hide()
+  // Where it sorts among its process's tracks (Perfetto thread_sort_index):
+  // 100 x (its index + 1), or a lane's place after the track it extends.
+  std::uint64_t sort_index = 0;
 };
 
 // Receives value changes in (time, insertion) order.
@@ -120,6 +123,9 @@ class SliceSink {
  public:
   virtual ~SliceSink() = default;
   virtual void start(const std::vector<Track>& tracks) = 0;
+  // Tracks added after the start, in order: their ids follow the others'.
+  // Told before any event on them.
+  virtual void add_tracks(const std::vector<Track>& tracks) = 0;
   virtual void event(const SliceRecord& e, std::string_view name, std::string_view args) = 0;
   virtual void finish(Picos end) = 0;
 };
@@ -150,7 +156,12 @@ class Recorder {
     if (signals_on_) record_change(id, t, value);
   }
 
-  TrackId add_track(std::string process, std::string thread);
+  // A track may be added while the trace streams (a lane of an engine whose
+  // instructions overlap): the sinks hear of it before its first event.
+  // `hide_as`: the name --trace-engines matches (default: the thread's);
+  // `after`: a lane sorts right after this track (default: at the end).
+  TrackId add_track(std::string process, std::string thread, std::string hide_as = {},
+                    TrackId after = {});
   // Names of slices: intern once, record by id (no string per event).
   NameId intern(std::string_view name);
   void begin(TrackId id, Picos t, NameId name, std::string_view args_json = {}) {
@@ -284,6 +295,7 @@ class Recorder {
   std::vector<ValueChange> changes_;
   bool changes_sorted_ = true, slices_sorted_ = true;  // in time order as recorded
   std::vector<Track> tracks_;
+  std::size_t tracks_sent_ = 0;  // tracks the sinks know of
   std::vector<SliceRecord> slices_;
   std::string arena_;  // args text of the buffered slices
   std::vector<std::string> names_;

@@ -13,6 +13,8 @@ struct EngineStats {
   std::string name;  // "pool", "dve", "pe", "sfu"
   double clock_mhz = 0;
   std::uint64_t instructions = 0;  // retired
+  // Time with at least one instruction of the engine in flight (issued, not
+  // completed), in engine cycles.
   std::uint64_t busy_cycles = 0;
   std::uint64_t stall_cycles = 0;  // semaphore waits
   // Memory time of pipelined streams beyond their compute (the slowest
@@ -21,6 +23,9 @@ struct EngineStats {
   // Waits for an instruction the fetch DMA had not yet brought into the
   // queue's ring (TimingConfig::fetch), in engine cycles.
   std::uint64_t fetch_stall_cycles = 0;
+  // Waits of an instruction for an earlier instruction of the same engine
+  // whose results it reads (the interlock of SPEC §8), in engine cycles.
+  std::uint64_t interlock_stall_cycles = 0;
   std::map<std::string, std::uint64_t> bundles;  // bundle name -> issues (x trip count)
   std::uint64_t bytes_read = 0;
   std::uint64_t bytes_written = 0;

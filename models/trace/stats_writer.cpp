@@ -19,6 +19,7 @@ nlohmann::json stats_to_json(const RunStats& s) {
                        {"stall_cycles", e.stall_cycles},
                        {"memory_stall_cycles", e.memory_stall_cycles},
                        {"fetch_stall_cycles", e.fetch_stall_cycles},
+                       {"interlock_stall_cycles", e.interlock_stall_cycles},
                        {"bundles", bundles},
                        {"bytes_read", e.bytes_read},
                        {"bytes_written", e.bytes_written},

@@ -106,6 +106,7 @@ TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
       sems_("sem", sc::mem_timing(cfg_.timing, cfg_.timing.control)),
       regs_("regs", sc::mem_timing(cfg_.timing, cfg_.timing.control)),
       queues("queue"),
+      dma_engines("dma", control_),
       seqs_("seq"),
       dbg_socket("dbg_socket"),
       host_socket("host_socket"),
@@ -128,7 +129,7 @@ TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
     env.regs = &regs_;
     env.queue = &queues[i];
     env.control = &control_;
-    env.hbm = &hbm.bandwidth;
+    if (i >= isa::kNumEngines) env.dma = &dma_engines;
     return new sc::Sequencer(isa::engine_name(engine_at(i)), engine_at(i), env,
                              sequencer_config(cfg_, costs_, static_cast<unsigned>(i)));
   });
@@ -154,6 +155,10 @@ TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
   for (auto& s : seqs_) {
     s.port.socket.bind(router_.target_socket);
     s.port.share_totals(&port_totals_);
+  }
+  for (auto& p : dma_engines.ports) {
+    p.socket.bind(router_.target_socket);
+    p.share_totals(&port_totals_);
   }
   dbg_socket.bind(router_.target_socket);
   host_fwd_.bind(router_.target_socket);
@@ -184,10 +189,13 @@ void TpbCore::apply_config() {
   regs_.reset(sc::mem_timing(t, t.control));
   for (auto& q : queues) q.reset(sc::mem_timing(t, t.queue));
   hbm.reset(t.hbm.bytes, sc::hbm_timing(t));
+  std::vector<sc::DmaEngines::Client*> clients;
   for (unsigned i = 0; i < isa::kNumQueues; ++i) {
     seqs_[i].configure(sequencer_config(cfg_, costs_, i));
     seqs_[i].engine_state().clear();
+    if (i >= isa::kNumEngines) clients.push_back(seqs_[i].dma_client());
   }
+  dma_engines.configure(t, &hbm.bandwidth, std::move(clients));
   // Per-engine options the kernels read from their engine state.
   sequencer(isa::Engine::Dve).engine_state().get<fw::QuantizeMxOptions>().emax = cfg_.mx_emax;
   tile_file_ = &tile_file();
@@ -400,6 +408,7 @@ std::string TpbCore::pending_report() const {
 void TpbCore::start(const RunSetup& setup) {
   if (running_) throw std::logic_error("TpbCore::start: a run is in progress");
   setup_ = setup;
+  stop_ps_ = trace::kForever;
   wall0_ = std::chrono::steady_clock::now();
   // A fresh recorder per run: the run's own traces.
   recorder_ = std::make_unique<trace::Recorder>();
@@ -413,7 +422,13 @@ void TpbCore::start(const RunSetup& setup) {
   tracers_.clear();
   tracers_.resize(isa::kNumQueues);
   core_tracer_.reset();
+  dma_tracer_.reset();
   const bool tracing = setup.trace.signals || setup.trace.slices;
+  dma_engines.reset_run();
+  dma_engines.set_timing_only(setup.timing_only);
+  dma_active_ = false;
+  for (unsigned i = isa::kNumEngines; i < isa::kNumQueues; ++i)
+    dma_active_ = dma_active_ || queues[i].total() > 0;
   for (unsigned i = 0; i < isa::kNumQueues; ++i) {
     sc::Sequencer& s = seqs_[i];
     stats_[i]->reset(cfg_.timing);
@@ -430,6 +445,9 @@ void TpbCore::start(const RunSetup& setup) {
     s.add_observer(hooks_[i].get());
   }
   if (tracing) core_tracer_ = std::make_unique<CoreTracer>(rec);
+  if (tracing && dma_active_)
+    dma_tracer_ = std::make_unique<sc::DmaEngineTracer>(rec, dma_engines.engines());
+  dma_engines.set_observer(dma_tracer_.get());
   rec.attach(setup.trace.vcd, setup.trace.perfetto);
   retired_ = 0;
   pending_ = {};
@@ -454,12 +472,16 @@ RunResult TpbCore::finish() {
   r.start_ps = run_start_ps_;
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0_).count();
   r.simulated_ps = now_ps();
-  // After a fault nothing is recorded past its time on any engine: retires,
-  // stats and traces all end there (engines run decoupled, so others may
-  // have run ahead of it).
-  const std::uint64_t stop_ps = control_.faulted() ? control_.fault_time_ps() : trace::kForever;
-  if (control_.faulted())
+  // After a fault or a watchdog's stop nothing is recorded past its time on
+  // any engine: retires, stats and traces all end there (engines run
+  // decoupled and pipelined, so others may have run ahead of it).
+  const std::uint64_t stop_ps = control_.faulted() ? control_.fault_time_ps()
+                                : control_.watchdog() != sc::RunControl::Watchdog::None
+                                    ? control_.stop_ps()
+                                    : trace::kForever;
+  if (stop_ps != trace::kForever)
     for (auto& s : stats_) s->stop_at(stop_ps);
+  stop_ps_ = stop_ps;
   commit_retires_at_stop(stop_ps);
   r.instructions = retired_;
   if (control_.faulted()) {
@@ -489,6 +511,8 @@ RunResult TpbCore::finish() {
     if (r.status == RunStatus::Deadlock) r.message = pending_report();
   }
   // The traces end with the run; after a fault, at its time on every engine.
+  for (auto& t : tracers_)
+    if (t) t->finish(stop_ps);
   recorder_->finish(stop_ps);
   for (unsigned i = 0; i < isa::kNumQueues; ++i) {
     seqs_[i].remove_observer(stats_[i].get());
@@ -499,6 +523,8 @@ RunResult TpbCore::finish() {
   // host's semaphore write, a reset's) may reach them.
   core_tracer_.reset();
   tracers_.clear();
+  dma_engines.set_observer(nullptr);
+  dma_tracer_.reset();
   // A program runs once: the queues are empty for the next.
   for (auto& q : queues) q.clear();
   running_ = false;
@@ -572,6 +598,11 @@ trace::RunStats TpbCore::stats() const {
     if (auto it = c.find("hbm_read_bytes"); it != c.end()) hbm_rd += it->second;
     if (auto it = c.find("hbm_write_bytes"); it != c.end()) hbm_wr += it->second;
   }
+  // The DMA engines that moved anything (SPEC §10: DMA per engine as well
+  // as per queue).
+  if (dma)
+    for (unsigned e = 0; e < dma_engines.engines(); ++e)
+      if (dma_engines.totals(e).shares != 0) s.engines.push_back(dma_engines.stats(e, stop_ps_));
   std::uint64_t rd[kNumMems], wr[kNumMems];
   memory_bytes(rd, wr);
   for (unsigned m = 0; m < kNumMems; ++m) s.memories.push_back({mem_name(m), rd[m], wr[m]});
@@ -596,7 +627,10 @@ nlohmann::json TpbCore::effective_timing() const {
   sc::TimingConfig t = cfg_.timing;
   for (const auto& [name, cycles] : fw::builtin_kernels().bundle_cycles())
     t.bundle_issue_cycles.emplace(name, cycles);  // overrides already present win
-  return sc::to_json(t);
+  nlohmann::json j = sc::to_json(t);
+  // The source of every number (an override says so).
+  j["sources"] = timing::profile_sources(cfg_.arch, cfg_.timing);
+  return j;
 }
 
 }  // namespace tpb::platform

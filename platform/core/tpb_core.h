@@ -40,6 +40,8 @@
 #include "models/isa/program.h"
 #include "models/isa/program_spool.h"
 #include "models/numerics/dequant_stream.h"
+#include "models/sc/engine/dma_engine_tracer.h"
+#include "models/sc/engine/dma_engines.h"
 #include "models/sc/engine/engine_stats.h"
 #include "models/sc/engine/engine_tracer.h"
 #include "models/sc/engine/run_control.h"
@@ -187,7 +189,8 @@ class TpbCore : public sc_core::sc_module {
   trace::Recorder& recorder() { return *recorder_; }
   const trace::Recorder& recorder() const { return *recorder_; }
   const CoreConfig& config() const { return cfg_; }
-  // The effective timing profile, every bundle's issue cycles included.
+  // The effective timing profile, every bundle's issue cycles included, with
+  // the source of every number ("sources").
   nlohmann::json effective_timing() const;
   // The retire line of a record (no newline): `tpbsim run --retire`.
   static std::string format_retire(const sc::RetireRecord& r);
@@ -238,6 +241,8 @@ class TpbCore : public sc_core::sc_module {
   sc::SemaphoreBank sems_;
   sc::EngineRegisterFile regs_;
   sc_core::sc_vector<sc::InstructionQueue> queues;
+  // The DMA engines every DMA queue's transfers run on (SPEC §10).
+  sc::DmaEngines dma_engines;
   sc_core::sc_vector<sc::Sequencer> seqs_;
   tlm_utils::simple_initiator_socket<TpbCore> dbg_socket;
   // Hosts reach SBUF, PSUM, the tile file and the control region here (the
@@ -255,6 +260,8 @@ class TpbCore : public sc_core::sc_module {
   std::uint64_t run_start_ps_ = 0;
   std::vector<std::unique_ptr<sc::EngineStatsCollector>> stats_;
   std::vector<std::unique_ptr<sc::EngineTracer>> tracers_;  // by engine, null when not traced
+  std::unique_ptr<sc::DmaEngineTracer> dma_tracer_;         // when a traced run has DMA
+  bool dma_active_ = false;                                 // a DMA queue has descriptors
   // Engines of the current (or last) run that appear in its outputs: every
   // compute engine, and the DMA queues that had descriptors.
   std::array<bool, isa::kNumQueues> active_{};
@@ -288,6 +295,7 @@ class TpbCore : public sc_core::sc_module {
   // Every one ending at or before `stop_ps` and drops the rest.
   void commit_retires_at_stop(std::uint64_t stop_ps);
   RunResult last_;
+  std::uint64_t stop_ps_ = trace::kForever;  // the last run's stop (a fault or a watchdog)
   // Bytes moved to and from each memory (SBUF quadrants, PSUM), over every
   // engine's MemPort counters.
   void memory_bytes(std::uint64_t (&rd)[kNumMems], std::uint64_t (&wr)[kNumMems]) const;

@@ -284,7 +284,7 @@ TEST(TimingProfile, BadValuesNameTheKey) {
        "key 'clocks_mhz.pool': value 4294967296 does not fit in 32 bits"},
       {R"({"clocks_mhz": {"pool": 1e30}})",
        "key 'clocks_mhz.pool': expected a non-negative integer"},
-      {R"({"clocks_mhz": {"tpu": 1}})", "key 'clocks_mhz.tpu': unknown engine"},
+      {R"({"clocks_mhz": {"tpu": 1}})", "key 'clocks_mhz.tpu': unknown key (pool, dve, pe, sfu)"},
       {R"({"memory_clock_mhz": 0})", "key 'memory_clock_mhz': must not be 0"},
       {R"({"sbuf": {"beat_bytes": 0}})", "key 'sbuf.beat_bytes': must not be 0"},
       {R"({"psum": {"banks": 65}})", "key 'psum.banks': at most 64 banks"},

@@ -71,15 +71,25 @@ TEST(TraceConsumer, DevToolsTraceEngineParsesOneSlicePerRetiredInstruction) {
   ASSERT_EQ(sh_redirected("node " + script + " " + p.perfetto, out, err), 0) << read_text(err);
   const json parsed = json::parse(read_text(out));
 
-  // What DevTools built, per engine thread: the top-level slices in order.
+  // What DevTools built, per engine: the top-level slices of its thread and
+  // of its lanes ("pe lane 1": instructions that overlap, SPEC §8), in order
+  // of their start.
   std::map<std::string, std::vector<json>> roots;
   for (const json& t : parsed.at("threads"))
-    if (!t.at("name").is_null())
-      for (const json& r : t.at("roots")) roots[t.at("name").get<std::string>()].push_back(r);
+    if (!t.at("name").is_null()) {
+      std::string name = t.at("name").get<std::string>();
+      name = name.substr(0, name.find(" lane "));
+      for (const json& r : t.at("roots")) roots[name].push_back(r);
+    }
+  for (auto& [name, list] : roots)
+    std::stable_sort(list.begin(), list.end(), [](const json& a, const json& b) {
+      return a.at("ts_us").get<double>() < b.at("ts_us").get<double>();
+    });
 
   // Against the retire file, written by another path of the model: one slice
-  // per retired instruction on its engine's thread, in retire order, with its
-  // name, ending when the instruction retired.
+  // per retired instruction on its engine's threads, in retire order (an
+  // engine completes in program order), with its name, ending when the
+  // instruction retired.
   const std::vector<RetireLine> retired = read_retire_lines(p.retire);
   ASSERT_EQ(retired.size(), 5u);
   std::map<std::string, std::vector<RetireLine>> by_engine;

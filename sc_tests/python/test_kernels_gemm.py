@@ -190,8 +190,10 @@ def test_report_invariants_and_files(tmp_path, fmt, arch):
     w_bytes = 1024 / 4 * 1024 * cb + (1024 / 32 * 1024 if spec["store"] == "mx" else 0)
     unit = 4 * 4 * 512 if fmt == "nf4" else 0
     assert j["hbm_bytes"] == 256 * 1024 * 2 + w_bytes + unit + 256 * 1024 * 4
-    queues = [e for e in j["engines"] if e.startswith("dma")]
+    queues = [e for e in j["engines"] if e.startswith("dma") and e[3:].isdigit()]
     assert len(queues) >= 8
+    # The DMA engines that moved the transfers (SPEC §10), 16 with 128-row tiles.
+    assert len([e for e in j["engines"] if e.startswith("dma_engine")]) == 16
     assert sum(j["engines"][q]["hbm_bytes"] for q in queues) == j["hbm_bytes"]
     assert j["achieved_tflops"] == pytest.approx(2 * 256 * 1024 * 1024 / j["simulated_ns"] / 1e3)
     for name, e in j["engines"].items():

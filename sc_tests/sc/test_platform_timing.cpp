@@ -1,7 +1,7 @@
 // Timing: the simulated time of a small program equals the formula from the
 // timing profile (fetch + overhead + bundle cycles x trips at the engine
-// clock + memory latency and beats), and the profile loads, merges, rejects
-// unknown keys and dumps.
+// clock + memory latency and beats, pipelined by the initiation interval:
+// SPEC §8), and the profile loads, merges, rejects unknown keys and dumps.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -32,7 +32,7 @@ TEST(PlatformTiming, SimulatedTimeFollowsTheProfileFormula) {
   sc::merge_timing(cfg.timing, nlohmann::json::parse(R"({
     "clocks_mhz": {"pool": 1000, "dve": 1000, "pe": 1000, "sfu": 1000},
     "memory_clock_mhz": 1000,
-    "instruction_overhead_cycles": 64,
+    "instruction_overhead_cycles": 64, "issue_overhead_cycles": 0,
     "queue": {"latency_cycles": 4, "beat_cycles": 1, "beat_bytes": 64},
     "sbuf": {"latency_cycles": 10, "beat_cycles": 2, "beat_bytes": 32},
     "pool_cores": 8, "pool_vector_bytes": 64,
@@ -64,34 +64,40 @@ TEST(PlatformTiming, SimulatedTimeFollowsTheProfileFormula) {
                                  t3d(isa::sbuf_addr(0, 0xC00), 1, 32))});
   const auto r = core->run();
   ASSERT_EQ(r.status, platform::RunStatus::Ok) << r.message;
-  // Instruction 0: fetch 4+1; overhead 64; trampoline entry..tail_call 4;
+  // Instruction 0: fetch 4+1; front end 64; trampoline entry..tail_call 4;
   // decode 1+1+1; the widen loop is a pipelined stream: 3 cycles x 32 trips
   // (max(64 B read, 128 B written) / 4 B per partition per cycle) = 96
   // compute, its lanes read 64 B = 2 beats x 2 = 4 and write 128 B = 4 x 2 =
-  // 8, under the compute; its 10 ns fill hides under the 64 ns fixed
-  // overhead (the first stream's requests go out during it); decode return
-  // 1; trampoline return 1.
-  const std::uint64_t t0 = 5 + 64 + 4 + 3 + 96 + 1 + 1;
-  // Instruction 1: fetch 5; overhead 64; trampoline 4; decode 3; mx8 1 + 1 +
+  // 8, under the compute; its 10 ns fill hides under the 64 ns front end
+  // (the first stream's requests go out during it); decode return 1;
+  // trampoline return 1. Its latency is all of it; its initiation interval
+  // the stream alone: 96 (SPEC §8; POOL has no minimum and no issue
+  // overhead in this profile).
+  const std::uint64_t s0 = 5, l0 = 64 + 4 + 3 + 96 + 1 + 1, ii0 = 96;
+  const std::uint64_t t0 = s0 + l0;
+  // Instruction 1: fetched from s0 on (5 ns), it starts when the engine's
+  // issue is free: s0 + ii0 (it reads 0x800.., which instruction 0 does not
+  // write: no interlock). Front end 64; trampoline 4; decode 3; mx8 1 + 1 +
   // the loop stream 7 x 32 trips (max(80 B, 4 chunks x 32 B) / 4) = 224,
   // lanes of 3 channels in parallel: read 80 B = 3 x 2, write 128 B = 8,
   // fill hidden as above; mx8 return 1; the empty widen loop (no access: no
   // fill); decode return 1; trampoline return 1.
-  const std::uint64_t t1 = 5 + 64 + 4 + 3 + (1 + 1 + 224 + 1) + 0 + 1 + 1;
+  const std::uint64_t s1 = s0 + ii0, l1 = 64 + 4 + 3 + (1 + 1 + 224 + 1) + 0 + 1 + 1;
+  const std::uint64_t t1 = s1 + l1;
   ASSERT_EQ(t0, 174u);
-  ASSERT_EQ(t1, 305u);
-  EXPECT_EQ(r.simulated_ps, (t0 + t1) * 1000);
+  ASSERT_EQ(t1, 401u);
+  EXPECT_EQ(r.simulated_ps, t1 * 1000);
   ASSERT_EQ(retired.size(), 2u);
   EXPECT_EQ(retired[0], retire_line(t0 * 1000, isa::Engine::Pool, 0, 0x7b));
-  EXPECT_EQ(retired[1], retire_line((t0 + t1) * 1000, isa::Engine::Pool, 1, 0x7b));
+  EXPECT_EQ(retired[1], retire_line(t1 * 1000, isa::Engine::Pool, 1, 0x7b));
   EXPECT_NE(retired[0].find("174000 pool"), std::string::npos) << retired[0];
   // The structured record: issue after the 5 ns fetch, retire at t0; the
   // bundles in execution order with their trips (trampoline, then decode).
   ASSERT_EQ(records.size(), 2u);
-  EXPECT_EQ(records[0].start_ps, 5000u);
+  EXPECT_EQ(records[0].start_ps, s0 * 1000);
   EXPECT_EQ(records[0].end_ps, t0 * 1000);
-  EXPECT_EQ(records[1].start_ps, (t0 + 5) * 1000);
-  EXPECT_EQ(records[1].end_ps, (t0 + t1) * 1000);
+  EXPECT_EQ(records[1].start_ps, s1 * 1000);
+  EXPECT_EQ(records[1].end_ps, t1 * 1000);
   const std::vector<std::pair<std::string, std::uint64_t>> want0 = {
       {"pool.trampoline.entry", 1},      {"pool.trampoline.state_slot", 1},
       {"pool.trampoline.setup_call", 1}, {"pool.trampoline.tail_call", 1},
@@ -101,7 +107,8 @@ TEST(PlatformTiming, SimulatedTimeFollowsTheProfileFormula) {
   EXPECT_EQ(records[0].bundles, want0);
   EXPECT_NE(retired[0].find("0x7b tensor_dequantize"), std::string::npos) << retired[0];
   const auto s = core->stats();
-  EXPECT_EQ(s.engines[0].busy_cycles, t0 + t1);
+  // Busy: an instruction in flight from 5 to 401 ns.
+  EXPECT_EQ(s.engines[0].busy_cycles, t1 - s0);
   EXPECT_EQ(s.engines[0].bundles.at("pool.decode.widen_loop"), 32u);
   EXPECT_EQ(s.engines[0].bundles.at("pool.mx8.loop"), 32u);
   EXPECT_EQ(s.engines[0].memory_stall_cycles, 0u);  // compute-bound
@@ -132,10 +139,20 @@ TEST(TimingConfig, DefaultsPerGeneration) {
   const auto v4 = sc::default_timing(isa::Arch::Mariana);
   EXPECT_EQ(v4.clock(isa::Engine::Dve), 1200u);
   EXPECT_EQ(v4.sbuf_bytes_per_partition, 256u * 1024);
-  // TIMING.md: about 64 cycles per instruction, GpSimd about 150.
+  // TIMING.md: about 64 cycles per instruction (the front end, latency
+  // only), GpSimd's startup about 150 (holding the issue).
   EXPECT_EQ(v4.overhead(isa::Engine::Dve), 64u);
   EXPECT_EQ(v4.overhead(isa::Engine::Pe), 64u);
-  EXPECT_EQ(v4.overhead(isa::Engine::Pool), 150u);
+  EXPECT_EQ(v4.overhead(isa::Engine::Pool), 0u);
+  EXPECT_EQ(v4.issue_overhead(isa::Engine::Pool), 150u);
+  EXPECT_EQ(v4.issue_overhead(isa::Engine::Dve), 0u);
+  // [E]: minimum initiation interval about 64 (Vector, Scalar/SFU); [A]:
+  // runs of N << 128 do not overlap.
+  EXPECT_EQ(v4.min_ii(isa::Engine::Dve), 64u);
+  EXPECT_EQ(v4.min_ii(isa::Engine::Sfu), 64u);
+  EXPECT_EQ(v4.min_ii(isa::Engine::Pe), 0u);
+  EXPECT_EQ(v4.pipeline_min_stream(isa::Engine::Dve), 128u);
+  EXPECT_EQ(v4.pipeline_min_stream(isa::Engine::Pe), 0u);
   const auto v2 = sc::default_timing(isa::Arch::Sunda);
   EXPECT_EQ(v2.sbuf_bytes_per_partition, 192u * 1024);
   // SPEC §8 / TIMING.md [A]: v2 PE 2.8, Vector 1.12, Scalar 1.4, GpSimd 1.4 GHz.

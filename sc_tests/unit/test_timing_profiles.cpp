@@ -3,7 +3,9 @@
 // number has its source, and each loads as a --timing file.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 
@@ -79,29 +81,35 @@ TEST(TimingProfiles, EachLoadsAsATimingFileOverItsGeneration) {
                timing::TimingError);
 }
 
-// HBM and DMA defaults (SPEC §10), written out from TIMING.md [J, L]: the
-// device's capacity and bandwidth over its cores, the queues' bandwidth.
+// HBM and DMA defaults (SPEC §10), written out from TIMING.md [J, K, L]: the
+// device's capacity and bandwidth over its cores, the DMA engines' table.
 TEST(TimingProfiles, HbmAndDmaDefaultsPerGeneration) {
   constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
   const struct {
     isa::Arch arch;
     std::uint64_t hbm_bytes;
     std::uint32_t hbm_mbps, dma_mbps;
-  } want[] = {{isa::Arch::Sunda, 16 * kGiB, 410000, 27200},      // trn1: 32 GiB, 820 GB/s, 2 cores
-              {isa::Arch::Cayman, 12 * kGiB, 362500, 27200},     // trn2: 96 GiB, 2.9 TB/s, 8 cores
-              {isa::Arch::Mariana, 18 * kGiB, 612500, 38400},    // trn3: 144 GiB, 4.9 TB/s, 8
-              {isa::Arch::Maverick, 18 * kGiB, 612500, 38400}};  // as trn3
+  } want[] = {{isa::Arch::Sunda, 16 * kGiB, 410000, 17000},      // trn1: 32 GiB, 820 GB/s, 2 cores
+              {isa::Arch::Cayman, 12 * kGiB, 362500, 23000},     // trn2: 96 GiB, 2.9 TB/s, 8 cores
+              {isa::Arch::Mariana, 18 * kGiB, 612500, 33000},    // trn3: 144 GiB, 4.9 TB/s, 8
+              {isa::Arch::Maverick, 18 * kGiB, 612500, 33000}};  // as trn3
   for (const auto& w : want) {
     const timing::TimingConfig t = timing::default_timing(w.arch);
     EXPECT_EQ(t.hbm.bytes, w.hbm_bytes) << isa::arch_name(w.arch);
     EXPECT_EQ(t.hbm.mbytes_per_s, w.hbm_mbps) << isa::arch_name(w.arch);
     EXPECT_EQ(t.hbm.latency_ns, 100u);
-    EXPECT_EQ(t.dma.mbytes_per_s, w.dma_mbps) << isa::arch_name(w.arch);
-    EXPECT_EQ(t.dma.latency_ns, 1300u);  // TIMING.md [J, K]: about 1.3 us
+    EXPECT_EQ(t.dma.engines, 16u);             // TIMING.md [J]: 16 DMA engines per core
+    EXPECT_EQ(t.dma.mbytes_per_s, w.dma_mbps)  // [J, K]: 17 / 23 / 33 B/ns per engine
+        << isa::arch_name(w.arch);
+    EXPECT_EQ(t.dma.latency_ns, 1300u);            // TIMING.md [J, K]: about 1.3 us
+    EXPECT_EQ(t.dma.transfer_cost_ns, 840u);       // fitted to [J]'s curve (CONVENTIONS.md)
+    EXPECT_EQ(t.dma_partitions_per_engine(), 8u);  // [J]: 8 SBUF partitions each
     EXPECT_EQ(isa::default_capacity(w.arch).hbm_bytes, w.hbm_bytes);
   }
-  // 16 queues of 38.4 GB/s ask for more than the v4 share of 612.5 GB/s.
-  EXPECT_GT(16u * 38400u, 612500u);
+  // 16 engines of 33 B/ns stay under the v4 share of 612.5 GB/s; v3's 16 x
+  // 23 = 368 GB/s meet its 362.5.
+  EXPECT_LT(16u * 33000u, 612500u);
+  EXPECT_GT(16u * 23000u, 362500u);
 }
 
 TEST(TimingProfiles, HbmAndDmaKeysMergeAndRefuseBadValues) {
@@ -138,9 +146,64 @@ TEST(TimingProfiles, HbmAndDmaKeysMergeAndRefuseBadValues) {
             "(2^40 ps)");
   EXPECT_EQ(err(R"({"hbm": {"size": 1}})"),
             "timing profile: key 'hbm.size': unknown key (bytes, mbytes_per_s, latency_ns)");
+  EXPECT_EQ(err(R"({"dma": {"engines": 0}})"), "timing profile: key 'dma.engines': must not be 0");
+  EXPECT_EQ(err(R"({"dma": {"engines": 129}})"), "timing profile: key 'dma.engines': at most 128");
+  EXPECT_EQ(err(R"({"dma": {"queue_weights": {"dma3": 0}}})"),
+            "timing profile: key 'dma.queue_weights.dma3': must not be 0");
   EXPECT_EQ(err(R"({"dma": {"mbytes_per_s": 0}})"),
             "timing profile: key 'dma.mbytes_per_s': must not be 0");
   EXPECT_EQ(err(R"({"dma": {"queues": 8}})"),
-            "timing profile: key 'dma.queues': unknown key (mbytes_per_s, latency_ns)");
+            "timing profile: key 'dma.queues': unknown key (engines, mbytes_per_s, latency_ns, "
+            "transfer_cost_ns, queue_weights)");
   EXPECT_EQ(err(R"({"dma": 3})"), "timing profile: key 'dma': expected an object, got 3");
+}
+
+// docs/PROFILE.md is the table of timing fields, generated (TPBSIM_REGEN=1
+// writes it).
+TEST(TimingProfiles, FieldsDocumentEqualsTheTable) {
+  const std::string path = std::string(TPB_SOURCE_DIR) + "/docs/PROFILE.md";
+  const std::string want = timing::timing_fields_markdown();
+  if (std::getenv("TPBSIM_REGEN")) {
+    std::ofstream(path) << want;
+  }
+  std::ifstream in(path);
+  const std::string have((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(have, want) << "docs/PROFILE.md is stale: regenerate with TPBSIM_REGEN=1 "
+                           "build/sc_tests/unit_tests --gtest_filter='TimingProfiles.Fields*'";
+}
+
+// Every row of the table: its default of each generation is inside its
+// limits, it reads back what it sets, and JSON names it once.
+TEST(TimingProfiles, EveryFieldRoundTripsAndHasOneKey) {
+  std::set<std::string> keys;
+  for (const timing::TimingField& f : timing::timing_fields()) {
+    EXPECT_TRUE(keys.insert(f.key).second) << f.key;
+    for (isa::Arch a : kArchs) {
+      const auto col = static_cast<unsigned>(a) - static_cast<unsigned>(isa::Arch::Sunda);
+      EXPECT_GE(f.defaults[col], f.min) << f.key;
+      EXPECT_LE(f.defaults[col], f.max) << f.key;
+      EXPECT_FALSE(f.source(a).empty()) << f.key;
+      timing::TimingConfig t = timing::default_timing(a);
+      EXPECT_EQ(f.get(t, f.slot), f.defaults[col]) << f.key;
+      f.set(t, f.slot, f.min);
+      EXPECT_EQ(f.get(t, f.slot), f.min) << f.key;
+    }
+  }
+  // The engine groups take one number for every engine.
+  timing::TimingConfig t = timing::default_timing(isa::Arch::Mariana);
+  timing::merge_timing(t, nlohmann::json::parse(R"({"min_ii_cycles": 7})"));
+  for (unsigned e = 0; e < isa::kNumEngines; ++e) EXPECT_EQ(t.min_ii_cycles[e], 7u);
+}
+
+// The sources of a profile: an override says what it overrides.
+TEST(TimingProfiles, SourcesNameOverrides) {
+  timing::TimingConfig t = timing::default_timing(isa::Arch::Cayman);
+  EXPECT_EQ(timing::profile_sources(isa::Arch::Cayman, t), load("cayman").at("sources"));
+  t.dma.transfer_cost_ns = 500;
+  const nlohmann::json s = timing::profile_sources(isa::Arch::Cayman, t);
+  EXPECT_EQ(s.at("dma.transfer_cost_ns")
+                .get<std::string>()
+                .rfind("override of dma.transfer_cost_ns (default 840: ", 0),
+            0u)
+      << s.at("dma.transfer_cost_ns");
 }

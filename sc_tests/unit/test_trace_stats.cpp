@@ -27,6 +27,7 @@ RunStats sample() {
   pool.stall_cycles = 17;
   pool.memory_stall_cycles = 23;
   pool.fetch_stall_cycles = 29;
+  pool.interlock_stall_cycles = 31;
   pool.bundles = {{"proc_4bit_mx_8", 64}, {"decode", 4}};
   pool.bytes_read = 4096;
   pool.bytes_written = 8192;
@@ -48,7 +49,7 @@ TEST(TraceStats, JsonHasEveryAgreedKey) {
   EXPECT_DOUBLE_EQ(j.at("wall_seconds").get<double>(), 0.25);
   ASSERT_EQ(j.at("engines").size(), 1u);
   const auto& e = j["engines"][0];
-  EXPECT_EQ(e.size(), 11u);
+  EXPECT_EQ(e.size(), 12u);
   EXPECT_EQ(e.at("name"), "pool");
   EXPECT_DOUBLE_EQ(e.at("clock_mhz").get<double>(), 1200.0);
   EXPECT_EQ(e.at("instructions"), 4u);
@@ -56,6 +57,7 @@ TEST(TraceStats, JsonHasEveryAgreedKey) {
   EXPECT_EQ(e.at("stall_cycles"), 17u);
   EXPECT_EQ(e.at("memory_stall_cycles"), 23u);
   EXPECT_EQ(e.at("fetch_stall_cycles"), 29u);
+  EXPECT_EQ(e.at("interlock_stall_cycles"), 31u);
   EXPECT_EQ(e.at("bundles"), nlohmann::json({{"proc_4bit_mx_8", 64}, {"decode", 4}}));
   EXPECT_EQ(e.at("bytes_read"), 4096u);
   EXPECT_EQ(e.at("bytes_written"), 8192u);

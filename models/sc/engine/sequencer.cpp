@@ -15,7 +15,7 @@ namespace tpb::sc {
 namespace {
 
 // Thrown by a bundle that would begin after the watchdog's stop time; caught
-// by execute_one (not a fault).
+// by Sequencer::execute (not a fault).
 struct WatchdogStop {};
 
 std::string status_name(tlm::tlm_response_status s) {
@@ -98,6 +98,7 @@ class Sequencer::Context : public fw::KernelContext {
     sc_core::sc_time d = s_.qk_.get_local_time();
     std::uint8_t* p = s_.port.direct(addr, len, for_write, d);
     s_.qk_.set(d);
+    if (p) note(addr, len, for_write);
     return p;
   }
 
@@ -116,12 +117,13 @@ class Sequencer::Context : public fw::KernelContext {
     if (!s_.env_.control->proceed(t)) throw WatchdogStop{};
     // Field by field into the vector (a temporary copied in whole stalled
     // on store forwarding: its 16-byte loads spanned the 8- and 4-byte stores).
+    // The observers hear of it when the instruction issues (Sequencer::issue).
     BundleRecord& rec = s_.bundles_.emplace_back();
     rec.bundle = &b;
     rec.start_ps = t;
+    rec.end_ps = t;
     rec.trips = trips;
     rec.cycles = cycles;
-    for (SequencerObserver* o : s_.bundle_observers_) o->on_bundle(b, t, trips, cycles);
     // A streaming bundle's step moves its data from the bundle's start (its
     // accesses book bandwidth there); its compute is on the clock at its end.
     if (b.stream)
@@ -129,19 +131,29 @@ class Sequencer::Context : public fw::KernelContext {
     else
       s_.add_cycles(work);
   }
-  void end_bundle(const fw::Bundle& b) override {
+  void end_bundle(const fw::Bundle&) override {
     if (deferred_ != 0) {
       s_.add_cycles(deferred_);
       deferred_ = 0;
     }
-    // Past a watchdog's stop the bundle is left open: watchdog_stop ends it
-    // at the stop time.
+    // Past a watchdog's stop the bundle is left open.
     const std::uint64_t t = s_.now_ps();
     if (!s_.env_.control->proceed(t)) throw WatchdogStop{};
-    for (SequencerObserver* o : s_.bundle_end_observers_) o->on_bundle_end(b, t);
+    s_.bundles_.back().end_ps = t;
   }
 
  private:
+  // The instruction's footprint, for the engine's interlock (SPEC §8).
+  void note(std::uint64_t addr, std::size_t len, bool is_write) {
+    if (is_write) {
+      s_.footprint_.write(addr, len);
+      return;
+    }
+    if (s_.psum_reads_exempt_ &&
+        isa::region_of(static_cast<std::uint32_t>(addr)) == isa::Region::Psum)
+      return;  // the PE's PSUM accumulation: near memory, not interlocked
+    s_.footprint_.read(addr, len);
+  }
   void access(std::uint64_t addr, void* data, std::size_t len, bool is_write) {
     if (len == 0) return;
     if (len > UINT32_MAX)
@@ -157,6 +169,7 @@ class Sequencer::Context : public fw::KernelContext {
       throw fw::KernelFault(fmt::format("address error: {} of {} bytes at 0x{:07x} ({}): {}",
                                         is_write ? "write" : "read", len, addr, describe_addr(addr),
                                         status_name(st)));
+    note(addr, len, is_write);
   }
 
  private:
@@ -174,6 +187,9 @@ Sequencer::Sequencer(sc_core::sc_module_name name, isa::Engine engine, Sequencer
   configure(std::move(cfg));
   SC_HAS_PROCESS(Sequencer);
   SC_THREAD(thread);
+  SC_METHOD(complete_due);
+  sensitive << complete_ev_;
+  dont_initialize();
 }
 
 Sequencer::~Sequencer() = default;
@@ -181,49 +197,9 @@ Sequencer::~Sequencer() = default;
 void Sequencer::configure(SequencerConfig cfg) {
   cfg_ = std::move(cfg);
   clock_ = timing::ClockDivider(cfg_.timing->clock(engine_));
-  overhead_time_ = engine_time(*cfg_.timing, engine_, cfg_.timing->overhead(engine_));
-  if (isa::is_dma_queue(engine_))
-    dma_ = std::make_unique<DmaExecutor>(port, env_.hbm, dma_timing(*cfg_.timing));
-}
-
-bool Sequencer::execute_dma() {
-  if (opcode_ != static_cast<std::uint8_t>(isa::Opcode::DmaCopy)) {
-    fault("dispatch", fmt::format("a DMA queue executes DMA descriptors only (dma_copy, opcode "
-                                  "0x{:02x}), not opcode 0x{:02x}",
-                                  static_cast<unsigned>(isa::Opcode::DmaCopy), opcode_));
-    return false;
-  }
-  isa::DmaDescriptor d;
-  std::memcpy(&d, raw_.data(), sizeof d);
-  flush_time();
-  DmaResult r;
-  try {
-    r = dma_->execute(d, qk_);  // waits for the HBM's bandwidth
-    refresh_stamp();
-  } catch (const DmaFault& e) {
-    refresh_stamp();
-    // "address error: ..." or "<predicate>(side): ..." (nothing was written).
-    const std::string what = e.what();
-    if (what.rfind("address error", 0) == 0) {
-      fault("address", what);
-    } else {
-      const std::size_t cut = what.find_first_of("(:");
-      fault("invalid", "invalid DMA descriptor: " + what, {what.substr(0, cut)});
-    }
-    return false;
-  }
-  // The transfer waits are not the run's: a fault elsewhere ends it here.
-  if (env_.control->aborted()) throw RunControl::Abort{};
-  const bool src_hbm = d.src.kind == static_cast<std::uint8_t>(isa::DmaEndpointKind::Hbm);
-  const bool dst_hbm = d.dst.kind == static_cast<std::uint8_t>(isa::DmaEndpointKind::Hbm);
-  const bool add = d.dst_rmw_op == static_cast<std::uint8_t>(isa::DmaRmwOp::Add);
-  notify([&](SequencerObserver& o) {
-    o.on_count("dma_bytes", r.bytes);
-    if (src_hbm || (dst_hbm && add))
-      o.on_count("hbm_read_bytes", (src_hbm ? r.bytes : 0) + (dst_hbm && add ? r.bytes : 0));
-    if (dst_hbm) o.on_count("hbm_write_bytes", r.bytes);
-  });
-  return true;
+  psum_reads_exempt_ = engine_ == isa::Engine::Pe;
+  dma_caps_ = dma_capacities(*cfg_.timing);
+  dma_caps_.has_hbm = env_.dma != nullptr;
 }
 
 void Sequencer::add_observer(SequencerObserver* o) {
@@ -240,10 +216,16 @@ void Sequencer::remove_observer(SequencerObserver* o) {
 std::uint64_t Sequencer::now_ps() const {
   // The simulated time moves only while this thread waits, and every wait
   // of the engine's thread is followed by refresh_stamp().
-  assert(stamp_ps_ == env_.control->rel_ps(sc_core::sc_time_stamp()));
+  assert(!sc_core::sc_get_current_process_handle().valid() ||
+         stamp_ps_ <= env_.control->rel_ps(sc_core::sc_time_stamp()));
   return stamp_ps_ + qk_.get_local_time().value() + pending_ps_;
 }
 void Sequencer::refresh_stamp() { stamp_ps_ = env_.control->rel_ps(sc_core::sc_time_stamp()); }
+
+void Sequencer::set_now(std::uint64_t t) {
+  pending_ps_ = 0;
+  qk_.set(ps_time(t - stamp_ps_));
+}
 
 void Sequencer::sync() {
   flush_time();
@@ -285,6 +267,10 @@ void Sequencer::close_pipeline() {
       lanes_.fill() > fill_credit_ ? lanes_.fill() - fill_credit_ : sc_core::SC_ZERO_TIME;
   fill_credit_ = sc_core::SC_ZERO_TIME;
   qk_.inc(fill + over);
+  // The stream holds the engine's issue (SPEC §8); its fill is latency only.
+  const std::uint64_t stream = to_ps(std::max(compute, mem));
+  issue_ps_ += stream;
+  stream_cycles_ += engine_cycles(t, engine_, std::max(compute, mem));
   const std::uint64_t stall = engine_cycles(t, engine_, over);
   notify([&](SequencerObserver& o) { o.on_stall(StallKind::Memory, stall); });
 }
@@ -296,12 +282,30 @@ std::string Sequencer::where() const {
 }
 
 void Sequencer::fault(std::string kind, std::string what, std::vector<std::string> predicates) {
+  // Precise: every earlier instruction completes before the fault; the
+  // other engines run up to it (the time synced).
   const std::uint64_t t = now_ps();
-  if (!env_.control->proceed(t)) {  // past a watchdog's stop: not recorded
+  sync();
+  drain();
+  if (stopped_) return;
+  const std::uint64_t tf = std::max(t, now_ps());
+  if (!env_.control->proceed(tf)) {  // past a watchdog's stop: not recorded
     watchdog_stop();
     return;
   }
-  notify([&](SequencerObserver& o) { o.on_fault(t); });
+  // The faulting instruction shows from where it began to the fault.
+  const std::uint64_t start = std::min(exec_start_ps_, tf);
+  notify([&](SequencerObserver& o) {
+    o.on_issue(IssueEvent{engine_, index_, opcode_, &raw_, start, tf});
+  });
+  for (const BundleRecord& b : bundles_) {
+    for (SequencerObserver* o : bundle_observers_)
+      o->on_bundle(*b.bundle, std::min(b.start_ps, tf), b.trips, b.cycles);
+    if (&b != &bundles_.back())
+      for (SequencerObserver* o : bundle_end_observers_)
+        o->on_bundle_end(*b.bundle, std::min(b.end_ps, tf));
+  }
+  notify([&](SequencerObserver& o) { o.on_fault(tf); });
   FaultInfo info;
   info.engine = engine_;
   info.index = index_;
@@ -309,7 +313,7 @@ void Sequencer::fault(std::string kind, std::string what, std::vector<std::strin
   info.kind = std::move(kind);
   info.predicates = std::move(predicates);
   info.message = where() + ": " + what;
-  env_.control->fault(std::move(info), t);
+  env_.control->fault(std::move(info), tf);
 }
 
 void Sequencer::watchdog_stop() {
@@ -317,7 +321,26 @@ void Sequencer::watchdog_stop() {
     port.end_stream();
     pipeline_open_ = false;
   }
-  const std::uint64_t t = std::min<std::uint64_t>(now_ps(), env_.control->stop_ps());
+  // What completes before the stop still does; the rest is not retired.
+  RunControl& c = *env_.control;
+  const std::uint64_t stop = c.stop_ps();
+  flush_time();
+  try {
+    while (!c.aborted() && ((!completions_.empty() && completions_.front().end_ps <= stop) ||
+                            (dma_in_flight_ > 0 && now_ps() <= stop))) {
+      const std::uint64_t now = env_.control->rel_ps(sc_core::sc_time_stamp());
+      if (dma_in_flight_ > 0 && stop >= now)
+        wait(ps_time(stop - now + 1), drained_ev_ | c.abort_event());
+      else
+        wait(drained_ev_ | c.abort_event());
+      refresh_stamp();
+      qk_.reset();
+    }
+  } catch (...) {
+    throw;
+  }
+  completions_.clear();
+  const std::uint64_t t = std::min<std::uint64_t>(now_ps(), stop);
   notify([&](SequencerObserver& o) { o.on_stop(t); });
   stopped_ = true;
 }
@@ -347,134 +370,178 @@ void Sequencer::run_program() {
   pending_ps_ = 0;
   refresh_stamp();
   fetch_.reset(*env_.queue, cfg_.timing->fetch);
+  complete_ev_.cancel();
+  completions_.clear();
+  dma_in_flight_ = 0;
+  pipe_.reset(now_ps());
   const std::uint64_t count = env_.queue->total();
   notify([&](SequencerObserver& o) { o.on_run_start(now_ps()); });
   for (index_ = 0; index_ < count; ++index_) {
-    const std::uint64_t t = now_ps();
-    notify([&](SequencerObserver& o) { o.on_fetch(index_, t); });
-    // Instruction fetch (SPEC §7, §9): a word that has not landed yet is a wait.
-    const std::uint64_t ready = fetch_.ready_at(index_, t);
-    if (ready > t) {
-      qk_.inc(ps_time(ready - t));
-      const std::uint64_t stall = engine_cycles(*cfg_.timing, engine_, ps_time(ready - t));
-      notify([&](SequencerObserver& o) { o.on_stall(StallKind::Fetch, stall); });
-    }
-    if (!execute_one()) return;
+    if (!step()) return;
     flush_time();
     if (qk_.need_sync()) sync();
   }
   sync();
+  drain();
+  if (stopped_) return;
   done_ = true;
 }
 
-bool Sequencer::execute_one() {
-  const TimingConfig& timing = *cfg_.timing;
-  opcode_ = 0;
-  inst_cycles_ = 0;
-  inst_ps_ = 0;  // pending_ps_ is 0: run_program flushed after the last one
+bool Sequencer::step() {
+  if (!fetch()) return false;
+  wait_semaphore();
+  // Nothing is recorded past a watchdog's stop.
+  exec_start_ps_ = now_ps();
   bundles_.clear();
-
-  // Fetch (SPEC §7): 64 bytes from this engine's queue, timed by the queue.
-  const std::uint64_t fetch_ps = now_ps();
-  sc_core::sc_time d = qk_.get_local_time();
-  const std::uint64_t fetch_addr = queue_base(engine_) + env_.queue->slot_addr(index_);
-  const tlm::tlm_response_status fst = port.read(fetch_addr, raw_.data(), isa::kInstBytes, d);
-  qk_.set(d);
-  if (fst != tlm::TLM_OK_RESPONSE) {
-    fault("fetch",
-          fmt::format("fetch of 64 bytes at 0x{:07x} failed: {}", fetch_addr, status_name(fst)));
-    return false;
-  }
-  const std::uint64_t fetched_ps = now_ps();
-  fetch_.fetched(index_, fetched_ps);
-  const isa::Header h = isa::header_of(raw_);
-  opcode_ = h.opcode;
-  events_ = isa::events_of(raw_);
-
-  // Semaphore wait: sync first so the condition is evaluated at this
-  // engine's true time; a malformed EVENTS field is left to the checker.
-  const auto wm = static_cast<isa::WaitMode>(events_.wait_mode);
-  const bool wait_ok = events_.wait_mode <= 2 && events_.wait_idx < isa::kNumSemaphores;
-  if (wait_ok && wm != isa::WaitMode::None &&
-      !env_.sems->satisfied(wm, events_.wait_idx, events_.sem_value)) {
-    sync();
-    const sc_core::sc_time t0 = sc_core::sc_time_stamp();
-    blocked_ = true;
-    while (!env_.sems->satisfied(wm, events_.wait_idx, events_.sem_value)) {
-      wait(env_.sems->changed_event() | env_.control->abort_event());
-      refresh_stamp();
-      if (env_.control->aborted()) throw RunControl::Abort{};
-    }
-    blocked_ = false;
-    const std::uint64_t stall = engine_cycles(timing, engine_, sc_core::sc_time_stamp() - t0);
-    notify([&](SequencerObserver& o) { o.on_stall(StallKind::Semaphore, stall); });
-  }
-
-  const std::uint64_t start_ps = now_ps();
-  if (!env_.control->proceed(start_ps)) {
+  if (!env_.control->proceed(exec_start_ps_)) {
     watchdog_stop();
     return false;
   }
-  const IssueEvent issue{engine_, index_, opcode_, &raw_, start_ps};
-  notify([&](SequencerObserver& o) { o.on_issue(issue); });
+  std::optional<KernelInfoRecord> record;
+  bool unknown_only = false;
+  if (!check(record, unknown_only)) return false;
+  if (isa::is_dma_queue(engine_)) return submit_dma();
+  const fw::Kernel* worker = dispatch(record, unknown_only);
+  return worker && execute(*worker) && issue();
+}
 
+bool Sequencer::fetch() {
+  opcode_ = 0;
+  const std::uint64_t t = now_ps();
+  notify([&](SequencerObserver& o) { o.on_fetch(index_, t); });
+  // Instruction fetch (SPEC §7, §9): a word that has not landed yet is a
+  // wait; a stall as far as it delays the issue (the engine's pipeline may
+  // hold the issue that long anyway).
+  const std::uint64_t ready = fetch_.ready_at(index_, t);
+  if (ready > t) qk_.inc(ps_time(ready - t));
+  // 64 bytes from this engine's queue, timed by the queue (SPEC §7).
+  fetch_ps_ = now_ps();
+  sc_core::sc_time d = qk_.get_local_time();
+  const std::uint64_t addr = queue_base(engine_) + env_.queue->slot_addr(index_);
+  const tlm::tlm_response_status st = port.read(addr, raw_.data(), isa::kInstBytes, d);
+  qk_.set(d);
+  if (ready > t) {
+    // A stall as far as the wait delays the fetched word past the time the
+    // engine could issue it anyway (its pipeline may hold the issue longer).
+    const std::uint64_t issue_at = pipe_.unit_ready(timing::IssuePipeline::kMoving, t);
+    const std::uint64_t got = now_ps();
+    const std::uint64_t late =
+        got > issue_at ? std::min(ready - t, got - std::max(issue_at, t + (got - ready))) : 0;
+    if (late > 0) {
+      const std::uint64_t stall = engine_cycles(*cfg_.timing, engine_, ps_time(late));
+      notify([&](SequencerObserver& o) { o.on_stall(StallKind::Fetch, stall); });
+    }
+  }
+  if (st != tlm::TLM_OK_RESPONSE) {
+    exec_start_ps_ = now_ps();
+    bundles_.clear();
+    fault("fetch", fmt::format("fetch of 64 bytes at 0x{:07x} failed: {}", addr, status_name(st)));
+    return false;
+  }
+  fetched_ps_ = now_ps();
+  fetch_.fetched(index_, fetched_ps_);
+  opcode_ = isa::header_of(raw_).opcode;
+  events_ = isa::events_of(raw_);
+  return true;
+}
+
+void Sequencer::wait_semaphore() {
+  // Sync first so the condition is evaluated at this engine's true time; a
+  // malformed EVENTS field is left to the checker.
+  const auto wm = static_cast<isa::WaitMode>(events_.wait_mode);
+  const bool wait_ok = events_.wait_mode <= 2 && events_.wait_idx < isa::kNumSemaphores;
+  if (!wait_ok || wm == isa::WaitMode::None ||
+      env_.sems->satisfied(wm, events_.wait_idx, events_.sem_value))
+    return;
+  sync();
+  const sc_core::sc_time t0 = sc_core::sc_time_stamp();
+  blocked_ = true;
+  while (!env_.sems->satisfied(wm, events_.wait_idx, events_.sem_value)) {
+    wait(env_.sems->changed_event() | env_.control->abort_event());
+    refresh_stamp();
+    if (env_.control->aborted()) throw RunControl::Abort{};
+  }
+  blocked_ = false;
+  const std::uint64_t stall = engine_cycles(*cfg_.timing, engine_, sc_core::sc_time_stamp() - t0);
+  notify([&](SequencerObserver& o) { o.on_stall(StallKind::Semaphore, stall); });
+}
+
+bool Sequencer::check(std::optional<KernelInfoRecord>& record, bool& unknown_only) {
   // Validity (SPEC §1): every failed predicate by name. An opcode the
   // checker has no contract for ("has_known_opcode" alone) is reported by
   // what the dispatch makes of it: unknown (no kernel_info record) or not
   // modelled (a record whose kernel this model does not implement).
   const isa::CheckResult check = isa::check_instruction(raw_, cfg_.arch);
-  const std::optional<KernelInfoRecord> rec_ki = cfg_.table.lookup(opcode_);
-  const bool unknown_only = check.failed.size() == 1 && check.failed[0] == "has_known_opcode";
-  if (!check.valid() && !unknown_only) {
-    std::string names;
-    std::vector<std::string> preds;
-    for (std::string_view n : check.failed) {
-      names += (names.empty() ? "" : ", ") + std::string(n);
-      preds.emplace_back(n);
-    }
-    fault(
-        "invalid",
+  record = cfg_.table.lookup(opcode_);
+  unknown_only = check.failed.size() == 1 && check.failed[0] == "has_known_opcode";
+  if (check.valid() || unknown_only) return true;
+  std::string names;
+  std::vector<std::string> preds;
+  for (std::string_view n : check.failed) {
+    names += (names.empty() ? "" : ", ") + std::string(n);
+    preds.emplace_back(n);
+  }
+  fault("invalid",
         fmt::format("invalid instruction on {}{}: failed {}", isa::arch_name(cfg_.arch),
                     check.contract.empty() ? "" : " (" + std::string(check.contract) + ")", names),
         std::move(preds));
-    return false;
-  }
+  return false;
+}
 
-  if (isa::is_dma_queue(engine_)) {
-    if (!execute_dma()) return false;
-  } else {
-    // Dispatch (seed 000 §1): kernel_info record -> trampoline -> worker.
-    if (!rec_ki) {
-      fault(
-          "dispatch",
+const fw::Kernel* Sequencer::dispatch(const std::optional<KernelInfoRecord>& record,
+                                      bool unknown_only) {
+  // Dispatch (seed 000 §1): kernel_info record -> trampoline -> worker.
+  if (!record) {
+    fault("dispatch",
           fmt::format("unknown opcode 0x{:02x}: no record in the {} kernel_info table{}", opcode_,
                       isa::engine_name(engine_), unknown_only ? " (failed has_known_opcode)" : ""));
-      return false;
-    }
-    const fw::Kernel* worker = unknown_only ? nullptr : env_.kernels->find(rec_ki->func_va);
-    if (!worker) {
-      fault("dispatch",
-            fmt::format("kernel_info idx{} dispatches opcode 0x{:02x} to trampoline 0x{:08x}, a "
-                        "kernel this model does not implement (not modelled)",
-                        rec_ki->index, opcode_, rec_ki->func_va));
-      return false;
-    }
-    add_cycles(timing.overhead(engine_));
-    fill_credit_ = overhead_time_;
-    Context& ctx = *ctx_;
-    ctx.begin_instruction();
-    try {
-      env_.kernels->execute(*worker, ctx, *cfg_.costs);
-    } catch (const fw::KernelFault& e) {
-      if (pipeline_open_) close_pipeline();
-      fault(kernel_fault_kind(e.what()), e.what());
-      return false;
-    } catch (const WatchdogStop&) {
-      watchdog_stop();
-      return false;
-    }
-    if (pipeline_open_) close_pipeline();
+    return nullptr;
   }
+  const fw::Kernel* worker = unknown_only ? nullptr : env_.kernels->find(record->func_va);
+  if (!worker)
+    fault("dispatch",
+          fmt::format("kernel_info idx{} dispatches opcode 0x{:02x} to trampoline 0x{:08x}, a "
+                      "kernel this model does not implement (not modelled)",
+                      record->index, opcode_, record->func_va));
+  return worker;
+}
+
+unsigned Sequencer::issue_unit(const fw::Kernel& worker) const {
+  // The PE loads the next stationary in the background of the running
+  // matmul (TIMING.md [A]): its LoadStationary kernels have a unit of their own.
+  return engine_ == isa::Engine::Pe && worker.va == isa::kva::kPeLdweightsMx
+             ? timing::IssuePipeline::kStationary
+             : timing::IssuePipeline::kMoving;
+}
+
+bool Sequencer::execute(const fw::Kernel& worker) {
+  const TimingConfig& timing = *cfg_.timing;
+  // The kernel runs from the earliest time its unit may start; the
+  // interlock may move it later once its accesses are known (issue()).
+  unit_ = issue_unit(worker);
+  const std::uint64_t s0 = pipe_.unit_ready(unit_, now_ps());
+  set_now(s0);
+  exec_start_ps_ = s0;
+  footprint_.clear();
+  issue_ps_ = TimingConfig::cycles_to_ps(timing.issue_overhead(engine_), clock_);
+  stream_cycles_ = 0;
+  inst_cycles_ = 0;
+  inst_ps_ = 0;
+  add_cycles(std::uint64_t{timing.overhead(engine_)} + timing.issue_overhead(engine_));
+  fill_credit_ = ps_time(inst_ps_);
+  Context& ctx = *ctx_;
+  ctx.begin_instruction();
+  try {
+    env_.kernels->execute(worker, ctx, *cfg_.costs);
+  } catch (const fw::KernelFault& e) {
+    if (pipeline_open_) close_pipeline();
+    fault(kernel_fault_kind(e.what()), e.what());
+    return false;
+  } catch (const WatchdogStop&) {
+    watchdog_stop();
+    return false;
+  }
+  if (pipeline_open_) close_pipeline();
   // Simulated time never wraps: a profile whose values push an instruction
   // past kMaxPs (2^62 ps) faults here instead.
   if (now_ps() >= TimingConfig::kMaxPs) {
@@ -484,9 +551,36 @@ bool Sequencer::execute_one() {
                       TimingConfig::kMaxPs));
     return false;
   }
+  return true;
+}
 
+bool Sequencer::issue() {
+  const TimingConfig& timing = *cfg_.timing;
+  flush_time();
+  const std::uint64_t s0 = exec_start_ps_;
+  std::uint64_t latency = now_ps() - s0;
+  // The initiation interval (SPEC §8): the issue-bound time, at least the
+  // engine's minimum; a short stream does not overlap the next instruction.
+  std::uint64_t ii =
+      std::max(issue_ps_, TimingConfig::cycles_to_ps(timing.min_ii(engine_), clock_));
+  if (stream_cycles_ < timing.pipeline_min_stream(engine_) || retire_gate_) ii = latency;
+  ii = std::min(ii, latency);
+  // The interlock: an in-flight instruction of this engine writes what this
+  // one reads: it starts when that one completes.
+  pipe_.forget_until(s0);
+  const std::uint64_t start = pipe_.after_dependences(footprint_, s0);
+  const std::uint64_t shift = start - s0;
+  if (shift != 0) {
+    const std::uint64_t stall = engine_cycles(timing, engine_, ps_time(shift));
+    notify([&](SequencerObserver& o) { o.on_stall(StallKind::Interlock, stall); });
+  }
+  if (!env_.control->proceed(start)) {
+    watchdog_stop();
+    return false;
+  }
   // The retire gate (co-simulation): on the kernel's clock, it may wait.
   if (retire_gate_) {
+    set_now(s0 + latency + shift);
     sync();
     try {
       retire_gate_();  // may wait
@@ -496,24 +590,201 @@ bool Sequencer::execute_one() {
       fault("cosim", e.what());
       return false;
     }
+    latency = now_ps() - start;
+    ii = latency;
   }
-
-  // Retire (stats, retire line, trace), then the semaphore update at the
-  // engine's true time; a watchdog stops it when it would end after its limit.
-  const std::uint64_t end_ps = now_ps();
-  if (!env_.control->proceed(end_ps)) {
+  const std::uint64_t end = pipe_.commit(unit_, start, ii, latency, footprint_);
+  if (end >= TimingConfig::kMaxPs) {
+    fault("time", fmt::format("simulated time reached {} ps (2^62): the timing profile's cycle "
+                              "counts are too large for this program",
+                              TimingConfig::kMaxPs));
+    return false;
+  }
+  notify([&](SequencerObserver& o) {
+    o.on_issue(IssueEvent{engine_, index_, opcode_, &raw_, start, end});
+  });
+  for (BundleRecord& b : bundles_) {
+    b.start_ps += shift;
+    b.end_ps += shift;
+    for (SequencerObserver* o : bundle_observers_)
+      o->on_bundle(*b.bundle, b.start_ps, b.trips, b.cycles);
+    for (SequencerObserver* o : bundle_end_observers_) o->on_bundle_end(*b.bundle, b.end_ps);
+  }
+  // Past a watchdog's stop it does not complete.
+  if (!env_.control->proceed(end)) {
     watchdog_stop();
     return false;
   }
-  const RetireRecord rr{engine_,         index_,          opcode_,  start_ps,  end_ps,
-                        bundles_.data(), bundles_.size(), fetch_ps, fetched_ps};
+  // Its retire is told now, stamped with its completion (the observers and
+  // the core's retire order go by that time; a stop before it takes it
+  // back); its semaphore update must happen at that time: the
+  // completions' SC_METHOD applies it.
+  const RetireRecord rr{engine_,         index_,          opcode_,   start,      end,
+                        bundles_.data(), bundles_.size(), fetch_ps_, fetched_ps_};
   notify([&](SequencerObserver& o) { o.on_retire(rr); });
-  const auto um = static_cast<isa::UpdateMode>(events_.update_mode);
-  if (um != isa::UpdateMode::None) {
-    sync();
-    env_.sems->apply_update(um, events_.update_idx, events_.sem_value);
+  if (events_.update_mode != static_cast<std::uint8_t>(isa::UpdateMode::None)) {
+    Completion& c = completions_.emplace_back();
+    c.index = index_;
+    c.opcode = opcode_;
+    c.events = events_;
+    c.end_ps = end;
+    c.retired = true;
+    if (completions_.size() == 1) complete_ev_.notify(ps_time(end - stamp_ps_));
   }
+  bundles_.clear();
+  // In order: the next instruction's fetch starts where this one started.
+  set_now(std::max(start, stamp_ps_));
   return true;
+}
+
+void Sequencer::deliver(const Completion& c) {
+  if (!c.retired) {
+    const RetireRecord rr{engine_, c.index, c.opcode,   c.start_ps,  c.end_ps,
+                          nullptr, 0,       c.fetch_ps, c.fetched_ps};
+    notify([&](SequencerObserver& o) { o.on_retire(rr); });
+  }
+  const auto um = static_cast<isa::UpdateMode>(c.events.update_mode);
+  if (um != isa::UpdateMode::None)
+    env_.sems->apply_update(um, c.events.update_idx, c.events.sem_value);
+}
+
+void Sequencer::complete_due() {
+  RunControl& ctl = *env_.control;
+  const std::uint64_t now = ctl.rel_ps(sc_core::sc_time_stamp());
+  while (!completions_.empty() && completions_.front().end_ps <= now) {
+    if (ctl.aborted()) {
+      completions_.clear();
+      break;
+    }
+    Completion& c = completions_.front();
+    // Past a watchdog's stop nothing completes (the engine's thread stops).
+    if (c.end_ps > ctl.stop_ps() || !ctl.proceed(c.end_ps)) {
+      drained_ev_.notify(sc_core::SC_ZERO_TIME);
+      return;
+    }
+    deliver(c);
+    completions_.pop_front();
+  }
+  if (!completions_.empty())
+    complete_ev_.notify(ps_time(completions_.front().end_ps - now));
+  else
+    drained_ev_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void Sequencer::drain() {
+  RunControl& c = *env_.control;
+  // The engine's last instruction completes: its time is the run's.
+  flush_time();
+  if (pipe_.last_completion() > now_ps()) {
+    set_now(pipe_.last_completion());
+    sync();
+  }
+  while (in_flight() != 0) {
+    if (!completions_.empty() && completions_.back().end_ps > c.stop_ps()) {
+      watchdog_stop();
+      return;
+    }
+    wait(drained_ev_ | c.abort_event());
+    refresh_stamp();
+    qk_.reset();
+    pending_ps_ = 0;
+    if (c.aborted()) throw RunControl::Abort{};
+    if (c.watchdog() != RunControl::Watchdog::None && now_ps() > c.stop_ps()) {
+      watchdog_stop();
+      return;
+    }
+  }
+}
+
+// ---- DMA queues (SPEC §10) ------------------------------------------------------
+
+bool Sequencer::submit_dma() {
+  if (opcode_ != static_cast<std::uint8_t>(isa::Opcode::DmaCopy)) {
+    fault("dispatch", fmt::format("a DMA queue executes DMA descriptors only (dma_copy, opcode "
+                                  "0x{:02x}), not opcode 0x{:02x}",
+                                  static_cast<unsigned>(isa::Opcode::DmaCopy), opcode_));
+    return false;
+  }
+  auto t = std::make_shared<DmaTransfer>();
+  std::memcpy(&t->desc, raw_.data(), sizeof t->desc);
+  try {
+    check_dma(t->desc, dma_caps_);
+  } catch (const DmaFault& e) {
+    // "address error: ..." or "<predicate>(side): ..." (nothing was written).
+    const std::string what = e.what();
+    if (what.rfind("address error", 0) == 0) {
+      fault("address", what);
+    } else {
+      const std::size_t cut = what.find_first_of("(:");
+      fault("invalid", "invalid DMA descriptor: " + what, {what.substr(0, cut)});
+    }
+    return false;
+  }
+  // The engines order their transfers by simulated time: submit at the
+  // synced time.
+  sync();
+  t->queue = isa::dma_queue_index(engine_);
+  t->index = index_;
+  t->issue_ps = now_ps();
+  t->fetch_ps = fetch_ps_;
+  t->fetched_ps = fetched_ps_;
+  env_.dma->submit(t);
+  const isa::DmaDescriptor& d = t->desc;
+  const bool src_hbm = d.src.kind == static_cast<std::uint8_t>(isa::DmaEndpointKind::Hbm);
+  const bool dst_hbm = d.dst.kind == static_cast<std::uint8_t>(isa::DmaEndpointKind::Hbm);
+  const bool add = d.dst_rmw_op == static_cast<std::uint8_t>(isa::DmaRmwOp::Add);
+  notify([&](SequencerObserver& o) {
+    o.on_count("dma_bytes", t->bytes);
+    if (src_hbm || (dst_hbm && add))
+      o.on_count("hbm_read_bytes", (src_hbm ? t->bytes : 0) + (dst_hbm && add ? t->bytes : 0));
+    if (dst_hbm) o.on_count("hbm_write_bytes", t->bytes);
+  });
+  notify([&](SequencerObserver& o) {
+    o.on_issue(IssueEvent{engine_, index_, opcode_, &raw_, t->issue_ps, 0});
+  });
+  ++dma_in_flight_;
+  return true;
+}
+
+void Sequencer::transfer_done(DmaTransfer& t) {
+  // Called by the engine that moved the transfer's last share, at its time;
+  // the transfer completes (retire, semaphore update) when it lands.
+  RunControl& ctl = *env_.control;
+  if (dma_in_flight_ > 0) --dma_in_flight_;
+  if (ctl.aborted() || stopped_) return;
+  Completion c;
+  c.index = t.index;
+  c.opcode = static_cast<std::uint8_t>(isa::Opcode::DmaCopy);
+  c.events = t.desc.events;
+  c.fetch_ps = t.fetch_ps;
+  c.fetched_ps = t.fetched_ps;
+  c.start_ps = t.issue_ps;
+  c.end_ps = t.done_ps;
+  // Transfers of a queue complete out of order: kept in order of time.
+  auto at = completions_.end();
+  while (at != completions_.begin() && std::prev(at)->end_ps > c.end_ps) --at;
+  const bool first = at == completions_.begin();
+  completions_.insert(at, std::move(c));
+  if (first) {
+    const std::uint64_t now = ctl.rel_ps(sc_core::sc_time_stamp());
+    complete_ev_.notify(ps_time(t.done_ps > now ? t.done_ps - now : 0));
+  }
+}
+
+void Sequencer::transfer_fault(DmaTransfer& t, const std::string& what) {
+  if (dma_in_flight_ > 0) --dma_in_flight_;
+  if (env_.control->aborted()) return;
+  FaultInfo info;
+  info.engine = engine_;
+  info.index = t.index;
+  info.opcode = static_cast<std::uint8_t>(isa::Opcode::DmaCopy);
+  info.kind = what.rfind("address error", 0) == 0 ? "address" : "kernel";
+  const std::string_view m = isa::opcode_mnemonic(info.opcode);
+  info.message = fmt::format("{} instruction {} (opcode 0x{:02x} {}): {}",
+                             isa::engine_name(engine_), t.index, info.opcode, m, what);
+  const std::uint64_t now = env_.control->rel_ps(sc_core::sc_time_stamp());
+  notify([&](SequencerObserver& o) { o.on_fault(now); });
+  env_.control->fault(std::move(info), now);
 }
 
 }  // namespace tpb::sc

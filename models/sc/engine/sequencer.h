@@ -1,22 +1,37 @@
-// One engine's instruction sequencer (SPEC §7): an SC_THREAD with a quantum
-// keeper (riscv-vp style) that fetches 64-byte words from the engine's queue
-// through its MemPort, waits on the semaphore condition, runs the
-// generation's validity predicates, dispatches the opcode through the
-// engine's kernel_info table to a firmware stub, retires and updates the
-// semaphores. Timing: overhead + bundle cycles x trips at the engine clock,
-// plus the memory delays the accesses annotate.
+// One engine's instruction sequencer (SPEC §7, §8): an SC_THREAD with a
+// quantum keeper (riscv-vp style) that runs each instruction through named
+// steps — fetch (64 bytes from the engine's queue through its MemPort),
+// wait (the semaphore condition), check (the generation's validity
+// predicates), dispatch (the engine's kernel_info table to a firmware stub,
+// or a DMA queue's descriptor to the DMA engines), execute (the kernel's
+// bundles) and issue (its place in the engine's pipeline) — and completes
+// it later: retire and semaphore update.
+//
+// Pipelined (SPEC §8, TIMING.md "Public cost model"): an instruction holds
+// its engine's issue for its initiation interval (II) and completes at its
+// latency; the engine issues the next one after the II. The sequencer runs
+// the kernel from the instruction's start (the whole latency, so its memory
+// accesses happen at their times), then moves the thread back to the start
+// for the next fetch; timing::IssuePipeline decides the start (units,
+// interlock) and the in-order completion. A completion is delivered at its
+// time by an SC_METHOD (retire to the observers, then the semaphore
+// update), whatever the thread is doing by then. A DMA queue issues a
+// descriptor to the core's DmaEngines and goes on; the engines complete it.
 //
 // The sequencer dispatches; what watches it attaches as a SequencerObserver
 // (the stats collector, the tracer, the core's retire ordering), and the
 // instruction fetch that refills its queue is a piece of its own
 // (InstructionFetch). It runs program after program: each run starts at
-// RunControl::start() and ends when its queue is drained, at a fault or a
-// watchdog's stop, or when the run is aborted while it waits.
+// RunControl::start() and ends when its queue is drained and every
+// instruction completed, at a fault or a watchdog's stop, or when the run
+// is aborted while it waits.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,12 +42,10 @@
 // After <systemc>: the tlm_utils headers need its declarations.
 #include <tlm_utils/tlm_quantumkeeper.h>
 
-#include <memory>
-
 #include "firmware_stubs/kernel.h"
 #include "models/isa/address_map.h"
 #include "models/isa/encodings.h"
-#include "models/sc/engine/dma_executor.h"
+#include "models/sc/engine/dma_engines.h"
 #include "models/sc/engine/instruction_fetch.h"
 #include "models/sc/engine/kernel_info_table.h"
 #include "models/sc/engine/run_control.h"
@@ -42,6 +55,7 @@
 #include "models/sc/memory/instruction_queue.h"
 #include "models/sc/memory/mem_port.h"
 #include "models/sc/memory/semaphore_bank.h"
+#include "models/timing/issue_pipeline.h"
 
 namespace tpb::sc {
 
@@ -52,9 +66,8 @@ struct SequencerEnv {
   EngineRegisterFile* regs = nullptr;
   InstructionQueue* queue = nullptr;  // the engine's ring; the fetch refills it
   RunControl* control = nullptr;
-  // A DMA queue's HBM bandwidth (the core's HBM BandwidthShare); unused by
-  // the compute engines.
-  BandwidthShare* hbm = nullptr;
+  // A DMA queue's engines (the core's); unused by the compute engines.
+  DmaEngines* dma = nullptr;
 };
 
 // What a core configuration sets (SequencerEnv's pointers stay valid until
@@ -66,7 +79,7 @@ struct SequencerConfig {
   KernelInfoTable table;
 };
 
-class Sequencer : public sc_core::sc_module {
+class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
  public:
   MemPort port;  // bind port.socket to the router's target_socket
 
@@ -81,6 +94,8 @@ class Sequencer : public sc_core::sc_module {
   // State the engine's kernels keep across instructions (fw::EngineState);
   // the platform sets per-engine options here before the run.
   fw::EngineState& engine_state() { return state_; }
+  // The queue's DMA client (the DMA engines call back through it).
+  DmaEngines::Client* dma_client() { return this; }
 
   // Timing-only runs (SPEC §13, fw::KernelContext::timing_only): set
   // between runs; the port moves no bytes through DMI while it is on.
@@ -96,14 +111,16 @@ class Sequencer : public sc_core::sc_module {
 
   // Co-simulation (SPEC §9 --cosim): called in this engine's thread after
   // each instruction's kernel ran, with the engine's time synced to the
-  // kernel's clock (quantum keeper), before the instruction retires. It may
+  // kernel's end (quantum keeper), before the instruction completes. It may
   // wait(): the time it waits is the instruction's (a slower RTL stretches
-  // it). A fw::KernelFault it throws faults the instruction. Set before the
-  // run; unset, nothing is synced.
+  // it). A fw::KernelFault it throws faults the instruction. With a gate the
+  // engine issues one instruction at a time (the II is the whole latency):
+  // the RTL block is not pipelined across instructions. Unset, nothing is
+  // synced.
   void set_retire_gate(std::function<void()> gate) { retire_gate_ = std::move(gate); }
 
   // State of the current (or last) run, for deadlock reports.
-  bool done() const { return done_; }  // its queue drained
+  bool done() const { return done_; }  // its queue drained, every instruction completed
   bool blocked() const { return blocked_; }
   // Stopped by a watchdog (RunControl::proceed) before retiring index().
   bool stopped() const { return stopped_; }
@@ -111,22 +128,56 @@ class Sequencer : public sc_core::sc_module {
   std::uint8_t opcode() const { return opcode_; }
   std::size_t index() const { return index_; }
   const isa::Events& blocked_on() const { return events_; }
+  // Completions still to deliver (semaphore updates; DMA: transfers in flight).
+  std::size_t in_flight() const { return completions_.size() + dma_in_flight_; }
 
  private:
   class Context;
+  // What happens at an instruction's completion: its semaphore update (a
+  // compute engine's retire is told at its issue, stamped with the
+  // completion) or, for a DMA transfer, its retire and update.
+  struct Completion {
+    std::uint64_t index = 0;
+    std::uint8_t opcode = 0;
+    isa::Events events{};
+    std::uint64_t fetch_ps = 0, fetched_ps = 0, start_ps = 0, end_ps = 0;
+    bool retired = false;  // told already (a compute engine's)
+  };
+
   void thread();       // SC_THREAD: one run per RunControl::start()
   void run_program();  // the queue, to its end (throws RunControl::Abort)
-  bool execute_one();  // false: the run ends here (fault or watchdog)
-  // A DMA queue's dispatch (SPEC §10): the descriptor straight to the DMA
-  // executor, no kernel_info. false: it faulted.
-  bool execute_dma();
+  bool step();         // instruction index_; false: the run ends here (fault or watchdog)
+  // The named steps of step(); each false ends the run (it faulted or stopped).
+  bool fetch();
+  void wait_semaphore();
+  bool check(std::optional<KernelInfoRecord>& record, bool& unknown_only);
+  const fw::Kernel* dispatch(const std::optional<KernelInfoRecord>& record, bool unknown_only);
+  bool execute(const fw::Kernel& worker);
+  bool issue();
+  // A DMA queue's dispatch (SPEC §10): the descriptor, checked, to the DMA
+  // engines; no kernel_info. false: it faulted.
+  bool submit_dma();
+  // DmaEngines::Client, called by a DMA engine's thread at the time of it.
+  void transfer_done(DmaTransfer& t) override;
+  void transfer_fault(DmaTransfer& t, const std::string& what) override;
+
+  // Completions (SC_METHOD on complete_ev_): delivers every one due now.
+  void complete_due();
+  void deliver(const Completion& c);
+  // Waits until every issued instruction completed.
+  void drain();
+
   // Syncs the quantum keeper; leaves (RunControl::Abort) when the run is aborted.
   void sync();
+  // A fault of the instruction in flight: its earlier instructions complete
+  // first (faults are precise), then the run ends at the fault.
   void fault(std::string kind, std::string what, std::vector<std::string> predicates = {});
   std::string where() const;  // "pool instruction 3 (opcode 0x7b tensor_dequantize)"
   // The engine's time from the core's origin: the simulation's time at the
   // thread's last wait, the quantum keeper's local time and pending_ps_.
   std::uint64_t now_ps() const;
+  // The engine's thread to time `t` (>= the time at its last wait).
+  void set_now(std::uint64_t t);
   void refresh_stamp();  // after every wait of the engine's thread
   // The compute time add_cycles() kept as an integer, onto the quantum
   // keeper: called before anything reads or passes on its local time.
@@ -143,11 +194,13 @@ class Sequencer : public sc_core::sc_module {
   // is one pipeline; its memory accesses go to partition lanes (MemPort
   // streams) and, when it closes, it costs fill + max(compute, slowest read
   // lane, slowest write lane) in all, its compute having been charged as its
-  // bundles issued.
+  // bundles issued. Its max(...) holds the engine's issue; the fill does not.
   void open_pipeline();
   void close_pipeline();
   // A watchdog stop at RunControl::stop_ps(): the instruction is not retired.
   void watchdog_stop();
+  // The issue unit of the instruction being dispatched (timing::IssuePipeline).
+  unsigned issue_unit(const fw::Kernel& worker) const;
 
   template <typename F>
   void notify(F&& f) {
@@ -162,7 +215,6 @@ class Sequencer : public sc_core::sc_module {
   // Those of observers_ that want on_bundle / on_bundle_end, in its order.
   std::vector<SequencerObserver*> bundle_observers_, bundle_end_observers_;
   InstructionFetch fetch_;
-  std::unique_ptr<DmaExecutor> dma_;  // a DMA queue's executor (configure())
   std::function<void()> retire_gate_;
   tlm_utils::tlm_quantumkeeper qk_;
   std::vector<BundleRecord> bundles_;  // of the current instruction
@@ -171,15 +223,32 @@ class Sequencer : public sc_core::sc_module {
   bool pipeline_open_ = false;
   std::uint64_t pipeline_compute_ = 0;  // engine cycles issued inside the pipeline
   sc_core::sc_time fill_credit_;        // overhead the first pipeline's fill hides under
-  sc_core::sc_time overhead_time_;      // the engine's fixed per-instruction overhead
+  timing::ClockDivider clock_;          // this engine's clock (configure()), for cycles_to_ps
+
+  // The issue pipeline (SPEC §8).
+  timing::IssuePipeline pipe_;
+  timing::Footprint footprint_;      // of the instruction being executed
+  bool psum_reads_exempt_ = false;   // the PE: PSUM accumulates near memory
+  std::uint64_t issue_ps_ = 0;       // the current instruction's issue-bound time
+  std::uint64_t stream_cycles_ = 0;  // its streams' length, engine cycles
+  std::uint64_t exec_start_ps_ = 0;  // where its kernel ran from
+  unsigned unit_ = 0;
+
+  // Completions to deliver, in order of their time (a compute engine's in
+  // program order; a DMA queue's as its transfers land).
+  std::deque<Completion> completions_;
+  sc_core::sc_event complete_ev_, drained_ev_;
+  // A DMA queue's transfers submitted and not yet done.
+  std::size_t dma_in_flight_ = 0;
+  DmaCapacities dma_caps_;
 
   bool done_ = false, blocked_ = false, stopped_ = false;
   std::size_t index_ = 0;
   isa::RawInst raw_{};
   isa::Events events_{};
   std::uint8_t opcode_ = 0;
+  std::uint64_t fetch_ps_ = 0, fetched_ps_ = 0;
   std::uint64_t inst_cycles_ = 0;  // compute cycles of the current instruction
-  timing::ClockDivider clock_;     // this engine's clock (configure()), for cycles_to_ps
   std::uint64_t inst_ps_ = 0;      // their duration, rounded once (cycles_to_ps)
   // Compute time not yet on the quantum keeper (flush_time()): a bundle's
   // cycles are an integer add, not an sc_time built per bundle.

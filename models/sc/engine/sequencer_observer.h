@@ -18,6 +18,7 @@ namespace tpb::sc {
 struct BundleRecord {
   const fw::Bundle* bundle;  // name, VA (owned by the kernel registry)
   std::uint64_t start_ps;    // when it issued
+  std::uint64_t end_ps;      // when it ended
   std::uint64_t trips;
   std::uint32_t cycles;  // issue cycles per trip (the resolved profile cost)
 };
@@ -28,27 +29,32 @@ struct RetireRecord {
   isa::Engine engine;
   std::size_t index;  // in the engine's instruction stream
   std::uint8_t opcode;
-  std::uint64_t start_ps;       // issue: after fetch and the semaphore wait
-  std::uint64_t end_ps;         // retire
+  std::uint64_t start_ps;       // issue: after fetch, the semaphore wait and the interlock
+  std::uint64_t end_ps;         // completion (retire): results in memory, semaphore updated
   const BundleRecord* bundles;  // num_bundles records, valid during the call
   std::size_t num_bundles;
   std::uint64_t fetch_ps = 0;    // when its fetch began
   std::uint64_t fetched_ps = 0;  // when its fetch ended (its semaphore wait began)
 };
 
-// An instruction as it issues (after its fetch and its semaphore wait).
+// An instruction as it issues (after its fetch, its semaphore wait and the
+// engine's pipeline let it start).
 struct IssueEvent {
   isa::Engine engine;
   std::uint64_t index;
   std::uint8_t opcode;
   const isa::RawInst* raw;  // valid during the call
   std::uint64_t t_ps;
+  // When it will complete (its retire), known at issue on a compute engine;
+  // 0 for a DMA transfer, whose completion the DMA engines decide.
+  std::uint64_t end_ps = 0;
 };
 
 enum class StallKind : std::uint8_t {
   Fetch,      // the word had not landed in the queue's ring
   Semaphore,  // the EVENTS wait
   Memory,     // a pipeline's memory time beyond its compute
+  Interlock,  // an earlier instruction of the engine still writes what it reads
 };
 
 class SequencerObserver {
@@ -61,7 +67,8 @@ class SequencerObserver {
   virtual void on_stall(StallKind /*kind*/, std::uint64_t /*cycles*/) {}
   virtual void on_issue(const IssueEvent& /*e*/) {}
   // Bundle `b` issues at t_ps for `trips` trips of `cycles` each; ended at
-  // on_bundle_end (not called when a watchdog stops inside the bundle).
+  // on_bundle_end (not called when a watchdog stops inside the bundle). An
+  // instruction's bundles are told after its on_issue, in order.
   virtual void on_bundle(const fw::Bundle& /*b*/, std::uint64_t /*t_ps*/, std::uint64_t /*trips*/,
                          std::uint32_t /*cycles*/) {}
   virtual void on_bundle_end(const fw::Bundle& /*b*/, std::uint64_t /*t_ps*/) {}
@@ -73,6 +80,7 @@ class SequencerObserver {
   virtual bool wants_bundle_ends() const { return true; }
   // A kernel's named counter (ctx.count()).
   virtual void on_count(const char* /*name*/, std::uint64_t /*n*/) {}
+  // At the instruction's completion (its end_ps is the simulated time).
   virtual void on_retire(const RetireRecord& /*r*/) {}
   // The instruction in flight faulted at t_ps (the run ends).
   virtual void on_fault(std::uint64_t /*t_ps*/) {}

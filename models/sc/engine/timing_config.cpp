@@ -47,13 +47,11 @@ HbmTiming hbm_timing(const TimingConfig& c) {
   return t;
 }
 
-DmaTiming dma_timing(const TimingConfig& c) {
-  DmaTiming t;
-  t.latency = ps_time(std::uint64_t{c.dma.latency_ns} * 1000);
-  t.queue_bytes_per_s = std::uint64_t{c.dma.mbytes_per_s} * 1000000;
-  t.hbm_bytes = c.hbm.bytes;
-  t.sbuf_bytes_per_partition = c.sbuf_bytes_per_partition;
-  return t;
+DmaCapacities dma_capacities(const TimingConfig& c) {
+  DmaCapacities caps;
+  caps.hbm_bytes = c.hbm.bytes;
+  caps.sbuf_bytes_per_partition = c.sbuf_bytes_per_partition;
+  return caps;
 }
 
 }  // namespace tpb::sc

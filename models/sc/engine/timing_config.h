@@ -9,7 +9,7 @@
 #include <systemc>
 
 #include "models/isa/address_map.h"
-#include "models/sc/engine/dma_executor.h"
+#include "models/sc/engine/dma_check.h"
 #include "models/sc/memory/hbm_memory.h"
 #include "models/sc/memory/mem_timing.h"
 #include "models/timing/timing_profile.h"
@@ -42,8 +42,7 @@ sc_core::sc_time mem_cycles_time(const TimingConfig& c, std::uint64_t cycles);
 MemTiming mem_timing(const TimingConfig& c, const MemCycles& m);
 // The HBM's latency and bandwidth (profile "hbm"; its capacity is hbm.bytes).
 HbmTiming hbm_timing(const TimingConfig& c);
-// A DMA queue's latency and bandwidth (profile "dma") and the capacities its
-// descriptors are checked against.
-DmaTiming dma_timing(const TimingConfig& c);
+// The capacities a DMA descriptor is checked against (has_hbm: true).
+DmaCapacities dma_capacities(const TimingConfig& c);
 
 }  // namespace tpb::sc

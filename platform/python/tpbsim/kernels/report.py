@@ -23,7 +23,7 @@ def engine_table(result, kernel):
         d[r.mnemonic] = d.get(r.mnemonic, 0) + (r.end_ps - r.start_ps)
     out = {}
     for name, e in result.engines.items():
-        if name not in used and not e["instructions"]:
+        if name not in used and not e["instructions"] and not name.startswith("dma_engine"):
             continue
         out[name] = {
             "busy_pct": 100.0 * result.busy_fraction(name),
@@ -35,7 +35,7 @@ def engine_table(result, kernel):
                         for k, v in sorted(by_kind.get(name, {}).items())},
         }
         cnt = e.get("counters", {}) or {}
-        if name.startswith("dma"):
+        if name.startswith("dma") and not name.startswith("dma_engine"):
             out[name]["hbm_bytes"] = int(cnt.get("hbm_read_bytes", 0)) + int(
                 cnt.get("hbm_write_bytes", 0))
             out[name]["dma_bytes"] = int(cnt.get("dma_bytes", 0))
@@ -47,7 +47,13 @@ def bound_by(rep):
     engines = rep["engines"]
     if not engines:
         return "none", "the run did not complete"
-    cands = {e: v["busy_pct"] for e, v in engines.items()}
+    # The resources: the compute engines, the DMA engines together (a queue is
+    # not one: its busy time is transfers in flight, waiting or not) and the
+    # HBM.
+    cands = {e: v["busy_pct"] for e, v in engines.items() if not e.startswith("dma")}
+    dma = [v["busy_pct"] for e, v in engines.items() if e.startswith("dma_engine")]
+    if dma:
+        cands["dma"] = sum(dma) / 16.0
     if rep["hbm_bytes"]:
         cands["hbm"] = 100.0 * rep["hbm_gbps"] / rep["hbm_share_gbps"]
     order = sorted(cands, key=lambda e: -cands[e])
@@ -57,9 +63,9 @@ def bound_by(rep):
             "dve": "the DVE bounds it",
             "pool": "POOL's widening bounds it",
             "hbm": "the HBM bandwidth bounds it"}.get(top, f"{_name(top)} bounds it")
-    if top.startswith("dma"):
-        what = (f"the DMA queue {top} bounds it (its own bandwidth, dma.mbytes_per_s, and "
-                "its 1.3 us per descriptor)")
+    if top == "dma":
+        what = ("the DMA engines bound it (their bandwidth, dma.mbytes_per_s, and their cost "
+                "per transfer, dma.transfer_cost_ns)")
     if top == "dve":
         kinds = engines["dve"]["by_kind"]
         if kinds:
@@ -126,9 +132,9 @@ def plot(rep, retires, path):
 
     # The compute engines one line each, the DMA queues as their mean.
     curves = [(_name(e), [e]) for e in engines if not e.startswith("dma")]
-    dmas = [e for e in engines if e.startswith("dma")]
+    dmas = [e for e in engines if e.startswith("dma") and not e.startswith("dma_engine")]
     if dmas:
-        curves.append((f"DMA queues (mean of {len(dmas)})", dmas))
+        curves.append((f"DMA queues, transfers in flight (mean of {len(dmas)})", dmas))
     for label, names in curves:
         au.step(edges[:-1], busy_of(names), where="post", label=label, linewidth=1.2)
     au.set_ylim(0, 105)

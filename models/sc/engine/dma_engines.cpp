@@ -1,0 +1,267 @@
+#include "models/sc/engine/dma_engines.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "models/isa/address_map.h"
+#include "models/numerics/element_ops.h"
+
+namespace tpb::sc {
+
+namespace {
+
+using isa::DmaDescriptor;
+using isa::DmaEndpoint;
+
+// The TLM address of row r of an endpoint (checked: inside its memory).
+std::uint64_t row_addr(const DmaEndpoint& e, unsigned r) {
+  if (dma_is_hbm(e)) return isa::hbm_addr(e.addr + std::uint64_t{r} * e.row_stride);
+  const auto a = static_cast<std::uint32_t>(e.addr);
+  return isa::sbuf_addr(isa::partition_of(a) + r, isa::offset_of(a));
+}
+
+// ceil(bytes / bytes_per_s) in ps, in 128 bits.
+std::uint64_t stream_ps(std::uint64_t bytes, std::uint64_t bytes_per_s) {
+  const unsigned __int128 num = static_cast<unsigned __int128>(bytes) * 1000000000000ull;
+  return static_cast<std::uint64_t>((num + bytes_per_s - 1) / bytes_per_s);
+}
+
+constexpr std::uint32_t kChunkBytes = 64 * 1024;
+
+const char* tlm_status_text(tlm::tlm_response_status s) {
+  switch (s) {
+    case tlm::TLM_ADDRESS_ERROR_RESPONSE:
+      return "TLM_ADDRESS_ERROR_RESPONSE";
+    case tlm::TLM_COMMAND_ERROR_RESPONSE:
+      return "TLM_COMMAND_ERROR_RESPONSE";
+    case tlm::TLM_BURST_ERROR_RESPONSE:
+      return "TLM_BURST_ERROR_RESPONSE";
+    case tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE:
+      return "TLM_BYTE_ENABLE_ERROR_RESPONSE";
+    case tlm::TLM_GENERIC_ERROR_RESPONSE:
+      return "TLM_GENERIC_ERROR_RESPONSE";
+    default:
+      return "TLM_INCOMPLETE_RESPONSE";
+  }
+}
+
+}  // namespace
+
+DmaEngines::DmaEngines(sc_core::sc_module_name name, RunControl& control)
+    : sc_core::sc_module(name),
+      ports("port", kMaxEngines),
+      control_(control),
+      engine_(kMaxEngines) {
+  for (unsigned e = 0; e < kMaxEngines; ++e)
+    sc_core::sc_spawn([this, e] { engine_thread(e); }, sc_core::sc_gen_unique_name("engine"));
+}
+
+void DmaEngines::configure(const TimingConfig& t, BandwidthShare* hbm,
+                           std::vector<Client*> clients) {
+  engines_ = std::clamp<unsigned>(t.dma.engines, 1, kMaxEngines);
+  part_per_engine_ = t.dma_partitions_per_engine();
+  hbm_ = hbm;
+  clients_ = std::move(clients);
+  bytes_per_s_ = std::max<std::uint64_t>(1, std::uint64_t{t.dma.mbytes_per_s} * 1000000);
+  latency_ps_ = std::uint64_t{t.dma.latency_ns} * 1000;
+  cost_ps_ = std::uint64_t{t.dma.transfer_cost_ns} * 1000;
+  hbm_latency_ps_ = std::uint64_t{t.hbm.latency_ns} * 1000;
+  sbuf_latency_ps_ = TimingConfig::cycles_to_ps(t.sbuf.latency_cycles, t.memory_clock_mhz);
+  for (unsigned q = 0; q < isa::kNumDmaQueues; ++q)
+    weights_[q] = std::max<std::uint32_t>(1, t.dma.queue_weights[q]);
+  sbuf_bytes_ = t.sbuf_bytes_per_partition;
+  memory_clock_mhz_ = t.memory_clock_mhz;
+}
+
+void DmaEngines::reset_run() {
+  ++run_;
+  for (Engine& en : engine_) {
+    for (auto& q : en.queue) q.clear();
+    en.next = en.served = 0;
+    en.totals = {};
+    en.history.clear();
+  }
+}
+
+void DmaEngines::set_timing_only(bool on) {
+  for (auto& p : ports) p.set_timing_only(on);
+}
+
+std::uint64_t DmaEngines::now_ps() const { return control_.rel_ps(sc_core::sc_time_stamp()); }
+
+void DmaEngines::submit(const std::shared_ptr<DmaTransfer>& tp) {
+  DmaTransfer& t = *tp;
+  const DmaDescriptor& d = t.desc;
+  t.bytes = std::uint64_t{d.num_rows} * d.row_bytes;
+  t.hbm_bytes = t.bytes * dma_hbm_weight(d);
+  t.ready_ps = t.issue_ps + latency_ps_;
+  t.done_ps = t.ready_ps;
+  t.shares_left = 0;
+  // The engine of each row: its SBUF partition's (the destination's when
+  // both ends are SBUF), HBM -> HBM rows round robin.
+  std::vector<Share> shares(engines_);
+  const DmaEndpoint* sbuf = !dma_is_hbm(d.dst) ? &d.dst : !dma_is_hbm(d.src) ? &d.src : nullptr;
+  for (unsigned r = 0; r < d.num_rows; ++r) {
+    const unsigned e =
+        sbuf ? (isa::partition_of(static_cast<std::uint32_t>(sbuf->addr)) + r) / part_per_engine_
+             : r % engines_;
+    shares[e].rows.push_back(r);
+  }
+  for (unsigned e = 0; e < engines_; ++e) {
+    Share& s = shares[e];
+    if (s.rows.empty()) continue;
+    s.t = tp;
+    s.run = run_;
+    s.bytes = std::uint64_t{s.rows.size()} * d.row_bytes;
+    ++t.shares_left;
+    engine_[e].queue[t.queue].push_back(std::move(s));
+    engine_[e].work.notify(sc_core::SC_ZERO_TIME);
+  }
+}
+
+int DmaEngines::pick(Engine& en, std::uint64_t now, std::uint64_t& wake) {
+  wake = UINT64_MAX;
+  auto ready = [&](unsigned q) {
+    const auto& fifo = en.queue[q];
+    if (fifo.empty()) return false;
+    const std::uint64_t at = fifo.front().t->ready_ps;
+    if (at <= now) return true;
+    wake = std::min(wake, at);
+    return false;
+  };
+  // Weighted round robin: the current queue keeps its turn for up to its
+  // weight of transfers; then the next queue with a transfer ready (the
+  // current one last, for a new turn).
+  if (ready(en.next) && en.served < weights_[en.next]) {
+    ++en.served;
+    return static_cast<int>(en.next);
+  }
+  for (unsigned k = 1; k <= isa::kNumDmaQueues; ++k) {
+    const unsigned q = (en.next + k) % isa::kNumDmaQueues;
+    if (!ready(q)) continue;
+    en.next = q;
+    en.served = 1;
+    return static_cast<int>(q);
+  }
+  return -1;
+}
+
+void DmaEngines::engine_thread(unsigned e) {
+  Engine& en = engine_[e];
+  for (;;) {
+    std::uint64_t wake = UINT64_MAX;
+    const int q = pick(en, now_ps(), wake);
+    if (q < 0) {
+      if (wake == UINT64_MAX)
+        wait(en.work);
+      else
+        wait(ps_time(wake - now_ps()), en.work);
+      continue;
+    }
+    Share s = std::move(en.queue[q].front());
+    en.queue[q].pop_front();
+    if (control_.aborted()) continue;  // a fault elsewhere: the run ends, drop it
+    const DmaDescriptor& d = s.t->desc;
+    const std::uint64_t start = now_ps();
+    if (observer_) observer_->on_share_begin(e, s.t->queue, s.t->index, start, s.bytes);
+    // The data: one flow of the HBM's bandwidth, capped at the engine's.
+    const unsigned weight = dma_hbm_weight(d);
+    if (weight != 0 && hbm_)
+      hbm_->transfer(s.bytes, bytes_per_s_, weight);  // waits
+    else
+      wait(ps_time(stream_ps(s.bytes, bytes_per_s_)));
+    const std::uint64_t data_end = now_ps();
+    // A run that ended while the bytes were on their way: nothing to tell.
+    if (s.run != run_ || control_.aborted()) continue;
+    try {
+      move(e, s);
+    } catch (const DmaFault& f) {
+      clients_[s.t->queue]->transfer_fault(*s.t, f.what());
+      continue;
+    }
+    finish_share(e, s, start, data_end);
+    // The engine is busy with a transfer for at least the transfer cost.
+    const std::uint64_t free_at = std::max(start + cost_ps_, data_end);
+    if (free_at > now_ps()) wait(ps_time(free_at - now_ps()));
+  }
+}
+
+void DmaEngines::finish_share(unsigned e, Share& s, std::uint64_t start, std::uint64_t data_end) {
+  DmaTransfer& t = *s.t;
+  const DmaDescriptor& d = t.desc;
+  // Lands a fill after its bytes are through: the source's and the
+  // destination's access latency (HBM: its latency; SBUF: the SBUF's).
+  const std::uint64_t fill = (dma_is_hbm(d.src) ? hbm_latency_ps_ : sbuf_latency_ps_) +
+                             (dma_is_hbm(d.dst) ? hbm_latency_ps_ : sbuf_latency_ps_);
+  t.done_ps = std::max(t.done_ps, data_end + fill);
+  const std::uint64_t busy_end = std::max(start + cost_ps_, data_end);
+  Engine& en = engine_[e];
+  ++en.totals.shares;
+  en.totals.busy_ps += busy_end - start;
+  en.totals.bytes += s.bytes;
+  const DmaShareRecord rec{e, t.queue, t.index, start, data_end, busy_end, s.bytes};
+  // Kept until the time has passed it: a fault may still take it back.
+  const std::uint64_t now = now_ps();
+  while (!en.history.empty() && en.history.front().busy_ps < now) en.history.pop_front();
+  en.history.push_back(rec);
+  if (observer_) observer_->on_share_end(rec);
+  if (--t.shares_left == 0) clients_[t.queue]->transfer_done(t);
+}
+
+void DmaEngines::move(unsigned e, const Share& s) {
+  const DmaDescriptor& d = s.t->desc;
+  MemPort& port = ports[e];
+  const bool add = dma_adds(d);
+  const unsigned es = add ? isa::dtype_size(d.rmw_dtype) : 1;
+  const std::uint32_t chunk = std::min<std::uint32_t>(kChunkBytes, d.row_bytes);
+  buf_.resize(chunk);
+  if (add) acc_.resize(chunk);
+  // The access costs are the engine's bandwidth above, not these delays.
+  auto access = [&](std::uint64_t addr, void* data, std::uint32_t len, bool is_write,
+                    const char* what) {
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    const tlm::tlm_response_status st =
+        is_write ? port.write(addr, data, len, delay) : port.read(addr, data, len, delay);
+    if (st != tlm::TLM_OK_RESPONSE)
+      throw DmaFault(fmt::format("address error: DMA {} {} of {} bytes at 0x{:x}: {}", what,
+                                 is_write ? "write" : "read", len, addr, tlm_status_text(st)));
+  };
+  for (unsigned r : s.rows) {
+    const std::uint64_t src = row_addr(d.src, r), dst = row_addr(d.dst, r);
+    for (std::uint32_t off = 0; off < d.row_bytes; off += chunk) {
+      const std::uint32_t n = std::min(chunk, d.row_bytes - off);
+      access(src + off, buf_.data(), n, false, "src");
+      if (!add) {
+        access(dst + off, buf_.data(), n, true, "dst");
+        continue;
+      }
+      access(dst + off, acc_.data(), n, false, "dst");
+      num::add_elements(d.rmw_dtype, buf_.data(), acc_.data(), n / es);
+      access(dst + off, acc_.data(), n, true, "dst");
+    }
+  }
+}
+
+trace::EngineStats DmaEngines::stats(unsigned e, std::uint64_t stop_ps) const {
+  const Engine& en = engine_[e];
+  EngineTotals t = en.totals;
+  // Shares past a stop are taken back; one in progress counts up to it.
+  for (const DmaShareRecord& r : en.history) {
+    if (r.busy_ps <= stop_ps) continue;
+    t.busy_ps -= r.busy_ps - std::max(r.start_ps, std::min(stop_ps, r.busy_ps));
+    if (r.data_ps > stop_ps) {
+      --t.shares;
+      t.bytes -= r.bytes;
+    }
+  }
+  trace::EngineStats s;
+  s.name = engine_name(e);
+  s.clock_mhz = memory_clock_mhz_;
+  s.instructions = t.shares;
+  s.busy_cycles = (t.busy_ps * memory_clock_mhz_ + 500000) / 1000000;
+  s.bytes_read = s.bytes_written = t.bytes;
+  return s;
+}
+
+}  // namespace tpb::sc
