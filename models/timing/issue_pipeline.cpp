@@ -36,11 +36,7 @@ bool Footprint::writes_what_is_read_by(const Footprint& other) const {
 void IssuePipeline::reset(std::uint64_t t) {
   for (auto& u : unit_free_) u = t;
   last_start_ = last_done_ = t;
-  for (InFlight& f : flight_) {
-    f.writes.clear();
-    spare_.push_back(std::move(f.writes));
-  }
-  flight_.clear();
+  head_ = count_ = 0;
 }
 
 std::uint64_t IssuePipeline::unit_ready(unsigned unit, std::uint64_t t) const {
@@ -51,8 +47,10 @@ std::uint64_t IssuePipeline::unit_ready(unsigned unit, std::uint64_t t) const {
 
 std::uint64_t IssuePipeline::after_dependences(const Footprint& fp, std::uint64_t t) const {
   std::uint64_t s = t;
-  for (const InFlight& f : flight_)
+  for (std::size_t i = 0; i < count_; ++i) {
+    const InFlight& f = at(i);
     if (f.done > s && f.writes.writes_what_is_read_by(fp)) s = f.done;
+  }
   return s;
 }
 
@@ -62,23 +60,25 @@ std::uint64_t IssuePipeline::commit(unsigned unit, std::uint64_t start, std::uin
   unit_free_[unit] = start + ii;
   last_done_ = std::max(last_done_, start + latency);
   if (!fp.writes().empty()) {
-    InFlight f{last_done_, {}};
-    if (!spare_.empty()) {
-      f.writes.swap(spare_.back());
-      spare_.pop_back();
+    if (count_ == ring_.size()) {
+      // Grow: the slots in order from 0, twice as many.
+      std::vector<InFlight> bigger(2 * ring_.size());
+      for (std::size_t i = 0; i < count_; ++i) bigger[i] = std::move(at(i));
+      ring_.swap(bigger);
+      head_ = 0;
     }
-    f.writes.swap(fp);
-    flight_.push_back(std::move(f));
+    InFlight& f = at(count_++);
+    f.done = last_done_;
+    f.writes.take_writes(fp);
   }
   fp.clear();
   return last_done_;
 }
 
 void IssuePipeline::forget_until(std::uint64_t t) {
-  while (!flight_.empty() && flight_.front().done <= t) {
-    flight_.front().writes.clear();
-    spare_.push_back(std::move(flight_.front().writes));
-    flight_.pop_front();
+  while (count_ > 0 && at(0).done <= t) {
+    head_ = (head_ + 1) & (ring_.size() - 1);
+    --count_;
   }
 }
 

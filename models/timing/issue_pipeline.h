@@ -21,7 +21,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <deque>
 #include <vector>
 
 namespace tpb::timing {
@@ -44,11 +43,12 @@ class Footprint {
   const std::vector<Range>& writes() const { return writes_; }
   // Whether some byte this footprint writes is one `other` reads.
   bool writes_what_is_read_by(const Footprint& other) const;
-  void swap(Footprint& o) {
-    reads_.swap(o.reads_);
-    writes_.swap(o.writes_);
-    std::swap(read_box_, o.read_box_);
-    std::swap(write_box_, o.write_box_);
+  // This footprint's writes become `o`'s (its storage kept; no reads).
+  void take_writes(const Footprint& o) {
+    reads_.clear();
+    read_box_ = kEmpty;
+    writes_.assign(o.writes_.begin(), o.writes_.end());
+    write_box_ = o.write_box_;
   }
 
  private:
@@ -92,17 +92,21 @@ class IssuePipeline {
   std::uint64_t last_completion() const { return last_done_; }
   // Forgets the writes of instructions complete at or before `t`.
   void forget_until(std::uint64_t t);
-  std::size_t in_flight() const { return flight_.size(); }
+  std::size_t in_flight() const { return count_; }
 
  private:
   struct InFlight {
-    std::uint64_t done;
+    std::uint64_t done = 0;
     Footprint writes;
   };
+  // The in-flight writers, a ring whose slots keep their storage (no
+  // allocation per instruction once it has grown).
+  InFlight& at(std::size_t i) { return ring_[(head_ + i) & (ring_.size() - 1)]; }
+  const InFlight& at(std::size_t i) const { return ring_[(head_ + i) & (ring_.size() - 1)]; }
   std::uint64_t unit_free_[kUnits] = {};
   std::uint64_t last_start_ = 0, last_done_ = 0;
-  std::deque<InFlight> flight_;
-  std::vector<Footprint> spare_;  // footprints' storage, reused
+  std::vector<InFlight> ring_ = std::vector<InFlight>(8);  // a power of two
+  std::size_t head_ = 0, count_ = 0;
 };
 
 }  // namespace tpb::timing

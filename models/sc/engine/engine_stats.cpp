@@ -19,13 +19,16 @@ void EngineStatsCollector::reset(const TimingConfig& timing) {
   stats_.clock_mhz = timing.clock(engine_);
   bundle_trips_.assign(kernels_.num_bundles(), 0);
   flight_.clear();
+  trips_.clear();
+  counts_fifo_.clear();
   std::fill(std::begin(stall_), std::end(stall_), 0);
-  counts_.clear();
+  counts_ = 0;
   port_.set_counts({}, {});
-  rd_at_issue_ = wr_at_issue_ = {};
+  rd_forgotten_ = wr_forgotten_ = {};
   busy_ps_ = covered_ps_ = covered_forgotten_ = 0;
   dma_open_ = 0;
   dma_busy_from_ = 0;
+  forget_at_ = 64;
 }
 
 std::uint64_t& EngineStatsCollector::stall_field(unsigned kind) {
@@ -53,39 +56,43 @@ void EngineStatsCollector::on_stall(StallKind kind, std::uint64_t n) {
 
 void EngineStatsCollector::on_count(const char* name, std::uint64_t n) {
   stats_.counters[name] += n;
-  counts_.emplace_back(name, n);
+  counts_fifo_.push_back({name, n});
+  ++counts_;
 }
 
 void EngineStatsCollector::on_issue(const IssueEvent& e) {
-  InFlight& f = flight_.emplace_back();
+  flight_.push_back(InFlight{});
+  InFlight& f = flight_.back();
   f.index = e.index;
   f.start_ps = e.t_ps;
   std::copy(std::begin(stall_), std::end(stall_), f.stall);
   std::fill(std::begin(stall_), std::end(stall_), 0);
-  f.counts.swap(counts_);
-  counts_.clear();
-  // The bytes its kernel moved: the port's since the last issue.
-  const MemPort::Counts& rd = port_.bytes_read();
-  const MemPort::Counts& wr = port_.bytes_written();
-  for (unsigned i = 0; i < MemPort::kNumCounters; ++i) {
-    f.rd[i] = rd[i] - rd_at_issue_[i];
-    f.wr[i] = wr[i] - wr_at_issue_[i];
-  }
-  rd_at_issue_ = rd;
-  wr_at_issue_ = wr;
+  f.counts = counts_;
+  counts_ = 0;
+  // The port's counts now: its kernel's bytes are in them, the next one's
+  // are not.
+  f.rd = port_.bytes_read();
+  f.wr = port_.bytes_written();
   if (dma_queue_ && dma_open_++ == 0) dma_busy_from_ = e.t_ps;
 }
 
 void EngineStatsCollector::on_bundle(const fw::Bundle& b, std::uint64_t, std::uint64_t trips,
                                      std::uint32_t) {
   bundle_trips_[b.id] += trips;
-  if (!flight_.empty()) flight_.back().trips.emplace_back(b.id, trips);
+  if (flight_.empty()) return;
+  trips_.push_back({b.id, trips});
+  ++flight_.back().trips;
 }
 
 void EngineStatsCollector::forget_passed() {
   const std::uint64_t now = control_.rel_ps(sc_core::sc_time_stamp());
   while (!flight_.empty() && flight_.front().end_ps < now) {
-    covered_forgotten_ = std::max(covered_forgotten_, flight_.front().end_ps);
+    const InFlight& f = flight_.front();
+    covered_forgotten_ = std::max(covered_forgotten_, f.end_ps);
+    rd_forgotten_ = f.rd;
+    wr_forgotten_ = f.wr;
+    trips_.drop_front(f.trips);
+    counts_fifo_.drop_front(f.counts);
     flight_.pop_front();
   }
 }
@@ -102,30 +109,48 @@ void EngineStatsCollector::on_retire(const RetireRecord& r) {
   }
   busy_ps_ += added;
   stats_.busy_cycles = cycles(busy_ps_);
-  const auto it = std::find_if(flight_.begin(), flight_.end(),
-                               [&](const InFlight& f) { return f.index == r.index; });
-  if (it != flight_.end()) {
-    it->end_ps = r.end_ps;
-    it->busy_ps = added;
+  // A compute engine's retire is its latest issue's; a DMA queue's transfer
+  // is found among those in flight.
+  for (std::size_t i = flight_.size(); i-- > 0;) {
+    InFlight& f = flight_[i];
+    if (f.index != r.index || f.end_ps != UINT64_MAX) continue;
+    f.end_ps = r.end_ps;
+    f.busy_ps = added;
+    break;
   }
-  forget_passed();
+  // Records are dropped once the time has passed them, now and then (it
+  // asks the simulation's time): when twice as many are kept as last time.
+  if (flight_.size() >= forget_at_) {
+    forget_passed();
+    forget_at_ = std::max<std::size_t>(64, 2 * flight_.size());
+  }
 }
 
 void EngineStatsCollector::stop_at(std::uint64_t t_ps) {
-  std::uint64_t rd_back[MemPort::kNumCounters] = {}, wr_back[MemPort::kNumCounters] = {};
+  // The port's counts go back to those before the first instruction not
+  // complete by the stop (a compute engine's later ones are not either; a
+  // DMA queue's port counts no data).
+  const MemPort::Counts* rd_to = nullptr;
+  const MemPort::Counts* wr_to = nullptr;
   std::uint64_t open_from = UINT64_MAX;
   covered_ps_ = covered_forgotten_;
-  for (const InFlight& f : flight_) {
+  std::size_t trip = 0, count = 0;  // f's first entries in trips_, counts_fifo_
+  for (std::size_t i = 0; i < flight_.size(); ++i) {
+    const InFlight& f = flight_[i];
+    const std::size_t trip0 = trip, count0 = count;
+    trip += f.trips;
+    count += f.counts;
     if (f.end_ps <= t_ps) {  // complete by the stop: it stays
       covered_ps_ = std::max(covered_ps_, f.end_ps);
       continue;
     }
-    for (const auto& [id, n] : f.trips) bundle_trips_[id] -= n;
-    for (const auto& [name, n] : f.counts) stats_.counters[name] -= n;
-    for (unsigned i = 0; i < MemPort::kNumCounters; ++i) {
-      rd_back[i] += f.rd[i];
-      wr_back[i] += f.wr[i];
+    if (!rd_to) {
+      rd_to = i == 0 ? &rd_forgotten_ : &flight_[i - 1].rd;
+      wr_to = i == 0 ? &wr_forgotten_ : &flight_[i - 1].wr;
     }
+    for (std::size_t k = trip0; k < trip; ++k) bundle_trips_[trips_[k].first] -= trips_[k].second;
+    for (std::size_t k = count0; k < count; ++k)
+      stats_.counters[counts_fifo_[k].first] -= counts_fifo_[k].second;
     if (f.end_ps != UINT64_MAX) {  // retired ahead of the stop: taken back
       --stats_.instructions;
       busy_ps_ -= f.busy_ps;
@@ -136,12 +161,7 @@ void EngineStatsCollector::stop_at(std::uint64_t t_ps) {
     else
       open_from = std::min(open_from, f.start_ps);
   }
-  MemPort::Counts rd = port_.bytes_read(), wr = port_.bytes_written();
-  for (unsigned i = 0; i < MemPort::kNumCounters; ++i) {
-    rd[i] -= rd_back[i];
-    wr[i] -= wr_back[i];
-  }
-  port_.set_counts(rd, wr);
+  if (rd_to) port_.set_counts(*rd_to, *wr_to);
   // What was in flight at the stop was busy up to it.
   if (dma_queue_) {
     if (dma_open_ > 0 && t_ps > dma_busy_from_) busy_ps_ += t_ps - dma_busy_from_;
@@ -151,6 +171,8 @@ void EngineStatsCollector::stop_at(std::uint64_t t_ps) {
   }
   stats_.busy_cycles = cycles(busy_ps_);
   flight_.clear();
+  trips_.clear();
+  counts_fifo_.clear();
   dma_open_ = 0;
 }
 

@@ -197,6 +197,8 @@ Sequencer::~Sequencer() = default;
 void Sequencer::configure(SequencerConfig cfg) {
   cfg_ = std::move(cfg);
   clock_ = timing::ClockDivider(cfg_.timing->clock(engine_));
+  issue_overhead_ps_ = TimingConfig::cycles_to_ps(cfg_.timing->issue_overhead(engine_), clock_);
+  min_ii_ps_ = TimingConfig::cycles_to_ps(cfg_.timing->min_ii(engine_), clock_);
   psum_reads_exempt_ = engine_ == isa::Engine::Pe;
   dma_caps_ = dma_capacities(*cfg_.timing);
   dma_caps_.has_hbm = env_.dma != nullptr;
@@ -519,11 +521,12 @@ bool Sequencer::execute(const fw::Kernel& worker) {
   // The kernel runs from the earliest time its unit may start; the
   // interlock may move it later once its accesses are known (issue()).
   unit_ = issue_unit(worker);
-  const std::uint64_t s0 = pipe_.unit_ready(unit_, now_ps());
-  set_now(s0);
+  const std::uint64_t now = now_ps();
+  const std::uint64_t s0 = pipe_.unit_ready(unit_, now);
+  pending_ps_ += s0 - now;  // on to the quantum keeper with the kernel's first cycles
   exec_start_ps_ = s0;
   footprint_.clear();
-  issue_ps_ = TimingConfig::cycles_to_ps(timing.issue_overhead(engine_), clock_);
+  issue_ps_ = issue_overhead_ps_;
   stream_cycles_ = 0;
   inst_cycles_ = 0;
   inst_ps_ = 0;
@@ -561,8 +564,7 @@ bool Sequencer::issue() {
   std::uint64_t latency = now_ps() - s0;
   // The initiation interval (SPEC §8): the issue-bound time, at least the
   // engine's minimum; a short stream does not overlap the next instruction.
-  std::uint64_t ii =
-      std::max(issue_ps_, TimingConfig::cycles_to_ps(timing.min_ii(engine_), clock_));
+  std::uint64_t ii = std::max(issue_ps_, min_ii_ps_);
   if (stream_cycles_ < timing.pipeline_min_stream(engine_) || retire_gate_) ii = latency;
   ii = std::min(ii, latency);
   // The interlock: an in-flight instruction of this engine writes what this

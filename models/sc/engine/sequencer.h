@@ -224,6 +224,7 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   std::uint64_t pipeline_compute_ = 0;  // engine cycles issued inside the pipeline
   sc_core::sc_time fill_credit_;        // overhead the first pipeline's fill hides under
   timing::ClockDivider clock_;          // this engine's clock (configure()), for cycles_to_ps
+  std::uint64_t issue_overhead_ps_ = 0, min_ii_ps_ = 0;  // the profile's, at that clock
 
   // The issue pipeline (SPEC §8).
   timing::IssuePipeline pipe_;
