@@ -23,7 +23,8 @@ LAYERS = [
     ("platform/cosim", 6, False),
     ("platform/run", 7, False),
     ("platform/dpi", 8, False),
-    ("platform/cli", 8, False),
+    ("platform/sweep", 8, False),
+    ("platform/cli", 9, False),
     ("platform/python", 8, False),
 ]
 SYSTEMC = re.compile(r'#\s*include\s*[<"](systemc|systemc\.h|tlm|tlm\.h|tlm_utils/[^>"]*|sysc/[^>"]*)[>"]')
