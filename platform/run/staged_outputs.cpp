@@ -372,10 +372,10 @@ void OutputFile::commit() {
   close_all();
 }
 
-// ---------------------------------------------------------------- StagedOutputs
+// ---------------------------------------------------------------- a run's outputs
 
-std::string StagedOutputs::check(
-    const std::vector<std::pair<std::string, std::string>>& inputs) const {
+std::string refused_outputs(const std::vector<std::pair<std::string, std::string>>& outputs,
+                            const std::vector<std::pair<std::string, std::string>>& inputs) {
   namespace fs = std::filesystem;
   auto same = [](const std::string& a, const std::string& b) {
     std::error_code e1, e2;
@@ -383,19 +383,19 @@ std::string StagedOutputs::check(
     return e1 || e2 ? a == b : pa == pb;
   };
   std::vector<std::string> bad;
-  for (std::size_t i = 0; i < outs_.size(); ++i) {
-    const auto& [opt, path] = outs_[i];
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const auto& [opt, path] = outputs[i];
     for (const auto& [iopt, ipath] : inputs)
       if (same(path, ipath))
         bad.push_back(
             fmt::format("{} {} names the input of {}", shown(opt), shown(path), shown(iopt)));
     for (std::size_t j = 0; j < i; ++j)
-      if (same(path, outs_[j].second))
+      if (same(path, outputs[j].second))
         bad.push_back(fmt::format("{} {} names the output of {} too", shown(opt), shown(path),
-                                  shown(outs_[j].first)));
+                                  shown(outputs[j].first)));
   }
   if (bad.empty())
-    for (const auto& [opt, path] : outs_) {
+    for (const auto& [opt, path] : outputs) {
       const std::string why = output_problem(path);
       if (why == "is a directory")
         bad.push_back(fmt::format("{} {} is a directory", shown(opt), shown(path)));
