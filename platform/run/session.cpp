@@ -287,7 +287,7 @@ void check_run_modes(bool cosim, bool timing_only, bool cosim_vcd) {
   if (timing_only && cosim)
     throw InputError("--timing-only computes no values: it cannot co-simulate (--cosim)");
   if (cosim_vcd && !cosim) throw InputError("--cosim-vcd needs --cosim");
-  if (cosim && !cosim::any_dut_linked())
+  if (cosim && !cosim::any_block_linked())
     throw InputError(
         "--cosim: this tpbsim has no RTL linked (built without Verilator; see docs/COSIM.md)");
 }
