@@ -9,14 +9,6 @@
 
 namespace tpb::cosim {
 
-LanePins::LanePins(const std::string& p)
-    : clk((p + "_clk").c_str()),
-      rst_n((p + "_rst_n").c_str()),
-      in_valid((p + "_in_valid").c_str()),
-      in_ready((p + "_in_ready").c_str()),
-      out_valid((p + "_out_valid").c_str()),
-      out_ready((p + "_out_ready").c_str()) {}
-
 namespace {
 std::vector<LinkedBlock>& registry() {
   static std::vector<LinkedBlock> blocks;
@@ -104,7 +96,7 @@ void BlockCosim::transactor() {
 
 std::string BlockCosim::lane_error(unsigned lane, std::uint64_t now,
                                    const std::string& what) const {
-  return fmt::format("at {} ps, {}: {}", now, where(lane), what);
+  return fmt::format("at {} ps, {}: {}", now, lane_text(lane, LaneText::Where, 0, 0), what);
 }
 
 // Cycle 1 holds every lane of the stream in reset with its configuration
@@ -145,7 +137,7 @@ void BlockCosim::take(Lane& l, unsigned lane, std::uint64_t k, std::uint64_t now
       progress = true;
     }
   } else if (!stream_error_) {
-    stream_error_ = lane_error(lane, now, extra_output(lane, l.out_idx));
+    stream_error_ = lane_error(lane, now, lane_text(lane, LaneText::ExtraOutput, 0, l.out_idx));
   }
 }
 
@@ -173,7 +165,7 @@ void BlockCosim::find_stall(std::uint64_t idle, std::uint64_t now) {
     stream_error_ =
         lane_error(li, now,
                    fmt::format("the RTL stalled: no handshake for {} cycles after it took {}", idle,
-                               progress(li, l.in_idx, l.out_idx)));
+                               lane_text(li, LaneText::Progress, l.in_idx, l.out_idx)));
     return;
   }
 }
@@ -201,8 +193,8 @@ void BlockCosim::end_stream(std::uint64_t k) {
     Lane& l = lanes_[li];
     LanePins& p = *l.pins;
     if (!stream_error_ && p.out_valid.read() && l.out_idx == l.outputs)
-      stream_error_ =
-          lane_error(li, sc::to_ps(sc_core::sc_time_stamp()), extra_output(li, l.out_idx));
+      stream_error_ = lane_error(li, sc::to_ps(sc_core::sc_time_stamp()),
+                                 lane_text(li, LaneText::ExtraOutput, 0, l.out_idx));
     p.clk.write(false);
     p.in_valid.write(false);
     p.out_ready.write(false);

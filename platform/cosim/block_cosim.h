@@ -35,10 +35,18 @@ namespace tpb::cosim {
 // rst_n (synchronous, active low), in_valid / in_ready, out_valid /
 // out_ready. A block's pins add its configuration and data.
 struct LanePins {
-  explicit LanePins(const std::string& prefix);
-  sc_core::sc_signal<bool> clk, rst_n;
-  sc_core::sc_signal<bool> in_valid, in_ready;
-  sc_core::sc_signal<bool> out_valid, out_ready;
+  explicit LanePins(std::string prefix) : prefix_(std::move(prefix)) {}
+  virtual ~LanePins() = default;
+  // A port's signal name: PREFIX_PORT ("lane41_out_data").
+  std::string pin(const char* port) const { return prefix_ + "_" + port; }
+
+ private:
+  std::string prefix_;  // before the signals, which it names
+
+ public:
+  sc_core::sc_signal<bool> clk{pin("clk").c_str()}, rst_n{pin("rst_n").c_str()};
+  sc_core::sc_signal<bool> in_valid{pin("in_valid").c_str()}, in_ready{pin("in_ready").c_str()};
+  sc_core::sc_signal<bool> out_valid{pin("out_valid").c_str()}, out_ready{pin("out_ready").c_str()};
 };
 
 // A block's RTL linked into the program: a Verilated build (rtl_dut.cpp,
@@ -128,12 +136,14 @@ class BlockCosim : public sc_core::sc_module {
   virtual void drive(unsigned lane, std::size_t index, bool more) = 0;
   // an output taken at a rising edge, against the model's output `index`
   virtual void compare(unsigned lane, std::size_t index, std::uint64_t now_ps) = 0;
-  // in messages: the lane ("partition 50", "block row 3"), its progress
-  // ("3 of 40 source words and gave 5 of 80 output words") and an output
-  // past the model's ("the RTL offers block 4 but the model quantized only 4")
-  virtual std::string where(unsigned lane) const = 0;
-  virtual std::string progress(unsigned lane, std::size_t taken, std::size_t given) const = 0;
-  virtual std::string extra_output(unsigned lane, std::size_t index) const = 0;
+  // in messages, the words of the block: the lane ("partition 50", "block
+  // row 3"), its progress after `in` inputs taken and `out` outputs given
+  // ("3 of 40 source words and gave 5 of 80 output words"), an output offered
+  // past the model's, number `out` ("the RTL offers block 4 but the model
+  // quantized only 4")
+  enum class LaneText { Where, Progress, ExtraOutput };
+  using Count = std::size_t;
+  virtual std::string lane_text(unsigned lane, LaneText what, Count in, Count out) const = 0;
   // After the RTL finished an instruction: throws fw::KernelFault when an
   // output differed.
   virtual void check_outputs() = 0;

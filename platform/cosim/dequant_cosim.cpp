@@ -4,13 +4,6 @@
 
 namespace tpb::cosim {
 
-DequantPins::DequantPins(const std::string& p)
-    : LanePins(p),
-      fmt((p + "_fmt").c_str()),
-      group((p + "_group").c_str()),
-      in_data((p + "_in_data").c_str()),
-      out_data((p + "_out_data").c_str()) {}
-
 DequantCosim::DequantCosim(sc_core::sc_module_name name, RtlLibrary& rtl, sc::Sequencer& pool,
                            const BlockConfig& cfg)
     : BlockCosim(name, rtl, kKind, cfg), words_(kLanes) {
@@ -54,16 +47,19 @@ void DequantCosim::compare(unsigned lane, std::size_t index, std::uint64_t now_p
   stats_.mismatches += same ? 0 : 1;
 }
 
-std::string DequantCosim::where(unsigned lane) const { return fmt::format("partition {}", lane); }
-
-std::string DequantCosim::progress(unsigned lane, std::size_t taken, std::size_t given) const {
-  return fmt::format("{} of {} source words and gave {} of {} output words", taken,
-                     words_[lane].src.size(), given, words_[lane].expected.size());
-}
-
-std::string DequantCosim::extra_output(unsigned lane, std::size_t index) const {
-  return fmt::format("the RTL offers output word {} (0x{:08x}) but the model produced only {}",
-                     index, pins<Pins>(lane).out_data.read(), words_[lane].expected.size());
+std::string DequantCosim::lane_text(unsigned lane, LaneText what, Count in, Count out) const {
+  const Words& w = words_[lane];
+  switch (what) {
+    case LaneText::Where:
+      return fmt::format("partition {}", lane);
+    case LaneText::Progress:
+      return fmt::format("{} of {} source words and gave {} of {} output words", in, w.src.size(),
+                         out, w.expected.size());
+    case LaneText::ExtraOutput:
+      break;
+  }
+  return fmt::format("the RTL offers output word {} (0x{:08x}) but the model produced only {}", out,
+                     pins<Pins>(lane).out_data.read(), w.expected.size());
 }
 
 void DequantCosim::check_outputs() {

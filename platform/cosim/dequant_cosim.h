@@ -21,9 +21,10 @@ namespace tpb::cosim {
 // The ports of one dequant lane (tpb_dequant): the handshakes, fmt[2:0],
 // group[3:0], in_data[31:0], out_data[31:0].
 struct DequantPins : LanePins {
-  explicit DequantPins(const std::string& prefix);
-  sc_core::sc_signal<std::uint32_t> fmt, group;
-  sc_core::sc_signal<std::uint32_t> in_data, out_data;
+  using LanePins::LanePins;
+  sc_core::sc_signal<std::uint32_t> fmt{pin("fmt").c_str()}, group{pin("group").c_str()};
+  sc_core::sc_signal<std::uint32_t> in_data{pin("in_data").c_str()},
+      out_data{pin("out_data").c_str()};
   template <class Dut>
   void bind(Dut& m) {
     m.clk(clk);
@@ -61,9 +62,7 @@ class DequantCosim : public BlockCosim, public fw::DequantStreamObserver {
   void configure(unsigned lane) override;
   void drive(unsigned lane, std::size_t index, bool more) override;
   void compare(unsigned lane, std::size_t index, std::uint64_t now_ps) override;
-  std::string where(unsigned lane) const override;
-  std::string progress(unsigned lane, std::size_t taken, std::size_t given) const override;
-  std::string extra_output(unsigned lane, std::size_t index) const override;
+  std::string lane_text(unsigned lane, LaneText what, Count in, Count out) const override;
   void check_outputs() override;
 
   struct Words {

@@ -6,15 +6,6 @@
 
 namespace tpb::cosim {
 
-QuantizeMxPins::QuantizeMxPins(const std::string& p)
-    : LanePins(p),
-      in_dtype((p + "_in_dtype").c_str()),
-      out_dtype((p + "_out_dtype").c_str()),
-      emax_alt((p + "_emax_alt").c_str()),
-      in_data((p + "_in_data").c_str()),
-      out_scale((p + "_out_scale").c_str()),
-      out_data((p + "_out_data").c_str()) {}
-
 namespace {
 
 std::string words_text(const std::array<std::uint32_t, 8>& w) {
@@ -119,17 +110,17 @@ void QuantizeMxCosim::compare(unsigned lane, std::size_t index, std::uint64_t no
   if (!first_) first_ = m;
 }
 
-std::string QuantizeMxCosim::where(unsigned lane) const {
-  return fmt::format("block row {}", lane);
-}
-
-std::string QuantizeMxCosim::progress(unsigned lane, std::size_t taken, std::size_t given) const {
-  return fmt::format("{} of {} blocks and gave {}", taken, blocks_[lane].size(), given);
-}
-
-std::string QuantizeMxCosim::extra_output(unsigned lane, std::size_t index) const {
-  return fmt::format("the RTL offers block {} but the model quantized only {}", index,
-                     blocks_[lane].size());
+std::string QuantizeMxCosim::lane_text(unsigned lane, LaneText what, Count in, Count out) const {
+  const std::size_t blocks = blocks_[lane].size();
+  switch (what) {
+    case LaneText::Where:
+      return fmt::format("block row {}", lane);
+    case LaneText::Progress:
+      return fmt::format("{} of {} blocks and gave {}", in, blocks, out);
+    case LaneText::ExtraOutput:
+      break;
+  }
+  return fmt::format("the RTL offers block {} but the model quantized only {}", out, blocks);
 }
 
 void QuantizeMxCosim::check_outputs() {

@@ -24,12 +24,13 @@ namespace tpb::cosim {
 // in_data[1023:0] (element 4r+k at [32*(4r+k) +: 32]), out_scale[7:0],
 // out_data[255:0] (word r at [32r +: 32]).
 struct QuantizeMxPins : LanePins {
-  explicit QuantizeMxPins(const std::string& prefix);
-  sc_core::sc_signal<std::uint32_t> in_dtype, out_dtype;
-  sc_core::sc_signal<bool> emax_alt;
-  sc_core::sc_signal<sc_dt::sc_bv<1024>> in_data;
-  sc_core::sc_signal<std::uint32_t> out_scale;
-  sc_core::sc_signal<sc_dt::sc_bv<256>> out_data;
+  using LanePins::LanePins;
+  sc_core::sc_signal<std::uint32_t> in_dtype{pin("in_dtype").c_str()},
+      out_dtype{pin("out_dtype").c_str()};
+  sc_core::sc_signal<bool> emax_alt{pin("emax_alt").c_str()};
+  sc_core::sc_signal<sc_dt::sc_bv<1024>> in_data{pin("in_data").c_str()};
+  sc_core::sc_signal<std::uint32_t> out_scale{pin("out_scale").c_str()};
+  sc_core::sc_signal<sc_dt::sc_bv<256>> out_data{pin("out_data").c_str()};
   template <class Dut>
   void bind(Dut& m) {
     m.clk(clk);
@@ -88,9 +89,7 @@ class QuantizeMxCosim : public BlockCosim, public fw::QuantizeMxObserver {
   void configure(unsigned lane) override;
   void drive(unsigned lane, std::size_t index, bool more) override;
   void compare(unsigned lane, std::size_t index, std::uint64_t now_ps) override;
-  std::string where(unsigned lane) const override;
-  std::string progress(unsigned lane, std::size_t taken, std::size_t given) const override;
-  std::string extra_output(unsigned lane, std::size_t index) const override;
+  std::string lane_text(unsigned lane, LaneText what, Count in, Count out) const override;
   void check_outputs() override;
 
   std::vector<std::vector<Block>> blocks_;  // per lane, column order
