@@ -14,6 +14,7 @@ import sys
 LAYERS = [
     ("models/isa", 0, True),
     ("models/numerics", 1, True),
+    ("models/state", 2, True),
     ("models/timing", 2, True),
     ("models/trace", 2, True),
     ("platform/io", 2, True),

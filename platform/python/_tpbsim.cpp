@@ -250,7 +250,7 @@ class Session {
   }
   py::object tile_info(long long n) {
     const unsigned k = tile_number(n);
-    const fw::sfu::Tile& t = s().core().tile_file().tile(k);
+    const sfu::Tile& t = s().core().tile_file().tile(k);
     if (!t.allocated) return py::none();
     py::dict d;
     d["dtype"] = std::string(isa::tile_dtype_name(t.dtype));
@@ -262,7 +262,7 @@ class Session {
     return std::move(d);
   }
   py::dict sfu_flags() {
-    const fw::sfu::SfuFlags& f = s().core().tile_file().flags();
+    const sfu::SfuFlags& f = s().core().tile_file().flags();
     py::dict d;
     d["inexact"] = f.inexact;
     d["saturated"] = f.saturated;
@@ -399,9 +399,9 @@ class Session {
     if (offset < 0) throw run::RangeError(fmt::format("hbm offset {} is negative", offset));
   }
   static unsigned tile_number(long long n) {
-    if (n < 0 || n >= static_cast<long long>(fw::sfu::kNumTiles))
+    if (n < 0 || n >= static_cast<long long>(sfu::kNumTiles))
       throw run::RangeError(
-          fmt::format("tile {} does not exist (T0..T{})", n, fw::sfu::kNumTiles - 1));
+          fmt::format("tile {} does not exist (T0..T{})", n, sfu::kNumTiles - 1));
     return static_cast<unsigned>(n);
   }
   // A tile's element type as NumPy's (BF16: its raw bits, as --dump's bf16).

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "firmware_stubs/sfu/tile_file.h"
+#include "models/state/sfu_tile_file.h"
 
 namespace tpb::run {
 
@@ -108,7 +108,7 @@ TileSpec parse_tile_spec(const std::string& spec, bool dump) {
   if (f.size() != 2 && (dump || f.size() != 3))
     throw SpecError(fmt::format("'{}': expected tile:N{}=FILE.npy", spec, dump ? "" : "[:COL]"));
   const std::uint64_t n = parse_uint(f[1], "tile number", spec);
-  if (n >= fw::sfu::kNumTiles) throw SpecError(fmt::format("'{}': tile T{} is past T31", spec, n));
+  if (n >= sfu::kNumTiles) throw SpecError(fmt::format("'{}': tile T{} is past T31", spec, n));
   t.tile = static_cast<unsigned>(n);
   if (f.size() == 3) {
     const std::uint64_t c = parse_uint(f[2], "physical Col", spec);
