@@ -8,12 +8,9 @@
 
 #include "platform/cli/commands.h"
 #include "platform/cosim/cosim.h"
+#include "platform/run/no_sc_main.h"
 #include "platform/run/run.h"
 #include "platform/run/stop_signals.h"
-
-// libsystemc calls sc_main from its own main(); tpbsim has its own main, so
-// this weak definition only satisfies the link (never called).
-extern "C" __attribute__((weak)) int sc_main(int, char**) { return 0; }
 
 namespace tpb::cli {
 

@@ -30,14 +30,11 @@
 #include "models/trace/stats_writer.h"
 #include "platform/io/npy.h"
 #include "platform/run/arrays.h"
+#include "platform/run/no_sc_main.h"
 #include "platform/run/request.h"
 #include "platform/run/session.h"
 
 namespace py = pybind11;
-
-// libsystemc calls sc_main from its own main(); Python has its own main, so
-// this definition only satisfies libsystemc's reference (never called).
-extern "C" __attribute__((weak, visibility("default"))) int sc_main(int, char**) { return 0; }
 
 namespace tpb::python {
 
@@ -400,8 +397,7 @@ class Session {
   }
   static unsigned tile_number(long long n) {
     if (n < 0 || n >= static_cast<long long>(sfu::kNumTiles))
-      throw run::RangeError(
-          fmt::format("tile {} does not exist (T0..T{})", n, sfu::kNumTiles - 1));
+      throw run::RangeError(fmt::format("tile {} does not exist (T0..T{})", n, sfu::kNumTiles - 1));
     return static_cast<unsigned>(n);
   }
   // A tile's element type as NumPy's (BF16: its raw bits, as --dump's bf16).
