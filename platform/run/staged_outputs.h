@@ -76,6 +76,8 @@ class OutputFile {
   void discard() noexcept;
 
  private:
+  void open_in_place(const std::string& target, double fifo_wait_seconds);
+  void open_staged(const std::string& target);
   void close_all() noexcept;
   std::string path_, write_path_;
   std::string target_base_;  // the target's name in its directory
