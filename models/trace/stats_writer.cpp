@@ -7,33 +7,6 @@
 
 namespace tpb::trace {
 
-namespace {
-
-// The "cosim" section: totals, and one entry per co-simulated block.
-nlohmann::json cosim_json(const CosimStats& cs) {
-  nlohmann::json blocks = nlohmann::json::object();
-  for (const CosimBlockStats& c : cs.blocks) {
-    nlohmann::json b = {{"dut", c.dut},
-                        {"clock_mhz", c.clock_mhz},
-                        {"instructions", c.instructions},
-                        {"words_compared", c.words_compared},
-                        {"mismatches", c.mismatches},
-                        {"source_words", c.source_words},
-                        {"rtl_cycles", c.rtl_cycles},
-                        {"max_latency_cycles", c.max_latency_cycles},
-                        {"stretched_ps", c.stretched_ps},
-                        {"stretched_instructions", c.stretched_instructions}};
-    if (c.counts_blocks) b["blocks_compared"] = c.blocks_compared;
-    blocks[c.kind] = std::move(b);
-  }
-  return {{"words_compared", cs.words_compared()},
-          {"mismatches", cs.mismatches()},
-          {"stretched_ps", cs.stretched_ps()},
-          {"blocks", std::move(blocks)}};
-}
-
-}  // namespace
-
 nlohmann::json stats_to_json(const RunStats& s) {
   nlohmann::json engines = nlohmann::json::array();
   for (const EngineStats& e : s.engines) {
@@ -80,7 +53,27 @@ nlohmann::json stats_to_json(const RunStats& s) {
     out["mode_note"] =
         "timing only: no values computed in SBUF, PSUM or HBM (the SFU's tile file is, so its "
         "flags and faults are the full run's); what the run wrote there is not in memory";
-  if (s.cosim.enabled) out["cosim"] = cosim_json(s.cosim);
+  if (s.cosim.enabled) {
+    nlohmann::json blocks = nlohmann::json::object();
+    for (const CosimBlockStats& c : s.cosim.blocks) {
+      nlohmann::json b = {{"dut", c.dut},
+                          {"clock_mhz", c.clock_mhz},
+                          {"instructions", c.instructions},
+                          {"words_compared", c.words_compared},
+                          {"mismatches", c.mismatches},
+                          {"source_words", c.source_words},
+                          {"rtl_cycles", c.rtl_cycles},
+                          {"max_latency_cycles", c.max_latency_cycles},
+                          {"stretched_ps", c.stretched_ps},
+                          {"stretched_instructions", c.stretched_instructions}};
+      if (c.counts_blocks) b["blocks_compared"] = c.blocks_compared;
+      blocks[c.kind] = std::move(b);
+    }
+    out["cosim"] = {{"words_compared", s.cosim.words_compared()},
+                    {"mismatches", s.cosim.mismatches()},
+                    {"stretched_ps", s.cosim.stretched_ps()},
+                    {"blocks", std::move(blocks)}};
+  }
   return out;
 }
 
