@@ -34,7 +34,6 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
-#include "models/state/sfu_tile_file.h"
 #include "models/isa/address_map.h"
 #include "models/isa/encodings.h"
 #include "models/isa/program.h"
@@ -52,6 +51,7 @@
 #include "models/sc/memory/partitioned_memory.h"
 #include "models/sc/memory/semaphore_bank.h"
 #include "models/sc/memory/tile_target.h"
+#include "models/state/sfu_tile_file.h"
 #include "models/trace/recorder.h"
 #include "models/trace/stats.h"
 #include "platform/core/core_tracer.h"
