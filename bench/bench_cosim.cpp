@@ -89,7 +89,7 @@ Report run_once(const Workload& w, bool cosim) {
   auto* core = new platform::TpbCore("tpb", platform::default_core_config(isa::Arch::Mariana));
   cosim::Cosim* rtl = nullptr;
   if (cosim) {
-    if (!(w.qmx ? cosim::linked_qmx_dut() != nullptr : cosim::linked_dut() != nullptr)) return {};
+    if (!cosim::linked_block(w.qmx ? "quantize_mx" : "dequant")) return {};
     rtl = cosim::attach(*core, {});
   }
   const isa::Engine engine = w.qmx ? isa::Engine::Dve : isa::Engine::Pool;

@@ -3,36 +3,83 @@
 
 Each folder is a layer with a rank; a file may include project headers of
 its own rank or lower, never higher. The pure C++ layers (ISA, numerics,
-timing, traces, file I/O, firmware stubs) include no SystemC or TLM header.
-Exits 1 listing every violation as FILE:LINE: what; prints a closing count.
+state, timing, traces, file I/O, firmware stubs) include no SystemC or TLM
+header. Exits 1 listing every violation as FILE:LINE: what; prints a closing
+count.
+
+The same list draws the folder map of docs/ARCHITECTURE.md:
+  check_layers.py --map              prints it
+  check_layers.py --check-map DOC    exit 1 when DOC's map is not that one
+  check_layers.py --write-map DOC    puts it into DOC
 """
 import pathlib
 import re
 import sys
+import textwrap
 
-# (folder, rank, pure): the longest matching folder decides.
+# (folder, rank, pure, what it holds): a file's layer is the longest folder
+# that holds it. Rank None: a heading of the folder map, no layer. The map
+# lists the folders in this order, a folder under the one before it indented.
 LAYERS = [
-    ("models/isa", 0, True),
-    ("models/numerics", 1, True),
-    ("models/timing", 2, True),
-    ("models/trace", 2, True),
-    ("platform/io", 2, True),
-    ("firmware_stubs", 3, True),
-    ("models/sc", 4, False),
-    ("platform/core", 5, False),
-    ("platform/cosim", 6, False),
-    ("platform/run", 7, False),
-    ("platform/dpi", 8, False),
-    ("platform/cli", 8, False),
-    ("platform/python", 8, False),
+    ("platform", None, False, "one core, and everything that runs it"),
+    ("platform/cli", 9, False,
+     "tpbsim run | sweep | check | asm | disasm | convert (Boost.Program_options)"),
+    ("platform/sweep", 8, False,
+     "tpbsim sweep: plan, run points, collect; the local, GNU parallel and Slurm runners over "
+     "one way to start a process (docs/SWEEPS.md)"),
+    ("platform/python", 8, False,
+     "import tpbsim: the pybind11 extension over the run API, the package (docs/PYTHON.md)"),
+    ("platform/dpi", 8, False,
+     "libtpbsim_dpi: the model behind a C ABI and a DPI-C package (docs/COSIM.md)"),
+    ("platform/run", 7, False,
+     "the run API: run options, Session (one core per process), a run's outputs (OutputSet), "
+     "--load / --dump specs, stop signals"),
+    ("platform/cosim", 6, False,
+     "co-simulation: the block harness, one driver per RTL block, the RTL (rtl/), testbenches "
+     "(tb/), WordScoreboard, MemoryTap"),
+    ("platform/core", 5, False, "TpbCore: one NeuronCore, owns and binds every module below"),
+    ("models/sc", 4, False, "SystemC / TLM-2.0 modules"),
+    ("models/sc/memory", 4, False,
+     "PartitionedMemory (SBUF quadrant, PSUM), HbmMemory, TileFileTarget, AddressRouter, "
+     "SemaphoreBank, EngineRegisterFile, InstructionQueue, MemPort, BandwidthShare, "
+     "BandwidthArbiter, mem_access_cost (THE cost of a memory access)"),
+    ("models/sc/engine", 4, False,
+     "Sequencer (one per engine and DMA queue), KernelInfoTable, DmaEngines (the core's 16 DMA "
+     "engines), dma_check (a descriptor's run-time checks), timing_config.h (the profile turned "
+     "into sc_time: the only place)"),
+    ("firmware_stubs", 3, True,
+     "pure C++: kernels as bundles {name, VA, issue cycles, trips, step, stream}"),
+    ("firmware_stubs/common", 3, True,
+     "KernelRegistry (builtin_kernels), EngineState, resolve_pattern, pattern walks, host threads"),
+    ("firmware_stubs/pool", 3, True, "TensorDequantize"),
+    ("firmware_stubs/dve", 3, True, "QuantizeMX, tensor_copy"),
+    ("firmware_stubs/pe", 3, True, "ldweights / matmul (MX and plain)"),
+    ("firmware_stubs/sfu", 3, True, "TQUANT"),
+    ("models/state", 2, True,
+     "pure C++: architectural state the kernels and the targets share (the SFU tile file)"),
+    ("models/timing", 2, True,
+     "pure C++: the table of timing fields, the integer timing profile (JSON load / merge / "
+     "dump), IssuePipeline (an engine's issue timing: units, interlock)"),
+    ("models/trace", 2, True, "pure C++: timestamped recorder, VCD / Perfetto / stats writers"),
+    ("platform/io", 2, True, "pure C++: NumPy .npy read / write"),
+    ("models/numerics", 1, True,
+     "pure C++: every numeric format, dequant word streams, MX block quantize, element "
+     "conversion and add"),
+    ("models/isa", 0, True,
+     "pure C++: the opcode table, encodings (static_asserted), predicates, checker, name "
+     "tables, lexer, encoder, formatter, program reader"),
 ]
 SYSTEMC = re.compile(r'#\s*include\s*[<"](systemc|systemc\.h|tlm|tlm\.h|tlm_utils/[^>"]*|sysc/[^>"]*)[>"]')
 PROJECT = re.compile(r'#\s*include\s*"([^"]+)"')
+MAP_BEGIN = "<!-- folder map: scripts/check_layers.py --write-map docs/ARCHITECTURE.md -->"
+MAP_END = "<!-- end of the folder map -->"
 
 
 def layer_of(path):
     best = None
-    for folder, rank, pure in LAYERS:
+    for folder, rank, pure, _ in LAYERS:
+        if rank is None:
+            continue
         if path == folder or path.startswith(folder + "/"):
             if best is None or len(folder) > len(best[0]):
                 best = (folder, rank, pure)
@@ -50,6 +97,9 @@ def check(root):
             continue
         me = layer_of(rel)
         if me is None:
+            if rel.startswith(("models/", "platform/", "firmware_stubs/")):
+                problems.append(f"{rel}: its folder has no layer: add it to LAYERS "
+                                "(scripts/check_layers.py), with its rank and what it holds")
             continue
         files += 1
         for n, line in enumerate(p.read_text(errors="replace").splitlines(), 1):
@@ -66,10 +116,81 @@ def check(root):
     return files, problems
 
 
+# --------------------------------------------------------------- the folder map
+
+def band(rank):
+    """The drawing's bands: the platform, the SystemC modules, pure C++."""
+    return 0 if rank is None or rank >= 5 else 1 if rank == 4 else 2
+
+
+def folder_map():
+    """The map's text: one line per folder (wrapped), a rule between bands,
+    then the ranks, lowest first."""
+    lines, heads, last_band = [], [], None
+    for folder, rank, _, what in LAYERS:
+        b = band(rank)
+        if last_band is not None and b != last_band:
+            lines.append(" " + "\u2500" * 79)
+            heads = []
+        last_band = b
+        heads = [h for h in heads if folder.startswith(h + "/")]
+        name = folder[len(heads[-1]) + 1:] if heads else folder
+        label = " " + "  " * len(heads) + name + "/"
+        body = textwrap.wrap(what, 80 - 22)
+        lines.append(label.ljust(22) + body[0] if len(label) < 22 else label + " " + body[0])
+        lines += [" " * 22 + more for more in body[1:]]
+        heads.append(folder)
+    ranks = {}
+    for folder, rank, _, _ in LAYERS:
+        parent = [f for f, r, _, _ in LAYERS if folder.startswith(f + "/") and r == rank]
+        if rank is not None and not parent:
+            ranks.setdefault(rank, []).append(folder.rsplit("/", 1)[-1])
+    order = " < ".join(", ".join(sorted(ranks[r])) for r in sorted(ranks))
+    return ("```\n" + "\n".join(lines) + "\n```\n\nRanks, lowest first: " + order + ".\n")
+
+
+def map_in(doc_text):
+    if MAP_BEGIN not in doc_text or MAP_END not in doc_text:
+        return None
+    return doc_text.split(MAP_BEGIN, 1)[1].split(MAP_END, 1)[0].strip("\n") + "\n"
+
+
+def check_map(doc):
+    text = pathlib.Path(doc).read_text()
+    have = map_in(text)
+    if have is None:
+        print(f"{doc}: no folder map (between '{MAP_BEGIN}' and '{MAP_END}')")
+        return 1
+    if have != folder_map():
+        print(f"{doc}: the folder map is not the one scripts/check_layers.py draws from its "
+              f"layer list; run scripts/check_layers.py --write-map {doc}")
+        return 1
+    print(f"{doc}: the folder map is the layer list's")
+    return 0
+
+
+def write_map(doc):
+    p = pathlib.Path(doc)
+    text = p.read_text()
+    if map_in(text) is None:
+        print(f"{doc}: no folder map markers to write between")
+        return 1
+    head, rest = text.split(MAP_BEGIN, 1)
+    tail = rest.split(MAP_END, 1)[1]
+    p.write_text(head + MAP_BEGIN + "\n" + folder_map() + MAP_END + tail)
+    return 0
+
+
 def main():
-    if sys.argv[1:] == ["--self-test"]:
+    args = sys.argv[1:]
+    if args == ["--self-test"]:
         return self_test()
-    root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()
+    if args == ["--map"]:
+        sys.stdout.write(folder_map())
+        return 0
+    if len(args) == 2 and args[0] in ("--check-map", "--write-map"):
+        return check_map(args[1]) if args[0] == "--check-map" else write_map(args[1])
+    root = pathlib.Path(args[0] if args else ".").resolve()
     files, problems = check(root)
     for p in problems:
         print(p)
@@ -89,17 +210,26 @@ def self_test():
             "models/sc/d.h": '#include "platform/core/tpb_core.h"\n',
             "models/sc/ok.h": '#include <systemc>\n#include "models/isa/encodings.h"\n',
             "platform/cli/ok.cpp": '#include "platform/core/tpb_core.h"\n',
+            "models/nolayer/e.h": "",
         }
         for rel, text in cases.items():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_text(text)
         files, problems = check(root)
         bad = sorted(p.split(":")[0] for p in problems)
-        want = ["firmware_stubs/a.h", "models/isa/c.h", "models/sc/d.h", "models/trace/b.cpp"]
+        want = ["firmware_stubs/a.h", "models/isa/c.h", "models/nolayer/e.h", "models/sc/d.h",
+                "models/trace/b.cpp"]
         if files != 6 or bad != want:
             print(f"self-test FAILED: {files} files, violations in {bad}, wanted {want}")
             return 1
-    print("layer rule self-test: 4 violations found in 6 files, as planted")
+        # The map check fails on a map that differs from the list.
+        doc = root / "doc.md"
+        doc.write_text(f"{MAP_BEGIN}\n" + folder_map().replace("pure C++", "pure C") + f"{MAP_END}\n")
+        if check_map(doc) != 1 or write_map(doc) != 0 or check_map(doc) != 0:
+            print("self-test FAILED: the folder map check")
+            return 1
+    print("layer rule self-test: 5 violations found in 7 files (one in a folder without a "
+          "layer), as planted; a wrong map found")
     return 0
 
 

@@ -11,8 +11,8 @@
 #include <cstdint>
 
 #include "firmware_stubs/kernel.h"
-#include "firmware_stubs/sfu/tile_file.h"
 #include "models/isa/opcode_table.h"
+#include "models/state/sfu_tile_file.h"
 
 namespace tpb::fw {
 

@@ -4,6 +4,8 @@
 // operands is reported as "name(src)" / "name(dst)".
 #include "models/isa/checker.h"
 
+#include <algorithm>
+
 #include "models/isa/opcode_table.h"
 #include "models/isa/predicates.h"
 
@@ -31,11 +33,12 @@ void dequant_fields(const Inst& i, Arch nc, Sink& f) {
 }
 
 // The in_dtype / MX-operand part shared by v5 LDWEIGHTS and MATMUL (SPEC §5).
+// A predicate that applies to one operand form only passes on the other, so
+// that every contract names each of its predicates on every word.
 void v5_src_dtype(const MemPattern3D& src, std::uint8_t in_dtype, Sink& f) {
-  if (mxtensorv2_pattern(pattern_addr(src)))
-    f(is_valid_mx_dtype(in_dtype), "is_valid_mx_dtype");
-  else
-    f(valid_plain_mm_dtype(in_dtype), "valid_plain_mm_dtype");
+  const bool mx = mxtensorv2_pattern(pattern_addr(src));
+  f(!mx || is_valid_mx_dtype(in_dtype), "is_valid_mx_dtype");
+  f(mx || valid_plain_mm_dtype(in_dtype), "valid_plain_mm_dtype");
 }
 void v5_src_pattern(const MemPattern3D& src, std::uint8_t in_dtype, std::uint8_t rows, Arch nc,
                     Sink& f) {
@@ -43,10 +46,9 @@ void v5_src_pattern(const MemPattern3D& src, std::uint8_t in_dtype, std::uint8_t
                 AllowIndirect::False, AllowMxTensorV2::True),
     "mem3d_valid(src)");
   f(check_m3d_active_channels(src, rows), "check_m3d_active_channels(src)");
-  if (mxtensorv2_pattern(pattern_addr(src))) {
-    const MxTensorV2 mx = pattern_mx(src);
-    f(valid_mx_sbuf_quadrant(mx.data_addr, mx.scale_addr), "valid_mx_sbuf_quadrant");
-  }
+  const bool mx = mxtensorv2_pattern(pattern_addr(src));
+  f(!mx || valid_mx_sbuf_quadrant(pattern_mx(src).data_addr, pattern_mx(src).scale_addr),
+    "valid_mx_sbuf_quadrant");
 }
 
 }  // namespace
@@ -319,107 +321,21 @@ const std::vector<std::string_view>& all_contract_names() {
   return names;
 }
 
+// Every name the contracts offer their sink, failed or not, in table order:
+// each name is written once, at its predicate's call.
 const std::vector<std::string_view>& all_predicate_names() {
-  static const std::vector<std::string_view> names = {
-      "has_known_opcode",
-      // shared
-      "has_valid_neuron_header",
-      "has_valid_neuron_events",
-      // TensorDequantize (seed 000 §2.1, §2 CORRECTION)
-      "has_tensor_dequantize_opcode",
-      "has_valid_nc_tens_dequant",
-      "check_active_channels",
-      "has_valid_dequant_fmt",
-      "has_valid_group_size",
-      "has_valid_dequant_fmt_group_size",
-      "s3d3_tens_dequant_reserved_zero",
-      "has_valid_tens_dequant_in_dtype",
-      "has_valid_tens_dequant_out_dtype",
-      "start_addr_active_channels(src)",
-      "start_addr_active_channels(dst)",
-      "tensor3d_valid(src)",
-      "tensor3d_valid(dst)",
-      "s3d3_tens_dequant_element_count_check_t3d",
-      "check_m3d_active_channels(src)",
-      "check_m3d_active_channels(dst)",
-      "mem3d_valid(src)",
-      "mem3d_valid(dst)",
-      "indirect_quadrant_check_src3d",
-      "indirect_quadrant_check_src3d_dst3d",
-      // QuantizeMX (seed 003 §2.5, §5, §6.1)
-      "has_quantize_mx_opcode",
-      "s3dmx1_quant_valid_nc",
-      "s3dmx1_quant_reserved_zero",
-      "s3dmx1_quant_valid_active_channels",
-      "is_valid_dtype",
-      "s3dmx1_quant_valid_in_dtype",
-      "is_valid_dtype_inc_fp4",
-      "s3dmx1_quant_valid_out_dtype",
-      "mxmem1d_valid(dst)",
-      "check_mx1d_active_channels(dst)",
-      "valid_s3dmx1_quant_sbuf_quadrant",
-      "s3dmx1_quant_element_count_check",
-      // LdweightsMX / MatmulMX (seed 003 §3.2)
-      "has_ldweights_mx_opcode",
-      "smx1_lw_valid_nc",
-      "smx1_lw_reserved_zero",
-      "is_valid_mx_dtype",
-      "valid_row_grp_active_rows",
-      "valid_col_grp_active_cols",
-      "mxmem1d_valid(src)",
-      "check_mx1d_active_channels(src)",
-      "valid_mx_sbuf_quadrant",
-      "has_matmul_mx_opcode",
-      "smx1d3_mm_valid_nc",
-      "smx1d3_mm_reserved_zero",
-      "valid_mm_out_dtype",
-      "valid_mm_active_rows",
-      "valid_psum_accumulate_flags",
-      // LDWEIGHTS / MATMUL (seed 003 §3.3)
-      "has_ldweights_opcode",
-      "s3_lw_valid_nc",
-      "s3_lw_reserved_zero",
-      "s3_lw_mode_checks",
-      "valid_plain_mm_dtype",
-      "valid_mx_perf_mode",
-      "mx_perf_mode_only_in_mx_mode",
-      "has_matmul_opcode",
-      "s3d3_mm_valid_nc",
-      "s3d3_mm_reserved_zero",
-      "s3d3_mm_mode_checks",
-      // TQUANT block word (seed 002; the rest is the SFU kernel's)
-      "has_tquant_opcode",
-      "tquant_valid_nc",
-      // DVE tensor_copy (SPEC §11)
-      "has_tensor_copy_opcode",
-      "tensor_copy_reserved_zero",
-      "is_valid_dtype(src)",
-      "is_valid_dtype(dst)",
-      "tensor_copy_valid_dtype_pair",
-      "tensor_copy_element_count_check",
-      // DMA descriptor (SPEC §10)
-      "has_dma_copy_opcode",
-      "dma_copy_reserved_zero",
-      "dma_valid_num_rows",
-      "dma_valid_row_bytes",
-      "dma_valid_endpoint_kind(src)",
-      "dma_valid_endpoint_kind(dst)",
-      "dma_sbuf_endpoint_address(src)",
-      "dma_sbuf_endpoint_address(dst)",
-      "dma_sbuf_endpoint_row_stride(src)",
-      "dma_sbuf_endpoint_row_stride(dst)",
-      "dma_sbuf_rows_in_partitions(src)",
-      "dma_sbuf_rows_in_partitions(dst)",
-      "dma_sbuf_row_in_partition(src)",
-      "dma_sbuf_row_in_partition(dst)",
-      "dma_hbm_in_capacity(src)",
-      "dma_hbm_in_capacity(dst)",
-      "dma_hbm_dst_rows_disjoint",
-      "dma_valid_rmw_op",
-      "dma_valid_rmw_dtype",
-      "dma_rmw_dtype_only_with_op",
-      "dma_rmw_row_bytes_multiple",
-  };
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> offered;
+    PredicateSink every(offered, PredicateSink::Keep::Every);
+    const RawInst word{};
+    for (const OpcodeInfo& row : opcode_table())
+      for (Arch a : {Arch::Sunda, Arch::Cayman, Arch::Mariana, Arch::Maverick})
+        if (const ContractFn fn = row.contract_fn(a)) fn(word, a, every);
+    std::vector<std::string_view> v = {"has_known_opcode"};
+    for (std::string_view n : offered)
+      if (std::find(v.begin(), v.end(), n) == v.end()) v.push_back(n);
+    return v;
+  }();
   return names;
 }
 

@@ -27,7 +27,9 @@ struct CheckResult {
 // (models/isa/opcode_table.h).
 CheckResult check_instruction(const RawInst& raw, Arch arch);
 
-// The names of every predicate the checker can report (for docs and tests).
+// The names of every predicate the checker can report (for docs and tests):
+// "has_known_opcode", then each contract's, gathered by running the
+// contracts of the opcode table (a name is written once, at its call).
 const std::vector<std::string_view>& all_predicate_names();
 
 // Runs the named contract on `raw` whatever its opcode byte (so that the
@@ -47,16 +49,20 @@ std::string_view contract_for_opcode(std::uint8_t opcode);
 // Contract functions: one per instruction form, each running every predicate
 // of its contract in order. The opcode table points to them per generation.
 
-// Collects the names of failed predicates, in contract order.
+// Collects the names of failed predicates, in contract order (Keep::Every:
+// every predicate's name, failed or not: all_predicate_names()).
 class PredicateSink {
  public:
-  explicit PredicateSink(std::vector<std::string_view>& failed) : failed_(failed) {}
+  enum class Keep { Failed, Every };
+  explicit PredicateSink(std::vector<std::string_view>& names, Keep keep = Keep::Failed)
+      : names_(names), every_(keep == Keep::Every) {}
   void operator()(bool ok, std::string_view name) {
-    if (!ok) failed_.push_back(name);
+    if (!ok || every_) names_.push_back(name);
   }
 
  private:
-  std::vector<std::string_view>& failed_;
+  std::vector<std::string_view>& names_;
+  bool every_;
 };
 using ContractFn = void (*)(const RawInst& raw, Arch arch, PredicateSink& sink);
 

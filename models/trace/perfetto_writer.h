@@ -13,29 +13,11 @@
 
 namespace tpb::trace {
 
-// {"traceEvents":[...],"displayTimeUnit":"ns"}: process_name / thread_name
-// metadata first (one pid per distinct Track::process, numbered from 1 in
-// order of first appearance; one tid per track, tid = track index + 1;
-// hidden tracks have none), then the events, ts = ps / 1e6 (µs, exact:
-// printed from integers). A Begin and the End that closes it on its track
-// -> one complete event "X" (ts, dur); Instant -> "i" (thread scope);
-// Counter -> "C" with args {name: value}. An End with no open slice on its
-// track is dropped; a slice still open at the end (a fault or deadlock cut
-// it short) ends there with args {"unterminated": true}; a slice of zero
-// duration (a bundle that ran zero trips) is not written. Complete events are
-// what every consumer takes (Chrome DevTools' trace engine keeps one B/E
-// stack for all threads, speedscope matches an E by name): the ctest
-// TraceConsumer.DevToolsTraceEngine* parses a run's trace with DevTools'
-// engine (docs/TRACES.md). Events are in time order on each track (a
-// top-level slice is written, with what nests in it, when it ends; the
-// format does not need a global order). With a window, slices are cut to
-// it and other events outside it dropped. args text must be a JSON object
-// (other text is kept as {"text": "..."}). The constructor throws
-// std::runtime_error naming the path when the file cannot be created; later
-// write errors are kept (error()).
-//
-// A streaming sink (Recorder::attach): written as the run goes, in memory
-// bounded by what one top-level slice holds.
+// The file's format, what is written and what is dropped: docs/TRACES.md
+// ("What the writer writes"). The constructor throws std::runtime_error
+// naming the path when the file cannot be created; later write errors are
+// kept (error()). A streaming sink (Recorder::attach): written as the run
+// goes, in memory bounded by what one top-level slice holds.
 class PerfettoWriter : public SliceSink {
  public:
   explicit PerfettoWriter(std::string path, TraceWindow window = {});

@@ -61,7 +61,8 @@ struct CosimBlockStats {
   std::string dut;                       // the RTL's top module (and test variant)
   double clock_mhz = 0;                  // the RTL's clock (its engine's clock)
   std::uint64_t instructions = 0;        // instructions the RTL ran
-  std::uint64_t blocks_compared = 0;     // quantize_mx: 8 x 4 blocks checked (scale and words)
+  bool counts_blocks = false;            // compares blocks of words (quantize_mx), not words
+  std::uint64_t blocks_compared = 0;     // with counts_blocks: blocks checked (scale and words)
   std::uint64_t words_compared = 0;      // output words checked against the model
   std::uint64_t mismatches = 0;          // words (and quantize_mx scales) that differ
   std::uint64_t source_words = 0;        // words fed to the RTL, all lanes

@@ -67,7 +67,7 @@ nlohmann::json stats_to_json(const RunStats& s) {
                           {"max_latency_cycles", c.max_latency_cycles},
                           {"stretched_ps", c.stretched_ps},
                           {"stretched_instructions", c.stretched_instructions}};
-      if (c.kind == "quantize_mx") b["blocks_compared"] = c.blocks_compared;
+      if (c.counts_blocks) b["blocks_compared"] = c.blocks_compared;
       blocks[c.kind] = std::move(b);
     }
     out["cosim"] = {{"words_compared", s.cosim.words_compared()},

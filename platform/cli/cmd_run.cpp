@@ -8,12 +8,9 @@
 
 #include "platform/cli/commands.h"
 #include "platform/cosim/cosim.h"
+#include "platform/run/no_sc_main.h"
 #include "platform/run/run.h"
 #include "platform/run/stop_signals.h"
-
-// libsystemc calls sc_main from its own main(); tpbsim has its own main, so
-// this weak definition only satisfies the link (never called).
-extern "C" __attribute__((weak)) int sc_main(int, char**) { return 0; }
 
 namespace tpb::cli {
 
@@ -29,16 +26,9 @@ constexpr const char* kExitCodes =
     "signal, or one while reading inputs or writing outputs, stops at once and leaves no\n"
     "partial file). docs/BAD_INPUT.md lists every message.\n";
 
-}  // namespace
-
-int cmd_run(const Args& args) {
-  // Ctrl-C, SIGTERM, SIGHUP stop the run (stop_signals.h); SIGPIPE and
-  // SIGXFSZ become write errors naming the file.
-  run::install_stop_signals("tpbsim run");
-  // Keep stdout for the summary: no banner, no "simulation stopped" info.
-  setenv("SYSC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
-  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-  run::RunOptions o;
+// Parses the arguments into `o`: -1 to go on, else the exit code (help
+// printed: 0; a usage error: 1).
+int parse(const Args& args, run::RunOptions& o) {
   bool help = false;
   try {
     o = run::parse_run_args(args, &help);
@@ -58,21 +48,13 @@ int cmd_run(const Args& args) {
     std::fprintf(stderr, "tpbsim run: error: no PROGRAM given\n%s", kUsage);
     return 1;
   }
+  return -1;
+}
 
-  const run::RunOutcome out = run::run_once(o);
-  if (!out.ran) {
-    for (const std::string& e : out.errors)
-      if (out.error_is_located)
-        std::fprintf(stderr, "%s\n", e.c_str());
-      else
-        std::fprintf(stderr, "tpbsim run: error: %s\n", e.c_str());
-    return 1;
-  }
-  if (!o.quiet)
-    for (const std::string& n : out.notes)
-      std::fprintf(stderr, "tpbsim run: note: %s\n", n.c_str());
+// On stderr: how the run ended when not ok, a stop signal, every output not
+// written.
+void report_outcome(const run::RunOutcome& out, int sig) {
   const platform::RunResult& r = out.report.result;
-  const int sig = run::stop_signal();
   if (r.status == platform::RunStatus::Interrupted) {
     std::string what = r.message;
     if (what.rfind("interrupted; ", 0) == 0) what = what.substr(13);
@@ -86,23 +68,54 @@ int cmd_run(const Args& args) {
   if (sig && r.status != platform::RunStatus::Interrupted)
     std::fprintf(stderr, "tpbsim run: interrupted (%s) as the run ended; its outputs are whole\n",
                  run::signal_name(sig));
-  if (!out.report.output_errors.empty()) {
-    std::string list;
-    for (const auto& [path, msg] : out.report.output_errors) {
-      std::fprintf(stderr, "tpbsim run: error: %s\n", msg.c_str());
-      list += (list.empty() ? "" : ", ") + path;
-    }
-    std::fprintf(stderr, "tpbsim run: error: not written: %s\n", list.c_str());
+  if (out.report.output_errors.empty()) return;
+  std::string list;
+  for (const auto& [path, msg] : out.report.output_errors) {
+    std::fprintf(stderr, "tpbsim run: error: %s\n", msg.c_str());
+    list += (list.empty() ? "" : ", ") + path;
   }
-  // stdout never says "ok" when the exit code is not 0.
-  if (!o.quiet)
-    std::printf("tpbsim run: %s, arch %s, simulated %.3f ns, %llu instructions\n",
-                out.exit_code == 1 ? "error" : platform::status_name(r.status), out.arch.c_str(),
-                static_cast<double>(r.simulated_ps) / 1000.0,
-                static_cast<unsigned long long>(r.instructions));
-  if (!o.quiet && out.report.stats.cosim.enabled)
+  std::fprintf(stderr, "tpbsim run: error: not written: %s\n", list.c_str());
+}
+
+// On stdout: the summary line (never "ok" when the exit code is not 0) and
+// the co-simulation's.
+void print_summary(const run::RunOutcome& out) {
+  const platform::RunResult& r = out.report.result;
+  std::printf("tpbsim run: %s, arch %s, simulated %.3f ns, %llu instructions\n",
+              out.exit_code == 1 ? "error" : platform::status_name(r.status), out.arch.c_str(),
+              static_cast<double>(r.simulated_ps) / 1000.0,
+              static_cast<unsigned long long>(r.instructions));
+  if (out.report.stats.cosim.enabled)
     for (const std::string& line : cosim::summary(out.report.stats.cosim))
       std::printf("tpbsim run: %s\n", line.c_str());
+}
+
+}  // namespace
+
+int cmd_run(const Args& args) {
+  // Ctrl-C, SIGTERM, SIGHUP stop the run (stop_signals.h); SIGPIPE and
+  // SIGXFSZ become write errors naming the file.
+  run::install_stop_signals("tpbsim run");
+  // Keep stdout for the summary: no banner, no "simulation stopped" info.
+  setenv("SYSC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  run::RunOptions o;
+  if (const int rc = parse(args, o); rc >= 0) return rc;
+  const run::RunOutcome out = run::run_once(o);
+  if (!out.ran) {
+    for (const std::string& e : out.errors)
+      if (out.error_is_located)
+        std::fprintf(stderr, "%s\n", e.c_str());
+      else
+        std::fprintf(stderr, "tpbsim run: error: %s\n", e.c_str());
+    return 1;
+  }
+  if (!o.quiet)
+    for (const std::string& n : out.notes)
+      std::fprintf(stderr, "tpbsim run: note: %s\n", n.c_str());
+  const int sig = run::stop_signal();
+  report_outcome(out, sig);
+  if (!o.quiet) print_summary(out);
   // A stop signal's exit code (128 + N) whatever the run's outcome was.
   return sig ? 128 + sig : out.exit_code;
 }

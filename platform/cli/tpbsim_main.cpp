@@ -21,7 +21,9 @@ constexpr const char* kUsage =
     "  convert FROM TO VALUE...   numeric format calculator (RNE, saturating)\n"
     "\n"
     "formats: fp32 bf16 fp16 e4m3 e5m2 e3m4 e2m5 fp6_e2m3 fp6_e3m2 fp4_e2m1 int4 nf4 e8m0 s8 u8\n"
-    "exit codes: 0 ok, 1 usage or file error, 2 fault or invalid instruction, 3 deadlock\n";
+    "exit codes: 0 ok, 1 usage or file error, 2 fault or invalid instruction, 3 deadlock,\n"
+    "  4 watchdog (run --max-sim-time / --max-wall-time), 5 race found (run --racecheck),\n"
+    "  128+N stopped by signal N (130 SIGINT, 143 SIGTERM); docs/BAD_INPUT.md lists them\n";
 
 }  // namespace
 

@@ -613,7 +613,7 @@ trace::RunStats TpbCore::stats() const {
   s.status = status_name(last_.status);
   s.timing_only = setup_.timing_only;
   s.message = last_.message;
-  if (const fw::sfu::TileFile* tf = tile_file_) {
+  if (const sfu::TileFile* tf = tile_file_) {
     s.sfu.inexact = tf->flags().inexact;
     s.sfu.saturated = tf->flags().saturated;
     s.sfu.wrapped = tf->flags().wrapped;

@@ -34,7 +34,6 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
-#include "firmware_stubs/sfu/tile_file.h"
 #include "models/isa/address_map.h"
 #include "models/isa/encodings.h"
 #include "models/isa/program.h"
@@ -54,6 +53,7 @@
 #include "models/sc/memory/partitioned_memory.h"
 #include "models/sc/memory/semaphore_bank.h"
 #include "models/sc/memory/tile_target.h"
+#include "models/state/sfu_tile_file.h"
 #include "models/trace/recorder.h"
 #include "models/trace/stats.h"
 #include "platform/core/core_tracer.h"
@@ -202,8 +202,8 @@ class TpbCore : public sc_core::sc_module {
   sc::Sequencer& sequencer(isa::Engine e) { return seqs_[static_cast<unsigned>(e)]; }
   // The SFU tile file (SPEC §6), in the SFU sequencer's engine state: the
   // backdoor for `--load / --dump tile:N` and tests.
-  fw::sfu::TileFile& tile_file() {
-    return sequencer(isa::Engine::Sfu).engine_state().get<fw::sfu::TileFile>();
+  sfu::TileFile& tile_file() {
+    return sequencer(isa::Engine::Sfu).engine_state().get<sfu::TileFile>();
   }
 
  private:
@@ -299,7 +299,7 @@ class TpbCore : public sc_core::sc_module {
   // Bytes moved to and from each memory (SBUF quadrants, PSUM), over every
   // engine's MemPort counters.
   void memory_bytes(std::uint64_t (&rd)[kNumMems], std::uint64_t (&wr)[kNumMems]) const;
-  fw::sfu::TileFile* tile_file_ = nullptr;  // in the SFU sequencer's engine state
+  sfu::TileFile* tile_file_ = nullptr;  // in the SFU sequencer's engine state
 };
 
 }  // namespace tpb::platform

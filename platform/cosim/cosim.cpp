@@ -6,43 +6,31 @@ namespace tpb::cosim {
 
 Cosim::Cosim(sc_core::sc_module_name name, platform::TpbCore& core, const CosimOptions& opts)
     : sc_core::sc_module(name), opts_(opts) {
-  if (DutLibrary* lib = linked_dut()) {
-    DequantCosimConfig cc;
-    cc.clock_mhz = core.config().timing.clock(isa::Engine::Pool);
-    cc.vcd = opts.vcd;
-    dequant_ = new DequantCosim("dequant", *lib, core.sequencer(isa::Engine::Pool), cc);
-  }
-  if (QmxDutLibrary* lib = linked_qmx_dut()) {
-    QuantizeMxCosimConfig qc;
-    qc.clock_mhz = core.config().timing.clock(isa::Engine::Dve);
-    qc.trace = !opts.vcd.empty();
-    qmx_ = new QuantizeMxCosim("quantize_mx", *lib, core.sequencer(isa::Engine::Dve), qc);
+  for (const LinkedBlock& b : linked_blocks()) {
+    BlockConfig cfg;
+    cfg.clock_mhz = core.config().timing.clock(b.engine);
+    cfg.trace = !opts.vcd.empty();
+    blocks_.push_back(b.attach(*b.rtl, core.sequencer(b.engine), cfg));
   }
 }
 
 void Cosim::start_of_simulation() {
-  // One VCD for every lane of every block kind (rtl_trace.h).
-  if (opts_.vcd.empty()) return;
-  if (DutLibrary* lib = linked_dut())
-    lib->open_trace(opts_.vcd);
-  else if (QmxDutLibrary* q = linked_qmx_dut())
-    q->open_trace(opts_.vcd);
+  // One VCD for every lane of every block (rtl_trace.h).
+  if (!opts_.vcd.empty() && !blocks_.empty()) blocks_.front()->rtl().open_trace(opts_.vcd);
 }
 
 trace::CosimStats Cosim::stats() const {
   trace::CosimStats s;
   s.enabled = true;
-  if (dequant_) s.blocks.push_back(dequant_->stats());
-  if (qmx_) s.blocks.push_back(qmx_->stats());
+  for (const BlockCosim* b : blocks_) s.blocks.push_back(b->stats());
   return s;
 }
 
 std::string Cosim::close_trace() {
   std::string error;
-  if (dequant_) error = dequant_->close_trace();
-  if (QmxDutLibrary* q = linked_qmx_dut()) {
-    q->close_trace();
-    if (error.empty()) error = q->trace_error();
+  for (BlockCosim* b : blocks_) {
+    b->rtl().close_trace();
+    if (error.empty()) error = b->rtl().trace_error();
   }
   return error;
 }
@@ -53,10 +41,9 @@ std::vector<std::string> summary(const trace::CosimStats& s) {
   for (const trace::CosimBlockStats& b : s.blocks) {
     duts += (duts.empty() ? "" : ", ") + b.dut;
     if (b.instructions == 0) continue;
-    const std::string what =
-        b.kind == "quantize_mx"
-            ? fmt::format("{} blocks ({} words) compared", b.blocks_compared, b.words_compared)
-            : fmt::format("{} words compared", b.words_compared);
+    const std::string what = b.counts_blocks ? fmt::format("{} blocks ({} words) compared",
+                                                           b.blocks_compared, b.words_compared)
+                                             : fmt::format("{} words compared", b.words_compared);
     lines.push_back(fmt::format("cosim {} at {:.0f} MHz: {}, {} mismatches", b.dut, b.clock_mhz,
                                 what, b.mismatches));
   }
@@ -64,7 +51,7 @@ std::vector<std::string> summary(const trace::CosimStats& s) {
   return lines;
 }
 
-bool any_dut_linked() { return linked_dut() || linked_qmx_dut(); }
+bool any_block_linked() { return !linked_blocks().empty(); }
 
 Cosim* attach(platform::TpbCore& core, const CosimOptions& opts) {
   return new Cosim("cosim", core, opts);

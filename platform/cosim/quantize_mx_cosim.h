@@ -1,20 +1,13 @@
-// Co-simulation of the DVE QuantizeMX block datapath with RTL (SPEC §9
-// --cosim; docs/COSIM.md), as DequantCosim does for the POOL's lanes. One DUT
-// per block lane (a block row: 8 partitions), driven pin by pin by a
-// transactor thread on the RTL's own gated clock (the DVE clock of the
-// timing profile): the model's observer seam (fw::QuantizeMxTap) hands it
-// every 8 x 4 block's elements and the model's scale and x4 words; the
-// transactor feeds each lane its row's blocks in column order, one a clock
-// as in_ready allows, takes every output (out_ready held high) and compares
-// the scale and the eight words with the model's. The DVE sequencer's
-// retire gate waits for the RTL, so an instruction retires at max(model end,
-// RTL end), and faults (exit 2) on the first mismatch, a stalled DUT or an
-// extra block.
+// The DVE's QuantizeMX block datapath as a co-simulated block
+// (block_cosim.h; docs/COSIM.md): one block lane per block row (8
+// partitions), fed that row's 8 x 4 blocks in column order and checked
+// block by block (the E8M0 scale and the eight x4 words) against the
+// model's. The model's seam is the DVE stub's fw::QuantizeMxTap; the RTL
+// clock is the DVE's.
 #pragma once
 
 #include <array>
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,18 +15,37 @@
 #include <systemc>
 
 #include "firmware_stubs/dve/quantize_mx.h"
-#include "models/sc/engine/sequencer.h"
-#include "models/trace/stats.h"
-#include "platform/cosim/qmx_dut.h"
+#include "platform/cosim/block_cosim.h"
 
 namespace tpb::cosim {
 
-struct QuantizeMxCosimConfig {
-  std::uint32_t clock_mhz = 1200;  // the RTL clock (tpbsim run: the DVE clock)
-  bool trace = false;              // the lanes' waves go into the RTL's VCD
-  // Cycles without any handshake on any lane after which the DUT is declared
-  // stalled (a fault naming the lane and its progress).
-  std::uint64_t stall_cycles = 4096;
+// The ports of one block lane (tpb_quantize_mx): the handshakes,
+// in_dtype[3:0] and out_dtype[3:0] (DTYPE ordinals), emax_alt,
+// in_data[1023:0] (element 4r+k at [32*(4r+k) +: 32]), out_scale[7:0],
+// out_data[255:0] (word r at [32r +: 32]).
+struct QuantizeMxPins : LanePins {
+  using LanePins::LanePins;
+  sc_core::sc_signal<std::uint32_t> in_dtype{pin("in_dtype").c_str()},
+      out_dtype{pin("out_dtype").c_str()};
+  sc_core::sc_signal<bool> emax_alt{pin("emax_alt").c_str()};
+  sc_core::sc_signal<sc_dt::sc_bv<1024>> in_data{pin("in_data").c_str()};
+  sc_core::sc_signal<std::uint32_t> out_scale{pin("out_scale").c_str()};
+  sc_core::sc_signal<sc_dt::sc_bv<256>> out_data{pin("out_data").c_str()};
+  template <class Dut>
+  void bind(Dut& m) {
+    m.clk(clk);
+    m.rst_n(rst_n);
+    m.in_dtype(in_dtype);
+    m.out_dtype(out_dtype);
+    m.emax_alt(emax_alt);
+    m.in_valid(in_valid);
+    m.in_ready(in_ready);
+    m.in_data(in_data);
+    m.out_valid(out_valid);
+    m.out_ready(out_ready);
+    m.out_scale(out_scale);
+    m.out_data(out_data);
+  }
 };
 
 // The first block whose scale or words differ.
@@ -48,15 +60,17 @@ struct BlockMismatch {
   std::string describe() const;
 };
 
-class QuantizeMxCosim : public sc_core::sc_module, public fw::QuantizeMxObserver {
+class QuantizeMxCosim : public BlockCosim, public fw::QuantizeMxObserver {
  public:
+  using Pins = QuantizeMxPins;
+  static constexpr const char* kKind = "quantize_mx";
+  static constexpr isa::Engine kEngine = isa::Engine::Dve;
   static constexpr unsigned kLanes = 16;  // 128 partitions / 8
 
   // Builds the 16 lanes (elaboration: before the run) and attaches to the
   // DVE sequencer: its engine state's QuantizeMxTap and its retire gate.
-  QuantizeMxCosim(sc_core::sc_module_name name, QmxDutLibrary& dut, sc::Sequencer& dve,
-                  QuantizeMxCosimConfig cfg);
-  ~QuantizeMxCosim() override;
+  QuantizeMxCosim(sc_core::sc_module_name name, RtlLibrary& rtl, sc::Sequencer& dve,
+                  const BlockConfig& cfg);
 
   // fw::QuantizeMxObserver (called in the DVE sequencer's thread).
   void begin(const fw::QuantizeMxStream& s) override;
@@ -64,8 +78,6 @@ class QuantizeMxCosim : public sc_core::sc_module, public fw::QuantizeMxObserver
              const std::uint32_t words[8]) override;
 
   const std::optional<BlockMismatch>& first_mismatch() const { return first_; }
-  // The stats of this block kind so far ("quantize_mx").
-  trace::CosimBlockStats stats() const { return stats_; }
 
  private:
   struct Block {
@@ -73,35 +85,18 @@ class QuantizeMxCosim : public sc_core::sc_module, public fw::QuantizeMxObserver
     std::uint8_t scale;
     std::array<std::uint32_t, 8> words;
   };
-  struct Lane {
-    std::unique_ptr<QmxPins> pins;
-    std::unique_ptr<sc_core::sc_module> dut;
-    std::vector<Block> blocks;  // column order
-    std::size_t in_idx = 0, out_idx = 0;
-    std::uint64_t first_in = 0, first_out = 0;  // cycle numbers, 0: not yet
-  };
 
-  void transactor();  // SC_THREAD
-  void run_stream();
-  void compare(std::uint64_t now_ps, unsigned b, Lane& l);
-  void retire_gate();  // the DVE sequencer's retire gate
-  sc_core::sc_time edge(std::uint64_t half_cycles) const;
+  void configure(unsigned lane) override;
+  void drive(unsigned lane, std::size_t index, bool more) override;
+  void compare(unsigned lane, std::size_t index, std::uint64_t now_ps) override;
+  std::string lane_text(unsigned lane, LaneText what, Count in, Count out) const override;
+  void check_outputs() override;
 
-  QmxDutLibrary& dut_;
-  QuantizeMxCosimConfig cfg_;
-  std::vector<Lane> lanes_;
+  std::vector<std::vector<Block>> blocks_;  // per lane, column order
   fw::QuantizeMxStream stream_;
   std::uint64_t blocks_seen_ = 0;
-  bool busy_ = false;        // a stream begun and not yet finished by the RTL
-  bool pending_ = false;     // a stream handed over, not yet started
-  bool has_stream_ = false;  // the current instruction began a stream
-  sc_core::sc_time start_at_;
-  sc_core::sc_event start_ev_, done_ev_;
-  sc_core::sc_time t0_;  // the current stream's first clock edge
   std::uint64_t stream_bad_blocks_ = 0;
-  std::optional<std::string> stream_error_;  // a stall or an extra block
   std::optional<BlockMismatch> first_, stream_first_;
-  trace::CosimBlockStats stats_;
 };
 
 }  // namespace tpb::cosim

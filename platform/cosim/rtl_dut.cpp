@@ -1,45 +1,41 @@
-// The Verilated dequant-lane DUT of one build variant (platform/cosim/dut.h):
-// compiled once per RTL variant against that variant's generated header,
-// whose class is always Vdut (verilator --prefix Vdut), and linked into the
-// program as an object file so its registration runs.
+// The Verilated DUT of one co-simulated block in one RTL variant, and the
+// block's place on the list of linked blocks (block_cosim.h). Compiled once
+// per block and variant (platform/cosim/CMakeLists.txt, tpbsim_block_dut)
+// against the variant's generated header TPBSIM_VERILATED_HEADER (class
+// TPBSIM_VERILATED) and the block's driver TPBSIM_BLOCK_HEADER (class
+// TPBSIM_BLOCK, whose Pins bind the model's ports), and linked into the
+// program as an object file so that its registration runs.
 #include "platform/cosim/rtl_trace.h"
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
-#include "Vdut.h"
+#include TPBSIM_VERILATED_HEADER
 #pragma GCC diagnostic pop
 
 #include <memory>
 #include <string>
 
-#include "platform/cosim/dut.h"
+#include TPBSIM_BLOCK_HEADER
 
-#ifndef TPBSIM_DUT_NAME
-#error "TPBSIM_DUT_NAME (the RTL top module and variant) must be defined by the build"
+#if !defined(TPBSIM_DUT_NAME) || !defined(TPBSIM_BLOCK) || !defined(TPBSIM_VERILATED)
+#error "TPBSIM_DUT_NAME, TPBSIM_BLOCK and TPBSIM_VERILATED must be defined by the build"
 #endif
 
 namespace tpb::cosim {
 namespace {
 
-class VerilatedDut : public DutLibrary {
+using Block = TPBSIM_BLOCK;
+
+class VerilatedDut : public DutLibrary<Block::Pins> {
  public:
   std::string name() const override { return TPBSIM_DUT_NAME; }
   void enable_trace() override {
     Verilated::traceEverOn(true);
     trace_ = true;
   }
-  std::unique_ptr<sc_core::sc_module> create(const char* name, DutPins& p) override {
-    auto m = std::make_unique<Vdut>(name);
-    m->clk(p.clk);
-    m->rst_n(p.rst_n);
-    m->fmt(p.fmt);
-    m->group(p.group);
-    m->in_valid(p.in_valid);
-    m->in_ready(p.in_ready);
-    m->in_data(p.in_data);
-    m->out_valid(p.out_valid);
-    m->out_ready(p.out_ready);
-    m->out_data(p.out_data);
+  std::unique_ptr<sc_core::sc_module> make(const char* name, Block::Pins& pins) override {
+    auto m = std::make_unique<TPBSIM_VERILATED>(name);
+    pins.bind(*m);
     if (trace_) rtl_vcd().add([d = m.get()](VerilatedVcdC* vcd) { d->trace(vcd, 99); });
     return m;
   }
@@ -51,9 +47,13 @@ class VerilatedDut : public DutLibrary {
   bool trace_ = false;
 };
 
+BlockCosim* attach_block(RtlLibrary& rtl, sc::Sequencer& engine, const BlockConfig& cfg) {
+  return new Block(Block::kKind, rtl, engine, cfg);
+}
+
 const bool registered = [] {
   static VerilatedDut lib;
-  register_dut(&lib);
+  link_block({Block::kKind, Block::kEngine, &lib, &attach_block});
   return true;
 }();
 

@@ -1,6 +1,6 @@
 // The one VCD of the RTL's waves (--cosim-vcd) for every Verilated model
 // linked into a program (the dequant lanes and the QuantizeMX blocks): each
-// binding (rtl_dut.cpp, rtl_qmx_dut.cpp) registers its traced lanes during
+// block's binding (rtl_dut.cpp) registers its traced lanes during
 // elaboration, and the first open() after it writes them all into one file.
 // Header-only, so that one program has exactly one, whichever bindings it
 // links.

@@ -11,12 +11,8 @@
 
 #include "platform/dpi/dpi_boundary.h"
 #include "platform/run/mem_spec.h"
+#include "platform/run/no_sc_main.h"
 #include "platform/run/session.h"
-
-// libsystemc calls sc_main from its own main(); a simulator that loads this
-// library has its own main, so this weak definition only satisfies the
-// dynamic link (never called).
-extern "C" __attribute__((weak)) int sc_main(int, char**) { return 0; }
 
 namespace tpb::dpi {
 namespace {

@@ -30,14 +30,11 @@
 #include "models/trace/stats_writer.h"
 #include "platform/io/npy.h"
 #include "platform/run/arrays.h"
+#include "platform/run/no_sc_main.h"
 #include "platform/run/request.h"
 #include "platform/run/session.h"
 
 namespace py = pybind11;
-
-// libsystemc calls sc_main from its own main(); Python has its own main, so
-// this definition only satisfies libsystemc's reference (never called).
-extern "C" __attribute__((weak, visibility("default"))) int sc_main(int, char**) { return 0; }
 
 namespace tpb::python {
 
@@ -250,7 +247,7 @@ class Session {
   }
   py::object tile_info(long long n) {
     const unsigned k = tile_number(n);
-    const fw::sfu::Tile& t = s().core().tile_file().tile(k);
+    const sfu::Tile& t = s().core().tile_file().tile(k);
     if (!t.allocated) return py::none();
     py::dict d;
     d["dtype"] = std::string(isa::tile_dtype_name(t.dtype));
@@ -262,7 +259,7 @@ class Session {
     return std::move(d);
   }
   py::dict sfu_flags() {
-    const fw::sfu::SfuFlags& f = s().core().tile_file().flags();
+    const sfu::SfuFlags& f = s().core().tile_file().flags();
     py::dict d;
     d["inexact"] = f.inexact;
     d["saturated"] = f.saturated;
@@ -399,9 +396,8 @@ class Session {
     if (offset < 0) throw run::RangeError(fmt::format("hbm offset {} is negative", offset));
   }
   static unsigned tile_number(long long n) {
-    if (n < 0 || n >= static_cast<long long>(fw::sfu::kNumTiles))
-      throw run::RangeError(
-          fmt::format("tile {} does not exist (T0..T{})", n, fw::sfu::kNumTiles - 1));
+    if (n < 0 || n >= static_cast<long long>(sfu::kNumTiles))
+      throw run::RangeError(fmt::format("tile {} does not exist (T0..T{})", n, sfu::kNumTiles - 1));
     return static_cast<unsigned>(n);
   }
   // A tile's element type as NumPy's (BF16: its raw bits, as --dump's bf16).

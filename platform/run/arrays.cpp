@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "firmware_stubs/sfu/tile_file.h"
+#include "models/state/sfu_tile_file.h"
 
 namespace tpb::run {
 
@@ -54,15 +54,15 @@ MemSpec checked_rows(const Session& s, isa::Region region, unsigned partition, s
 namespace {
 
 void check_tile_number(unsigned n) {
-  if (n >= fw::sfu::kNumTiles)
-    throw RangeError(fmt::format("tile {} does not exist (T0..T{})", n, fw::sfu::kNumTiles - 1));
+  if (n >= sfu::kNumTiles)
+    throw RangeError(fmt::format("tile {} does not exist (T0..T{})", n, sfu::kNumTiles - 1));
 }
 
 }  // namespace
 
 TileData read_tile(Session& s, unsigned n) {
   check_tile_number(n);
-  const fw::sfu::Tile& t = s.core().tile_file().tile(n);
+  const sfu::Tile& t = s.core().tile_file().tile(n);
   TileData d;
   if (!t.allocated) return d;
   d.allocated = true;

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "firmware_stubs/sfu/tile_file.h"
+#include "models/state/sfu_tile_file.h"
 
 namespace tpb::run {
 
@@ -48,15 +48,20 @@ void parse_dump_shape(MemSpec& m, const std::string& shape, const std::string& d
 
 }  // namespace
 
+std::size_t spec_file_start(const std::string& spec) {
+  const std::size_t eq = spec.find('=');
+  return eq == std::string::npos ? eq : eq + 1;
+}
+
 // MEM:PARTITION:OFFSET[:ROWSxCOLS:DTYPE]=FILE
 MemSpec parse_mem_spec(const std::string& spec, bool dump) {
   MemSpec m;
   m.text = spec;
-  const std::size_t eq = spec.find('=');
-  if (eq == std::string::npos || eq + 1 == spec.size())
+  const std::size_t at = spec_file_start(spec);
+  if (at == std::string::npos || at == spec.size())
     throw SpecError(fmt::format("'{}': expected ...=FILE.npy", spec));
-  m.file = spec.substr(eq + 1);
-  const std::vector<std::string> f = split(spec.substr(0, eq), ':');
+  m.file = spec.substr(at);
+  const std::vector<std::string> f = split(spec.substr(0, at - 1), ':');
   if (!f.empty() && f[0] == "hbm") {
     if (f.size() != (dump ? 4u : 2u))
       throw SpecError(
@@ -95,15 +100,15 @@ bool is_tile_spec(const std::string& s) { return s.rfind("tile:", 0) == 0; }
 TileSpec parse_tile_spec(const std::string& spec, bool dump) {
   TileSpec t;
   t.text = spec;
-  const std::size_t eq = spec.find('=');
-  if (eq == std::string::npos || eq + 1 == spec.size())
+  const std::size_t at = spec_file_start(spec);
+  if (at == std::string::npos || at == spec.size())
     throw SpecError(fmt::format("'{}': expected tile:N{}=FILE.npy", spec, dump ? "" : "[:COL]"));
-  t.file = spec.substr(eq + 1);
-  const std::vector<std::string> f = split(spec.substr(0, eq), ':');
+  t.file = spec.substr(at);
+  const std::vector<std::string> f = split(spec.substr(0, at - 1), ':');
   if (f.size() != 2 && (dump || f.size() != 3))
     throw SpecError(fmt::format("'{}': expected tile:N{}=FILE.npy", spec, dump ? "" : "[:COL]"));
   const std::uint64_t n = parse_uint(f[1], "tile number", spec);
-  if (n >= fw::sfu::kNumTiles) throw SpecError(fmt::format("'{}': tile T{} is past T31", spec, n));
+  if (n >= sfu::kNumTiles) throw SpecError(fmt::format("'{}': tile T{} is past T31", spec, n));
   t.tile = static_cast<unsigned>(n);
   if (f.size() == 3) {
     const std::uint64_t c = parse_uint(f[2], "physical Col", spec);

@@ -52,6 +52,11 @@ std::uint64_t parse_uint(const std::string& s, const std::string& what, const st
 // `s` split at every `c` (n separators give n + 1 fields, empty ones kept).
 std::vector<std::string> split(const std::string& s, char c);
 
+// Where FILE starts in a spec SPEC=FILE: after its first '=' (a FILE may
+// hold '=', a SPEC never does); npos when there is none. Every reader of a
+// spec (the parsers below, a sweep rewriting its outputs) splits it here.
+std::size_t spec_file_start(const std::string& spec);
+
 // MEM:PARTITION:OFFSET=FILE (load) or MEM:PARTITION:OFFSET:ROWSxCOLS:DTYPE=FILE
 // (dump); partition <= 127, offset < 256 KiB, rows and cols >= 1. HBM:
 // hbm:OFFSET=FILE and hbm:OFFSET:ROWSxCOLS:DTYPE=FILE (OFFSET any u64; the

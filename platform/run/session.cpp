@@ -1,7 +1,6 @@
 #include "platform/run/session.h"
 
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -11,15 +10,11 @@
 #include "firmware_stubs/kernel.h"
 #include "models/isa/input_file.h"
 #include "models/isa/program.h"
-#include "models/trace/gtkw_writer.h"
-#include "models/trace/perfetto_writer.h"
-#include "models/trace/stats_writer.h"
-#include "models/trace/vcd_writer.h"
 #include "platform/cosim/cosim.h"
 #include "platform/io/npy.h"
 #include "platform/run/arrays.h"
+#include "platform/run/output_set.h"
 #include "platform/run/request.h"
-#include "platform/run/staged_outputs.h"
 #include "platform/run/stop_signals.h"
 
 namespace tpb::run {
@@ -78,9 +73,7 @@ void Session::open(platform::CoreConfig cfg, bool cosim, const std::string& cosi
   } catch (const std::exception& e) {
     throw InputError(e.what());
   }
-  if (cosim && !cosim::any_dut_linked())
-    throw InputError(
-        "--cosim: this tpbsim has no RTL linked (built without Verilator; see docs/COSIM.md)");
+  check_run_modes(cosim, false, false);
   if (!h.core) {
     h.core = new platform::TpbCore("tpb", std::move(cfg));
     if (cosim) h.cosim = cosim::attach(*h.core, {cosim_vcd});
@@ -290,75 +283,25 @@ int exit_code(platform::RunStatus s) {
 
 // ------------------------------------------------------------------------ run
 
+void check_run_modes(bool cosim, bool timing_only, bool cosim_vcd) {
+  if (timing_only && cosim)
+    throw InputError("--timing-only computes no values: it cannot co-simulate (--cosim)");
+  if (cosim_vcd && !cosim) throw InputError("--cosim-vcd needs --cosim");
+  if (cosim && !cosim::any_block_linked())
+    throw InputError(
+        "--cosim: this tpbsim has no RTL linked (built without Verilator; see docs/COSIM.md)");
+}
+
 RunReport Session::run(const RunRequest& req) {
-  RunReport rep;
-  StagedOutputs outputs;
-  for (const auto& [opt, path] : {std::pair<const char*, const std::string*>{"--vcd", &req.vcd},
-                                  {"--perfetto", &req.perfetto},
-                                  {"--stats", &req.stats},
-                                  {"--retire", &req.retire}})
-    if (!path->empty()) outputs.add(opt, *path);
-  // --vcd FILE.vcd also writes the GTKWave save file FILE.gtkw (not beside a device or pipe).
-  std::string gtkw =
-      !req.vcd.empty() && StagedOutputs::staged(req.vcd) ? trace::gtkw_path_for(req.vcd) : "";
-  if (!gtkw_name_fits(gtkw)) {
-    rep.notes.push_back(fmt::format(
-        "--vcd {}: no GTKWave save file (its name, the VCD's + .gtkw, is past 255 bytes)",
-        isa::excerpt(req.vcd)));
-    gtkw.clear();
-  }
-  if (!gtkw.empty()) outputs.add("--vcd (its GTKWave save file)", gtkw);
-  for (const MemSpec& m : req.dumps) outputs.add("--dump " + m.text, m.file);
-  for (const TileSpec& t : req.tile_dumps) outputs.add("--dump " + t.text, t.file);
-  if (const std::string why = outputs.check(req.inputs); !why.empty()) throw InputError(why);
+  OutputSet outputs(req);
+  outputs.open();
+  return run(req, outputs);
+}
 
-  // Every output opened before the run (a staging file of its own, or the
-  // device or FIFO), so none can fail to open after it; each is renamed
-  // into place once written whole. Any left unwritten is removed.
-  std::vector<OutputFile> files;
-  std::vector<std::string> open_errors;
-  for (const auto& [opt, path] : outputs.outputs()) {
-    try {
-      files.emplace_back(path);
-    } catch (const OutputError& e) {
-      files.emplace_back();
-      open_errors.push_back(fmt::format("{} {}", opt, e.what()));
-    }
-  }
-  if (!open_errors.empty()) {
-    std::string msg = "refused before running, nothing written:";
-    for (const auto& b : open_errors) msg += "\n  " + b;
-    throw InputError(msg);
-  }
-  auto file_of = [&](const std::string& path) -> OutputFile& {
-    for (OutputFile& f : files)
-      if (f.path() == path) return f;
-    throw std::logic_error("no output " + path);
-  };
-
-  std::unique_ptr<std::ofstream> retire_out;
-  if (!req.retire.empty()) {
-    // A staging file is new and empty: opened for update, not truncated
-    // (an ofstream's O_TRUNC has ext4 write back the whole log at its close;
-    // trace::open_output).
-    const OutputFile& f = file_of(req.retire);
-    retire_out = std::make_unique<std::ofstream>(
-        f.write_path(), f.staged() ? std::ios::in | std::ios::out : std::ios::out);
-    if (!*retire_out) throw InputError(req.retire + ": cannot open for writing");
-  }
-  // Trace writers stream to their staged files as the run goes.
-  std::unique_ptr<trace::VcdWriter> vcd_writer;
-  std::unique_ptr<trace::PerfettoWriter> perfetto_writer;
-  try {
-    if (!req.vcd.empty())
-      vcd_writer = std::make_unique<trace::VcdWriter>(file_of(req.vcd).write_path(), "tpb",
-                                                      req.trace_window);
-    if (!req.perfetto.empty())
-      perfetto_writer = std::make_unique<trace::PerfettoWriter>(file_of(req.perfetto).write_path(),
-                                                                req.trace_window);
-  } catch (const std::exception& e) {
-    throw InputError(e.what());
-  }
+// What the core records and where it stops: the traces the outputs ask for
+// (bundle detail or not, hidden engines), the watchdogs, the mode.
+platform::RunSetup Session::setup_for(const RunRequest& req, OutputSet& outputs,
+                                      RunReport& rep) const {
   platform::RunSetup setup;
   setup.trace.signals = !req.vcd.empty();
   setup.trace.slices = !req.perfetto.empty();
@@ -379,18 +322,26 @@ RunReport Session::run(const RunRequest& req) {
       for (isa::Engine k : req.trace_engines) keep = keep || static_cast<unsigned>(k) == e;
       if (!keep) setup.trace.hidden_engines.push_back(static_cast<isa::Engine>(e));
     }
-  setup.trace.vcd = vcd_writer.get();
-  setup.trace.perfetto = perfetto_writer.get();
+  setup.trace.vcd = outputs.vcd();
+  setup.trace.perfetto = outputs.perfetto();
   setup.max_sim_ps = req.max_sim_ps;
   setup.max_wall_seconds = req.max_wall_seconds;
   setup.timing_only = req.timing_only;
-  if (req.timing_only && cosim_)
-    throw InputError("--timing-only computes no values: it cannot co-simulate (--cosim)");
+  return setup;
+}
+
+RunReport Session::run(const RunRequest& req, OutputSet& outputs) {
+  check_run_modes(cosim_ != nullptr, req.timing_only, !req.cosim_vcd.empty());
+  RunReport rep;
+  rep.notes = outputs.notes();
+  outputs.write_timing(core_->effective_timing(), rep);
+  platform::RunSetup setup = setup_for(req, outputs, rep);
   if (req.threads != 0) fw::set_host_threads(req.threads);
   // A stop signal of a command-line process (stop_signals.h) asks too.
   setup.interrupt = [&req] { return stop_signal() != 0 || (req.interrupt && req.interrupt()); };
   // The core delivers retires in time order (end, engine, index), whatever
   // the quantum or the co-simulation's syncs: the file is diffable.
+  std::ostream* retire_out = outputs.retire();
   if (retire_out || req.keep_retires || req.on_retire)
     setup.retire_sink = [&](const sc::RetireRecord& rr) {
       if (retire_out) *retire_out << platform::TpbCore::format_retire(rr) << '\n';
@@ -398,72 +349,15 @@ RunReport Session::run(const RunRequest& req) {
         rep.retires.push_back(RetireLine{rr.start_ps, rr.end_ps, rr.engine, rr.index, rr.opcode});
       if (req.on_retire) req.on_retire(rr);
     };
-
   {
     const StopWindow window;  // a first stop signal now stops the run, not the process
     rep.result = core_->run(setup);
   }
-
   // Outputs are written on every outcome, so a fault leaves complete files;
-  // each one independently, staged and renamed, so one failing (a full disk)
-  // neither half-writes it nor stops the others.
-  auto write_one = [&](const std::string& option, const std::string& path,
-                       const std::function<void(const std::string&)>& w) {
-    OutputFile& f = file_of(path);
-    try {
-      w(f.write_path());
-      f.commit();
-      rep.files.push_back({option, path});
-    } catch (const std::exception& e) {
-      f.discard();
-      // The user named PATH, not its staging file: say PATH.
-      rep.output_errors.push_back({path, f.user_message(e.what())});
-    }
-  };
-  std::vector<trace::TraceFileStats> trace_files;
-  auto write_outputs = [&] {
-    if (retire_out)
-      write_one("--retire", req.retire, [&](const std::string&) {
-        retire_out->close();
-        if (!*retire_out)
-          throw std::runtime_error(req.retire + ": write failed (" + std::strerror(errno) + ")");
-      });
-    // The traces were streamed and finished by the run; commit them.
-    if (vcd_writer) {
-      write_one("--vcd", req.vcd, [&](const std::string&) {
-        if (!vcd_writer->error().empty())
-          throw std::runtime_error("VCD file " + vcd_writer->error());
-      });
-      trace_files.push_back({"vcd", req.vcd, vcd_writer->bytes(), vcd_writer->changes_written()});
-    }
-    if (!gtkw.empty())
-      write_one("--vcd", gtkw, [&](const std::string& t) {
-        trace::write_gtkw(core_->recorder().signals(), req.vcd, t, core_->recorder().last_time());
-      });
-    if (perfetto_writer) {
-      write_one("--perfetto", req.perfetto, [&](const std::string&) {
-        if (!perfetto_writer->error().empty())
-          throw std::runtime_error("Perfetto trace " + perfetto_writer->error());
-      });
-      trace_files.push_back(
-          {"perfetto", req.perfetto, perfetto_writer->bytes(), perfetto_writer->events_written()});
-    }
-    rep.stats = core_->stats();
-    rep.stats.program = req.program_name;
-    rep.stats.traces = trace_files;
-    if (cosim_) rep.stats.cosim = cosim_->stats();
-    if (!req.stats.empty())
-      write_one("--stats", req.stats,
-                [&](const std::string& t) { trace::write_stats(rep.stats, t); });
-    for (const MemSpec& m : req.dumps)
-      write_one("--dump", m.file, [&](const std::string& t) { dump_npy(*this, m, t); });
-    for (const TileSpec& ts : req.tile_dumps)
-      write_one("--dump", ts.file, [&](const std::string& t) { dump_tile_npy(*this, ts, t); });
-  };
-  // On a thread of its own: after sc_start the main thread's stack is one
+  // on a thread of its own: after sc_start the main thread's stack is one
   // SystemC's coroutines switched away from, and AddressSanitizer misreads
   // an exception thrown there (a write error) as a stack-buffer-overflow.
-  std::thread([&] { write_outputs(); }).join();
+  std::thread([&] { outputs.finish(*this, rep); }).join();
   return rep;
 }
 

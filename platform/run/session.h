@@ -34,6 +34,13 @@ class Cosim;
 
 namespace tpb::run {
 
+class OutputSet;
+
+// The modes of a run that cannot go together, refused here alone
+// (InputError): --timing-only with co-simulation, --cosim-vcd without it,
+// co-simulation in a tpbsim that has no RTL linked.
+void check_run_modes(bool cosim, bool timing_only, bool cosim_vcd);
+
 // What builds a Session's core.
 struct CoreSpec {
   std::optional<isa::Arch> arch;  // none: mariana
@@ -42,8 +49,10 @@ struct CoreSpec {
   // or nested objects, as a --timing file holds.
   nlohmann::json timing_overrides = nlohmann::json::object();
   num::MxEmax mx_emax = num::MxEmax::Ocp;
-  bool cosim = false;     // the linked RTL blocks beside the model (SPEC §9 --cosim)
-  std::string cosim_vcd;  // with cosim: the RTL's waves, written as given
+  bool cosim = false;  // the linked RTL blocks beside the model (SPEC §9 --cosim)
+  // With cosim: the file the RTL's waves are written to from the first run
+  // (the --cosim-vcd output's write path, OutputSet::write_path).
+  std::string cosim_vcd;
 };
 // The core configuration of a spec; throws InputError naming the file or
 // key (a bad profile, an unknown bundle name).
@@ -54,9 +63,12 @@ enum class TraceLevel { Auto, Instr, Bundle };
 // --trace-level auto: bundle slices up to this many instructions.
 inline constexpr std::uint64_t kAutoBundleLimit = 16384;
 
-// One run's outputs and limits (paths: empty = not written).
+// One run's outputs and limits (paths: empty = not written; OutputSet owns
+// them).
 struct RunRequest {
   std::string vcd, perfetto, stats, retire;
+  std::string dump_timing;                 // the profile the core runs with (JSON)
+  std::string cosim_vcd;                   // the RTL's waves (a core made with CoreSpec::cosim)
   std::vector<isa::Engine> trace_engines;  // empty: every engine
   trace::TraceWindow trace_window;
   TraceLevel trace_level = TraceLevel::Auto;
@@ -112,8 +124,12 @@ class Session {
   // Loads a program for the next run (engines it gives no words run nothing).
   void load(isa::SpooledProgram& p) { core_->load_program(p); }
   // Runs what is loaded. Throws InputError (nothing run) for an output that
-  // names an input or another output, or that cannot be created.
+  // names an input or another output, or that cannot be created, and for
+  // modes that cannot go together (check_run_modes).
   RunReport run(const RunRequest& req);
+  // The same with its outputs checked and opened already (`outputs` made
+  // from `req`; `tpbsim run` opens them before it builds the core).
+  RunReport run(const RunRequest& req, OutputSet& outputs);
 
   // Memory in the layout of --load / --dump (SPEC §9): `rows` rows of
   // `row_bytes`, row r at partition + r, offset; checked whole before
@@ -127,6 +143,7 @@ class Session {
 
  private:
   void open(platform::CoreConfig cfg, bool cosim, const std::string& cosim_vcd);
+  platform::RunSetup setup_for(const RunRequest& req, OutputSet& outputs, RunReport& rep) const;
   platform::TpbCore* core_ = nullptr;
   cosim::Cosim* cosim_ = nullptr;
 };

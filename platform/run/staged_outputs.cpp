@@ -228,53 +228,62 @@ OutputFile& OutputFile::operator=(OutputFile&& o) noexcept {
 OutputFile::~OutputFile() { discard(); }
 
 OutputFile::OutputFile(const std::string& path, double fifo_wait_seconds) : path_(path) {
-  namespace fs = std::filesystem;
   const Resolved r = resolve(path);
   if (!r.problem.empty()) throw OutputError(shown(path) + ": " + r.problem);
-  if (r.kind == Resolved::InPlace) {
-    struct stat st {};
-    const bool fifo = ::stat(r.target.c_str(), &st) == 0 && S_ISFIFO(st.st_mode);
-    if (!fifo) {
-      fd_ = ::open(r.target.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
-      if (fd_ < 0)
-        throw OutputError(shown(path) + ": cannot open for writing (" + errno_text(errno) + ")");
-    } else {
-      // A FIFO: wait for a reader (a blocking open would hang for ever).
-      const auto until = std::chrono::steady_clock::now() +
-                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                             std::chrono::duration<double>(fifo_wait_seconds));
-      for (;;) {
-        fd_ = ::open(r.target.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-        if (fd_ >= 0 || errno != ENXIO) break;
-        if (std::chrono::steady_clock::now() >= until)
-          throw OutputError(fmt::format(
-              "{}: a FIFO that nothing reads (no reader within {} s; start the reader first)",
-              shown(path), fifo_wait_seconds));
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      }
-      if (fd_ < 0)
-        throw OutputError(shown(path) + ": cannot open for writing (" + errno_text(errno) + ")");
-      ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
-    }
-    write_path_ = r.target;
-    return;
-  }
+  if (r.kind == Resolved::InPlace)
+    open_in_place(r.target, fifo_wait_seconds);
+  else
+    open_staged(r.target);
+}
 
+// A device or a FIFO, written in place; a FIFO waits for its reader (a
+// blocking open would hang for ever).
+void OutputFile::open_in_place(const std::string& target, double fifo_wait_seconds) {
+  struct stat st {};
+  const bool fifo = ::stat(target.c_str(), &st) == 0 && S_ISFIFO(st.st_mode);
+  if (!fifo) {
+    fd_ = ::open(target.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (fd_ < 0)
+      throw OutputError(shown(path_) + ": cannot open for writing (" + errno_text(errno) + ")");
+  } else {
+    const auto until = std::chrono::steady_clock::now() +
+                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           std::chrono::duration<double>(fifo_wait_seconds));
+    for (;;) {
+      fd_ = ::open(target.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+      if (fd_ >= 0 || errno != ENXIO) break;
+      if (std::chrono::steady_clock::now() >= until)
+        throw OutputError(fmt::format(
+            "{}: a FIFO that nothing reads (no reader within {} s; start the reader first)",
+            shown(path_), fifo_wait_seconds));
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (fd_ < 0)
+      throw OutputError(shown(path_) + ": cannot open for writing (" + errno_text(errno) + ")");
+    ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
+  }
+  write_path_ = target;
+}
+
+// A staging file beside `target`: nameless (O_TMPFILE) where the file
+// system allows it, else a new name made exclusively.
+void OutputFile::open_staged(const std::string& target_path) {
+  namespace fs = std::filesystem;
   staged_ = true;
-  const fs::path target(r.target);
+  const fs::path target(target_path);
   target_base_ = target.filename().string();
   std::string dir = target.parent_path().string();
   if (dir.empty()) dir = ".";
   if (target_base_.size() > NAME_MAX)
-    throw OutputError(shown(path) + ": cannot create (" + errno_text(ENAMETOOLONG) + ")");
+    throw OutputError(shown(path_) + ": cannot create (" + errno_text(ENAMETOOLONG) + ")");
   dirfd_ = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (dirfd_ < 0) throw OutputError(shown(path) + ": cannot create (" + errno_text(errno) + ")");
+  if (dirfd_ < 0) throw OutputError(shown(path_) + ": cannot create (" + errno_text(errno) + ")");
   if (proc_fd_available()) {
     fd_ = ::openat(dirfd_, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
     if (fd_ < 0 && errno != EISDIR && errno != EOPNOTSUPP && errno != EINVAL) {
       const int err = errno;
       close_all();
-      throw OutputError(shown(path) + ": cannot create (" + errno_text(err) + ")");
+      throw OutputError(shown(path_) + ": cannot create (" + errno_text(err) + ")");
     }
   }
   if (fd_ < 0) {  // no nameless files here: a new name, made exclusively
@@ -288,7 +297,7 @@ OutputFile::OutputFile(const std::string& path, double fifo_wait_seconds) : path
       const int err = errno;
       stage_name_.clear();
       close_all();
-      throw OutputError(shown(path) + ": cannot create (" + errno_text(err) + ")");
+      throw OutputError(shown(path_) + ": cannot create (" + errno_text(err) + ")");
     }
     registered_ = register_stage(dirfd_, stage_name_);
   }
@@ -372,10 +381,10 @@ void OutputFile::commit() {
   close_all();
 }
 
-// ---------------------------------------------------------------- StagedOutputs
+// ---------------------------------------------------------------- a run's outputs
 
-std::string StagedOutputs::check(
-    const std::vector<std::pair<std::string, std::string>>& inputs) const {
+std::string refused_outputs(const std::vector<std::pair<std::string, std::string>>& outputs,
+                            const std::vector<std::pair<std::string, std::string>>& inputs) {
   namespace fs = std::filesystem;
   auto same = [](const std::string& a, const std::string& b) {
     std::error_code e1, e2;
@@ -383,19 +392,19 @@ std::string StagedOutputs::check(
     return e1 || e2 ? a == b : pa == pb;
   };
   std::vector<std::string> bad;
-  for (std::size_t i = 0; i < outs_.size(); ++i) {
-    const auto& [opt, path] = outs_[i];
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const auto& [opt, path] = outputs[i];
     for (const auto& [iopt, ipath] : inputs)
       if (same(path, ipath))
         bad.push_back(
             fmt::format("{} {} names the input of {}", shown(opt), shown(path), shown(iopt)));
     for (std::size_t j = 0; j < i; ++j)
-      if (same(path, outs_[j].second))
+      if (same(path, outputs[j].second))
         bad.push_back(fmt::format("{} {} names the output of {} too", shown(opt), shown(path),
-                                  shown(outs_[j].first)));
+                                  shown(outputs[j].first)));
   }
   if (bad.empty())
-    for (const auto& [opt, path] : outs_) {
+    for (const auto& [opt, path] : outputs) {
       const std::string why = output_problem(path);
       if (why == "is a directory")
         bad.push_back(fmt::format("{} {} is a directory", shown(opt), shown(path)));

@@ -76,6 +76,8 @@ class OutputFile {
   void discard() noexcept;
 
  private:
+  void open_in_place(const std::string& target, double fifo_wait_seconds);
+  void open_staged(const std::string& target);
   void close_all() noexcept;
   std::string path_, write_path_;
   std::string target_base_;  // the target's name in its directory
@@ -85,24 +87,11 @@ class OutputFile {
   bool staged_ = false;
 };
 
-// The outputs of a run, checked together before anything runs.
-class StagedOutputs {
- public:
-  // `option` names the output in messages ("--stats").
-  void add(std::string option, std::string path) {
-    outs_.push_back({std::move(option), std::move(path)});
-  }
-  const std::vector<std::pair<std::string, std::string>>& outputs() const { return outs_; }
-  static bool staged(const std::string& path) { return output_is_staged(path); }
-
-  // Before anything runs: an output that names an input or another output,
-  // or that cannot be created, is an error listing every such output ("" when
-  // none); then nothing is written.
-  std::string check(const std::vector<std::pair<std::string, std::string>>& inputs) const;
-
- private:
-  std::vector<std::pair<std::string, std::string>> outs_;
-};
+// Before anything runs: every output (option, path) that names an input or
+// another output, or that cannot be created, in one message ("refused before
+// running, nothing written: ..."); "" when none.
+std::string refused_outputs(const std::vector<std::pair<std::string, std::string>>& outputs,
+                            const std::vector<std::pair<std::string, std::string>>& inputs);
 
 // Every named staging file still open, removed at once; async-signal-safe
 // (a stop signal's handler calls it).

@@ -470,6 +470,12 @@ TEST(Usage, UnknownCommandsOptionsAndValuesAreExit1) {
   EXPECT_EQ(h.exit_code, 0);
   for (const char* want : {"--max-sim-time", "--max-wall-time", "4 watchdog", "3 deadlock"})
     EXPECT_NE(h.out.find(want), std::string::npos) << want;
+  // The tool's own usage names every exit code a command of it returns.
+  const ToolResult top = run_tool("--help");
+  EXPECT_EQ(top.exit_code, 0);
+  for (const char* want : {"1 usage or file error", "2 fault", "3 deadlock", "4 watchdog",
+                           "5 race found", "128+N stopped by signal N"})
+    EXPECT_NE(top.out.find(want), std::string::npos) << want << "\n" << top.out;
 }
 
 const char* const kGoodLine =

@@ -339,8 +339,10 @@ TEST(Sweep, BadInputIsNamedAndNothingRuns) {
 }
 
 // cmd.txt is read with the very options of `tpbsim run`: both spellings of
-// every option, and every output (--cosim-vcd's kind included) rewritten
-// into the point's directory, however its path climbs out.
+// every option, and every output rewritten into the point's directory,
+// however its path climbs out and whatever its name holds (a --dump's file
+// split where the run splits it, at the first '='). Every output option of
+// the run table: SweepPlan.*; --cosim-vcd run for real: CosimCli.*.
 TEST(Sweep, CmdTxtTakesEveryRunOptionInBothSpellingsAndOutputsStayInThePoint) {
   const std::string dir = scratch_dir("sweep-cmdtxt");
   const std::string wl = dir + "/deep/wl";
@@ -353,17 +355,20 @@ TEST(Sweep, CmdTxtTakesEveryRunOptionInBothSpellingsAndOutputsStayInThePoint) {
       << "# both spellings\nprogram.tpb --load sbuf:0:0=activations.npy\n"
          "--load=sbuf:0:4096=weights_mxfp4.npy --dump psum:0:0:64x128:f32=../../out.npy\n"
          "--trace-level instr --trace-engines=pool,pe --vcd=../../escape.vcd\n"
-         "--retire ../r.txt --perfetto ../../../p.json --mx-emax ocp --max-sim-time 1ms\n";
+         "--retire ../r.txt --perfetto ../../../p.json --mx-emax ocp --max-sim-time 1ms\n"
+         "--dump-timing=../../t.json --dump psum:0:0:64x128:f32=../../o=ut.npy\n";
   const std::string sweep = write_sweep(
       dir,
       {{"workloads", {wl}}, {"parameters", {{{"key", "clocks_mhz.dve"}, {"values", {1200}}}}}});
   const ToolResult r = run_tool("sweep " + sweep + " --out " + dir + "/out --no-plot");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string p = dir + "/out/points/p0000/";
-  for (const char* f : {"out.npy", "escape.vcd", "escape.gtkw", "r.txt", "p.json", "stats.json"})
+  for (const char* f : {"out.npy", "escape.vcd", "escape.gtkw", "r.txt", "p.json", "stats.json",
+                        "t.json", "o=ut.npy"})
     EXPECT_EQ(::access((p + f).c_str(), F_OK), 0) << f;
-  for (const std::string& f : {dir + "/out.npy", dir + "/escape.vcd", dir + "/deep/r.txt",
-                               dir + "/p.json", wl + "/../../out.npy"})
+  for (const std::string& f :
+       {dir + "/out.npy", dir + "/escape.vcd", dir + "/deep/r.txt", dir + "/p.json",
+        wl + "/../../out.npy", dir + "/t.json", dir + "/o=ut.npy", dir + "/o="})
     EXPECT_NE(::access(f.c_str(), F_OK), 0) << f << " written outside the point";
   // The two-token --trace-level instr reached the run (the default, auto,
   // traces this short program's bundles).

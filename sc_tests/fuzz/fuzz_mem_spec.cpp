@@ -18,12 +18,8 @@
 
 #include "models/isa/address_map.h"
 #include "platform/run/mem_spec.h"
+#include "platform/run/no_sc_main.h"
 #include "sc_tests/fuzz/fuzz_check.h"
-
-// libsystemc (linked with tpb_platform) calls sc_main from its own main;
-// this program has its own main, so this weak definition only satisfies the
-// link, as in platform/cli/cmd_run.cpp.
-extern "C" __attribute__((weak)) int sc_main(int, char**) { return 0; }
 
 namespace {
 

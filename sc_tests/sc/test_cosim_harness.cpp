@@ -1,4 +1,5 @@
-// The co-simulation harness (platform/cosim/dequant_cosim.h) with behavioural
+// The co-simulation harness (platform/cosim/block_cosim.h, driven by the
+// dequant block, dequant_cosim.h) with behavioural
 // SystemC DUTs in place of the Verilated RTL, so the transactor itself is
 // tested on every build (no Verilator needed): a correct DUT with random
 // back-pressure on in_ready, a DUT that corrupts one word, one that stalls,
@@ -6,19 +7,21 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "platform/cli/commands.h"
+#include "platform/cosim/cosim.h"
 #include "platform/cosim/dequant_cosim.h"
 #include "sc_tests/sc/test_platform_harness.h"
 
 namespace tpb {
 namespace {
 
-using cosim::DutPins;
+using cosim::DequantPins;
 
 // FP4 E2M1 -> E5M2, group 0, written here from the format (bias 1 -> 15,
 // mantissa kept): 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives.
@@ -33,7 +36,7 @@ enum class Mode { Correct, CorruptWord5, Stall, Extra };
 // source word becomes two output words through a small queue; in_ready is
 // random (back-pressure).
 struct FakeDut : sc_core::sc_module {
-  FakeDut(sc_core::sc_module_name n, DutPins& pins, Mode mode)
+  FakeDut(sc_core::sc_module_name n, DequantPins& pins, Mode mode)
       : sc_core::sc_module(n), p(pins), mode(mode), rng(7) {
     SC_HAS_PROCESS(FakeDut);
     SC_METHOD(on_clock);
@@ -64,19 +67,19 @@ struct FakeDut : sc_core::sc_module {
     p.out_data.write(q.empty() ? 0xDEADBEEFu : q.front());
     p.in_ready.write(mode != Mode::Stall && q.size() <= 2 && (rng() & 1));
   }
-  DutPins& p;
+  DequantPins& p;
   Mode mode;
   std::mt19937 rng;
   std::deque<std::uint32_t> q;
   unsigned produced = 0;
 };
 
-class FakeLibrary : public cosim::DutLibrary {
+class FakeLibrary : public cosim::DutLibrary<DequantPins> {
  public:
   explicit FakeLibrary(Mode m) : mode_(m) {}
   std::string name() const override { return "fake"; }
   void enable_trace() override {}
-  std::unique_ptr<sc_core::sc_module> create(const char* name, DutPins& pins) override {
+  std::unique_ptr<sc_core::sc_module> make(const char* name, DequantPins& pins) override {
     return std::make_unique<FakeDut>(name, pins, mode_);
   }
   void open_trace(const std::string&) override {}
@@ -92,15 +95,9 @@ struct Outcome {
   std::uint64_t model_end_ps = 0;
 };
 
-// One E2M1 group-0 instruction, 3 channels of 40 words from partition 20 to 50.
-Outcome run_with(Mode mode, std::uint64_t stall_cycles = 4096) {
-  auto* core = new platform::TpbCore("tpb", platform::default_core_config(isa::Arch::Mariana));
-  static FakeLibrary* lib = nullptr;
-  lib = new FakeLibrary(mode);
-  cosim::DequantCosimConfig cc;
-  cc.clock_mhz = 1200;
-  cc.stall_cycles = stall_cycles;
-  auto* h = new cosim::DequantCosim("cosim", *lib, core->sequencer(isa::Engine::Pool), cc);
+// One E2M1 group-0 instruction, 3 channels of 40 words from partition 20 to
+// 50, on `core` with its block(s) attached.
+Outcome run_on(platform::TpbCore* core, const std::function<trace::CosimBlockStats()>& stats) {
   for (unsigned c = 0; c < 3; ++c) {
     const std::vector<std::uint32_t> w = platref::make_words(40, c, 0);
     core->load_memory(isa::sbuf_addr(20 + c, 0), w.data(), w.size() * 4);
@@ -111,8 +108,19 @@ Outcome run_with(Mode mode, std::uint64_t stall_cycles = 4096) {
   Outcome o;
   core->set_retire_sink([&](const sc::RetireRecord& r) { o.model_end_ps = r.end_ps; });
   o.run = core->run();
-  o.stats = h->stats();
+  o.stats = stats();
   return o;
+}
+
+Outcome run_with(Mode mode, std::uint64_t stall_cycles = 4096) {
+  auto* core = new platform::TpbCore("tpb", platform::default_core_config(isa::Arch::Mariana));
+  static FakeLibrary* lib = nullptr;
+  lib = new FakeLibrary(mode);
+  cosim::BlockConfig cc;
+  cc.clock_mhz = 1200;
+  cc.stall_cycles = stall_cycles;
+  auto* h = new cosim::DequantCosim("cosim", *lib, core->sequencer(isa::Engine::Pool), cc);
+  return run_on(core, [h] { return h->stats(); });
 }
 
 TEST(CosimHarness, CorrectDutUnderBackPressureMatchesEveryWordAndStretchesTheRun) {
@@ -167,10 +175,35 @@ TEST(CosimHarness, ADutOfferingMoreWordsThanTheModelFaults) {
       << o.run.message;
 }
 
+// A block on the list of linked blocks is attached by cosim::attach, which
+// names no block: at its engine's clock of the core's profile, its stats in
+// the run's "cosim" section (as a Verilated block's object file links it).
+TEST(CosimHarness, ALinkedBlockIsAttachedToItsEngineByTheList) {
+  static FakeLibrary lib(Mode::Correct);
+  cosim::link_block({"dequant", isa::Engine::Pool, &lib,
+                     [](cosim::RtlLibrary& rtl, sc::Sequencer& engine,
+                        const cosim::BlockConfig& cfg) -> cosim::BlockCosim* {
+                       return new cosim::DequantCosim("dequant", rtl, engine, cfg);
+                     }});
+  ASSERT_EQ(cosim::linked_blocks().size(), 1u);
+  ASSERT_NE(cosim::linked_block("dequant"), nullptr);
+  EXPECT_EQ(cosim::linked_block("quantize_mx"), nullptr);
+  auto* core = new platform::TpbCore("tpb", platform::default_core_config(isa::Arch::Cayman));
+  cosim::Cosim* rtl = cosim::attach(*core, {});
+  ASSERT_EQ(rtl->blocks().size(), 1u);
+  const Outcome o = run_on(core, [rtl] { return rtl->stats().blocks.at(0); });
+  ASSERT_EQ(o.run.status, platform::RunStatus::Ok) << o.run.message;
+  EXPECT_EQ(o.stats.kind, "dequant");
+  EXPECT_EQ(o.stats.dut, "fake");
+  EXPECT_EQ(o.stats.clock_mhz, 1200.0);  // CAYMAN's POOL clock (docs/COSIM.md "Timing")
+  EXPECT_EQ(o.stats.words_compared, 3u * 80u);
+  EXPECT_EQ(o.stats.mismatches, 0u);
+}
+
 // sc_tests links no Verilated DUT: `tpbsim run --cosim` says so (exit 1)
 // before it builds anything.
 TEST(CosimHarness, RunWithoutAnRtlLinkedRefusesCosim) {
-  ASSERT_EQ(cosim::linked_dut(), nullptr);
+  ASSERT_TRUE(cosim::linked_blocks().empty());
   ::testing::internal::CaptureStderr();
   const int rc = cli::cmd_run(
       {std::string(TPB_SOURCE_DIR) + "/traces/workloads/e2m1_g8_mariana/program.tpb", "--cosim"});

@@ -13,13 +13,13 @@
 #include <vector>
 
 #include "firmware_stubs/kernel.h"
-#include "firmware_stubs/sfu/tile_file.h"
 #include "firmware_stubs/sfu/tquant.h"
 #include "models/isa/opcode_table.h"
 #include "models/isa/tquant_block.h"
+#include "models/state/sfu_tile_file.h"
 
 using namespace tpb;
-using fw::sfu::TileFile;
+using sfu::TileFile;
 
 namespace {
 

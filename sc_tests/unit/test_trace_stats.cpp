@@ -100,6 +100,7 @@ TEST(TraceStats, CosimSectionHasTotalsAndEveryBlockKind) {
   q.dut = "tpb_quantize_mx";
   q.clock_mhz = 960;
   q.instructions = 1;
+  q.counts_blocks = true;  // its comparisons are blocks of words
   q.blocks_compared = 16;
   q.words_compared = 128;
   q.mismatches = 2;

@@ -12,6 +12,7 @@
 
 #include "models/isa/address_map.h"
 #include "models/sc/memory/mem_timing.h"
+#include "models/sc/memory/payload_access.h"
 
 namespace tpb::sc {
 

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/sc/memory/payload_access.h"
+
 namespace tpb::sc {
 
 InstructionQueue::InstructionQueue(sc_core::sc_module_name name, std::uint32_t capacity_bytes,

@@ -18,6 +18,7 @@
 #include "models/isa/encodings.h"
 #include "models/isa/program_spool.h"
 #include "models/sc/memory/mem_timing.h"
+#include "models/sc/memory/zeroed_storage.h"
 
 namespace tpb::sc {
 

@@ -4,51 +4,15 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <deque>
 #include <iterator>
 #include <memory>
-#include <new>
 #include <vector>
-
-#include <sys/mman.h>
 
 #include <systemc>
 #include <tlm>
 
-#include "models/isa/sanitizer.h"
-
 namespace tpb::sc {
-
-// Storage of zero bytes from an anonymous mapping: pages the target never
-// touches stay unmapped, so a memory or a queue costs resident memory (and
-// start-up time) only for what a run uses. calloc promises that only above
-// glibc's mmap threshold, which rises to the size of any large block freed
-// before (a program file read whole, say): below it calloc zeroes every byte.
-// Under AddressSanitizer, calloc: its red zones then guard the storage.
-struct ZeroedStorageDeleter {
-  std::size_t bytes = 0;
-  void operator()(std::uint8_t* p) const {
-#if TPB_ADDRESS_SANITIZER
-    std::free(p);
-#else
-    if (p) ::munmap(p, bytes);
-#endif
-  }
-};
-using ZeroedStorage = std::unique_ptr<std::uint8_t, ZeroedStorageDeleter>;
-inline ZeroedStorage zeroed_storage(std::size_t bytes) {
-  bytes = std::max<std::size_t>(bytes, 1);
-#if TPB_ADDRESS_SANITIZER
-  void* p = std::calloc(bytes, 1);
-  if (!p) throw std::bad_alloc();
-#else
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) throw std::bad_alloc();
-#endif
-  return ZeroedStorage(static_cast<std::uint8_t*>(p), ZeroedStorageDeleter{bytes});
-}
 
 struct MemTiming {
   sc_core::sc_time latency;   // fixed cost of one access
@@ -283,54 +247,5 @@ class DmiTimingExtension : public tlm::tlm_extension<DmiTimingExtension> {
     *this = static_cast<const DmiTimingExtension&>(other);
   }
 };
-
-// Shared checks of the generic payload attributes every target in this folder
-// performs before touching storage (TLM-2.0 base protocol, SPEC: errors are
-// response statuses, never asserts).
-inline bool streaming_width_ok(const tlm::tlm_generic_payload& t) {
-  return t.get_streaming_width() >= t.get_data_length();
-}
-
-// A byte-addressed data target's checks, in order: the command (read, write
-// or ignore), the range (`in_range`: the target's own bounds), the streaming
-// width, then the byte enables (malformed: zero length, or a lane that is
-// neither enabled nor disabled). TLM_OK_RESPONSE when the access may proceed.
-inline tlm::tlm_response_status check_data_access(const tlm::tlm_generic_payload& t,
-                                                  bool in_range) {
-  const tlm::tlm_command cmd = t.get_command();
-  if (cmd != tlm::TLM_READ_COMMAND && cmd != tlm::TLM_WRITE_COMMAND &&
-      cmd != tlm::TLM_IGNORE_COMMAND)
-    return tlm::TLM_COMMAND_ERROR_RESPONSE;
-  if (!in_range) return tlm::TLM_ADDRESS_ERROR_RESPONSE;
-  if (!streaming_width_ok(t)) return tlm::TLM_BURST_ERROR_RESPONSE;
-  if (const unsigned char* be = t.get_byte_enable_ptr()) {
-    const unsigned be_len = t.get_byte_enable_length();
-    bool ok = be_len != 0;
-    for (unsigned i = 0; ok && i < be_len; ++i)
-      ok = be[i] == TLM_BYTE_ENABLED || be[i] == TLM_BYTE_DISABLED;
-    if (!ok) return tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE;
-  }
-  return tlm::TLM_OK_RESPONSE;
-}
-
-// Moves a checked access's bytes between its data and `mem` (the target's
-// storage at its address), honouring the byte enables, whose pattern repeats
-// every byte_enable_length. An ignore command or a zero length moves nothing
-// (the data pointer may then be null).
-inline void move_data(tlm::tlm_generic_payload& t, std::uint8_t* mem) {
-  const unsigned len = t.get_data_length();
-  const tlm::tlm_command cmd = t.get_command();
-  if (len == 0 || cmd == tlm::TLM_IGNORE_COMMAND) return;
-  unsigned char* data = t.get_data_ptr();
-  const unsigned char* be = t.get_byte_enable_ptr();
-  const unsigned be_len = t.get_byte_enable_length();
-  const bool rd = cmd == tlm::TLM_READ_COMMAND;
-  if (!be) {
-    std::memcpy(rd ? data : mem, rd ? mem : data, len);
-    return;
-  }
-  for (unsigned i = 0; i < len; ++i)
-    if (be[i % be_len] == TLM_BYTE_ENABLED) (rd ? data[i] : mem[i]) = rd ? mem[i] : data[i];
-}
 
 }  // namespace tpb::sc

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/sc/memory/payload_access.h"
+
 namespace tpb::sc {
 
 PartitionedMemory::PartitionedMemory(sc_core::sc_module_name name, unsigned num_partitions,

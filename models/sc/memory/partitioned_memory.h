@@ -13,6 +13,7 @@
 #include <tlm>
 
 #include "models/sc/memory/mem_timing.h"
+#include "models/sc/memory/zeroed_storage.h"
 
 namespace tpb::sc {
 

@@ -4,8 +4,7 @@
 
 namespace tpb::sc {
 
-TileFileTarget::TileFileTarget(sc_core::sc_module_name name, fw::sfu::TileFile& tiles,
-                               MemTiming timing)
+TileFileTarget::TileFileTarget(sc_core::sc_module_name name, sfu::TileFile& tiles, MemTiming timing)
     : sc_core::sc_module(name), socket("socket"), tiles_(&tiles), timing_(timing) {
   socket.register_b_transport(this, &TileFileTarget::b_transport);
   socket.register_transport_dbg(this, &TileFileTarget::transport_dbg);

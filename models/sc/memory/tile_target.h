@@ -1,8 +1,8 @@
 // The SFU tile file as a TLM-2.0 target in region 2 of the address map
-// (SPEC §2, §6): an adapter over the pure C++ fw::sfu::TileFile, which the
+// (SPEC §2, §6): an adapter over the pure C++ sfu::TileFile, which the
 // SFU engine owns in its EngineState. Target-local layout (tile payloads at a
 // 256 KiB stride, read-only descriptors and flags) in
-// firmware_stubs/sfu/tile_file.h and docs/CONVENTIONS.md.
+// models/state/sfu_tile_file.h and docs/CONVENTIONS.md.
 //
 // b_transport and transport_dbg: TLM_ADDRESS_ERROR_RESPONSE for a byte
 // outside an allocated tile's payload, the descriptors or the flags, or a
@@ -17,9 +17,9 @@
 #include <systemc>
 #include <tlm>
 
-#include "firmware_stubs/sfu/tile_file.h"
 #include "models/isa/address_map.h"
 #include "models/sc/memory/mem_timing.h"
+#include "models/state/sfu_tile_file.h"
 
 namespace tpb::sc {
 
@@ -29,9 +29,9 @@ class TileFileTarget : public sc_core::sc_module {
 
   tlm_utils::simple_target_socket<TileFileTarget> socket;
 
-  TileFileTarget(sc_core::sc_module_name name, fw::sfu::TileFile& tiles, MemTiming timing = {});
+  TileFileTarget(sc_core::sc_module_name name, sfu::TileFile& tiles, MemTiming timing = {});
   // A new tile file (the SFU engine's, after a core reset) and access timing.
-  void reset(fw::sfu::TileFile& tiles, MemTiming timing) {
+  void reset(sfu::TileFile& tiles, MemTiming timing) {
     tiles_ = &tiles;
     timing_ = timing;
   }
@@ -42,7 +42,7 @@ class TileFileTarget : public sc_core::sc_module {
   bool get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi);
   tlm::tlm_response_status access(tlm::tlm_generic_payload& trans);
 
-  fw::sfu::TileFile* tiles_;
+  sfu::TileFile* tiles_;
   MemTiming timing_;
 };
 

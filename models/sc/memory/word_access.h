@@ -6,7 +6,7 @@
 
 #include <tlm>
 
-#include "models/sc/memory/mem_timing.h"
+#include "models/sc/memory/payload_access.h"
 
 namespace tpb::sc {
 

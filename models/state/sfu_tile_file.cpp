@@ -1,10 +1,10 @@
-#include "firmware_stubs/sfu/tile_file.h"
+#include "models/state/sfu_tile_file.h"
 
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
-namespace tpb::fw::sfu {
+namespace tpb::sfu {
 
 bool Tile::operator==(const Tile& o) const {
   return allocated == o.allocated && dtype == o.dtype && layout == o.layout &&
@@ -160,4 +160,4 @@ bool TileFile::operator==(const TileFile& o) const {
   return tiles_ == o.tiles_ && flags_ == o.flags_ && next_phys_ == o.next_phys_;
 }
 
-}  // namespace tpb::fw::sfu
+}  // namespace tpb::sfu

@@ -1,10 +1,12 @@
-// The SFU tile file (seed 002, SPEC §6), pure C++: Local tiles T0..T31 in a
-// capacity of 256 TSize units of 1 KiB, each tile with its data type,
-// ValidRow, ValidCol, physical Col, per-byte definedness and the physical
-// allocation its name maps to (the rename map), plus the SFU's sticky numeric
-// flags. Owned by the SFU engine's fw::EngineState; the TQUANT kernel reaches
-// it with ctx.engine_state().get<TileFile>(), the platform exposes it as a
-// TLM target in region 2 of the address map (models/sc/memory/tile_target.h).
+// The SFU tile file (seed 002, SPEC §6), architectural state of the SFU:
+// Local tiles T0..T31 in a capacity of 256 TSize units of 1 KiB, each tile
+// with its data type, ValidRow, ValidCol, physical Col, per-byte definedness
+// and the physical allocation its name maps to (the rename map), plus the
+// SFU's sticky numeric flags. Pure C++, since the pure C++ TQUANT kernel
+// (firmware_stubs/sfu) works on it: owned by the SFU engine's
+// fw::EngineState, which the kernel reaches with
+// ctx.engine_state().get<TileFile>(); the platform exposes it as a TLM
+// target in region 2 of the address map (models/sc/memory/tile_target.h).
 //
 // A TileFile is a value: copying it is a snapshot, == compares every bit of
 // it (tests check that a fault leaves it bit-identical).
@@ -17,7 +19,7 @@
 
 #include "models/isa/encodings.h"
 
-namespace tpb::fw::sfu {
+namespace tpb::sfu {
 
 inline constexpr unsigned kNumTiles = isa::kNumLocalTiles;  // T0..T31
 inline constexpr unsigned kCapacityUnits = 256;             // TSize units per tile file
@@ -115,4 +117,4 @@ class TileFile {
   std::uint32_t next_phys_ = 1;
 };
 
-}  // namespace tpb::fw::sfu
+}  // namespace tpb::sfu

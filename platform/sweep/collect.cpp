@@ -1,0 +1,229 @@
+#include "platform/sweep/collect.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "models/isa/address_map.h"
+#include "platform/sweep/child_process.h"
+#include "platform/sweep/plan.h"
+#include "platform/sweep/sweep_dir.h"
+#include "platform/sweep/sweep_files.h"
+
+namespace tpb::sweep {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// One point's row.
+struct Row {
+  std::string status;  // "ok" or "failed"
+  int exit_code = -1;
+  std::string why;  // for a failed point
+  std::map<std::string, double> m;
+};
+
+std::string fmt_metric(const std::string& col, double v) {
+  if (col.size() > 8 && col.compare(col.size() - 8, 8, "_seconds") == 0)
+    return fmt::format("{:.3f}", v);
+  if (col.find("utilization") != std::string::npos) return fmt::format("{:.6f}", v);
+  if (col.find("_ns") != std::string::npos) return fmt::format("{:.3f}", v);
+  return fmt::format("{:.0f}", v);
+}
+
+// A failed point's reason: its exit code and the last line of its stderr.
+std::string failure(const fs::path& dir, int exit_code) {
+  std::string err;
+  try {
+    err = read_file((dir / "stderr.txt").string(), "point stderr");
+  } catch (const SweepError&) {  // the exit code says enough
+  }
+  while (!err.empty() && (err.back() == '\n' || err.back() == '\r')) err.pop_back();
+  if (const std::size_t nl = err.rfind('\n'); nl != std::string::npos) err = err.substr(nl + 1);
+  return fmt::format("exit {}{}", exit_code, err.empty() ? "" : ": " + shown(err));
+}
+
+// The metrics of a point's `tpbsim run --stats`.
+void read_stats(const json& s, Row& row) {
+  const double sim_ns = s.at("simulated_ps").get<double>() / 1e3;
+  row.m["simulated_ns"] = sim_ns;
+  for (const json& e : s.at("engines")) {
+    const std::string n = e.at("name");
+    const double busy = e.at("busy_cycles").get<double>(), mhz = e.at("clock_mhz").get<double>();
+    const double busy_ns = mhz > 0 ? busy * 1e3 / mhz : 0;
+    row.m[n + "_instructions"] = e.at("instructions").get<double>();
+    row.m[n + "_busy_cycles"] = busy;
+    row.m[n + "_stall_cycles"] = e.at("stall_cycles").get<double>();
+    row.m[n + "_memory_stall_cycles"] = e.value("memory_stall_cycles", 0.0);
+    row.m[n + "_busy_ns"] = busy_ns;
+    row.m[n + "_utilization"] = sim_ns > 0 ? busy_ns / sim_ns : 0;
+  }
+}
+
+Row read_point(const json& plan, std::size_t i) {
+  Row row;
+  const fs::path dir = point_dir(plan["out"].get<std::string>(), i);
+  const fs::path res = dir / "result.json";
+  if (!fs::exists(res)) {
+    row.status = "failed";
+    row.why = "not run (no result.json)";
+    return row;
+  }
+  const json r = parse_json_file(res.string(), "point result");
+  row.exit_code = r.value("exit", -1);
+  row.m["wall_seconds"] = r.value("wall_seconds", 0.0);
+  row.status = "failed";
+  if (row.exit_code != 0) {
+    row.why = failure(dir, row.exit_code);
+    return row;
+  }
+  json s;
+  try {
+    s = parse_json_file((dir / "stats.json").string(), "point stats");
+  } catch (const SweepError& e) {  // exit 0 without stats: a failed point, not a failed merge
+    row.why = e.what();
+    return row;
+  }
+  row.status = "ok";
+  read_stats(s, row);
+  return row;
+}
+
+// Whether `s` is a plain number (as a spreadsheet reads one).
+bool is_number(const std::string& s) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  (void)std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size();
+}
+
+// RFC 4180 quoting; a text a spreadsheet would take for a formula (= + - @,
+// or a tab or CR first) is prefixed with ' so it stays text (a workload
+// named "=HYPERLINK(...)" is shown, not run).
+std::string csv_field(const std::string& in) {
+  std::string s = in;
+  if (!s.empty() && std::string("=+-@\t\r").find(s[0]) != std::string::npos && !is_number(s))
+    s = "'" + s;
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string o = "\"";
+  for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return o + "\"";
+}
+
+std::string csv_header(const json& plan) {
+  std::string csv = "point,workload";
+  for (const auto& k : plan["parameters"].get<std::vector<std::string>>())
+    csv += "," + csv_field(k);
+  csv += ",status,exit_code";
+  for (const auto& c : metric_columns()) csv += "," + c;
+  return csv + "\n";
+}
+
+std::string csv_row(const json& p, const Row& row) {
+  std::string csv = p["id"].get<std::string>() + "," + csv_field(p["workload"]);
+  for (const json& v : p["values"]) csv += "," + csv_field(value_text(v));
+  csv += "," + row.status + "," + (row.exit_code >= 0 ? std::to_string(row.exit_code) : "");
+  for (const auto& c : metric_columns()) {
+    csv += ",";
+    if (const auto it = row.m.find(c); it != row.m.end()) csv += fmt_metric(c, it->second);
+  }
+  return csv + "\n";
+}
+
+std::string plot_script() {
+  if (const char* e = std::getenv("TPBSIM_PLOT_SCRIPT")) return e;
+#ifdef TPBSIM_SOURCE_DIR
+  return std::string(TPBSIM_SOURCE_DIR) + "/scripts/plot_sweep.py";
+#else
+  return "scripts/plot_sweep.py";
+#endif
+}
+
+// OUT/plot.png of `metric` against the plan's x, one line per series; a
+// missing matplotlib only warns.
+void plot(const json& plan, const std::string& out, const std::string& csv_path,
+          const std::string& metric) {
+  const std::string png = (fs::path(out) / "plot.png").string();
+  const std::string x = plan["plot"]["x"].get<std::string>();
+  ChildSpec py;
+  py.search_path = true;
+  py.argv = {"/usr/bin/python3",
+             plot_script(),
+             csv_path,
+             png,
+             "--x",
+             x,
+             "--metric",
+             metric,
+             "--title",
+             plan.value("name", std::string("sweep"))};
+  if (const std::string s = plan["plot"].value("series", ""); !s.empty()) {
+    py.argv.push_back("--series");
+    py.argv.push_back(s);
+  }
+  const int rc = run_child(py);
+  if (rc == 0)
+    std::fprintf(stderr, "tpbsim sweep: wrote %s (%s against %s)\n", png.c_str(), metric.c_str(),
+                 x.c_str());
+  else
+    std::fprintf(stderr,
+                 "tpbsim sweep: warning: no plot (%s exited %d; the CSV is complete; "
+                 "set TPBSIM_PLOT_SCRIPT or pass --no-plot)\n",
+                 py.argv[1].c_str(), rc);
+}
+
+}  // namespace
+
+std::vector<std::string> metric_columns() {
+  std::vector<std::string> c = {"simulated_ns"};
+  for (unsigned e = 0; e < isa::kNumEngines; ++e)
+    for (const char* m : {"instructions", "busy_cycles", "stall_cycles", "memory_stall_cycles",
+                          "busy_ns", "utilization"})
+      c.push_back(fmt::format("{}_{}", isa::kEngineNames[e], m));
+  c.push_back("wall_seconds");
+  return c;
+}
+
+void require_metric(const std::string& metric) {
+  const std::vector<std::string> cols = metric_columns();
+  if (std::find(cols.begin(), cols.end(), metric) == cols.end())
+    throw SweepError(fmt::format("metric '{}' is not a result column (one of: {})", metric,
+                                 fmt::join(cols, " ")));
+}
+
+int collect(const std::string& out, const std::string& metric_opt, bool with_plot) {
+  const json plan = load_plan(out);
+  const std::string metric = metric_opt.empty() ? plan.value("metric", "simulated_ns") : metric_opt;
+  require_metric(metric);
+  std::string csv = csv_header(plan);
+  std::vector<std::string> failed;
+  const json& points = plan["points"];
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const Row row = read_point(plan, i);
+    csv += csv_row(points[i], row);
+    if (row.status != "ok")
+      failed.push_back(fmt::format("{}: {}", points[i]["describe"].get<std::string>(), row.why));
+  }
+  const std::string csv_path = (fs::path(out) / "results.csv").string();
+  write_file(csv_path, csv);
+  std::fprintf(stderr, "tpbsim sweep: %zu points, %zu ok, %zu failed; wrote %s\n", points.size(),
+               points.size() - failed.size(), failed.size(), csv_path.c_str());
+  if (with_plot) plot(plan, out, csv_path, metric);
+  if (failed.empty()) return 0;
+  std::fprintf(stderr, "tpbsim sweep: error: %zu of %zu points failed:\n", failed.size(),
+               points.size());
+  for (const auto& f : failed) std::fprintf(stderr, "  %s\n", f.c_str());
+  return 2;
+}
+
+}  // namespace tpb::sweep
