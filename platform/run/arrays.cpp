@@ -1,10 +1,13 @@
 #include "platform/run/arrays.h"
 
+#include <algorithm>
+#include <climits>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "firmware_stubs/sfu/tile_file.h"
+#include "platform/run/host_args.h"
 
 namespace tpb::run {
 
@@ -51,17 +54,8 @@ MemSpec checked_rows(const Session& s, isa::Region region, unsigned partition, s
   return m;
 }
 
-namespace {
-
-void check_tile_number(unsigned n) {
-  if (n >= fw::sfu::kNumTiles)
-    throw RangeError(fmt::format("tile {} does not exist (T0..T{})", n, fw::sfu::kNumTiles - 1));
-}
-
-}  // namespace
-
 TileData read_tile(Session& s, unsigned n) {
-  check_tile_number(n);
+  check_tile(n);
   const fw::sfu::Tile& t = s.core().tile_file().tile(n);
   TileData d;
   if (!t.allocated) return d;
@@ -75,14 +69,18 @@ TileData read_tile(Session& s, unsigned n) {
 
 void write_tile(Session& s, unsigned n, const float* values, std::size_t rows, std::size_t cols,
                 std::size_t col, const std::string& what) {
-  check_tile_number(n);
+  check_tile(n);
   if (col == 0) col = cols;
   if (rows == 0 || cols == 0 || rows > 0xFFFF || cols > 0xFFFF)
     throw InputError(fmt::format("{}: shape {} x {} is not a tile shape", what, rows, cols));
+  try {
+    check_tile_col(static_cast<long long>(std::min<std::size_t>(col, INT64_MAX)));
+  } catch (const RangeError& e) {
+    throw InputError(fmt::format("{}: {}", what, e.what()));
+  }
   if (col < cols)
     throw InputError(
         fmt::format("{}: physical Col {} is below the array's {} columns", what, col, cols));
-  if (col > 0xFFFF) throw InputError(fmt::format("{}: physical Col {} is above 65535", what, col));
   try {
     s.core().tile_file().load_fp32(n, static_cast<std::uint16_t>(rows),
                                    static_cast<std::uint16_t>(cols),
