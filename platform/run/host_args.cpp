@@ -23,25 +23,36 @@ HostInt HostInt::past(int sign, std::string digits) {
 
 std::string HostInt::str() const { return overflow ? digits : std::to_string(value); }
 
+namespace {
+
+// v's value when it is in [lo, hi]; else E(message()).
+template <typename E, typename Message>
+long long within(const HostInt& v, long long lo, long long hi, Message message) {
+  if (!v.in(lo, hi)) throw E(message());
+  return v.value;
+}
+
+}  // namespace
+
 unsigned check_partition(const HostInt& p) {
-  if (!p.in(0, isa::kNumPartitions - 1))
-    throw RangeError(
-        fmt::format("partition {} does not exist (0..{})", p.str(), isa::kNumPartitions - 1));
-  return static_cast<unsigned>(p.value);
+  const long long last = isa::kNumPartitions - 1;
+  return static_cast<unsigned>(within<RangeError>(p, 0, last, [&] {
+    return fmt::format("partition {} does not exist (0..{})", p.str(), last);
+  }));
 }
 
 std::uint32_t check_offset(const HostInt& offset) {
-  if (!offset.in(0, isa::kPartitionSlot - 1))
-    throw RangeError(fmt::format("offset {} is outside every partition (0..{})", offset.str(),
-                                 isa::kPartitionSlot - 1));
-  return static_cast<std::uint32_t>(offset.value);
+  const long long last = isa::kPartitionSlot - 1;
+  return static_cast<std::uint32_t>(within<RangeError>(offset, 0, last, [&] {
+    return fmt::format("offset {} is outside every partition (0..{})", offset.str(), last);
+  }));
 }
 
 std::uint64_t check_hbm_offset(const HostInt& partition, const HostInt& offset,
                                std::uint64_t capacity) {
-  if (!partition.in(0, 0))
-    throw RangeError(
-        fmt::format("hbm has no partitions: partition must be 0, not {}", partition.str()));
+  within<RangeError>(partition, 0, 0, [&] {
+    return fmt::format("hbm has no partitions: partition must be 0, not {}", partition.str());
+  });
   if (offset.negative()) throw RangeError(fmt::format("hbm offset {} is negative", offset.str()));
   if (offset.overflow || static_cast<std::uint64_t>(offset.value) > capacity)
     throw RangeError(
@@ -50,40 +61,38 @@ std::uint64_t check_hbm_offset(const HostInt& partition, const HostInt& offset,
 }
 
 unsigned check_tile(const HostInt& n) {
-  if (!n.in(0, fw::sfu::kNumTiles - 1))
-    throw RangeError(
-        fmt::format("tile {} does not exist (T0..T{})", n.str(), fw::sfu::kNumTiles - 1));
-  return static_cast<unsigned>(n.value);
+  const long long last = fw::sfu::kNumTiles - 1;
+  return static_cast<unsigned>(within<RangeError>(
+      n, 0, last, [&] { return fmt::format("tile {} does not exist (T0..T{})", n.str(), last); }));
 }
 
 unsigned check_tile_col(const HostInt& col) {
-  if (!col.in(1, 0xFFFF))
-    throw RangeError(fmt::format("physical Col {} is not 1..65535", col.str()));
-  return static_cast<unsigned>(col.value);
+  return static_cast<unsigned>(within<RangeError>(
+      col, 1, 0xFFFF, [&] { return fmt::format("physical Col {} is not 1..65535", col.str()); }));
 }
 
 unsigned check_semaphore(const HostInt& i) {
-  if (!i.in(0, isa::kNumSemaphores - 1))
-    throw RangeError(
-        fmt::format("semaphore {} does not exist (0..{})", i.str(), isa::kNumSemaphores - 1));
-  return static_cast<unsigned>(i.value);
+  const long long last = isa::kNumSemaphores - 1;
+  return static_cast<unsigned>(within<RangeError>(i, 0, last, [&] {
+    return fmt::format("semaphore {} does not exist (0..{})", i.str(), last);
+  }));
 }
 
 std::uint32_t check_semaphore_value(const HostInt& v) {
-  if (!v.in(0, 0xFFFFFFFFll))
-    throw InputError(fmt::format("semaphore value {} is not a u32 (0..4294967295)", v.str()));
-  return static_cast<std::uint32_t>(v.value);
+  return static_cast<std::uint32_t>(within<InputError>(v, 0, 0xFFFFFFFFll, [&] {
+    return fmt::format("semaphore value {} is not a u32 (0..4294967295)", v.str());
+  }));
 }
 
 unsigned check_register(const HostInt& r) {
-  if (!r.in(0, 31)) throw RangeError(fmt::format("register r{} does not exist (r0..r31)", r.str()));
-  return static_cast<unsigned>(r.value);
+  return static_cast<unsigned>(within<RangeError>(
+      r, 0, 31, [&] { return fmt::format("register r{} does not exist (r0..r31)", r.str()); }));
 }
 
 unsigned check_threads(const HostInt& n) {
-  if (!n.in(1, 1024))
-    throw InputError(fmt::format("{} is not a count of host threads (1..1024)", n.str()));
-  return static_cast<unsigned>(n.value);
+  return static_cast<unsigned>(within<InputError>(n, 1, 1024, [&] {
+    return fmt::format("{} is not a count of host threads (1..1024)", n.str());
+  }));
 }
 
 std::uint64_t check_max_sim_ps(const HostInt& ps) {

@@ -26,35 +26,25 @@ std::string message_of(F&& f) {
   return "(no error)";
 }
 
+// check(lo) and check(hi) are the values; one past either end throws E.
+template <typename E, typename Check>
+void edges(Check check, long long lo, long long hi) {
+  EXPECT_EQ(static_cast<long long>(check(lo)), lo);
+  EXPECT_EQ(static_cast<long long>(check(hi)), hi);
+  EXPECT_THROW(check(lo - 1), E) << lo - 1;
+  EXPECT_THROW(check(hi + 1), E) << hi + 1;
+}
+
 TEST(HostArgs, EveryRangeEdge) {
-  EXPECT_EQ(check_partition(0), 0u);
-  EXPECT_EQ(check_partition(127), 127u);
-  EXPECT_THROW(check_partition(128), RangeError);
-  EXPECT_THROW(check_partition(-1), RangeError);
-  EXPECT_EQ(check_offset(262143), 262143u);
-  EXPECT_THROW(check_offset(262144), RangeError);
-  EXPECT_THROW(check_offset(-1), RangeError);
-  EXPECT_EQ(check_tile(31), 31u);
-  EXPECT_THROW(check_tile(32), RangeError);
-  EXPECT_EQ(check_tile_col(1), 1u);
-  EXPECT_EQ(check_tile_col(65535), 65535u);
-  EXPECT_THROW(check_tile_col(0), RangeError);
-  EXPECT_THROW(check_tile_col(65536), RangeError);
-  EXPECT_EQ(check_semaphore(63), 63u);
-  EXPECT_THROW(check_semaphore(64), RangeError);
-  EXPECT_EQ(check_semaphore_value(0xFFFFFFFFll), 0xFFFFFFFFu);
-  EXPECT_THROW(check_semaphore_value(0x100000000ll), InputError);
-  EXPECT_THROW(check_semaphore_value(-1), InputError);
-  EXPECT_EQ(check_register(31), 31u);
-  EXPECT_THROW(check_register(32), RangeError);
-  EXPECT_EQ(check_threads(1), 1u);
-  EXPECT_EQ(check_threads(1024), 1024u);
-  EXPECT_THROW(check_threads(0), InputError);
-  EXPECT_THROW(check_threads(1025), InputError);
-  EXPECT_EQ(check_max_sim_ps(1), 1u);
-  EXPECT_EQ(check_max_sim_ps(1ll << 62), std::uint64_t{1} << 62);
-  EXPECT_THROW(check_max_sim_ps(0), InputError);
-  EXPECT_THROW(check_max_sim_ps((1ll << 62) + 1), InputError);
+  edges<RangeError>(check_partition, 0, 127);
+  edges<RangeError>(check_offset, 0, 262143);
+  edges<RangeError>(check_tile, 0, 31);
+  edges<RangeError>(check_tile_col, 1, 65535);
+  edges<RangeError>(check_semaphore, 0, 63);
+  edges<InputError>(check_semaphore_value, 0, 0xFFFFFFFFll);
+  edges<RangeError>(check_register, 0, 31);
+  edges<InputError>(check_threads, 1, 1024);
+  edges<InputError>(check_max_sim_ps, 1, 1ll << 62);
   EXPECT_EQ(check_max_wall_seconds(1e9), 1e9);
   EXPECT_EQ(check_max_wall_seconds(1e-9), 1e-9);
   for (const double s :

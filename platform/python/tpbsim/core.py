@@ -221,7 +221,7 @@ class Core:
                              f"2-D (rows, cols)")
         if any(d <= 0 for d in shape):
             raise InputError(f"read: shape {shape} has a dimension that is not positive")
-        if any(d > 2**40 for d in shape):    # the largest memory: an HBM of 2^40 bytes
+        if any(d >= 2**63 for d in shape):   # past 64 bits (smaller ones: the C++ checks)
             raise OutOfRange(f"read: shape {shape} holds more than any memory of the core")
         return self._s.read(mem, partition, offset, list(shape), dt.str)
 
