@@ -240,10 +240,11 @@ def _dma_end(e, rows, row_bytes, what):
     raise AccessError(f"{what}: {e[0]}(...) endpoints are not modelled here")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def accesses(text, pe_cols=None):
-    """The accesses of one instruction: a list of Access. `pe_cols`: the columns of
-    the stationary weights the PE holds (a matmul writes that many PSUM
-    partitions); None: taken as 128."""
+    """The accesses of one instruction: a list of Access (shared: do not change
+    it). `pe_cols`: the columns of the stationary weights the PE holds (a
+    matmul writes that many PSUM partitions); None: taken as 128."""
     mnemonic, f = parse(text)
     return accesses_of(mnemonic, f, pe_cols)
 
@@ -671,7 +672,7 @@ def verify(text, host_writes=(), host_reads=()):
             c = stationary_cols(ins.mnemonic, ins.fields)
             if c is not None:
                 pe_cols["pe"] = c
-        ins.accs = accesses_of(ins.mnemonic, ins.fields, pe_cols.get("pe"))
+        ins.accs = accesses(ins.text, pe_cols.get("pe") if ins.engine == "pe" else None)
         # Uninitialized reads: the bytes read must be covered by writes that
         # happen before (or by the host).
         for a in ins.accs:

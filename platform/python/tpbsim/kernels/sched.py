@@ -49,7 +49,7 @@ class Schedule:
         a wait another instruction of its engine would otherwise need)."""
         i = len(self.ops)
         mnemonic, fields = access.parse(text)
-        accs = access.accesses_of(mnemonic, fields, self._pe_cols if engine == "pe" else None)
+        accs = access.accesses(text, self._pe_cols if engine == "pe" else None)
         cols = access.stationary_cols(mnemonic, fields)
         if cols is not None:
             self._pe_cols = cols
