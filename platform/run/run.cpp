@@ -10,6 +10,7 @@
 #include "models/isa/input_file.h"
 #include "models/trace/gtkw_writer.h"
 #include "platform/cosim/cosim.h"
+#include "platform/run/host_args.h"
 #include "platform/run/request.h"
 #include "platform/run/staged_outputs.h"
 
@@ -42,15 +43,15 @@ void prepare(const RunOptions& o, Prepared& p, RunOutcome& out) {
       throw InputError(fmt::format("{} {}", opt, why));
   }
   if (!o.threads.empty()) {
-    // 1 .. 1024, decimal digits only.
+    // Decimal digits; the range is check_threads' (host_args.h), as Python's.
     const std::string& t = o.threads;
-    unsigned long n = 0;
-    bool ok = t.size() <= 4 && t.find_first_not_of("0123456789") == std::string::npos;
-    if (ok) n = std::stoul(t);
-    if (!ok || n < 1 || n > 1024)
-      throw InputError(
-          fmt::format("--threads '{}' is not a count of host threads (1..1024)", isa::excerpt(t)));
-    req.threads = static_cast<unsigned>(n);
+    const bool digits = t.size() <= 18 && t.find_first_not_of("0123456789") == std::string::npos;
+    try {
+      req.threads = check_threads(digits ? HostInt(std::stoll(t))
+                                         : HostInt::past(+1, "'" + isa::excerpt(t) + "'"));
+    } catch (const InputError& e) {
+      throw InputError(std::string("--threads ") + e.what());
+    }
   }
   req.timing_only = o.timing_only;
   if (o.timing_only && o.cosim)
