@@ -83,6 +83,9 @@ def test_programs_of_a_grid_of_shapes_pass_their_own_hazard_check():
         assert v.hazards
         checked += 1
     assert checked > 150
+    # C's rows far apart (N of 500000: 2 MB between the rows of a store).
+    kern = _kernel(200, 40, 500000, "mxfp8", "maverick")
+    assert kern.verify(kern.program()).ok
 
 
 def test_the_hazard_check_finds_a_panel_loaded_after_its_widening():

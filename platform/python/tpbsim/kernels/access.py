@@ -432,22 +432,31 @@ class Tracker:
         self._index = {}         # (mem, bucket) -> {id(record): record}
         self._reads = {}         # (mem, rect, engine) -> the latest such read
         self.dead = []           # written, overwritten whole without a read
+        self.host = []           # (mem, Rect) the host wrote before the program
 
     def _buckets(self, mem, rect):
+        """The index buckets of a region: those of its bytes (of each row of a
+        strided one, not of the span between rows: C's rows are far apart)."""
         s = _SHIFT.get(mem, 12)
-        return [(mem, b) for b in range((rect.lo >> s), ((_end(rect) - 1) >> s) + 1)]
+        if not rect.stride:
+            return [(mem, b) for b in range(rect.lo >> s, ((rect.hi - 1) >> s) + 1)]
+        w, out = rect.hi - rect.lo, []
+        for j in range(rect.rows):
+            lo = rect.lo + j * rect.stride
+            out += [(mem, b) for b in range(lo >> s, ((lo + w - 1) >> s) + 1)
+                    if not out or out[-1] != (mem, b)]
+        return out
 
     def _live(self, mem, rect):
-        s = _SHIFT.get(mem, 12)
-        b0, b1 = rect.lo >> s, (_end(rect) - 1) >> s
-        if b0 == b1 and not rect.stride:
+        keys = self._buckets(mem, rect)
+        if len(keys) == 1 and not rect.stride:
             pm, lo, hi = rect.pm, rect.lo, rect.hi
-            return [rec for rec in self._index.get((mem, b0), {}).values()
+            return [rec for rec in self._index.get(keys[0], {}).values()
                     if rec.rect.pm & pm and rec.rect.lo < hi and lo < _end(rec.rect)
                     and (not rec.rect.stride or _overlap(rec.rect, rect))]
         seen = {}
-        for b in range(b0, b1 + 1):
-            for rid, rec in self._index.get((mem, b), {}).items():
+        for key in keys:
+            for rid, rec in self._index.get(key, {}).items():
                 if rid not in seen and _overlap(rec.rect, rect):
                     seen[rid] = rec
         return list(seen.values())
@@ -483,11 +492,10 @@ class Tracker:
             self._add(_Record(op, engine, a.write, a.mem, r))
         return conflicts
 
-    def add_host_write(self, host, mem, rect):
-        """Bytes the host writes before the program runs."""
-        rec = _Record(host, "host", True, mem, rect)
-        rec.read_by = True
-        self._add(rec)
+    def add_host_write(self, mem, rect):
+        """Bytes the host writes before the program runs (kept apart from the
+        index: an HBM image of gigabytes would fill it)."""
+        self.host.append((mem, rect))
 
     def read_at_end(self, mem, rect):
         """A read after the program (the host reading its results)."""
@@ -612,9 +620,8 @@ def verify(text, host_writes=(), host_reads=()):
     nxt = {e: 0 for e in engines}
     order = []
     tracker = Tracker()
-    host = object()
     for mem, r in host_writes:
-        tracker.add_host_write(host, mem, r)
+        tracker.add_host_write(mem, r)
     progress = True
     while progress:
         progress = False
@@ -660,8 +667,6 @@ def verify(text, host_writes=(), host_reads=()):
         engine, program order; within a DMA queue too, except for HBM bytes: a
         queue orders its transfers per DMA engine only (SPEC §14), so two of its
         transfers on the same HBM bytes are ordered only by a semaphore."""
-        if a is host:
-            return True
         if a.engine == b.engine:
             return not (mem == "hbm" and a.engine.startswith("dma"))
         return clock[(b.engine, b.pos)].get(a.engine, 0) > a.pos
@@ -680,7 +685,10 @@ def verify(text, host_writes=(), host_reads=()):
                 continue
             for r in a.rects:
                 left = [r]
-                for rec in tracker.overlapping(a.mem, r):
+                for mem, h in tracker.host:
+                    if mem == a.mem and _overlap(h, r):
+                        left = [piece for x in left for piece in _minus(x, h)]
+                for rec in tracker.overlapping(a.mem, r) if left else ():
                     if rec.write and rec.op is not ins and before(rec.op, ins):
                         left = [piece for x in left for piece in _minus(x, rec.rect)]
                         if not left:
@@ -691,8 +699,6 @@ def verify(text, host_writes=(), host_reads=()):
                         "nothing wrote before it")
         for rec, write, r in tracker.touch(ins, ins.accs, ins.engine):
             other = rec.op
-            if other is host:
-                continue
             if other.engine == ins.engine and before(other, ins, rec.mem):
                 continue                    # program order
             v.hazards.append((other, ins))
@@ -706,7 +712,7 @@ def verify(text, host_writes=(), host_reads=()):
     for mem, r in host_reads:
         tracker.read_at_end(mem, r)
     for rec in tracker.dead + tracker.unread_writes():
-        if rec.op is host or rec.mem == "hbm" and rec not in tracker.dead:
+        if rec.mem == "hbm" and rec not in tracker.dead:
             continue
         v.unused.append(f"{rec.op.name} (line {rec.op.line}) writes "
                         f"{_describe(rec.mem, [rec.rect])}, which nothing reads before it is "
