@@ -80,17 +80,13 @@ TEST(HostileHbm, AConfiguredHbmIsTheCapacityOfEveryCheck) {
   ASSERT_GE(o.size(), 4096u);
   EXPECT_EQ(o.substr(o.size() - 4096), std::string(4096, '\x3a'));
   // Without the profile (18 GiB) the same descriptor is invalid by name.
-  const ToolResult small = run_tool("run " + prog + " -q");
-  EXPECT_EQ(small.exit_code, 2);
-  EXPECT_NE(small.err.find("failed dma_hbm_in_capacity(src)"), std::string::npos) << small.err;
+  expect_tool("run " + prog + " -q", 2, "failed dma_hbm_in_capacity(src)");
   // Past 2^40 with the profile: invalid, named, before a byte moves.
   const std::string far =
       put(d, "far.tpb",
           ".arch mariana\n.engine dma0\n"
           "dma_copy rows=1 row_bytes=64 src=hbm(0xffffffffff0) dst=sbuf(0, 0x0)\n");
-  const ToolResult past = run_tool("run " + far + " -q --timing " + d + "/t.json");
-  EXPECT_EQ(past.exit_code, 2);
-  EXPECT_NE(past.err.find("failed dma_hbm_in_capacity(src)"), std::string::npos) << past.err;
+  expect_tool("run " + far + " -q --timing " + d + "/t.json", 2, "failed dma_hbm_in_capacity(src)");
 }
 
 // hbm(OFFSET) is a u64 (docs/ASM.md): 0x8000000000000000 assembles, and is
@@ -101,27 +97,19 @@ TEST(HostileHbm, HbmOffsetsPast2To63AreU64s) {
       put(d, "p.tpb",
           ".arch mariana\n.engine dma0\n"
           "dma_copy rows=1 row_bytes=64 src=hbm(0x8000000000000000) dst=sbuf(0, 0x0)\n");
-  const ToolResult chk = run_tool("check " + prog);
-  EXPECT_EQ(chk.exit_code, 2) << chk.err;
-  EXPECT_NE(chk.out.find("INVALID dma_hbm_in_capacity(src)"), std::string::npos) << chk.out;
+  expect_tool("check " + prog, 2, "INVALID dma_hbm_in_capacity(src)");
   EXPECT_EQ(run_tool("asm " + prog + " -o " + d + "/p.bin").exit_code, 0);
-  const ToolResult dis = run_tool("disasm " + d + "/p.bin");
-  EXPECT_NE(dis.out.find("src=hbm(0x8000000000000000)"), std::string::npos) << dis.out;
+  expect_tool("disasm " + d + "/p.bin", 0, "src=hbm(0x8000000000000000)");
   const std::string over =
       put(d, "o.tpb",
           ".engine dma0\ndma_copy rows=1 row_bytes=64 src=hbm(0x10000000000000000) "
           "dst=sbuf(0, 0x0)\n");
-  const ToolResult bad = run_tool("check " + over);
-  EXPECT_EQ(bad.exit_code, 1);
-  EXPECT_NE(bad.err.find("number '0x10000000000000000' is too large"), std::string::npos)
-      << bad.err;
+  expect_tool("check " + over, 1, "number '0x10000000000000000' is too large");
 }
 
 // `tpbsim run --help` says what a program and the specs can name.
 TEST(HostileHbm, RunHelpNamesHbmSpecsAndDmaQueues) {
-  const ToolResult r = run_tool("run --help");
-  EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.out.find("hbm:OFFSET=FILE.npy"), std::string::npos) << r.out;
+  const ToolResult r = expect_tool("run --help", 0, "hbm:OFFSET=FILE.npy");
   EXPECT_NE(r.out.find("hbm:OFFSET:ROWSxCOLS:DTYPE=FILE.npy"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("dma0..dma15"), std::string::npos) << r.out;
 }

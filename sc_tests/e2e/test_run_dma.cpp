@@ -367,22 +367,12 @@ TEST(DmaBinary, ADescriptorNamingAnotherQueueIsInvalidForCheckAndRun) {
   std::ofstream(d + "/p.tpb") << ".arch mariana\n.engine dma3\n"
                                  "dma_copy rows=1 row_bytes=64 src=hbm(0x0) dst=sbuf(0, 0x0) "
                                  "queue=5\n";
-  const ToolResult chk = run_tool("check " + d + "/p.tpb");
-  EXPECT_EQ(chk.exit_code, 2);
-  EXPECT_NE(chk.out.find("dma3[0] dma_copy: INVALID dma_copy_on_its_queue"), std::string::npos)
-      << chk.out;
-  const ToolResult run = run_tool("run " + d + "/p.tpb -q");
-  EXPECT_EQ(run.exit_code, 2);
-  EXPECT_NE(run.err.find("failed dma_copy_on_its_queue"), std::string::npos) << run.err;
-  const ToolResult as = run_tool("asm " + d + "/p.tpb -o " + d + "/p.bin");
-  EXPECT_EQ(as.exit_code, 0);
-  EXPECT_NE(as.err.find("1 word(s) would run on another queue"), std::string::npos) << as.err;
+  expect_tool("check " + d + "/p.tpb", 2, "dma3[0] dma_copy: INVALID dma_copy_on_its_queue");
+  expect_tool("run " + d + "/p.tpb -q", 2, "failed dma_copy_on_its_queue");
+  expect_tool("asm " + d + "/p.tpb -o " + d + "/p.bin", 0, "1 word(s) would run on another queue");
   // disasm of the text keeps the mismatch (round trip).
-  const ToolResult dis = run_tool("disasm " + d + "/p.tpb");
-  EXPECT_NE(dis.out.find(".engine dma3\ndma_copy rows=1 row_bytes=64 src=hbm(0x0) "
-                         "dst=sbuf(0, 0x0) queue=5\n"),
-            std::string::npos)
-      << dis.out;
+  expect_tool("disasm " + d + "/p.tpb", 0,
+              ".engine dma3\ndma_copy rows=1 row_bytes=64 src=hbm(0x0) dst=sbuf(0, 0x0) queue=5\n");
 }
 
 // check says what run does: an instruction on a queue that does not execute it.
@@ -413,12 +403,8 @@ TEST(DmaCheck, AnInstructionOnAQueueThatDoesNotExecuteItIsInvalidForCheckAndRun)
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     std::ofstream(d + "/p.tpb") << c.text;
-    const ToolResult chk = run_tool("check " + d + "/p.tpb");
-    EXPECT_EQ(chk.exit_code, 2) << chk.out << chk.err;
-    EXPECT_NE(chk.out.find(c.where), std::string::npos) << chk.out;
-    const ToolResult run = run_tool("run " + d + "/p.tpb -q");
-    EXPECT_EQ(run.exit_code, 2) << run.err;
-    EXPECT_NE(run.err.find(c.run_msg), std::string::npos) << run.err;
+    expect_tool("check " + d + "/p.tpb", 2, c.where);
+    expect_tool("run " + d + "/p.tpb -q", 2, c.run_msg);
   }
   // In place, both are fine.
   std::ofstream(d + "/ok.tpb") << ".arch mariana\n.engine dve\n" << copy;
