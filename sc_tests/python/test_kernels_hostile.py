@@ -363,6 +363,30 @@ def test_operands_from_other_array_types():
     w = [[0.5] * 8 for _ in range(64)]
     rep = gemm.run(8, 64, 8, "mxfp8", w=w, traces=False, log=None)
     assert rep["check"]["bit_exact"] is True
+
+    class Tensorish:
+        """What a torch tensor offers NumPy (__array__), and an indexing that
+        takes no NumPy integers (where the error path used to fail)."""
+
+        def __init__(self, a):
+            self.a = a
+
+        def __array__(self, dtype=None):
+            return self.a if dtype is None else self.a.astype(dtype)
+
+        def __getitem__(self, i):
+            raise IndexError("only tensors of the same kind index this")
+
+    a = np.ones((8, 64), np.float32)
+    a[3, 5] = np.inf
+    with pytest.raises(gemm.GemmError, match=r"--a holds inf at \(3, 5\)"):
+        gemm.run(8, 64, 8, "mxfp8", a=Tensorish(a), traces=False, log=None)
+    a[3, 5] = 2.0
+    rep = gemm.run(8, 64, 8, "mxfp8", a=Tensorish(a), traces=False, log=None)
+    assert rep["check"]["bit_exact"] is True
+
+
+def test_operands_from_a_torch_tensor():
     torch = pytest.importorskip("torch")
     a = torch.ones((8, 64), dtype=torch.float32)
     rep = gemm.run(8, 64, 8, "mxfp8", a=a, traces=False, log=None)
