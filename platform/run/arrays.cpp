@@ -11,14 +11,6 @@
 
 namespace tpb::run {
 
-isa::Region memory_region(const std::string& name) {
-  if (name == "sbuf") return isa::Region::Sbuf;
-  if (name == "psum") return isa::Region::Psum;
-  if (name == "hbm")
-    throw InputError("memory 'hbm' has no partitions (partition 0, offset = the HBM byte offset)");
-  throw InputError(fmt::format("memory '{}' is not one of sbuf, psum, hbm", name));
-}
-
 void check_hbm(const Session& s, std::uint64_t offset, std::uint64_t bytes) {
   const std::uint64_t cap = s.config().timing.hbm.bytes;
   if (offset > cap || bytes > cap - offset)

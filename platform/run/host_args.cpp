@@ -34,6 +34,14 @@ long long within(const HostInt& v, long long lo, long long hi, Message message) 
 
 }  // namespace
 
+isa::Region memory_region(const std::string& name) {
+  if (name == "sbuf") return isa::Region::Sbuf;
+  if (name == "psum") return isa::Region::Psum;
+  if (is_hbm(name))
+    throw InputError("memory 'hbm' has no partitions (partition 0, offset = the HBM byte offset)");
+  throw InputError(fmt::format("memory '{}' is not one of sbuf, psum, hbm", name));
+}
+
 unsigned check_partition(const HostInt& p) {
   const long long last = isa::kNumPartitions - 1;
   return static_cast<unsigned>(within<RangeError>(p, 0, last, [&] {

@@ -34,6 +34,12 @@ struct HostInt {
   std::string str() const;
 };
 
+// A partitioned memory by its name: "sbuf" or "psum" ("hbm", which has no
+// partitions, is reached by byte offset: is_hbm); any other name is an
+// InputError listing the memories.
+isa::Region memory_region(const std::string& name);
+// Whether `name` is the core's HBM ("hbm", SPEC §10).
+inline bool is_hbm(const std::string& name) { return name == "hbm"; }
 // SBUF / PSUM partition 0..127.
 unsigned check_partition(const HostInt& p);
 // A byte offset inside a partition slot (0 .. 256 KiB - 1); the generation's

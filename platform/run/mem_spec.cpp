@@ -84,12 +84,11 @@ MemSpec parse_mem_spec(const std::string& spec, bool dump) {
     throw SpecError(fmt::format("'{}': expected {}", spec,
                                 dump ? "sbuf|psum:PARTITION:OFFSET:ROWSxCOLS:DTYPE=FILE.npy"
                                      : "sbuf|psum:PARTITION:OFFSET=FILE.npy"));
-  if (f[0] == "sbuf")
-    m.region = isa::Region::Sbuf;
-  else if (f[0] == "psum")
-    m.region = isa::Region::Psum;
-  else
-    throw SpecError(fmt::format("'{}': memory '{}' is not sbuf or psum", spec, f[0]));
+  try {  // the name check of every host (host_args.h)
+    m.region = memory_region(f[0]);
+  } catch (const InputError& e) {
+    throw SpecError(fmt::format("'{}': {}", spec, e.what()));
+  }
   m.partition = in_spec(spec, check_partition, parse_uint(f[1], "partition", spec));
   m.offset = in_spec(spec, check_offset, parse_uint(f[2], "offset", spec));
   if (dump) parse_dump_shape(m, f[3], f[4]);

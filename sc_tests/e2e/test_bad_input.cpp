@@ -733,7 +733,7 @@ TEST(LoadDumpSpecs, EveryFieldIsCheckedBeforeTheRun) {
       {"--dump sbuf:0:0:abcx4:u8=" + d + "/o.npy", "bad rows 'abc' in 'sbuf:0:0:abcx4:u8="},
       {"--dump sbuf:0:0:0x4:u8=" + d + "/o.npy", "empty shape"},
       {"--dump sbuf:0:-1:1x4:u8=" + d + "/o.npy", "bad offset '-1'"},
-      {"--dump sram:0:0:1x4:u8=" + d + "/o.npy", "memory 'sram' is not sbuf or psum"},
+      {"--dump sram:0:0:1x4:u8=" + d + "/o.npy", "memory 'sram' is not one of sbuf, psum, hbm"},
   };
   for (const auto& [opt, msg] : cases) {
     const ToolResult r = run_tool("run " + prog + " -q " + opt);
