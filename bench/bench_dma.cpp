@@ -76,6 +76,7 @@ DmaReport run_queues(unsigned n) {
     d.src.kind = 0;
     d.dst.addr = isa::sbuf_addr(0, k * 8192);
     d.dst.kind = 1;
+    d.queue = static_cast<std::uint8_t>(k);
     std::memcpy(raw.data(), &d, sizeof d);
     core.load_queue(isa::dma_queue(k), {raw});
     const std::vector<std::uint8_t> fill(1 << 20, static_cast<std::uint8_t>(k));

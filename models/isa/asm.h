@@ -33,6 +33,9 @@ std::string format_addr4(std::uint32_t raw);
 // Mnemonic form of one word ("tensor_dequantize fmt=... src=..."), or "" when
 // its opcode has no mnemonic form.
 std::string disassemble_mnemonic(const RawInst& raw);
+// The same for a word under `queue` (a dma_copy's `queue` field is shown only
+// when it names another DMA queue than the one it is under).
+std::string disassemble_mnemonic(const RawInst& raw, Engine queue);
 
 // Assembles one instruction statement ("MNEMONIC field=value ...") written
 // on one logical line. Throws AsmError (at `loc` plus the column) on error.

@@ -59,6 +59,8 @@ struct Val {
   enum Kind { Num, Ident, Call, List, Hex } kind = Num;
   std::size_t at = 0;
   std::int64_t num = 0;
+  bool wide = false;  // Num past INT64_MAX: unum holds it, name its text
+  std::uint64_t unum = 0;
   std::string name;
   std::vector<Val> args;        // positional call arguments or list items
   std::vector<NamedArg> named;  // named call arguments
@@ -99,6 +101,9 @@ Val parse_value(Lexer& lx) {
   if (t.kind == Tok::Num) {
     v.kind = Val::Num;
     v.num = t.num;
+    v.wide = t.wide;
+    v.unum = t.unum;
+    if (t.wide) v.name = t.text;
     return v;
   }
   if (t.kind == Tok::Punct && t.text == "[") {
@@ -186,6 +191,7 @@ class Builder {
 std::int64_t want_num(Lexer& lx, const Val& v, const std::string& what) {
   if (v.kind != Val::Num)
     lx.fail(v.at, "expected a number for " + what + ", found " + kind_name(v));
+  if (v.wide) lx.fail(v.at, "number '" + v.name + "' is too large");
   return v.num;
 }
 std::int64_t want_range(Lexer& lx, const Val& v, const std::string& what, std::int64_t lo,
@@ -195,6 +201,15 @@ std::int64_t want_range(Lexer& lx, const Val& v, const std::string& what, std::i
     lx.fail(v.at, "value " + std::to_string(n) + " out of range for " + what + " (" + width + ": " +
                       std::to_string(lo) + ".." + std::to_string(hi) + ")");
   return n;
+}
+// A u64 field: 0 .. 2^64 - 1.
+std::uint64_t want_u64(Lexer& lx, const Val& v, const std::string& what) {
+  if (v.kind == Val::Num && v.wide) return v.unum;
+  const std::int64_t n = want_num(lx, v, what);
+  if (n < 0)
+    lx.fail(v.at, "value " + std::to_string(n) + " out of range for " + what +
+                      " (u64: 0..18446744073709551615)");
+  return static_cast<std::uint64_t>(n);
 }
 std::uint32_t want_u(Lexer& lx, const Val& v, const std::string& what, unsigned bytes) {
   switch (bytes) {
@@ -298,10 +313,11 @@ std::uint32_t want_addr4(Lexer& lx, const Val& v, const std::string& what) {
 
 std::uint32_t want_plain_addr(Lexer& lx, const Val& v, const std::string& what) {
   if (v.kind == Val::Num) {
-    if (v.num < 0 || v.num > addr4::kAddressMask)
-      lx.fail(v.at, "address " + std::to_string(v.num) + " for " + what +
+    const std::int64_t n = want_num(lx, v, what);
+    if (n < 0 || n > addr4::kAddressMask)
+      lx.fail(v.at, "address " + std::to_string(n) + " for " + what +
                         " does not fit 27 bits (write addr4(0x...) for a raw ADDR4)");
-    return static_cast<std::uint32_t>(v.num);
+    return static_cast<std::uint32_t>(n);
   }
   if (v.kind == Val::Call && (v.name == "sbuf" || v.name == "psum")) {
     check_args(lx, v, 2, {});
@@ -435,8 +451,7 @@ void put_dma_end(Builder& b, const Val& v, const FieldSpec& f, int key) {
   if (v.kind == Val::Call && v.name == "hbm") {
     check_args(lx, v, 1, {"stride"});
     if (v.args.size() != 1) lx.fail(v.at, "hbm(OFFSET, stride=S) needs the HBM byte offset");
-    addr = static_cast<std::uint64_t>(want_range(lx, v.args[0], what + " hbm offset", 0,
-                                                 std::numeric_limits<std::int64_t>::max(), "u64"));
+    addr = want_u64(lx, v.args[0], what + " hbm offset");
     if (const Val* s = find_named(v, "stride")) stride = want_u(lx, *s, what + " stride", 4);
     kind = static_cast<std::uint8_t>(DmaEndpointKind::Hbm);
   } else if (v.kind == Val::Call && v.name == "sbuf") {
@@ -559,7 +574,7 @@ std::string field_names(const InstSpec& s) {
 
 namespace asm_detail {
 
-RawInst assemble(Lexer& lx) {
+RawInst assemble(Lexer& lx, Engine queue) {
   const Tok m = lx.next();
   if (m.kind != Tok::Ident)
     lx.fail(m.at, "expected an instruction mnemonic, found " + lx.describe(m));
@@ -600,6 +615,11 @@ RawInst assemble(Lexer& lx) {
       lx.fail(m.at, std::string("missing required field '") + f.name + "' for " +
                         std::string(spec->mnemonic));
     if (f.kind == FK::Grp && f.from >= 0) continue;  // after the count fields are final
+    if (spec->code() == static_cast<std::uint8_t>(Opcode::DmaCopy) &&
+        f.off == offsetof(DmaDescriptor, queue)) {  // the queue it is written under
+      r[f.off] = static_cast<std::uint8_t>(is_dma_queue(queue) ? dma_queue_index(queue) : 0);
+      continue;
+    }
     // The default fills at most the low bytes of its value; wider fields
     // (reserved byte runs) are zero past them.
     for (unsigned i = 0; i < f.len; ++i)

@@ -53,7 +53,9 @@ inline std::int16_t get_i16(const RawInst& r, unsigned off) {
 
 // Encoder entry points for the program reader.
 // One instruction statement from the lexer's position to the end of the line.
-RawInst assemble(Lexer& lx);
+// `queue`: the `.engine` of the statement (a dma_copy's `queue` field
+// defaults to it when that is a DMA queue).
+RawInst assemble(Lexer& lx, Engine queue = Engine::Pool);
 // The register `t` (rN, N <= 31) of `what` (".reg"), or an AsmError.
 unsigned want_register(Lexer& lx, const Tok& t, const std::string& what);
 

@@ -92,8 +92,7 @@ std::string fmt_dma_end(const RawInst& r, const FieldSpec& f) {
   const std::uint32_t stride = get_le(r, o + 8, 4);
   const std::uint8_t kind = r[o + 12];
   const bool clean = r[o + 13] == 0 && r[o + 14] == 0 && r[o + 15] == 0;
-  if (clean && kind == static_cast<std::uint8_t>(DmaEndpointKind::Hbm) &&
-      addr <= static_cast<std::uint64_t>(INT64_MAX))
+  if (clean && kind == static_cast<std::uint8_t>(DmaEndpointKind::Hbm))  // any u64 offset
     return fmt::format("hbm(0x{:x}{})", addr, stride ? fmt::format(", stride={}", stride) : "");
   if (clean && kind == static_cast<std::uint8_t>(DmaEndpointKind::Sbuf) && stride == 0 &&
       addr < kRegionSize)
@@ -212,12 +211,23 @@ std::string format_addr4(std::uint32_t raw) {
 }
 
 std::string disassemble_mnemonic(const RawInst& raw) {
+  return disassemble_mnemonic(raw, Engine::Pool);
+}
+
+std::string disassemble_mnemonic(const RawInst& raw, Engine queue) {
   if (raw[0] == static_cast<std::uint8_t>(Opcode::Tquant)) return disassemble_tquant_block(raw);
   const InstSpec* spec = spec_by_opcode(raw[0]);
   if (!spec) return {};
+  // A dma_copy's `queue` defaults to the DMA queue it is under (asm_encode).
+  const bool dma = raw[0] == static_cast<std::uint8_t>(Opcode::DmaCopy);
+  const unsigned queue_default = is_dma_queue(queue) ? dma_queue_index(queue) : 0;
   std::string s(spec->mnemonic);
-  for (const auto& f : fields_of(*spec))
-    if (!field_is_default(raw, f)) s += std::string(" ") + f.name + "=" + fmt_field(raw, f);
+  for (const auto& f : fields_of(*spec)) {
+    const bool is_default = dma && f.off == offsetof(DmaDescriptor, queue)
+                                ? raw[f.off] == queue_default
+                                : field_is_default(raw, f);
+    if (!is_default) s += std::string(" ") + f.name + "=" + fmt_field(raw, f);
+  }
   s += fmt_events(raw);
   if (raw[1] != kInstWordLen) s += " inst_word_len=" + std::to_string(raw[1]);
   if (raw[2]) s += " debug_cmd=" + std::to_string(raw[2]);
@@ -225,8 +235,10 @@ std::string disassemble_mnemonic(const RawInst& raw) {
   return s;
 }
 
-std::string disassemble_inst(const RawInst& raw) {
-  std::string s = disassemble_mnemonic(raw);
+std::string disassemble_inst(const RawInst& raw) { return disassemble_inst(raw, Engine::Pool); }
+
+std::string disassemble_inst(const RawInst& raw, Engine queue) {
+  std::string s = disassemble_mnemonic(raw, queue);
   if (!s.empty()) return s;
   s = ".raw";
   static const char* kHex = "0123456789abcdef";
@@ -251,7 +263,8 @@ std::string disassemble(const Program& p) {
   for (unsigned e = 0; e < kNumQueues; ++e) {
     if (p.queues[e].empty()) continue;
     out += ".engine " + std::string(engine_name(static_cast<Engine>(e))) + "\n";
-    for (const auto& inst : p.queues[e]) out += disassemble_inst(inst.raw) + "\n";
+    for (const auto& inst : p.queues[e])
+      out += disassemble_inst(inst.raw, static_cast<Engine>(e)) + "\n";
   }
   return out;
 }

@@ -249,6 +249,7 @@ void dma_copy(const RawInst& raw, Arch nc, Sink& f) {
   f(has_valid_neuron_events(d.events), "has_valid_neuron_events");
   f(has_dma_copy_opcode(d.header), "has_dma_copy_opcode");
   f(dma_copy_reserved_zero(d), "dma_copy_reserved_zero");
+  f(dma_valid_queue(d.queue), "dma_valid_queue");
   f(dma_valid_num_rows(d.num_rows), "dma_valid_num_rows");
   f(dma_valid_row_bytes(d.row_bytes), "dma_valid_row_bytes");
   f(dma_valid_endpoint_kind(d.src), "dma_valid_endpoint_kind(src)");
@@ -299,6 +300,11 @@ CheckResult check_instruction(const RawInst& raw, Arch arch) {
     return r;
   }
   return run(raw, arch, row->contract, fn);
+}
+
+CheckResult check_instruction(const RawInst& raw, Arch arch, const MemoryCapacity& cap) {
+  const CapacityScope scope(cap);
+  return check_instruction(raw, arch);
 }
 
 std::optional<CheckResult> check_as(const RawInst& raw, Arch arch, std::string_view contract) {

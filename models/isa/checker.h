@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "models/isa/address_map.h"
 #include "models/isa/encodings.h"
 
 namespace tpb::isa {
@@ -26,6 +27,9 @@ struct CheckResult {
 // The contract of each opcode and generation is its opcode-table row's
 // (models/isa/opcode_table.h).
 CheckResult check_instruction(const RawInst& raw, Arch arch);
+// The same against a core's configured capacities (its timing profile's
+// SBUF, PSUM and HBM) instead of the generation's defaults.
+CheckResult check_instruction(const RawInst& raw, Arch arch, const MemoryCapacity& cap);
 
 // The names of every predicate the checker can report (for docs and tests):
 // "has_known_opcode", then each contract's, gathered by running the

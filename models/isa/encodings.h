@@ -425,7 +425,7 @@ struct DmaDescriptor {
   std::uint8_t num_rows;       // 12: 1..128
   std::uint8_t dst_rmw_op;     // 13: DmaRmwOp
   std::uint8_t rmw_dtype;      // 14: DTYPE of the add (0 without one)
-  std::uint8_t reserved0;      // 15
+  std::uint8_t queue;          // 15: the DMA queue a binary sends it to (0..15)
   std::uint32_t row_bytes;     // 16..19: R, bytes per row
   std::uint8_t reserved1[12];  // 20..31
   DmaEndpoint src;             // 32..47
@@ -436,7 +436,7 @@ static_assert(offsetof(DmaDescriptor, events) == 4);
 static_assert(offsetof(DmaDescriptor, num_rows) == 12);
 static_assert(offsetof(DmaDescriptor, dst_rmw_op) == 13);
 static_assert(offsetof(DmaDescriptor, rmw_dtype) == 14);
-static_assert(offsetof(DmaDescriptor, reserved0) == 15);
+static_assert(offsetof(DmaDescriptor, queue) == 15);
 static_assert(offsetof(DmaDescriptor, row_bytes) == 16);
 static_assert(offsetof(DmaDescriptor, reserved1) == 20);
 static_assert(offsetof(DmaDescriptor, src) == 32);

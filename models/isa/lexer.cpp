@@ -175,10 +175,17 @@ Tok Lexer::lex_uncached(std::size_t p) const {
       ++q;
     }
     if (q == digits) fail(p, "bad number '" + s.substr(p, q - p) + "'");
-    if (overflow || v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+    constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    if (overflow || (neg && v > kMax + 1))
       fail(p, "number '" + s.substr(p, q - p) + "' is too large");
     t.kind = Tok::Num;
-    t.num = neg ? -static_cast<std::int64_t>(v) : static_cast<std::int64_t>(v);
+    if (!neg && v > kMax) {  // a u64 (hbm offsets): only want_u64 takes it
+      t.wide = true;
+      t.unum = v;
+      t.num = std::numeric_limits<std::int64_t>::max();
+    } else {
+      t.num = neg ? static_cast<std::int64_t>(0 - v) : static_cast<std::int64_t>(v);
+    }
     t.text = s.substr(p, q - p);
     t.end = q;
     return t;

@@ -41,15 +41,19 @@ struct AsmLine {
 struct Tok {
   enum Kind { End, Ident, Num, Punct } kind = End;
   std::string text;
-  std::int64_t num = 0;  // Num, Mnemonic dialect: the value
-  std::size_t at = 0;    // index of the first character
-  std::size_t end = 0;   // index past the last character
+  std::int64_t num = 0;  // Num, Mnemonic dialect: the value (INT64_MAX when wide)
+  // Num: a value past INT64_MAX (up to 2^64 - 1), kept in `unum`; only a u64
+  // field takes one (every other use says the number is too large).
+  bool wide = false;
+  std::uint64_t unum = 0;
+  std::size_t at = 0;   // index of the first character
+  std::size_t end = 0;  // index past the last character
 };
 
 // The two token sets of the syntax.
 //   Mnemonic: identifiers (a letter or '_', then letters, digits, '_', '.'),
 //     numbers (decimal or 0x hex, optionally signed, valued and range-checked
-//     to 64 bits as they are read), punctuation ( ) [ ] , =.
+//     to 64 bits as they are read: -2^63 .. 2^64 - 1), punctuation ( ) [ ] , =.
 //   Block (TQUANT statements): the same identifiers; numbers kept as text
 //     (a digit or '-' and a digit, then letters and digits: their base is the
 //     statement's, e.g. binary for mask=), punctuation , = < > ( ) and ->.

@@ -159,9 +159,10 @@ const std::vector<OpcodeInfo>& opcode_table() {
        kNoContract,
        std::nullopt,
        {{kEveryArch, 14, 0, kva::kPoolGetSequenceBounds}}},
-      // SPEC §10 DMA descriptor: home is a DMA queue (any of dma0..dma15; a
-      // binary's words go to dma0), no kernel_info record (the queue executes
-      // the descriptor directly). Generations: every one (TIMING.md [J]).
+      // SPEC §10 DMA descriptor: home is a DMA queue (any of dma0..dma15: the
+      // `.engine` it is written under, in a binary its `queue` byte), no
+      // kernel_info record (the queue executes the descriptor directly).
+      // Generations: every one (TIMING.md [J]).
       {Opcode::DmaCopy,
        "dma_copy",
        Engine::Dma0,
@@ -174,7 +175,7 @@ const std::vector<OpcodeInfo>& opcode_table() {
                              {"dst", K::DmaEnd, 48, 16, true, 0},
                              {"rmw", K::DmaOp, 13, 1, false, 0},
                              {"rmw_dtype", K::Dtype, 14, 1, false, 0},
-                             {"reserved0", K::Bytes, 15, 1, false, 0},
+                             {"queue", K::U8, 15, 1, false, 0},
                              {"reserved1", K::Bytes, 20, 12, false, 0}},
        {}},
       // seed 003 §1, §2.5, §6.1

@@ -131,8 +131,22 @@ unsigned mx_x4_bytes(std::uint8_t dtype) {
   return 4 * std::max(1u, dtype_size(dtype));
 }
 
+namespace {
+// The capacities of the check running on this thread (CapacityScope).
+thread_local const MemoryCapacity* t_capacity = nullptr;
+}  // namespace
+
+CapacityScope::CapacityScope(const MemoryCapacity& cap) : previous_(t_capacity) {
+  t_capacity = &cap;
+}
+CapacityScope::~CapacityScope() { t_capacity = previous_; }
+
+MemoryCapacity check_capacity(Arch arch) {
+  return t_capacity ? *t_capacity : default_capacity(arch);
+}
+
 std::uint32_t partition_capacity(Region r, Arch arch) {
-  const MemoryCapacity c = default_capacity(arch);
+  const MemoryCapacity c = check_capacity(arch);
   switch (r) {
     case Region::Sbuf:
       return c.sbuf_bytes_per_partition;
@@ -498,10 +512,11 @@ bool sbuf_start(const DmaEndpoint& e, std::uint32_t& addr) {
 }  // namespace
 
 bool dma_copy_reserved_zero(const DmaDescriptor& d) {
-  return d.reserved0 == 0 && all_zero(d.reserved1, sizeof d.reserved1) &&
+  return all_zero(d.reserved1, sizeof d.reserved1) &&
          all_zero(d.src.reserved, sizeof d.src.reserved) &&
          all_zero(d.dst.reserved, sizeof d.dst.reserved);
 }
+bool dma_valid_queue(std::uint8_t queue) { return queue < kNumDmaQueues; }
 bool dma_valid_num_rows(std::uint8_t n) { return n >= 1 && n <= kDmaMaxRows; }
 bool dma_valid_row_bytes(std::uint32_t row_bytes) { return row_bytes != 0; }
 bool dma_valid_endpoint_kind(const DmaEndpoint& e) { return e.kind == kHbm || e.kind == kSbuf; }
@@ -525,9 +540,9 @@ bool dma_sbuf_row_in_partition(const DmaEndpoint& e, std::uint32_t row_bytes, Ar
 bool dma_hbm_in_capacity(const DmaEndpoint& e, std::uint8_t num_rows, std::uint32_t row_bytes,
                          Arch arch) {
   if (e.kind != kHbm) return true;
-  const std::uint64_t cap = default_capacity(arch).hbm_bytes;
+  const std::uint64_t cap = check_capacity(arch).hbm_bytes;
   const std::uint64_t rows = num_rows == 0 ? 1 : num_rows;
-  // Every term below 2^40 + 2^39 + 2^32: no 64-bit sum wraps once addr < cap.
+  // Every term below 2^64 / 2: no 64-bit sum wraps once addr < cap <= 2^40.
   if (e.addr >= cap) return false;
   const std::uint64_t last = e.addr + (rows - 1) * e.row_stride + row_bytes;
   return last <= cap;

@@ -52,8 +52,26 @@ MemMember member_of(const MemPattern3D& p);
 unsigned mx_x4_bytes(std::uint8_t dtype);
 
 // Capacity in bytes of one partition of `r` on `arch` (0 for the SFU tile
-// file and the control region, which no pattern may address).
+// file and the control region, which no pattern may address): the
+// generation's default, or inside a CapacityScope the core's configured one.
 std::uint32_t partition_capacity(Region r, Arch arch);
+// The capacities the predicates judge against (SBUF and PSUM per partition,
+// HBM): the generation's, or those of the CapacityScope open on this thread.
+MemoryCapacity check_capacity(Arch arch);
+// For its lifetime, the predicates on this thread judge against `cap` (a
+// core's configured capacities, from its timing profile) instead of the
+// generation's defaults: check_instruction(raw, arch, cap) opens one, so a
+// profile that enlarges HBM or SBUF is judged as the run's memories are.
+class CapacityScope {
+ public:
+  explicit CapacityScope(const MemoryCapacity& cap);
+  ~CapacityScope();
+  CapacityScope(const CapacityScope&) = delete;
+  CapacityScope& operator=(const CapacityScope&) = delete;
+
+ private:
+  const MemoryCapacity* previous_;
+};
 
 namespace pred {
 
@@ -205,7 +223,8 @@ bool tensor_copy_valid_dtype_pair(std::uint8_t in_dtype, std::uint8_t out_dtype)
 bool tensor_copy_element_count_check(const S3D3TensorCopy& i);
 
 // ---- DMA descriptor (SPEC §10; names are conventions) ----------------------------
-bool dma_copy_reserved_zero(const DmaDescriptor& d);  // reserved0, reserved1, endpoints'
+bool dma_copy_reserved_zero(const DmaDescriptor& d);  // reserved1, endpoints'
+bool dma_valid_queue(std::uint8_t queue);             // byte 15: a queue 0..15
 bool dma_valid_num_rows(std::uint8_t num_rows);       // 1..128
 bool dma_valid_row_bytes(std::uint32_t row_bytes);    // != 0
 bool dma_valid_endpoint_kind(const DmaEndpoint& e);   // HBM or SBUF (PSUM is not one)
@@ -218,8 +237,9 @@ bool dma_sbuf_rows_in_partitions(const DmaEndpoint& e, std::uint8_t num_rows);
 // SBUF: offset + row_bytes <= the generation's partition capacity (no row
 // crosses into the next partition).
 bool dma_sbuf_row_in_partition(const DmaEndpoint& e, std::uint32_t row_bytes, Arch arch);
-// HBM: addr + (num_rows - 1) x row_stride + row_bytes <= the generation's HBM
-// capacity per core (computed without overflow).
+// HBM: addr + (num_rows - 1) x row_stride + row_bytes <= the HBM capacity
+// per core, the generation's or the core's (check_capacity; computed without
+// overflow).
 bool dma_hbm_in_capacity(const DmaEndpoint& e, std::uint8_t num_rows, std::uint32_t row_bytes,
                          Arch arch);
 // An HBM destination of more than one row: row_stride >= row_bytes (written

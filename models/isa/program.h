@@ -94,9 +94,10 @@ void stream_program(const std::string& path, ProgramSink& sink);
 // A raw binary: a whole number of 64-byte words, each sent to the home engine
 // of its opcode (home_engine()). Throws std::runtime_error on a size error.
 Program parse_binary(const std::vector<std::uint8_t>& bytes, const std::string& path);
-// The queue binary word `word` of `path` goes to: its opcode's home engine
-// (a DMA descriptor's: dma0; a binary names no queue). Every opcode has one,
-// so it does not throw today; `path` and `word` name the word if that changes.
+// The queue binary word `word` of `path` goes to: its opcode's home engine; a
+// DMA descriptor's is the DMA queue of its `queue` byte (15), dma0 when that
+// names none (dma_valid_queue fails then). Every word has one, so it does not
+// throw today; `path` and `word` name the word if that changes.
 Engine binary_queue(const RawInst& raw, const std::string& path, std::uint64_t word);
 // Reads a file: binary when it is not valid UTF-8 text or ends in .bin, else text.
 // Throws std::runtime_error (I/O, a file past kMaxProgramFileBytes) or
@@ -112,13 +113,23 @@ inline constexpr std::size_t kMaxProgramLineBytes = std::size_t{16} << 20;
 
 // Engine that executes an opcode (POOL for unknown opcodes; convention).
 Engine home_engine(std::uint8_t opcode);
+// Where an instruction is (tpbsim check, and the run): a DMA queue executes
+// dma_copy only, a compute engine the opcodes whose home it is (the others
+// have no record in its kernel_info table).
+bool queue_executes_opcode(Engine queue, std::uint8_t opcode);
+// A dma_copy on a DMA queue names that queue in its `queue` byte (true for
+// any other word, and for a byte past dma15: dma_valid_queue's failure): a
+// binary sends it where the text ran it.
+bool dma_copy_on_its_queue(Engine queue, const RawInst& raw);
 
 // Program text for a program: mnemonic form for every well-formed known
 // instruction, `.raw` for the rest; parse_program(disassemble(p)) gives back
 // the same words.
 std::string disassemble(const Program& p);
-// One instruction word in mnemonic form (or a `.raw` line).
+// One instruction word in mnemonic form (or a `.raw` line). Under a DMA queue
+// (`queue`), a dma_copy's `queue` field is shown only when it names another.
 std::string disassemble_inst(const RawInst& raw);
+std::string disassemble_inst(const RawInst& raw, Engine queue);
 // The raw words of a program in engine order (pool, dve, pe, sfu).
 std::vector<std::uint8_t> to_binary(const Program& p);
 

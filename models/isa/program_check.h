@@ -58,7 +58,10 @@ class ArchSink : public ProgramSink {
   std::optional<Arch> arch_;
 };
 
-// A program in memory, checked whole.
+// A program in memory, checked whole. Besides its contract, each instruction is
+// judged by where it is: queue_executes_opcode (a DMA queue executes dma_copy
+// only, a compute engine its own opcodes) and dma_copy_on_its_queue (a
+// descriptor's queue byte names the queue it is on); the run faults on both.
 struct ProgramCheck {
   Arch arch = Arch::Mariana;               // the generation checked against
   std::uint64_t checked = 0;               // instructions

@@ -219,7 +219,10 @@ void expect_end(Lexer& lx, const char* what) {
 }  // namespace
 
 Engine binary_queue(const RawInst& raw, const std::string& /*path*/, std::uint64_t /*word*/) {
-  // Every home engine has a queue (a DMA descriptor's is dma0).
+  if (raw[0] == static_cast<std::uint8_t>(Opcode::DmaCopy)) {
+    const std::uint8_t q = raw[offsetof(DmaDescriptor, queue)];
+    return dma_queue(q < kNumDmaQueues ? q : 0);
+  }
   return home_engine(raw[0]);
 }
 
@@ -263,7 +266,7 @@ void parse_program_stream(std::istream& in, const std::string& path, ProgramSink
       continue;
     }
     if (line.text[b] != '.') {
-      const RawInst raw = assemble(lx);
+      const RawInst raw = assemble(lx, engine);
       sink.inst(engine, raw, lx.loc(b));
       continue;
     }

@@ -94,7 +94,8 @@ std::unique_ptr<SpooledProgram> SpooledProgram::load(const std::string& path) {
   return p;
 }
 
-void SpooledProgram::inst(Engine e, const RawInst& raw, const SourceLoc&) {
+void SpooledProgram::inst(Engine e, const RawInst& raw, const SourceLoc& loc) {
+  if (binary_queue(raw, loc.file, 0) != e) ++misplaced_;
   spools_[static_cast<unsigned>(e)]->append(raw);
 }
 

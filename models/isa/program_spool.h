@@ -82,6 +82,10 @@ class SpooledProgram : public ProgramSink {
   const std::vector<RegInit>& regs() const { return regs_; }
   std::uint64_t count(Engine e) const { return spools_[static_cast<unsigned>(e)]->size(); }
   std::uint64_t size() const;
+  // Words a binary of this program would send to another queue than the one
+  // they are on (binary_queue: a word under a queue that does not execute it,
+  // a dma_copy whose `queue` byte names another queue).
+  std::uint64_t misplaced() const { return misplaced_; }
   // A reader of engine e's words from the first (one reader at a time).
   std::unique_ptr<InstructionSource> source(Engine e);
   // Writes the words in engine order (pool, dve, pe, sfu), as to_binary does.
@@ -92,6 +96,7 @@ class SpooledProgram : public ProgramSink {
   std::optional<Arch> arch_;
   std::vector<RegInit> regs_;
   std::array<std::unique_ptr<Spool>, kNumQueues> spools_;
+  std::uint64_t misplaced_ = 0;
 };
 
 }  // namespace tpb::isa

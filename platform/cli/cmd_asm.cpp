@@ -120,8 +120,10 @@ int cmd_asm(const Args& args) {
   po::options_description opts(
       "usage: tpbsim asm PROGRAM.tpb -o OUT.bin\n\n"
       "Assembles program text (docs/ASM.md) into raw 64-byte instruction words,\n"
-      "queue by queue in engine order (pool, dve, pe, sfu). .arch and .reg lines are\n"
-      "not part of a binary. Exit 0 ok, 1 usage, file or syntax error.\n\noptions");
+      "queue by queue in engine order (pool, dve, pe, sfu, dma0..dma15). A binary sends\n"
+      "each word to its opcode's home engine, a dma_copy to the DMA queue of its `queue`\n"
+      "byte (the .engine it was written under). .arch and .reg lines are not part of a\n"
+      "binary. Exit 0 ok, 1 usage, file or syntax error.\n\noptions");
   Parsed p;
   opts.add_options()("output,o", po::value<std::string>(&p.output), "output binary file")(
       "help,h", "this help");
@@ -155,6 +157,12 @@ int cmd_asm(const Args& args) {
     std::fprintf(stderr, "tpbsim asm: note: %s not stored in %s (a binary holds words only)\n",
                  what.c_str(), isa::printable(p.output).c_str());
   }
+  if (const std::uint64_t m = prog->misplaced())
+    std::fprintf(stderr,
+                 "tpbsim asm: note: %llu word(s) would run on another queue from %s than from "
+                 "the text (a word under a queue that does not execute it, or a dma_copy whose "
+                 "queue byte names another DMA queue; tpbsim check names each)\n",
+                 static_cast<unsigned long long>(m), isa::printable(p.output).c_str());
   const std::uint64_t n = prog->size();
   std::printf("%s: %llu instruction(s), %llu bytes\n", isa::printable(p.output).c_str(),
               static_cast<unsigned long long>(n),

@@ -16,7 +16,10 @@ namespace tpb::cli {
 
 namespace {
 
-constexpr const char* kUsage = "usage: tpbsim run PROGRAM [options]\n";
+constexpr const char* kUsage =
+    "usage: tpbsim run PROGRAM [options]\n"
+    "PROGRAM: program text (docs/ASM.md; `.engine pool|dve|pe|sfu|dma0..dma15` picks the\n"
+    "queue, dma_copy descriptors move data between HBM and SBUF) or 64-byte words (.bin)\n";
 constexpr const char* kExitCodes =
     "\nexit codes: 0 ok; 1 bad input, usage or file error (nothing runs) or an output\n"
     "not written; 2 fault (invalid instruction, address error, tile fault); 3 deadlock;\n"

@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 
 #include "platform/dpi/dpi_boundary.h"
+#include "platform/run/arrays.h"
+#include "platform/run/host_args.h"
 #include "platform/run/mem_spec.h"
 #include "platform/run/no_sc_main.h"
 #include "platform/run/session.h"
@@ -42,33 +44,22 @@ Core* core_of(void* h) {
   return static_cast<Core*>(h);
 }
 
-bool region_of(const char* mem, isa::Region& r) {
+// The memory, partition and offset of a row access, by the hosts' checks
+// (platform/run/host_args.h, arrays.h): RangeError / InputError, which
+// session_call turns into TPB_DPI_EARG with the message. HBM has no rows
+// here: tpb_dpi_core_load_npy / dump_npy take hbm:OFFSET specs.
+isa::Region row_place(const char* mem, int partition, int offset, int nbytes, int max_bytes) {
   const std::string m = mem ? mem : "";
-  if (m == "sbuf")
-    r = isa::Region::Sbuf;
-  else if (m == "psum")
-    r = isa::Region::Psum;
-  else {
-    fail(fmt::format("memory '{}' is not sbuf or psum", m));
-    return false;
-  }
-  return true;
-}
-
-bool row_args(int partition, int offset, int nbytes, int max_bytes) {
-  if (partition < 0 || partition > 127) {
-    fail(fmt::format("partition {} is not 0..127", partition));
-    return false;
-  }
-  if (offset < 0) {
-    fail(fmt::format("offset {} is negative", offset));
-    return false;
-  }
-  if (nbytes < 1 || nbytes > max_bytes) {
-    fail(fmt::format("{} bytes: give 1..{}", nbytes, max_bytes));
-    return false;
-  }
-  return true;
+  if (run::is_hbm(m))
+    throw run::InputError(
+        "memory 'hbm' has no rows here: tpb_dpi_core_load_npy / tpb_dpi_core_dump_npy take "
+        "hbm:OFFSET specs");
+  const isa::Region r = run::memory_region(m);
+  run::check_partition(partition);
+  run::check_offset(offset);
+  if (nbytes < 1 || nbytes > max_bytes)
+    throw run::InputError(fmt::format("{} bytes: give 1..{}", nbytes, max_bytes));
+  return r;
 }
 
 // The Session's errors (bad spec, bad file, a second core) are the user's:
@@ -148,9 +139,8 @@ int tpb_dpi_core_write(void* core, const char* mem, int partition, int offset,
                        const unsigned int* data, int nbytes) {
   return dpi::session_call([&] {
     dpi::Core* c = dpi::core_of(core);
-    isa::Region r;
-    if (!c || !dpi::region_of(mem, r) || !dpi::row_args(partition, offset, nbytes, 64))
-      return TPB_DPI_EARG;
+    if (!c) return TPB_DPI_EARG;
+    const isa::Region r = dpi::row_place(mem, partition, offset, nbytes, 64);
     if (!data) return fail("data is null");
     std::uint8_t bytes[64];
     for (int i = 0; i < nbytes; ++i)
@@ -165,9 +155,8 @@ int tpb_dpi_core_read(void* core, const char* mem, int partition, int offset, un
                       int nbytes) {
   return dpi::session_call([&] {
     dpi::Core* c = dpi::core_of(core);
-    isa::Region r;
-    if (!c || !dpi::region_of(mem, r) || !dpi::row_args(partition, offset, nbytes, 64))
-      return TPB_DPI_EARG;
+    if (!c) return TPB_DPI_EARG;
+    const isa::Region r = dpi::row_place(mem, partition, offset, nbytes, 64);
     if (!data) return fail("data is null");
     std::uint8_t bytes[64] = {};
     c->session->read_rows(r, static_cast<unsigned>(partition), static_cast<std::uint32_t>(offset),
@@ -229,11 +218,21 @@ int tpb_dpi_core_limits(void* core, long long max_sim_ps, double max_wall_second
   return dpi::session_call([&] {
     dpi::Core* c = dpi::core_of(core);
     if (!c) return TPB_DPI_EARG;
-    if (max_sim_ps < 0 || !(max_wall_seconds >= 0))
-      return fail(
-          fmt::format("limits {} ps, {} s: give 0 (off) or more", max_sim_ps, max_wall_seconds));
-    c->max_sim_ps = static_cast<std::uint64_t>(max_sim_ps);
-    c->max_wall_seconds = max_wall_seconds;
+    // 0: off; else the ranges of --max-sim-time and --max-wall-time (host_args.h).
+    std::uint64_t ps = 0;
+    double seconds = 0;
+    try {
+      if (max_sim_ps != 0) ps = run::check_max_sim_ps(max_sim_ps);
+    } catch (const run::InputError& e) {
+      return fail(fmt::format("max_sim_ps: {} (0: off)", e.what()));
+    }
+    try {
+      if (max_wall_seconds != 0) seconds = run::check_max_wall_seconds(max_wall_seconds);
+    } catch (const run::InputError& e) {
+      return fail(fmt::format("max_wall_seconds: {} (0: off)", e.what()));
+    }
+    c->max_sim_ps = ps;
+    c->max_wall_seconds = seconds;
     return TPB_DPI_OK;
   });
 }

@@ -129,9 +129,11 @@ const char* tpb_dpi_disassemble(const unsigned int* word);
  * on failure (tpb_dpi_last_error says why). */
 void* tpb_dpi_core_new(const char* arch, const char* timing_file);
 int tpb_dpi_core_free(void* core);
-/* Memory "sbuf" or "psum": nbytes (1..64) at a partition and byte offset;
- * byte i is bits [8i+7:8i] of data (bit [511:0]). Past the partition is
- * TPB_DPI_EARG naming it. */
+/* Memory "sbuf" or "psum": nbytes (1..64) at a partition (0..127) and byte
+ * offset; byte i is bits [8i+7:8i] of data (bit [511:0]). A partition,
+ * offset or memory outside the core, or bytes past the partition, is
+ * TPB_DPI_EARG with the message `tpbsim run` and Python give ("partition 128
+ * does not exist (0..127)"). HBM: tpb_dpi_core_load_npy / dump_npy. */
 int tpb_dpi_core_write(void* core, const char* mem, int partition, int offset,
                        const unsigned int* data, int nbytes);
 int tpb_dpi_core_read(void* core, const char* mem, int partition, int offset, unsigned int* data,
@@ -145,8 +147,11 @@ int tpb_dpi_core_read32(void* core, const char* mem, int partition, int offset,
 int tpb_dpi_core_load_npy(void* core, const char* spec);
 int tpb_dpi_core_dump_npy(void* core, const char* spec);
 /* The watchdogs of every later run (`tpbsim run --max-sim-time`,
- * `--max-wall-time`): simulated picoseconds of a run and host seconds, 0:
- * off (the default). A run they stop is TPB_DPI_EFAULT, status "watchdog". */
+ * `--max-wall-time`): simulated picoseconds of a run (1 .. 2^62) and host
+ * seconds ((0, 1e9]), 0: off (the default). A value outside those ranges
+ * (negative, past 2^62 ps, past 1e9 s, infinite, NaN) is TPB_DPI_EARG naming
+ * it, with the limits unchanged. A run they stop is TPB_DPI_EFAULT, status
+ * "watchdog". */
 int tpb_dpi_core_limits(void* core, long long max_sim_ps, double max_wall_seconds);
 /* Runs a program given as text (the program syntax; `.arch`, if any, must be
  * the core's) or as a file (text or binary), to its end: TPB_DPI_OK, or

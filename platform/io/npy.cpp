@@ -17,8 +17,6 @@ constexpr std::size_t kMagicLen = 6;
 constexpr std::size_t kAlign = 64;                // numpy.lib.format.ARRAY_ALIGN
 constexpr std::size_t kGrowthAxisMaxDigits = 21;  // numpy.lib.format.GROWTH_AXIS_MAX_DIGITS
 
-constexpr std::size_t kMaxFileBytes = std::size_t{256} << 20;  // 256 MiB
-
 constexpr const char* kSupported = "|u1 <u2 <u4 |i1 <f2 <f4";
 
 std::string shape_repr(const std::vector<std::size_t>& shape) {
@@ -264,12 +262,16 @@ bool parse_dump_dtype(std::string_view name, NpyDtype& out) {
 }
 
 NpyArray read_npy(const std::string& path) {
+  return read_npy(path, kMaxNpyBytes, "more than any memory of the core holds");
+}
+
+NpyArray read_npy(const std::string& path, std::uint64_t max_bytes, const std::string& why) {
   if (const std::string why = isa::input_file_problem(path); !why.empty())
     throw NpyError(path, why);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw NpyError(path, std::string("cannot open: ") + std::strerror(errno));
-  // The magic first, then at most kMaxFileBytes: a device or a pipe that
-  // never ends (/dev/zero) is an error at once, not a read without end.
+  // The magic first, then at most max_bytes: a device or a pipe that never
+  // ends (/dev/zero) is an error at once, not a read without end.
   std::string file(kMagicLen, '\0');
   in.read(file.data(), static_cast<std::streamsize>(kMagicLen));
   file.resize(static_cast<std::size_t>(in.gcount()));
@@ -279,9 +281,8 @@ NpyArray read_npy(const std::string& path) {
   while (in) {
     in.read(buf, sizeof buf);
     const auto n = static_cast<std::size_t>(in.gcount());
-    if (file.size() + n > kMaxFileBytes)
-      throw NpyError(path, "is larger than " + std::to_string(kMaxFileBytes) +
-                               " bytes, more than any memory of the core holds");
+    if (file.size() + n > max_bytes)
+      throw NpyError(path, "is larger than " + std::to_string(max_bytes) + " bytes, " + why);
     file.append(buf, n);
   }
   if (in.bad()) throw NpyError(path, "read error");

@@ -44,7 +44,14 @@ class NpyError : public std::runtime_error {
 // Throws NpyError naming the file and what is wrong: cannot open, bad magic,
 // unsupported version, truncated or malformed header, big-endian or
 // unsupported dtype, fortran_order True, truncated data, shape/size mismatch.
+// A file past kMaxNpyBytes (the largest SBUF) is refused as it is read
+// (/dev/zero never ends).
+inline constexpr std::uint64_t kMaxNpyBytes = std::uint64_t{256} << 20;  // 256 MiB
 NpyArray read_npy(const std::string& path);
+// The same with another bound: a file larger than `max_bytes` is refused
+// with "PATH: is larger than MAX bytes, `why`" (an HBM load: what the HBM
+// from its offset holds).
+NpyArray read_npy(const std::string& path, std::uint64_t max_bytes, const std::string& why);
 // The same for the bytes of a whole .npy file; errors name `path`.
 NpyArray parse_npy(std::string_view bytes, const std::string& path);
 

@@ -30,6 +30,7 @@
 #include "models/trace/stats_writer.h"
 #include "platform/io/npy.h"
 #include "platform/run/arrays.h"
+#include "platform/run/host_args.h"
 #include "platform/run/no_sc_main.h"
 #include "platform/run/request.h"
 #include "platform/run/session.h"
@@ -45,6 +46,31 @@ class CoreStateError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+// An argument of the wrong type: tpbsim.ArgumentTypeError (an InputError and
+// a TypeError).
+class ArgTypeError : public run::InputError {
+ public:
+  using run::InputError::InputError;
+};
+
+// An integer argument (a Python int, or anything with __index__, such as a
+// NumPy integer; not a bool) as the hosts' checks take it (host_args.h):
+// values past 64 bits keep their digits for the message.
+run::HostInt host_int(py::handle h, const char* what) {
+  if (PyBool_Check(h.ptr()))
+    throw ArgTypeError(fmt::format("{} must be an integer, not bool", what));
+  PyObject* index = PyNumber_Index(h.ptr());
+  if (!index) {
+    PyErr_Clear();
+    throw ArgTypeError(
+        fmt::format("{} must be an integer, not {}", what, Py_TYPE(h.ptr())->tp_name));
+  }
+  const py::object i = py::reinterpret_steal<py::object>(index);
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+  if (overflow) return run::HostInt::past(overflow, py::str(i).cast<std::string>());
+  return run::HostInt(v);
+}
 
 // Raises tpbsim.errors.NAME(message).
 void raise_as(const char* name, const char* message) {
@@ -57,6 +83,8 @@ void translate(std::exception_ptr p) {
     if (p) std::rethrow_exception(p);
   } catch (const CoreStateError& e) {
     raise_as("Error", e.what());
+  } catch (const ArgTypeError& e) {
+    raise_as("ArgumentTypeError", e.what());
   } catch (const run::RangeError& e) {
     raise_as("OutOfRange", e.what());
   } catch (const run::LocatedError& e) {
@@ -162,42 +190,51 @@ class Session {
   std::string effective_timing() { return s().core().effective_timing().dump(); }
 
   // Memory rows (Session::write_rows: checked whole before anything is written).
-  void write(const std::string& mem, long long partition, long long offset, const py::buffer& buf,
-             std::size_t rows, std::size_t row_bytes) {
+  void write(const std::string& mem, py::handle partition_arg, py::handle offset_arg,
+             const py::buffer& buf, std::size_t rows, std::size_t row_bytes) {
     run::Session& s = this->s();
+    const run::HostInt partition = host_int(partition_arg, "partition");
+    const run::HostInt offset = host_int(offset_arg, "offset");
     if (run::is_hbm(mem)) {  // the array's bytes, row-major, from HBM byte `offset`
-      check_hbm_place(partition, offset);
+      const std::uint64_t off =
+          run::check_hbm_offset(partition, offset, s.config().timing.hbm.bytes);
       const py::buffer_info bi = buf.request();
       if (static_cast<std::size_t>(bi.size) * static_cast<std::size_t>(bi.itemsize) !=
           rows * row_bytes)
         throw std::logic_error("write: the buffer is not rows x row_bytes");
       const auto* data = static_cast<const std::uint8_t*>(bi.ptr);
       py::gil_scoped_release unlocked;
-      run::write_hbm(s, static_cast<std::uint64_t>(offset), data, rows * row_bytes);
+      run::write_hbm(s, off, data, rows * row_bytes);
       return;
     }
     const isa::Region region = run::memory_region(mem);
-    check_place(partition, offset);
+    const unsigned p = run::check_partition(partition);
+    const std::uint32_t off = run::check_offset(offset);
     const py::buffer_info bi = buf.request();
     if (static_cast<std::size_t>(bi.size) * static_cast<std::size_t>(bi.itemsize) !=
         rows * row_bytes)
       throw std::logic_error("write: the buffer is not rows x row_bytes");
     const auto* data = static_cast<const std::uint8_t*>(bi.ptr);
     py::gil_scoped_release unlocked;
-    s.write_rows(region, static_cast<unsigned>(partition), static_cast<std::uint32_t>(offset), data,
-                 rows, row_bytes);
+    s.write_rows(region, p, off, data, rows, row_bytes);
   }
   // A new array of `shape` (1-D: one row; 2-D: row r from partition + r) of
   // NumPy type `descr`, checked against the partitions before it is made.
-  py::array read(const std::string& mem, long long partition, long long offset,
+  py::array read(const std::string& mem, py::handle partition_arg, py::handle offset_arg,
                  const std::vector<py::ssize_t>& shape, const std::string& descr) {
     run::Session& s = this->s();
     const bool hbm = run::is_hbm(mem);
     const isa::Region region = hbm ? isa::Region::Sbuf : run::memory_region(mem);
-    if (hbm)
-      check_hbm_place(partition, offset);
-    else
-      check_place(partition, offset);
+    const run::HostInt partition_i = host_int(partition_arg, "partition");
+    const run::HostInt offset_i = host_int(offset_arg, "offset");
+    std::uint64_t offset = 0;
+    unsigned partition = 0;
+    if (hbm) {
+      offset = run::check_hbm_offset(partition_i, offset_i, s.config().timing.hbm.bytes);
+    } else {
+      partition = run::check_partition(partition_i);
+      offset = run::check_offset(offset_i);
+    }
     const py::dtype dt(descr);
     if (shape.empty() || shape.size() > 2)
       throw std::logic_error("read: the shape is not 1-D or 2-D");
@@ -231,13 +268,15 @@ class Session {
     return a;
   }
 
-  void write_tile(long long n, const py::array_t<float, py::array::c_style>& a, std::size_t rows,
-                  std::size_t cols, std::size_t col) {
+  void write_tile(py::handle n_arg, const py::array_t<float, py::array::c_style>& a,
+                  std::size_t rows, std::size_t cols, py::handle col_arg) {
     run::Session& s = this->s();
-    run::write_tile(s, tile_number(n), a.data(), rows, cols, col, fmt::format("tile {}", n));
+    const unsigned n = run::check_tile(host_int(n_arg, "n"));
+    const unsigned col = col_arg.is_none() ? 0 : run::check_tile_col(host_int(col_arg, "col"));
+    run::write_tile(s, n, a.data(), rows, cols, col, fmt::format("tile {}", n));
   }
-  py::array read_tile(long long n) {
-    run::TileData t = run::read_tile(s(), tile_number(n));
+  py::array read_tile(py::handle n) {
+    run::TileData t = run::read_tile(s(), run::check_tile(host_int(n, "n")));
     if (!t.allocated) return py::array(py::dtype("<f4"), std::vector<py::ssize_t>{0, 0});
     py::array a(py::dtype(tile_descr(t.dtype)),
                 std::vector<py::ssize_t>{static_cast<py::ssize_t>(t.rows),
@@ -245,8 +284,8 @@ class Session {
     std::memcpy(a.mutable_data(), t.bytes.data(), t.bytes.size());
     return a;
   }
-  py::object tile_info(long long n) {
-    const unsigned k = tile_number(n);
+  py::object tile_info(py::handle n) {
+    const unsigned k = run::check_tile(host_int(n, "n"));
     const sfu::Tile& t = s().core().tile_file().tile(k);
     if (!t.allocated) return py::none();
     py::dict d;
@@ -273,20 +312,16 @@ class Session {
     for (unsigned i = 0; i < v.size(); ++i) v[i] = s.core().semaphores().get(i);
     return v;
   }
-  void set_semaphore(long long i, std::uint32_t value) {
+  void set_semaphore(py::handle i, py::handle value) {
     run::Session& s = this->s();
-    if (i < 0 || i >= static_cast<long long>(isa::kNumSemaphores))
-      throw run::RangeError(
-          fmt::format("semaphore {} does not exist (0..{})", i, isa::kNumSemaphores - 1));
-    s.core().semaphores().set(static_cast<unsigned>(i), value);
+    const unsigned k = run::check_semaphore(host_int(i, "i"));
+    s.core().semaphores().set(k, run::check_semaphore_value(host_int(value, "value")));
   }
-  std::uint32_t reg(const std::string& engine, long long r) {
+  std::uint32_t reg(const std::string& engine, py::handle r) {
     run::Session& s = this->s();
     const auto e = isa::parse_engine(engine.c_str());
     if (!e) throw run::InputError(fmt::format("engine '{}' is not one of pool dve pe sfu", engine));
-    if (r < 0 || r >= 32)
-      throw run::RangeError(fmt::format("register r{} does not exist (r0..r31)", r));
-    return s.core().reg(*e, static_cast<unsigned>(r));
+    return s.core().reg(*e, run::check_register(host_int(r, "r")));
   }
 
   // Programs: loaded, then run (a syntax error loads nothing and runs nothing).
@@ -317,7 +352,8 @@ class Session {
                               const std::string& trace_engines, const std::string& trace_window,
                               const std::string& trace_level, const std::string& max_sim_time,
                               const std::string& max_wall_time, bool keep_retires,
-                              const std::string& program_name, bool timing_only, unsigned threads) {
+                              const std::string& program_name, bool timing_only,
+                              py::handle threads) {
     run::Session& s = this->s();
     run::RunRequest req;
     req.vcd = vcd;
@@ -340,7 +376,7 @@ class Session {
     req.keep_retires = keep_retires;
     req.program_name = program_name;
     req.timing_only = timing_only;
-    req.threads = threads;
+    req.threads = threads.is_none() ? 0 : run::check_threads(host_int(threads, "threads"));
 
     // Signals: Python's C handler only records a signal; its Python handler
     // runs in PyErr_CheckSignals, asked here (with the GIL, at most every
@@ -382,24 +418,6 @@ class Session {
   }
 
  private:
-  static void check_place(long long partition, long long offset) {
-    if (partition < 0 || partition >= static_cast<long long>(isa::kNumPartitions))
-      throw run::RangeError(fmt::format("partition {} does not exist (0..127)", partition));
-    if (offset < 0 || offset > 0xFFFFFFFFll)
-      throw run::RangeError(fmt::format("offset {} is outside every partition", offset));
-  }
-  // HBM has no partitions: partition 0, offset the byte offset.
-  static void check_hbm_place(long long partition, long long offset) {
-    if (partition != 0)
-      throw run::RangeError(
-          fmt::format("hbm has no partitions: partition must be 0, not {}", partition));
-    if (offset < 0) throw run::RangeError(fmt::format("hbm offset {} is negative", offset));
-  }
-  static unsigned tile_number(long long n) {
-    if (n < 0 || n >= static_cast<long long>(sfu::kNumTiles))
-      throw run::RangeError(fmt::format("tile {} does not exist (T0..T{})", n, sfu::kNumTiles - 1));
-    return static_cast<unsigned>(n);
-  }
   // A tile's element type as NumPy's (BF16: its raw bits, as --dump's bf16).
   static const char* tile_descr(std::uint8_t dtype) {
     switch (static_cast<isa::TileDataType>(dtype)) {
@@ -724,6 +742,7 @@ PYBIND11_MODULE(_tpbsim, m) {
     }
     return out;
   });
+  m.def("check_threads", [](py::handle n) { return run::check_threads(host_int(n, "threads")); });
   m.def("parse_sim_time", [](const std::string& s) {
     std::uint64_t ps = 0;
     std::string why;

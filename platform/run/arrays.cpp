@@ -1,20 +1,15 @@
 #include "platform/run/arrays.h"
 
+#include <algorithm>
+#include <climits>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "models/state/sfu_tile_file.h"
+#include "platform/run/host_args.h"
 
 namespace tpb::run {
-
-isa::Region memory_region(const std::string& name) {
-  if (name == "sbuf") return isa::Region::Sbuf;
-  if (name == "psum") return isa::Region::Psum;
-  if (name == "hbm")
-    throw InputError("memory 'hbm' has no partitions (partition 0, offset = the HBM byte offset)");
-  throw InputError(fmt::format("memory '{}' is not one of sbuf, psum, hbm", name));
-}
 
 void check_hbm(const Session& s, std::uint64_t offset, std::uint64_t bytes) {
   const std::uint64_t cap = s.config().timing.hbm.bytes;
@@ -51,17 +46,8 @@ MemSpec checked_rows(const Session& s, isa::Region region, unsigned partition, s
   return m;
 }
 
-namespace {
-
-void check_tile_number(unsigned n) {
-  if (n >= sfu::kNumTiles)
-    throw RangeError(fmt::format("tile {} does not exist (T0..T{})", n, sfu::kNumTiles - 1));
-}
-
-}  // namespace
-
 TileData read_tile(Session& s, unsigned n) {
-  check_tile_number(n);
+  check_tile(n);
   const sfu::Tile& t = s.core().tile_file().tile(n);
   TileData d;
   if (!t.allocated) return d;
@@ -75,14 +61,18 @@ TileData read_tile(Session& s, unsigned n) {
 
 void write_tile(Session& s, unsigned n, const float* values, std::size_t rows, std::size_t cols,
                 std::size_t col, const std::string& what) {
-  check_tile_number(n);
+  check_tile(n);
   if (col == 0) col = cols;
   if (rows == 0 || cols == 0 || rows > 0xFFFF || cols > 0xFFFF)
     throw InputError(fmt::format("{}: shape {} x {} is not a tile shape", what, rows, cols));
+  try {
+    check_tile_col(static_cast<long long>(std::min<std::size_t>(col, INT64_MAX)));
+  } catch (const RangeError& e) {
+    throw InputError(fmt::format("{}: {}", what, e.what()));
+  }
   if (col < cols)
     throw InputError(
         fmt::format("{}: physical Col {} is below the array's {} columns", what, col, cols));
-  if (col > 0xFFFF) throw InputError(fmt::format("{}: physical Col {} is above 65535", what, col));
   try {
     s.core().tile_file().load_fp32(n, static_cast<std::uint16_t>(rows),
                                    static_cast<std::uint16_t>(cols),

@@ -10,17 +10,13 @@
 #include <vector>
 
 #include "models/isa/address_map.h"
+#include "platform/run/host_args.h"
 #include "platform/run/mem_spec.h"
 #include "platform/run/session.h"
 
 namespace tpb::run {
 
-// A partitioned memory by the name the bindings use: "sbuf" or "psum"
-// ("hbm", which has no partitions, goes through write_hbm / read_hbm); any
-// other name is an InputError listing the memories.
-isa::Region memory_region(const std::string& name);
-// Whether `name` is the core's HBM ("hbm", SPEC §10).
-inline bool is_hbm(const std::string& name) { return name == "hbm"; }
+// memory_region and is_hbm (the memory names of every host): host_args.h.
 // `bytes` bytes from HBM byte `offset` (row-major, as `--load hbm:OFFSET`):
 // RangeError naming the capacity when they would run past it (nothing
 // written or read then).

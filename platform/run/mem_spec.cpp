@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "models/state/sfu_tile_file.h"
+#include "platform/run/host_args.h"
 
 namespace tpb::run {
 
@@ -31,6 +32,18 @@ std::vector<std::string> split(const std::string& s, char c) {
 }
 
 namespace {
+
+// A value of a spec through the hosts' check (host_args.h): its message
+// prefixed with the spec.
+template <typename Check>
+auto in_spec(const std::string& spec, Check check, std::uint64_t v) {
+  try {
+    return check(v > static_cast<std::uint64_t>(INT64_MAX) ? HostInt::past(+1, std::to_string(v))
+                                                           : HostInt(static_cast<long long>(v)));
+  } catch (const RangeError& e) {
+    throw SpecError(fmt::format("'{}': {}", spec, e.what()));
+  }
+}
 
 // ROWSxCOLS and DTYPE of a --dump.
 void parse_dump_shape(MemSpec& m, const std::string& shape, const std::string& dtype) {
@@ -77,20 +90,13 @@ MemSpec parse_mem_spec(const std::string& spec, bool dump) {
     throw SpecError(fmt::format("'{}': expected {}", spec,
                                 dump ? "sbuf|psum:PARTITION:OFFSET:ROWSxCOLS:DTYPE=FILE.npy"
                                      : "sbuf|psum:PARTITION:OFFSET=FILE.npy"));
-  if (f[0] == "sbuf")
-    m.region = isa::Region::Sbuf;
-  else if (f[0] == "psum")
-    m.region = isa::Region::Psum;
-  else
-    throw SpecError(fmt::format("'{}': memory '{}' is not sbuf or psum", spec, f[0]));
-  const std::uint64_t p = parse_uint(f[1], "partition", spec);
-  if (p >= isa::kNumPartitions)
-    throw SpecError(fmt::format("'{}': partition {} is past 127", spec, p));
-  m.partition = static_cast<unsigned>(p);
-  const std::uint64_t off = parse_uint(f[2], "offset", spec);
-  if (off >= isa::kPartitionSlot)
-    throw SpecError(fmt::format("'{}': offset {} is past the 256 KiB partition slot", spec, off));
-  m.offset = static_cast<std::uint32_t>(off);
+  try {  // the name check of every host (host_args.h)
+    m.region = memory_region(f[0]);
+  } catch (const InputError& e) {
+    throw SpecError(fmt::format("'{}': {}", spec, e.what()));
+  }
+  m.partition = in_spec(spec, check_partition, parse_uint(f[1], "partition", spec));
+  m.offset = in_spec(spec, check_offset, parse_uint(f[2], "offset", spec));
   if (dump) parse_dump_shape(m, f[3], f[4]);
   return m;
 }
@@ -107,15 +113,8 @@ TileSpec parse_tile_spec(const std::string& spec, bool dump) {
   const std::vector<std::string> f = split(spec.substr(0, at - 1), ':');
   if (f.size() != 2 && (dump || f.size() != 3))
     throw SpecError(fmt::format("'{}': expected tile:N{}=FILE.npy", spec, dump ? "" : "[:COL]"));
-  const std::uint64_t n = parse_uint(f[1], "tile number", spec);
-  if (n >= sfu::kNumTiles) throw SpecError(fmt::format("'{}': tile T{} is past T31", spec, n));
-  t.tile = static_cast<unsigned>(n);
-  if (f.size() == 3) {
-    const std::uint64_t c = parse_uint(f[2], "physical Col", spec);
-    if (c == 0 || c > 0xFFFF)
-      throw SpecError(fmt::format("'{}': physical Col {} is not 1..65535", spec, c));
-    t.col = static_cast<unsigned>(c);
-  }
+  t.tile = in_spec(spec, check_tile, parse_uint(f[1], "tile number", spec));
+  if (f.size() == 3) t.col = in_spec(spec, check_tile_col, parse_uint(f[2], "physical Col", spec));
   return t;
 }
 
@@ -126,8 +125,7 @@ std::uint64_t mem_addr(const MemSpec& m, std::size_t row) {
 }
 
 void check_rows(const MemSpec& m, std::size_t rows) {
-  if (m.partition >= isa::kNumPartitions)
-    throw SpecError(fmt::format("'{}': partition {} does not exist (0..127)", m.text, m.partition));
+  in_spec(m.text, check_partition, m.partition);
   // Overflow-safe: rows can be anything a user or a .npy header gives.
   if (rows > isa::kNumPartitions - m.partition)
     throw SpecError(fmt::format("'{}': {} rows from partition {} run past partition 127", m.text,

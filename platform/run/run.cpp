@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "models/isa/input_file.h"
+#include "platform/run/host_args.h"
 #include "platform/run/output_set.h"
 #include "platform/run/request.h"
 
@@ -36,15 +37,15 @@ void parse_limits(const RunOptions& o, RunRequest& req) {
       throw InputError(fmt::format("{} {}", opt, why));
   }
   if (o.threads.empty()) return;
-  // 1 .. 1024, decimal digits only.
+  // Decimal digits; the range is check_threads' (host_args.h), as Python's.
   const std::string& t = o.threads;
-  unsigned long n = 0;
-  const bool ok = t.size() <= 4 && t.find_first_not_of("0123456789") == std::string::npos;
-  if (ok) n = std::stoul(t);
-  if (!ok || n < 1 || n > 1024)
-    throw InputError(
-        fmt::format("--threads '{}' is not a count of host threads (1..1024)", isa::excerpt(t)));
-  req.threads = static_cast<unsigned>(n);
+  const bool digits = t.size() <= 18 && t.find_first_not_of("0123456789") == std::string::npos;
+  try {
+    req.threads = check_threads(digits ? HostInt(std::stoll(t))
+                                       : HostInt::past(+1, "'" + isa::excerpt(t) + "'"));
+  } catch (const InputError& e) {
+    throw InputError(std::string("--threads ") + e.what());
+  }
 }
 
 // The program (read once into per-engine spools: bounded memory, any

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "models/timing/timing_profile.h"
+#include "platform/run/host_args.h"
 #include "platform/run/run_options.h"
 
 namespace tpb::run {
@@ -40,16 +40,18 @@ bool parse_sim_time(const std::string& s, std::uint64_t& ps, std::string& why) {
     why = "'" + s + "': unit '" + unit + "' is not ps, ns, us, ms or s";
     return false;
   }
-  if (v == 0) {
-    why = "'" + s + "' must be more than 0";
+  // The range is check_max_sim_ps's (host_args.h), the value as written.
+  const unsigned __int128 total = static_cast<unsigned __int128>(v) * scale;
+  const HostInt h = big || total > static_cast<unsigned __int128>(INT64_MAX)
+                        ? HostInt::past(+1, s)
+                        : HostInt(static_cast<long long>(total));
+  try {
+    ps = check_max_sim_ps(h);
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    why = "'" + s + "'" + m.substr(m.find(" ps ") + 3);
     return false;
   }
-  if (big || v > timing::TimingConfig::kMaxPs / scale) {
-    why = "'" + s + "' is past the longest simulated time, 2^62 ps (" +
-          std::to_string(timing::TimingConfig::kMaxPs) + " ps)";
-    return false;
-  }
-  ps = v * scale;
   return true;
 }
 
@@ -61,11 +63,13 @@ bool parse_wall_time(const std::string& s, double& seconds, std::string& why) {
     why = "'" + s + "' is not a number of seconds";
     return false;
   }
-  if (!(v > 0) || v > 1e9) {
-    why = "'" + s + "' seconds is not in (0, 1e9]";
+  try {
+    seconds = check_max_wall_seconds(v);
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    why = "'" + s + "'" + m.substr(m.find(" seconds "));
     return false;
   }
-  seconds = v;
   return true;
 }
 

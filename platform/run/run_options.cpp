@@ -17,17 +17,21 @@ const std::vector<RunOption>& run_option_table() {
        &RunOptions::dump_timing},
       {"mx-emax", 0, R::Setting, "ocp|neuron-alt (QuantizeMX emax offsets)", &RunOptions::mx_emax},
       {"load", 0, R::LoadSpecs,
-       "sbuf|psum:PARTITION:OFFSET=FILE.npy, or tile:N[:COL]=FILE.npy (FP32 2-D)", nullptr,
-       &RunOptions::loads},
+       "sbuf|psum:PARTITION:OFFSET=FILE.npy (row r to partition PARTITION + r), "
+       "hbm:OFFSET=FILE.npy (the array's bytes from HBM byte OFFSET), or tile:N[:COL]=FILE.npy "
+       "(FP32 2-D)",
+       nullptr, &RunOptions::loads},
       {"dump", 0, R::DumpSpecs,
-       "sbuf|psum:PARTITION:OFFSET:ROWSxCOLS:DTYPE=FILE.npy, or tile:N=FILE.npy", nullptr,
-       &RunOptions::dumps},
+       "sbuf|psum:PARTITION:OFFSET:ROWSxCOLS:DTYPE=FILE.npy, hbm:OFFSET:ROWSxCOLS:DTYPE=FILE.npy, "
+       "or tile:N=FILE.npy (DTYPE u8 u16 u32 i8 f16 f32 bf16)",
+       nullptr, &RunOptions::dumps},
       {"vcd", 0, R::OutputFile, "write a VCD waveform", &RunOptions::vcd},
       {"perfetto", 0, R::OutputFile, "write a Chrome trace-event JSON", &RunOptions::perfetto},
       {"stats", 0, R::OutputFile, "write run statistics (JSON)", &RunOptions::stats},
       {"retire", 0, R::OutputFile, "write one line per retired instruction", &RunOptions::retire},
       {"trace-engines", 0, R::Setting,
-       "ENGINE[,ENGINE...]: trace only these engines (pool dve pe sfu; default all)",
+       "ENGINE[,ENGINE...]: trace only these engines and DMA queues (pool dve pe sfu "
+       "dma0..dma15; default all)",
        &RunOptions::trace_engines},
       {"trace-window", 0, R::Setting,
        "T0:T1: write only trace events in [T0, T1] (times like 1500, 1500ps, 2ns, 35us, 1ms; "

@@ -161,7 +161,15 @@ std::unique_ptr<isa::SpooledProgram> program_from_words(const std::uint8_t* data
 // ------------------------------------------------------------ .npy loads / dumps
 
 io::NpyArray read_load(const MemSpec& m, const platform::CoreConfig& cfg) {
-  io::NpyArray a = io::read_npy(m.file);
+  // An HBM load is bounded by the HBM from its offset (plus a .npy header of up
+  // to 64 KiB), not by the largest SBUF.
+  const std::uint64_t hbm = cfg.timing.hbm.bytes;
+  io::NpyArray a =
+      m.hbm ? io::read_npy(m.file, (m.hbm_offset < hbm ? hbm - m.hbm_offset : 0) + 65536,
+                           fmt::format("more than the HBM holds from offset 0x{:x} (capacity {} "
+                                       "bytes)",
+                                       m.hbm_offset, hbm))
+            : io::read_npy(m.file);
   if (a.shape.size() > 2)
     throw SpecError(fmt::format("'{}': {} is a {}-D array; expected 1-D or 2-D", m.text, m.file,
                                 a.shape.size()));

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -131,6 +132,22 @@ TEST(DpiCore, AFaultAndADeadlockComeBackAsEfaultAndTheCoreGoesOn) {
   EXPECT_STREQ(tpb_dpi_core_status(core), "watchdog");
   ASSERT_EQ(tpb_dpi_core_limits(core, 0, 0), TPB_DPI_OK);
   EXPECT_EQ(tpb_dpi_core_limits(core, -1, 0), TPB_DPI_EARG);
+  EXPECT_EQ(dpi_error(), "max_sim_ps: -1 ps must be more than 0 (0: off)");
+  // The limits of --max-sim-time and --max-wall-time (1 ps .. 2^62 ps, (0, 1e9] s):
+  // a wall limit past 1e9 s, an infinite or NaN one, is refused, not a run that
+  // stops at once.
+  EXPECT_EQ(tpb_dpi_core_limits(core, (1ll << 62) + 1, 0), TPB_DPI_EARG);
+  EXPECT_NE(dpi_error().find("past the longest simulated time, 2^62 ps"), std::string::npos)
+      << dpi_error();
+  EXPECT_EQ(tpb_dpi_core_limits(core, 1ll << 62, 1e9), TPB_DPI_OK) << dpi_error();
+  for (const double s : {1e10, 1e300, -1.0, std::numeric_limits<double>::infinity(),
+                         std::numeric_limits<double>::quiet_NaN(), 1e9 * (1 + 1e-15)}) {
+    EXPECT_EQ(tpb_dpi_core_limits(core, 0, s), TPB_DPI_EARG) << s;
+    EXPECT_NE(dpi_error().find("max_wall_seconds: "), std::string::npos) << dpi_error();
+    EXPECT_NE(dpi_error().find("seconds is not in (0, 1e9]"), std::string::npos) << dpi_error();
+  }
+  // A refused limit leaves the limits as they were: every run still runs.
+  ASSERT_EQ(tpb_dpi_core_limits(core, 0, 0), TPB_DPI_OK);
   // The core still runs a good program.
   write_words(core, 7, 0, {0x01234567u});
   ASSERT_EQ(tpb_dpi_core_run(core, dequant_program("e2m1_to_e5m2", 0, 1, 7, 1, 7, 2).c_str()),
@@ -176,9 +193,16 @@ TEST(DpiCore, BadArgumentsAndProgramsAreErrorsWithMessages) {
   ASSERT_NE(core, nullptr) << dpi_error();
   unsigned v = 0, w[16] = {};
   EXPECT_EQ(tpb_dpi_core_write32(core, "hbm", 0, 0, 1), TPB_DPI_EARG);
-  EXPECT_NE(dpi_error().find("memory 'hbm' is not sbuf or psum"), std::string::npos) << dpi_error();
+  EXPECT_NE(dpi_error().find("memory 'hbm' has no rows here"), std::string::npos) << dpi_error();
+  EXPECT_EQ(tpb_dpi_core_write32(core, "sram", 0, 0, 1), TPB_DPI_EARG);
+  EXPECT_EQ(dpi_error(), "memory 'sram' is not one of sbuf, psum, hbm");
+  // The messages and ranges of the CLI and Python (platform/run/host_args.h).
   EXPECT_EQ(tpb_dpi_core_write32(core, "sbuf", 128, 0, 1), TPB_DPI_EARG);
-  EXPECT_NE(dpi_error().find("partition 128"), std::string::npos) << dpi_error();
+  EXPECT_EQ(dpi_error(), "partition 128 does not exist (0..127)");
+  EXPECT_EQ(tpb_dpi_core_write32(core, "sbuf", -1, 0, 1), TPB_DPI_EARG);
+  EXPECT_EQ(dpi_error(), "partition -1 does not exist (0..127)");
+  EXPECT_EQ(tpb_dpi_core_write32(core, "sbuf", 0, -4, 1), TPB_DPI_EARG);
+  EXPECT_EQ(dpi_error(), "offset -4 is outside every partition (0..262143)");
   EXPECT_EQ(tpb_dpi_core_read(core, "sbuf", 0, 0, w, 65), TPB_DPI_EARG);
   EXPECT_EQ(tpb_dpi_core_write32(core, "sbuf", 0, 256 * 1024 - 2, 1), TPB_DPI_EARG);
   EXPECT_NE(dpi_error().find("sbuf"), std::string::npos) << dpi_error();

@@ -729,15 +729,17 @@ TEST(LoadDumpSpecs, EveryFieldIsCheckedBeforeTheRun) {
       << "\x93NUMPY" << char(1) << char(0) << char(header.size() & 0xFF) << char(header.size() >> 8)
       << header << std::string(8, '\1');
   const std::pair<std::string, std::string> cases[] = {
-      {"--load sbuf:128:0=" + d + "/cube.npy", "partition 128 is past 127"},
+      {"--load sbuf:128:0=" + d + "/cube.npy", "partition 128 does not exist (0..127)"},
       {"--load sbuf:0:0x40000=" + d + "/cube.npy",
-       "offset 262144 is past the 256 KiB partition slot"},
+       "offset 262144 is outside every partition (0..262143)"},
+      {"--load tile:32=" + d + "/cube.npy", "tile 32 does not exist (T0..T31)"},
+      {"--load tile:0:0=" + d + "/cube.npy", "physical Col 0 is not 1..65535"},
       {"--load sbuf:0:0=" + d + "/cube.npy", "/cube.npy is a 3-D array; expected 1-D or 2-D"},
       {"--load sbuf:0=" + d + "/cube.npy", "expected sbuf|psum:PARTITION:OFFSET=FILE.npy"},
       {"--dump sbuf:0:0:abcx4:u8=" + d + "/o.npy", "bad rows 'abc' in 'sbuf:0:0:abcx4:u8="},
       {"--dump sbuf:0:0:0x4:u8=" + d + "/o.npy", "empty shape"},
       {"--dump sbuf:0:-1:1x4:u8=" + d + "/o.npy", "bad offset '-1'"},
-      {"--dump sram:0:0:1x4:u8=" + d + "/o.npy", "memory 'sram' is not sbuf or psum"},
+      {"--dump sram:0:0:1x4:u8=" + d + "/o.npy", "memory 'sram' is not one of sbuf, psum, hbm"},
   };
   for (const auto& [opt, msg] : cases) {
     const ToolResult r = run_tool("run " + prog + " -q " + opt);

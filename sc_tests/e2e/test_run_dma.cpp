@@ -158,13 +158,13 @@ const BadCase kBad[] = {
      "", "dma_sbuf_row_in_partition(dst)"},
     {"row_crosses_configured_partition",
      "rows=4 row_bytes=0x1000 src=hbm(0x0, stride=4096) dst=sbuf(0, 0x1000)",
-     R"({"sbuf_bytes_per_partition": 6144})", "address error: dma_sbuf_row_in_partition(dst)"},
+     R"({"sbuf_bytes_per_partition": 6144})", "failed dma_sbuf_row_in_partition(dst)"},
     {"hbm_past_default_capacity",
      "rows=2 row_bytes=16 src=hbm(0x47ffffff0, stride=16) dst=sbuf(0, 0x0)", "",
      "dma_hbm_in_capacity(src)"},
     {"hbm_past_configured_capacity",
      "rows=2 row_bytes=4096 src=hbm(0xff000, stride=4096) dst=sbuf(0, 0x0)",
-     R"({"hbm": {"bytes": 1048576}})", "address error: dma_hbm_in_capacity(src)"},
+     R"({"hbm": {"bytes": 1048576}})", "failed dma_hbm_in_capacity(src)"},
     {"sbuf_endpoint_in_the_queue_rings",
      "rows=1 row_bytes=64 src=hbm(0x0, stride=0) dst=end(kind=1, addr_lo=0x6100000)", "",
      "dma_sbuf_endpoint_address(dst)"},
@@ -187,8 +187,13 @@ const BadCase kBad[] = {
     {"row_bytes_not_elements",
      "rows=1 row_bytes=6 src=hbm(0x0) dst=sbuf(0, 0x0) rmw=add rmw_dtype=fp32", "",
      "dma_rmw_row_bytes_multiple"},
-    {"reserved", "rows=1 row_bytes=64 src=hbm(0x0) dst=sbuf(0, 0x0) reserved0=[1]", "",
-     "dma_copy_reserved_zero"},
+    {"reserved",
+     "rows=1 row_bytes=64 src=hbm(0x0) dst=sbuf(0, 0x0) reserved1=[1, 0, 0, 0, 0, 0, 0, 0, 0, 0, "
+     "0, "
+     "0]",
+     "", "dma_copy_reserved_zero"},
+    {"queue_past_dma15", "rows=1 row_bytes=64 src=hbm(0x0) dst=sbuf(0, 0x0) queue=16", "",
+     "dma_valid_queue"},
 };
 
 class BadDescriptor : public ::testing::TestWithParam<BadCase> {};
@@ -341,24 +346,88 @@ TEST(DmaOutputs, QueuesWithDescriptorsAppearInVcdPerfettoStatsAndRetire) {
   EXPECT_GE(retire_ends(retire, "dma12")[0], retire_ends(retire, "dma7")[0] + 1300000);
 }
 
-// A binary's descriptors all run on dma0, in file order.
-TEST(DmaBinary, ABinarysDescriptorsGoToDma0) {
+// A binary keeps each descriptor's queue (its `queue` byte, set from the
+// .engine it was written under): disasm shows the queues, the binary runs as
+// the text does. A two-queue program whose queues wait on each other (a
+// binary that put both on one queue would deadlock) gives the same retires.
+TEST(DmaBinary, ABinaryKeepsEachDescriptorsQueue) {
   const std::string d = scratch_dir("dma-bin");
   std::ofstream(d + "/p.tpb") << ".arch mariana\n.engine dma5\n"
-                                 "dma_copy rows=1 row_bytes=64 src=hbm(0x0) dst=sbuf(0, 0x0)\n"
+                                 "dma_copy rows=1 row_bytes=64 src=hbm(0x0) dst=sbuf(0, 0x0) "
+                                 "wait=ge(sem9, 1) update=inc(sem5)\n"
                                  ".engine dma9\n"
-                                 "dma_copy rows=1 row_bytes=64 src=hbm(0x40) dst=sbuf(0, 0x40)\n";
-  ASSERT_EQ(run_tool("asm " + d + "/p.tpb -o " + d + "/p.bin").exit_code, 0);
+                                 "dma_copy rows=1 row_bytes=64 src=hbm(0x40) dst=sbuf(0, 0x40) "
+                                 "update=inc(sem9)\n";
+  const ToolResult as = run_tool("asm " + d + "/p.tpb -o " + d + "/p.bin");
+  ASSERT_EQ(as.exit_code, 0) << as.err;
+  EXPECT_EQ(as.err.find("another queue"), std::string::npos) << as.err;
   const ToolResult dis = run_tool("disasm " + d + "/p.bin");
   ASSERT_EQ(dis.exit_code, 0) << dis.err;
-  EXPECT_NE(dis.out.find(".engine dma0\ndma_copy rows=1 row_bytes=64 src=hbm(0x0) "
-                         "dst=sbuf(0, 0x0)\ndma_copy rows=1 row_bytes=64 src=hbm(0x40) "
-                         "dst=sbuf(0, 0x40)\n"),
+  EXPECT_NE(dis.out.find(".engine dma5\ndma_copy rows=1 row_bytes=64 src=hbm(0x0) "
+                         "dst=sbuf(0, 0x0) wait=ge(sem9, 1) update=inc(sem5)\n.engine dma9\n"
+                         "dma_copy rows=1 row_bytes=64 src=hbm(0x40) dst=sbuf(0, 0x40) "
+                         "update=inc(sem9)\n"),
             std::string::npos)
       << dis.out;
-  const ToolResult r = run_tool("run " + d + "/p.bin -q --retire " + d + "/r.txt");
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(retire_ends(read_text(d + "/r.txt"), "dma0").size(), 2u);
+  const ToolResult text = run_tool("run " + d + "/p.tpb -q --retire " + d + "/rt.txt");
+  const ToolResult bin = run_tool("run " + d + "/p.bin -q --retire " + d + "/rb.txt");
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_EQ(bin.exit_code, 0) << bin.err;
+  EXPECT_EQ(read_text(d + "/rb.txt"), read_text(d + "/rt.txt"));
+  EXPECT_EQ(retire_ends(read_text(d + "/rb.txt"), "dma5").size(), 1u);
+  EXPECT_EQ(retire_ends(read_text(d + "/rb.txt"), "dma9").size(), 1u);
+}
+
+// The queue byte can be written (`queue=N`, or `.raw`): a descriptor naming
+// another queue than the one it is under is invalid for check and run alike,
+// and asm says the binary would move it.
+TEST(DmaBinary, ADescriptorNamingAnotherQueueIsInvalidForCheckAndRun) {
+  const std::string d = scratch_dir("dma-queue");
+  std::ofstream(d + "/p.tpb") << ".arch mariana\n.engine dma3\n"
+                                 "dma_copy rows=1 row_bytes=64 src=hbm(0x0) dst=sbuf(0, 0x0) "
+                                 "queue=5\n";
+  expect_tool("check " + d + "/p.tpb", 2, "dma3[0] dma_copy: INVALID dma_copy_on_its_queue");
+  expect_tool("run " + d + "/p.tpb -q", 2, "failed dma_copy_on_its_queue");
+  expect_tool("asm " + d + "/p.tpb -o " + d + "/p.bin", 0, "1 word(s) would run on another queue");
+  // disasm of the text keeps the mismatch (round trip).
+  expect_tool("disasm " + d + "/p.tpb", 0,
+              ".engine dma3\ndma_copy rows=1 row_bytes=64 src=hbm(0x0) dst=sbuf(0, 0x0) queue=5\n");
+}
+
+// check says what run does: an instruction on a queue that does not execute it.
+TEST(DmaCheck, AnInstructionOnAQueueThatDoesNotExecuteItIsInvalidForCheckAndRun) {
+  const std::string d = scratch_dir("dma-where");
+  const std::string copy =
+      "tensor_copy channels=1 out_dtype=bf16 src=t3d(sbuf(0, 0x0), step=[1, 0, 0], "
+      "num=[4, 1, 1]) dst=t3d(sbuf(0, 0x100), step=[1, 0, 0], num=[4, 1, 1])\n";
+  const struct {
+    const char* name;
+    std::string text;
+    const char* where;
+    const char* run_msg;
+  } cases[] = {
+      {"dma_copy on pool",
+       ".arch mariana\n.engine pool\ndma_copy rows=1 row_bytes=64 src=hbm(0x0) "
+       "dst=sbuf(0, 0x0)\n",
+       "pool[0] dma_copy: INVALID queue_executes_opcode", "no record in the pool kernel_info"},
+      {"tensor_copy on dma3", ".arch mariana\n.engine dma3\n" + copy,
+       "dma3[0] tensor_copy: INVALID queue_executes_opcode",
+       "a DMA queue executes DMA descriptors only"},
+      {"quantize_mx on pe",
+       ".arch mariana\n.engine pe\nquantize_mx channels=32 out_dtype=fp8_e4m3 "
+       "src=t3d(sbuf(0, 0x0), step=[1, 0, 0], num=[64, 1, 1]) "
+       "dst=mx1d(data=sbuf(0, 0x1000), scale=sbuf(0, 0x2000), num=16)\n",
+       "pe[0] quantize_mx: INVALID queue_executes_opcode", "no record in the pe kernel_info"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::ofstream(d + "/p.tpb") << c.text;
+    expect_tool("check " + d + "/p.tpb", 2, c.where);
+    expect_tool("run " + d + "/p.tpb -q", 2, c.run_msg);
+  }
+  // In place, both are fine.
+  std::ofstream(d + "/ok.tpb") << ".arch mariana\n.engine dve\n" << copy;
+  EXPECT_EQ(run_tool("check " + d + "/ok.tpb").exit_code, 0);
 }
 
 }  // namespace

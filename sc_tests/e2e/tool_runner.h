@@ -1,6 +1,7 @@
 // Runs the tpbsim binary as a user would and captures what it prints.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <unistd.h>
@@ -45,6 +46,15 @@ inline ToolResult run_tool(const std::string& args, const std::string& stdin_tex
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.out = read_text(out);
   r.err = read_text(err);
+  return r;
+}
+
+// Runs the tool (run_tool) and expects exit code `code` and `needle` in
+// what it printed (stdout or stderr).
+inline ToolResult expect_tool(const std::string& args, int code, const std::string& needle) {
+  ToolResult r = run_tool(args);
+  EXPECT_EQ(r.exit_code, code) << args << "\n" << r.err;
+  EXPECT_NE((r.out + r.err).find(needle), std::string::npos) << args << "\n" << r.out << r.err;
   return r;
 }
 

@@ -234,13 +234,14 @@ def test_cli_runs_checks_and_says_so(tmp_path):
     (["--m", 0, "--k", 64, "--n", 8, "--weights", "bf16"], "positive"),
     (["--m", 4096, "--k", 4096, "--n", 4096, "--weights", "mxfp8", "--placement", "sbuf"],
      "per SBUF partition"),
-    (["--m", 2**21, "--k", 4096, "--n", 512, "--weights", "mxfp4"], "GiB of HBM"),
+    (["--m", 2**21, "--k", 4096, "--n", 512, "--weights", "mxfp4"],
+     "needs 20.00 GiB (21475950592 bytes) of HBM"),
     (["--m", 128, "--k", 65536, "--n", 512, "--weights", "bf16"], "K is too deep"),
     (["--m", 8, "--k", 64, "--n", 8, "--weights", "mxfp4", "--placement", "psum"],
      "invalid choice"),
     (["--m", 8, "--k", 64, "--n", 8, "--weights", "bf16", "--timing", "nope.json"],
      "no such file"),
-    (["--m", "x", "--weights", "bf16"], "invalid int value"),
+    (["--m", "x", "--weights", "bf16"], "argument --m: 'x' is not an integer"),
 ])
 def test_bad_requests_exit_1_with_a_message(tmp_path, args, msg):
     p = _cli(tmp_path, "gemm", *args)

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "models/isa/checker.h"
+#include "models/isa/program.h"
 #include "models/sc/memory/core_memory_map.h"
 
 namespace tpb::sc {
@@ -473,7 +474,12 @@ bool Sequencer::check(std::optional<KernelInfoRecord>& record, bool& unknown_onl
   // checker has no contract for ("has_known_opcode" alone) is reported by
   // what the dispatch makes of it: unknown (no kernel_info record) or not
   // modelled (a record whose kernel this model does not implement).
-  const isa::CheckResult check = isa::check_instruction(raw_, cfg_.arch);
+  // Against the core's configured capacities (a profile may enlarge HBM or SBUF).
+  const TimingConfig& tc = *cfg_.timing;
+  isa::CheckResult check = isa::check_instruction(
+      raw_, cfg_.arch,
+      isa::MemoryCapacity{tc.sbuf_bytes_per_partition, tc.psum_bytes_per_partition, tc.hbm.bytes});
+  if (!isa::dma_copy_on_its_queue(engine_, raw_)) check.failed.push_back("dma_copy_on_its_queue");
   record = cfg_.table.lookup(opcode_);
   unknown_only = check.failed.size() == 1 && check.failed[0] == "has_known_opcode";
   if (check.valid() || unknown_only) return true;

@@ -3,7 +3,9 @@
 // instructions of every opcode assembled through tpb_dpi_assemble, then
 // mutated at random (bits flipped, bytes replaced, another opcode byte, or a
 // word of random bytes). For each generation the testbench writes the words
-// as a program of `.raw` lines, runs `tpbsim check --arch` on it, and
+// as a program of `.raw` lines, each under its home queue (where a binary
+// sends it: `tpbsim check` also judges where an instruction is, which a
+// single word does not say), runs `tpbsim check --arch` on it, and
 // compares each line's verdict and predicate names with the DPI's for the
 // same word. Then it runs the first words one by one on the library's core
 // (tpb_dpi_core_*): each invalid word must fault naming the same predicates.
@@ -133,9 +135,9 @@ module tb_check;
       $display("tb_check: FAIL: cannot write %s", prog);
       finish(2);
     end
-    // Line 1 is .engine; word i is on line i + 2.
-    $fdisplay(fd, ".engine pool");
+    // Word i is on line 2i + 2, after the .engine of its home queue.
     for (int i = 0; i < nwords; i++) begin
+      $fdisplay(fd, ".engine %s", home_engine(words[i]));
       n = tpb_dpi_check(arch, words[i]);
       if (n < 0) begin
         $display("tb_check: FAIL: tpb_dpi_check: %s", tpb_dpi_last_error());
@@ -166,8 +168,8 @@ module tb_check;
         finish(2);
       end
       cli = line.substr(at + 2, line.len() - 1);
-      if (lineno != idx + 2 || idx >= nwords) begin
-        $display("tb_check: FAIL: tpbsim check line %0d out of order: %s", idx + 2, line);
+      if (lineno != 2 * idx + 2 || idx >= nwords) begin
+        $display("tb_check: FAIL: tpbsim check line %0d out of order: %s", 2 * idx + 2, line);
         finish(2);
       end
       checked++;
@@ -188,12 +190,14 @@ module tb_check;
     end
   endtask
 
-  // The home engine of an opcode (docs/ASM.md, Binaries and engines).
-  function automatic string home_engine(input bit [7:0] op);
-    case (op)
-      8'he3: return "dve";
+  // The home queue of a word (docs/ASM.md, Binaries and engines): its
+  // opcode's engine; a DMA descriptor's, the DMA queue of its queue byte.
+  function automatic string home_engine(input bit [511:0] w);
+    case (w[7:0])
+      8'he3, 8'h23: return "dve";
       8'h01, 8'h02, 8'h09, 8'h0a: return "pe";
       8'h6a: return "sfu";
+      8'hd0: return $sformatf("dma%0d", w[127:120] < 16 ? w[127:120] : 0);
       default: return "pool";
     endcase
   endfunction
@@ -220,7 +224,7 @@ module tb_check;
       w[63:32] = '0;
       k = tpb_dpi_check(TPB_MARIANA, w);
       names = tpb_dpi_check_failed();
-      rc = tpb_dpi_core_run(core, {".engine ", home_engine(w[7:0]), "\n.raw ", hex_bytes(w), "\n"});
+      rc = tpb_dpi_core_run(core, {".engine ", home_engine(w), "\n.raw ", hex_bytes(w), "\n"});
       fault = tpb_dpi_core_fault(core);
       if (rc == TPB_EARG || rc == TPB_EINTERNAL) begin
         $display("tb_check: FAIL: word %0d: tpb_dpi_core_run: %s", i, tpb_dpi_last_error());

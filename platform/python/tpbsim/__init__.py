@@ -23,8 +23,8 @@ layer over it, so `tpbsim run` and `import tpbsim` compute the same thing.
 
 from . import _tpbsim
 from .core import Core
-from .errors import (CoreInUse, Deadlock, Error, Fault, InputError, Interrupted, OutOfRange,
-                     OutputError, ProgramError, RunError, Watchdog)
+from .errors import (ArgumentTypeError, CoreInUse, Deadlock, Error, Fault, InputError, Interrupted,
+                     OutOfRange, OutputError, ProgramError, RunError, Watchdog)
 from .isa import CheckFailure, assemble, check, disassemble
 from .numerics import FORMATS, FormatInfo, convert, decode, encode
 from .result import Result
@@ -38,7 +38,8 @@ ENGINES = tuple(_tpbsim.engines())
 
 __all__ = [
     "Core", "Result", "assemble", "disassemble", "check", "CheckFailure", "convert", "encode",
-    "decode", "FORMATS", "FormatInfo", "ARCHS", "ENGINES", "Error", "InputError", "ProgramError",
+    "decode", "FORMATS", "FormatInfo", "ARCHS", "ENGINES", "Error", "InputError",
+    "ArgumentTypeError", "ProgramError",
     "OutOfRange", "CoreInUse", "RunError", "Fault", "Deadlock", "Watchdog", "OutputError",
     "Interrupted", "__version__",
 ]

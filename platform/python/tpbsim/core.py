@@ -1,16 +1,15 @@
 """tpbsim.Core: one modelled NeuronCore, its memories and its runs."""
 
 import json
-import operator
 import os
 import warnings
 from collections.abc import Mapping
 
 import numpy as np
 
-from . import _tpbsim
-from .errors import (CoreInUse, Deadlock, Error, Fault, InputError, Interrupted, OutputError,
-                     Watchdog)
+from . import _args, _tpbsim
+from .errors import (ArgumentTypeError, CoreInUse, Deadlock, Error, Fault, InputError,
+                     Interrupted, OutOfRange, OutputError, Watchdog)
 from .result import Result
 
 __all__ = ["Core"]
@@ -24,20 +23,13 @@ LOAD_DTYPES = {dt: name for name, dt in reversed(list(DUMP_DTYPES.items()))}
 _LOAD_NAMES = ", ".join(f"{dt.name} ({name})" for dt, name in LOAD_DTYPES.items())
 
 
-def _int(value, what):
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(f"{what} must be an integer, not {type(value).__name__}") from None
-
-
 def _dtype_of(dtype):
     """A --dump DTYPE name, or a NumPy dtype equal to one of their element types."""
     if isinstance(dtype, str) and dtype in DUMP_DTYPES:
         return DUMP_DTYPES[dtype]
     try:
         dt = np.dtype(dtype)
-    except TypeError:
+    except (TypeError, ValueError):   # not a dtype; a lone surrogate (UnicodeEncodeError)
         dt = None
     if dt is not None and dt.newbyteorder("=") in LOAD_DTYPES:
         return dt.newbyteorder("=")
@@ -45,22 +37,26 @@ def _dtype_of(dtype):
                      f"(or the NumPy types {_LOAD_NAMES})")
 
 
-def _path(value, what):
-    if value is None:
-        return ""
-    if isinstance(value, (str, os.PathLike)):
-        return os.fspath(value)
-    raise TypeError(f"{what} must be a path (str or os.PathLike), not {type(value).__name__}")
-
-
 def _time_text(value, what, unit_doc):
     if value is None:
         return ""
     if isinstance(value, str):
-        return value
+        return _args.text(value, what)
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{what} must be {unit_doc}, not {type(value).__name__}")
-    return repr(value) if isinstance(value, (float, np.floating)) else str(int(value))
+        raise ArgumentTypeError(f"{what} must be {unit_doc}, not {type(value).__name__}")
+    return repr(float(value)) if isinstance(value, (float, np.floating)) else str(int(value))
+
+
+def threads_arg(threads):
+    """`threads`: None (every host core) or 1..1024 (an int or a NumPy integer);
+    the C++ run API's check (host_args.h), as `tpbsim run --threads`."""
+    if threads is None:
+        return None
+    threads = _args.integer(threads, "threads")
+    try:
+        return _tpbsim.check_threads(threads)
+    except InputError as e:
+        raise InputError(f"threads {e}") from None
 
 
 class Core:
@@ -87,29 +83,28 @@ class Core:
     """
 
     def __init__(self, arch="mariana", timing=None, *, mx_emax="ocp"):
-        if _tpbsim.Session.is_open():
-            raise CoreInUse(
-                "a tpbsim.Core is already open in this process (SystemC elaborates once per "
-                "process, so there is one core at a time): close it first (core.close(), "
-                "`del core`, or `with tpbsim.Core(...) as core:`), or make the other core in "
-                "another process (multiprocessing, subprocess)")
-        timing_file, timing_json = "", ""
+        timing_file, timing_json = b"", ""
         if timing is None:
             pass
-        elif isinstance(timing, (str, os.PathLike)):
-            timing_file = os.fspath(timing)
+        elif isinstance(timing, (str, bytes, os.PathLike)):
+            timing_file = _args.path(timing, "timing")
         elif isinstance(timing, Mapping):
             try:
                 timing_json = json.dumps(dict(timing))
             except (TypeError, ValueError) as e:
                 raise InputError(f"timing overrides: {e}") from None
         else:
-            raise TypeError("timing must be None, a profile path or a dict of overrides, not "
-                            f"{type(timing).__name__}")
-        if arch is not None and not isinstance(arch, str):
-            raise TypeError(f"arch must be a str, not {type(arch).__name__}")
-        if not isinstance(mx_emax, str):
-            raise TypeError(f"mx_emax must be a str, not {type(mx_emax).__name__}")
+            raise ArgumentTypeError("timing must be None, a profile path or a dict of overrides, "
+                                    f"not {type(timing).__name__}")
+        if arch is not None:
+            arch = _args.text(arch, "arch")
+        mx_emax = _args.text(mx_emax, "mx_emax")
+        if _tpbsim.Session.is_open():
+            raise CoreInUse(
+                "a tpbsim.Core is already open in this process (SystemC elaborates once per "
+                "process, so there is one core at a time): close it first (core.close(), "
+                "`del core`, or `with tpbsim.Core(...) as core:`), or make the other core in "
+                "another process (multiprocessing, subprocess)")
         self._s = _tpbsim.Session(arch, timing_file, timing_json, mx_emax)
 
     # ------------------------------------------------------------ lifetime
@@ -162,7 +157,7 @@ class Core:
 
     def partition_bytes(self, mem):
         """Bytes of one partition of ``mem`` ("sbuf" or "psum") under this core's profile."""
-        return self._s.partition_bytes(mem)
+        return self._s.partition_bytes(_args.text(mem, "mem"))
 
     # ------------------------------------------------------------ memory
 
@@ -181,7 +176,12 @@ class Core:
         array, and :class:`tpbsim.OutOfRange` (an IndexError) when a row would
         leave its partition or run past partition 127. Nothing is written then.
         """
-        a = np.asarray(array)
+        mem = _args.text(mem, "mem")
+        try:
+            a = np.asarray(array)
+        except Exception as e:
+            raise InputError(f"write: a {type(array).__name__} that NumPy cannot read as an array "
+                             f"({e})") from None
         dt = a.dtype.newbyteorder("=") if a.dtype.byteorder not in "=|" else a.dtype
         if dt not in LOAD_DTYPES:
             raise InputError(f"write: an array of {a.dtype} is not one of the types --load "
@@ -193,8 +193,7 @@ class Core:
             raise InputError(f"write: the array of shape {a.shape} is empty")
         a = np.ascontiguousarray(a, dtype=dt)
         rows = a.shape[0] if a.ndim == 2 else 1
-        self._s.write(mem, _int(partition, "partition"), _int(offset, "offset"), a, rows,
-                      a.nbytes // rows)
+        self._s.write(mem, partition, offset, a, rows, a.nbytes // rows)
 
     def read(self, mem, partition, offset, shape, dtype):
         """Reads a new array of ``shape`` and ``dtype`` from memory ``mem`` ("sbuf",
@@ -208,20 +207,23 @@ class Core:
         Raises :class:`tpbsim.InputError` for a bad dtype or shape and
         :class:`tpbsim.OutOfRange` when the shape does not fit the partitions.
         """
+        mem = _args.text(mem, "mem")
         dt = _dtype_of(dtype)
-        if isinstance(shape, (int, np.integer)):
+        if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
             shape = (shape,)
         try:
-            shape = tuple(operator.index(d) for d in shape)
+            shape = tuple(_args.integer(d, "shape") for d in shape)
         except TypeError:
-            raise TypeError(f"read: shape must be an int or a tuple of ints, not {shape!r}")
+            raise ArgumentTypeError(f"read: shape must be an int or a tuple of ints, not "
+                                    f"{shape!r}") from None
         if len(shape) not in (1, 2):
             raise InputError(f"read: shape {shape} is {len(shape)}-D; expected 1-D (one row) or "
                              f"2-D (rows, cols)")
         if any(d <= 0 for d in shape):
             raise InputError(f"read: shape {shape} has a dimension that is not positive")
-        return self._s.read(mem, _int(partition, "partition"), _int(offset, "offset"), list(shape),
-                            dt.str)
+        if any(d >= 2**63 for d in shape):   # past 64 bits (smaller ones: the C++ checks)
+            raise OutOfRange(f"read: shape {shape} holds more than any memory of the core")
+        return self._s.read(mem, partition, offset, list(shape), dt.str)
 
     def write_tile(self, n, array, col=None):
         """Makes SFU Local tile ``n`` (0..31) a new FP32 tile holding ``array`` (2-D,
@@ -229,7 +231,11 @@ class Core:
         is the physical Col (>= the array's columns; the padding is undefined).
         The old tile of that name is freed. InputError for another dtype or rank
         or a tile file without room; OutOfRange for ``n``."""
-        a = np.asarray(array)
+        try:
+            a = np.asarray(array)
+        except Exception as e:
+            raise InputError(f"write_tile: a {type(array).__name__} that NumPy cannot read as an "
+                             f"array ({e})") from None
         if a.dtype.newbyteorder("=") != np.float32:
             raise InputError(f"write_tile: an array of {a.dtype}; a tile is loaded from float32 "
                              f"(array.astype(numpy.float32) rounds it)")
@@ -237,20 +243,20 @@ class Core:
             raise InputError(f"write_tile: a {a.ndim}-D array; expected 2-D (ValidRow x ValidCol)")
         a = np.ascontiguousarray(a, dtype=np.float32)
         rows, cols = a.shape
-        self._s.write_tile(_int(n, "n"), a, rows, cols, 0 if col is None else _int(col, "col"))
+        self._s.write_tile(n, a, rows, cols, col)
 
     def read_tile(self, n):
         """Tile ``n``'s valid region (ValidRow x ValidCol) as a new array in the tile's
         own type (FP32 float32, S8 int8, U8 uint8, FP16 float16, BF16 its bits as
         uint16, ...), as ``--dump tile:N``; an empty 0 x 0 float32 array when the
         name holds no tile."""
-        return self._s.read_tile(_int(n, "n"))
+        return self._s.read_tile(n)
 
     def tile_info(self, n):
         """Tile ``n``'s descriptor: a dict with dtype ("FP32", "S8", ...), rows, cols
         (ValidRow, ValidCol), col (physical Col), tsize (1 KiB units) and phys (its
         physical allocation id); None when the name holds no tile."""
-        return self._s.tile_info(_int(n, "n"))
+        return self._s.tile_info(n)
 
     @property
     def sfu_flags(self):
@@ -265,14 +271,11 @@ class Core:
     def set_semaphore(self, i, value):
         """Sets semaphore ``i`` (0..63) to ``value`` (a u32) between runs, as a host
         would. OutOfRange for ``i``; InputError for a value outside 0..2**32-1."""
-        value = _int(value, "value")
-        if not 0 <= value < 2**32:
-            raise InputError(f"semaphore value {value} is not a u32 (0..{2**32 - 1})")
-        self._s.set_semaphore(_int(i, "i"), value)
+        self._s.set_semaphore(i, value)
 
     def reg(self, engine, r):
         """Engine ``engine``'s register ``r`` (0..31), as ``.reg`` sets it."""
-        return self._s.reg(engine, _int(r, "r"))
+        return self._s.reg(_args.text(engine, "engine"), r)
 
     # ------------------------------------------------------------ runs
 
@@ -309,43 +312,52 @@ class Core:
         run completed but an output could not be written.
         """
         s = self._s
+        if name is not None:
+            name = _args.text(name, "name")
+        # Every option is checked before the program is loaded.
+        paths = [_args.path(v, k) for k, v in (("vcd", vcd), ("perfetto", perfetto),
+                                                ("stats", stats), ("retire", retire))]
+        trace_level = _args.text(trace_level, "trace_level")
+        if trace_engines is not None and not isinstance(trace_engines, str):
+            try:
+                trace_engines = ",".join(_args.text(e, "trace_engines") for e in trace_engines)
+            except TypeError:
+                raise ArgumentTypeError("trace_engines must be a str or a list of engine names, "
+                                        f"not {type(trace_engines).__name__}") from None
+        elif trace_engines is not None:
+            trace_engines = _args.text(trace_engines, "trace_engines")
+        if trace_window is not None and not isinstance(trace_window, str):
+            try:
+                start, end = trace_window
+            except (TypeError, ValueError):
+                raise ArgumentTypeError("trace_window must be a str or a (start, end) pair, not "
+                                        f"{trace_window!r}") from None
+            trace_window = (f"{_time_text(start, 'trace_window start', 'a time') or ''}:"
+                            f"{_time_text(end, 'trace_window end', 'a time') or ''}")
+        elif trace_window is not None:
+            trace_window = _args.text(trace_window, "trace_window")
+        sim_time = _time_text(max_sim_time, "max_sim_time", "ps or a time str")
+        wall_time = _time_text(max_wall_time, "max_wall_time", "seconds")
+        threads = threads_arg(threads)
         if isinstance(program, str):
             program_name = name or "<program>"
-            s.load_text(program, program_name)
+            s.load_text(_args.text(program, "program"), program_name)
         elif isinstance(program, (bytes, bytearray, memoryview)):
             program_name = name or "<program>"
             s.load_words(program, program_name)
         elif isinstance(program, os.PathLike):
-            program_name = os.fspath(program)
-            s.load_file(program_name)
+            program_name = name or os.fspath(program)
+            s.load_file(_args.path(program, "program"))
         else:
-            raise TypeError("program must be text (str), 64-byte words (bytes) or a path "
-                            f"(os.PathLike), not {type(program).__name__}")
+            raise ArgumentTypeError("program must be text (str), 64-byte words (bytes) or a path "
+                                    f"(os.PathLike), not {type(program).__name__}")
         program_arch = s.program_arch()
         if program_arch and program_arch != s.arch():
             warnings.warn(f"{program_name}: the program says .arch {program_arch}; it runs on this "
                           f"core's {s.arch()} (a Core's generation is fixed when it is made)",
                           RuntimeWarning, stacklevel=2)
-        if trace_engines is not None and not isinstance(trace_engines, str):
-            trace_engines = ",".join(trace_engines)
-        if trace_window is not None and not isinstance(trace_window, str):
-            start, end = trace_window
-            trace_window = (f"{_time_text(start, 'trace_window start', 'a time') or ''}:"
-                            f"{_time_text(end, 'trace_window end', 'a time') or ''}")
-        if not isinstance(trace_level, str):
-            raise TypeError(f"trace_level must be a str, not {type(trace_level).__name__}")
-        if threads is None:
-            threads = 0
-        elif isinstance(threads, bool) or not isinstance(threads, int):
-            raise TypeError(f"threads must be an int, not {type(threads).__name__}")
-        elif not 1 <= threads <= 1024:
-            raise InputError(f"threads {threads}: not a count of host threads (1..1024; None: "
-                             "every host core)")
-        report = s.run(_path(vcd, "vcd"), _path(perfetto, "perfetto"), _path(stats, "stats"),
-                       _path(retire, "retire"), trace_engines or "", trace_window or "",
-                       trace_level, _time_text(max_sim_time, "max_sim_time", "ps or a time str"),
-                       _time_text(max_wall_time, "max_wall_time", "seconds"), bool(keep_retires),
-                       program_name, bool(timing_only), threads)
+        report = s.run(*paths, trace_engines or "", trace_window or "", trace_level, sim_time,
+                       wall_time, bool(keep_retires), program_name, bool(timing_only), threads)
         result = Result(report)
         status = report.status
         if status == "interrupted":

@@ -15,8 +15,8 @@ the core stays readable and can run again.
 import re
 
 __all__ = [
-    "Error", "InputError", "ProgramError", "OutOfRange", "CoreInUse", "RunError", "Fault",
-    "Deadlock", "Watchdog", "OutputError", "Interrupted",
+    "Error", "InputError", "ArgumentTypeError", "ProgramError", "OutOfRange", "CoreInUse",
+    "RunError", "Fault", "Deadlock", "Watchdog", "OutputError", "Interrupted",
 ]
 
 
@@ -27,6 +27,12 @@ class Error(Exception):
 class InputError(Error, ValueError):
     """Bad input: an unknown name, a wrong dtype, rank or shape, a bad option value,
     a timing profile that does not load. Nothing was changed or run."""
+
+
+class ArgumentTypeError(InputError, TypeError):
+    """An argument of the wrong type (a float where an integer goes, a bytes where
+    a name goes): an InputError, and a TypeError as Python's own functions raise
+    for one."""
 
 
 class ProgramError(InputError):

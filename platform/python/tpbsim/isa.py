@@ -3,7 +3,8 @@
 
 import os
 
-from . import _tpbsim
+from . import _args, _tpbsim
+from .errors import ArgumentTypeError
 
 __all__ = ["assemble", "disassemble", "check", "CheckFailure"]
 
@@ -14,9 +15,7 @@ def assemble(text, name="<program>"):
     ``tpbsim asm``. ``.arch`` and ``.reg`` lines are not part of a binary.
     Raises :class:`tpbsim.ProgramError` (with ``.line`` and ``.col``) at the first
     syntax error."""
-    if not isinstance(text, str):
-        raise TypeError(f"assemble: text must be a str, not {type(text).__name__}")
-    return _tpbsim.assemble(text, name)
+    return _tpbsim.assemble(_args.text(text, "assemble: text"), _args.text(name, "name"))
 
 
 def disassemble(words, name="<program>"):
@@ -25,12 +24,13 @@ def disassemble(words, name="<program>"):
     rest; ``assemble`` of the text gives back the same words. Program text is
     accepted too (and comes back in the canonical form). Raises
     :class:`tpbsim.InputError` when the length is not a multiple of 64."""
+    name = _args.text(name, "name")
     if isinstance(words, str):
-        return _tpbsim.disassemble_text(words, name)
+        return _tpbsim.disassemble_text(_args.text(words, "disassemble: text"), name)
     if isinstance(words, (bytes, bytearray, memoryview)):
         return _tpbsim.disassemble_words(words, name)
-    raise TypeError(f"disassemble: words must be bytes (or program text), not "
-                    f"{type(words).__name__}")
+    raise ArgumentTypeError(f"disassemble: words must be bytes (or program text), not "
+                            f"{type(words).__name__}")
 
 
 class CheckFailure:
@@ -74,16 +74,17 @@ def check(program, arch=None, name="<program>"):
     ``program`` is text (str), raw 64-byte words (bytes) or a path. Raises
     :class:`tpbsim.ProgramError` for text that does not assemble and
     :class:`tpbsim.InputError` for an unknown ``arch``."""
-    if arch is not None and not isinstance(arch, str):
-        raise TypeError(f"check: arch must be a str, not {type(arch).__name__}")
+    if arch is not None:
+        arch = _args.text(arch, "check: arch")
+    name = _args.text(name, "name")
     if isinstance(program, str):
-        out = _tpbsim.check_text(program, name, arch)
+        out = _tpbsim.check_text(_args.text(program, "check: program"), name, arch)
     elif isinstance(program, (bytes, bytearray, memoryview)):
         out = _tpbsim.check_words(program, name, arch)
     elif isinstance(program, os.PathLike):
         name = os.fspath(program)
-        out = _tpbsim.check_file(name, arch)
+        out = _tpbsim.check_file(_args.path(program, "check: program"), arch)
     else:
-        raise TypeError("check: program must be text (str), 64-byte words (bytes) or a path "
-                        f"(os.PathLike), not {type(program).__name__}")
+        raise ArgumentTypeError("check: program must be text (str), 64-byte words (bytes) or a "
+                                f"path (os.PathLike), not {type(program).__name__}")
     return [CheckFailure(d, name) for d in out["failures"]]

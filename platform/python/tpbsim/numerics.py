@@ -5,7 +5,7 @@ from collections import namedtuple
 import numpy as np
 
 from . import _tpbsim
-from .errors import InputError
+from .errors import ArgumentTypeError, InputError
 
 __all__ = ["FORMATS", "FormatInfo", "convert", "decode", "encode"]
 
@@ -26,14 +26,23 @@ FORMATS = {
 
 def _format(name, role):
     if not isinstance(name, str):
-        raise TypeError(f"{role} must be a format name (str), not {type(name).__name__}")
+        raise ArgumentTypeError(f"{role} must be a format name (str), not "
+                                f"{type(name).__name__}")
     if name not in FORMATS:
         raise InputError(f"unknown format {name!r} ({role}); formats: {' '.join(FORMATS)}")
     return name
 
 
+def _array(values, what):
+    try:
+        return np.asarray(values)
+    except Exception as e:
+        raise InputError(f"{what}: a {type(values).__name__} that NumPy cannot read as an array "
+                         f"({e})") from None
+
+
 def _codes(values, fmt, what):
-    a = np.asarray(values)
+    a = _array(values, what)
     if a.dtype.kind not in "iu":
         raise InputError(
             f"{what}: {fmt} takes codes, an integer array (got {a.dtype}); to convert values, "
@@ -63,7 +72,7 @@ def convert(src, dst, values, saturate=True):
     fit ``src`` (naming the element) or values of the wrong kind."""
     src, dst = _format(src, "src"), _format(dst, "dst")
     if src == "fp32":
-        a = np.asarray(values)
+        a = _array(values, "convert")
         if a.dtype.kind not in "iuf":
             raise InputError(f"convert: fp32 takes real values, not an array of {a.dtype}")
         return _tpbsim.convert_values(src, dst, np.require(a, dtype=np.float64, requirements="C"),

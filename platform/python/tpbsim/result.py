@@ -2,6 +2,8 @@
 
 import json
 
+from .errors import InputError
+
 __all__ = ["Result"]
 
 
@@ -123,10 +125,18 @@ class Result:
         return self._retires
 
     def busy_fraction(self, engine):
-        """The fraction of this run's simulated time ``engine`` was busy (0..1)."""
-        e = self.engines[engine]
+        """The fraction of this run's simulated time ``engine`` was busy (0..1).
+        Busy time is counted in whole cycles of the engine's clock (a DMA queue's
+        at the memory clock), each transfer's rounded up, so a queue busy from
+        the start of the run to its end can count a few cycles more than the run
+        holds: the fraction is at most 1."""
+        engines = self.engines
+        if not isinstance(engine, str) or engine not in engines:
+            raise InputError(f"busy_fraction: engine {engine!r} is not one of "
+                             f"{' '.join(engines)}")
+        e = engines[engine]
         cycles = self.duration_ps * e["clock_mhz"] / 1e6
-        return e["busy_cycles"] / cycles if cycles else 0.0
+        return min(1.0, e["busy_cycles"] / cycles) if cycles else 0.0
 
     def summary(self):
         """Where the time went: one line per engine (instructions, busy cycles and

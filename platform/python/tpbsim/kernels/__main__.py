@@ -16,31 +16,62 @@ from .quant import WEIGHT_FORMATS
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # usage errors are exit 1 (SPEC §9), never a traceback
-        self.print_usage(sys.stderr)
-        sys.exit(f"{self.prog}: error: {message}")
+    def error(self, message):
+        # Usage errors are exit 1 (SPEC §9): one line naming the argument, never a traceback.
+        sys.exit(f"{self.prog}: error: {message} (--help: the usage)")
 
 
 def _load(path, what):
+    """An operand from a .npy file: a 2-D float array (gemm.operand_array)."""
+    if path == "":
+        raise gemm.GemmError(f"{what} '': an empty path (give a .npy file)")
+    if os.path.isdir(path):
+        raise gemm.GemmError(f"{what} {path}: is a directory, not a .npy file")
     try:
         x = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, EOFError) as e:
         raise gemm.GemmError(f"{what} {path}: cannot read a .npy array ({e})") from None
-    if not np.issubdtype(x.dtype, np.floating) or x.dtype.itemsize > 8:
-        raise gemm.GemmError(f"{what} {path}: a {x.dtype} array; the GEMM takes float32 "
-                             "(float16 / float64 are converted)")
-    if x.ndim != 2:
-        raise gemm.GemmError(f"{what} {path}: {x.ndim}-D; the GEMM takes a 2-D array")
-    return x.astype(np.float32)
+    if not isinstance(x, np.ndarray):
+        if hasattr(x, "close"):
+            x.close()
+        raise gemm.GemmError(f"{what} {path}: a .npz archive, not one .npy array (save the "
+                             "operand alone with numpy.save)")
+    return gemm.operand_array(x, f"{what} {path}")
+
+
+def _shape_arg(name):
+    def parse(text):
+        try:
+            v = int(text, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if v < 1:
+            raise argparse.ArgumentTypeError(f"{v} is not a positive integer")
+        return v
+    parse.__name__ = name
+    return parse
+
+
+def _int_arg(lo, hi, what):
+    def parse(text):
+        try:
+            v = int(text, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"{v} is not {what}")
+        return v
+    return parse
 
 
 def main(argv=None):
     ap = _Parser(prog="python3 -m tpbsim.kernels", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", metavar="gemm", parser_class=_Parser)
     g = sub.add_parser("gemm", help="C = A @ W, tiled, run, checked and reported")
-    g.add_argument("--m", type=int, help="rows of A and C (from --a when given)")
-    g.add_argument("--k", type=int, help="the contraction (from --a / --w when given)")
-    g.add_argument("--n", type=int, help="columns of W and C (from --w when given)")
+    g.add_argument("--m", type=_shape_arg("m"), help="rows of A and C (from --a when given)")
+    g.add_argument("--k", type=_shape_arg("k"),
+                   help="the contraction (from --a / --w when given)")
+    g.add_argument("--n", type=_shape_arg("n"), help="columns of W and C (from --w when given)")
     g.add_argument("--weights", required=True, metavar="|".join(WEIGHT_FORMATS),
                    help="the weight format (docs/KERNELS.md: what the hardware is handed)")
     g.add_argument("--act", default="bf16", help="activations: bf16")
@@ -57,16 +88,18 @@ def main(argv=None):
     g.add_argument("--emit-only", action="store_true",
                    help="write a workload directory (program.tpb, cmd.txt; inputs unless "
                         "--timing-only) into --out for tpbsim run / tpbsim sweep; run nothing")
-    g.add_argument("--threads", type=int, help="host threads of the run (default: every core)")
-    g.add_argument("--seed", type=int, default=0, help="the random operands' seed")
+    g.add_argument("--threads", type=_int_arg(1, 1024, "a count of host threads (1..1024)"),
+                   help="host threads of the run, 1..1024 (default: every core)")
+    g.add_argument("--seed", type=_int_arg(0, 2**64 - 1, "a seed (0..2^64-1)"), default=0,
+                   help="the random operands' seed, 0..2^64-1")
     g.add_argument("--no-traces", action="store_true",
                    help="no stats, retire, Perfetto trace or report.png")
     args = ap.parse_args(argv)
     if args.cmd != "gemm":
         ap.error("a command is needed: gemm")
     try:
-        a = _load(args.a, "--a") if args.a else None
-        w = _load(args.w, "--w") if args.w else None
+        a = _load(args.a, "--a") if args.a is not None else None
+        w = _load(args.w, "--w") if args.w is not None else None
         m, k, n = args.m, args.k, args.n
         if a is not None:
             m = a.shape[0] if m is None else m
@@ -78,23 +111,41 @@ def main(argv=None):
         if missing:
             raise gemm.GemmError(f"{', '.join(missing)} needed (or --a / --w to take them from)")
         if args.weights not in WEIGHT_FORMATS:
-            raise gemm.GemmError(f"--weights {args.weights}: not a weight format "
+            raise gemm.GemmError(f"--weights {args.weights!r}: not a weight format "
                                  f"({'|'.join(WEIGHT_FORMATS)})")
-        if args.timing and not os.path.exists(args.timing):
-            raise gemm.GemmError(f"--timing {args.timing}: no such file")
         rep = gemm.run(m, k, n, args.weights, args.act, args.arch, a=a, w=w, out=args.out,
                        timing=args.timing, timing_only=args.timing_only, seed=args.seed,
                        traces=not args.no_traces, placement=args.placement,
                        threads=args.threads, emit_only=args.emit_only)
-    except gemm.GemmError as e:
+    except gemm.ProgramCheckError as e:
+        print(f"gemm: error: {e}; nothing written", file=sys.stderr)
+        return 2
+    except (gemm.GemmError, Error) as e:
         sys.exit(f"gemm: error: {e}")
-    except Error as e:
-        sys.exit(f"gemm: error: {e}")
+    except MemoryError:
+        sys.exit("gemm: error: out of memory (the machine, or a memory limit such as ulimit -v, "
+                 "allows no more): a smaller shape, or --timing-only")
     except OSError as e:
         sys.exit(f"gemm: error: {e.filename or ''}: {e.strerror or e}")
+    except KeyboardInterrupt as e:
+        done = getattr(e, "gemm_written", [])
+        where = getattr(e, "gemm_out", args.out)
+        held = (f"{where}/ holds this run's {' '.join(done)} only" if done else
+                f"{where}/ holds nothing of this run")
+        print(f"gemm: interrupted: {held} (no report.json: the run did not finish; an earlier "
+              "run's files were removed)", file=sys.stderr)
+        return 130
+    outs = rep.get("_outputs")
+    notes = []
+    if outs is not None and outs.removed:
+        notes.append(f"  replaced an earlier run's {' '.join(outs.removed)}")
+    if outs is not None and outs.others:
+        shown = " ".join(outs.others[:8]) + (" ..." if len(outs.others) > 8 else "")
+        notes.append(f"  also in {args.out}/, not written by this run: {shown}")
     if args.emit_only:
         print(f"C = A @ W: {rep['shape']}: {rep['instructions']} instructions; workload in "
               f"{args.out}/: {' '.join(rep['files'])} (there: tpbsim run $(grep -v '^#' cmd.txt))")
+        print("\n".join(notes)) if notes else None
         return 0
     s = rep["shape"]
     print(f"C = A @ W: {s['m']} x {s['k']} x {s['n']}, {rep['weights']} weights, bf16 "
@@ -113,30 +164,31 @@ def main(argv=None):
               f"{rep['hbm_share_gbps']:.1f} GB/s)")
     print(f"  bound by {rep['bound_by']}: {rep['bound_reason']}")
     chk = rep["check"]
-    if chk["bit_exact"] is None:
+    if rep["status"] != "ok":
+        print(f"  RUN ENDED IN A {rep['status'].upper()}: {rep.get('message', '')}")
+        print(f"  {chk['reason']}")
+    elif chk["bit_exact"] is None:
         print(f"  {chk['reason']}")
     elif chk["bit_exact"]:
         print("  checked: out.npy equals the FP32 k-ascending sum of a_used x w_used bit for bit")
     else:
-        print(f"  CHECK FAILED: {chk.get('mismatches', 'no')} elements of out.npy differ from the "
-              f"FP32 k-ascending sum of a_used x w_used ({chk.get('reason', 'wrong values')})")
-    order = rep.get("ordering")
-    if order:
-        if order["violations"]:
-            print(f"  ORDERING VIOLATED: {order['violations']} of {order['hazards_checked']} "
-                  f"cross-engine hazards: {order['first'][0]}")
-        else:
-            print(f"  ordered: all {order['hazards_checked']} cross-engine hazards respected in "
-                  "the retire records")
-    files = ["report.json"] + (["report.png"] if not args.no_traces else [])
-    if chk["bit_exact"] is not None or not args.timing_only:
-        files += ["out.npy", "a_used.npy", "w_used.npy"]
-    files += ["program.tpb"] + ([] if args.no_traces else
-                                ["stats.json", "retire.txt", "trace.perfetto.json"])
-    print(f"  outputs in {args.out}/: {' '.join(files)}")
+        print(f"  CHECK FAILED: {chk['mismatches']} elements of out.npy differ from the "
+              "FP32 k-ascending sum of a_used x w_used")
+    order = rep["ordering"]
+    if order["violations"]:
+        print(f"  ORDERING VIOLATED: {order['violations']} problem(s) in "
+              f"{order['hazards_checked']} cross-engine hazards: {order['first'][0]}")
+    else:
+        print(f"  ordered: all {order['hazards_checked']} cross-engine hazards of the program's "
+              "own accesses ordered by its semaphores" +
+              (" and respected in the retire records" if rep["status"] == "ok" else "") +
+              "; every read of bytes written before it, every write read")
+    print(f"  outputs in {args.out}/: {' '.join(rep.get('files', []))}")
+    if notes:
+        print("\n".join(notes))
     if rep["status"] == "deadlock":
         return 3
-    if rep["status"] != "ok" or chk["bit_exact"] is False or (order and order["violations"]):
+    if rep["status"] != "ok" or chk["bit_exact"] is False or order["violations"]:
         return 2
     return 0
 

@@ -8,6 +8,8 @@ row. One K-tile is 512 contraction values: 128 partitions x 4 lanes of an x4
 word (SPEC §5).
 """
 
+import collections
+import functools
 import json
 import math
 import os
@@ -18,7 +20,7 @@ import numpy as np
 from .. import numerics
 from ..core import Core
 from ..errors import Deadlock, Error, Fault
-from . import quant
+from . import access, quant
 from .sched import Schedule
 
 ARCHS = ("mariana", "maverick")
@@ -36,26 +38,57 @@ def _ceil(a, b):
     return -(-a // b)
 
 
+def _c64(nbytes):
+    """A Layout.take of `nbytes`: whole 64-byte lines."""
+    return _ceil(int(math.ceil(nbytes)), 64) * 64
+
+
+def _tiles(total, size):
+    """The tile sizes of `total` in tiles of `size`: [(count, size)], the last
+    tile short when `size` does not divide `total`."""
+    full, last = divmod(total, size)
+    return ([(full, size)] if full else []) + ([(1, last)] if last else [])
+
+
+def size_text(nbytes):
+    """A size for a message: GiB, MiB or KiB with the exact bytes, bytes when small."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.2f} {unit} ({nbytes} bytes)"
+    return f"{nbytes} bytes"
+
+
+def _check_int(name, v):
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise GemmError(f"--{name} {v!r}: must be a positive integer, not "
+                        f"{type(v).__name__}")
+    if v < 1:
+        raise GemmError(f"--{name} {v}: must be a positive integer")
+    return int(v)
+
+
 class Plan:
-    """The tiling of one GEMM (all sizes after padding)."""
+    """The tiling of one GEMM (all sizes after padding). The counts and sizes are
+    arithmetic on the shape; the tile lists (kt, mt, nt, groups) are made when
+    first used, after the sizes were checked (check_sizes)."""
 
     def __init__(self, m, k, n, weights, arch, group=GROUP):
-        if weights not in quant.WEIGHT_FORMATS:
-            raise GemmError(f"--weights {weights}: not a weight format "
+        if not isinstance(weights, str) or weights not in quant.WEIGHT_FORMATS:
+            raise GemmError(f"--weights {weights!r}: not a weight format "
                             f"({'|'.join(quant.WEIGHT_FORMATS)})")
-        if arch not in ARCHS:
+        if not isinstance(arch, str) or arch not in ARCHS:
             why = {"sunda": "SUNDA (v2) has none of the MX instructions",
                    "cayman": "CAYMAN (v3) has no MX matmul and no QuantizeMX"}.get(arch)
             if why:
                 raise GemmError(f"--arch {arch}: {why}; the MX GEMM runs on mariana "
                                 "(LdweightsMX / MatmulMX) or maverick (LDWEIGHTS / MATMUL in MX "
                                 "mode)")
-            raise GemmError(f"--arch {arch}: not a generation (mariana|maverick)")
-        for name, v in (("m", m), ("k", k), ("n", n)):
-            if not isinstance(v, (int, np.integer)) or v < 1:
-                raise GemmError(f"--{name} {v}: must be a positive integer")
-        self.m, self.k, self.n, self.weights, self.arch = int(m), int(k), int(n), weights, arch
+            raise GemmError(f"--arch {arch!r}: not a generation with an MX GEMM "
+                            "(mariana|maverick)")
+        m, k, n = _check_int("m", m), _check_int("k", k), _check_int("n", n)
+        self.m, self.k, self.n, self.weights, self.arch = m, k, n, weights, arch
         self.spec = quant.WEIGHT_FORMATS[weights]
+        self.group = group
         # K: whole groups of 32 partitions (QuantizeMX and the matmul take 32, 64, 96
         # or 128 rows); N: the format's column granule (POOL chunks), even on
         # maverick (the MXTENSOR_V2 column count n0 x n1 with n0, n1 <= 255).
@@ -64,11 +97,9 @@ class Plan:
         if arch == "maverick":
             gran = max(gran, 2)
         self.npad = _ceil(self.n, gran) * gran
-        self.kt = [min(128, (self.kpad - KTILE * t) // 4) for t in range(_ceil(self.kpad, KTILE))]
-        self.mt = [min(MTILE, self.m - MTILE * t) for t in range(_ceil(self.m, MTILE))]
-        self.nt = [min(NTILE, self.npad - NTILE * t) for t in range(_ceil(self.npad, NTILE))]
-        self.groups = [list(range(g, min(g + group, len(self.nt))))
-                       for g in range(0, len(self.nt), group)]
+        self.n_kt, self.n_mt = _ceil(self.kpad, KTILE), _ceil(self.m, MTILE)
+        self.n_nt = _ceil(self.npad, NTILE)
+        self.n_groups = _ceil(self.n_nt, group)
         self.padding = []
         if self.kpad != self.k:
             self.padding.append(f"K {self.k} -> {self.kpad} (zero rows of W, zero columns of A: "
@@ -77,8 +108,108 @@ class Plan:
             self.padding.append(f"N {self.n} -> {self.npad} (zero columns of W, cut from C: "
                                 f"{weights} on {arch} takes columns in multiples of {gran})")
 
+    def regroup(self, group):
+        """The same GEMM with `group` N-tiles per weight panel."""
+        return Plan(self.m, self.k, self.n, self.weights, self.arch, group)
+
+    @functools.cached_property
+    def kt(self):
+        """Partitions of each K-tile (128, the last 32, 64, 96 or 128)."""
+        return [min(128, (self.kpad - KTILE * t) // 4) for t in range(self.n_kt)]
+
+    @functools.cached_property
+    def mt(self):
+        return [min(MTILE, self.m - MTILE * t) for t in range(self.n_mt)]
+
+    @functools.cached_property
+    def nt(self):
+        return [min(NTILE, self.npad - NTILE * t) for t in range(self.n_nt)]
+
+    @functools.cached_property
+    def groups(self):
+        return [list(range(g, min(g + self.group, self.n_nt)))
+                for g in range(0, self.n_nt, self.group)]
+
     def group_cols(self, g):
-        return sum(self.nt[t] for t in self.groups[g])
+        return min(self.group * NTILE, self.npad - self.group * NTILE * g)
+
+    # ---------------------------------------------------------------- sizes
+    # Each of these is what the Kernel's layouts and program come to, in closed
+    # form: checked before a list is made (tests compare them with the Kernel's).
+
+    def _kt_sizes(self):
+        return _tiles(self.kpad // 4, 128)
+
+    def _w_layout(self):
+        spec = self.spec
+        host_scales = spec["store"] == "mx" or (spec["store"] == "packed" and spec["group"] == 0)
+        raw_cb = {"mx": spec.get("word_bytes"), "bf16": 8}.get(
+            spec["store"], 2.5 if spec.get("group") == 8 else 3)
+        unit = spec["store"] == "packed" and spec["group"] == 8
+        return host_scales, raw_cb, unit
+
+    def hbm_bytes(self):
+        """HBM of the DMA placement: every A tile, every weight panel slice (and
+        its scale rows), the unit scales, C."""
+        host_scales, raw_cb, unit = self._w_layout()
+        a = sum(cm * ck * _c64(8 * kp * mw) for cm, mw in _tiles(self.m, MTILE)
+                for ck, kp in self._kt_sizes())
+        w = sum(cg * ck * (_c64(int(raw_cb * cols) * kp)
+                           + (_c64(cols * kp // 8) if host_scales else 0))
+                for cg, cols in _tiles(self.npad, self.group * NTILE)
+                for ck, kp in self._kt_sizes())
+        return a + w + (_c64(4 * NTILE) if unit else 0) + _c64(4 * self.m * self.npad)
+
+    def hbm_input_bytes(self):
+        """The HBM image the host writes (everything but C)."""
+        return self.hbm_bytes() - _c64(4 * self.m * self.npad)
+
+    def sbuf_bytes(self, placement, lookahead=2):
+        """Bytes per SBUF partition of the placement's buffers."""
+        spec = self.spec
+        host_scales, raw_cb, unit = self._w_layout()
+        if placement == "dma":
+            gc = min(self.group * NTILE, self.npad)
+            per_kt = (_c64(raw_cb * gc) + (_c64(gc) if host_scales else 0)
+                      + (_c64(4 * gc) if spec["store"] != "mx" else 0)
+                      + (_c64(gc) if spec["store"] == "bf16" else 0))
+            return (A_RING * (_c64(8 * MTILE) + _c64(4 * MTILE) + _c64(MTILE))
+                    + (_c64(NTILE) if unit else 0)
+                    + min(2, self.n_groups) * self.n_kt * per_kt
+                    + min(C_RING, self.n_groups * self.n_mt) * _c64(4 * gc))
+        a = self.n_kt * sum(c * _c64(8 * mw) for c, mw in _tiles(self.m, MTILE))
+        ring = (lookahead + 1) * (_c64(4 * MTILE) + _c64(MTILE))
+
+        def per_nt(nw):
+            if spec["store"] == "mx":
+                return _c64(spec["word_bytes"] * nw) + _c64(nw)
+            if spec["store"] == "bf16":
+                return _c64(8 * nw) + _c64(4 * nw) + _c64(nw)
+            return _c64(raw_cb * nw) + _c64(4 * nw) + (0 if unit else _c64(nw))
+
+        w = self.n_kt * sum(c * per_nt(nw) for c, nw in _tiles(self.npad, NTILE))
+        cout = self.n_mt * sum(c * _c64(4 * cols) for c, cols in
+                               _tiles(self.npad, self.group * NTILE))
+        return a + ring + (_c64(NTILE) if unit else 0) + w + cout
+
+    def psum_bytes(self):
+        """Bytes per PSUM partition: a group's banks, two halves once the PE fills one
+        while the DVE empties the other."""
+        gc = min(self.group * NTILE, self.npad)
+        return (8192 if self.n_groups * self.n_mt > 1 else 0) + 4 * gc
+
+    def instructions(self, placement):
+        """The program's instructions."""
+        host_scales, _, unit = self._w_layout()
+        units = self.n_groups * self.n_mt * self.n_kt
+        widen = self.n_kt * self.n_nt if self.spec["store"] != "mx" else 0
+        mm = self.n_mt * self.n_kt * self.n_nt
+        if placement != "dma":
+            return 2 * units + widen + mm + self.n_groups * self.n_mt
+        scale_loads = sum(c * kp // 32 for c, kp in self._kt_sizes()) if host_scales else 0
+        return ((min(4, self.kpad // 128) if unit else 0)
+                + self.n_groups * (self.n_kt + scale_loads)
+                + 3 * units + widen + mm + 2 * self.n_groups * self.n_mt)
 
 
 class Layout:
@@ -224,11 +355,11 @@ class Kernel:
                 f"with every tile resident (--placement sbuf), {lay.capacity // 1024} KiB "
                 "exist: a smaller shape, or the DMA placement (the default)")
 
-    def _prep_w(self, s, key, kp, raw, wq, ws, reads, writes):
+    def _prep_w(self, s, key, kp, raw, wq, ws):
         """The widening of one weight tile (bf16 on the DVE, packed on POOL)."""
         spec, nw = self.plan.spec, self.plan.nt[key[1]]
         if spec["store"] == "bf16":
-            s.add("dve", _qmx(kp, raw, nw, wq, ws), "quantize_mx", reads=reads, writes=writes)
+            s.add("dve", _qmx(kp, raw, nw, wq, ws), "quantize_mx")
         else:
             words = (5 * nw // 8) if spec["group"] == 8 else (3 * nw // 4)
             s.add("pool",
@@ -236,7 +367,7 @@ class Kernel:
                   f"channels={kp} src=t3d(sbuf(0, {raw:#x}), step=[1, 0, 0], "
                   f"num=[{words}, 1, 1]) dst=t3d(sbuf(0, {wq:#x}), "
                   f"step=[1, 0, 0], num=[{nw}, 1, 1])",
-                  "tensor_dequantize", reads=reads, writes=writes)
+                  "tensor_dequantize")
 
     def _units(self):
         p = self.plan
@@ -253,15 +384,13 @@ class Kernel:
             kp, mw = p.kt[kt], p.mt[mt]
             r = u % self.ra
             aq, aqs = self.aq[r]
-            s.add("dve", _qmx(kp, self.abf[(mt, kt)], mw, aq, aqs), "quantize_mx",
-                  reads=[("abf", mt, kt)], writes=[("aq", r)])
+            s.add("dve", _qmx(kp, self.abf[(mt, kt)], mw, aq, aqs), "quantize_mx")
             for nt in p.groups[g]:
                 key = (kt, nt)
                 if key in prepared or spec["store"] == "mx":
                     continue
                 prepared.add(key)
-                self._prep_w(s, key, kp, self.wraw[key], self.wq[key], self.ws[key],
-                             reads=[("wraw", key)], writes=[("wq", key)])
+                self._prep_w(s, key, kp, self.wraw[key], self.wq[key], self.ws[key])
 
         la = self.lookahead
         for u in range(min(la, len(units))):
@@ -271,27 +400,24 @@ class Kernel:
                 prep(u + la)
             kp, mw = p.kt[kt], p.mt[mt]
             aq, aqs = self.aq[u % self.ra]
-            s.add("pe", _ldweights(p.arch, kp, mw, aq, aqs), "ldweights",
-                  reads=[("aq", u % self.ra)])
+            s.add("pe", _ldweights(p.arch, kp, mw, aq, aqs), "ldweights")
             gi = g * len(p.mt) + mt
             half = gi % 2
             for j, nt in enumerate(p.groups[g]):
                 key = (kt, nt)
                 s.add("pe", _matmul(p.arch, spec["pe"], kp, p.nt[nt], int(kt > 0), self.wq[key],
-                                    self.ws[key], 8192 * half + PSUM_BANK * j), "matmul",
-                      reads=[("wq", key)] + ([("psum", half)] if kt else []),
-                      writes=[("psum", half)])
+                                    self.ws[key], 8192 * half + PSUM_BANK * j), "matmul")
             if kt == len(p.kt) - 1:
-                self._evacuate(s, g, mt, half, self.cout[(mt, g)], writes=[("c", mt, g)])
+                self._evacuate(s, g, mt, half, self.cout[(mt, g)])
         s.assign_waits()
 
-    def _evacuate(self, s, g, mt, half, dst, writes):
+    def _evacuate(self, s, g, mt, half, dst):
         p = self.plan
         cols = p.group_cols(g)
         s.add("dve", f"tensor_copy channels={p.mt[mt]} in_dtype=fp32 out_dtype=fp32 "
               f"src=t3d(psum(0, {8192 * half:#x}), step=[1, 0, 0], num=[{cols}, 1, 1]) "
               f"dst=t3d(sbuf(0, {dst:#x}), step=[1, 0, 0], num=[{cols}, 1, 1])",
-              "tensor_copy", reads=[("psum", half)], writes=writes)
+              "tensor_copy")
 
     # ------------------------------------------------------------ DMA placement
     def _place_dma(self):
@@ -368,26 +494,30 @@ class Kernel:
             rot[kind] += 1
             return f"dma{q}"
 
-        def load_panel(g, queues):
+        loaded = set()
+
+        def load_panel(g, queues=self.queues["w"]):
+            """The weight panel of group g into bank g % 2, once."""
+            if g in loaded:
+                return
+            loaded.add(g)
             b, cols = g % 2, p.group_cols(g)
             for kt, kp in enumerate(p.kt):
                 t, (hd, hs) = self.banks[b][kt], self.h_w[(g, kt)]
                 q = queue("w", queues)
                 rb = int(self.raw_cb * cols)
-                s.add(q, _dma(kp, rb, _hbm(hd, rb), _sb(0, t["raw"])), "dma_copy",
-                      writes=[("wraw", b, kt)])
+                s.add(q, _dma(kp, rb, _hbm(hd, rb), _sb(0, t["raw"])), "dma_copy")
                 if self.host_scales:
                     for q4 in range(kp // 32):
                         s.add(q, _dma(4, cols, _hbm(hs + 4 * q4 * cols, cols),
-                                      _sb(32 * q4, t["sc"])), "dma_copy",
-                              writes=[("wraw", b, kt)])
+                                      _sb(32 * q4, t["sc"])), "dma_copy")
 
         def load_a(u):
             g, mt, kt = units[u]
             kp, mw, r = p.kt[kt], p.mt[mt], u % self.ra
             s.add(queue("a", self.queues["a"]),
                   _dma(kp, 8 * mw, _hbm(self.h_a[(mt, kt)], 8 * mw), _sb(0, self.araw[r])),
-                  "dma_copy", writes=[("araw", r)])
+                  "dma_copy")
 
         prepared = set()
 
@@ -395,72 +525,90 @@ class Kernel:
             g, mt, kt = units[u]
             kp, mw, r = p.kt[kt], p.mt[mt], u % self.ra
             aq, aqs = self.aq[r]
-            s.add("dve", _qmx(kp, self.araw[r], mw, aq, aqs), "quantize_mx",
-                  reads=[("araw", r)], writes=[("aq", r)])
+            s.add("dve", _qmx(kp, self.araw[r], mw, aq, aqs), "quantize_mx")
             if spec["store"] == "mx":
                 return
-            b, t = g % 2, self.banks[g % 2][kt]
+            # The widening reads the group's panel: its load comes first.
+            load_panel(g)
+            t = self.banks[g % 2][kt]
             for j, nt in enumerate(p.groups[g]):
                 if (kt, nt) in prepared:
                     continue
                 prepared.add((kt, nt))
                 wq, ws = self._tile_w(g, j, kt)
-                self._prep_w(s, (kt, nt), kp, t["raw"] + int(self.raw_cb * NTILE * j), wq, ws,
-                             reads=[("wraw", b, kt)], writes=[("wq", b, kt, j)])
+                self._prep_w(s, (kt, nt), kp, t["raw"] + int(self.raw_cb * NTILE * j), wq, ws)
+
+        la, ahead = self.lookahead, DMA_AHEAD
+        nprep = 0
+
+        def prep_through(last, group):
+            """Prepares the units up to `last` that belong to groups up to `group`:
+            the panel of group g + 2 goes into the bank group g reads, so no work
+            of it may come before group g's last matmul."""
+            nonlocal nprep
+            while nprep < len(units) and nprep <= last and units[nprep][0] <= group:
+                prep(nprep)
+                nprep += 1
 
         if self.unit_scales is not None:
-            for q4 in range(4):
+            # The scale rows of the deepest K-tile (SPEC §4: 4 per 32 partitions).
+            for q4 in range(max(p.kt) // 32):
                 s.add(f"dma{self.queues['w'][0]}", _dma(4, NTILE, _hbm(self.h_unit, NTILE),
-                                                _sb(32 * q4, self.unit_scales)),
-                      "dma_copy", writes=[("unit",)])
+                                                _sb(32 * q4, self.unit_scales)), "dma_copy")
         # The first panel over the weight and the result queues (no result is
         # ready before it), so that the PE starts sooner.
         load_panel(0, tuple(self.queues["w"]) + tuple(
             q for q in self.queues["c"] if q not in self.queues["w"]))
-        la, ahead = self.lookahead, DMA_AHEAD
         for u in range(min(ahead, len(units))):
             load_a(u)
-        for u in range(min(la, len(units))):
-            prep(u)
+        prep_through(la - 1, 1)
+        store = {}   # C slot -> the op of the store that last read it
         for u, (g, mt, kt) in enumerate(units):
             if u + ahead < len(units):
                 load_a(u + ahead)
             if mt == min(1, nmt - 1) and kt == 0 and g + 1 < len(p.groups):
                 # The next panel streams in while this one is used (from the second
                 # M-tile on, not competing with this panel's own loads).
-                load_panel(g + 1, self.queues["w"])
-            if u + la < len(units):
-                prep(u + la)
+                load_panel(g + 1)
+            prep_through(u + la, g + 1)
             kp, mw, r = p.kt[kt], p.mt[mt], u % self.ra
             aq, aqs = self.aq[r]
             gi = g * nmt + mt
             half, c = gi % 2, gi % self.rc
-            # The ring slot is free again once its ldweights retired; the result slot
-            # once its previous store did (the PE learns it here, so the evacuation
-            # into it needs no second wait).
-            reads = [("aq", r), ("araw", r)]
-            if kt == 0 and gi >= self.rc:
-                reads.append(("ctok", c))
-            s.add("pe", _ldweights(p.arch, kp, mw, aq, aqs), "ldweights", reads=reads)
-            b = g % 2
+            # The result slot is free again once its previous store retired: the
+            # M-tile's first ldweights takes that wait, so that the evacuation
+            # into the slot (which waits for the PE) needs no second one.
+            after = [store[c]] if kt == 0 and c in store else []
+            s.add("pe", _ldweights(p.arch, kp, mw, aq, aqs), "ldweights", after=after)
             for j, nt in enumerate(p.groups[g]):
                 wq, ws = self._tile_w(g, j, kt)
-                reads = [("wraw", b, kt)] + ([("psum", half)] if kt else [])
-                if spec["store"] != "mx":
-                    reads.append(("wq", b, kt, j))
-                if self.unit_scales is not None:
-                    reads.append(("unit",))
                 s.add("pe", _matmul(p.arch, spec["pe"], kp, p.nt[nt], int(kt > 0), wq, ws,
-                                    8192 * half + PSUM_BANK * j), "matmul",
-                      reads=reads, writes=[("psum", half)])
+                                    8192 * half + PSUM_BANK * j), "matmul")
             if kt == len(p.kt) - 1:
-                self._evacuate(s, g, mt, half, self.cslot[c], writes=[("c", c)])
+                self._evacuate(s, g, mt, half, self.cslot[c])
                 cols, n0 = p.group_cols(g), NTILE * p.groups[g][0]
-                s.add(queue("c", self.queues["c"]),
-                      _dma(mw, 4 * cols, _sb(0, self.cslot[c]),
-                           _hbm(self.h_c + 4 * (MTILE * mt * p.npad + n0), 4 * p.npad)),
-                      "dma_copy", reads=[("c", c)], writes=[("ctok", c)])
+                store[c] = s.add(queue("c", self.queues["c"]),
+                                 _dma(mw, 4 * cols, _sb(0, self.cslot[c]),
+                                      _hbm(self.h_c + 4 * (MTILE * mt * p.npad + n0), 4 * p.npad)),
+                                 "dma_copy")
         s.assign_waits()
+
+    def host_accesses(self):
+        """(writes, reads): the bytes the host writes before the run and reads after
+        it, as access.verify takes them."""
+        p = self.plan
+        if self.placement == "dma":
+            return ([("hbm", access.hbm_rect(0, self.h_in_end))],
+                    [("hbm", access.hbm_rect(self.h_c, self.h_c + 4 * p.m * p.npad))])
+        reads = [("sbuf", access.rect(0, p.mt[mt], off, off + 4 * p.group_cols(g)))
+                 for (mt, g), off in self.cout.items()]
+        return [("sbuf", access.rect(0, 128, 0, self.lay.top))], reads
+
+    def verify(self, text):
+        """The program text checked against its own accesses (access.verify): no
+        race, no read of bytes nothing wrote, no write nothing reads."""
+        writes, reads = self.host_accesses()
+        return access.verify(text, writes, reads)
 
     def program(self, drop_wait=None):
         p = self.plan
@@ -555,6 +703,24 @@ class Kernel:
 
 # ----------------------------------------------------------------- the run
 
+def operand_array(x, what):
+    """A given operand as a 2-D float32 NumPy array: an ndarray, or anything NumPy
+    takes (a list, a torch tensor on the CPU); float16 / float64 are converted."""
+    if x is None:
+        return None
+    try:
+        a = np.asarray(x)
+    except Exception as e:   # a tensor on a device, an object NumPy cannot read
+        raise GemmError(f"{what}: a {type(x).__name__} that NumPy cannot read as an array "
+                        f"({e})") from None
+    if a.dtype.kind != "f" or a.dtype.itemsize > 8:
+        raise GemmError(f"{what}: a {a.dtype} array; the GEMM takes float32 (float16 / float64 "
+                        "are converted)")
+    if a.ndim != 2:
+        raise GemmError(f"{what}: {a.ndim}-D; the GEMM takes a 2-D array")
+    return a.astype(np.float32)
+
+
 def operands(plan, a=None, w=None, seed=0):
     """A (M x K) and W (K x N) float32: given, or random (A ~ N(0, 1), W ~ N(0, 1/K))."""
     rng = np.random.default_rng(seed)
@@ -562,15 +728,16 @@ def operands(plan, a=None, w=None, seed=0):
         a = rng.standard_normal((plan.m, plan.k)).astype(np.float32)
     if w is None:
         w = (rng.standard_normal((plan.k, plan.n)) / np.sqrt(plan.k)).astype(np.float32)
+    a, w = operand_array(a, "--a"), operand_array(w, "--w")
     for name, x, shape in (("--a", a, (plan.m, plan.k)), ("--w", w, (plan.k, plan.n))):
-        if x.ndim != 2 or x.shape != shape:
+        if x.shape != shape:
             raise GemmError(f"{name} is {' x '.join(map(str, x.shape))}, the GEMM needs "
                             f"{shape[0]} x {shape[1]} (--m {plan.m} --k {plan.k} --n {plan.n})")
         bad = np.argwhere(~np.isfinite(x))
         if len(bad):
-            raise GemmError(f"{name} holds {x[tuple(bad[0])]} at {tuple(int(i) for i in bad[0])}: "
-                            "the inputs must be finite")
-    return a.astype(np.float32), w.astype(np.float32)
+            at = tuple(int(i) for i in bad[0])
+            raise GemmError(f"{name} holds {x[at]} at {at}: the inputs must be finite")
+    return a, w
 
 
 def prepare(plan, a, w):
@@ -598,23 +765,254 @@ def peak_tflops(timing):
     return 2 * 128 * 128 * pump * timing["clocks_mhz"]["pe"] * 1e6 / 1e12
 
 
-def make_kernel(plan, core, lookahead=2, placement="dma", queues=None):
-    """The kernel of `plan` on `core`: in the DMA placement the widest weight panel
-    (4, 2 or 1 N-tiles per group) whose double buffer fits in SBUF."""
-    sbuf, hbm = core.partition_bytes("sbuf"), core.timing["hbm"]["bytes"]
-    if placement != "dma":
-        return Kernel(plan, sbuf, lookahead, placement, hbm)
-    err = None
-    for group in (GROUP, 2, 1):
-        p = plan if group == GROUP else Plan(plan.m, plan.k, plan.n, plan.weights, plan.arch,
-                                             group)
+# The most instructions a generated program may hold: the generator orders and
+# checks each with its accesses in Python (minutes for a million), and holds
+# about PROGRAM_BYTES_PER_INSTRUCTION of host memory for each meanwhile.
+MAX_INSTRUCTIONS = 1_000_000
+PROGRAM_BYTES_PER_INSTRUCTION = 6 * 1024
+
+
+def _proc_kib(path, key):
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.startswith(key):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def host_memory_available():
+    """Bytes this process may still allocate: MemAvailable, and under a limit of
+    the address space (ulimit -v) or of the data segment (ulimit -d) what is left
+    of it; None when unknown."""
+    avail = _proc_kib("/proc/meminfo", "MemAvailable:")
+    import resource
+    for limit, used_key in ((resource.RLIMIT_AS, "VmSize:"), (resource.RLIMIT_DATA, "VmData:")):
+        soft = resource.getrlimit(limit)[0]
+        used = _proc_kib("/proc/self/status", used_key)
+        if soft != resource.RLIM_INFINITY and used is not None:
+            left = max(0, soft - used)
+            avail = left if avail is None else min(avail, left)
+    return avail
+
+
+def host_bytes(plan, placement):
+    """About what the host side of a run with values holds at once: A (the float32
+    operand, its padded copy, BF16 codes and values, the DVE's view, codes,
+    scales and values: 8 float32 copies), W (the operand, its padded copy, the
+    quantized form and the values the PE multiplies: 6), C (the reference, the
+    result read back, a temporary: 3), and the memory image written to the core."""
+    mk, kn, mn = plan.m * plan.kpad, plan.kpad * plan.npad, plan.m * plan.npad
+    image = plan.hbm_input_bytes() if placement == "dma" else 128 * plan.sbuf_bytes("sbuf")
+    return 4 * (8 * mk + 6 * kn + 3 * mn) + image
+
+
+Capacities = collections.namedtuple("Capacities", "sbuf psum hbm")
+Capacities.__doc__ = "Bytes of an SBUF and a PSUM partition and of the HBM of a core."
+#: The capacities of a v4 / v5 core with its default profile.
+DEFAULT_CAPACITIES = Capacities(256 * 1024, 16 * 1024, 18 * 2**30)
+
+
+def capacities(core):
+    """The capacities of `core` (its profile's)."""
+    return Capacities(core.partition_bytes("sbuf"), core.partition_bytes("psum"),
+                      core.timing["hbm"]["bytes"])
+
+
+def check_sizes(plan, caps, placement="dma", lookahead=2, values=True):
+    """Refuses at once, naming the sizes, a GEMM the core or this host cannot hold
+    (HBM, SBUF, PSUM, the program's instructions, host memory); nothing is made
+    before. Returns the plan with the widest weight panel (4, 2 or 1 N-tiles per
+    group) whose double buffer fits in SBUF (the DMA placement)."""
+    shape = f"the {plan.m} x {plan.k} x {plan.n} GEMM"
+    sbuf, psum = caps.sbuf, caps.psum
+    if placement == "dma":
+        for group in (plan.group, 2, 1):
+            p = plan if group == plan.group else plan.regroup(group)
+            need = p.sbuf_bytes("dma")
+            if need <= sbuf:
+                plan = p
+                break
+        else:
+            raise GemmError(
+                f"{shape}'s DMA buffers need {need // 1024} KiB per SBUF partition ({p.group} "
+                f"N-tiles per weight panel, K {p.kpad}), {sbuf // 1024} KiB exist: K is too deep "
+                "for a double-buffered weight panel")
+        hbm = caps.hbm
+        need = plan.hbm_bytes()
+        if need > hbm:
+            raise GemmError(f"{shape} needs {size_text(need)} of HBM (A, W and C in their tiled "
+                            f"layouts), the core has {size_text(hbm)}")
+    else:
+        need = plan.sbuf_bytes("sbuf", lookahead)
+        if need > sbuf:
+            raise GemmError(
+                f"{shape} needs {need // 1024} KiB per SBUF partition with every tile resident "
+                f"(--placement sbuf), {sbuf // 1024} KiB exist: a smaller shape, or the DMA "
+                "placement (the default)")
+    need = plan.psum_bytes()
+    if need > psum:
+        raise GemmError(f"{shape} accumulates in {size_text(need)} of PSUM per partition (two "
+                        f"halves of four 2 KiB banks), the core has {size_text(psum)}: a profile "
+                        "with more PSUM (psum bytes), or N up to 2048")
+    count = plan.instructions(placement)
+    if count > MAX_INSTRUCTIONS:
+        raise GemmError(f"{shape} is a program of {count} instructions, more than the "
+                        f"{MAX_INSTRUCTIONS} the generator makes: split it")
+    program = PROGRAM_BYTES_PER_INSTRUCTION * count
+    need, avail = program + (host_bytes(plan, placement) if values else 0), host_memory_available()
+    if avail is not None and need > avail:
+        what = (f"its program ({count} instructions, {size_text(program)})"
+                + (" and its values (A, W, their quantized forms, C and the memory image)"
+                   if values else ""))
+        raise GemmError(f"{shape} needs about {size_text(need)} of host memory for {what}, "
+                        f"{size_text(avail)} are available: a smaller shape"
+                        + (", or --timing-only (no values)" if values else ""))
+    return plan
+
+
+def make_kernel(plan, core_or_caps, lookahead=2, placement="dma", queues=None, values=True):
+    """The kernel of `plan` on a core (or for its Capacities), its sizes checked
+    first (check_sizes)."""
+    caps = (core_or_caps if isinstance(core_or_caps, Capacities)
+            else capacities(core_or_caps))
+    plan = check_sizes(plan, caps, placement, lookahead, values)
+    return Kernel(plan, caps.sbuf, lookahead, placement, caps.hbm, queues)
+
+
+# Every file a GEMM command writes into --out (docs/KERNELS.md "Files").
+OUTPUT_FILES = ("report.json", "report.png", "out.npy", "a_used.npy", "w_used.npy", "program.tpb",
+                "stats.json", "retire.txt", "trace.perfetto.json", "cmd.txt", "hbm_inputs.npy",
+                "expected.npy")
+
+
+class ProgramCheckError(Exception):
+    """The generated program fails its own hazard check (a bug of the generator)."""
+
+
+class OutputDir:
+    """--out, holding only this run's files: opening it removes every file of
+    OUTPUT_FILES an earlier run left there (what this run does not write must not
+    look like its own); each file is written whole under a temporary name and
+    renamed into place. `written` lists this run's files, `removed` the earlier
+    run's, `others` the entries that are no GEMM output (left alone)."""
+
+    def __init__(self, path):
+        self.path, self.written, self.removed, self.others = path, [], [], []
+        if path is None:
+            return
         try:
-            return Kernel(p, sbuf, lookahead, placement, hbm, queues)
-        except GemmError as e:
-            if "HBM" in str(e):
-                raise
-            err = e
-    raise err
+            os.makedirs(path, exist_ok=True)
+        except FileExistsError:
+            raise GemmError(f"--out {path}: is a file, not a directory") from None
+        except OSError as e:
+            raise GemmError(f"--out {path}: cannot make the directory ({e.strerror})") from None
+        if not os.path.isdir(path):
+            raise GemmError(f"--out {path}: is not a directory")
+        for name in sorted(os.listdir(path)):
+            full = os.path.join(path, name)
+            if name in OUTPUT_FILES or name.startswith(".gemm-tmp"):
+                try:
+                    os.remove(full)
+                except IsADirectoryError:
+                    raise GemmError(f"--out {path}: {name} is a directory, where this command "
+                                    "writes a file") from None
+                except OSError as e:
+                    raise GemmError(f"--out {path}: cannot remove the earlier {name} "
+                                    f"({e.strerror})") from None
+                if name in OUTPUT_FILES:
+                    self.removed.append(name)
+            else:
+                self.others.append(name)
+
+    def __bool__(self):
+        return self.path is not None
+
+    def file(self, name):
+        return os.path.join(self.path, name)
+
+    def _write(self, name, write):
+        tmp = os.path.join(self.path, f".gemm-tmp{os.getpid()}.{name}")
+        try:
+            write(tmp)
+            os.replace(tmp, self.file(name))
+        except BaseException:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+            raise
+        self.written.append(name)
+
+    def text(self, name, text):
+        def w(p):
+            with open(p, "w") as f:
+                f.write(text)
+        self._write(name, w)
+
+    def npy(self, name, array):
+        def w(p):
+            with open(p, "wb") as f:
+                np.save(f, array)
+        self._write(name, w)
+
+    def json(self, name, obj):
+        self.text(name, json.dumps(obj, indent=2) + "\n")
+
+    def png(self, name, plot):
+        def w(p):
+            plot(p)
+        self._write(name, w)
+
+    def made(self, name):
+        """A file the core wrote itself (its outputs are staged and renamed too)."""
+        if os.path.exists(self.file(name)):
+            self.written.append(name)
+
+
+def _check_args(act, placement, seed, threads, out, timing, lookahead):
+    if act != "bf16":
+        raise GemmError(f"--act {act!r}: the activations are BF16 (quantized to MXFP8 E4M3 on "
+                        "the DVE); no other activation path is modelled")
+    if placement not in PLACEMENTS:
+        raise GemmError(f"--placement {placement!r}: dma | sbuf")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise GemmError(f"--seed {seed!r}: not a seed (a non-negative integer)")
+    if threads is not None:
+        try:
+            from ..core import threads_arg
+            threads_arg(threads)
+        except Error as e:
+            raise GemmError(f"--threads: {e}") from None
+    if out is not None:
+        if not isinstance(out, (str, os.PathLike)):
+            raise GemmError(f"--out: a path, not {type(out).__name__}")
+        if os.fspath(out) == "":
+            raise GemmError("--out '': an empty path (give a directory)")
+    if timing is not None and not isinstance(timing, dict):
+        if not isinstance(timing, (str, os.PathLike)):
+            raise GemmError(f"--timing: a profile path or a dict of overrides, not "
+                            f"{type(timing).__name__}")
+        t = os.fspath(timing)
+        if t == "":
+            raise GemmError("--timing '': an empty path (give a timing profile)")
+        if not os.path.exists(t):
+            raise GemmError(f"--timing {t}: no such file")
+        if os.path.isdir(t):
+            raise GemmError(f"--timing {t}: is a directory, not a timing profile")
+    if isinstance(lookahead, bool) or not isinstance(lookahead, int) or lookahead < 0:
+        raise GemmError(f"lookahead {lookahead!r}: a count of units (0 or more)")
+
+
+def _make_core(arch, timing):
+    try:
+        return Core(arch, timing)
+    except Error as e:
+        if timing is None:
+            raise GemmError(f"cannot make a {arch} core: {e}") from None
+        if isinstance(timing, dict):
+            raise GemmError(f"timing overrides: {e}") from None
+        raise GemmError(f"--timing {os.fspath(timing)}: {e}") from None
 
 
 def run(m, k, n, weights="mxfp4", act="bf16", arch="mariana", a=None, w=None, out=None,
@@ -623,71 +1021,100 @@ def run(m, k, n, weights="mxfp4", act="bf16", arch="mariana", a=None, w=None, ou
     """Runs one GEMM; returns its report (a dict) and writes the files into out.
     emit_only: writes a workload directory instead (program.tpb and cmd.txt, which
     `tpbsim run` and `tpbsim sweep` take; with values, the HBM image it loads and
-    the C it dumps) and runs nothing."""
-    if act != "bf16":
-        raise GemmError(f"--act {act}: the activations are BF16 (quantized to MXFP8 E4M3 on the "
-                        "DVE); no other activation path is modelled")
-    if placement not in PLACEMENTS:
-        raise GemmError(f"--placement {placement}: dma | sbuf")
+    the C it dumps) and runs nothing.
+
+    Every argument is checked before anything is made (GemmError naming it), every
+    size the shape implies (HBM, SBUF, PSUM, instructions, host memory) before
+    anything is allocated. `out` is emptied of an earlier run's files first
+    (OutputDir). A KeyboardInterrupt leaves only this run's files, listed in the
+    exception's `gemm_written`."""
+    _check_args(act, placement, seed, threads, out, timing, lookahead)
+    a, w = operand_array(a, "--a"), operand_array(w, "--w")
     plan = Plan(m, k, n, weights, arch)
     for name, x, shape in (("--a", a, (plan.m, plan.k)), ("--w", w, (plan.k, plan.n))):
-        if x is not None and (x.ndim != 2 or x.shape != shape):
+        if x is not None and x.shape != shape:
             raise GemmError(f"{name} is {' x '.join(map(str, x.shape))}, the GEMM needs "
                             f"{shape[0]} x {shape[1]} (--m {plan.m} --k {plan.k} --n {plan.n})")
+    values = not timing_only
+    if emit_only and out is None:
+        raise GemmError("--emit-only needs --out DIR")
+    if emit_only and placement != "dma" and values:
+        raise GemmError("--emit-only with values needs the DMA placement (the inputs are one "
+                        "HBM image); add --timing-only or drop --placement sbuf")
     wall0 = time.perf_counter()
-    try:
-        core = Core(arch, timing)
-    except Error as e:
-        raise GemmError(f"--timing: {e}") from None
+    core = _make_core(arch, timing)
     times = {}
-    with core:
-        t0 = time.perf_counter()
-        kernel = make_kernel(plan, core, lookahead, placement, queues)   # refuses what won't fit
-        plan = kernel.plan
-        text = kernel.program(drop_wait)
-        times["generate_s"] = time.perf_counter() - t0
-        if emit_only:
-            return emit_workload(plan, kernel, text, out, timing_only, a, w, seed)
-        if not timing_only:
-            a, w = operands(plan, a, w, seed)
-        elif a is not None or w is not None:
-            operands(plan, a if a is not None else np.zeros((plan.m, plan.k), np.float32),
-                     w if w is not None else np.zeros((plan.k, plan.n), np.float32))
-        t0 = time.perf_counter()
-        if timing_only:
-            # No values: nothing to quantize or place (SPEC §13).
-            a_used = qw = None
-        else:
-            a_bits, a_used, qw = prepare(plan, a, w)
-            kernel.place(core, a_bits, qw)
-        times["host_data_s"] = time.perf_counter() - t0
-        if out:
-            os.makedirs(out, exist_ok=True)
-            with open(os.path.join(out, "program.tpb"), "w") as f:
-                f.write(text)
-        run_kw = {"timing_only": bool(timing_only), "threads": threads}
-        if out and traces:
-            run_kw.update(stats=os.path.join(out, "stats.json"),
-                          retire=os.path.join(out, "retire.txt"),
-                          perfetto=os.path.join(out, "trace.perfetto.json"))
-        for i in range(len(core.semaphores)):
-            core.set_semaphore(i, 0)
-        status = "ok"
-        t0 = time.perf_counter()
-        try:
-            result = core.run(text, name="gemm.tpb", **run_kw)
-        except Deadlock as e:
-            status, result = "deadlock", e.result
-        except Fault as e:
-            status, result = "fault", e.result
+    outs = None
+    try:
+        with core:
+            t0 = time.perf_counter()
+            kernel = make_kernel(plan, core, lookahead, placement, queues, values)
+            plan = kernel.plan
+            text = kernel.program(drop_wait)
+            verdict = kernel.verify(text)
+            times["generate_s"] = time.perf_counter() - t0
+            if not verdict.ok and drop_wait is None:
+                raise ProgramCheckError(
+                    "the generated program fails its own hazard check (a bug of the generator): "
+                    + "; ".join(verdict.problems[:3])
+                    + (f" (+{len(verdict.problems) - 3} more)" if len(verdict.problems) > 3
+                       else ""))
+            if values:
+                a, w = operands(plan, a, w, seed)
+            elif a is not None or w is not None:
+                operands(plan, a if a is not None else np.zeros((plan.m, plan.k), np.float32),
+                         w if w is not None else np.zeros((plan.k, plan.n), np.float32))
+            outs = OutputDir(out)
+            if emit_only:
+                return emit_workload(plan, kernel, text, outs, timing_only, a, w)
+            return _run_on(core, plan, kernel, text, verdict, outs, a, w, times, wall0,
+                           timing_only, traces, check, log, threads)
+    except KeyboardInterrupt as e:
+        e.gemm_written = list(outs.written) if outs else []
+        e.gemm_out = out
+        raise
+
+
+def _run_on(core, plan, kernel, text, verdict, outs, a, w, times, wall0, timing_only, traces,
+            check, log, threads):
+    t0 = time.perf_counter()
+    if timing_only:
+        # No values: nothing to quantize or place (SPEC §13).
+        a_used = qw = None
+    else:
+        a_bits, a_used, qw = prepare(plan, a, w)
+        kernel.place(core, a_bits, qw)
+    times["host_data_s"] = time.perf_counter() - t0
+    if outs:
+        outs.text("program.tpb", text)
+    run_kw = {"timing_only": bool(timing_only), "threads": threads}
+    if outs and traces:
+        run_kw.update(stats=outs.file("stats.json"), retire=outs.file("retire.txt"),
+                      perfetto=outs.file("trace.perfetto.json"))
+    for i in range(len(core.semaphores)):
+        core.set_semaphore(i, 0)
+    status, message = "ok", ""
+    t0 = time.perf_counter()
+    try:
+        result = core.run(text, name="gemm.tpb", **run_kw)
+    except Deadlock as e:
+        status, result, message = "deadlock", e.result, e.message
+    except Fault as e:
+        status, result, message = "fault", e.result, e.message
+        if log:
             log(f"fault: {e}")
-        times["run_s"] = time.perf_counter() - t0
-        c = kernel.read_c(core) if status == "ok" and not timing_only else None
-        timing_profile = core.timing
+    if outs and traces:
+        for name in ("stats.json", "retire.txt", "trace.perfetto.json"):
+            outs.made(name)
+    times["run_s"] = time.perf_counter() - t0
+    c = kernel.read_c(core) if status == "ok" and not timing_only else None
+    timing_profile = core.timing
     wall = time.perf_counter() - wall0
 
     report = make_report(plan, kernel, result, timing_profile, status, wall, timing_only)
     report["wall"] = times
+    if message:
+        report["message"] = message
     if c is not None and check:
         want = quant.fp32_ksum(a_used, qw.used)[:, :plan.n]
         same = np.array_equal(c.view(np.uint32), want.view(np.uint32))
@@ -703,41 +1130,36 @@ def run(m, k, n, weights="mxfp4", act="bf16", arch="mariana", a=None, w=None, ou
     elif not check:
         report["check"] = {"bit_exact": None, "reason": "not checked (check=False)"}
     else:
-        report["check"] = {"bit_exact": False, "reason": status}
-    if result is not None and status == "ok":
-        report["ordering"] = ordering(kernel, result)
-    if out:
+        report["check"] = {"bit_exact": None,
+                           "reason": f"not checked: the run ended in a {status} (out.npy not "
+                                     "written)"}
+    report["ordering"] = ordering(verdict, result if status == "ok" else None)
+    if outs:
         if a_used is not None:
-            np.save(os.path.join(out, "a_used.npy"), a_used[:, :plan.k])
-            np.save(os.path.join(out, "w_used.npy"), qw.used[:plan.k, :plan.n])
+            outs.npy("a_used.npy", a_used[:, :plan.k])
+            outs.npy("w_used.npy", qw.used[:plan.k, :plan.n])
         if c is not None:
-            np.save(os.path.join(out, "out.npy"), c)
+            outs.npy("out.npy", c)
         if result is not None and traces:
             from .report import plot
             t0 = time.perf_counter()
-            plot(report, result.retires, os.path.join(out, "report.png"))
+            outs.png("report.png", lambda p: plot(report, result.retires, p))
             report["wall"]["plot_s"] = time.perf_counter() - t0
-        with open(os.path.join(out, "report.json"), "w") as f:
-            json.dump(report, f, indent=2)
-            f.write("\n")
+        report["files"] = outs.written + ["report.json"]
+        outs.json("report.json", report)
     report["_arrays"] = dict(
         c=c, a_used=None if a_used is None else a_used[:, :plan.k],
         w_used=None if qw is None else qw.used[:plan.k, :plan.n], a_used_pad=a_used,
         w_used_pad=None if qw is None else qw.used)
     report["_kernel"] = kernel
+    report["_result"] = result
+    report["_outputs"] = outs
     return report
 
 
-def emit_workload(plan, kernel, text, out, timing_only, a, w, seed):
+def emit_workload(plan, kernel, text, outs, timing_only, a, w):
     """A workload directory as traces/workloads/ holds them (docs/SWEEPS.md)."""
-    if not out:
-        raise GemmError("--emit-only needs --out DIR")
-    if kernel.placement != "dma" and not timing_only:
-        raise GemmError("--emit-only with values needs the DMA placement (the inputs are one "
-                        "HBM image); add --timing-only or drop --placement sbuf")
-    os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "program.tpb"), "w") as f:
-        f.write(text)
+    outs.text("program.tpb", text)
     shape = f"{plan.m} x {plan.k} x {plan.n}, {plan.weights} weights, {plan.arch}"
     lines = ["# tpbsim run arguments, paths relative to this directory",
              f"# C = A @ W {shape}, generated by python3 -m tpbsim.kernels gemm --emit-only",
@@ -745,39 +1167,35 @@ def emit_workload(plan, kernel, text, out, timing_only, a, w, seed):
     if timing_only:
         lines.append("--timing-only")
     else:
-        a, w = operands(plan, a, w, seed)
         a_bits, a_used, qw = prepare(plan, a, w)
-        np.save(os.path.join(out, "hbm_inputs.npy"), kernel.hbm_image(a_bits, qw))
+        outs.npy("hbm_inputs.npy", kernel.hbm_image(a_bits, qw))
         # C as the dump writes it (M x padded N), the reference of the check.
-        np.save(os.path.join(out, "expected.npy"), quant.fp32_ksum(a_used, qw.used))
+        outs.npy("expected.npy", quant.fp32_ksum(a_used, qw.used))
         lines += ["--load hbm:0x0=hbm_inputs.npy",
                   f"--dump hbm:{kernel.h_c:#x}:{plan.m}x{plan.npad}:f32=out.npy"]
-    with open(os.path.join(out, "cmd.txt"), "w") as f:
-        f.write("\n".join(lines) + "\n")
-    return {"emitted": out, "files": sorted(os.listdir(out)), "shape": shape,
-            "instructions": len(kernel.sched.ops)}
+    outs.text("cmd.txt", "\n".join(lines) + "\n")
+    return {"emitted": outs.path, "files": sorted(outs.written), "shape": shape,
+            "instructions": len(kernel.sched.ops), "_outputs": outs}
 
 
-def ordering(kernel, result):
-    """Every cross-engine hazard of the schedule checked on the retire records: the
-    producer retired no later than the consumer issued. A missing or wrong wait
-    shows here even when the race happened not to change a value."""
-    ops = kernel.sched.ops
-    rec = {(r.engine, r.index): r for r in result.retires}
-    checked, bad = 0, []
-    for i, op in enumerate(ops):
-        c = rec.get((op.engine, op.pos))
-        for d in op.deps:
-            prod = ops[d]
-            if prod.engine == op.engine:
-                continue
-            p = rec.get((prod.engine, prod.pos))
-            checked += 1
+def ordering(verdict, result):
+    """The program's ordering, from its own accesses (access.verify): statically,
+    every cross-engine hazard ordered by its semaphores, no read of bytes nothing
+    wrote, no write nothing reads; then every hazard against the retire records
+    (the producer retired no later than the consumer issued), which shows a wait
+    the model did not honour."""
+    bad = list(verdict.problems)
+    checked = len(verdict.hazards)
+    if result is not None:
+        rec = {(r.engine, r.index): r for r in result.retires}
+        for p_ins, c_ins in verdict.hazards:
+            p, c = rec.get((p_ins.engine, p_ins.pos)), rec.get((c_ins.engine, c_ins.pos))
             if c is None or p is None or p.end_ps > c.start_ps:
-                bad.append(f"{op.engine}[{op.pos}] {op.kind} issued at "
-                           f"{c.start_ps if c else '?'} ps before {prod.engine}[{prod.pos}] "
-                           f"{prod.kind} retired at {p.end_ps if p else '?'} ps")
-    return {"hazards_checked": checked, "violations": len(bad), "first": bad[:5]}
+                bad.append(f"{c_ins.name} issued at {c.start_ps if c else '?'} ps before "
+                           f"{p_ins.name} retired at {p.end_ps if p else '?'} ps")
+    return {"hazards_checked": checked, "violations": len(bad), "first": bad[:5],
+            "races": len(verdict.races), "uninitialized_reads": len(verdict.uninitialized),
+            "unused_writes": len(verdict.unused)}
 
 
 def make_report(plan, kernel, result, timing, status, wall, timing_only):

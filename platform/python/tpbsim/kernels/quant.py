@@ -143,7 +143,14 @@ def _pack_fp6(stream):
 
 def quantize_weights(w, fmt):
     """Host quantization of padded weights w [Kpad][Npad] (float32; Kpad % 128 == 0,
-    Npad a multiple of the format's column granule)."""
+    Npad a multiple of the format's column granule). Values near FLT_MAX are
+    finite inputs: a scaled code past it is +-Inf in FP32 as on the hardware,
+    then saturated by the narrowing, so NumPy's overflow warnings are silenced."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _quantize_weights(w, fmt)
+
+
+def _quantize_weights(w, fmt):
     spec = WEIGHT_FORMATS[fmt]
     w = np.asarray(w, dtype=np.float32)
     k, n = w.shape
@@ -189,7 +196,10 @@ def quantize_weights(w, fmt):
         codes = mx_encode(blk, s_el, code)
         # POOL: code value x 2^(s-127), RNE to the FP8 output format, saturating.
         v = numerics.decode(code, codes).astype(np.float64) * np.exp2(s_el - 127.0)
-        out_codes = numerics.encode(spec["out"], v.astype(np.float32))
+        # POOL scales exactly (in double) and saturates: a value past FLT_MAX is
+        # the format's largest, not an FP32 Inf (clip before the FP32 cast).
+        big = np.float64(np.finfo(np.float32).max)
+        out_codes = numerics.encode(spec["out"], np.clip(v, -big, big).astype(np.float32))
         used_lm = numerics.decode(spec["out"], out_codes).astype(np.float32)
         used = used_lm.reshape(k // 4, n, 4).transpose(0, 2, 1).reshape(k, n)
         stream = codes.reshape(k // 4, 4 * n)               # byte 4n + l
@@ -215,6 +225,11 @@ def fp32_ksum(a, w, block_bytes=2 << 20):
     same operations per element, in the same order)."""
     a = np.asarray(a, dtype=np.float32)
     w = np.asarray(w, dtype=np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):   # FP32 overflows to Inf, as the PE's
+        return _fp32_ksum(a, w, block_bytes)
+
+
+def _fp32_ksum(a, w, block_bytes):
     m, k = a.shape
     n = w.shape[1]
     out = np.empty((m, n), dtype=np.float32)

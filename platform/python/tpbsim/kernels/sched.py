@@ -1,10 +1,12 @@
 """Instruction lists ordered only by semaphores (docs/KERNELS.md "Ordering").
 
-A kernel is written as one sequential list of operations, each on an engine
-queue, each naming the buffers it reads and writes. The list is a valid
-sequential program; the engines run their own sub-lists in order and in
-parallel with each other. Every cross-engine hazard on a buffer (read after
-write, write after read, write after write) becomes a semaphore wait:
+A kernel is written as one sequential list of instructions, each on an engine
+queue. The list is a valid sequential program; the engines run their own
+sub-lists in order and in parallel with each other. What each instruction
+reads and writes is derived from its text (access.py: the bytes the model will
+touch, not a name the kernel gives them), and every cross-engine hazard on
+those bytes (read after write, write after read, write after write) becomes a
+semaphore wait:
 
 - every instruction of engine E increments semaphore sem[E] when it retires,
   so sem[E] >= c means "E's first c instructions have retired";
@@ -18,6 +20,8 @@ write, write after read, write after write) becomes a semaphore wait:
 """
 
 from dataclasses import dataclass, field
+
+from . import access
 
 
 @dataclass
@@ -35,24 +39,29 @@ class Schedule:
     def __init__(self, sem_of):
         self.ops = []
         self.sem_of = sem_of       # engine name -> semaphore index
-        self._writer = {}
-        self._readers = {}
+        self._tracker = access.Tracker()
+        self._pe_cols = None
 
-    def add(self, engine, text, kind, reads=(), writes=()):
+    def add(self, engine, text, kind, after=()):
+        """Appends one instruction; its dependencies are the earlier instructions
+        whose accesses conflict with its own, plus `after` (indices of earlier
+        instructions it must follow for a reason of the kernel's, e.g. to carry
+        a wait another instruction of its engine would otherwise need)."""
         i = len(self.ops)
-        deps = set()
-        for b in reads:
-            if b in self._writer:
-                deps.add(self._writer[b])
-        for b in writes:
-            if b in self._writer:
-                deps.add(self._writer[b])
-            deps |= self._readers.get(b, set())
-        for b in reads:
-            self._readers.setdefault(b, set()).add(i)
-        for b in writes:
-            self._writer[b] = i
-            self._readers[b] = set()
+        mnemonic, fields = access.parse(text)
+        accs = access.accesses(text, self._pe_cols if engine == "pe" else None)
+        cols = access.stationary_cols(mnemonic, fields)
+        if cols is not None:
+            self._pe_cols = cols
+        deps = set(after)
+        for rec, _, _ in self._tracker.touch(i, accs, engine):
+            j = rec.op
+            if self.ops[j].engine == engine:
+                if rec.mem == "hbm" and engine.startswith("dma"):
+                    raise RuntimeError(f"op {i} ({kind} on {engine}) and op {j} touch the same "
+                                       "HBM bytes on one DMA queue: they need a semaphore")
+                continue
+            deps.add(j)
         deps.discard(i)
         self.ops.append(Op(engine, text, kind, deps))
         return i
@@ -100,35 +109,55 @@ class Schedule:
             if not open_:
                 known[i] = base
                 continue
-            best, best_left = None, None
+            # The wait to take: the one that leaves the fewest hazards open, among
+            # those whose leftovers can move (below).
+            cands = []
             for e, c in open_.items():
                 producer = by_engine[e][c - 1]
                 k = _merge(base, self._done(producer, known))
                 left = {e2: c2 for e2, c2 in open_.items() if k.get(e2, 0) < c2}
-                if best is None or len(left) < len(best_left):
-                    best, best_left, best_k = (e, c), left, k
+                cands.append((len(left), len(cands), (e, c), left, k))
+            cands.sort(key=lambda x: x[:2])
+            for _, _, best, left, best_k in cands:
+                moves = self._moves(op, q, by_engine, best, left)
+                if moves is not None:
+                    break
+            else:
+                e2 = next(iter(cands[0][3]))
+                raise RuntimeError(f"cannot order op {i} ({op.kind} on {op.engine}): it needs "
+                                   f"{' and '.join(open_)} and no earlier {op.engine} op nor "
+                                   f"the op it waits for can take the {e2} wait")
             op.wait = best
             known[i] = best_k
-            if best_left:
-                # Move the rest to the latest earlier op of this engine that waits on
-                # the same engine or not at all, then recompute from there.
-                restart = i
-                for e2, c2 in best_left.items():
-                    producer = by_engine[e2][c2 - 1]
-                    j = op.pos - 1
-                    while j >= 0:
-                        cand = ops[q[j]]
-                        if cand.wait is None or cand.wait[0] == e2:
-                            break
-                        j -= 1
-                    if j < 0 or q[j] <= producer:
-                        raise RuntimeError(f"cannot order op {i} ({op.kind} on {op.engine}): "
-                                           f"it needs {e2} and {best[0]} and no earlier "
-                                           f"{op.engine} op can take the {e2} wait")
-                    ops[q[j]].extra.add(producer)
-                    restart = min(restart, q[j])
-                return restart
+            if moves:
+                for target, producer in moves:
+                    ops[target].extra.add(producer)
+                return min(i, *(t for t, _ in moves))
         return None
+
+    def _moves(self, op, q, by_engine, best, left):
+        """Where the hazards `left` open by waiting on `best` can go: each to the
+        latest earlier op of this engine that waits on the same engine or not at
+        all, else to the op waited for (it then implies them); a target must come
+        after the hazard's producer in the list. [(target, producer)], or None."""
+        ops = self.ops
+        waited = by_engine[best[0]][best[1] - 1]
+        out = []
+        for e2, c2 in left.items():
+            producer = by_engine[e2][c2 - 1]
+            j = op.pos - 1
+            while j >= 0:
+                cand = ops[q[j]]
+                if cand.wait is None or cand.wait[0] == e2:
+                    break
+                j -= 1
+            if j >= 0 and q[j] > producer:
+                out.append((q[j], producer))
+            elif waited > producer:
+                out.append((waited, producer))
+            else:
+                return None
+        return out
 
     # ---------------------------------------------------------------- text
     def emit(self, arch, drop_wait=None, header=()):

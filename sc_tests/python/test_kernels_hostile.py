@@ -1,0 +1,524 @@
+"""python3 -m tpbsim.kernels gemm against hostile inputs (docs/BAD_INPUT.md
+"The GEMM generator"): every weight format across the N-group boundaries is
+bit-exact and its program passes the hazard check of its own accesses; a
+program with a load in the wrong place or a missing wait fails that check;
+sizes are refused before anything is allocated; --out holds only this run's
+files; every bad argument is one line naming it, exit 1."""
+
+import json
+import os
+import pathlib
+import random
+import resource
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import tpbsim
+from tpbsim.kernels import access, gemm, quant
+
+FORMATS = list(quant.WEIGHT_FORMATS)
+ARCHS = ["mariana", "maverick"]
+DATA = pathlib.Path(__file__).parent / "data"
+# N across the group boundaries: a group is 4 N-tiles of 512 columns (2048).
+N_EDGES = [2047, 2048, 2049, 4097, 6145]
+
+
+def _cli(cwd, *args, timeout=300, **kw):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(d) for d in
+                                        env.get("PYTHONPATH", "").split(os.pathsep) if d)
+    return subprocess.run([sys.executable, "-m", "tpbsim.kernels", *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout,
+                          **kw)
+
+
+def _kernel(m, k, n, fmt, arch, placement="dma", **kw):
+    plan = gemm.Plan(m, k, n, fmt, arch)
+    return gemm.make_kernel(plan, gemm.DEFAULT_CAPACITIES, placement=placement, **kw)
+
+
+# ----------------------------------------------------------------- item 1: ordering
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_format_is_bit_exact_across_n_group_boundaries(fmt, arch):
+    """From one tile (1 x 1) and the issue's 5 x 31 up to two M- and K-tiles: the
+    run's C is the reference bit for bit and the program's hazard check (its own
+    accesses, its own waits) is clean."""
+    shapes = [(5, 31, n) for n in N_EDGES] + [(1, 1, 2049), (130, 600, 4097)]
+    for i, (m, k, n) in enumerate(shapes):
+        rep = gemm.run(m, k, n, fmt, "bf16", arch, seed=i, traces=False, log=None)
+        where = (m, k, n, fmt, arch)
+        assert rep["status"] == "ok", where
+        assert rep["check"]["bit_exact"] is True, (where, rep["check"])
+        assert rep["ordering"]["violations"] == 0, (where, rep["ordering"]["first"])
+        assert rep["ordering"]["hazards_checked"] > 0
+
+
+def test_programs_of_a_grid_of_shapes_pass_their_own_hazard_check():
+    """Without running: every format, arch and placement over N, M and K edges
+    (tiles of 512 columns, groups of 2048, M-tiles of 128, K-tiles of 512 with
+    32..128 partitions); a random sample of the grid, a fixed seed."""
+    ns = [1, 8, 511, 512, 513, 2047, 2048, 2049, 4095, 4097, 6145, 8193]
+    ms = [1, 5, 127, 128, 129, 300]
+    ks = [1, 31, 128, 129, 511, 512, 513, 1100]
+    grid = [(m, k, n, f, a, p) for m in ms for k in ks for n in ns for f in FORMATS
+            for a in ARCHS for p in ("dma", "sbuf")]
+    rng = random.Random(30)
+    sample = [g for g in grid if g[0] <= 5 and g[1] <= 31] + rng.sample(grid, 150)
+    checked = 0
+    for m, k, n, fmt, arch, placement in sample:
+        try:
+            kern = _kernel(m, k, n, fmt, arch, placement)
+        except gemm.GemmError as e:
+            assert placement == "sbuf" and "per SBUF partition" in str(e), e
+            continue
+        v = kern.verify(kern.program())
+        assert v.ok, ((m, k, n, fmt, arch, placement), v.problems[:3])
+        assert v.hazards
+        checked += 1
+    assert checked > 150
+    # C's rows far apart (N of 500000: 2 MB between the rows of a store).
+    kern = _kernel(200, 40, 500000, "mxfp8", "maverick")
+    assert kern.verify(kern.program()).ok
+
+
+def test_the_hazard_check_finds_a_panel_loaded_after_its_widening():
+    """The program the generator made before this was fixed for 5 x 31 x 4097 nf4
+    (the next group's widening before the DMA that loads its panel): every
+    wait is there, no race, yet the widenings read bytes nothing wrote and the
+    panel loads are never read. The check derives that from the text alone."""
+    text = (DATA / "gemm_nf4_5x31x4097_panel_after_widening.tpb").read_text()
+    kern = _kernel(5, 31, 4097, "nf4", "mariana")
+    writes, reads = kern.host_accesses()
+    v = access.verify(text, writes, reads)
+    assert not v.races and not v.deadlock
+    assert any("tensor_dequantize" in p and "nothing wrote before it" in p
+               for p in v.uninitialized), v.uninitialized
+    assert any(p.startswith("dma7[0] dma_copy") for p in v.unused), v.unused
+    # The program made now for the same shape is clean.
+    assert kern.verify(kern.program()).ok
+
+
+@pytest.mark.parametrize("fmt,arch", [("fp4", "mariana"), ("mxfp8", "maverick"),
+                                      ("bf16", "mariana"), ("fp6", "maverick")])
+def test_every_wait_removed_is_a_race(fmt, arch):
+    """Each wait of a program left out in turn: the check names a race every time
+    (from the accesses and the waits, not from a run that may hide it)."""
+    kern = _kernel(130, 600, 2600, fmt, arch)
+    waits = kern.sched.waits()
+    assert len(waits) >= 10
+    for i in waits:
+        v = kern.verify(kern.program(drop_wait=i))
+        assert v.races, (i, kern.sched.ops[i].text)
+
+
+def test_the_accesses_are_the_bytes_the_model_moves():
+    """The access rules (access.py) against the model's own counters: per engine
+    and DMA queue, the bytes the program text reads and writes are the bytes the
+    run's stats count (SBUF, PSUM and HBM; each rectangle once per instruction)."""
+    for fmt, arch in (("nf4", "mariana"), ("mxfp4", "maverick"), ("bf16", "maverick"),
+                      ("fp6", "mariana"), ("mxfp8", "mariana")):
+        rep = gemm.run(130, 600, 1100, fmt, "bf16", arch, traces=False, log=None)
+        kern = rep["_kernel"]
+        eng = rep["_result"].engines
+        v = kern.verify(kern.program())
+        per = {}
+        for ins in v.order:
+            d = per.setdefault(ins.engine, {})
+            for a in ins.accs:
+                if a.mem != "pe_weights":
+                    key = ("hbm" if a.mem == "hbm" else "core", a.write)
+                    d[key] = d.get(key, 0) + sum(access.rect_bytes(x) for x in a.rects)
+        assert len(per) >= 8
+        dma_sbuf = 0
+        for e, d in per.items():
+            # SBUF and PSUM in bytes_read / bytes_written; a DMA queue's HBM side in its
+            # counters, its SBUF side moved by the DMA engines (SPEC §10).
+            cnt = eng[e].get("counters") or {}
+            dma = e.startswith("dma")
+            got = {("hbm", False): cnt.get("hbm_read_bytes", 0),
+                   ("hbm", True): cnt.get("hbm_write_bytes", 0)}
+            if dma:
+                dma_sbuf += d.get(("core", False), 0) + d.get(("core", True), 0)
+            else:
+                got.update({("core", False): eng[e]["bytes_read"],
+                            ("core", True): eng[e]["bytes_written"]})
+            for key, n in got.items():
+                assert d.get(key, 0) == n, (fmt, arch, e, key, d.get(key, 0), n)
+        # Every DMA byte crosses the SBUF once (HBM <-> SBUF): the engines' bytes.
+        moved = sum(v["bytes_read"] for k, v in eng.items() if k.startswith("dma_engine"))
+        assert dma_sbuf == moved, (fmt, arch, dma_sbuf, moved)
+
+
+def test_an_emitted_workload_of_a_group_boundary_runs_right_in_tpbsim_run(tmp_path):
+    """--emit-only of the issue's shape: tpbsim run of its cmd.txt dumps expected.npy."""
+    tpbsim_bin = os.environ.get("TPBSIM_BIN")
+    if not tpbsim_bin:
+        pytest.skip("TPBSIM_BIN (the tpbsim binary) is not set")
+    for fmt in ("nf4", "bf16"):
+        wl = tmp_path / fmt
+        p = _cli(tmp_path, "gemm", "--m", 5, "--k", 31, "--n", 4097, "--weights", fmt,
+                 "--emit-only", "--out", wl)
+        assert p.returncode == 0, p.stderr
+        args = [a for x in (wl / "cmd.txt").read_text().split("\n")
+                if x and not x.startswith("#") for a in x.split()]
+        r = subprocess.run([tpbsim_bin, "run", *args], cwd=wl, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        got, want = np.load(wl / "out.npy"), np.load(wl / "expected.npy")
+        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+# ----------------------------------------------------------------- item 2: sizes
+
+def test_sizes_match_the_layouts_they_stand_for():
+    """The closed-form sizes check_sizes judges are the layouts' and the program's."""
+    for m, k, n, fmt, arch in [(5, 31, 4097, "nf4", "mariana"), (130, 600, 2600, "fp6", "maverick"),
+                               (300, 1100, 513, "mxfp4", "mariana"), (1, 1, 1, "bf16", "maverick"),
+                               (129, 2048, 6145, "int4", "mariana")]:
+        kern = _kernel(m, k, n, fmt, arch)
+        p = kern.plan
+        assert p.hbm_bytes() == kern.hbm.top, (m, k, n, fmt)
+        assert p.sbuf_bytes("dma") == kern.lay.top, (m, k, n, fmt)
+        assert p.instructions("dma") == len(kern.sched.ops), (m, k, n, fmt)
+        try:
+            ks = _kernel(m, k, n, fmt, arch, "sbuf")
+        except gemm.GemmError:
+            continue
+        assert ks.plan.sbuf_bytes("sbuf") == ks.lay.top
+        assert ks.plan.instructions("sbuf") == len(ks.sched.ops)
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--m", 1, "--k", 32, "--n", 10**10, "--weights", "mxfp4"], "GiB (", ),
+    (["--m", 1, "--k", 32, "--n", 10**10, "--weights", "nf4", "--timing-only"], "of HBM"),
+    (["--m", 10**12, "--k", 10**12, "--n", 10**12, "--weights", "bf16"], "per SBUF partition"),
+    (["--m", 2**40, "--k", 128, "--n", 8, "--weights", "fp6"], "of HBM"),
+])
+def test_huge_sizes_are_refused_at_once(tmp_path, args, msg):
+    t0 = time.monotonic()
+    p = _cli(tmp_path, "gemm", *args, "--out", tmp_path / "o", timeout=60)
+    assert p.returncode == 1, (p.returncode, p.stderr)
+    assert msg in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert time.monotonic() - t0 < 30
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_instruction_count_is_refused_before_the_program_is_made():
+    """A 1 TiB HBM holds C of 256000 x 1024000, a program of millions of matmuls."""
+    p = gemm.Plan(256000, 128, 1024000, "mxfp4", "mariana")
+    caps = gemm.Capacities(256 * 1024, 16 * 1024, 2**40)
+    t0 = time.monotonic()
+    with pytest.raises(gemm.GemmError, match=r"program of \d+ instructions, more than"):
+        gemm.check_sizes(p, caps, values=False)
+    assert time.monotonic() - t0 < 5
+    assert "nt" not in p.__dict__          # no tile list was made
+
+
+def test_host_memory_is_checked_under_a_memory_limit(tmp_path):
+    """Under ulimit -v of 7 GiB, with a profile of 2 GiB of HBM (the core reserves
+    its HBM's address space), an 8192 x 8192 x 16384 GEMM's values (about 7 GB
+    on the host) are refused at once naming the GiB, exit 1, where they used to
+    grow until a MemoryError traceback."""
+    limit = 7 << 30
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    (tmp_path / "hbm.json").write_text(json.dumps({"hbm": {"bytes": 2 << 30}}))
+    args = ["gemm", "--m", 8192, "--k", 8192, "--n", 16384, "--weights", "mxfp4", "--out",
+            tmp_path / "o", "--no-traces", "--timing", tmp_path / "hbm.json"]
+    t0 = time.monotonic()
+    p = _cli(tmp_path, *args, preexec_fn=cap, timeout=120)
+    assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
+    assert "of host memory" in p.stderr and "GiB" in p.stderr and "Traceback" not in p.stderr
+    assert time.monotonic() - t0 < 60
+    assert not (tmp_path / "o").exists()
+    sizes = gemm.Plan(8192, 8192, 16384, "mxfp4", "mariana")
+    assert gemm.host_bytes(sizes, "dma") > limit - (2 << 30)
+
+
+# ----------------------------------------------------------------- item 3: --out
+
+OURS = set(gemm.OUTPUT_FILES)
+
+
+def test_a_timing_only_run_removes_an_earlier_runs_values(tmp_path):
+    out = tmp_path / "o"
+    p = _cli(tmp_path, "gemm", "--m", 64, "--k", 256, "--n", 256, "--weights", "mxfp8", "--out",
+             out)
+    assert p.returncode == 0, p.stderr
+    assert {"out.npy", "a_used.npy", "w_used.npy"} <= set(os.listdir(out))
+    (out / "mine.txt").write_text("the user's")
+    p = _cli(tmp_path, "gemm", "--m", 64, "--k", 256, "--n", 256, "--weights", "mxfp8", "--out",
+             out, "--timing-only", "--no-traces")
+    assert p.returncode == 0, p.stderr
+    left = set(os.listdir(out))
+    assert left == {"report.json", "program.tpb", "mine.txt"}, left
+    rep = json.loads((out / "report.json").read_text())
+    assert set(rep["files"]) == left - {"mine.txt"}
+    assert "replaced an earlier run's" in p.stdout and "a_used.npy" in p.stdout
+    assert "not written by this run: mine.txt" in p.stdout
+    assert (out / "mine.txt").read_text() == "the user's"
+
+
+def test_an_emit_only_run_leaves_no_earlier_report(tmp_path):
+    out = tmp_path / "o"
+    assert _cli(tmp_path, "gemm", "--m", 8, "--k", 64, "--n", 64, "--weights", "int4", "--out",
+                out).returncode == 0
+    p = _cli(tmp_path, "gemm", "--m", 8, "--k", 64, "--n", 64, "--weights", "int4", "--out",
+             out, "--emit-only", "--timing-only")
+    assert p.returncode == 0, p.stderr
+    assert set(os.listdir(out)) == {"program.tpb", "cmd.txt"}
+
+
+def test_ctrl_c_leaves_only_this_runs_files_and_says_so(tmp_path):
+    out = tmp_path / "o"
+    assert _cli(tmp_path, "gemm", "--m", 8, "--k", 64, "--n", 64, "--weights", "mxfp4",
+                "--out", out).returncode == 0
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(d) for d in
+                                        env.get("PYTHONPATH", "").split(os.pathsep) if d)
+    proc = subprocess.Popen([sys.executable, "-m", "tpbsim.kernels", "gemm", "--m", "1024",
+                             "--k", "4096", "--n", "8192", "--weights", "mxfp4", "--out",
+                             str(out), "--timing-only"], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # This run's program.tpb: written after the earlier run's files were removed.
+    deadline = time.monotonic() + 240
+    while ((out / "report.json").exists() or not (out / "program.tpb").exists()) \
+            and time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "this run's program.tpb" in err and "Traceback" not in err
+    left = set(os.listdir(out))
+    assert "report.json" not in left and "out.npy" not in left, left
+    assert left <= OURS, left
+
+
+# ----------------------------------------------------------------- item 4: arguments
+
+def _npz(tmp_path):
+    np.savez(tmp_path / "x.npz", a=np.ones((4, 4), np.float32))
+    return "x.npz"
+
+
+BASE = ["--m", 8, "--k", 64, "--n", 8, "--weights", "bf16"]
+BAD_ARGS = [
+    (["--seed", -1], "--seed"), (["--seed", "x"], "--seed"), (["--seed", ""], "--seed"),
+    (["--seed", 2**64], "--seed"),
+    (["--a", "x.npz"], "--a x.npz: a .npz archive"), (["--w", "x.npz"], "--w x.npz"),
+    (["--a", ""], "--a ''"), (["--w", ""], "--w ''"), (["--a", "."], "--a .: is a directory"),
+    (["--out", ""], "--out ''"), (["--out", "file.txt"], "--out file.txt: is a file"),
+    (["--timing", ""], "--timing ''"), (["--timing", "."], "--timing .: is a directory"),
+    (["--timing", "nope.json"], "no such file"),
+    (["--threads", ""], "--threads"), (["--threads", 0], "--threads"),
+    (["--threads", 1025], "--threads"), (["--threads", "x"], "--threads"),
+    (["--threads", -2], "--threads"),
+    (["--m", ""], "--m"), (["--m", -1], "--m"), (["--m", 0], "--m"), (["--m", "1.5"], "--m"),
+    (["--k", "x"], "--k"), (["--n", ""], "--n"), (["--n", 0], "--n"),
+    (["--weights", ""], "--weights ''"), (["--weights", "x"], "--weights 'x'"),
+    (["--act", ""], "--act ''"), (["--act", "fp32"], "--act 'fp32'"),
+    (["--arch", ""], "--arch ''"), (["--arch", "x"], "--arch 'x'"),
+    (["--arch", "cayman"], "--arch cayman"),
+    (["--placement", ""], "--placement"), (["--placement", "psum"], "--placement"),
+]
+
+
+@pytest.mark.parametrize("extra,msg", BAD_ARGS)
+def test_every_bad_argument_is_one_line_naming_it(tmp_path, extra, msg):
+    _npz(tmp_path)
+    (tmp_path / "file.txt").write_text("x")
+    args = list(BASE)
+    for k, v in zip(extra[::2], extra[1::2]):
+        if k in args:
+            args[args.index(k) + 1] = v
+        else:
+            args += [k, v]
+    p = _cli(tmp_path, "gemm", *args)
+    assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
+    assert msg in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert not p.stdout
+
+
+def test_the_python_entry_point_checks_its_arguments_too():
+    good = dict(m=8, k=64, n=8, weights="bf16", act="bf16", arch="mariana", traces=False,
+                log=None, timing_only=True)
+    bad = [dict(m=True), dict(m=8.0), dict(m="8"), dict(weights=3), dict(arch=None),
+           dict(act=None), dict(seed=-1), dict(seed=1.5), dict(threads=0), dict(threads="2"),
+           dict(out=""), dict(out=5), dict(timing=""), dict(timing=3), dict(placement=None),
+           dict(a="x"), dict(a=np.ones((2, 2, 2), np.float32)), dict(a=np.ones((8, 64), int)),
+           dict(lookahead=-1)]
+    for b in bad:
+        with pytest.raises(gemm.GemmError):
+            gemm.run(**{**good, **b})
+    rep = gemm.run(**{**good, "threads": np.int64(2), "seed": np.uint64(3)})
+    assert rep["status"] == "ok"
+
+
+def test_operands_from_other_array_types():
+    """A torch tensor (or a list) is read through NumPy; a non-finite value is
+    named with its place, from any array type."""
+    w = [[0.5] * 8 for _ in range(64)]
+    rep = gemm.run(8, 64, 8, "mxfp8", w=w, traces=False, log=None)
+    assert rep["check"]["bit_exact"] is True
+
+    class Tensorish:
+        """What a torch tensor offers NumPy (__array__), and an indexing that
+        takes no NumPy integers (where the error path used to fail)."""
+
+        def __init__(self, a):
+            self.a = a
+
+        def __array__(self, dtype=None):
+            return self.a if dtype is None else self.a.astype(dtype)
+
+        def __getitem__(self, i):
+            raise IndexError("only tensors of the same kind index this")
+
+    a = np.ones((8, 64), np.float32)
+    a[3, 5] = np.inf
+    with pytest.raises(gemm.GemmError, match=r"--a holds inf at \(3, 5\)"):
+        gemm.run(8, 64, 8, "mxfp8", a=Tensorish(a), traces=False, log=None)
+    a[3, 5] = 2.0
+    rep = gemm.run(8, 64, 8, "mxfp8", a=Tensorish(a), traces=False, log=None)
+    assert rep["check"]["bit_exact"] is True
+
+
+def test_operands_from_a_torch_tensor():
+    torch = pytest.importorskip("torch")
+    a = torch.ones((8, 64), dtype=torch.float32)
+    rep = gemm.run(8, 64, 8, "mxfp8", a=a, traces=False, log=None)
+    assert rep["check"]["bit_exact"] is True
+    a[3, 5] = float("nan")
+    with pytest.raises(gemm.GemmError, match=r"--a holds nan at \(3, 5\)"):
+        gemm.run(8, 64, 8, "mxfp8", a=a, traces=False, log=None)
+    with pytest.raises(gemm.GemmError, match="float32"):
+        gemm.run(8, 64, 8, "mxfp8", a=torch.ones((8, 64), dtype=torch.int32), traces=False,
+                 log=None)
+
+
+# ----------------------------------------------------------------- item 5: messages
+
+def test_core_failures_say_what_failed(make_core):
+    core = make_core("mariana")
+    with pytest.raises(gemm.GemmError) as e:
+        gemm.run(8, 64, 8, "bf16", traces=False, log=None)
+    assert str(e.value).startswith("cannot make a mariana core: ") and "--timing" not in str(e.value)
+    core.close()
+    with pytest.raises(gemm.GemmError, match=r"^timing overrides: "):
+        gemm.run(8, 64, 8, "bf16", timing={"clocks_mhz.pe": "fast"}, traces=False, log=None)
+
+
+def test_small_capacities_are_named_in_bytes_and_refused_before_the_run():
+    with pytest.raises(gemm.GemmError, match=r"needs 456\.00 KiB \(466944 bytes\) of HBM .*, "
+                                             r"the core has 64\.00 KiB \(65536 bytes\)"):
+        gemm.run(64, 512, 512, "mxfp8", timing={"hbm.bytes": 65536}, traces=False, log=None)
+    with pytest.raises(gemm.GemmError, match=r"16\.00 KiB \(16384 bytes\) of PSUM per partition.*"
+                                             r"the core has 4\.00 KiB \(4096 bytes\)"):
+        gemm.run(64, 512, 4096, "mxfp8", timing={"psum_bytes_per_partition": 4096},
+                 traces=False, log=None)
+    # One group of 512 columns fits in 4 KiB of PSUM (2 KiB + the other half's 2 KiB: no,
+    # one half of 2 KiB when there is one group and one M-tile).
+    rep = gemm.run(64, 512, 512, "mxfp8", timing={"psum_bytes_per_partition": 4096},
+                   traces=False, log=None)
+    assert rep["check"]["bit_exact"] is True
+
+
+def test_huge_weights_print_no_numpy_warning(tmp_path):
+    w = np.full((64, 16), 1e38, np.float32)
+    w[::2] = -3e38
+    np.save(tmp_path / "w.npy", w)
+    np.save(tmp_path / "a.npy", np.full((8, 64), 1.5, np.float32))
+    for fmt in FORMATS:
+        p = _cli(tmp_path, "gemm", "--a", "a.npy", "--w", "w.npy", "--weights", fmt, "--out",
+                 tmp_path / fmt, "--no-traces")
+        assert "Warning" not in p.stderr, (fmt, p.stderr)
+        assert p.returncode == 0, (fmt, p.stdout, p.stderr)
+        assert "bit for bit" in p.stdout
+
+
+def test_a_fault_is_reported_as_a_fault_not_a_check(tmp_path, monkeypatch):
+    """A run that faults says so (status, message) and checks nothing."""
+    orig = gemm.Kernel.program
+
+    def broken(self, drop_wait=None):   # a QuantizeMX of 100 channels: invalid, a fault
+        return orig(self, drop_wait).replace("quantize_mx channels=128", "quantize_mx channels=100",
+                                             1)
+
+    monkeypatch.setattr(gemm.Kernel, "program", broken)
+    monkeypatch.setattr(gemm.Kernel, "verify", lambda self, text: access.Verdict())
+    rep = gemm.run(128, 512, 512, "mxfp8", traces=False, log=None, out=tmp_path / "o")
+    assert rep["status"] == "fault" and rep["message"]
+    assert rep["check"]["bit_exact"] is None and "fault" in rep["check"]["reason"]
+    assert "out.npy" not in os.listdir(tmp_path / "o")
+
+
+# ----------------------------------------------------------------- random arguments
+
+def test_random_argument_lists_exit_0_1_or_2_and_never_a_traceback(tmp_path, capsys):
+    """A fuzz of the command's arguments (fixed seed): each option absent, right,
+    empty, negative, huge, of the wrong type or garbage, in random combinations;
+    every outcome is an exit status of the command's (a one-line message for 1),
+    never another exception."""
+    from tpbsim.kernels.__main__ import main
+    np.save(tmp_path / "a.npy", np.ones((4, 40), np.float32))
+    np.save(tmp_path / "bad.npy", np.ones((4, 40), np.int16))
+    np.savez(tmp_path / "z.npz", a=np.ones(3))
+    (tmp_path / "t.json").write_text(json.dumps({"clocks_mhz": {"pe": 1000}}))
+    (tmp_path / "junk.json").write_text("{not json")
+    junk = ["", "-1", "0", "x", "1e3", "2**64", str(2**70), "-", "--", " ", "\t", "nan", "1.5",
+            "\u00e9", "0x10"]
+    values = {
+        "--m": ["1", "4", "129"], "--k": ["1", "40", "513"], "--n": ["1", "8", "2049"],
+        "--weights": FORMATS, "--act": ["bf16"], "--arch": ARCHS,
+        "--a": ["a.npy", "a.npy", "bad.npy", "z.npz", "missing.npy", "."],
+        "--w": ["missing.npy", "z.npz"], "--out": ["o1", "o2/deeper", "o1", "a.npy"],
+        "--timing": ["t.json", "t.json", "junk.json", "missing.json", "."],
+        "--placement": ["dma", "sbuf"], "--threads": ["1", "2", "1024"],
+        "--seed": ["0", "7", str(2**64 - 1)],
+    }
+    flags = ["--timing-only", "--emit-only", "--no-traces"]
+    rng = random.Random(3030)
+    outcomes = {}
+    rare = {"--a": 0.85, "--w": 0.9, "--timing": 0.85, "--m": 0.1, "--k": 0.1,
+            "--n": 0.1}                     # how often an option is absent
+    for _ in range(200):
+        argv = ["gemm"]
+        for opt, good in values.items():
+            if rng.random() < rare.get(opt, 0.4):
+                continue
+            argv += [opt, rng.choice(good) if rng.random() < 0.88 else rng.choice(junk)]
+        if "--weights" not in argv and rng.random() < 0.9:
+            argv += ["--weights", rng.choice(FORMATS)]
+        argv += [f for f in flags if rng.random() < 0.5]
+        if "--timing-only" not in argv:      # keep runs short: values only for tiny shapes
+            argv += ["--timing-only"] if rng.random() < 0.7 else []
+        old = os.getcwd()
+        os.chdir(tmp_path)
+        try:
+            code = main(argv)
+        except SystemExit as e:
+            code = e.code
+        finally:
+            os.chdir(old)
+        out = capsys.readouterr()
+        if isinstance(code, str):        # sys.exit(message): exit 1 with one line
+            assert "\n" not in code.strip() and code.startswith(("gemm: error: ",
+                                                                  "python3 -m tpbsim.kernels")), \
+                (argv, code)
+            code = 1
+        assert code in (0, 1, 2), (argv, code, out.err)
+        assert "Traceback" not in out.err, (argv, out.err)
+        outcomes[code] = outcomes.get(code, 0) + 1
+    assert outcomes.get(0, 0) >= 10 and outcomes.get(1, 0) >= 50, outcomes
