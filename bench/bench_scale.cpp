@@ -1,7 +1,8 @@
 // Exploration at scale (docs/PERFORMANCE.md): `tpbsim run` of a binary of
 // one-partition dequants, as a user runs it (the CLI in a child process),
 // with tracing off, with VCD + Perfetto at the default level (instructions
-// only above 16384) and at bundle level; and `tpbsim asm` of the same
+// only above 16384) and at bundle level, with the race check (SPEC §14,
+// `--racecheck`, tracing off); and `tpbsim asm` of the same
 // program as text. Reported per run: wall time (manual time), instructions
 // and simulated POOL cycles per wall second, peak resident memory and the
 // trace bytes written.
@@ -90,7 +91,7 @@ std::uint64_t size_of(const std::string& p) {
   return stat(p.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
 }
 
-enum Mode { kOff, kTraces, kTracesBundle };
+enum Mode { kOff, kTraces, kTracesBundle, kRaceCheck };
 
 void run_bench(benchmark::State& state, Mode mode) {
   const long n = state.range(0);
@@ -104,7 +105,8 @@ void run_bench(benchmark::State& state, Mode mode) {
     // replacing it pays at its end; docs/PERFORMANCE.md).
     for (const char* f : {"/s.json", "/t.vcd", "/t.json", "/t.gtkw"}) std::remove((d + f).c_str());
     std::vector<std::string> args = {TPBSIM_BIN, "run", bin, "-q", "--stats", d + "/s.json"};
-    if (mode != kOff) {
+    if (mode == kRaceCheck) args.push_back("--racecheck");
+    if (mode == kTraces || mode == kTracesBundle) {
       for (const char* a : {"--vcd", "--perfetto"}) args.push_back(a);
       args.insert(args.end() - 1, d + "/t.vcd");
       args.push_back(d + "/t.json");
@@ -134,6 +136,7 @@ void run_bench(benchmark::State& state, Mode mode) {
 void BM_Run_TracingOff(benchmark::State& s) { run_bench(s, kOff); }
 void BM_Run_VcdPerfetto(benchmark::State& s) { run_bench(s, kTraces); }
 void BM_Run_VcdPerfettoBundles(benchmark::State& s) { run_bench(s, kTracesBundle); }
+void BM_Run_RaceCheck(benchmark::State& s) { run_bench(s, kRaceCheck); }
 
 void BM_Asm_Text(benchmark::State& state) {
   const long n = state.range(0);
@@ -159,6 +162,7 @@ BENCHMARK(BM_Run_VcdPerfettoBundles)
     ->Iterations(1)
     ->UseManualTime()
     ->Unit(benchmark::kSecond);
+BENCHMARK(BM_Run_RaceCheck)->Arg(kN)->Iterations(3)->UseManualTime()->Unit(benchmark::kSecond);
 BENCHMARK(BM_Asm_Text)->Arg(kN)->Iterations(1)->UseManualTime()->Unit(benchmark::kSecond);
 
 }  // namespace

@@ -6,7 +6,7 @@ include(CMakePackageConfigHelpers)
 
 set(TPBSIM_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/tpbsim)
 install(TARGETS tpbsim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(TARGETS tpb_isa tpb_io tpb_fw tpb_sc tpb_platform tpb_cosim tpb_run tpbsim_lib
+install(TARGETS tpb_isa tpb_io tpb_race tpb_fw tpb_sc tpb_platform tpb_cosim tpb_run tpbsim_lib
         EXPORT tpbsimTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tpbsim)

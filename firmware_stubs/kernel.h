@@ -86,6 +86,11 @@ class KernelContext {
   virtual std::uint8_t* direct(std::uint64_t /*addr*/, std::size_t /*len*/, bool /*for_write*/) {
     return nullptr;
   }
+  // An access a kernel makes without read() / write(): the SFU's tile file,
+  // which TQUANT reads and writes in its engine state. Only reported (the
+  // race check, SPEC §14, records it at its TLM address in region 2); it
+  // moves nothing and costs nothing.
+  virtual void touch(std::uint64_t /*addr*/, std::size_t /*len*/, bool /*write*/) {}
   // The engine's simulated time now in ps, local time ahead of the kernel's
   // clock included (a co-simulation observer starts its stream there).
   virtual std::uint64_t now_ps() const { return 0; }

@@ -61,6 +61,9 @@ LAYERS = [
      "pure C++: the table of timing fields, the integer timing profile (JSON load / merge / "
      "dump), IssuePipeline (an engine's issue timing: units, interlock)"),
     ("models/trace", 2, True, "pure C++: timestamped recorder, VCD / Perfetto / stats writers"),
+    ("models/race", 2, True,
+     "pure C++: the race check (SPEC §14): happens-before detector, vector clocks, shadow "
+     "memory, the semaphore plan, the report"),
     ("platform/io", 2, True, "pure C++: NumPy .npy read / write"),
     ("models/numerics", 1, True,
      "pure C++: every numeric format, dequant word streams, MX block quantize, element "

@@ -221,6 +221,12 @@ std::uint32_t check_allocation(KernelContext& ctx) {
   return 0;
 }
 
+// Tile n's payload in region 2 (docs/CONVENTIONS.md): where the race check
+// records TQUANT's reads and writes of it.
+std::uint64_t tile_payload(unsigned n) {
+  return isa::region_base(isa::Region::SfuTile) + std::uint64_t{n} * sfu::kTilePayloadStride;
+}
+
 // Bundle 4, the streaming loop: a snapshot of the source's valid region is
 // quantized into the new destination; padding stays undefined (Null).
 std::uint32_t quantize(KernelContext& ctx) {
@@ -228,6 +234,7 @@ std::uint32_t quantize(KernelContext& ctx) {
   if (st.noop) return 0;
   const TileFile& tf = ctx.engine_state().get<TileFile>();
   const Tile& s = tf.tile(st.src);
+  ctx.touch(tile_payload(st.src), std::size_t{st.rows} * st.col * 4, false);
   st.out = tf.allocate(st.w.dst_dtype, st.rows, st.vcol, st.col, st.w.tsize);
   for (std::size_t r = 0; r < st.rows; ++r)
     for (std::size_t c = 0; c < st.vcol; ++c) {
@@ -249,6 +256,7 @@ std::uint32_t quantize(KernelContext& ctx) {
 std::uint32_t publish(KernelContext& ctx) {
   TquantState& st = tquant_state(ctx);
   if (st.noop) return 0;
+  ctx.touch(tile_payload(st.dst), std::size_t{st.rows} * st.col, true);
   ctx.engine_state().get<TileFile>().publish(st.dst, std::move(st.out), st.raised);
   return 0;
 }

@@ -442,6 +442,23 @@ static_assert(offsetof(DmaDescriptor, reserved1) == 20);
 static_assert(offsetof(DmaDescriptor, src) == 32);
 static_assert(offsetof(DmaDescriptor, dst) == 48);
 
+// The DMA engine that moves row `row` of a descriptor (SPEC §10): of
+// `engines` engines, engine e carries the SBUF partitions e x ppe .. e x ppe
+// + ppe - 1 (ppe = 128 / engines, TIMING.md [J]: 16 engines of 8) — the
+// source's partition when the source is SBUF (a store, an SBUF -> SBUF
+// copy), else the destination's (a load); HBM -> HBM rows are dealt round
+// robin. The row's HBM bytes go with it. The DMA engines and the race check
+// both ask here.
+inline unsigned dma_engine_of_row(const DmaDescriptor& d, unsigned row, unsigned engines = 16) {
+  const unsigned ppe = (128 + engines - 1) / engines;
+  const auto sbuf_engine = [&](const DmaEndpoint& e) {
+    return ((static_cast<std::uint32_t>(e.addr) >> 18) % 128 + row) / ppe % engines;
+  };
+  if (d.src.kind == static_cast<std::uint8_t>(DmaEndpointKind::Sbuf)) return sbuf_engine(d.src);
+  if (d.dst.kind == static_cast<std::uint8_t>(DmaEndpointKind::Sbuf)) return sbuf_engine(d.dst);
+  return row % engines;
+}
+
 // ---------------------------------------------------------------------------
 // SFU TQUANT block word (seed 002, SPEC §6). One TQUANT block (BSTART.SFU
 // TQUANT .. BSTOP) is one 64-byte word on the SFU queue. The seed gives the

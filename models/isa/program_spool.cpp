@@ -84,12 +84,21 @@ bool Spool::copy_to(std::FILE* out) {
   }
 }
 
+std::vector<InstructionNote> notes_of(const std::vector<RawInst>& words) {
+  std::vector<InstructionNote> v;
+  v.reserve(words.size());
+  for (std::size_t i = 0; i < words.size(); ++i)
+    v.push_back(InstructionNote{static_cast<std::uint32_t>(i), events_of(words[i]), words[i][0]});
+  return v;
+}
+
 SpooledProgram::SpooledProgram(std::string path) : path_(std::move(path)) {
   for (auto& s : spools_) s = std::make_unique<Spool>();
 }
 
-std::unique_ptr<SpooledProgram> SpooledProgram::load(const std::string& path) {
+std::unique_ptr<SpooledProgram> SpooledProgram::load(const std::string& path, bool keep_notes) {
   auto p = std::make_unique<SpooledProgram>(path);
+  p->keep_notes(keep_notes);
   stream_program(path, *p);
   return p;
 }
@@ -97,6 +106,12 @@ std::unique_ptr<SpooledProgram> SpooledProgram::load(const std::string& path) {
 void SpooledProgram::inst(Engine e, const RawInst& raw, const SourceLoc& loc) {
   if (binary_queue(raw, loc.file, 0) != e) ++misplaced_;
   spools_[static_cast<unsigned>(e)]->append(raw);
+  if (loc.line == 0) binary_ = true;
+  if (keep_notes_) {
+    const auto line = static_cast<std::uint32_t>(loc.line > 0 ? loc.line : words_);
+    notes_[static_cast<unsigned>(e)].push_back(InstructionNote{line, events_of(raw), raw[0]});
+  }
+  ++words_;
 }
 
 std::uint64_t SpooledProgram::size() const {

@@ -16,6 +16,20 @@
 
 namespace tpb::isa {
 
+// What the race check (SPEC §14) keeps of each instruction when a
+// SpooledProgram is asked to (keep_notes): where it is in the program and
+// its opcode and EVENTS, for the report's source lines and mnemonics and
+// the semaphore plan made before the run. 16 bytes an instruction.
+struct InstructionNote {
+  // Text: the 1-based line of the instruction (of its first line); a
+  // binary: its word index in the file.
+  std::uint32_t line = 0;
+  Events events{};
+  std::uint8_t opcode = 0;
+};
+// The notes of words held in memory (line: the word's index).
+std::vector<InstructionNote> notes_of(const std::vector<RawInst>& words);
+
 // A sequential source of one engine's instruction words.
 class InstructionSource {
  public:
@@ -69,9 +83,20 @@ class Spool {
 class SpooledProgram : public ProgramSink {
  public:
   explicit SpooledProgram(std::string path);
+  // Keep a note (InstructionNote) of every instruction read from now on:
+  // memory grows by 16 bytes an instruction, so it is off unless a run
+  // checks races. Set before reading.
+  void keep_notes(bool on) { keep_notes_ = on; }
+  bool keeps_notes() const { return keep_notes_; }
+  // Engine e's notes, by instruction index (empty unless keep_notes).
+  const std::vector<InstructionNote>& notes(Engine e) const {
+    return notes_[static_cast<unsigned>(e)];
+  }
+  // Whether the words came from a binary (a note's line is then a word index).
+  bool binary() const { return binary_; }
   // Streams a program file (stream_program) into spools; throws as
   // load_program does (AsmError with file:line:col for text).
-  static std::unique_ptr<SpooledProgram> load(const std::string& path);
+  static std::unique_ptr<SpooledProgram> load(const std::string& path, bool keep_notes = false);
 
   void arch(Arch a, const SourceLoc&) override { arch_ = a; }
   void reg(const RegInit& r) override { regs_.push_back(r); }
@@ -97,6 +122,10 @@ class SpooledProgram : public ProgramSink {
   std::vector<RegInit> regs_;
   std::array<std::unique_ptr<Spool>, kNumQueues> spools_;
   std::uint64_t misplaced_ = 0;
+  bool keep_notes_ = false;
+  bool binary_ = false;
+  std::uint64_t words_ = 0;  // read so far, every engine
+  std::array<std::vector<InstructionNote>, kNumQueues> notes_;
 };
 
 }  // namespace tpb::isa

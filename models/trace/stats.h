@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace tpb::trace {
 
 struct EngineStats {
@@ -93,6 +95,9 @@ struct RunStats {
   SfuStats sfu;
   std::vector<TraceFileStats> traces;
   CosimStats cosim;
+  // The race check (SPEC §14), when the run had it: its report
+  // (race::report_json); null otherwise, and the key is left out.
+  nlohmann::json races;
 };
 
 }  // namespace tpb::trace

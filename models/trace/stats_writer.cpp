@@ -54,6 +54,7 @@ nlohmann::json stats_to_json(const RunStats& s) {
     out["mode_note"] =
         "timing only: no values computed in SBUF, PSUM or HBM (the SFU's tile file is, so its "
         "flags and faults are the full run's); what the run wrote there is not in memory";
+  if (!s.races.is_null()) out["races"] = s.races;
   if (s.cosim.enabled) {
     nlohmann::json blocks = nlohmann::json::object();
     for (const CosimBlockStats& c : s.cosim.blocks) {

@@ -4,11 +4,13 @@
 #include <cstdlib>
 #include <iostream>
 
+#include <fmt/format.h>
 #include <systemc>
 
 #include "platform/cli/commands.h"
 #include "platform/cosim/cosim.h"
 #include "platform/run/no_sc_main.h"
+#include "platform/run/race_check.h"
 #include "platform/run/run.h"
 #include "platform/run/stop_signals.h"
 
@@ -24,10 +26,14 @@ constexpr const char* kExitCodes =
     "\nexit codes: 0 ok; 1 bad input, usage or file error (nothing runs) or an output\n"
     "not written; 2 fault (invalid instruction, address error, tile fault); 3 deadlock;\n"
     "4 watchdog (--max-sim-time or --max-wall-time reached: the outputs are complete up\n"
-    "to the stop time); 128+N stopped by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP:\n"
+    "to the stop time); 5 race (--racecheck found one; the run completed and its outputs\n"
+    "are written; 2, 3 and 4 take precedence); 128+N stopped by signal N (130 SIGINT, 143 SIGTERM, "
+    "129 SIGHUP:\n"
     "during the simulation the outputs are written complete up to the stop time; a second\n"
     "signal, or one while reading inputs or writing outputs, stops at once and leaves no\n"
     "partial file). docs/BAD_INPUT.md lists every message.\n";
+// Races printed on stderr (the rest: --races FILE, --stats).
+constexpr std::size_t kRaceLines = 20;
 
 // Parses the arguments into `o`: -1 to go on, else the exit code (help
 // printed: 0; a usage error: 1).
@@ -71,6 +77,10 @@ void report_outcome(const run::RunOutcome& out, int sig) {
   if (sig && r.status != platform::RunStatus::Interrupted)
     std::fprintf(stderr, "tpbsim run: interrupted (%s) as the run ended; its outputs are whole\n",
                  run::signal_name(sig));
+  // The race check's findings (SPEC §14), even with -q: a race is no success.
+  if (out.report.races)
+    for (const std::string& line : run::race_lines(*out.report.races, kRaceLines))
+      std::fprintf(stderr, "tpbsim run: %s\n", line.c_str());
   if (out.report.output_errors.empty()) return;
   std::string list;
   for (const auto& [path, msg] : out.report.output_errors) {
@@ -84,10 +94,14 @@ void report_outcome(const run::RunOutcome& out, int sig) {
 // the co-simulation's.
 void print_summary(const run::RunOutcome& out) {
   const platform::RunResult& r = out.report.result;
-  std::printf("tpbsim run: %s, arch %s, simulated %.3f ns, %llu instructions\n",
-              out.exit_code == 1 ? "error" : platform::status_name(r.status), out.arch.c_str(),
-              static_cast<double>(r.simulated_ps) / 1000.0,
-              static_cast<unsigned long long>(r.instructions));
+  const std::uint64_t races = out.report.races ? out.report.races->total : 0;
+  std::printf("tpbsim run: %s, arch %s, simulated %.3f ns, %llu instructions%s\n",
+              out.exit_code == 1                ? "error"
+              : out.exit_code == run::kExitRace ? "race"
+                                                : platform::status_name(r.status),
+              out.arch.c_str(), static_cast<double>(r.simulated_ps) / 1000.0,
+              static_cast<unsigned long long>(r.instructions),
+              races ? fmt::format(", {} race{}", races, races == 1 ? "" : "s").c_str() : "");
   if (out.report.stats.cosim.enabled)
     for (const std::string& line : cosim::summary(out.report.stats.cosim))
       std::printf("tpbsim run: %s\n", line.c_str());

@@ -310,12 +310,14 @@ std::vector<std::uint8_t> TpbCore::dump_memory(std::uint64_t addr, std::size_t l
 }
 
 void TpbCore::host_b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time& d) {
+  if (setup_.race && running_) race_host(t);
   host_fwd_->b_transport(t, d);
 }
 unsigned TpbCore::host_transport_dbg(tlm::tlm_generic_payload& t) {
   return host_fwd_->transport_dbg(t);
 }
 bool TpbCore::host_get_dmi(tlm::tlm_generic_payload& t, tlm::tlm_dmi& dmi) {
+  if (setup_.race && running_) return false;  // the race check sees every host access
   return host_fwd_->get_direct_mem_ptr(t, dmi);
 }
 void TpbCore::host_invalidate(sc_dt::uint64 start, sc_dt::uint64 end) {
@@ -426,6 +428,7 @@ void TpbCore::start(const RunSetup& setup) {
   const bool tracing = setup.trace.signals || setup.trace.slices;
   dma_engines.reset_run();
   dma_engines.set_timing_only(setup.timing_only);
+  dma_engines.set_race(setup.race, core_id_);
   dma_active_ = false;
   for (unsigned i = isa::kNumEngines; i < isa::kNumQueues; ++i)
     dma_active_ = dma_active_ || queues[i].total() > 0;
@@ -433,6 +436,7 @@ void TpbCore::start(const RunSetup& setup) {
     sc::Sequencer& s = seqs_[i];
     stats_[i]->reset(cfg_.timing);
     s.set_timing_only(setup.timing_only);
+    s.set_race(setup.race, core_id_);
     // A DMA queue the program gives no descriptor appears in no output.
     active_[i] = i < isa::kNumEngines || queues[i].total() > 0;
     if (!active_[i]) continue;
@@ -519,6 +523,9 @@ RunResult TpbCore::finish() {
     if (tracers_[i]) seqs_[i].remove_observer(tracers_[i].get());
     seqs_[i].remove_observer(hooks_[i].get());
   }
+  for (auto& s : seqs_) s.set_race(nullptr, core_id_);
+  dma_engines.set_race(nullptr, core_id_);
+  setup_.race = nullptr;
   // The run's tracers write into its recorder: nothing between runs (a
   // host's semaphore write, a reset's) may reach them.
   core_tracer_.reset();

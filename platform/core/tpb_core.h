@@ -39,6 +39,7 @@
 #include "models/isa/program.h"
 #include "models/isa/program_spool.h"
 #include "models/numerics/dequant_stream.h"
+#include "models/race/detector.h"
 #include "models/sc/engine/dma_engine_tracer.h"
 #include "models/sc/engine/dma_engines.h"
 #include "models/sc/engine/engine_stats.h"
@@ -101,6 +102,11 @@ struct RunSetup {
   // Asked now and then during the run; true stops it as a watchdog would,
   // with RunStatus::Interrupted (Ctrl-C, a signal).
   std::function<bool()> interrupt;
+  // The race check (SPEC §14): the detector every engine and the host
+  // socket report to during the run (nullptr: none, nothing recorded). The
+  // caller makes it for the loaded program (race::Detector) and reads its
+  // report after the run.
+  race::Detector* race = nullptr;
   // SPEC §13: no arithmetic and no bytes moved through memory; every cycle,
   // retire, stat and trace as the full run's. Memory the run writes keeps
   // what it held, and the PE's stationary values are zeros (so a later run's
@@ -215,6 +221,8 @@ class TpbCore : public sc_core::sc_module {
   // condition and the semaphore's value.
   std::string pending_report() const;
   void apply_config();
+  // A host socket access during a run with the race check (core_race.cpp).
+  void race_host(const tlm::tlm_generic_payload& t);
   // Host socket: forwarded to the router.
   void host_b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time& d);
   unsigned host_transport_dbg(tlm::tlm_generic_payload& t);
@@ -254,6 +262,8 @@ class TpbCore : public sc_core::sc_module {
   tlm_utils::simple_initiator_socket<TpbCore> host_fwd_;
   bool elaborated_ = false;
   bool running_ = false;
+  // This core's number in a device (its agents' in the race check).
+  unsigned core_id_ = 0;
   RunSetup setup_;
   RunSetup default_setup_;
   std::chrono::steady_clock::time_point wall0_;

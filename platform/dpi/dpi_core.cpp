@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -27,6 +28,10 @@ struct Core {
   std::uint64_t instructions = 0;
   std::uint64_t max_sim_ps = 0;  // the watchdogs of every run (0: off)
   double max_wall_seconds = 0;
+  bool racecheck = false;                  // SPEC §14, every run
+  std::uint64_t races = 0;                 // the last run's
+  std::vector<std::string> race_messages;  // ... the first 1000 of them
+  std::string race_text;                   // tpb_dpi_core_race's string
 };
 
 // A chandle this library made and has not freed (the one core of the process).
@@ -85,11 +90,22 @@ int run_program(Core& c, std::unique_ptr<isa::SpooledProgram> p) {
   run::RunRequest req;
   req.max_sim_ps = c.max_sim_ps;
   req.max_wall_seconds = c.max_wall_seconds;
+  req.racecheck = c.racecheck;
   const run::RunReport rep = c.session->run(req);
   c.status = platform::status_name(rep.result.status);
   c.message = rep.result.message;
   c.instructions = rep.result.instructions;
-  if (rep.result.status == platform::RunStatus::Ok) return TPB_DPI_OK;
+  c.races = rep.races ? rep.races->total : 0;
+  c.race_messages.clear();
+  if (rep.races)
+    for (const race::Race& r : rep.races->races)
+      c.race_messages.push_back(race::race_message(r, rep.races->sources));
+  if (rep.result.status == platform::RunStatus::Ok) {
+    if (c.races == 0) return TPB_DPI_OK;
+    last_error() = fmt::format("race: {}{}", c.race_messages.front(),
+                               c.races > 1 ? fmt::format(" (and {} more)", c.races - 1) : "");
+    return TPB_DPI_ERACE;
+  }
   last_error() = c.status + ": " + c.message;
   return TPB_DPI_EFAULT;
 }
@@ -237,12 +253,21 @@ int tpb_dpi_core_limits(void* core, long long max_sim_ps, double max_wall_second
   });
 }
 
+int tpb_dpi_core_racecheck(void* core, int on) {
+  return dpi::session_call([&] {
+    dpi::Core* c = dpi::core_of(core);
+    if (!c) return TPB_DPI_EARG;
+    c->racecheck = on != 0;
+    return TPB_DPI_OK;
+  });
+}
+
 int tpb_dpi_core_run(void* core, const char* program) {
   return dpi::session_call([&] {
     dpi::Core* c = dpi::core_of(core);
     if (!c) return TPB_DPI_EARG;
     if (!program) return fail("the program is null");
-    return dpi::run_program(*c, run::program_from_text(program, "program"));
+    return dpi::run_program(*c, run::program_from_text(program, "program", c->racecheck));
   });
 }
 
@@ -251,7 +276,7 @@ int tpb_dpi_core_run_file(void* core, const char* path) {
     dpi::Core* c = dpi::core_of(core);
     if (!c) return TPB_DPI_EARG;
     if (!path) return fail("the path is null");
-    return dpi::run_program(*c, run::load_program_file(path));
+    return dpi::run_program(*c, run::load_program_file(path, c->racecheck));
   });
 }
 
@@ -273,6 +298,18 @@ long long tpb_dpi_core_time_ps(void* core) {
 long long tpb_dpi_core_instructions(void* core) {
   const dpi::Core* c = core && core == dpi::g_core ? static_cast<dpi::Core*>(core) : nullptr;
   return c ? static_cast<long long>(c->instructions) : -1;
+}
+
+long long tpb_dpi_core_races(void* core) {
+  const dpi::Core* c = core && core == dpi::g_core ? static_cast<dpi::Core*>(core) : nullptr;
+  return c ? static_cast<long long>(c->races) : -1;
+}
+
+const char* tpb_dpi_core_race(void* core, int i) {
+  dpi::Core* c = core && core == dpi::g_core ? static_cast<dpi::Core*>(core) : nullptr;
+  if (!c || i < 0 || static_cast<std::size_t>(i) >= c->race_messages.size()) return "";
+  c->race_text = c->race_messages[static_cast<std::size_t>(i)];
+  return c->race_text.c_str();
 }
 
 }  // extern "C"

@@ -35,6 +35,7 @@ extern "C" {
 #define TPB_DPI_EARG (-1)      /* an argument outside its domain (the message names it) */
 #define TPB_DPI_EINTERNAL (-2) /* the model raised an error (the message is the model's) */
 #define TPB_DPI_EFAULT (-3)    /* a core run ended in a fault, deadlock or watchdog */
+#define TPB_DPI_ERACE (-4)     /* a core run with the race check completed and found a race */
 
 /* The message of the calling thread's last call of a status-returning
  * function: why it failed, "" when it succeeded. */
@@ -153,10 +154,15 @@ int tpb_dpi_core_dump_npy(void* core, const char* spec);
  * it, with the limits unchanged. A run they stop is TPB_DPI_EFAULT, status
  * "watchdog". */
 int tpb_dpi_core_limits(void* core, long long max_sim_ps, double max_wall_seconds);
+/* The race check of every later run (`tpbsim run --racecheck`, SPEC §14):
+ * on != 0 checks every access for races, 0 (the default) does not. */
+int tpb_dpi_core_racecheck(void* core, int on);
 /* Runs a program given as text (the program syntax; `.arch`, if any, must be
  * the core's) or as a file (text or binary), to its end: TPB_DPI_OK, or
  * TPB_DPI_EFAULT when it ended in a fault, a deadlock or a watchdog (the
- * message: tpb_dpi_core_fault and tpb_dpi_last_error). A bad program is
+ * message: tpb_dpi_core_fault and tpb_dpi_last_error), or TPB_DPI_ERACE when
+ * it completed and the race check found a race (tpb_dpi_last_error: the
+ * first; tpb_dpi_core_races, tpb_dpi_core_race). A bad program is
  * TPB_DPI_EARG with the assembler's "FILE:LINE:COL: error: ..." message. */
 int tpb_dpi_core_run(void* core, const char* program);
 int tpb_dpi_core_run_file(void* core, const char* path);
@@ -167,6 +173,12 @@ const char* tpb_dpi_core_status(void* core);
 const char* tpb_dpi_core_fault(void* core);
 long long tpb_dpi_core_time_ps(void* core);
 long long tpb_dpi_core_instructions(void* core);
+/* The races the last run's check found (0 without the check; -1 for a bad
+ * handle), and the i-th (0-based, at most the first 1000) as its message
+ * ("no semaphore orders pool[0] ... after dma0[0] ...: RAW on sbuf ..."), ""
+ * past the last. */
+long long tpb_dpi_core_races(void* core);
+const char* tpb_dpi_core_race(void* core, int i);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,7 @@ package tpbsim_dpi_pkg;
   localparam int TPB_EARG = -1;  // an argument outside its domain
   localparam int TPB_EINTERNAL = -2;  // the model raised an error
   localparam int TPB_EFAULT = -3;  // a core run ended in a fault, deadlock or watchdog
+  localparam int TPB_ERACE = -4;   // a core run with the race check found a race
 
   // Format ids of tpb_dpi_from_fp32 / tpb_dpi_to_fp32 (tpb_dpi_format(name) gives the same).
   localparam int TPB_FMT_FP32 = 0;
@@ -128,13 +129,18 @@ package tpbsim_dpi_pkg;
   // Watchdogs of every later run: simulated ps, host seconds (0: off).
   import "DPI-C" function int tpb_dpi_core_limits(input chandle core, input longint max_sim_ps,
                                                   input real max_wall_seconds);
-  // TPB_OK, TPB_EFAULT (fault, deadlock, watchdog: tpb_dpi_core_fault), TPB_EARG (bad program).
+  // The race check of every later run (SPEC §14): on != 0 checks.
+  import "DPI-C" function int tpb_dpi_core_racecheck(input chandle core, input int on);
+  // TPB_OK, TPB_EFAULT (fault, deadlock, watchdog: tpb_dpi_core_fault), TPB_ERACE (races:
+  // tpb_dpi_core_races, tpb_dpi_core_race), TPB_EARG (bad program).
   import "DPI-C" function int tpb_dpi_core_run(input chandle core, input string text);
   import "DPI-C" function int tpb_dpi_core_run_file(input chandle core, input string path);
   import "DPI-C" function string tpb_dpi_core_status(input chandle core);
   import "DPI-C" function string tpb_dpi_core_fault(input chandle core);
   import "DPI-C" function longint tpb_dpi_core_time_ps(input chandle core);
   import "DPI-C" function longint tpb_dpi_core_instructions(input chandle core);
+  import "DPI-C" function longint tpb_dpi_core_races(input chandle core);
+  import "DPI-C" function string tpb_dpi_core_race(input chandle core, input int i);
 
   // The failed predicate names of `word` on `arch` ("" when valid; "error: MESSAGE"
   // when the arguments are wrong).

@@ -325,21 +325,23 @@ class Session {
   }
 
   // Programs: loaded, then run (a syntax error loads nothing and runs nothing).
-  void load_text(const std::string& text, const std::string& name) {
+  // `notes`: kept for a run with the race check (SPEC §14).
+  void load_text(const std::string& text, const std::string& name, bool notes) {
     run::Session& s = this->s();
-    program_ = run::program_from_text(text, name);
+    program_ = run::program_from_text(text, name, notes);
     s.load(*program_);
   }
-  void load_words(const py::buffer& buf, const std::string& name) {
+  void load_words(const py::buffer& buf, const std::string& name, bool notes) {
     run::Session& s = this->s();
     const py::buffer_info bi = buf.request();
-    program_ = run::program_from_words(static_cast<const std::uint8_t*>(bi.ptr),
-                                       static_cast<std::size_t>(bi.size * bi.itemsize), name);
+    program_ =
+        run::program_from_words(static_cast<const std::uint8_t*>(bi.ptr),
+                                static_cast<std::size_t>(bi.size * bi.itemsize), name, notes);
     s.load(*program_);
   }
-  void load_file(const std::string& path) {
+  void load_file(const std::string& path, bool notes) {
     run::Session& s = this->s();
-    program_ = run::load_program_file(path);
+    program_ = run::load_program_file(path, notes);
     s.load(*program_);
   }
   // The `.arch` of the program last loaded ("" when it has none).
@@ -352,8 +354,8 @@ class Session {
                               const std::string& trace_engines, const std::string& trace_window,
                               const std::string& trace_level, const std::string& max_sim_time,
                               const std::string& max_wall_time, bool keep_retires,
-                              const std::string& program_name, bool timing_only,
-                              py::handle threads) {
+                              const std::string& program_name, bool timing_only, py::handle threads,
+                              bool racecheck, const std::string& races) {
     run::Session& s = this->s();
     run::RunRequest req;
     req.vcd = vcd;
@@ -377,6 +379,8 @@ class Session {
     req.program_name = program_name;
     req.timing_only = timing_only;
     req.threads = threads.is_none() ? 0 : run::check_threads(host_int(threads, "threads"));
+    req.racecheck = racecheck;
+    req.races_file = races;
 
     // Signals: Python's C handler only records a signal; its Python handler
     // runs in PyErr_CheckSignals, asked here (with the GIL, at most every
@@ -678,6 +682,12 @@ PYBIND11_MODULE(_tpbsim, m) {
                              [](const Report& r) {
                                return trace::stats_to_json(r.report().stats)
                                    .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+                             })
+      .def_property_readonly("race_count",
+                             [](const Report& r) -> py::object {
+                               const auto& x = r.report().races;
+                               if (!x) return py::none();
+                               return py::int_(x->total);
                              })
       .def("retires", &Report::retires)
       .def_property_readonly("files", [](const Report& r) { return r.report().files; })

@@ -7,9 +7,11 @@
 #include <fmt/format.h>
 
 #include "models/isa/input_file.h"
+#include "models/race/report_json.h"
 #include "models/trace/gtkw_writer.h"
 #include "models/trace/stats_writer.h"
 #include "platform/cosim/cosim.h"
+#include "platform/run/race_check.h"
 
 namespace tpb::run {
 
@@ -18,6 +20,7 @@ OutputSet::OutputSet(const RunRequest& req) : req_(&req), inputs_(req.inputs) {
                                   {"--perfetto", &req.perfetto},
                                   {"--stats", &req.stats},
                                   {"--retire", &req.retire},
+                                  {"--races", &req.races_file},
                                   {"--dump-timing", &req.dump_timing},
                                   {"--cosim-vcd", &req.cosim_vcd}})
     if (!path->empty()) add(opt, *path);
@@ -185,6 +188,13 @@ void OutputSet::finish(Session& s, RunReport& rep) {
   rep.stats.program = req.program_name;
   rep.stats.traces = std::move(traces);
   if (s.cosim()) rep.stats.cosim = s.cosim()->stats();
+  if (rep.races) {
+    rep.stats.races = race::report_json(*rep.races);
+    if (!req.races_file.empty())
+      write_one(
+          "--races", req.races_file, [&](const std::string& to) { write_races(*rep.races, to); },
+          rep);
+  }
   if (!req.stats.empty())
     write_one(
         "--stats", req.stats, [&](const std::string& to) { trace::write_stats(rep.stats, to); },

@@ -52,7 +52,7 @@ void parse_limits(const RunOptions& o, RunRequest& req) {
 // length), its generation and the options of the core and the traces.
 void read_program(const RunOptions& o, Prepared& p, RunOutcome& out) {
   try {
-    p.program = load_program_file(o.program);
+    p.program = load_program_file(o.program, o.racecheck);
   } catch (const LocatedError&) {
     out.error_is_located = true;
     throw;
@@ -104,6 +104,7 @@ void open_outputs(const RunOptions& o, Prepared& p) {
   req.perfetto = o.perfetto;
   req.stats = o.stats;
   req.retire = o.retire;
+  req.races_file = o.races;
   req.dump_timing = o.dump_timing;
   req.cosim_vcd = o.cosim_vcd;
   req.program_name = o.program;
@@ -119,7 +120,10 @@ void open_outputs(const RunOptions& o, Prepared& p) {
 void prepare(const RunOptions& o, Prepared& p, RunOutcome& out) {
   parse_limits(o, p.req);
   p.req.timing_only = o.timing_only;
+  p.req.racecheck = o.racecheck;
   check_run_modes(o.cosim, o.timing_only, !o.cosim_vcd.empty());
+  if (!o.races.empty() && !o.racecheck)
+    throw InputError("--races FILE needs --racecheck (the races it would list)");
   read_program(o, p, out);
   read_memory_specs(o, p);
   open_outputs(o, p);
@@ -155,8 +159,7 @@ RunOutcome run_once(const RunOptions& o) {
   }
   out.ran = true;
   out.notes = out.report.notes;
-  out.exit_code = exit_code(out.report.result.status);
-  if (!out.report.output_errors.empty() && out.exit_code == 0) out.exit_code = 1;
+  out.exit_code = exit_code(out.report);
   return out;
 }
 

@@ -13,9 +13,10 @@
 namespace tpb::run {
 
 struct RunOutcome {
-  int exit_code = 1;  // SPEC §9: 0 ok, 1 bad input or an output not written, 2, 3, 4
-  bool ran = false;   // false: refused before running (exit 1)
-  std::string arch;   // the generation that ran
+  // SPEC §9: 0 ok, 1 bad input or an output not written, 2, 3, 4; 5 races (§14)
+  int exit_code = 1;
+  bool ran = false;  // false: refused before running (exit 1)
+  std::string arch;  // the generation that ran
   RunReport report;
   // What to tell the user, one message each, in order: errors (for stderr,
   // "tool: error: " is the caller's prefix unless the message is a

@@ -52,6 +52,13 @@ const std::vector<RunOption>& run_option_table() {
        "compute no values and move no bytes: the same cycles, retires, stats and traces as the "
        "full run, much faster; memory keeps what it held (SPEC §13)",
        nullptr, nullptr, &RunOptions::timing_only},
+      {"racecheck", 0, R::Flag,
+       "check every access of every instruction and DMA transfer for races (accesses to the "
+       "same bytes, one a write, that no semaphore or program order orders); the run completes "
+       "and exits 5 when it finds one (docs/CONVENTIONS.md \"Race check\")",
+       nullptr, nullptr, &RunOptions::racecheck},
+      {"races", 0, R::OutputFile, "with --racecheck: write the races found, one JSON object a line",
+       &RunOptions::races},
       {"threads", 0, R::Setting,
        "N: split an instruction's arithmetic over N host threads (default: every core); the "
        "outputs are the same for any N",

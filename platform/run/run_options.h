@@ -46,7 +46,9 @@ struct RunOptions {
   std::string max_sim_time, max_wall_time;
   bool quiet = false;
   bool timing_only = false;
-  std::string threads;  // "" : every host core
+  bool racecheck = false;  // SPEC §14
+  std::string races;       // --races FILE: the races as JSON lines
+  std::string threads;     // "" : every host core
   bool cosim = false;
   std::string cosim_vcd;
 };

@@ -14,6 +14,7 @@
 #include "platform/io/npy.h"
 #include "platform/run/arrays.h"
 #include "platform/run/output_set.h"
+#include "platform/run/race_check.h"
 #include "platform/run/request.h"
 #include "platform/run/stop_signals.h"
 
@@ -118,9 +119,9 @@ void Session::read_rows(isa::Region region, unsigned partition, std::uint32_t of
 
 // ------------------------------------------------------------------- programs
 
-std::unique_ptr<isa::SpooledProgram> load_program_file(const std::string& path) {
+std::unique_ptr<isa::SpooledProgram> load_program_file(const std::string& path, bool notes) {
   try {
-    return isa::SpooledProgram::load(path);
+    return isa::SpooledProgram::load(path, notes);
   } catch (const isa::AsmError& e) {
     throw LocatedError(
         fmt::format("{}:{}:{}: error: {}", e.loc().file, e.loc().line, e.loc().col, e.message()));
@@ -130,8 +131,9 @@ std::unique_ptr<isa::SpooledProgram> load_program_file(const std::string& path) 
 }
 
 std::unique_ptr<isa::SpooledProgram> program_from_text(const std::string& text,
-                                                       const std::string& name) {
+                                                       const std::string& name, bool notes) {
   auto p = std::make_unique<isa::SpooledProgram>(name);
+  p->keep_notes(notes);
   std::istringstream in(text);
   try {
     isa::parse_program_stream(in, name, *p);
@@ -145,11 +147,12 @@ std::unique_ptr<isa::SpooledProgram> program_from_text(const std::string& text,
 }
 
 std::unique_ptr<isa::SpooledProgram> program_from_words(const std::uint8_t* data, std::size_t len,
-                                                        const std::string& name) {
+                                                        const std::string& name, bool notes) {
   if (len % isa::kInstBytes != 0)
     throw InputError(
         fmt::format("{}: {} bytes is not a whole number of 64-byte instruction words", name, len));
   auto p = std::make_unique<isa::SpooledProgram>(name);
+  p->keep_notes(notes);
   for (std::size_t off = 0; off < len; off += isa::kInstBytes) {
     isa::RawInst w;
     std::memcpy(w.data(), data + off, isa::kInstBytes);
@@ -289,6 +292,13 @@ int exit_code(platform::RunStatus s) {
   return 1;
 }
 
+int exit_code(const RunReport& r) {
+  const int rc = exit_code(r.result.status);
+  if (rc != 0) return rc;
+  if (!r.output_errors.empty()) return 1;
+  return r.races && r.races->total > 0 ? kExitRace : 0;
+}
+
 // ------------------------------------------------------------------------ run
 
 void check_run_modes(bool cosim, bool timing_only, bool cosim_vcd) {
@@ -357,10 +367,18 @@ RunReport Session::run(const RunRequest& req, OutputSet& outputs) {
         rep.retires.push_back(RetireLine{rr.start_ps, rr.end_ps, rr.engine, rr.index, rr.opcode});
       if (req.on_retire) req.on_retire(rr);
     };
+  // SPEC §14: the detector of this run's program, made before it starts.
+  std::unique_ptr<race::Detector> detector;
+  if (req.racecheck) {
+    detector = make_detector(*core_, loaded_);
+    setup.race = detector.get();
+  }
   {
     const StopWindow window;  // a first stop signal now stops the run, not the process
     rep.result = core_->run(setup);
   }
+  loaded_ = nullptr;  // a program runs once
+  if (detector) rep.races = detector->finish();
   // Outputs are written on every outcome, so a fault leaves complete files;
   // on a thread of its own: after sc_start the main thread's stack is one
   // SystemC's coroutines switched away from, and AddressSanitizer misreads

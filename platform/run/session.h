@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/isa/program_spool.h"
+#include "models/race/detector.h"
 #include "models/trace/stats.h"
 #include "models/trace/vcd_writer.h"
 #include "platform/core/tpb_core.h"
@@ -82,8 +83,13 @@ struct RunRequest {
   std::function<void(const sc::RetireRecord&)> on_retire;
   std::function<bool()> interrupt;  // platform::RunSetup::interrupt
   bool timing_only = false;         // platform::RunSetup::timing_only (SPEC §13)
-  unsigned threads = 0;             // host threads for the arithmetic (0: every core)
-  std::string program_name;         // the stats' "program"
+  // SPEC §14 --racecheck: every access checked for races (the loaded
+  // program read with its notes: load_program_file(path, true)); the report
+  // in RunReport::races and the stats, and as JSON lines in `races_file`.
+  bool racecheck = false;
+  std::string races_file;
+  unsigned threads = 0;      // host threads for the arithmetic (0: every core)
+  std::string program_name;  // the stats' "program"
   // Files the run reads: an output naming one of them is refused.
   std::vector<std::pair<std::string, std::string>> inputs;
 };
@@ -102,7 +108,8 @@ struct RunReport {
   std::vector<std::pair<std::string, std::string>> files;  // (option, path) written
   // Outputs not written: (the path the user named, the message).
   std::vector<std::pair<std::string, std::string>> output_errors;
-  std::vector<std::string> notes;  // for the user (stderr)
+  std::vector<std::string> notes;     // for the user (stderr)
+  std::optional<race::Report> races;  // with RunRequest::racecheck
 };
 
 class Session {
@@ -122,7 +129,12 @@ class Session {
   cosim::Cosim* cosim() { return cosim_; }
 
   // Loads a program for the next run (engines it gives no words run nothing).
-  void load(isa::SpooledProgram& p) { core_->load_program(p); }
+  // It must live until that run has ended (its notes name the race check's
+  // lines).
+  void load(isa::SpooledProgram& p) {
+    core_->load_program(p);
+    loaded_ = &p;
+  }
   // Runs what is loaded. Throws InputError (nothing run) for an output that
   // names an input or another output, or that cannot be created, and for
   // modes that cannot go together (check_run_modes).
@@ -146,16 +158,20 @@ class Session {
   platform::RunSetup setup_for(const RunRequest& req, OutputSet& outputs, RunReport& rep) const;
   platform::TpbCore* core_ = nullptr;
   cosim::Cosim* cosim_ = nullptr;
+  isa::SpooledProgram* loaded_ = nullptr;  // the program of the next run
 };
 
 // Reads a program file into per-engine spools; InputError with
-// "FILE:LINE:COL: error: MESSAGE" for text, the reason otherwise.
-std::unique_ptr<isa::SpooledProgram> load_program_file(const std::string& path);
+// "FILE:LINE:COL: error: MESSAGE" for text, the reason otherwise. With
+// `notes`, each instruction's line and EVENTS are kept too (16 bytes an
+// instruction), which a run with the race check needs.
+std::unique_ptr<isa::SpooledProgram> load_program_file(const std::string& path, bool notes = false);
 // A program from text (SPEC §9 syntax) or from raw 64-byte words.
 std::unique_ptr<isa::SpooledProgram> program_from_text(const std::string& text,
-                                                       const std::string& name);
+                                                       const std::string& name, bool notes = false);
 std::unique_ptr<isa::SpooledProgram> program_from_words(const std::uint8_t* data, std::size_t len,
-                                                        const std::string& name);
+                                                        const std::string& name,
+                                                        bool notes = false);
 
 // --load / --dump of a Session (the .npy files of SPEC §9).
 void load_npy(Session& s, const MemSpec& m, const io::NpyArray& a);
@@ -168,5 +184,10 @@ io::NpyArray read_load(const MemSpec& m, const platform::CoreConfig& cfg);
 // The exit code of an outcome (SPEC §9): 0 ok, 2 fault, 3 deadlock, 4 watchdog,
 // 130 interrupted.
 int exit_code(platform::RunStatus s);
+// SPEC §14: the exit code of a completed run that found races.
+inline constexpr int kExitRace = 5;
+// The exit code of a report: exit_code of its status, 1 when an output was
+// not written, else 5 when the race check found a race, else 0.
+int exit_code(const RunReport& r);
 
 }  // namespace tpb::run

@@ -26,7 +26,7 @@ using nlohmann::json;
 
 // One point's row.
 struct Row {
-  std::string status;  // "ok" or "failed"
+  std::string status;  // "ok", "race" (--racecheck found one: exit 5) or "failed"
   int exit_code = -1;
   std::string why;  // for a failed point
   std::map<std::string, double> m;
@@ -82,7 +82,8 @@ Row read_point(const json& plan, std::size_t i) {
   row.exit_code = r.value("exit", -1);
   row.m["wall_seconds"] = r.value("wall_seconds", 0.0);
   row.status = "failed";
-  if (row.exit_code != 0) {
+  // Exit 5: the run completed with races (SPEC §14): its metrics are read.
+  if (row.exit_code != 0 && row.exit_code != 5) {
     row.why = failure(dir, row.exit_code);
     return row;
   }
@@ -93,7 +94,7 @@ Row read_point(const json& plan, std::size_t i) {
     row.why = e.what();
     return row;
   }
-  row.status = "ok";
+  row.status = row.exit_code == 5 ? "race" : "ok";
   read_stats(s, row);
   return row;
 }
@@ -207,17 +208,21 @@ int collect(const std::string& out, const std::string& metric_opt, bool with_plo
   require_metric(metric);
   std::string csv = csv_header(plan);
   std::vector<std::string> failed;
+  std::size_t raced = 0;
   const json& points = plan["points"];
   for (std::size_t i = 0; i < points.size(); ++i) {
     const Row row = read_point(plan, i);
     csv += csv_row(points[i], row);
-    if (row.status != "ok")
+    raced += row.status == "race";
+    if (row.status == "failed")
       failed.push_back(fmt::format("{}: {}", points[i]["describe"].get<std::string>(), row.why));
   }
   const std::string csv_path = (fs::path(out) / "results.csv").string();
   write_file(csv_path, csv);
-  std::fprintf(stderr, "tpbsim sweep: %zu points, %zu ok, %zu failed; wrote %s\n", points.size(),
-               points.size() - failed.size(), failed.size(), csv_path.c_str());
+  std::fprintf(stderr, "tpbsim sweep: %zu points, %zu ok, %zu failed%s; wrote %s\n", points.size(),
+               points.size() - failed.size() - raced, failed.size(),
+               raced ? fmt::format(", {} with races (status race)", raced).c_str() : "",
+               csv_path.c_str());
   if (with_plot) plot(plan, out, csv_path, metric);
   if (failed.empty()) return 0;
   std::fprintf(stderr, "tpbsim sweep: error: %zu of %zu points failed:\n", failed.size(),

@@ -104,6 +104,41 @@ TEST(DpiCore, RunsProgramAfterProgramWithMemoryAndTimeCarriedOver) {
   EXPECT_EQ(tpb_dpi_core_free(core), TPB_DPI_OK);
 }
 
+// SPEC §14 through the C ABI: with the check on, a run that races completes
+// and returns TPB_DPI_ERACE, the race's message at hand; ordered, TPB_DPI_OK.
+TEST(DpiCore, TheRaceCheckReportsARaceAsEraceWithItsMessage) {
+  void* core = tpb_dpi_core_new("mariana", "");
+  ASSERT_NE(core, nullptr) << dpi_error();
+  auto racy = [](const std::string& update) {
+    return ".engine dma0\ndma_copy rows=32 row_bytes=320 src=hbm(0x0, stride=320) dst=sbuf(0, "
+           "0x0)" +
+           update + "\n" + dequant_program("e2m1_to_e5m2", 8, 32, 0, 80, 0, 128);
+  };
+  const std::string plain = racy("");
+  // Off by default: the same program runs ok.
+  EXPECT_EQ(tpb_dpi_core_run(core, plain.c_str()), TPB_DPI_OK) << dpi_error();
+  EXPECT_EQ(tpb_dpi_core_races(core), 0);
+  ASSERT_EQ(tpb_dpi_core_racecheck(core, 1), TPB_DPI_OK);
+  EXPECT_EQ(tpb_dpi_core_run(core, plain.c_str()), TPB_DPI_ERACE);
+  EXPECT_STREQ(tpb_dpi_core_status(core), "ok");
+  EXPECT_EQ(tpb_dpi_core_races(core), 1);
+  const std::string msg = tpb_dpi_core_race(core, 0);
+  EXPECT_EQ(msg,
+            "no semaphore orders pool[0] tensor_dequantize (program:4) after dma0[0] dma_copy "
+            "(program:2, DMA engines 0-3): RAW on sbuf partitions 0-31 bytes 0x0-0x13f");
+  EXPECT_EQ(dpi_error(), "race: " + msg);
+  EXPECT_STREQ(tpb_dpi_core_race(core, 1), "");
+  EXPECT_STREQ(tpb_dpi_core_race(core, -1), "");
+  // Ordered by a semaphore: ok (the wait goes on the dequant's line).
+  std::string ordered = racy(" update=inc(sem1)");
+  ordered.insert(ordered.rfind('\n'), " wait=ge(sem1, 1)");
+  EXPECT_EQ(tpb_dpi_core_run(core, ordered.c_str()), TPB_DPI_OK) << dpi_error();
+  EXPECT_EQ(tpb_dpi_core_races(core), 0);
+  EXPECT_EQ(tpb_dpi_core_racecheck(nullptr, 1), TPB_DPI_EARG);
+  EXPECT_EQ(tpb_dpi_core_races(nullptr), -1);
+  EXPECT_EQ(tpb_dpi_core_free(core), TPB_DPI_OK);
+}
+
 TEST(DpiCore, AFaultAndADeadlockComeBackAsEfaultAndTheCoreGoesOn) {
   void* core = tpb_dpi_core_new(nullptr, nullptr);  // mariana
   ASSERT_NE(core, nullptr) << dpi_error();

@@ -263,6 +263,22 @@ TEST_P(Workload, RunsAsExpected) {
                      << int(static_cast<unsigned char>(want.data[first_bad]));
 }
 
+// SPEC §14: no workload has a race, and the race check changes nothing
+// else: the exit code, the message and the dumped bytes are the same.
+TEST_P(Workload, HasNoRaceUnderTheRaceCheck) {
+  const std::string name = GetParam();
+  const json ex = expect_of(name);
+  const RunOut o = run_workload(name, "--racecheck");
+  SCOPED_TRACE("stderr: " + o.r.err);
+  ASSERT_EQ(o.r.exit_code, ex.at("exit").get<int>());
+  EXPECT_EQ(o.r.err.find("race"), std::string::npos);
+  const json stats = json::parse(read_text(o.stats));
+  EXPECT_EQ(stats.at("races").at("count"), 0);
+  if (o.r.exit_code != 0) return;
+  EXPECT_EQ(read_text(o.out_npy),
+            read_text(source_path("traces/workloads/" + name + "/expected.npy")));
+}
+
 std::string param_name(const ::testing::TestParamInfo<std::string>& i) { return i.param; }
 
 INSTANTIATE_TEST_SUITE_P(All, Workload, ::testing::ValuesIn(list_workloads()), param_name);

@@ -14,7 +14,7 @@ seconds=${2:-60}
 jobs=${3:-2}
 shift $(($# < 3 ? $# : 3))
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(decode asm npy timing mem_spec run)
+[ ${#targets[@]} -eq 0 ] && targets=(decode asm npy timing mem_spec run race)
 src=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$build" && pwd)
 

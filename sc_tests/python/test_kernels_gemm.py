@@ -79,6 +79,8 @@ def test_every_format_is_bit_exact_on_a_grid_of_shapes(fmt, arch):
     for i, (m, k, n) in enumerate(SHAPES):
         rep = gemm.run(m, k, n, fmt, "bf16", arch, seed=7 * i + 1, traces=False, log=None)
         assert rep["status"] == "ok"
+        # Every access ordered by the semaphores (SPEC §14): no race, whatever the timing.
+        assert rep["races"] == {"count": 0, "first": []}
         arrs = rep["_arrays"]
         plan = gemm.Plan(m, k, n, fmt, arch)
         a, w = gemm.operands(plan, seed=7 * i + 1)
@@ -137,6 +139,25 @@ def test_a_removed_semaphore_wait_is_caught():
                 caught[i] = True
     assert sorted(caught) == waits, [i for i in waits if i not in caught]
     assert len(wrong) >= len(waits) // 2, (sorted(wrong), waits)
+
+
+def test_every_removed_wait_is_a_race_in_any_timing():
+    """The race check (SPEC §14) catches each wait of the program left out, in one
+    run and whatever the timing: the same first race with a normal DVE and with
+    one 100 times slower. The retire-record check of the tool's own hazard list
+    (report["ordering"]) needs the timing to show it; the race check does not."""
+    m, k, n = 96, 1024, 1024
+    one_queue = {"a": (0,), "w": (1,), "c": (1,)}
+    rep = gemm.run(m, k, n, "fp4", "bf16", "mariana", traces=False, log=None, queues=one_queue)
+    assert rep["races"]["count"] == 0
+    waits = rep["_kernel"].sched.waits()
+    assert len(waits) >= 8
+    for i in waits:
+        fast, slow = (gemm.run(m, k, n, "fp4", "bf16", "mariana", drop_wait=i, traces=False,
+                               log=None, queues=one_queue, timing_only=True, timing=t)
+                      for t in (None, {"clocks_mhz.dve": 20}))
+        assert fast["races"]["count"] > 0 and slow["races"]["count"] > 0, i
+        assert fast["races"]["first"][0] == slow["races"]["first"][0], i
 
 
 def test_a_removed_wait_gives_a_wrong_result_when_engines_interleave_finely():

@@ -4,15 +4,19 @@
 // back; a fault ends the core's run but not the user's simulation.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <tlm_utils/simple_initiator_socket.h>
 #include <systemc>
 #include <tlm>
 
+#include "firmware_stubs/sfu/tile_file.h"
 #include "models/isa/program.h"
+#include "models/race/detector.h"
 #include "platform/core/tpb_core.h"
 
 namespace tpb {
@@ -119,6 +123,94 @@ TEST(CoreEmbedded, AFaultEndsTheRunNotTheSimulation) {
   EXPECT_GE(after_fault, sc_core::sc_time(1, sc_core::SC_US));
   EXPECT_EQ(wd.status, platform::RunStatus::Watchdog) << wd.message;
   EXPECT_EQ(ok.status, platform::RunStatus::Ok) << ok.message;
+}
+
+// The race check with the core embedded (SPEC §14): the host socket's
+// accesses during a run are an agent of their own. Runs `prog` with the
+// check from the host's thread, which does `during` while the core runs.
+race::Report run_checked(platform::TpbCore& core, const isa::Program& prog,
+                         const std::function<void(Host&)>& during) {
+  std::array<std::vector<isa::InstructionNote>, isa::kNumQueues> notes;
+  for (unsigned e = 0; e < isa::kNumQueues; ++e)
+    for (const isa::ProgramInst& i : prog.queues[e])
+      notes[e].push_back(isa::InstructionNote{static_cast<std::uint32_t>(i.loc.line),
+                                              isa::events_of(i.raw), i.raw[0]});
+  race::CoreProgram cp;
+  cp.source.file = prog.path;
+  for (unsigned e = 0; e < isa::kNumQueues; ++e) cp.notes[e] = &notes[e];
+  race::Report report;
+  platform::RunResult r;
+  Host host("host", [&](Host& h) {
+    core.load_program(prog);
+    for (unsigned i = 0; i < isa::kNumSemaphores; ++i) cp.semaphores[i] = core.semaphores().get(i);
+    race::Detector d({cp});
+    platform::RunSetup setup;
+    setup.race = &d;
+    core.start(setup);
+    during(h);
+    wait(core.done_event());
+    r = core.finish();
+    report = d.finish();
+  });
+  host.socket.bind(core.host_socket);
+  sc_core::sc_start();
+  EXPECT_TRUE(host.done);
+  EXPECT_EQ(r.status, platform::RunStatus::Ok) << r.message;
+  return report;
+}
+
+TEST(CoreEmbedded, AHostWritingATileWhileTquantReadsItRaces) {
+  platform::TpbCore core("core", platform::default_core_config(isa::Arch::Mariana));
+  const std::vector<float> values(8 * 32, 1.5f);
+  core.tile_file().load_fp32(1, 8, 24, 32, values.data());
+  const race::Report report = run_checked(
+      core,
+      isa::parse_program(".arch mariana\n.reg sfu r1 = 0x3ebd70a4\n.reg sfu r2 = 0\n"
+                         "BSTART.SFU TQUANT, FP32; B.DATR S8, RNE, Sat=1; B.DIM LB0=24; B.DIM "
+                         "LB1=8; B.DIM LB2=32; B.IOR r1, r2; B.IOT T1, mask=1111, <last>, "
+                         "->T0<1>; BSTOP\n",
+                         "tquant.tpb"),
+      [](Host& h) {
+        // Tile T1's payload, row 2, while the SFU reads T1: nothing orders them.
+        float x = 2.0f;
+        EXPECT_EQ(h.transfer(tlm::TLM_WRITE_COMMAND,
+                             isa::region_base(isa::Region::SfuTile) +
+                                 1 * fw::sfu::kTilePayloadStride + 2 * 32 * 4,
+                             &x, 4),
+                  tlm::TLM_OK_RESPONSE);
+      });
+  ASSERT_EQ(report.races.size(), 1u);
+  const race::Race& x = report.races[0];
+  EXPECT_EQ(x.memory, race::Memory::Tiles);
+  EXPECT_EQ(x.partition_lo, 1u);
+  EXPECT_EQ(x.first.queue, isa::Engine::Sfu);
+  EXPECT_TRUE(x.second.host);
+  EXPECT_EQ(x.kinds, race::kWar);  // TQUANT read the tile; the host wrote it
+  EXPECT_EQ(race::race_message(x, report.sources),
+            "no semaphore orders the host after sfu[0] tquant (tquant.tpb:4): WAR on tile T1 "
+            "bytes 0x100-0x103");
+}
+
+TEST(CoreEmbedded, AHostSemaphoreWriteAfterItsDataOrdersTheWaiterByWhatTheRunObserved) {
+  platform::TpbCore core("core", platform::default_core_config(isa::Arch::Mariana));
+  const race::Report report = run_checked(
+      core,
+      isa::parse_program(".arch mariana\n.engine pool\ntensor_dequantize fmt=int4_to_e5m2 "
+                         "group=0 channels=1 src=t3d(sbuf(9, 0x0), step=[1, 0, 0], num=[1, 1, "
+                         "1]) dst=t3d(sbuf(9, 0x40), step=[1, 0, 0], num=[2, 1, 1]) "
+                         "wait=ge(sem3, 1)\n",
+                         "waits.tpb"),
+      [](Host& h) {
+        std::uint32_t w = 0x87654321u, one = 1;
+        EXPECT_EQ(h.transfer(tlm::TLM_WRITE_COMMAND, isa::sbuf_addr(9, 0), &w, 4),
+                  tlm::TLM_OK_RESPONSE);
+        EXPECT_EQ(h.transfer(tlm::TLM_WRITE_COMMAND, isa::kSemaphoreBase + 4 * 3, &one, 4),
+                  tlm::TLM_OK_RESPONSE);
+      });
+  EXPECT_TRUE(report.races.empty());
+  ASSERT_EQ(report.timing_dependent.size(), 1u);
+  EXPECT_EQ(report.timing_dependent[0].first, 3u);
+  EXPECT_EQ(report.timing_dependent[0].second, "written by the host during the run");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "models/isa/address_map.h"
 #include "models/numerics/element_ops.h"
+#include "models/race/detector.h"
 
 namespace tpb::sc {
 
@@ -98,16 +99,11 @@ void DmaEngines::submit(const std::shared_ptr<DmaTransfer>& tp) {
   t.ready_ps = t.issue_ps + latency_ps_;
   t.done_ps = t.ready_ps;
   t.shares_left = 0;
-  // The engine of each row: its SBUF partition's (the destination's when
-  // both ends are SBUF), HBM -> HBM rows round robin.
+  // The engine of each row: its SBUF partition's, HBM -> HBM rows round
+  // robin (isa::dma_engine_of_row).
   std::vector<Share> shares(engines_);
-  const DmaEndpoint* sbuf = !dma_is_hbm(d.dst) ? &d.dst : !dma_is_hbm(d.src) ? &d.src : nullptr;
-  for (unsigned r = 0; r < d.num_rows; ++r) {
-    const unsigned e =
-        sbuf ? (isa::partition_of(static_cast<std::uint32_t>(sbuf->addr)) + r) / part_per_engine_
-             : r % engines_;
-    shares[e].rows.push_back(r);
-  }
+  for (unsigned r = 0; r < d.num_rows; ++r)
+    shares[isa::dma_engine_of_row(d, r, engines_)].rows.push_back(r);
   for (unsigned e = 0; e < engines_; ++e) {
     Share& s = shares[e];
     if (s.rows.empty()) continue;
@@ -165,6 +161,9 @@ void DmaEngines::engine_thread(unsigned e) {
     const DmaDescriptor& d = s.t->desc;
     const std::uint64_t start = now_ps();
     if (observer_) observer_->on_share_begin(e, s.t->queue, s.t->index, start, s.bytes);
+    if (race_)
+      race_->dma_engine_begin(race_core_, isa::dma_queue(s.t->queue), s.t->index, e,
+                              d.header.opcode, d.events);
     // The data: one flow of the HBM's bandwidth, capped at the engine's.
     const unsigned weight = dma_hbm_weight(d);
     if (weight != 0 && hbm_)
@@ -180,6 +179,7 @@ void DmaEngines::engine_thread(unsigned e) {
       clients_[s.t->queue]->transfer_fault(*s.t, f.what());
       continue;
     }
+    if (race_) race_->dma_engine_end(race_core_, isa::dma_queue(s.t->queue), s.t->index, e);
     finish_share(e, s, start, data_end);
     // The engine is busy with a transfer for at least the transfer cost.
     const std::uint64_t free_at = std::max(start + cost_ps_, data_end);
@@ -231,6 +231,9 @@ void DmaEngines::move(unsigned e, const Share& s) {
     const std::uint64_t src = row_addr(d.src, r), dst = row_addr(d.dst, r);
     for (std::uint32_t off = 0; off < d.row_bytes; off += chunk) {
       const std::uint32_t n = std::min(chunk, d.row_bytes - off);
+      if (race_)
+        race_->dma_engine_move(race_core_, isa::dma_queue(s.t->queue), e, d, src + off, dst + off,
+                               n);
       access(src + off, buf_.data(), n, false, "src");
       if (!add) {
         access(dst + off, buf_.data(), n, true, "dst");

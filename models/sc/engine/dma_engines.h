@@ -37,6 +37,10 @@
 #include "models/sc/memory/mem_port.h"
 #include "models/trace/stats.h"
 
+namespace tpb::race {
+class Detector;
+}
+
 namespace tpb::sc {
 
 // One submitted transfer, owned by the queue that submitted it until it
@@ -98,6 +102,12 @@ class DmaEngines : public sc_core::sc_module {
   void reset_run();
   void set_timing_only(bool on);
   void set_observer(Observer* o) { observer_ = o; }
+  // The race check (SPEC §14): every share an engine takes, moves and ends
+  // is reported to `d` as core `core`'s (nullptr: none). Set between runs.
+  void set_race(race::Detector* d, unsigned core) {
+    race_ = d;
+    race_core_ = core;
+  }
 
   // Queues `t` (checked already, issue_ps set) on the engines that carry its
   // data, at the simulated time now.
@@ -150,6 +160,8 @@ class DmaEngines : public sc_core::sc_module {
   std::uint32_t sbuf_bytes_ = 0;
   std::uint32_t memory_clock_mhz_ = 1400;
   Observer* observer_ = nullptr;
+  race::Detector* race_ = nullptr;
+  unsigned race_core_ = 0;
   std::vector<std::uint8_t> buf_, acc_;
 };
 

@@ -9,6 +9,7 @@
 
 #include "models/isa/checker.h"
 #include "models/isa/program.h"
+#include "models/race/detector.h"
 #include "models/sc/memory/core_memory_map.h"
 
 namespace tpb::sc {
@@ -99,8 +100,15 @@ class Sequencer::Context : public fw::KernelContext {
     sc_core::sc_time d = s_.qk_.get_local_time();
     std::uint8_t* p = s_.port.direct(addr, len, for_write, d);
     s_.qk_.set(d);
-    if (p) note(addr, len, for_write);
+    if (p) {
+      note(addr, len, for_write);
+      if (s_.race_) s_.race_->access(s_.race_core_, s_.engine_, addr, len, for_write);
+    }
     return p;
+  }
+  void touch(std::uint64_t addr, std::size_t len, bool write) override {
+    note(addr, len, write);
+    if (s_.race_) s_.race_->access(s_.race_core_, s_.engine_, addr, len, write);
   }
 
   void begin_bundle(const fw::Bundle& b, std::uint64_t trips, std::uint32_t cycles) override {
@@ -171,6 +179,7 @@ class Sequencer::Context : public fw::KernelContext {
                                         is_write ? "write" : "read", len, addr, describe_addr(addr),
                                         status_name(st)));
     note(addr, len, is_write);
+    if (s_.race_) s_.race_->access(s_.race_core_, s_.engine_, addr, len, is_write);
   }
 
  private:
@@ -400,6 +409,10 @@ bool Sequencer::step() {
     watchdog_stop();
     return false;
   }
+  // The race check (SPEC §14): a compute engine's instruction begins here,
+  // its wait satisfied (a DMA transfer's engines begin it as they take it).
+  if (race_ && !isa::is_dma_queue(engine_))
+    race_->begin(race_core_, engine_, index_, opcode_, events_);
   std::optional<KernelInfoRecord> record;
   bool unknown_only = false;
   if (!check(record, unknown_only)) return false;
@@ -630,6 +643,9 @@ bool Sequencer::issue() {
   const RetireRecord rr{engine_,         index_,          opcode_,   start,      end,
                         bundles_.data(), bundles_.size(), fetch_ps_, fetched_ps_};
   notify([&](SequencerObserver& o) { o.on_retire(rr); });
+  // Its release in the race check: the accesses of this instruction and the
+  // ones before it (in order), before the next one begins.
+  if (race_) race_->end(race_core_, engine_, index_, events_);
   if (events_.update_mode != static_cast<std::uint8_t>(isa::UpdateMode::None)) {
     Completion& c = completions_.emplace_back();
     c.index = index_;
@@ -760,6 +776,8 @@ void Sequencer::transfer_done(DmaTransfer& t) {
   RunControl& ctl = *env_.control;
   if (dma_in_flight_ > 0) --dma_in_flight_;
   if (ctl.aborted() || stopped_) return;
+  // Its release in the race check: the engines that moved it, joined.
+  if (race_) race_->end(race_core_, engine_, t.index, t.desc.events);
   Completion c;
   c.index = t.index;
   c.opcode = static_cast<std::uint8_t>(isa::Opcode::DmaCopy);

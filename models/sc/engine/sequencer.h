@@ -57,6 +57,10 @@
 #include "models/sc/memory/semaphore_bank.h"
 #include "models/timing/issue_pipeline.h"
 
+namespace tpb::race {
+class Detector;
+}
+
 namespace tpb::sc {
 
 // What a sequencer uses that the core owns (fixed for its life).
@@ -104,6 +108,14 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
     port.set_timing_only(on);
   }
   bool timing_only() const { return timing_only_; }
+
+  // The race check (SPEC §14): the detector this engine tells its
+  // instructions, memory accesses and semaphore operations, as core
+  // `core`'s (nullptr: none, nothing recorded). Set between runs.
+  void set_race(race::Detector* d, unsigned core) {
+    race_ = d;
+    race_core_ = core;
+  }
 
   // Observers, called in attachment order. Attach between runs.
   void add_observer(SequencerObserver* o);
@@ -256,6 +268,8 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   std::uint64_t pending_ps_ = 0;
   std::uint64_t stamp_ps_ = 0;    // sc_time_stamp() from the origin, at the last wait
   std::unique_ptr<Context> ctx_;  // the kernels' view, one for the module's life
+  race::Detector* race_ = nullptr;
+  unsigned race_core_ = 0;
 };
 
 }  // namespace tpb::sc

@@ -281,7 +281,8 @@ class Core:
 
     def run(self, program, *, name=None, vcd=None, perfetto=None, stats=None, retire=None,
             trace_level="auto", trace_engines=None, trace_window=None, max_sim_time=None,
-            max_wall_time=None, keep_retires=True, timing_only=False, threads=None):
+            max_wall_time=None, keep_retires=True, timing_only=False, threads=None,
+            racecheck=False, races=None):
         """Runs ``program`` on this core from its present state and returns a
         :class:`tpbsim.Result`.
 
@@ -302,6 +303,10 @@ class Core:
         the memories' contents undefined afterwards. ``threads`` (None: every
         host core) splits the functional work of an instruction over
         host threads (1..1024) (``--threads``); the outputs are the same for any value.
+        ``racecheck=True`` checks every access of every instruction and DMA transfer
+        for races (SPEC §14, ``tpbsim run --racecheck``): the run completes and
+        :attr:`Result.races` lists them (a race is not an exception: the CLI exits
+        5); ``races`` (a path) writes them as JSON lines (``--races``).
 
         Raises :class:`tpbsim.ProgramError` for text that does not assemble and
         :class:`tpbsim.InputError` for a bad option (nothing runs then);
@@ -339,15 +344,16 @@ class Core:
         sim_time = _time_text(max_sim_time, "max_sim_time", "ps or a time str")
         wall_time = _time_text(max_wall_time, "max_wall_time", "seconds")
         threads = threads_arg(threads)
+        races_path = _args.path(races, "races")
         if isinstance(program, str):
             program_name = name or "<program>"
-            s.load_text(_args.text(program, "program"), program_name)
+            s.load_text(_args.text(program, "program"), program_name, bool(racecheck))
         elif isinstance(program, (bytes, bytearray, memoryview)):
             program_name = name or "<program>"
-            s.load_words(program, program_name)
+            s.load_words(program, program_name, bool(racecheck))
         elif isinstance(program, os.PathLike):
             program_name = name or os.fspath(program)
-            s.load_file(_args.path(program, "program"))
+            s.load_file(_args.path(program, "program"), bool(racecheck))
         else:
             raise ArgumentTypeError("program must be text (str), 64-byte words (bytes) or a path "
                                     f"(os.PathLike), not {type(program).__name__}")
@@ -357,7 +363,8 @@ class Core:
                           f"core's {s.arch()} (a Core's generation is fixed when it is made)",
                           RuntimeWarning, stacklevel=2)
         report = s.run(*paths, trace_engines or "", trace_window or "", trace_level, sim_time,
-                       wall_time, bool(keep_retires), program_name, bool(timing_only), threads)
+                       wall_time, bool(keep_retires), program_name, bool(timing_only), threads,
+                       bool(racecheck), races_path)
         result = Result(report)
         status = report.status
         if status == "interrupted":

@@ -28,6 +28,10 @@ class Result:
     * ``stats``: the whole dict the ``--stats`` file holds.
     * ``fault``: a fault's engine, index, opcode, kind and predicates (a dict),
       else None; ``files``: outputs written, (option, path); ``notes``.
+    * ``races``: with ``racecheck=True``, the races found (a list of dicts, as
+      ``--races`` writes them: ``message``, ``kinds``, ``memory``, ``partitions``,
+      ``bytes``, ``first`` and ``second`` with engine, index, mnemonic, line,
+      access); ``[]`` when none; None without the check.
     """
 
     def __init__(self, report):
@@ -94,6 +98,20 @@ class Result:
     def output_errors(self):
         """Outputs not written: (path, message) pairs."""
         return self._r.output_errors
+
+    @property
+    def races(self):
+        """The races the check found (SPEC §14; ``racecheck=True``): a list of dicts,
+        each pair of instructions once, in program order; None without the check."""
+        if self._r.race_count is None:
+            return None
+        return self.stats["races"]["races"]
+
+    @property
+    def race_count(self):
+        """How many races the check found (more than ``len(races)`` past the first
+        1000); None without the check."""
+        return self._r.race_count
 
     @property
     def stats(self):

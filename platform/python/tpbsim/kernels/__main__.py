@@ -1,7 +1,8 @@
 """python3 -m tpbsim.kernels gemm ...: C = A @ W on the modelled core, with a
 checked result and a report (SPEC §12, docs/KERNELS.md). Exit 0 when the run
 completed and the result is bit-exact (or timing-only), 1 for a request it
-cannot run (named), 2 when the result differs or the run faulted, 3 deadlock."""
+cannot run (named), 2 when the result differs, the race check found a race or the
+run faulted, 3 deadlock."""
 
 import argparse
 import json
@@ -183,12 +184,20 @@ def main(argv=None):
               "own accesses ordered by its semaphores" +
               (" and respected in the retire records" if rep["status"] == "ok" else "") +
               "; every read of bytes written before it, every write read")
+    raced = rep.get("races")
+    if raced is not None:
+        if raced["count"]:
+            print(f"  RACES: {raced['count']} unordered pairs of accesses (the race check, "
+                  f"whatever the timing): {raced['first'][0]}")
+        else:
+            print("  race check: every access ordered by the semaphores (no race)")
     print(f"  outputs in {args.out}/: {' '.join(rep.get('files', []))}")
     if notes:
         print("\n".join(notes))
     if rep["status"] == "deadlock":
         return 3
-    if rep["status"] != "ok" or chk["bit_exact"] is False or order["violations"]:
+    if (rep["status"] != "ok" or chk["bit_exact"] is False or order["violations"]
+            or (raced and raced["count"])):
         return 2
     return 0
 

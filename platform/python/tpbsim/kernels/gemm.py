@@ -1017,8 +1017,11 @@ def _make_core(arch, timing):
 
 def run(m, k, n, weights="mxfp4", act="bf16", arch="mariana", a=None, w=None, out=None,
         timing=None, timing_only=False, seed=0, drop_wait=None, traces=True, check=True,
-        lookahead=2, log=print, placement="dma", threads=None, queues=None, emit_only=False):
+        lookahead=2, log=print, placement="dma", threads=None, queues=None, emit_only=False,
+        racecheck=True):
     """Runs one GEMM; returns its report (a dict) and writes the files into out.
+    racecheck: the run checks every access against the semaphore ordering (SPEC
+    §14); report["races"] says what it found, whatever the timing.
     emit_only: writes a workload directory instead (program.tpb and cmd.txt, which
     `tpbsim run` and `tpbsim sweep` take; with values, the HBM image it loads and
     the C it dumps) and runs nothing.
@@ -1068,7 +1071,7 @@ def run(m, k, n, weights="mxfp4", act="bf16", arch="mariana", a=None, w=None, ou
             if emit_only:
                 return emit_workload(plan, kernel, text, outs, timing_only, a, w)
             return _run_on(core, plan, kernel, text, verdict, outs, a, w, times, wall0,
-                           timing_only, traces, check, log, threads)
+                           timing_only, traces, check, log, threads, racecheck)
     except KeyboardInterrupt as e:
         e.gemm_written = list(outs.written) if outs else []
         e.gemm_out = out
@@ -1076,7 +1079,7 @@ def run(m, k, n, weights="mxfp4", act="bf16", arch="mariana", a=None, w=None, ou
 
 
 def _run_on(core, plan, kernel, text, verdict, outs, a, w, times, wall0, timing_only, traces,
-            check, log, threads):
+            check, log, threads, racecheck):
     t0 = time.perf_counter()
     if timing_only:
         # No values: nothing to quantize or place (SPEC §13).
@@ -1087,7 +1090,8 @@ def _run_on(core, plan, kernel, text, verdict, outs, a, w, times, wall0, timing_
     times["host_data_s"] = time.perf_counter() - t0
     if outs:
         outs.text("program.tpb", text)
-    run_kw = {"timing_only": bool(timing_only), "threads": threads}
+    run_kw = {"timing_only": bool(timing_only), "threads": threads,
+              "racecheck": bool(racecheck)}
     if outs and traces:
         run_kw.update(stats=outs.file("stats.json"), retire=outs.file("retire.txt"),
                       perfetto=outs.file("trace.perfetto.json"))
@@ -1134,6 +1138,7 @@ def _run_on(core, plan, kernel, text, verdict, outs, a, w, times, wall0, timing_
                            "reason": f"not checked: the run ended in a {status} (out.npy not "
                                      "written)"}
     report["ordering"] = ordering(verdict, result if status == "ok" else None)
+    report["races"] = races(result)
     if outs:
         if a_used is not None:
             outs.npy("a_used.npy", a_used[:, :plan.k])
@@ -1176,6 +1181,15 @@ def emit_workload(plan, kernel, text, outs, timing_only, a, w):
     outs.text("cmd.txt", "\n".join(lines) + "\n")
     return {"emitted": outs.path, "files": sorted(outs.written), "shape": shape,
             "instructions": len(kernel.sched.ops), "_outputs": outs}
+
+
+def races(result):
+    """The race check's verdict on the run (SPEC §14): every access of every
+    instruction and DMA transfer against the semaphore ordering, so a missing wait
+    shows whatever the timing (None: not checked)."""
+    if result is None or result.races is None:
+        return None
+    return {"count": result.race_count, "first": [r["message"] for r in result.races[:5]]}
 
 
 def ordering(verdict, result):

@@ -1,0 +1,31 @@
+// The race check in the run API (SPEC §14): the detector of the program
+// loaded on a core, and its report as text for a terminal and as JSON lines.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/isa/program_spool.h"
+#include "models/race/detector.h"
+#include "platform/core/tpb_core.h"
+
+namespace tpb::run {
+
+// The detector of `p`'s next run on `core` (its notes, when it kept them:
+// without them the report has no lines and every wait is ordered by what
+// the run observed), with the core's semaphores as they are now.
+std::unique_ptr<race::Detector> make_detector(platform::TpbCore& core,
+                                              const isa::SpooledProgram* p);
+
+// One race a line (race::race_json); throws std::runtime_error naming the
+// file when it cannot be written.
+void write_races(const race::Report& r, const std::string& path);
+
+// What `tpbsim run` prints on stderr: "race: MESSAGE" for the first `max`
+// races, a count of the others, and a note for each semaphore whose waits
+// were ordered by this run's timing. Nothing when no race was found.
+std::vector<std::string> race_lines(const race::Report& r, std::size_t max);
+
+}  // namespace tpb::run
