@@ -449,7 +449,7 @@ static_assert(offsetof(DmaDescriptor, dst) == 48);
 // copy), else the destination's (a load); HBM -> HBM rows are dealt round
 // robin. The row's HBM bytes go with it. The DMA engines and the race check
 // both ask here.
-inline unsigned dma_engine_of_row(const DmaDescriptor& d, unsigned row, unsigned engines = 16) {
+inline unsigned dma_engine_of_row(const DmaDescriptor& d, unsigned row, unsigned engines) {
   const unsigned ppe = (128 + engines - 1) / engines;
   const auto sbuf_engine = [&](const DmaEndpoint& e) {
     return ((static_cast<std::uint32_t>(e.addr) >> 18) % 128 + row) / ppe % engines;

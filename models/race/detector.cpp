@@ -203,11 +203,36 @@ void Detector::begin(unsigned core, isa::Engine q, std::uint64_t index, std::uin
 
 void Detector::dma_engine_begin(unsigned core, isa::Engine q, std::uint64_t index, unsigned engine,
                                 std::uint8_t opcode, const isa::Events& ev) {
+  catch_up(core, q, engine % kDmaEngines, index);
   Queue& qu = queue(core, q);
   note_opcode(qu, index, opcode);
   Transfer& t = transfer(qu, index);
+  if (t.begun & (1u << (engine % kDmaEngines))) return;
   t.begun = static_cast<std::uint16_t>(t.begun | (1u << (engine % kDmaEngines)));
   start(core, q, qu.agents[engine % kDmaEngines], index, ev);
+}
+
+void Detector::dma_queue_begin(unsigned core, isa::Engine q, std::uint64_t index,
+                               std::uint8_t opcode, const isa::Events& ev) {
+  Queue& qu = queue(core, q);
+  note_opcode(qu, index, opcode);
+  Transfer& t = transfer(qu, index);
+  t.registered = true;
+  t.opcode = opcode;
+  t.ev = ev;
+}
+
+void Detector::catch_up(unsigned core, isa::Engine q, unsigned engine, std::uint64_t upto) {
+  Queue& qu = queue(core, q);
+  const auto bit = static_cast<std::uint16_t>(1u << engine);
+  // Index order: each is begun and ended before the next (no insertion here).
+  for (std::size_t i = 0; i < qu.in_flight.size() && qu.in_flight[i].index < upto; ++i) {
+    Transfer& t = qu.in_flight[i];
+    if (!t.registered || (t.begun & bit)) continue;
+    t.begun = static_cast<std::uint16_t>(t.begun | bit);
+    start(core, q, qu.agents[engine], t.index, t.ev);
+    dma_engine_end(core, q, t.index, engine);
+  }
 }
 
 void Detector::note_opcode(Queue& qu, std::uint64_t index, std::uint8_t opcode) {
@@ -303,15 +328,24 @@ void Detector::end(unsigned core, isa::Engine q, std::uint64_t index, const isa:
     if (updates) release(sem_id(core, ev.update_idx), agents_[qu.agents[0]].vc, qid, ev);
     return;
   }
-  // A transfer completes when its last DMA engine does (an engine with no
-  // data of it, which the model does not begin, is not part of it).
-  const std::uint16_t begun = transfer(qu, index).begun;
-  for (unsigned e = 0; e < kDmaEngines; ++e)
-    if (begun & (1u << e)) dma_engine_end(core, q, index, e);
+  // A transfer completes when its last DMA engine does; an engine that has
+  // not begun it (no rows of it, in a model that registers transfers) takes
+  // it now, in its turn: the queue's earlier transfers have completed.
+  for (unsigned e = 0; e < kDmaEngines; ++e) {
+    const Transfer& t = transfer(qu, index);
+    if (t.registered && !(t.begun & (1u << e))) {
+      catch_up(core, q, e, index + 1);
+    } else if (t.begun & (1u << e)) {
+      dma_engine_end(core, q, index, e);
+    }
+  }
   Transfer& t = transfer(qu, index);
-  const VectorClock released = std::move(t.released);
+  // A queue completes its transfers in order (docs/CONVENTIONS.md "DMA"):
+  // this one's release holds the earlier ones'.
+  t.released.join(qu.completed);
+  qu.completed = std::move(t.released);
   qu.in_flight.erase(qu.in_flight.begin() + (&t - qu.in_flight.data()));
-  if (updates) release(sem_id(core, ev.update_idx), released, qid, ev);
+  if (updates) release(sem_id(core, ev.update_idx), qu.completed, qid, ev);
 }
 
 void Detector::access(unsigned core, isa::Engine q, std::uint64_t addr, std::uint64_t len,

@@ -117,6 +117,14 @@ class Detector {
              const isa::Events& ev);
   void dma_engine_begin(unsigned core, isa::Engine q, std::uint64_t index, unsigned engine,
                         std::uint8_t opcode, const isa::Events& ev);
+  // A model whose DMA engines take only the transfers they have rows of
+  // registers each transfer when its queue submits it (its wait satisfied):
+  // an engine then takes the registered transfers it has no rows of in its
+  // turn, as it begins a later one of the queue (dma_engine_begin) or as the
+  // transfer completes (end), whichever comes first, so every engine still
+  // takes every transfer in queue order.
+  void dma_queue_begin(unsigned core, isa::Engine q, std::uint64_t index, std::uint8_t opcode,
+                       const isa::Events& ev);
   // An access of the current instruction of a compute engine: `len` bytes at
   // a TLM address (SBUF, PSUM, the tile file in region 2, or the HBM at
   // isa::kHbmBase); other addresses are not memory and are ignored.
@@ -163,11 +171,15 @@ class Detector {
     std::uint16_t begun = 0;  // bit e: engine e has begun it
     std::uint16_t ended = 0;  // bit e: engine e has ended it
     VectorClock released;     // the ended engines' clocks, joined
+    bool registered = false;  // by dma_queue_begin: ev and opcode known
+    std::uint8_t opcode = 0;
+    isa::Events ev{};
   };
   struct Queue {
     bool known = false, dma = false;
     std::array<AgentIdx, 16> agents{};
     std::vector<Transfer> in_flight;  // in index order
+    VectorClock completed;            // a DMA queue: the release of its last transfer
     const std::vector<isa::InstructionNote>* notes = nullptr;
     std::vector<std::uint8_t> opcodes;      // without notes: seen at begin
     std::vector<std::uint64_t> increments;  // by semaphore (of its core): made so far
@@ -194,6 +206,9 @@ class Detector {
   Queue& queue(unsigned core, isa::Engine q);
   // Without notes, the opcode of instruction `index` as it issued.
   void note_opcode(Queue& qu, std::uint64_t index, std::uint8_t opcode);
+  // Engine `engine` of DMA queue `q` takes, in order, the registered
+  // transfers before `upto` it has not begun (it has no rows of them).
+  void catch_up(unsigned core, isa::Engine q, unsigned engine, std::uint64_t upto);
   // Agent `a` of queue q begins instruction `index`: its clock, its wait.
   void start(unsigned core, isa::Engine q, AgentIdx a, std::uint64_t index, const isa::Events& ev);
   AgentIdx new_agent(QueueId q, std::uint8_t dma_engine, bool host);

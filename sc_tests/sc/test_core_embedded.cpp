@@ -14,9 +14,9 @@
 #include <systemc>
 #include <tlm>
 
-#include "firmware_stubs/sfu/tile_file.h"
 #include "models/isa/program.h"
 #include "models/race/detector.h"
+#include "models/state/sfu_tile_file.h"
 #include "platform/core/tpb_core.h"
 
 namespace tpb {
@@ -174,8 +174,8 @@ TEST(CoreEmbedded, AHostWritingATileWhileTquantReadsItRaces) {
         // Tile T1's payload, row 2, while the SFU reads T1: nothing orders them.
         float x = 2.0f;
         EXPECT_EQ(h.transfer(tlm::TLM_WRITE_COMMAND,
-                             isa::region_base(isa::Region::SfuTile) +
-                                 1 * fw::sfu::kTilePayloadStride + 2 * 32 * 4,
+                             isa::region_base(isa::Region::SfuTile) + 1 * sfu::kTilePayloadStride +
+                                 2 * 32 * 4,
                              &x, 4),
                   tlm::TLM_OK_RESPONSE);
       });

@@ -117,9 +117,10 @@ TEST(OpcodeChecklist, EveryContractAndPredicateAndMnemonicIsDocumented) {
       EXPECT_TRUE(doc_names(predicates, base)) << row.contract << ": " << base;
     }
     // ASM.md gives each mnemonic form a section "### MNEMONIC (0xOP, ENGINE; ...)".
-    if (row.asm_fields)
+    if (row.asm_fields) {
       EXPECT_NE(asm_doc.find("### " + std::string(row.mnemonic) + " ("), std::string::npos)
           << row.mnemonic << " has no section in docs/ASM.md";
+    }
   }
 }
 
@@ -129,10 +130,11 @@ TEST(OpcodeChecklist, EveryModelledOpcodeHasAKernelAtItsVa) {
   for (const OpcodeInfo& row : opcode_table()) {
     if (!is_modelled(row)) continue;
     for (Arch a : kChecklistArchs)
-      if (const KernelInfoSlot* slot = row.kernel_info_on(a))
+      if (const KernelInfoSlot* slot = row.kernel_info_on(a)) {
         EXPECT_NE(fw::builtin_kernels().find(slot->func_va), nullptr)
             << row.mnemonic << " on " << arch_name(a) << ": no kernel at VA 0x" << std::hex
             << slot->func_va;
+      }
   }
 }
 

@@ -384,7 +384,9 @@ void Sequencer::run_program() {
   fetch_.reset(*env_.queue, cfg_.timing->fetch);
   complete_ev_.cancel();
   completions_.clear();
+  dma_order_.clear();
   dma_in_flight_ = 0;
+  gate_overlap_ps_ = 0;
   pipe_.reset(now_ps());
   const std::uint64_t count = env_.queue->total();
   notify([&](SequencerObserver& o) { o.on_run_start(now_ps()); });
@@ -410,7 +412,8 @@ bool Sequencer::step() {
     return false;
   }
   // The race check (SPEC §14): a compute engine's instruction begins here,
-  // its wait satisfied (a DMA transfer's engines begin it as they take it).
+  // its wait satisfied (a DMA transfer is registered as it is submitted and
+  // its engines begin it as they take it).
   if (race_ && !isa::is_dma_queue(engine_))
     race_->begin(race_core_, engine_, index_, opcode_, events_);
   std::optional<KernelInfoRecord> record;
@@ -433,8 +436,17 @@ bool Sequencer::fetch() {
   // 64 bytes from this engine's queue, timed by the queue (SPEC §7).
   fetch_ps_ = now_ps();
   sc_core::sc_time d = qk_.get_local_time();
+  const sc_core::sc_time before = d;
   const std::uint64_t addr = queue_base(engine_) + env_.queue->slot_addr(index_);
   const tlm::tlm_response_status st = port.read(addr, raw_.data(), isa::kInstBytes, d);
+  // After a retire gate held the thread to the instruction's end, the fetch
+  // happened in the shadow of that instruction, as it does without a gate
+  // (issue() fetches the next word from the instruction's start).
+  if (gate_overlap_ps_ != 0 && d > before) {
+    const sc_core::sc_time hidden = std::min(d - before, ps_time(gate_overlap_ps_));
+    d -= hidden;
+  }
+  gate_overlap_ps_ = 0;
   qk_.set(d);
   if (ready > t) {
     // A stall as far as the wait delays the fetched word past the time the
@@ -613,6 +625,7 @@ bool Sequencer::issue() {
     }
     latency = now_ps() - start;
     ii = latency;
+    gate_overlap_ps_ = latency;
   }
   const std::uint64_t end = pipe_.commit(unit_, start, ii, latency, footprint_);
   if (end >= TimingConfig::kMaxPs) {
@@ -682,7 +695,7 @@ void Sequencer::complete_due() {
     }
     Completion& c = completions_.front();
     // Past a watchdog's stop nothing completes (the engine's thread stops).
-    if (c.end_ps > ctl.stop_ps() || !ctl.proceed(c.end_ps)) {
+    if (!ctl.proceed(c.end_ps)) {
       drained_ev_.notify(sc_core::SC_ZERO_TIME);
       return;
     }
@@ -752,6 +765,9 @@ bool Sequencer::submit_dma() {
   t->issue_ps = now_ps();
   t->fetch_ps = fetch_ps_;
   t->fetched_ps = fetched_ps_;
+  // The race check: the queue has passed the transfer's wait; its DMA
+  // engines take it (dma_engine_begin) as they reach it.
+  if (race_) race_->dma_queue_begin(race_core_, engine_, index_, opcode_, events_);
   env_.dma->submit(t);
   const isa::DmaDescriptor& d = t->desc;
   const bool src_hbm = d.src.kind == static_cast<std::uint8_t>(isa::DmaEndpointKind::Hbm);
@@ -767,33 +783,43 @@ bool Sequencer::submit_dma() {
     o.on_issue(IssueEvent{engine_, index_, opcode_, &raw_, t->issue_ps, 0});
   });
   ++dma_in_flight_;
+  dma_order_.emplace_back().first.index = index_;
   return true;
 }
 
 void Sequencer::transfer_done(DmaTransfer& t) {
   // Called by the engine that moved the transfer's last share, at its time;
-  // the transfer completes (retire, semaphore update) when it lands.
+  // the transfer completes (retire, semaphore update) when it lands and every
+  // earlier transfer of the queue has completed: a queue completes in order,
+  // as a compute engine does (docs/CONVENTIONS.md "DMA").
   RunControl& ctl = *env_.control;
   if (dma_in_flight_ > 0) --dma_in_flight_;
   if (ctl.aborted() || stopped_) return;
-  // Its release in the race check: the engines that moved it, joined.
-  if (race_) race_->end(race_core_, engine_, t.index, t.desc.events);
-  Completion c;
-  c.index = t.index;
+  auto it = std::find_if(dma_order_.begin(), dma_order_.end(),
+                         [&](const auto& e) { return e.first.index == t.index; });
+  if (it == dma_order_.end()) return;
+  Completion& c = it->first;
   c.opcode = static_cast<std::uint8_t>(isa::Opcode::DmaCopy);
   c.events = t.desc.events;
   c.fetch_ps = t.fetch_ps;
   c.fetched_ps = t.fetched_ps;
   c.start_ps = t.issue_ps;
   c.end_ps = t.done_ps;
-  // Transfers of a queue complete out of order: kept in order of time.
-  auto at = completions_.end();
-  while (at != completions_.begin() && std::prev(at)->end_ps > c.end_ps) --at;
-  const bool first = at == completions_.begin();
-  completions_.insert(at, std::move(c));
-  if (first) {
-    const std::uint64_t now = ctl.rel_ps(sc_core::sc_time_stamp());
-    complete_ev_.notify(ps_time(t.done_ps > now ? t.done_ps - now : 0));
+  it->second = true;
+  while (!dma_order_.empty() && dma_order_.front().second) {
+    Completion done = dma_order_.front().first;
+    dma_order_.pop_front();
+    if (!completions_.empty()) done.end_ps = std::max(done.end_ps, completions_.back().end_ps);
+    // Its release in the race check: the engines that moved it, joined with
+    // the queue's earlier transfers (they completed before it).
+    if (race_) race_->end(race_core_, engine_, done.index, done.events);
+    const bool first = completions_.empty();
+    completions_.push_back(std::move(done));
+    if (first) {
+      const std::uint64_t now = ctl.rel_ps(sc_core::sc_time_stamp());
+      const std::uint64_t at = completions_.back().end_ps;
+      complete_ev_.notify(ps_time(at > now ? at - now : 0));
+    }
   }
 }
 

@@ -245,6 +245,7 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   std::uint64_t issue_ps_ = 0;       // the current instruction's issue-bound time
   std::uint64_t stream_cycles_ = 0;  // its streams' length, engine cycles
   std::uint64_t exec_start_ps_ = 0;  // where its kernel ran from
+  std::uint64_t gate_overlap_ps_ = 0;  // a retire gate held the thread this long (fetch())
   unsigned unit_ = 0;
 
   // Completions to deliver, in order of their time (a compute engine's in
@@ -253,6 +254,10 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   sc_core::sc_event complete_ev_, drained_ev_;
   // A DMA queue's transfers submitted and not yet done.
   std::size_t dma_in_flight_ = 0;
+  // A DMA queue's transfers in submit order, until they complete: a queue
+  // completes its transfers in order (docs/CONVENTIONS.md), so one that
+  // lands before an earlier one waits here for it (second: landed).
+  std::deque<std::pair<Completion, bool>> dma_order_;
   DmaCapacities dma_caps_;
 
   bool done_ = false, blocked_ = false, stopped_ = false;
