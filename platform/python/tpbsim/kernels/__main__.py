@@ -164,6 +164,13 @@ def main(argv=None):
               f"({100 * rep['hbm_gbps'] / rep['hbm_share_gbps']:.0f}% of the core's "
               f"{rep['hbm_share_gbps']:.1f} GB/s)")
     print(f"  bound by {rep['bound_by']}: {rep['bound_reason']}")
+    if rep.get("roofline_ns"):
+        print(f"  roofline {rep['roofline_ns'] / 1000:.3f} us (PE {rep['pe_bound_ns'] / 1000:.3f}, "
+              f"DMA {rep['dma_bound_ns'] / 1000:.3f}, HBM {rep['hbm_bound_ns'] / 1000:.3f}): "
+              f"simulated x{rep['simulated_ns'] / rep['roofline_ns']:.2f}")
+    cc = rep.get("critical_chain")
+    if cc:
+        print(f"  critical chain: {cc['instructions']} instructions, {cc['summary']}")
     chk = rep["check"]
     if rep["status"] != "ok":
         print(f"  RUN ENDED IN A {rep['status'].upper()}: {rep.get('message', '')}")

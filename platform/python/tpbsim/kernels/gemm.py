@@ -140,6 +140,49 @@ class Plan:
     def _kt_sizes(self):
         return _tiles(self.kpad // 4, 128)
 
+    @property
+    def n_full_kt(self):
+        """K-tiles of 128 partitions (every one but a shorter last)."""
+        return self.kpad // KTILE
+
+    def _chunk(self, per_kt, target):
+        """Full K-tiles per transfer: up to `target` bytes per partition."""
+        return max(1, min(self.n_full_kt, target // per_kt)) if self.n_full_kt else 1
+
+    def k_chunks(self, per_kt, target):
+        """The K-tiles moved together, [(kt0, kt1)]: consecutive full K-tiles up to
+        `target` bytes per partition (`per_kt` each), the shorter last one alone
+        (a transfer's rows are one count of partitions)."""
+        nf, j = self.n_full_kt, self._chunk(per_kt, target)
+        out = [(t, min(t + j, nf)) for t in range(0, nf, j)]
+        if self.n_kt > nf:
+            out.append((nf, self.n_kt))
+        return out
+
+    def n_k_chunks(self, per_kt, target):
+        """len(k_chunks(...)) in closed form (sizes are checked before lists exist)."""
+        return _ceil(self.n_full_kt, self._chunk(per_kt, target)) + (self.n_kt > self.n_full_kt)
+
+    def a_chunks(self, mw):
+        """K-tile chunks of one activation transfer, for an M-tile of mw rows."""
+        return self.k_chunks(8 * mw, A_CHUNK)
+
+    def a_ring(self):
+        """(slot bytes, slots, resident) of the ring the activation transfers land
+        in. Resident: A's chunks all fit in A_RESIDENT_BYTES, one slot each,
+        loaded once for every weight panel (a decode-shaped GEMM's few rows
+        are not fetched again per panel)."""
+        slot = max(_c64(8 * mw * max(self._chunk(8 * mw, A_CHUNK), 1))
+                   for _, mw in _tiles(self.m, MTILE))
+        per_group = sum(c * self.n_k_chunks(8 * mw, A_CHUNK) for c, mw in _tiles(self.m, MTILE))
+        if self.n_groups > 1 and per_group * slot <= A_RESIDENT_BYTES:
+            return slot, per_group, True
+        return slot, max(3, min(A_RING, A_RAW_BYTES // slot)), False
+
+    def w_chunks(self, rb):
+        """K-tile chunks of one weight-panel transfer (rb bytes per K-tile)."""
+        return self.k_chunks(rb, W_CHUNK)
+
     def _w_layout(self):
         spec = self.spec
         host_scales = spec["store"] == "mx" or (spec["store"] == "packed" and spec["group"] == 0)
@@ -152,12 +195,19 @@ class Plan:
         """HBM of the DMA placement: every A tile, every weight panel slice (and
         its scale rows), the unit scales, C."""
         host_scales, raw_cb, unit = self._w_layout()
-        a = sum(cm * ck * _c64(8 * kp * mw) for cm, mw in _tiles(self.m, MTILE)
-                for ck, kp in self._kt_sizes())
-        w = sum(cg * ck * (_c64(int(raw_cb * cols) * kp)
-                           + (_c64(cols * kp // 8) if host_scales else 0))
-                for cg, cols in _tiles(self.npad, self.group * NTILE)
-                for ck, kp in self._kt_sizes())
+        nf, kl = self.n_full_kt, self.kpad // 4 - 128 * self.n_full_kt
+
+        def full_and_last(per_partition, scales=False):
+            # [partition][K-tile][bytes] of the full K-tiles, then the last's rows
+            # (scale rows: one per 8 partitions).
+            rows = (16 * nf, kl // 8) if scales else (128 * nf, kl)
+            return (_c64(rows[0] * per_partition) if nf else 0) + \
+                (_c64(rows[1] * per_partition) if kl else 0)
+
+        a = sum(cm * full_and_last(8 * mw) for cm, mw in _tiles(self.m, MTILE))
+        w = sum(cg * (full_and_last(int(raw_cb * cols))
+                      + (full_and_last(cols, True) if host_scales else 0))
+                for cg, cols in _tiles(self.npad, self.group * NTILE))
         return a + w + (_c64(4 * NTILE) if unit else 0) + _c64(4 * self.m * self.npad)
 
     def hbm_input_bytes(self):
@@ -170,12 +220,14 @@ class Plan:
         host_scales, raw_cb, unit = self._w_layout()
         if placement == "dma":
             gc = min(self.group * NTILE, self.npad)
-            per_kt = (_c64(raw_cb * gc) + (_c64(gc) if host_scales else 0)
-                      + (_c64(4 * gc) if spec["store"] != "mx" else 0)
+            per_kt = ((_c64(4 * gc) if spec["store"] != "mx" else 0)
                       + (_c64(gc) if spec["store"] == "bf16" else 0))
-            return (A_RING * (_c64(8 * MTILE) + _c64(4 * MTILE) + _c64(MTILE))
+            bank = (_c64(self.n_kt * int(raw_cb * gc))
+                    + (_c64(self.n_kt * gc) if host_scales else 0) + self.n_kt * per_kt)
+            slot, ra, _ = self.a_ring()
+            return (ra * slot + A_RING * (_c64(4 * MTILE) + _c64(MTILE))
                     + (_c64(NTILE) if unit else 0)
-                    + min(2, self.n_groups) * self.n_kt * per_kt
+                    + min(2, self.n_groups) * bank
                     + min(C_RING, self.n_groups * self.n_mt) * _c64(4 * gc))
         a = self.n_kt * sum(c * _c64(8 * mw) for c, mw in _tiles(self.m, MTILE))
         ring = (lookahead + 1) * (_c64(4 * MTILE) + _c64(MTILE))
@@ -206,10 +258,15 @@ class Plan:
         mm = self.n_mt * self.n_kt * self.n_nt
         if placement != "dma":
             return 2 * units + widen + mm + self.n_groups * self.n_mt
-        scale_loads = sum(c * kp // 32 for c, kp in self._kt_sizes()) if host_scales else 0
+        kl = self.kpad // 4 - 128 * self.n_full_kt
+        scale_loads = ((4 if self.n_full_kt else 0) + kl // 32) if host_scales else 0
+        a_loads = sum(c * self.n_k_chunks(8 * mw, A_CHUNK) for c, mw in _tiles(self.m, MTILE))
+        w_loads = sum(c * self.n_k_chunks(int(self._w_layout()[1] * cols), W_CHUNK)
+                      for c, cols in _tiles(self.npad, self.group * NTILE))
+        a_loads *= 1 if self.a_ring()[2] else self.n_groups
         return ((min(4, self.kpad // 128) if unit else 0)
-                + self.n_groups * (self.n_kt + scale_loads)
-                + 3 * units + widen + mm + 2 * self.n_groups * self.n_mt)
+                + w_loads + self.n_groups * scale_loads + a_loads
+                + 2 * units + widen + mm + 2 * self.n_groups * self.n_mt)
 
 
 class Layout:
@@ -269,7 +326,15 @@ def _matmul(arch, dtype, kp, nw, acc, data, scale, psum):
 # the depth of the activation ring, how many units ahead a load is issued and
 # the depth of the result ring.
 A_QUEUES, W_QUEUES, C_QUEUES = tuple(range(0, 6)), tuple(range(6, 10)), tuple(range(10, 16))
-A_RING, DMA_AHEAD, C_RING = 12, 9, 6
+A_RING, C_RING = 12, 6
+# DMA transfers (docs/KERNELS.md "Data placement"): a DMA engine moves a
+# transfer's 8 partitions at its full bandwidth once they hold at least its
+# per-transfer cost's worth of bytes (dma.transfer_cost_ns x the engine's
+# bandwidth: 3.4 KiB per partition on mariana), so the activations of
+# consecutive K-tiles go in one transfer of about A_CHUNK bytes per partition
+# (into a ring of A_RAW_BYTES), the weight panel's K-tiles in transfers of
+# about W_CHUNK, and a panel's scale rows in one transfer per quadrant.
+A_CHUNK, W_CHUNK, A_RAW_BYTES, A_RESIDENT_BYTES = 4096, 8192, 16384, 32768
 PLACEMENTS = ("dma", "sbuf")
 
 
@@ -421,31 +486,35 @@ class Kernel:
 
     # ------------------------------------------------------------ DMA placement
     def _place_dma(self):
-        """SBUF: a ring of A_RING activation slots (BF16 in, MXFP8 out), two weight
-        panels (a group's K x group-columns, the next group's loading while this
-        one is used), C_RING result slots. HBM: every A tile, every weight panel
-        slice of one K-tile in the SBUF row layout, the unit scales, C row-major."""
+        """SBUF: a ring of activation slots (BF16 in: one transfer's K-tiles each;
+        A_RING MXFP8 slots out), two weight panels (a group's K x group-columns,
+        the next group's loading while this one is used), C_RING result slots.
+        HBM, for one transfer per chunk of K-tiles: per M-tile A as [partition]
+        [K-tile][8 mw] bytes, per group W as [partition][K-tile][row bytes] and
+        its scale rows as [quadrant][row][K-tile][columns] (the full K-tiles; the
+        shorter last K-tile's rows after them), the unit scales, C row-major."""
         p, lay, spec = self.plan, self.lay, self.plan.spec
-        self.ra = A_RING
-        self.araw = [lay.take(8 * MTILE, f"A bf16 slot {r}") for r in range(self.ra)]
+        slot, self.ra, self.a_resident = p.a_ring()
+        self.araw = [lay.take(slot, f"A bf16 slot {r}") for r in range(self.ra)]
         self.aq = [(lay.take(4 * MTILE, f"A mx slot {r}"), lay.take(MTILE, f"A scales slot {r}"))
-                   for r in range(self.ra)]
+                   for r in range(A_RING)]
         gc = max(p.group_cols(g) for g in range(len(p.groups)))
         self.unit_scales = None
         if spec["store"] == "packed" and spec["group"] == 8:
             self.unit_scales = lay.take(NTILE, "unit E8M0 scales")
+        nkt = len(p.kt)
         self.banks = []
         for b in range(min(2, len(p.groups))):
-            panel = []
-            for kt in range(len(p.kt)):
-                t = {"raw": lay.take(self.raw_cb * gc, f"W panel {b} raw {kt}")}
-                t["sc"] = lay.take(gc, f"W panel {b} scales {kt}") if self.host_scales else None
-                t["wq"] = t["raw"] if spec["store"] == "mx" else lay.take(
-                    4 * gc, f"W panel {b} fp8 {kt}")
-                t["ws"] = (lay.take(gc, f"W panel {b} DVE scales {kt}") if spec["store"] == "bf16"
-                           else t["sc"] if self.host_scales else self.unit_scales)
-                panel.append(t)
-            self.banks.append(panel)
+            # raw: [K-tile][row bytes of the group], sc: [K-tile][columns].
+            bank = {"raw": lay.take(nkt * int(self.raw_cb * gc), f"W panel {b} raw"),
+                    "sc": lay.take(nkt * gc, f"W panel {b} scales") if self.host_scales
+                    else None, "wq": [], "ws": []}
+            for kt in range(nkt):
+                bank["wq"].append(None if spec["store"] == "mx" else
+                                  lay.take(4 * gc, f"W panel {b} fp8 {kt}"))
+                bank["ws"].append(lay.take(gc, f"W panel {b} DVE scales {kt}")
+                                  if spec["store"] == "bf16" else None)
+            self.banks.append(bank)
         ngi = len(p.groups) * len(p.mt)
         self.rc = min(C_RING, ngi)
         self.cslot = [lay.take(4 * gc, f"C slot {c}") for c in range(self.rc)]
@@ -455,17 +524,24 @@ class Kernel:
                 f"SBUF partition ({len(p.groups[0])} N-tiles per weight panel, K {p.kpad}), "
                 f"{lay.capacity // 1024} KiB exist: K is too deep for a double-buffered weight "
                 "panel")
-        hb = self.hbm
-        self.h_a = {(mt, kt): hb.take(p.kt[kt] * 8 * mw, f"A ({mt},{kt})")
-                    for mt, mw in enumerate(p.mt) for kt in range(len(p.kt))}
+        hb, nf = self.hbm, p.n_full_kt
+        kl = p.kt[-1] if len(p.kt) > nf else 0
+
+        def full_and_last(per_partition, what, scales=False):
+            """(offset of the full K-tiles' block, of the last's rows); scale rows:
+            one per 8 partitions."""
+            rows = (16 * nf, kl // 8) if scales else (128 * nf, kl)
+            full = hb.take(rows[0] * per_partition, f"{what} full K-tiles") if nf else None
+            last = hb.take(rows[1] * per_partition, f"{what} last K-tile") if kl else None
+            return full, last
+
+        self.h_a = {mt: full_and_last(8 * mw, f"A {mt}") for mt, mw in enumerate(p.mt)}
         self.h_w = {}
         for g in range(len(p.groups)):
             cols = p.group_cols(g)
-            for kt, kp in enumerate(p.kt):
-                d = self.hbm.take(int(self.raw_cb * cols) * kp, f"W ({g},{kt})")
-                sc = self.hbm.take(cols * kp // 8, f"W scales ({g},{kt})") if self.host_scales \
-                    else None
-                self.h_w[(g, kt)] = (d, sc)
+            d = full_and_last(int(self.raw_cb * cols), f"W {g}")
+            sc = full_and_last(cols, f"W scales {g}", True) if self.host_scales else None
+            self.h_w[g] = (d, sc)
         self.h_unit = self.hbm.take(4 * NTILE, "unit scales") if self.unit_scales is not None \
             else None
         self.h_in_end = self.hbm.top
@@ -475,13 +551,34 @@ class Kernel:
                 f"the {p.m} x {p.k} x {p.n} GEMM needs {hb.top / 2**30:.2f} GiB of HBM (A, W "
                 f"and C in their tiled layouts), the core has {hb.capacity / 2**30:.2f} GiB")
 
+    def _rb(self, g):
+        """Bytes per partition of one K-tile of group g's raw weights."""
+        return int(self.raw_cb * self.plan.group_cols(g))
+
     def _tile_w(self, g, j, kt):
         """(data, scales) SBUF offsets of weight tile j of group g, K-tile kt."""
-        t, wb = self.banks[g % 2][kt], self.plan.spec.get("word_bytes", 4)
-        wq = t["wq"] + (wb if self.plan.spec["store"] == "mx" else 4) * NTILE * j
-        ws = t["ws"] if self.unit_scales is not None and t["ws"] == self.unit_scales \
-            else t["ws"] + NTILE * j
+        p, spec = self.plan, self.plan.spec
+        bank, cols = self.banks[g % 2], p.group_cols(g)
+        if spec["store"] == "mx":
+            wq = bank["raw"] + kt * self._rb(g) + spec["word_bytes"] * NTILE * j
+        else:
+            wq = bank["wq"][kt] + 4 * NTILE * j
+        if self.host_scales:
+            ws = bank["sc"] + kt * cols + NTILE * j
+        elif spec["store"] == "bf16":
+            ws = bank["ws"][kt] + NTILE * j
+        else:
+            ws = self.unit_scales
         return wq, ws
+
+    def _a_src(self, mt, kt0):
+        """(HBM offset, stride) of A rows of M-tile mt from K-tile kt0 on."""
+        p = self.plan
+        full, last = self.h_a[mt]
+        per = 8 * p.mt[mt]
+        if kt0 < p.n_full_kt:
+            return full + kt0 * per, p.n_full_kt * per
+        return last, per
 
     def _build_dma(self):
         p, s, spec = self.plan, self.sched, self.plan.spec
@@ -494,52 +591,94 @@ class Kernel:
             rot[kind] += 1
             return f"dma{q}"
 
+        # The activation transfers: one per chunk of K-tiles of a (group, M-tile).
+        # Resident A (Plan.a_ring): the first panel's loads serve every panel.
+        achunks, chunk_of, first = [], [], {}
+        for g, mt, kt in units:
+            for k0, k1 in p.a_chunks(p.mt[mt]):
+                if k0 <= kt < k1:
+                    if self.a_resident and (mt, k0) in first:
+                        chunk_of.append(first[(mt, k0)])
+                    else:
+                        if kt == k0:
+                            achunks.append((g, mt, k0, k1))
+                            first[(mt, k0)] = len(achunks) - 1
+                        chunk_of.append(len(achunks) - 1)
+                    break
+        self.n_a_loads = len(achunks)
         loaded = set()
 
-        def load_panel(g, queues=self.queues["w"]):
-            """The weight panel of group g into bank g % 2, once."""
+        def load_panel(g, before=None):
+            """The weight panel of group g into bank g % 2, once: its K-tiles in
+            transfers of about W_CHUNK bytes per partition, its scale rows in one
+            transfer per quadrant (4 partitions) for the full K-tiles and one for
+            the last. Every panel on one queue: each transfer of 128 partitions
+            keeps the 16 DMA engines busy alone, and one queue lands the K-tiles
+            in order, the panels one after another (the PE starts on the first
+            K-tile while the rest stream in; a second queue would share the
+            engines and land both panels late)."""
             if g in loaded:
                 return
             loaded.add(g)
-            b, cols = g % 2, p.group_cols(g)
-            for kt, kp in enumerate(p.kt):
-                t, (hd, hs) = self.banks[b][kt], self.h_w[(g, kt)]
-                q = queue("w", queues)
-                rb = int(self.raw_cb * cols)
-                s.add(q, _dma(kp, rb, _hbm(hd, rb), _sb(0, t["raw"])), "dma_copy")
-                if self.host_scales:
+            bank, cols, rb, nf = self.banks[g % 2], p.group_cols(g), self._rb(g), p.n_full_kt
+            (hd, hdl), hsc = self.h_w[g]
+            for k0, k1 in p.w_chunks(rb):
+                if before:
+                    before(k1)
+                kp, q = p.kt[k0], f"dma{self.queues['w'][0]}"
+                src = _hbm(hd + k0 * rb, nf * rb) if k0 < nf else _hbm(hdl, rb)
+                s.add(q, _dma(kp, (k1 - k0) * rb, src, _sb(0, bank["raw"] + k0 * rb)),
+                      "dma_copy")
+                if not self.host_scales:
+                    continue
+                hs, hsl = hsc
+                # The scale rows go with the first transfer of their K-tiles.
+                if k0 == 0 and nf:
+                    for q4 in range(4):
+                        s.add(q, _dma(4, nf * cols, _hbm(hs + 4 * q4 * nf * cols, nf * cols),
+                                      _sb(32 * q4, bank["sc"])), "dma_copy")
+                if k0 == nf:
                     for q4 in range(kp // 32):
-                        s.add(q, _dma(4, cols, _hbm(hs + 4 * q4 * cols, cols),
-                                      _sb(32 * q4, t["sc"])), "dma_copy")
+                        s.add(q, _dma(4, cols, _hbm(hsl + 4 * q4 * cols, cols),
+                                      _sb(32 * q4, bank["sc"] + nf * cols)), "dma_copy")
 
-        def load_a(u):
-            g, mt, kt = units[u]
-            kp, mw, r = p.kt[kt], p.mt[mt], u % self.ra
-            s.add(queue("a", self.queues["a"]),
-                  _dma(kp, 8 * mw, _hbm(self.h_a[(mt, kt)], 8 * mw), _sb(0, self.araw[r])),
-                  "dma_copy")
+        def load_a(ci):
+            g, mt, k0, k1 = achunks[ci]
+            kp, mw = p.kt[k0], p.mt[mt]
+            src, stride = self._a_src(mt, k0)
+            # Resident A goes on the weight queue, in the order the PE needs it
+            # (below); a ring's loads wait for their slot, on queues of their own.
+            q = f"dma{self.queues['w'][0]}" if self.a_resident else queue("a", self.queues["a"])
+            s.add(q, _dma(kp, 8 * mw * (k1 - k0), _hbm(src, stride),
+                       _sb(0, self.araw[ci % self.ra])), "dma_copy")
 
         prepared = set()
 
         def prep(u):
             g, mt, kt = units[u]
-            kp, mw, r = p.kt[kt], p.mt[mt], u % self.ra
-            aq, aqs = self.aq[r]
-            s.add("dve", _qmx(kp, self.araw[r], mw, aq, aqs), "quantize_mx")
+            kp, mw = p.kt[kt], p.mt[mt]
+            ci = chunk_of[u]
+            araw = self.araw[ci % self.ra] + 8 * mw * (kt - achunks[ci][2])
+            aq, aqs = self.aq[u % A_RING]
+            s.add("dve", _qmx(kp, araw, mw, aq, aqs), "quantize_mx")
             if spec["store"] == "mx":
                 return
             # The widening reads the group's panel: its load comes first.
             load_panel(g)
-            t = self.banks[g % 2][kt]
+            raw = self.banks[g % 2]["raw"] + kt * self._rb(g)
             for j, nt in enumerate(p.groups[g]):
                 if (kt, nt) in prepared:
                     continue
                 prepared.add((kt, nt))
                 wq, ws = self._tile_w(g, j, kt)
-                self._prep_w(s, (kt, nt), kp, t["raw"] + int(self.raw_cb * NTILE * j), wq, ws)
+                self._prep_w(s, (kt, nt), kp, raw + int(self.raw_cb * NTILE * j), wq, ws)
 
-        la, ahead = self.lookahead, DMA_AHEAD
-        nprep = 0
+        la = self.lookahead
+        # Activation chunks in flight ahead of the one in use: the ring holds
+        # them, the one in use and the one just left (whose slot the next load
+        # reuses once its QuantizeMX ran).
+        ahead = len(achunks) if self.a_resident else max(1, self.ra - 2)
+        nprep, nload = 0, 0
 
         def prep_through(last, group):
             """Prepares the units up to `last` that belong to groups up to `group`:
@@ -550,29 +689,41 @@ class Kernel:
                 prep(nprep)
                 nprep += 1
 
+        def load_a_through(ci):
+            nonlocal nload
+            while nload <= min(ci, len(achunks) - 1):
+                load_a(nload)
+                nload += 1
+
         if self.unit_scales is not None:
             # The scale rows of the deepest K-tile (SPEC §4: 4 per 32 partitions).
             for q4 in range(max(p.kt) // 32):
                 s.add(f"dma{self.queues['w'][0]}", _dma(4, NTILE, _hbm(self.h_unit, NTILE),
                                                 _sb(32 * q4, self.unit_scales)), "dma_copy")
-        # The first panel over the weight and the result queues (no result is
-        # ready before it), so that the PE starts sooner.
-        load_panel(0, tuple(self.queues["w"]) + tuple(
-            q for q in self.queues["c"] if q not in self.queues["w"]))
-        for u in range(min(ahead, len(units))):
-            load_a(u)
+        if self.a_resident:
+            # One queue, in the order of first use: the first M-tile's A chunk
+            # before the weight K-tiles that use it, then the rest of A (the
+            # queue runs ahead freely: nothing of it waits).
+            def a_before(kt_end):
+                while nload < len(achunks) and achunks[nload][1] == 0 and \
+                        achunks[nload][2] < kt_end:
+                    load_a_through(nload)
+            load_panel(0, a_before)
+            load_a_through(len(achunks) - 1)
+        else:
+            load_panel(0)
+        load_a_through(ahead)
         prep_through(la - 1, 1)
         store = {}   # C slot -> the op of the store that last read it
         for u, (g, mt, kt) in enumerate(units):
-            if u + ahead < len(units):
-                load_a(u + ahead)
+            load_a_through(chunk_of[u] + ahead)
             if mt == min(1, nmt - 1) and kt == 0 and g + 1 < len(p.groups):
                 # The next panel streams in while this one is used (from the second
                 # M-tile on, not competing with this panel's own loads).
                 load_panel(g + 1)
             prep_through(u + la, g + 1)
-            kp, mw, r = p.kt[kt], p.mt[mt], u % self.ra
-            aq, aqs = self.aq[r]
+            kp, mw = p.kt[kt], p.mt[mt]
+            aq, aqs = self.aq[u % A_RING]
             gi = g * nmt + mt
             half, c = gi % 2, gi % self.rc
             # The result slot is free again once its previous store retired: the
@@ -663,20 +814,42 @@ class Kernel:
         return img
 
     def hbm_image(self, a_bits, qw):
-        """The inputs' bytes in HBM from offset 0 (DMA placement)."""
+        """The inputs' bytes in HBM from offset 0 (DMA placement), in the layouts
+        of _place_dma."""
         p = self.plan
+        nf = p.n_full_kt
         img = np.zeros(self.h_in_end, dtype=np.uint8)
-        for key, t in self._a_tiles(a_bits).items():
-            off = self.h_a[key]
-            img[off:off + t.size] = t.reshape(-1)
-        for (g, kt), (hd, hs) in self.h_w.items():
-            kp, r0, n0, cols = p.kt[kt], 128 * kt, NTILE * p.groups[g][0], p.group_cols(g)
-            cb = self.raw_cb
-            blk = qw.data[r0:r0 + kp, int(cb * n0):int(cb * (n0 + cols))]
-            img[hd:hd + blk.size] = np.ascontiguousarray(blk).reshape(-1)
+
+        def put(offsets, per_kt):
+            """per_kt: {kt: [rows][bytes]} -> the full K-tiles' [partition][K-tile]
+            block and the last K-tile's rows."""
+            full, last = offsets
+            if nf:
+                blk = np.stack([per_kt[kt] for kt in range(nf)], axis=1)  # [128][nf][b]
+                img[full:full + blk.size] = blk.reshape(-1)
+            if last is not None:
+                t = np.ascontiguousarray(per_kt[nf])
+                img[last:last + t.size] = t.reshape(-1)
+
+        tiles = self._a_tiles(a_bits)
+        for mt in range(len(p.mt)):
+            put(self.h_a[mt], {kt: tiles[(mt, kt)] for kt in range(len(p.kt))})
+        cb = self.raw_cb
+        for g, (hd, hs) in self.h_w.items():
+            n0, cols = NTILE * p.groups[g][0], p.group_cols(g)
+            put(hd, {kt: qw.data[128 * kt:128 * kt + kp, int(cb * n0):int(cb * (n0 + cols))]
+                     for kt, kp in enumerate(p.kt)})
             if hs is not None:
-                sr = np.ascontiguousarray(self._scale_rows(qw, kt, n0, cols))
-                img[hs:hs + sr.size] = sr.reshape(-1)
+                # [quadrant][row][K-tile][columns]: scale row b of a K-tile (block
+                # b, at partition 32 (b // 4) + b % 4) in quadrant b // 4, row b % 4.
+                full, last = hs
+                if nf:
+                    rows = np.stack([self._scale_rows(qw, kt, n0, cols) for kt in range(nf)],
+                                    axis=1)                            # [16][nf][cols]
+                    img[full:full + rows.size] = np.ascontiguousarray(rows).reshape(-1)
+                if last is not None:
+                    sr = np.ascontiguousarray(self._scale_rows(qw, nf, n0, cols))
+                    img[last:last + sr.size] = sr.reshape(-1)
         if self.h_unit is not None:
             img[self.h_unit:self.h_unit + 4 * NTILE] = UNIT_SCALE
         return img
@@ -1213,7 +1386,7 @@ def ordering(verdict, result):
 
 
 def make_report(plan, kernel, result, timing, status, wall, timing_only):
-    from .report import engine_table, bound_by
+    from .report import engine_table, bound_by, critical_chain
     dur_ps = result.duration_ps if result is not None else 0
     flops = 2.0 * plan.m * plan.n * plan.k
     peak = peak_tflops(timing)
@@ -1221,12 +1394,19 @@ def make_report(plan, kernel, result, timing, status, wall, timing_only):
     engines = engine_table(result, kernel) if result is not None else {}
     hbm_bytes = sum(v.get("hbm_bytes", 0) for v in engines.values())
     hbm_share = timing["hbm"]["mbytes_per_s"] / 1e3
+    dma_gbps = timing["dma"]["engines"] * timing["dma"]["mbytes_per_s"] / 1e3
     if kernel.placement == "dma":
         qs = {k: ",".join(f"dma{q}" for q in v) for k, v in kernel.queues.items()}
-        placement = (f"dma (A, W and C in HBM; A on {qs['a']} into a ring of {kernel.ra} slots, "
-                     f"loads issued {DMA_AHEAD} units ahead; W panels of {len(plan.groups[0])} "
-                     f"N-tiles on {qs['w']}, double-buffered; C from {kernel.rc} SBUF slots on "
-                     f"{qs['c']})")
+        a_where = (f"resident in {kernel.ra} slots, loaded once for every weight panel in "
+                   "the order the PE uses it"
+                   if kernel.a_resident else
+                   f"into a ring of {kernel.ra} slots, issued {max(1, kernel.ra - 2)} ahead")
+        a_queues = f"dma{kernel.queues['w'][0]}" if kernel.a_resident else qs["a"]
+        placement = (f"dma (A, W and C in HBM; A on {a_queues} in {kernel.n_a_loads} transfers "
+                     f"of up to {A_CHUNK // 1024} KiB per partition {a_where}; W panels of "
+                     f"{len(plan.groups[0])} N-tiles on dma{kernel.queues['w'][0]} in transfers "
+                     f"of up to {W_CHUNK // 1024} KiB per partition, double-buffered; C from "
+                     f"{kernel.rc} SBUF slots on {qs['c']})")
     else:
         placement = ("sbuf (inputs written into SBUF before the run, results read from SBUF; "
                      "no DMA)")
@@ -1248,10 +1428,16 @@ def make_report(plan, kernel, result, timing, status, wall, timing_only):
         "hbm_gbps": hbm_bytes / (dur_ps * 1e-12) / 1e9 if dur_ps else 0.0,
         "hbm_share_gbps": hbm_share,
         "hbm_bound_ns": hbm_bytes / (hbm_share * 1e9) * 1e9 if hbm_share else 0.0,
+        # The DMA engines together (dma.engines x dma.mbytes_per_s): every HBM
+        # byte crosses one of them.
+        "dma_gbps": dma_gbps,
+        "dma_bound_ns": hbm_bytes / dma_gbps if dma_gbps else 0.0,
         "engines": engines,
         "instructions": {e: sum(1 for op in kernel.sched.ops if op.engine == e)
                          for e in ENGINE_SEMS if any(op.engine == e for op in kernel.sched.ops)},
         "wall_seconds": wall,
     }
+    rep["roofline_ns"] = max(rep["pe_bound_ns"], rep["hbm_bound_ns"], rep["dma_bound_ns"])
     rep["bound_by"], rep["bound_reason"] = bound_by(rep)
+    rep["critical_chain"] = critical_chain(result, kernel) if result is not None else None
     return rep

@@ -47,13 +47,15 @@ def bound_by(rep):
     engines = rep["engines"]
     if not engines:
         return "none", "the run did not complete"
-    # The resources: the compute engines, the DMA engines together (a queue is
-    # not one: its busy time is transfers in flight, waiting or not) and the
-    # HBM.
+    # The resources: the compute engines, the DMA engines (a queue is not one:
+    # its busy time is transfers in flight, waiting or not) and the HBM. The
+    # DMA engines count as their busiest: a transfer's partitions fix its
+    # engines (SPEC §10), so the 4 engines of the MX scale rows' partitions
+    # can bound a run while the others idle.
     cands = {e: v["busy_pct"] for e, v in engines.items() if not e.startswith("dma")}
-    dma = [v["busy_pct"] for e, v in engines.items() if e.startswith("dma_engine")]
+    dma = {e: v["busy_pct"] for e, v in engines.items() if e.startswith("dma_engine")}
     if dma:
-        cands["dma"] = sum(dma) / 16.0
+        cands["dma"] = max(dma.values())
     if rep["hbm_bytes"]:
         cands["hbm"] = 100.0 * rep["hbm_gbps"] / rep["hbm_share_gbps"]
     order = sorted(cands, key=lambda e: -cands[e])
@@ -64,8 +66,10 @@ def bound_by(rep):
             "pool": "POOL's widening bounds it",
             "hbm": "the HBM bandwidth bounds it"}.get(top, f"{_name(top)} bounds it")
     if top == "dma":
-        what = ("the DMA engines bound it (their bandwidth, dma.mbytes_per_s, and their cost "
-                "per transfer, dma.transfer_cost_ns)")
+        busiest = max(dma, key=dma.get)
+        what = (f"the DMA engines bound it (the busiest, {busiest.replace('dma_engine', 'engine ')}; "
+                f"mean {sum(dma.values()) / len(dma):.0f}%: their bandwidth, dma.mbytes_per_s, "
+                "and their cost per transfer, dma.transfer_cost_ns)")
     if top == "dve":
         kinds = engines["dve"]["by_kind"]
         if kinds:
@@ -78,6 +82,56 @@ def bound_by(rep):
         return "latency", (f"{shown} busy: no engine is saturated; fixed costs and the "
                            "dependencies between engines (pipeline fill and drain) bound it")
     return ("hbm" if top == "hbm" else top), f"{shown} busy: {what}"
+
+
+def critical_chain(result, kernel):
+    """The chain of instructions that bounds the run, walked back from the one
+    that completes last: an instruction started when the instruction its
+    semaphore wait names completed (a wait), or else when its engine's
+    previous instruction let it issue. {"instructions", "time_ns": {what: ns},
+    "summary"}: the run's time from the chain's first start to its end, split
+    by what held the chain (an engine's instructions of one kind, or a wait on
+    another engine); None without retire records."""
+    ops = kernel.sched.ops
+    rec = {(r.engine, r.index): r for r in result.retires} if result is not None else {}
+    if not rec:
+        return None
+    by_engine = {}
+    for i, op in enumerate(ops):
+        by_engine.setdefault(op.engine, []).append(i)
+    index = {(op.engine, op.pos): i for i, op in enumerate(ops)}
+    last = max(rec.values(), key=lambda r: (r.end_ps, r.start_ps))
+    i = index.get((last.engine, last.index))
+    chain = []
+    while i is not None:
+        op = ops[i]
+        r = rec.get((op.engine, op.pos))
+        if r is None:
+            break
+        chain.append((i, r))
+        prev = by_engine[op.engine][op.pos - 1] if op.pos else None
+        waited = by_engine[op.wait[0]][op.wait[1] - 1] if op.wait else None
+        rw = rec.get((ops[waited].engine, ops[waited].pos)) if waited is not None else None
+        rp = rec.get((ops[prev].engine, ops[prev].pos)) if prev is not None else None
+        # The wait held it when its producer completed after the engine's
+        # previous instruction started (the earliest the engine could issue).
+        if rw is not None and (rp is None or rw.end_ps >= rp.start_ps) and \
+                rw.end_ps <= r.start_ps + 1:
+            i = waited
+        else:
+            i = prev
+    chain.reverse()
+    time_ns = {}
+    for n, (i, r) in enumerate(chain):
+        op = ops[i]
+        until = chain[n + 1][1].start_ps if n + 1 < len(chain) else r.end_ps
+        key = f"{op.engine} {op.kind}"
+        time_ns[key] = time_ns.get(key, 0.0) + max(0, until - r.start_ps) / 1000
+    top = sorted(time_ns.items(), key=lambda kv: -kv[1])
+    total = sum(time_ns.values()) or 1.0
+    summary = ", ".join(f"{k} {100 * v / total:.0f}%" for k, v in top[:4])
+    return {"instructions": len(chain), "start_ns": chain[0][1].start_ps / 1000,
+            "time_ns": dict(top), "summary": summary}
 
 
 def plot(rep, retires, path):
