@@ -9,7 +9,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -606,6 +608,70 @@ py::array decode(const std::string& fmt_name,
   return std::move(out);
 }
 
+// MX quantization along rows, for the GEMM generator's host side
+// (tpbsim.kernels.quant): x is [R][C] float32, C a multiple of `block`; each
+// block of `block` consecutive elements of a row gets the scale of SPEC §4
+// (its largest biased FP32 exponent - emax, clamped to [0, 254]) and codes
+// encode(fmt, x * 2^(127 - s)) (num::encode: RNE, saturating); `used` is the
+// value the PE multiplies, decode(code) * 2^(s - 127) as one FP32 multiply.
+// bf16_first: x is first rounded to BF16 (num::encode, saturating), as the
+// activations are before QuantizeMX; `bits` are those BF16 codes. The inputs
+// must be finite (the caller checks). No rule here that the model's numerics
+// do not already have: the element codecs are num::encode / num::decode.
+py::tuple mx_quantize_rows(const py::array_t<float, py::array::c_style>& x,
+                           const std::string& fmt_name, int emax, int block, bool bf16_first) {
+  const num::Format f = format_of(fmt_name, "format");
+  if (x.ndim() != 2) throw run::InputError("mx_quantize_rows: x must be 2-D");
+  if (block < 1 || x.shape(1) % block != 0)
+    throw run::InputError(fmt::format("mx_quantize_rows: {} columns are not whole blocks of {}",
+                                      x.shape(1), block));
+  const auto rows = static_cast<std::size_t>(x.shape(0));
+  const auto cols = static_cast<std::size_t>(x.shape(1));
+  py::array_t<std::uint8_t> codes({x.shape(0), x.shape(1)});
+  py::array_t<std::uint8_t> scales({x.shape(0), static_cast<py::ssize_t>(cols / block)});
+  py::array_t<float> used({x.shape(0), x.shape(1)});
+  py::array_t<std::uint16_t> bits(bf16_first ? std::vector<py::ssize_t>{x.shape(0), x.shape(1)}
+                                             : std::vector<py::ssize_t>{0, 0});
+  const float* in = x.data();
+  std::uint8_t* co = codes.mutable_data();
+  std::uint8_t* so = scales.mutable_data();
+  float* uo = used.mutable_data();
+  std::uint16_t* bo = bf16_first ? bits.mutable_data() : nullptr;
+  {
+    py::gil_scoped_release unlocked;
+    const unsigned nbits = num::info(f).bits;
+    std::vector<float> value(std::size_t{1} << nbits);
+    for (std::size_t c = 0; c < value.size(); ++c)
+      value[c] = static_cast<float>(num::decode(f, static_cast<std::uint32_t>(c)));
+    std::vector<float> v(static_cast<std::size_t>(block));
+    for (std::size_t r = 0; r < rows; ++r) {
+      for (std::size_t b0 = 0; b0 < cols; b0 += static_cast<std::size_t>(block)) {
+        const std::size_t base = r * cols + b0;
+        int top = 0;
+        for (int i = 0; i < block; ++i) {
+          float e = in[base + i];
+          if (bf16_first) {
+            const auto c = static_cast<std::uint16_t>(num::encode(num::Format::Bf16, e));
+            bo[base + i] = c;
+            e = num::f32_from_bits(static_cast<std::uint32_t>(c) << 16);
+          }
+          v[i] = e;
+          top = std::max(top, static_cast<int>((num::bits_from_f32(e) >> 23) & 0xFFu));
+        }
+        const int s = std::clamp(top - emax, 0, 254);
+        so[base / block] = static_cast<std::uint8_t>(s);
+        const float scale = std::ldexp(1.0f, s - 127);
+        for (int i = 0; i < block; ++i) {
+          const auto c = num::encode(f, std::ldexp(static_cast<double>(v[i]), 127 - s));
+          co[base + i] = static_cast<std::uint8_t>(c);
+          uo[base + i] = value[c] * scale;
+        }
+      }
+    }
+  }
+  return py::make_tuple(codes, scales, used, bf16_first ? py::object(bits) : py::object(py::none()));
+}
+
 py::list formats() {
   py::list out;
   for (int i = 0; i < num::kNumFormats; ++i) {
@@ -733,6 +799,7 @@ PYBIND11_MODULE(_tpbsim, m) {
   m.def("convert_values", &convert_values);
   m.def("decode", &decode);
   m.def("formats", &formats);
+  m.def("mx_quantize_rows", &mx_quantize_rows);
   m.def("archs", [] {
     std::vector<std::string> v;
     for (isa::Arch a :
