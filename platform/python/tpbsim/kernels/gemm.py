@@ -1294,7 +1294,7 @@ def _kernel_for(plan, core, lookahead, placement, queues, values, drop_wait):
 def run(m=None, k=None, n=None, weights="mxfp4", act="bf16", arch="mariana", a=None, w=None,
         out=None, timing=None, timing_only=False, seed=0, drop_wait=None, traces=True, check=True,
         lookahead=2, log=print, placement="dma", threads=None, queues=None, emit_only=False,
-        racecheck=True, *, w_layout=None, core=None, check_samples=CHECK_SAMPLES):
+        racecheck=True, *, w_layout=None, core=None, check_samples=CHECK_SAMPLES, perfetto=None):
     """Runs C = A @ W on the modelled core; returns a Report (a dict, the keys of
     report.json, with ``.c``, ``.a_used``, ``.w_used``) and writes the files into
     ``out`` (none when None).
@@ -1316,6 +1316,7 @@ def run(m=None, k=None, n=None, weights="mxfp4", act="bf16", arch="mariana", a=N
       big shapes: NumPy); False / None: none.
     * ``core``: a tpbsim.Core to run on (kept open; its arch is the GEMM's, its
       timing the run's): one core for many GEMMs. None: a core is made and closed.
+    * ``perfetto``: a path for the run's Perfetto trace (also without ``out``).
     * racecheck: the run checks every access against the semaphore ordering
       (SPEC §14); report["races"] says what it found, whatever the timing.
     * emit_only: writes a workload directory instead (program.tpb and cmd.txt,
@@ -1407,7 +1408,7 @@ def run(m=None, k=None, n=None, weights="mxfp4", act="bf16", arch="mariana", a=N
                 return emit_workload(plan, kernel, text, outs, timing_only, a, w, w_layout)
             rep = _run_on(core, plan, kernel, text, verdict, outs, a, w, times, wall0,
                           timing_only, traces, check, log, threads, racecheck, w_layout,
-                          check_samples, seed)
+                          check_samples, seed, perfetto)
             rep["_lead"] = lead
             rep["_torch"] = is_torch
             return rep
@@ -1455,7 +1456,8 @@ def check_result(c, a_used, w_used, mode="sample", samples=CHECK_SAMPLES, seed=0
 
 
 def _run_on(core, plan, kernel, text, verdict, outs, a, w, times, wall0, timing_only, traces,
-            check, log, threads, racecheck, w_layout="kn", check_samples=CHECK_SAMPLES, seed=0):
+            check, log, threads, racecheck, w_layout="kn", check_samples=CHECK_SAMPLES, seed=0,
+            perfetto=None):
     t0 = time.perf_counter()
     if timing_only:
         # No values: nothing to quantize or place (SPEC §13).
@@ -1471,6 +1473,8 @@ def _run_on(core, plan, kernel, text, verdict, outs, a, w, times, wall0, timing_
     if outs and traces:
         run_kw.update(stats=outs.file("stats.json"), retire=outs.file("retire.txt"),
                       perfetto=outs.file("trace.perfetto.json"))
+    if perfetto is not None:
+        run_kw["perfetto"] = perfetto
     for i in range(len(core.semaphores)):
         core.set_semaphore(i, 0)
     status, message = "ok", ""
