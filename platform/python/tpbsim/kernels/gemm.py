@@ -1387,8 +1387,13 @@ def run(m=None, k=None, n=None, weights="mxfp4", act="bf16", arch="mariana", a=N
     try:
         try:
             t0 = time.perf_counter()
-            kernel, text, verdict = _kernel_for(plan, core, lookahead, placement, queues, values,
-                                                drop_wait)
+            if own:
+                kernel = make_kernel(plan, core, lookahead, placement, queues, values)
+                text = kernel.program(drop_wait)
+                verdict = kernel.verify(text)
+            else:   # one core for many GEMMs (tpbsim.torch): a shape's program made once
+                kernel, text, verdict = _kernel_for(plan, core, lookahead, placement, queues,
+                                                    values, drop_wait)
             plan = kernel.plan
             times["generate_s"] = time.perf_counter() - t0
             if not verdict.ok and drop_wait is None:
