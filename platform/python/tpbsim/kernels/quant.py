@@ -295,17 +295,34 @@ def _quantize_weights(w, fmt):
     return QuantizedWeights(fmt, data, 3, s.astype(np.uint8), used, False)
 
 
-def fp32_ksum_at(a, w, rows, cols):
+def fp32_ksum_at(a, w, rows, cols, kb=128):
     """C[rows[i]][cols[i]] for each i, exactly as fp32_ksum computes it: the FP32 sum
     over k ascending of a[r][k] * w[k][c], one rounding per multiply and per add,
-    the first addend the k = 0 product. Returns float32 [len(rows)]."""
+    the first addend the k = 0 product. Returns float32 [len(rows)]. Works through
+    k in slices of kb into buffers it reuses (no large temporaries)."""
     a = np.asarray(a, dtype=np.float32)
-    w = np.asarray(w, dtype=np.float32)
+    wt = np.asarray(w, dtype=np.float32).T          # [N][K]: rows of W^T are W's columns
+    rows, cols = np.asarray(rows, dtype=np.intp), np.asarray(cols, dtype=np.intp)
+    k = a.shape[1]
+    acc = None
+    bufs = {}
     with np.errstate(over="ignore", invalid="ignore"):
-        prod = np.ascontiguousarray((a[rows, :] * w[:, cols].T).T)   # [K][S], FP32 products
-        acc = prod[0].copy()
-        for i in range(1, prod.shape[0]):
-            np.add(acc, prod[i], out=acc)
+        for k0 in range(0, k, kb):
+            kk = min(kb, k - k0)
+            if kk not in bufs:
+                bufs[kk] = (np.empty((len(rows), kk), np.float32),
+                            np.empty((len(rows), kk), np.float32),
+                            np.empty((kk, len(rows)), np.float32))
+            pa, pw, pt = bufs[kk]
+            np.take(a[:, k0:k0 + kk], rows, axis=0, out=pa)
+            np.take(wt[:, k0:k0 + kk], cols, axis=0, out=pw)
+            np.multiply(pa, pw, out=pa)                  # FP32 products
+            pt[...] = pa.T
+            first = 0
+            if acc is None:
+                acc, first = pt[0].copy(), 1
+            for i in range(first, kk):
+                np.add(acc, pt[i], out=acc)
     return acc
 
 
