@@ -224,3 +224,26 @@ def test_the_layers_core_is_released_for_a_core_of_ones_own():
                                                    "its own"):
             lin(torch.ones(2, 16))
     lin(torch.ones(2, 16))
+
+
+def test_the_digits_example_runs_and_keeps_its_accuracy():
+    """examples/python/digits_mlp.py (docs/PYTHON.md "PyTorch"): trains, converts,
+    profiles and checks itself; its accuracy lines and profiles are there."""
+    pytest.importorskip("sklearn")
+    import os
+    import pathlib
+    import re
+    import subprocess
+    import sys
+    src = pathlib.Path(os.environ.get("TPB_SOURCE_DIR", pathlib.Path(__file__).parents[2]))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(d) for d in
+                                        env.get("PYTHONPATH", "").split(os.pathsep) if d)
+    p = subprocess.run([sys.executable, str(src / "examples" / "python" / "digits_mlp.py")],
+                       capture_output=True, text=True, env=env)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    fp32 = float(re.search(r"FP32 on the host: ([\d.]+)% of 450", p.stdout).group(1))
+    accs = [float(x) for x in re.findall(r"^accuracy ([\d.]+)%", p.stdout, re.M)]
+    assert fp32 > 95 and len(accs) == 2
+    assert fp32 - accs[0] <= 1.0 and fp32 - accs[1] <= 3.0
+    assert p.stdout.count("total") == 2 and "bound by" in p.stdout
