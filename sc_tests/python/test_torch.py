@@ -122,6 +122,11 @@ def test_convert_swaps_in_place_shares_parameters_and_quantizes_once(monkeypatch
     tt.convert(model, weights="mxfp8", layers=lambda name, m: name.startswith("2."))
     assert model[2][0].weights == "mxfp8" and model[2][1].weights == "mxfp8"
     assert model[0].weights == "mxfp4"
+    # A layer used twice is swapped for one converted layer, still shared.
+    shared = torch.nn.Linear(8, 8)
+    twice = torch.nn.Sequential(shared, torch.nn.ReLU(), shared)
+    tt.convert(twice, weights="mxfp8")
+    assert isinstance(twice[0], tt.Linear) and twice[0] is twice[2]
     # A model that is an nn.Linear comes back converted.
     lin = tt.convert(torch.nn.Linear(8, 3), weights="mxfp8")
     assert isinstance(lin, tt.Linear)

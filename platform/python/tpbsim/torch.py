@@ -300,16 +300,17 @@ def convert(model, weights="mxfp4", arch="mariana", layers=None, timing=None, ch
         raise InputError(f"model ({type(model).__name__}) has no nn.Linear layers to convert"
                          if layers is None else
                          f"layers={layers!r} selects no nn.Linear of the model")
-    new_root = None
-    for name, m in chosen:
-        new = Linear.from_linear(m, weights, arch, timing, check, name or type(m).__name__)
-        if name == "":
-            new_root = new
-            continue
-        parent_name, _, child = name.rpartition(".")
-        parent = model.get_submodule(parent_name) if parent_name else model
-        parent._modules[child] = new
-    return new_root if new_root is not None else model
+    swap = {id(m): Linear.from_linear(m, weights, arch, timing, check,
+                                      name or type(m).__name__) for name, m in chosen}
+    if id(model) in swap:
+        return swap[id(model)]
+    # Every place a chosen module is held (a module used twice is swapped for one
+    # converted module, still shared).
+    for parent in list(model.modules()):
+        for child, m in list(parent._modules.items()):
+            if m is not None and id(m) in swap:
+                parent._modules[child] = swap[id(m)]
+    return model
 
 
 class Profile:
