@@ -11,8 +11,8 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -646,9 +646,12 @@ class FastMinifloat {
  public:
   explicit FastMinifloat(num::Format f) : f_(f) {
     const std::string name = num::info(f).name;
-    if (name == "e4m3") set(3, 7, 0x80);
-    else if (name == "fp4_e2m1") set(1, 1, 0x8);
-    else if (name == "fp6_e2m3") set(3, 1, 0x20);
+    if (name == "e4m3")
+      set(3, 7, 0x80);
+    else if (name == "fp4_e2m1")
+      set(1, 1, 0x8);
+    else if (name == "fp6_e2m3")
+      set(3, 1, 0x20);
     if (ok_) ok_ = self_check();
   }
   std::uint32_t operator()(float x) const {
@@ -698,8 +701,8 @@ py::tuple mx_quantize_rows(const py::array_t<float, py::array::c_style>& x,
   const num::Format f = format_of(fmt_name, "format");
   if (x.ndim() != 2) throw run::InputError("mx_quantize_rows: x must be 2-D");
   if (block < 1 || x.shape(1) % block != 0)
-    throw run::InputError(fmt::format("mx_quantize_rows: {} columns are not whole blocks of {}",
-                                      x.shape(1), block));
+    throw run::InputError(
+        fmt::format("mx_quantize_rows: {} columns are not whole blocks of {}", x.shape(1), block));
   const auto rows = static_cast<std::size_t>(x.shape(0));
   const auto cols = static_cast<std::size_t>(x.shape(1));
   py::array_t<std::uint8_t> codes({x.shape(0), x.shape(1)});
@@ -739,7 +742,7 @@ py::tuple mx_quantize_rows(const py::array_t<float, py::array::c_style>& x,
         so[base / bl] = static_cast<std::uint8_t>(s);
         const float scale = std::ldexp(1.0f, s - 127);
         for (std::size_t i = 0; i < bl; ++i) {
-          const auto c = encode(std::ldexp(v[i], 127 - s));   // exact, or far below a code
+          const auto c = encode(std::ldexp(v[i], 127 - s));  // exact, or far below a code
           co[base + i] = static_cast<std::uint8_t>(c);
           uo[base + i] = value[c] * scale;
         }
@@ -754,7 +757,8 @@ py::tuple mx_quantize_rows(const py::array_t<float, py::array::c_style>& x,
     work(0, rows / nt);
     for (auto& th : pool) th.join();
   }
-  return py::make_tuple(codes, scales, used, bf16_first ? py::object(bits) : py::object(py::none()));
+  return py::make_tuple(codes, scales, used,
+                        bf16_first ? py::object(bits) : py::object(py::none()));
 }
 
 py::list formats() {

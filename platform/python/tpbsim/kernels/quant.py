@@ -332,7 +332,7 @@ def fp32_ksum(a, w, block_bytes=2 << 20):
     Rows are summed in blocks whose accumulator stays in the host's cache (the
     same operations per element, in the same order)."""
     a = np.asarray(a, dtype=np.float32)
-    w = np.asarray(w, dtype=np.float32)
+    w = np.ascontiguousarray(w, dtype=np.float32)   # rows of W in order (used may be a view)
     with np.errstate(over="ignore", invalid="ignore"):   # FP32 overflows to Inf, as the PE's
         return _fp32_ksum(a, w, block_bytes)
 
