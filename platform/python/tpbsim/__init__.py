@@ -19,6 +19,10 @@ decode are the numeric formats of `tpbsim convert` over NumPy arrays.
 
 The model itself is C++ (the run API, platform/run); this package is a thin
 layer over it, so `tpbsim run` and `import tpbsim` compute the same thing.
+
+tpbsim.kernels.run(a=A, w=W, weights="mxfp8") runs a generated GEMM (NumPy or
+torch operands, C as .c); tpbsim.torch (import it: it needs torch) runs a
+PyTorch model's nn.Linear layers on the core (docs/PYTHON.md).
 """
 
 from . import _tpbsim
