@@ -32,8 +32,13 @@ NaN / Inf, of the wrong feature size; a module convert cannot swap) raises a
 import atexit
 
 import numpy as np
-import torch
-from torch import nn
+
+try:
+    import torch
+    from torch import nn
+except ImportError as e:   # torch missing (or blocked): say what to install
+    raise ImportError(f"tpbsim.torch needs PyTorch ({e}): Debian's python3-torch "
+                      "(scripts/install-deps.sh); import tpbsim works without it") from e
 
 from .core import Core
 from .errors import CoreInUse, Error, InputError
@@ -224,6 +229,7 @@ class Linear(nn.Linear):
                         "arch": self.arch, "simulated_ns": rep["simulated_ns"],
                         "achieved_tflops": rep["achieved_tflops"], "bound_by": rep["bound_by"],
                         "hbm_bytes": rep["hbm_bytes"], "wall_seconds": rep["wall_seconds"],
+                        "weights_run_as": rep["weights_run_as"],
                         "start_ps": rep.result.start_ps if rep.result is not None else 0,
                         "perfetto": perfetto})
         y = torch.from_numpy(np.ascontiguousarray(rep.c_array))
