@@ -19,7 +19,8 @@ What runs where:
   step); the bias is added in FP32 and the result cast to the layer's dtype.
 * One core per process (SystemC elaborates once): the layers share it, and it is
   remade only when a layer of another arch or timing runs. :func:`release`
-  closes it (so that a tpbsim.Core of your own can be made).
+  closes it (so that a tpbsim.Core of your own can be made);
+  tpbsim.kernels.run without ``core=`` closes it itself.
 * ``backward()`` is straight-through: the gradients are those of the FP32
   ``nn.Linear`` (grad_input = grad_output @ W, grad_W = grad_output^T @ input),
   as if the quantization were the identity.
@@ -67,14 +68,19 @@ def core(arch="mariana", timing=None):
 
 
 def release():
-    """Closes the converted layers' core (the next forward makes it again)."""
+    """Closes the converted layers' core (the next forward makes it again).
+    Returns whether one was open. tpbsim.kernels.run without ``core=`` calls it
+    (one core per process)."""
     c = _CORE["core"]
     _CORE["core"], _CORE["key"] = None, None
-    if c is not None:
+    if c is not None and not c.closed:
         c.close()
+        return True
+    return False
 
 
 atexit.register(release)
+gemm.SHARED_CORE_CLOSERS.append(release)
 
 # The profile being recorded (profile()), a list of per-layer dicts.
 _RECORD = {"layers": None, "perfetto": None}

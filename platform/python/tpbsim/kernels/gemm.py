@@ -1211,8 +1211,16 @@ def _check_args(act, placement, seed, threads, out, timing, lookahead, check=Tru
                         "(1 or more)")
 
 
+# Closers of cores kept open for reuse (tpbsim.torch's): a run that makes its own
+# core closes them first (the process has one core); each returns whether it
+# closed one.
+SHARED_CORE_CLOSERS = []
+
+
 def _make_core(arch, timing):
     try:
+        for close in SHARED_CORE_CLOSERS:   # a reused core: its owner makes it again
+            close()
         return Core(arch, timing)
     except Error as e:
         if timing is None:
