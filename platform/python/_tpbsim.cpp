@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -761,6 +762,104 @@ py::tuple mx_quantize_rows(const py::array_t<float, py::array::c_style>& x,
                         bf16_first ? py::object(bits) : py::object(py::none()));
 }
 
+// The host's packing of the group-8 weight formats (fp4, int4, nf4; seed 000
+// group 8, docs/KERNELS.md "The quantizer"), from W^T [N][K] float32 (finite,
+// K % 4 == 0, N % 8 == 0). A group is 8 codes of a partition's stream: lanes
+// 0-3 (k = 4p + l) of columns 2j and 2j + 1. Its E8M0 scale: "ocp", the block's
+// largest biased exponent - 2; "absmax", the smallest power of two 2^e with
+// amax <= top x 2^e (s = e + 127, clamped to [0, 254]; 127 for an all-zero
+// group). Codes: encode(code, FP32(x x 2^(127-s))). POOL's value: the exact
+// code x 2^(s-127), clamped to +-FLT_MAX, to FP32, to the FP8 `out` format
+// (RNE, saturating). Returns (data [K/4][N/8 x 20] uint8: per 8 columns one
+// chunk of 5 little-endian words, word 0 the 4 groups' scales, word 1 + g the
+// 8 codes of group g, code j in bits 4j; used [N][K] float32, the values the PE
+// multiplies). The same as quant.py's NumPy path (the tests compare them).
+py::tuple group8_quantize(const py::array_t<float, py::array::c_style>& wt,
+                          const std::string& code_name, const std::string& out_name,
+                          const std::string& rule, double top) {
+  const num::Format f = format_of(code_name, "code");
+  const num::Format out = format_of(out_name, "out");
+  if (wt.ndim() != 2 || wt.shape(0) % 8 != 0 || wt.shape(1) % 4 != 0)
+    throw run::InputError("group8_quantize: W^T must be [N][K] with N % 8 == 0, K % 4 == 0");
+  if (rule != "ocp" && rule != "absmax")
+    throw run::InputError("group8_quantize: rule is ocp or absmax");
+  const bool ocp = rule == "ocp";
+  const auto n = static_cast<std::size_t>(wt.shape(0));
+  const auto k = static_cast<std::size_t>(wt.shape(1));
+  const std::size_t row_bytes = n / 8 * 20;
+  py::array_t<std::uint8_t> data(
+      {static_cast<py::ssize_t>(k / 4), static_cast<py::ssize_t>(row_bytes)});
+  py::array_t<float> used({wt.shape(0), wt.shape(1)});
+  const float* in = wt.data();
+  std::uint8_t* dout = data.mutable_data();
+  float* uo = used.mutable_data();
+  {
+    py::gil_scoped_release unlocked;
+    const FastMinifloat encode_code(f);
+    // POOL's value of code c under scale s depends on nothing else: a table.
+    const double big = std::numeric_limits<float>::max();
+    std::vector<float> pool_value(255 * 16);
+    for (int sc = 0; sc < 255; ++sc)
+      for (std::uint32_t c = 0; c < 16; ++c) {
+        const double v = std::clamp(std::ldexp(num::decode(f, c), sc - 127), -big, big);
+        pool_value[16 * sc + c] = static_cast<float>(
+            num::decode(out, num::encode(out, static_cast<double>(static_cast<float>(v)))));
+      }
+    auto work = [&](std::size_t p0, std::size_t p1) {
+      for (std::size_t p = p0; p < p1; ++p) {
+        std::uint8_t* row = dout + p * row_bytes;
+        for (std::size_t chunk = 0; chunk < n / 8; ++chunk) {
+          std::uint32_t words[5] = {0, 0, 0, 0, 0};
+          for (std::size_t g = 0; g < 4; ++g) {
+            const std::size_t col = 8 * chunk + 2 * g;  // columns col, col + 1
+            float x[8];
+            double amax = 0;
+            for (std::size_t i = 0; i < 8; ++i) {
+              x[i] = in[(col + i / 4) * k + 4 * p + i % 4];
+              amax = std::max(amax, std::fabs(static_cast<double>(x[i])));
+            }
+            int s;
+            if (ocp) {
+              const int bexp =
+                  static_cast<int>((num::bits_from_f32(static_cast<float>(amax)) >> 23) & 0xFFu);
+              s = std::clamp(bexp - 2, 0, 254);
+            } else if (amax > 0) {
+              int e = static_cast<int>(std::ceil(std::log2(amax / top)));
+              while (amax > std::ldexp(top, e)) ++e;
+              while (amax <= std::ldexp(top, e - 1)) --e;
+              s = std::clamp(e + 127, 0, 254);
+            } else {
+              s = 127;
+            }
+            words[0] |= static_cast<std::uint32_t>(s) << (8 * g);
+            for (std::size_t i = 0; i < 8; ++i) {
+              const auto scaled =
+                  static_cast<float>(std::ldexp(static_cast<double>(x[i]), 127 - s));
+              const std::uint32_t c = f == num::Format::Fp4E2M1
+                                          ? encode_code(scaled)
+                                          : num::encode(f, static_cast<double>(scaled));
+              words[1 + g] |= (c & 0xFu) << (4 * i);
+              uo[(col + i / 4) * k + 4 * p + i % 4] = pool_value[16 * s + (c & 0xFu)];
+            }
+          }
+          for (std::size_t w = 0; w < 5; ++w)
+            for (std::size_t b = 0; b < 4; ++b)
+              row[20 * chunk + 4 * w + b] = static_cast<std::uint8_t>(words[w] >> (8 * b));
+        }
+      }
+    };
+    const std::size_t parts = k / 4;
+    const std::size_t want = std::max(1u, std::thread::hardware_concurrency());
+    const std::size_t nt = std::min<std::size_t>(want, std::max<std::size_t>(1, n * k >> 16));
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < nt; ++t)
+      pool.emplace_back(work, parts * t / nt, parts * (t + 1) / nt);
+    work(0, parts / nt);
+    for (auto& th : pool) th.join();
+  }
+  return py::make_tuple(data, used);
+}
+
 py::list formats() {
   py::list out;
   for (int i = 0; i < num::kNumFormats; ++i) {
@@ -889,6 +988,7 @@ PYBIND11_MODULE(_tpbsim, m) {
   m.def("decode", &decode);
   m.def("formats", &formats);
   m.def("mx_quantize_rows", &mx_quantize_rows);
+  m.def("group8_quantize", &group8_quantize);
   m.def("archs", [] {
     std::vector<std::string> v;
     for (isa::Arch a :

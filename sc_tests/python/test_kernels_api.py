@@ -66,10 +66,10 @@ def ref_group8(w, fmt):
         s = np.clip(bexp - OCP_EMAX[code], 0, 254)
     else:
         top = 7.0 if fmt == "int4" else 1.0
-        r = np.where(amax > 0, amax / top, 1.0)
-        e = np.ceil(np.log2(r))
-        e = np.where(r > np.exp2(e), e + 1, e)
-        e = np.where(r <= np.exp2(e - 1), e - 1, e)
+        e = np.zeros(amax.shape)                 # the smallest e with amax <= top x 2^e
+        for _ in range(300):
+            e = np.where((amax > 0) & (amax > top * np.exp2(e)), e + 1, e)
+            e = np.where((amax > 0) & (amax <= top * np.exp2(e - 1)), e - 1, e)
         s = np.clip(e + 127, 0, 254).astype(np.int64)
     s_el = np.repeat(s[:, :, None], 8, axis=2)
     codes = ref.encode(code, stream.astype(np.float64) * np.exp2(127.0 - s_el))

@@ -216,11 +216,18 @@ def _fast_fp6(wt, fmt):
     return QuantizedWeights(fmt, data, 3, np.ascontiguousarray(s.T), used_t.T, False)
 
 
+GROUP8_RULE = {"fp4_e2m1": ("ocp", 6.0), "int4": ("absmax", 7.0), "nf4": ("absmax", 1.0)}
+
+
 def _fast_packed8(wt, fmt):
-    """fp4 / int4 / nf4 (group 8 along a partition's stream): NumPy (_quantize_weights)
-    on the K x N view; its scales are per 8 codes of two columns, not along k."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        return _quantize_weights(wt.T, fmt)
+    """fp4 / int4 / nf4 from W^T [N][K]: the seed 000 group-8 chunks (scales per 8
+    codes of a partition's stream: lanes 0-3 of two columns) and POOL's values,
+    compiled (_tpbsim.group8_quantize)."""
+    spec = WEIGHT_FORMATS[fmt]
+    rule, top = GROUP8_RULE[spec["code"]]
+    data, used_t = _tpbsim.group8_quantize(np.ascontiguousarray(wt, dtype=np.float32),
+                                           spec["code"], spec["out"], rule, top)
+    return QuantizedWeights(fmt, data, 5 * 4 / 8, None, used_t.T, True)
 
 
 _FAST = {"mxfp8": _fast_mx, "mxfp4": _fast_mx, "bf16": _fast_bf16, "fp6": _fast_fp6,
@@ -264,10 +271,15 @@ def _quantize_weights(w, fmt):
         code = spec["code"]
         if code == "fp4_e2m1":        # OCP MX rule: largest biased exponent - emax (2)
             s = mx_block_scale(biased_exponent(amax.astype(np.float32)), 2)
-        else:                         # absmax scaling: |x| / 2^e within the code range
-            top = 7.0 if code == "int4" else 1.0
+        else:                         # absmax scaling: the smallest 2^e with amax <= top 2^e
+            top = GROUP8_RULE[code][1]
             with np.errstate(divide="ignore"):
                 e = np.ceil(np.log2(np.where(amax > 0, amax / top, 1.0)))
+            # log2 of the rounded quotient can be one off next to a power of two:
+            # decided exactly on amax (top x 2^e is exact in float64).
+            pos = amax > 0
+            e = np.where(pos & (amax > top * np.exp2(e)), e + 1, e)
+            e = np.where(pos & (amax <= top * np.exp2(e - 1)), e - 1, e)
             s = np.clip(e + 127, 0, 254).astype(np.int64)
         s_el = np.repeat(s[:, :, None], 8, axis=2)          # [K/4][N/2][8]
         codes = mx_encode(blk, s_el, code)
