@@ -303,3 +303,13 @@ def test_import_tpbsim_and_run_without_torch():
     p = _cli_python(code)
     assert p.returncode == 0, p.stderr
     assert p.stdout.split() == ["True", "no", "torch"]
+
+
+def test_an_interpreter_without_numpy_is_told_which_to_use():
+    """A pyenv or venv python3 without NumPy (issue 34): one ImportError naming the
+    interpreters that work, not `No module named 'numpy'` from inside the package."""
+    p = _cli_python("import sys; sys.modules['numpy'] = None\nimport tpbsim\n")
+    assert p.returncode == 1
+    last = p.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: tpbsim needs NumPy, which this interpreter")
+    assert "/usr/bin/python3" in last and "build/tpbsim-python" in last
