@@ -255,3 +255,33 @@ def test_the_digits_example_runs_and_keeps_its_accuracy():
     assert fp32 > 95 and len(accs) == 2
     assert fp32 - accs[0] <= 1.0 and fp32 - accs[1] <= 3.0
     assert p.stdout.count("total") == 2 and "bound by" in p.stdout
+
+
+@pytest.mark.parametrize("weights", ["bf16", "fp6", "fp4", "int4", "nf4"])
+def test_every_other_weight_format_equals_its_oracle(weights):
+    """The other formats through tpbsim.torch: W^T quantized by test_kernels_api's
+    reference quantizers (the format definitions), the activations and the sum as
+    above; maverick, 3-D input, odd K and N, bias."""
+    from test_kernels_api import ref_group8, ref_mx_k
+    torch.manual_seed(6)
+    lin = torch.nn.Linear(91, 19)
+    x = torch.randn(2, 3, 91) * 3
+    conv = tt.convert(lin, weights=weights, arch="maverick")
+    with torch.no_grad():
+        y = conv(x)
+    k, n = 91, 19
+    kpad, npad = _pad(k, 128), _pad(n, 8)
+    w = np.zeros((kpad, npad), np.float32)
+    w[:k, :n] = lin.weight.detach().numpy().T
+    if weights == "bf16":
+        w_used = ref_mx_k(ref.decode("bf16", ref.encode_bf16(w)).astype(np.float32), "e4m3")[2]
+    elif weights == "fp6":
+        w_used = ref_mx_k(w, "fp6_e2m3")[2]
+    else:
+        w_used = ref_group8(w, weights)[1]
+    a = np.zeros((6, kpad), np.float32)
+    a[:, :k] = x.reshape(6, k).numpy()
+    a_used = mx_along_k(ref.decode("bf16", ref.encode_bf16(a)).astype(np.float32), "e4m3", 8)
+    want = (ref.matmul_fp32(a_used.T, w_used)[:, :n] + lin.bias.detach().numpy()).astype(
+        np.float32)
+    np.testing.assert_array_equal(y.reshape(6, n).numpy().view(np.uint32), want.view(np.uint32))
