@@ -12,7 +12,7 @@ by side in one run and printed as ratios:
 Wall times (best and median) and process CPU time (median; on a loaded host
 it counts the work and not the wait for a core) are printed for both.
 
-    PYTHONPATH=build/python python3 bench/bench_python.py [--build build] [--reps 7]
+    build/tpbsim-python bench/bench_python.py [--build build] [--reps 7]
 """
 
 import argparse

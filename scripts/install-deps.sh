@@ -6,7 +6,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 pkgs=(build-essential cmake ninja-build pkg-config libsystemc-dev libgtest-dev libgmock-dev
       libbenchmark-dev libboost-program-options-dev nlohmann-json3-dev libfmt-dev
       gtkwave python3 python3-numpy python3-matplotlib verilator clang parallel xvfb xauth
-      python3-dev pybind11-dev python3-pybind11 python3-pytest)
+      python3-dev pybind11-dev python3-pybind11 python3-pytest
+      python3-torch python3-sklearn)   # tpbsim.torch and its example (docs/PYTHON.md)
 # Node and npm run the trace consumer; Debian's, unless a node is already there.
 command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
 missing=()

@@ -5,7 +5,7 @@ of 32), the PE loads the weights (ldweights_mx) and multiplies (matmul_mx) into
 PSUM; the script compares the result with NumPy's product and prints where the
 simulated time went.
 
-    PYTHONPATH=build/python python3 examples/python/mx_matmul.py [--m 128] [--k 512] [--n 128]
+    build/tpbsim-python examples/python/mx_matmul.py [--m 128] [--k 512] [--n 128]
 
 A is M x K (activations), W is K x N (weights); K is the contraction (a multiple
 of 128 up to 512: 4 values per partition, 32 to 128 partitions). See

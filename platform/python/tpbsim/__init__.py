@@ -19,7 +19,20 @@ decode are the numeric formats of `tpbsim convert` over NumPy arrays.
 
 The model itself is C++ (the run API, platform/run); this package is a thin
 layer over it, so `tpbsim run` and `import tpbsim` compute the same thing.
+
+tpbsim.kernels.run(a=A, w=W, weights="mxfp8") runs a generated GEMM (NumPy or
+torch operands, C as .c); tpbsim.torch (import it: it needs torch) runs a
+PyTorch model's nn.Linear layers on the core (docs/PYTHON.md).
 """
+
+try:
+    import numpy  # noqa: F401  (every array in and out is NumPy's)
+except ImportError as _e:
+    import sys as _sys
+    raise ImportError(
+        f"tpbsim needs NumPy, which this interpreter ({_sys.executable}) does not have "
+        f"({_e}): run Debian's /usr/bin/python3 (python3-numpy), or the build's launcher "
+        "build/tpbsim-python (docs/PYTHON.md)") from _e
 
 from . import _tpbsim
 from .core import Core

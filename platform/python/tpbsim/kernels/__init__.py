@@ -2,13 +2,18 @@
 
     python3 -m tpbsim.kernels gemm --m 512 --k 1024 --n 512 --weights mxfp4 --arch mariana
 
-`gemm.run(...)` is the same from Python: it tiles C = A @ W, generates a
-program ordered only by semaphores, runs it on a tpbsim.Core, checks the result
-bit for bit against NumPy and returns the report (a dict).
+`run(a=A, w=W, weights="mxfp8")` is the same from Python (A and W NumPy arrays
+or torch tensors, m / k / n taken from them, ``w_layout="nk"`` for W stored
+N x K as torch's nn.Linear.weight): it tiles C = A @ W, generates a program
+ordered only by semaphores, runs it on a tpbsim.Core, checks the result bit for
+bit (sampled: CHECK_SAMPLES elements; check="full": all) and returns a Report
+(a dict, report.json's keys) whose ``.c`` is C. ``quantize(W, ...)`` quantizes
+W once for many runs; ``run(core=...)`` runs on an open core.
 """
 
-from .gemm import ARCHS, GemmError, Kernel, Plan, operands, peak_tflops, prepare, run
+from .gemm import (ARCHS, CHECK_SAMPLES, GemmError, Kernel, Plan, Report, Weights, operands,
+                   peak_tflops, prepare, quantize, run)
 from .quant import WEIGHT_FORMATS
 
-__all__ = ["ARCHS", "GemmError", "Kernel", "Plan", "WEIGHT_FORMATS", "operands", "peak_tflops",
-           "prepare", "run"]
+__all__ = ["ARCHS", "CHECK_SAMPLES", "GemmError", "Kernel", "Plan", "Report", "WEIGHT_FORMATS",
+           "Weights", "operands", "peak_tflops", "prepare", "quantize", "run"]

@@ -23,7 +23,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _load(path, what):
-    """An operand from a .npy file: a 2-D float array (gemm.operand_array)."""
+    """An operand from a .npy file: a float array, 2-D (W) or more (A: the leading
+    dimensions are rows) (gemm.operand_array)."""
     if path == "":
         raise gemm.GemmError(f"{what} '': an empty path (give a .npy file)")
     if os.path.isdir(path):
@@ -37,7 +38,7 @@ def _load(path, what):
             x.close()
         raise gemm.GemmError(f"{what} {path}: a .npz archive, not one .npy array (save the "
                              "operand alone with numpy.save)")
-    return gemm.operand_array(x, f"{what} {path}")
+    return gemm.operand_array(x, f"{what} {path}", ndim=None if what == "--a" else 2)
 
 
 def _shape_arg(name):
@@ -78,7 +79,15 @@ def main(argv=None):
     g.add_argument("--act", default="bf16", help="activations: bf16")
     g.add_argument("--arch", default="mariana", help="mariana | maverick")
     g.add_argument("--a", help="A, M x K float32 .npy (random N(0, 1) when not given)")
-    g.add_argument("--w", help="W, K x N float32 .npy (random N(0, 1/K) when not given)")
+    g.add_argument("--w", help="W, K x N float32 .npy (random N(0, 1/K) when not given; "
+                               "N x K with --w-layout nk)")
+    g.add_argument("--w-layout", choices=("kn", "nk"), default=None,
+                   help="kn: --w is K x N (default); nk: --w is N x K (torch's [out, in])")
+    g.add_argument("--check", choices=("sample", "full", "none"), default="sample",
+                   help=f"sample: {gemm.CHECK_SAMPLES} (--check-samples) elements of C chosen "
+                        "with --seed, computed exactly (default); full: every element; none")
+    g.add_argument("--check-samples", type=_shape_arg("check-samples"),
+                   default=gemm.CHECK_SAMPLES, help="elements of C the sampled check computes")
     g.add_argument("--out", help="the directory of the outputs (default gemm-out)",
                    default="gemm-out")
     g.add_argument("--timing", help="a timing profile JSON (as tpbsim run --timing)")
@@ -98,26 +107,20 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.cmd != "gemm":
         ap.error("a command is needed: gemm")
+    token = gemm._CLI.set(True)   # messages name --flags
     try:
         a = _load(args.a, "--a") if args.a is not None else None
         w = _load(args.w, "--w") if args.w is not None else None
-        m, k, n = args.m, args.k, args.n
-        if a is not None:
-            m = a.shape[0] if m is None else m
-            k = a.shape[1] if k is None else k
-        if w is not None:
-            k = w.shape[0] if k is None else k
-            n = w.shape[1] if n is None else n
-        missing = [f"--{x}" for x, v in (("m", m), ("k", k), ("n", n)) if v is None]
-        if missing:
-            raise gemm.GemmError(f"{', '.join(missing)} needed (or --a / --w to take them from)")
         if args.weights not in WEIGHT_FORMATS:
             raise gemm.GemmError(f"--weights {args.weights!r}: not a weight format "
                                  f"({'|'.join(WEIGHT_FORMATS)})")
-        rep = gemm.run(m, k, n, args.weights, args.act, args.arch, a=a, w=w, out=args.out,
-                       timing=args.timing, timing_only=args.timing_only, seed=args.seed,
-                       traces=not args.no_traces, placement=args.placement,
-                       threads=args.threads, emit_only=args.emit_only)
+        rep = gemm.run(args.m, args.k, args.n, args.weights, args.act, args.arch, a=a, w=w,
+                       out=args.out, timing=args.timing, timing_only=args.timing_only,
+                       seed=args.seed, traces=not args.no_traces, placement=args.placement,
+                       threads=args.threads, emit_only=args.emit_only,
+                       w_layout=args.w_layout or "kn",
+                       check=None if args.check == "none" else args.check,
+                       check_samples=args.check_samples)
     except gemm.ProgramCheckError as e:
         print(f"gemm: error: {e}; nothing written", file=sys.stderr)
         return 2
@@ -136,6 +139,8 @@ def main(argv=None):
         print(f"gemm: interrupted: {held} (no report.json: the run did not finish; an earlier "
               "run's files were removed)", file=sys.stderr)
         return 130
+    finally:
+        gemm._CLI.reset(token)
     outs = rep.get("_outputs")
     notes = []
     if outs is not None and outs.removed:
@@ -151,6 +156,7 @@ def main(argv=None):
     s = rep["shape"]
     print(f"C = A @ W: {s['m']} x {s['k']} x {s['n']}, {rep['weights']} weights, bf16 "
           f"activations, {rep['arch']}")
+    print(f"  weights run as: {rep['weights_run_as']}")
     for p in rep["padding"]:
         print(f"  padded: {p}")
     print(f"  {rep['status']}: {rep['simulated_ns'] / 1000:.3f} us simulated, "
@@ -158,7 +164,8 @@ def main(argv=None):
           f"{rep['wall_seconds']:.2f} s wall")
     wt = rep["wall"]
     print(f"  wall: program generated in {wt['generate_s']:.2f} s, host data "
-          f"{wt['host_data_s']:.2f} s, run {wt['run_s']:.2f} s")
+          f"{wt['host_data_s']:.2f} s, run {wt['run_s']:.2f} s"
+          + (f", check {wt['check_s']:.2f} s" if "check_s" in wt else ""))
     if rep["hbm_bytes"]:
         print(f"  HBM: {rep['hbm_bytes'] / 1e6:.1f} MB at {rep['hbm_gbps']:.1f} GB/s "
               f"({100 * rep['hbm_gbps'] / rep['hbm_share_gbps']:.0f}% of the core's "
@@ -178,10 +185,14 @@ def main(argv=None):
     elif chk["bit_exact"] is None:
         print(f"  {chk['reason']}")
     elif chk["bit_exact"]:
-        print("  checked: out.npy equals the FP32 k-ascending sum of a_used x w_used bit for bit")
+        what = ("every element of out.npy equals" if chk["mode"] == "full" else
+                f"{chk['checked']} of {chk['of']} elements of out.npy (chosen with seed "
+                f"{chk['seed']}; --check full: all) equal")
+        print(f"  checked: {what} the FP32 k-ascending sum of a_used x w_used bit for bit")
     else:
-        print(f"  CHECK FAILED: {chk['mismatches']} elements of out.npy differ from the "
-              "FP32 k-ascending sum of a_used x w_used")
+        print(f"  CHECK FAILED: {chk['mismatches']} of {chk['checked']} checked elements of "
+              f"out.npy differ from the FP32 k-ascending sum of a_used x w_used (first at "
+              f"{chk['first'][0]})")
     order = rep["ordering"]
     if order["violations"]:
         print(f"  ORDERING VIOLATED: {order['violations']} problem(s) in "

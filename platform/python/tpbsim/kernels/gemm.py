@@ -9,17 +9,18 @@ word (SPEC §5).
 """
 
 import collections
+import contextvars
 import functools
 import json
 import math
 import os
+import sys
 import time
 
 import numpy as np
 
-from .. import numerics
 from ..core import Core
-from ..errors import Deadlock, Error, Fault
+from ..errors import Deadlock, Error, Fault, InputError
 from . import access, quant
 from .sched import Schedule
 
@@ -30,8 +31,25 @@ ENGINE_SEMS = {"pool": 0, "dve": 1, "pe": 2, "sfu": 3, **{f"dma{q}": 4 + q for q
 UNIT_SCALE = 127                                # E8M0 2^0
 
 
-class GemmError(Exception):
-    """A request the kernel cannot run: the message says why (exit 1)."""
+class GemmError(InputError):
+    """A request the kernel cannot run: the message says why, naming the argument as
+    the caller wrote it (``a``, ``w_layout=`` from Python, ``--a`` on the command
+    line). A tpbsim.InputError (and so a ValueError); exit 1 on the command line."""
+
+
+# Whether messages name the command line's flags (python3 -m tpbsim.kernels sets
+# it) or run()'s Python arguments (the default).
+_CLI = contextvars.ContextVar("tpbsim_kernels_cli", default=False)
+_NO_VALUE = object()
+
+
+def arg(name, value=_NO_VALUE, r=True):
+    """An argument as a message names it: ``--name VALUE`` on the command line,
+    ``name=VALUE`` from Python (``r``: the value's repr, else its str)."""
+    if _CLI.get():
+        flag = "--" + name.replace("_", "-")
+        return flag if value is _NO_VALUE else f"{flag} {value!r}" if r else f"{flag} {value}"
+    return name if value is _NO_VALUE else f"{name}={value!r}"
 
 
 def _ceil(a, b):
@@ -60,10 +78,10 @@ def size_text(nbytes):
 
 def _check_int(name, v):
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-        raise GemmError(f"--{name} {v!r}: must be a positive integer, not "
+        raise GemmError(f"{arg(name, v)}: must be a positive integer, not "
                         f"{type(v).__name__}")
     if v < 1:
-        raise GemmError(f"--{name} {v}: must be a positive integer")
+        raise GemmError(f"{arg(name, v)}: must be a positive integer")
     return int(v)
 
 
@@ -74,16 +92,16 @@ class Plan:
 
     def __init__(self, m, k, n, weights, arch, group=GROUP):
         if not isinstance(weights, str) or weights not in quant.WEIGHT_FORMATS:
-            raise GemmError(f"--weights {weights!r}: not a weight format "
+            raise GemmError(f"{arg('weights', weights)}: not a weight format "
                             f"({'|'.join(quant.WEIGHT_FORMATS)})")
         if not isinstance(arch, str) or arch not in ARCHS:
             why = {"sunda": "SUNDA (v2) has none of the MX instructions",
                    "cayman": "CAYMAN (v3) has no MX matmul and no QuantizeMX"}.get(arch)
             if why:
-                raise GemmError(f"--arch {arch}: {why}; the MX GEMM runs on mariana "
+                raise GemmError(f"{arg('arch', arch, r=False)}: {why}; the MX GEMM runs on mariana "
                                 "(LdweightsMX / MatmulMX) or maverick (LDWEIGHTS / MATMUL in MX "
                                 "mode)")
-            raise GemmError(f"--arch {arch!r}: not a generation with an MX GEMM "
+            raise GemmError(f"{arg('arch', arch)}: not a generation with an MX GEMM "
                             "(mariana|maverick)")
         m, k, n = _check_int("m", m), _check_int("k", k), _check_int("n", n)
         self.m, self.k, self.n, self.weights, self.arch = m, k, n, weights, arch
@@ -876,51 +894,203 @@ class Kernel:
 
 # ----------------------------------------------------------------- the run
 
-def operand_array(x, what):
-    """A given operand as a 2-D float32 NumPy array: an ndarray, or anything NumPy
-    takes (a list, a torch tensor on the CPU); float16 / float64 are converted."""
+def _torch_array(x, what):
+    """A torch tensor as a float32 NumPy array (its own memory when it can), after
+    the checks a tensor needs: a real floating dtype, on the CPU, not requiring grad."""
+    dt = str(x.dtype).replace("torch.", "")
+    if x.is_complex() or not x.is_floating_point():
+        raise GemmError(f"{what}: a {dt} tensor; the GEMM takes real floating-point values "
+                        "(float32; float16, bfloat16 and float64 are converted)")
+    if x.device.type != "cpu":
+        raise GemmError(f"{what}: a tensor on {x.device}; the modelled core reads host memory: "
+                        f"pass {what}.cpu()")
+    if x.requires_grad:
+        raise GemmError(f"{what} requires grad: tpbsim.kernels.run is not part of autograd; pass "
+                        f"{what}.detach() (tpbsim.torch.Linear has a straight-through backward)")
+    return x.detach().to(dtype=_torch().float32).contiguous().numpy()
+
+
+def _torch():
+    import torch
+    return torch
+
+
+def _is_tensor(x):
+    t = sys.modules.get("torch")
+    return t is not None and isinstance(x, t.Tensor)
+
+
+def operand_array(x, what, ndim=2):
+    """A given operand as a float32 NumPy array: an ndarray, a torch tensor (CPU, a
+    floating dtype, not requiring grad) or anything NumPy takes (a list);
+    float16 / bfloat16 / float64 are converted. ndim: 2, or None for 2-D or more
+    (activations of any leading shape)."""
     if x is None:
         return None
-    try:
-        a = np.asarray(x)
-    except Exception as e:   # a tensor on a device, an object NumPy cannot read
-        raise GemmError(f"{what}: a {type(x).__name__} that NumPy cannot read as an array "
-                        f"({e})") from None
-    if a.dtype.kind != "f" or a.dtype.itemsize > 8:
-        raise GemmError(f"{what}: a {a.dtype} array; the GEMM takes float32 (float16 / float64 "
-                        "are converted)")
-    if a.ndim != 2:
+    if _is_tensor(x):
+        a = _torch_array(x, what)
+    else:
+        try:
+            a = np.asarray(x)
+        except Exception as e:   # an object NumPy cannot read
+            raise GemmError(f"{what}: a {type(x).__name__} that NumPy cannot read as an array "
+                            f"({e})") from None
+        if a.dtype.kind != "f" or a.dtype.itemsize > 8:
+            raise GemmError(f"{what}: a {a.dtype} array; the GEMM takes float32 (float16 / "
+                            "float64 are converted)")
+    if ndim is None and a.ndim < 2:
+        raise GemmError(f"{what}: {a.ndim}-D; the GEMM takes rows of K values (2-D, or more: "
+                        "the leading dimensions are rows)")
+    if ndim is not None and a.ndim != ndim:
         raise GemmError(f"{what}: {a.ndim}-D; the GEMM takes a 2-D array")
-    return a.astype(np.float32)
+    return a.astype(np.float32, copy=False)
 
 
-def operands(plan, a=None, w=None, seed=0):
-    """A (M x K) and W (K x N) float32: given, or random (A ~ N(0, 1), W ~ N(0, 1/K))."""
+def _finite(x, what):
+    if not np.isfinite(x).all():
+        at = tuple(int(i) for i in np.argwhere(~np.isfinite(x))[0])
+        raise GemmError(f"{what} holds {x[at]} at {at}: the inputs must be finite")
+
+
+def _dims(x):
+    return " x ".join(map(str, x.shape))
+
+
+def infer_shape(m, k, n, a, w, w_layout):
+    """(m, k, n) from the given sizes and operands (a: [M][K], W: [K][N] for
+    w_layout "kn", [N][K] for "nk"), each given size checked against them; a W whose
+    shape matches only the other layout is refused naming w_layout."""
+    given = {"m": m, "k": k, "n": n}
+    for name, v in given.items():
+        if v is not None:
+            given[name] = _check_int(name, v)
+    found = {}
+    if a is not None:
+        found["m"] = [(a.shape[0], arg("a"))]
+        found["k"] = [(a.shape[1], arg("a"))]
+    if w is not None:
+        wk, wn = w.shape if w_layout == "kn" else w.shape[::-1]
+        if a is not None and wk != a.shape[1] and wn == a.shape[1]:
+            other = "nk" if w_layout == "kn" else "kn"
+            raise GemmError(
+                f"{arg('w')} is {_dims(w)} and {arg('a')} has {a.shape[1]} columns: "
+                f"{arg('w')} looks transposed for "
+                f"{arg('w_layout', w_layout)} (W as K x N); for W stored "
+                f"{'[N][K] (torch.nn.Linear.weight: [out, in])' if other == 'nk' else '[K][N]'}"
+                f" pass {arg('w_layout', other)}")
+        found.setdefault("k", []).append((wk, arg("w")))
+        found["n"] = [(wn, arg("w"))]
+    out = {}
+    for name in ("m", "k", "n"):
+        vals = found.get(name, [])
+        want = given[name]
+        if want is None and vals:
+            want = vals[0][0]
+        for v, src in vals:
+            if v != want:
+                layout = "" if src == arg("a") else f" ({arg('w_layout', w_layout)})"
+                if name == "k" and given["k"] is None:
+                    raise GemmError(f"{arg('a')} is {_dims(a)} and {arg('w')} is "
+                                    f"{_dims(w)}{layout}: their K "
+                                    f"differ ({a.shape[1]} and {v})")
+                raise GemmError(f"{src} is {_dims(a if src == arg('a') else w)}{layout}, the GEMM "
+                                f"needs {name} = {want} ({arg(name, want)})")
+        out[name] = want
+    missing = [x for x in ("m", "k", "n") if out[x] is None]
+    if missing:
+        raise GemmError(f"{', '.join(arg(x) for x in missing)} needed (or the operands "
+                        f"{arg('a')} / {arg('w')} to take them from)")
+    return out["m"], out["k"], out["n"]
+
+
+class Weights:
+    """W quantized once, for any number of GEMMs C = A @ W with any M (what
+    tpbsim.torch keeps per layer): ``quantize(w, weights, arch, w_layout)``.
+    ``.k``, ``.n``, ``.weights``, ``.arch``, ``.used`` (the K x N float32 values the
+    PE multiplies) and ``.qw`` (quant.QuantizedWeights of the padded K x N)."""
+
+    def __init__(self, w, weights="mxfp4", arch="mariana", w_layout="kn"):
+        if w_layout not in ("kn", "nk"):
+            raise GemmError(f"{arg('w_layout', w_layout)}: 'kn' (W is K x N, C = A @ W) or "
+                            "'nk' (W is N x K, torch's [out, in]: C = A @ W.T)")
+        w = operand_array(w, arg("w"))
+        plan = Plan(1, *(w.shape if w_layout == "kn" else w.shape[::-1]), weights, arch)
+        _finite(w, arg("w"))
+        self.k, self.n, self.weights, self.arch = plan.k, plan.n, weights, arch
+        self.kpad, self.npad = plan.kpad, plan.npad
+        t0 = time.perf_counter()
+        self.qw = _quantize_w(plan, w, w_layout)
+        self.seconds = time.perf_counter() - t0
+
+    @property
+    def used(self):
+        return self.qw.used[:self.k, :self.n]
+
+
+def quantize(w, weights="mxfp4", arch="mariana", w_layout="kn"):
+    """W quantized once (a Weights) for run(w=...): the host's work on the weights
+    is not repeated per call. Raises GemmError naming what is wrong."""
+    return Weights(w, weights, arch, w_layout)
+
+
+def _quantize_w(plan, w, w_layout, fast=True):
+    if w_layout == "nk":
+        w_pad = w if w.shape == (plan.npad, plan.kpad) else None
+        if w_pad is None:
+            w_pad = np.zeros((plan.npad, plan.kpad), dtype=np.float32)
+            w_pad[:plan.n, :plan.k] = w
+    else:
+        w_pad = w if w.shape == (plan.kpad, plan.npad) else None
+        if w_pad is None:
+            w_pad = np.zeros((plan.kpad, plan.npad), dtype=np.float32)
+            w_pad[:plan.k, :plan.n] = w
+    return quant.quantize_weights(w_pad, plan.weights, w_layout, fast=fast)
+
+
+def operands(plan, a=None, w=None, seed=0, w_layout="kn"):
+    """A (M x K) and W (K x N, or N x K for w_layout "nk") float32: given, or
+    random (A ~ N(0, 1), W ~ N(0, 1/K)), checked finite. A given Weights is
+    returned as it is."""
     rng = np.random.default_rng(seed)
     if a is None:
         a = rng.standard_normal((plan.m, plan.k)).astype(np.float32)
     if w is None:
         w = (rng.standard_normal((plan.k, plan.n)) / np.sqrt(plan.k)).astype(np.float32)
-    a, w = operand_array(a, "--a"), operand_array(w, "--w")
-    for name, x, shape in (("--a", a, (plan.m, plan.k)), ("--w", w, (plan.k, plan.n))):
-        if x.shape != shape:
-            raise GemmError(f"{name} is {' x '.join(map(str, x.shape))}, the GEMM needs "
-                            f"{shape[0]} x {shape[1]} (--m {plan.m} --k {plan.k} --n {plan.n})")
-        bad = np.argwhere(~np.isfinite(x))
-        if len(bad):
-            at = tuple(int(i) for i in bad[0])
-            raise GemmError(f"{name} holds {x[at]} at {at}: the inputs must be finite")
+        w_layout = "kn"
+    a = operand_array(a, arg("a"), ndim=None)
+    a = a.reshape(-1, a.shape[-1])
+    if a.shape != (plan.m, plan.k):
+        raise GemmError(f"{arg('a')} is {_dims(a)}, the GEMM needs {plan.m} x {plan.k}")
+    _finite(a, arg("a"))
+    if isinstance(w, Weights):
+        return a, w
+    w = operand_array(w, arg("w"))
+    shape = (plan.k, plan.n) if w_layout == "kn" else (plan.n, plan.k)
+    if w.shape != shape:
+        raise GemmError(f"{arg('w')} is {_dims(w)}, the GEMM needs {shape[0]} x {shape[1]} "
+                        f"({arg('w_layout', w_layout)})")
+    _finite(w, arg("w"))
     return a, w
 
 
-def prepare(plan, a, w):
+def prepare(plan, a, w, w_layout="kn", fast=True):
     """The host side: padded operands, what the hardware is handed and the values
     the PE multiplies. Returns (a_bits [M][Kpad] bf16 codes, a_used [M][Kpad],
-    QuantizedWeights of [Kpad][Npad])."""
-    a_pad = np.zeros((plan.m, plan.kpad), dtype=np.float32)
-    a_pad[:, :plan.k] = a
-    w_pad = np.zeros((plan.kpad, plan.npad), dtype=np.float32)
-    w_pad[:plan.k, :plan.n] = w
+    QuantizedWeights of [Kpad][Npad]). w: K x N ("kn"), N x K ("nk") or a Weights
+    (quantized once). fast=False: the NumPy quantizers (the tests' second
+    implementation of the same rules)."""
+    if a.shape[1] == plan.kpad and a.dtype == np.float32:
+        a_pad = a
+    else:
+        a_pad = np.zeros((plan.m, plan.kpad), dtype=np.float32)
+        a_pad[:, :plan.k] = a
+    if isinstance(w, Weights):
+        qw = w.qw
+    else:
+        qw = _quantize_w(plan, w, w_layout, fast)
+    if fast:
+        a_bits, a_used = quant.quantize_activations(a_pad)
+        return a_bits, a_used, qw
     a_bits, a_vals = quant.bf16(a_pad)
     # The DVE's view: partition p, element 4m + l = A[m][4p + l]; blocks of 32 k.
     kp4 = plan.kpad // 4
@@ -928,7 +1098,7 @@ def prepare(plan, a, w):
     codes, s = quant.quantize_mx_dve(src)
     vals = quant.mx_values(codes, np.repeat(np.repeat(s, 8, axis=0), 4, axis=1), "e4m3")
     a_used = vals.reshape(kp4, plan.m, 4).transpose(1, 0, 2).reshape(plan.m, plan.kpad)
-    return a_bits, a_used, quant.quantize_weights(w_pad, plan.weights)
+    return a_bits, a_used, qw
 
 
 def peak_tflops(timing):
@@ -1079,21 +1249,24 @@ class OutputDir:
         try:
             os.makedirs(path, exist_ok=True)
         except FileExistsError:
-            raise GemmError(f"--out {path}: is a file, not a directory") from None
+            raise GemmError(f"{arg('out', path, r=False)}: is a file, not a directory") from None
         except OSError as e:
-            raise GemmError(f"--out {path}: cannot make the directory ({e.strerror})") from None
+            raise GemmError(f"{arg('out', path, r=False)}: cannot make the directory "
+                            f"({e.strerror})") from None
         if not os.path.isdir(path):
-            raise GemmError(f"--out {path}: is not a directory")
+            raise GemmError(f"{arg('out', path, r=False)}: is not a directory")
         for name in sorted(os.listdir(path)):
             full = os.path.join(path, name)
             if name in OUTPUT_FILES or name.startswith(".gemm-tmp"):
                 try:
                     os.remove(full)
                 except IsADirectoryError:
-                    raise GemmError(f"--out {path}: {name} is a directory, where this command "
+                    raise GemmError(f"{arg('out', path, r=False)}: {name} is a directory, where "
+                                    "this command "
                                     "writes a file") from None
                 except OSError as e:
-                    raise GemmError(f"--out {path}: cannot remove the earlier {name} "
+                    raise GemmError(f"{arg('out', path, r=False)}: cannot remove the earlier "
+                                    f"{name} "
                                     f"({e.strerror})") from None
                 if name in OUTPUT_FILES:
                     self.removed.append(name)
@@ -1143,91 +1316,266 @@ class OutputDir:
             self.written.append(name)
 
 
-def _check_args(act, placement, seed, threads, out, timing, lookahead):
+CHECK_MODES = ("sample", "full")
+#: Output elements the default check computes exactly (chosen with the run's seed).
+CHECK_SAMPLES = 4096
+
+# What each format runs as (SPEC §12): the names say the storage, this says what
+# the hardware is handed and what the PE multiplies.
+RUNS_AS = {
+    "mxfp8": "MXFP8 E4M3 (x4 words + E8M0 scales per 32 k) stored in HBM, multiplied as "
+             "they are",
+    "mxfp4": "MXFP4 E2M1 (x4 words + E8M0 scales per 32 k) stored in HBM, multiplied as "
+             "they are",
+    "bf16": "BF16 stored in HBM, quantized to MXFP8 E4M3 on the DVE (QuantizeMX, scales per "
+            "32 k): the PE multiplies MXFP8",
+    "fp4": "FP4 E2M1 packed with a scale per 8 codes, widened to FP8 E5M2 by POOL "
+           "TensorDequantize: the PE multiplies FP8 E5M2 with unit scales",
+    "int4": "INT4 packed with a scale per 8 codes, widened to FP8 E5M2 by POOL: the PE "
+            "multiplies FP8 E5M2 with unit scales",
+    "nf4": "NF4 packed with a scale per 8 codes, widened to FP8 E4M3 by POOL: the PE "
+           "multiplies FP8 E4M3 with unit scales",
+    "fp6": "FP6 E2M3 packed, widened exactly to FP8 E4M3 by POOL: the PE multiplies MXFP8 "
+           "E4M3 with E8M0 scales per 32 k",
+}
+ACT_RUNS_AS = "BF16, quantized to MXFP8 E4M3 on the DVE (QuantizeMX, scales per 32 k)"
+
+
+def _check_args(act, placement, seed, threads, out, timing, lookahead, check=True,
+                check_samples=CHECK_SAMPLES):
     if act != "bf16":
-        raise GemmError(f"--act {act!r}: the activations are BF16 (quantized to MXFP8 E4M3 on "
-                        "the DVE); no other activation path is modelled")
+        raise GemmError(f"{arg('act', act)}: the activations are BF16 (quantized to MXFP8 E4M3 "
+                        "on the DVE); no other activation path is modelled")
     if placement not in PLACEMENTS:
-        raise GemmError(f"--placement {placement!r}: dma | sbuf")
+        raise GemmError(f"{arg('placement', placement)}: dma | sbuf")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise GemmError(f"--seed {seed!r}: not a seed (a non-negative integer)")
+        raise GemmError(f"{arg('seed', seed)}: not a seed (a non-negative integer)")
     if threads is not None:
         try:
             from ..core import threads_arg
             threads_arg(threads)
         except Error as e:
-            raise GemmError(f"--threads: {e}") from None
+            raise GemmError(f"{arg('threads')}: {e}") from None
     if out is not None:
         if not isinstance(out, (str, os.PathLike)):
-            raise GemmError(f"--out: a path, not {type(out).__name__}")
+            raise GemmError(f"{arg('out')}: a path, not {type(out).__name__}")
         if os.fspath(out) == "":
-            raise GemmError("--out '': an empty path (give a directory)")
+            raise GemmError(f"{arg('out', '')}: an empty path (give a directory)")
     if timing is not None and not isinstance(timing, dict):
         if not isinstance(timing, (str, os.PathLike)):
-            raise GemmError(f"--timing: a profile path or a dict of overrides, not "
+            raise GemmError(f"{arg('timing')}: a profile path or a dict of overrides, not "
                             f"{type(timing).__name__}")
         t = os.fspath(timing)
         if t == "":
-            raise GemmError("--timing '': an empty path (give a timing profile)")
+            raise GemmError(f"{arg('timing', '')}: an empty path (give a timing profile)")
         if not os.path.exists(t):
-            raise GemmError(f"--timing {t}: no such file")
+            raise GemmError(f"{arg('timing', t, r=False)}: no such file")
         if os.path.isdir(t):
-            raise GemmError(f"--timing {t}: is a directory, not a timing profile")
+            raise GemmError(f"{arg('timing', t, r=False)}: is a directory, not a timing profile")
     if isinstance(lookahead, bool) or not isinstance(lookahead, int) or lookahead < 0:
-        raise GemmError(f"lookahead {lookahead!r}: a count of units (0 or more)")
+        raise GemmError(f"{arg('lookahead', lookahead)}: a count of units (0 or more)")
+    if not (check is None or isinstance(check, bool) or check in CHECK_MODES):
+        raise GemmError(f"{arg('check', check)}: True or 'sample' (the default: "
+                        f"{arg('check_samples')} output elements chosen with the seed), 'full' "
+                        "(every element), False or None (none)")
+    if (isinstance(check_samples, bool) or not isinstance(check_samples, (int, np.integer))
+            or check_samples < 1):
+        raise GemmError(f"{arg('check_samples', check_samples)}: a count of output elements "
+                        "(1 or more)")
+
+
+# Closers of cores kept open for reuse (tpbsim.torch's): a run that makes its own
+# core closes them first (the process has one core); each returns whether it
+# closed one.
+SHARED_CORE_CLOSERS = []
 
 
 def _make_core(arch, timing):
     try:
+        for close in SHARED_CORE_CLOSERS:   # a reused core: its owner makes it again
+            close()
         return Core(arch, timing)
     except Error as e:
         if timing is None:
-            raise GemmError(f"cannot make a {arch} core: {e}") from None
+            raise GemmError(f"cannot make a {arch} core: {e}"
+                            + ("" if _CLI.get() else "; or pass the open one: run(..., core=core)")
+                            ) from None
         if isinstance(timing, dict):
             raise GemmError(f"timing overrides: {e}") from None
-        raise GemmError(f"--timing {os.fspath(timing)}: {e}") from None
+        raise GemmError(f"{arg('timing', os.fspath(timing), r=False)}: {e}") from None
 
 
-def run(m, k, n, weights="mxfp4", act="bf16", arch="mariana", a=None, w=None, out=None,
-        timing=None, timing_only=False, seed=0, drop_wait=None, traces=True, check=True,
+class Report(dict):
+    """What run() returns: the report (a dict, report.json's keys) and the run's
+    arrays as attributes.
+
+    * ``.c``: C = A @ W, float32, M x N (the leading shape of ``a`` kept: a of
+      B x S x K gives B x S x N); a torch tensor when ``a`` was one, else a
+      NumPy array. ``.c_array`` is always the NumPy array.
+    * ``.a_used`` / ``.w_used``: the float32 values the PE multiplied (M x K,
+      K x N), after every quantization.
+    * ``.result``: the tpbsim.Result of the run; ``.kernel``: the generator's
+      Kernel (its program and placement).
+    """
+
+    @property
+    def c_array(self):
+        c = self["_arrays"]["c"]
+        shape = self.get("_lead")
+        return c if c is None or shape is None else c.reshape(*shape, c.shape[-1])
+
+    @property
+    def c(self):
+        c = self.c_array
+        if c is not None and self.get("_torch"):
+            return _torch().from_numpy(np.ascontiguousarray(c))
+        return c
+
+    @property
+    def a_used(self):
+        return self["_arrays"]["a_used"]
+
+    @property
+    def w_used(self):
+        return self["_arrays"]["w_used"]
+
+    @property
+    def result(self):
+        return self.get("_result")
+
+    @property
+    def kernel(self):
+        return self.get("_kernel")
+
+
+# Kernels by everything they depend on, so that a run of the same shape (a torch
+# layer called again) does not generate and verify its program again.
+_KERNELS = collections.OrderedDict()
+_KERNELS_KEEP = 32
+
+
+def _kernel_for(plan, core, lookahead, placement, queues, values, drop_wait):
+    caps = capacities(core)
+    key = (plan.m, plan.k, plan.n, plan.weights, plan.arch, caps, lookahead, placement,
+           None if queues is None else tuple(sorted((k, tuple(v)) for k, v in queues.items())),
+           values, drop_wait)
+    hit = _KERNELS.get(key)
+    if hit is not None:
+        _KERNELS.move_to_end(key)
+        return hit
+    kernel = make_kernel(plan, caps, lookahead, placement, queues, values)
+    text = kernel.program(drop_wait)
+    verdict = kernel.verify(text)
+    _KERNELS[key] = (kernel, text, verdict)
+    while len(_KERNELS) > _KERNELS_KEEP:
+        _KERNELS.popitem(last=False)
+    return kernel, text, verdict
+
+
+def run(m=None, k=None, n=None, weights="mxfp4", act="bf16", arch="mariana", a=None, w=None,
+        out=None, timing=None, timing_only=False, seed=0, drop_wait=None, traces=True, check=True,
         lookahead=2, log=print, placement="dma", threads=None, queues=None, emit_only=False,
-        racecheck=True):
-    """Runs one GEMM; returns its report (a dict) and writes the files into out.
-    racecheck: the run checks every access against the semaphore ordering (SPEC
-    §14); report["races"] says what it found, whatever the timing.
-    emit_only: writes a workload directory instead (program.tpb and cmd.txt, which
-    `tpbsim run` and `tpbsim sweep` take; with values, the HBM image it loads and
-    the C it dumps) and runs nothing.
+        racecheck=True, *, w_layout=None, core=None, check_samples=CHECK_SAMPLES, perfetto=None):
+    """Runs C = A @ W on the modelled core; returns a Report (a dict, the keys of
+    report.json, with ``.c``, ``.a_used``, ``.w_used``) and writes the files into
+    ``out`` (none when None).
 
-    Every argument is checked before anything is made (GemmError naming it), every
-    size the shape implies (HBM, SBUF, PSUM, instructions, host memory) before
-    anything is allocated. `out` is emptied of an earlier run's files first
-    (OutputDir). A KeyboardInterrupt leaves only this run's files, listed in the
-    exception's `gemm_written`."""
-    _check_args(act, placement, seed, threads, out, timing, lookahead)
-    a, w = operand_array(a, "--a"), operand_array(w, "--w")
+    * ``a``: activations, M x K, or any leading shape x K (NumPy array, torch
+      tensor on the CPU, or a list; float32, float16 / bfloat16 / float64
+      converted). ``w``: weights, K x N (``w_layout="kn"``, the default) or N x K
+      (``w_layout="nk"``, torch's ``nn.Linear.weight`` [out, in]), or a Weights
+      from quantize() (quantized once). Random when not given (then ``m``, ``k``,
+      ``n`` say the shape); given, ``m``, ``k``, ``n`` are taken from them. A W
+      whose shape only fits the other layout is refused naming ``w_layout``; an
+      ``nn.Parameter`` needs ``w_layout`` said.
+    * ``weights``: mxfp4 | mxfp8 | bf16 | nf4 | int4 | fp4 | fp6 (report
+      ``weights_run_as`` says what each runs as: bf16 becomes MXFP8 on the DVE).
+    * ``check``: True / "sample" (default): CHECK_SAMPLES (``check_samples``)
+      output elements, chosen with numpy.random.default_rng(seed), computed
+      exactly as the FP32 k-ascending sum of a_used x w_used and compared bit for
+      bit (every element when C has no more); "full": every element (slow for
+      big shapes: NumPy); False / None: none.
+    * ``core``: a tpbsim.Core to run on (kept open; its arch is the GEMM's, its
+      timing the run's): one core for many GEMMs. None: a core is made and closed.
+    * ``perfetto``: a path for the run's Perfetto trace (also without ``out``).
+    * racecheck: the run checks every access against the semaphore ordering
+      (SPEC §14); report["races"] says what it found, whatever the timing.
+    * emit_only: writes a workload directory instead (program.tpb and cmd.txt,
+      which `tpbsim run` and `tpbsim sweep` take; with values, the HBM image it
+      loads and the C it dumps) and runs nothing.
+
+    Every argument is checked before anything is made (GemmError, a
+    tpbsim.InputError, naming it), every size the shape implies (HBM, SBUF, PSUM,
+    instructions, host memory) before anything is allocated. ``out`` is emptied
+    of an earlier run's files first (OutputDir). A KeyboardInterrupt leaves only
+    this run's files, listed in the exception's ``gemm_written``."""
+    _check_args(act, placement, seed, threads, out, timing, lookahead, check, check_samples)
+    is_torch = _is_tensor(a)
+    if w_layout is None:
+        if _is_tensor(w) and isinstance(w, _torch().nn.Parameter):
+            raise GemmError("w is an nn.Parameter (a layer's weight, which torch stores [out, "
+                            f"in] = N x K): say {arg('w_layout', 'nk')} (or "
+                            f"{arg('w_layout', 'kn')} for K x N)")
+        w_layout = "kn"
+    if w_layout not in ("kn", "nk"):
+        raise GemmError(f"{arg('w_layout', w_layout)}: 'kn' (W is K x N, C = A @ W) or 'nk' "
+                        "(W is N x K, torch's [out, in]: C = A @ W.T)")
+    a = operand_array(a, arg("a"), ndim=None)
+    lead = None
+    if a is not None and a.ndim > 2:
+        lead = a.shape[:-1]
+        a = a.reshape(-1, a.shape[-1])
+    prepared = w if isinstance(w, Weights) else None
+    if prepared is not None:
+        if prepared.arch != arch or prepared.weights != weights:
+            raise GemmError(f"{arg('w')} was quantized for {prepared.weights} on "
+                            f"{prepared.arch}, the run "
+                            f"is {arg('weights', weights)} {arg('arch', arch)}")
+        wk, wn = prepared.k, prepared.n
+        if a is not None and a.shape[1] != wk:
+            raise GemmError(f"{arg('a')} is {_dims(a)}, the quantized {arg('w')} is K x N = "
+                            f"{wk} x {wn}: their K "
+                            f"differ ({a.shape[1]} and {wk})")
+        m, k, n = infer_shape(m, k, n, a, _ShapeOnly((wk, wn)), "kn")
+    else:
+        w = operand_array(w, arg("w"))
+        m, k, n = infer_shape(m, k, n, a, w, w_layout)
+    if core is not None:
+        if not isinstance(core, Core):
+            raise GemmError(f"{arg('core')}: a tpbsim.Core, not {type(core).__name__}")
+        if core.closed:
+            raise GemmError(f"{arg('core')}: the core is closed")
+        if core.arch != arch:
+            raise GemmError(f"{arg('core')} is a {core.arch} core, the run is "
+                            f"{arg('arch', arch)}")
+        if timing is not None:
+            raise GemmError(f"{arg('timing')} with {arg('core')}: the core has its timing "
+                            "(give it to tpbsim.Core)")
     plan = Plan(m, k, n, weights, arch)
-    for name, x, shape in (("--a", a, (plan.m, plan.k)), ("--w", w, (plan.k, plan.n))):
-        if x is not None and x.shape != shape:
-            raise GemmError(f"{name} is {' x '.join(map(str, x.shape))}, the GEMM needs "
-                            f"{shape[0]} x {shape[1]} (--m {plan.m} --k {plan.k} --n {plan.n})")
     values = not timing_only
     if emit_only and out is None:
-        raise GemmError("--emit-only needs --out DIR")
+        raise GemmError(f"{arg('emit_only')} needs {arg('out')} DIR")
     if emit_only and placement != "dma" and values:
-        raise GemmError("--emit-only with values needs the DMA placement (the inputs are one "
-                        "HBM image); add --timing-only or drop --placement sbuf")
+        raise GemmError(f"{arg('emit_only')} with values needs the DMA placement (the inputs are "
+                        f"one HBM image); add {arg('timing_only')} or drop "
+                        f"{arg('placement', 'sbuf')}")
     wall0 = time.perf_counter()
-    core = _make_core(arch, timing)
+    own = core is None
+    if own:
+        core = _make_core(arch, timing)
     times = {}
     outs = None
     try:
-        with core:
+        try:
             t0 = time.perf_counter()
-            kernel = make_kernel(plan, core, lookahead, placement, queues, values)
+            if own:
+                kernel = make_kernel(plan, core, lookahead, placement, queues, values)
+                text = kernel.program(drop_wait)
+                verdict = kernel.verify(text)
+            else:   # one core for many GEMMs (tpbsim.torch): a shape's program made once
+                kernel, text, verdict = _kernel_for(plan, core, lookahead, placement, queues,
+                                                    values, drop_wait)
             plan = kernel.plan
-            text = kernel.program(drop_wait)
-            verdict = kernel.verify(text)
             times["generate_s"] = time.perf_counter() - t0
             if not verdict.ok and drop_wait is None:
                 raise ProgramCheckError(
@@ -1236,29 +1584,72 @@ def run(m, k, n, weights="mxfp4", act="bf16", arch="mariana", a=None, w=None, ou
                     + (f" (+{len(verdict.problems) - 3} more)" if len(verdict.problems) > 3
                        else ""))
             if values:
-                a, w = operands(plan, a, w, seed)
+                a, w = operands(plan, a, w, seed, w_layout)
             elif a is not None or w is not None:
                 operands(plan, a if a is not None else np.zeros((plan.m, plan.k), np.float32),
-                         w if w is not None else np.zeros((plan.k, plan.n), np.float32))
+                         w if w is not None else np.zeros((plan.k, plan.n), np.float32),
+                         w_layout=w_layout if w is not None else "kn")
             outs = OutputDir(out)
             if emit_only:
-                return emit_workload(plan, kernel, text, outs, timing_only, a, w)
-            return _run_on(core, plan, kernel, text, verdict, outs, a, w, times, wall0,
-                           timing_only, traces, check, log, threads, racecheck)
+                return emit_workload(plan, kernel, text, outs, timing_only, a, w, w_layout)
+            rep = _run_on(core, plan, kernel, text, verdict, outs, a, w, times, wall0,
+                          timing_only, traces, check, log, threads, racecheck, w_layout,
+                          check_samples, seed, perfetto)
+            rep["_lead"] = lead
+            rep["_torch"] = is_torch
+            return rep
+        finally:
+            if own:
+                core.close()
     except KeyboardInterrupt as e:
         e.gemm_written = list(outs.written) if outs else []
         e.gemm_out = out
         raise
 
 
+class _ShapeOnly:
+    """The shape of a quantized W for infer_shape."""
+
+    def __init__(self, shape):
+        self.shape = shape
+
+
+def check_result(c, a_used, w_used, mode="sample", samples=CHECK_SAMPLES, seed=0):
+    """C against the FP32 k-ascending sum of a_used x w_used (padded K: the PE's
+    sum), bit for bit: every element ("full", or when C has no more than
+    `samples`), else `samples` distinct elements chosen with
+    numpy.random.default_rng(seed). Returns the report's "check" dict."""
+    m, n = c.shape
+    ref = ("FP32 sum over k ascending of a_used x w_used, one rounding per multiply and per "
+           "add (NumPy)")
+    if mode == "full" or m * n <= samples:
+        want = quant.fp32_ksum(a_used, w_used)[:, :n]
+        bad = c.view(np.uint32) != want.view(np.uint32)
+        where = [tuple(int(i) for i in x) for x in np.argwhere(bad)[:5]]
+        return {"bit_exact": not bad.any(), "mode": "full", "checked": m * n, "of": m * n,
+                "mismatches": int(np.count_nonzero(bad)), "first": where, "reference": ref}
+    rng = np.random.default_rng(seed)
+    flat = np.sort(rng.choice(m * n, size=samples, replace=False))
+    rows, cols = flat // n, flat % n
+    want = quant.fp32_ksum_at(a_used, w_used, rows, cols)
+    got = c[rows, cols]
+    bad = got.view(np.uint32) != want.view(np.uint32)
+    where = [(int(rows[i]), int(cols[i])) for i in np.flatnonzero(bad)[:5]]
+    return {"bit_exact": not bad.any(), "mode": "sample", "checked": int(samples), "of": m * n,
+            "seed": int(seed), "mismatches": int(np.count_nonzero(bad)), "first": where,
+            "reference": ref + f"; {samples} elements chosen with numpy.random.default_rng(seed)"
+                               " (check='full': every element)"}
+
+
 def _run_on(core, plan, kernel, text, verdict, outs, a, w, times, wall0, timing_only, traces,
-            check, log, threads, racecheck):
+            check, log, threads, racecheck, w_layout="kn", check_samples=CHECK_SAMPLES, seed=0,
+            perfetto=None):
     t0 = time.perf_counter()
     if timing_only:
         # No values: nothing to quantize or place (SPEC §13).
         a_used = qw = None
     else:
-        a_bits, a_used, qw = prepare(plan, a, w)
+        a_bits, a_used, qw = prepare(plan, a, w, w_layout)
         kernel.place(core, a_bits, qw)
     times["host_data_s"] = time.perf_counter() - t0
     if outs:
@@ -1268,6 +1659,8 @@ def _run_on(core, plan, kernel, text, verdict, outs, a, w, times, wall0, timing_
     if outs and traces:
         run_kw.update(stats=outs.file("stats.json"), retire=outs.file("retire.txt"),
                       perfetto=outs.file("trace.perfetto.json"))
+    if perfetto is not None:
+        run_kw["perfetto"] = perfetto
     for i in range(len(core.semaphores)):
         core.set_semaphore(i, 0)
     status, message = "ok", ""
@@ -1288,24 +1681,24 @@ def _run_on(core, plan, kernel, text, verdict, outs, a, w, times, wall0, timing_
     timing_profile = core.timing
     wall = time.perf_counter() - wall0
 
-    report = make_report(plan, kernel, result, timing_profile, status, wall, timing_only)
+    report = Report(make_report(plan, kernel, result, timing_profile, status, wall, timing_only))
+    report["weights_run_as"] = RUNS_AS[plan.weights]
+    report["act_run_as"] = ACT_RUNS_AS
+    report["w_layout"] = w_layout
     report["wall"] = times
     if message:
         report["message"] = message
     if c is not None and check:
-        want = quant.fp32_ksum(a_used, qw.used)[:, :plan.n]
-        same = np.array_equal(c.view(np.uint32), want.view(np.uint32))
-        report["check"] = {
-            "bit_exact": bool(same),
-            "mismatches": int(np.count_nonzero(c.view(np.uint32) != want.view(np.uint32))),
-            "reference": "FP32 sum over k ascending of a_used x w_used, one rounding per "
-                         "multiply and per add (NumPy)"}
+        t0 = time.perf_counter()
+        report["check"] = check_result(c, a_used, qw.used, "full" if check == "full" else
+                                       "sample", int(check_samples), int(seed))
+        times["check_s"] = time.perf_counter() - t0
     elif timing_only:
         report["check"] = {"bit_exact": None,
                            "reason": "not checked: a timing-only run computes no values "
                                      "(out.npy, a_used.npy, w_used.npy not written)"}
     elif not check:
-        report["check"] = {"bit_exact": None, "reason": "not checked (check=False)"}
+        report["check"] = {"bit_exact": None, "reason": f"not checked ({arg('check', check)})"}
     else:
         report["check"] = {"bit_exact": None,
                            "reason": f"not checked: the run ended in a {status} (out.npy not "
@@ -1323,6 +1716,8 @@ def _run_on(core, plan, kernel, text, verdict, outs, a, w, times, wall0, timing_
             t0 = time.perf_counter()
             outs.png("report.png", lambda p: plot(report, result.retires, p))
             report["wall"]["plot_s"] = time.perf_counter() - t0
+    report["wall_seconds"] = time.perf_counter() - wall0
+    if outs:
         report["files"] = outs.written + ["report.json"]
         outs.json("report.json", report)
     report["_arrays"] = dict(
@@ -1335,7 +1730,7 @@ def _run_on(core, plan, kernel, text, verdict, outs, a, w, times, wall0, timing_
     return report
 
 
-def emit_workload(plan, kernel, text, outs, timing_only, a, w):
+def emit_workload(plan, kernel, text, outs, timing_only, a, w, w_layout="kn"):
     """A workload directory as traces/workloads/ holds them (docs/SWEEPS.md)."""
     outs.text("program.tpb", text)
     shape = f"{plan.m} x {plan.k} x {plan.n}, {plan.weights} weights, {plan.arch}"
@@ -1345,7 +1740,7 @@ def emit_workload(plan, kernel, text, outs, timing_only, a, w):
     if timing_only:
         lines.append("--timing-only")
     else:
-        a_bits, a_used, qw = prepare(plan, a, w)
+        a_bits, a_used, qw = prepare(plan, a, w, w_layout)
         outs.npy("hbm_inputs.npy", kernel.hbm_image(a_bits, qw))
         # C as the dump writes it (M x padded N), the reference of the check.
         outs.npy("expected.npy", quant.fp32_ksum(a_used, qw.used))

@@ -1,15 +1,20 @@
 """Host-side quantizers of the GEMM kernel: what the hardware is handed, and the
 exact FP32 values the PE multiplies (docs/KERNELS.md "The quantizer").
 
-Every function works on NumPy arrays; the minifloat codecs are tpbsim.encode /
-tpbsim.decode (RNE, saturating, the model's `tpbsim convert`). Layout terms:
+Every function works on NumPy arrays; the minifloat codecs are the model's
+(`tpbsim convert`: RNE, saturating). Two implementations of the same rules:
+the default one quantizes in compiled code (`_tpbsim.mx_quantize_rows`, the
+model's num::encode / num::decode over blocks of 32 along a row, then NumPy
+transposes to pack), the NumPy one (`fast=False`: tpbsim.encode / decode over
+whole arrays, 10 to 20 times slower) is kept as the tests' second opinion.
+Layout terms:
 the contraction index k of a K-tile is 4p + l, p the SBUF partition and l the
 lane of an x4 word (SPEC §5); "rows" below are partitions, one per 4 k.
 """
 
 import numpy as np
 
-from .. import numerics
+from .. import _tpbsim, numerics
 
 # Weight formats: how each reaches the PE (SPEC §12).
 #   store:  "mx"     the PE's MX operand as it is (x4 words + E8M0 scales)
@@ -141,13 +146,92 @@ def _pack_fp6(stream):
     return out.astype(np.uint32).reshape(r, 3 * (c // 16))
 
 
-def quantize_weights(w, fmt):
-    """Host quantization of padded weights w [Kpad][Npad] (float32; Kpad % 128 == 0,
-    Npad a multiple of the format's column granule). Values near FLT_MAX are
-    finite inputs: a scaled code past it is +-Inf in FP32 as on the hardware,
-    then saturated by the narrowing, so NumPy's overflow warnings are silenced."""
+def mx_rows(x, code, emax, bf16_first=False):
+    """Compiled MX quantization of [R][C] float32 values along each row in blocks of
+    32 (SPEC §4's scale: the block's largest biased exponent - emax; RNE,
+    saturating codes): returns (codes uint8 [R][C], scales uint8 [R][C/32],
+    used float32 [R][C], BF16 codes uint16 [R][C] or None). bf16_first: the values
+    are rounded to BF16 first (the activations' path)."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    return _tpbsim.mx_quantize_rows(x, code, int(emax), 32, bool(bf16_first))
+
+
+def quantize_activations(a_pad):
+    """A [M][Kpad] (float32, finite) as the DVE is handed it and as the PE multiplies
+    it: (BF16 codes [M][Kpad] uint16, used [M][Kpad] float32). QuantizeMX's blocks
+    of 8 partitions x 4 elements are 32 consecutive k of one row of A (partition
+    p, element 4m + l = A[m][4p + l]), so its E4M3 quantization is mx_rows along k
+    with emax 8 (OCP)."""
+    _, _, used, bits = mx_rows(a_pad, "e4m3", QMX_EMAX["ocp"], bf16_first=True)
+    return bits, used
+
+
+def quantize_weights(w, fmt, layout="kn", fast=True):
+    """Host quantization of padded weights (float32, finite): w is [Kpad][Npad]
+    (layout "kn") or [Npad][Kpad] (layout "nk", torch's [out, in]); Kpad % 128 == 0,
+    Npad a multiple of the format's column granule. fast=False: the NumPy
+    implementation (the same codes, scales and values, bit for bit). Values near
+    FLT_MAX are finite inputs: a scaled code past it is +-Inf in FP32 as on the
+    hardware, then saturated by the narrowing, so NumPy's overflow warnings are
+    silenced."""
+    w = np.asarray(w, dtype=np.float32)
+    if fast and fmt in _FAST:
+        wt = np.ascontiguousarray(w if layout == "nk" else w.T)
+        return _FAST[fmt](wt, fmt)
     with np.errstate(over="ignore", invalid="ignore"):
-        return _quantize_weights(w, fmt)
+        return _quantize_weights(w.T if layout == "nk" else w, fmt)
+
+
+def _fast_mx(wt, fmt):
+    """mxfp8 / mxfp4 from W^T [N][K]: codes along k, packed into x4 words."""
+    spec = WEIGHT_FORMATS[fmt]
+    codes, s, used_t, _ = mx_rows(wt, spec["code"], spec["emax"])
+    n, k = codes.shape
+    if spec["word_bytes"] == 4:     # byte l of the word of (p, n) = code of k = 4p + l
+        words = codes.view("<u4")                                      # [N][K/4]
+    else:                           # nibble l (bits 4l..4l+3) of a 16-bit word
+        words = (codes[:, 0::2] | (codes[:, 1::2] << 4)).view("<u2")   # [N][K/4]
+    data = np.ascontiguousarray(words.T).view(np.uint8).reshape(k // 4, spec["word_bytes"] * n)
+    return QuantizedWeights(fmt, data, spec["word_bytes"], np.ascontiguousarray(s.T), used_t.T,
+                            False)
+
+
+def _fast_bf16(wt, fmt):
+    """bf16 from W^T [N][K]: BF16 codes in the DVE's source layout (partition p,
+    element 4n + l = W[4p + l][n]) and QuantizeMX's result (blocks of 32 k)."""
+    _, _, used_t, bits = mx_rows(wt, "e4m3", QMX_EMAX["ocp"], bf16_first=True)
+    n, k = bits.shape
+    data = np.ascontiguousarray(bits.reshape(n, k // 4, 4).transpose(1, 0, 2))
+    return QuantizedWeights(fmt, data.view(np.uint8).reshape(k // 4, 8 * n), 8, None, used_t.T,
+                            False)
+
+
+def _fast_fp6(wt, fmt):
+    """fp6 from W^T [N][K]: E2M3 codes along k (emax 2), the seed 000 FP6 stream."""
+    spec = WEIGHT_FORMATS[fmt]
+    codes, s, used_t, _ = mx_rows(wt, spec["code"], spec["emax"])
+    n, k = codes.shape
+    stream = codes.reshape(n, k // 4, 4).transpose(1, 0, 2).reshape(k // 4, 4 * n)
+    data = _pack_fp6(stream).astype("<u4").view(np.uint8).reshape(k // 4, -1)
+    return QuantizedWeights(fmt, data, 3, np.ascontiguousarray(s.T), used_t.T, False)
+
+
+GROUP8_RULE = {"fp4_e2m1": ("ocp", 6.0), "int4": ("absmax", 7.0), "nf4": ("absmax", 1.0)}
+
+
+def _fast_packed8(wt, fmt):
+    """fp4 / int4 / nf4 from W^T [N][K]: the seed 000 group-8 chunks (scales per 8
+    codes of a partition's stream: lanes 0-3 of two columns) and POOL's values,
+    compiled (_tpbsim.group8_quantize)."""
+    spec = WEIGHT_FORMATS[fmt]
+    rule, top = GROUP8_RULE[spec["code"]]
+    data, used_t = _tpbsim.group8_quantize(np.ascontiguousarray(wt, dtype=np.float32),
+                                           spec["code"], spec["out"], rule, top)
+    return QuantizedWeights(fmt, data, 5 * 4 / 8, None, used_t.T, True)
+
+
+_FAST = {"mxfp8": _fast_mx, "mxfp4": _fast_mx, "bf16": _fast_bf16, "fp6": _fast_fp6,
+         "fp4": _fast_packed8, "int4": _fast_packed8, "nf4": _fast_packed8}
 
 
 def _quantize_weights(w, fmt):
@@ -187,10 +271,15 @@ def _quantize_weights(w, fmt):
         code = spec["code"]
         if code == "fp4_e2m1":        # OCP MX rule: largest biased exponent - emax (2)
             s = mx_block_scale(biased_exponent(amax.astype(np.float32)), 2)
-        else:                         # absmax scaling: |x| / 2^e within the code range
-            top = 7.0 if code == "int4" else 1.0
+        else:                         # absmax scaling: the smallest 2^e with amax <= top 2^e
+            top = GROUP8_RULE[code][1]
             with np.errstate(divide="ignore"):
                 e = np.ceil(np.log2(np.where(amax > 0, amax / top, 1.0)))
+            # log2 of the rounded quotient can be one off next to a power of two:
+            # decided exactly on amax (top x 2^e is exact in float64).
+            pos = amax > 0
+            e = np.where(pos & (amax > top * np.exp2(e)), e + 1, e)
+            e = np.where(pos & (amax <= top * np.exp2(e - 1)), e - 1, e)
             s = np.clip(e + 127, 0, 254).astype(np.int64)
         s_el = np.repeat(s[:, :, None], 8, axis=2)          # [K/4][N/2][8]
         codes = mx_encode(blk, s_el, code)
@@ -218,13 +307,44 @@ def _quantize_weights(w, fmt):
     return QuantizedWeights(fmt, data, 3, s.astype(np.uint8), used, False)
 
 
+def fp32_ksum_at(a, w, rows, cols, kb=128):
+    """C[rows[i]][cols[i]] for each i, exactly as fp32_ksum computes it: the FP32 sum
+    over k ascending of a[r][k] * w[k][c], one rounding per multiply and per add,
+    the first addend the k = 0 product. Returns float32 [len(rows)]. Works through
+    k in slices of kb into buffers it reuses (no large temporaries)."""
+    a = np.asarray(a, dtype=np.float32)
+    wt = np.asarray(w, dtype=np.float32).T          # [N][K]: rows of W^T are W's columns
+    rows, cols = np.asarray(rows, dtype=np.intp), np.asarray(cols, dtype=np.intp)
+    k = a.shape[1]
+    acc = None
+    bufs = {}
+    with np.errstate(over="ignore", invalid="ignore"):
+        for k0 in range(0, k, kb):
+            kk = min(kb, k - k0)
+            if kk not in bufs:
+                bufs[kk] = (np.empty((len(rows), kk), np.float32),
+                            np.empty((len(rows), kk), np.float32),
+                            np.empty((kk, len(rows)), np.float32))
+            pa, pw, pt = bufs[kk]
+            np.take(a[:, k0:k0 + kk], rows, axis=0, out=pa)
+            np.take(wt[:, k0:k0 + kk], cols, axis=0, out=pw)
+            np.multiply(pa, pw, out=pa)                  # FP32 products
+            pt[...] = pa.T
+            first = 0
+            if acc is None:
+                acc, first = pt[0].copy(), 1
+            for i in range(first, kk):
+                np.add(acc, pt[i], out=acc)
+    return acc
+
+
 def fp32_ksum(a, w, block_bytes=2 << 20):
     """C[m][n] = sum over k ascending of a[m][k] * w[k][n] in FP32, one rounding per
     multiply and per add, the first addend the k = 0 product (the PE's order).
     Rows are summed in blocks whose accumulator stays in the host's cache (the
     same operations per element, in the same order)."""
     a = np.asarray(a, dtype=np.float32)
-    w = np.asarray(w, dtype=np.float32)
+    w = np.ascontiguousarray(w, dtype=np.float32)   # rows of W in order (used may be a view)
     with np.errstate(over="ignore", invalid="ignore"):   # FP32 overflows to Inf, as the PE's
         return _fp32_ksum(a, w, block_bytes)
 
