@@ -409,6 +409,10 @@ std::string TpbCore::pending_report() const {
 
 void TpbCore::start(const RunSetup& setup) {
   if (running_) throw std::logic_error("TpbCore::start: a run is in progress");
+  // The quantum is process-wide (TLM's global quantum) and cores of other
+  // configurations may share the process: each run sets its own.
+  tlm::tlm_global_quantum::instance().set(
+      sc_core::sc_time(static_cast<double>(cfg_.timing.quantum_ns), sc_core::SC_NS));
   setup_ = setup;
   stop_ps_ = trace::kForever;
   wall0_ = std::chrono::steady_clock::now();

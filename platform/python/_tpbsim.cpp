@@ -175,9 +175,7 @@ class Session {
   bool running() const { return running_; }
 
   run::Session& s() {
-    if (!s_)
-      throw CoreStateError(
-          "this Core is closed (tpbsim.Core(...) makes a new one; one Core at a time per process)");
+    if (!s_) throw CoreStateError("this Core is closed (tpbsim.Core(...) makes a new one)");
     if (running_) throw CoreStateError("this Core is running (in another thread)");
     return *s_;
   }
@@ -701,6 +699,7 @@ PYBIND11_MODULE(_tpbsim, m) {
                     const std::string&>(),
            py::arg("arch"), py::arg("timing_file"), py::arg("timing_json"), py::arg("mx_emax"))
       .def_static("is_open", &run::Session::is_open)
+      .def_static("elaborations", &run::Session::elaborations)
       .def("close", &Session::close)
       .def_property_readonly("closed", &Session::closed)
       .def_property_readonly("running", &Session::running)

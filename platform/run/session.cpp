@@ -1,6 +1,10 @@
 #include "platform/run/session.h"
 
+#include <pthread.h>
+
 #include <cstring>
+#include <mutex>
+#include <new>
 #include <sstream>
 #include <thread>
 
@@ -20,18 +24,53 @@
 
 namespace tpb::run {
 
+// One elaboration: a SystemC simulation context and the core built in it.
+// SystemC keeps one "current" context per process (sc_curr_simcontext);
+// every module, process, event and sc_start belongs to the context current
+// when it is made or called. The process's first host takes the context
+// that is current then (so a one-core process is what it always was); every
+// later one gets a fresh context of its own, made current while it is used
+// (Session::activate). Contexts are never deleted (SystemC cannot tear one
+// down): a closed Session's host goes back to the pool and the next Session
+// resets its core, so a process holds as many hosts as it ever had Sessions
+// open at once.
+struct CoreHost {
+  sc_core::sc_simcontext* ctx = nullptr;
+  platform::TpbCore* core = nullptr;
+  cosim::Cosim* cosim = nullptr;  // the process's first host only
+  bool in_use = false;
+  bool broken = false;  // a run was in progress in another thread at a fork
+};
 namespace {
 
-// The process's one core (SystemC objects live for the rest of the process:
-// one elaboration) and whether a Session holds it.
-struct CoreHost {
-  platform::TpbCore* core = nullptr;
-  cosim::Cosim* cosim = nullptr;
-  bool in_use = false;
+struct Hosts {
+  std::vector<CoreHost*> all;  // never freed: their SystemC objects live on
+  // The host whose simulation runs now (one at a time per process: SystemC
+  // has one current context) and the lock that orders runs from threads.
+  const CoreHost* running = nullptr;
+  std::mutex run_lock;
 };
-CoreHost& host() {
-  static CoreHost h;
-  return h;
+void after_fork_in_child();
+Hosts& hosts() {
+  static Hosts* h = [] {
+    pthread_atfork(nullptr, nullptr, after_fork_in_child);
+    return new Hosts;  // never deleted: outlives static destructors
+  }();
+  return *h;
+}
+// A forked child has only the forking thread: a run of another thread is
+// gone with it, and that host's simulation stopped halfway (unusable).
+void after_fork_in_child() {
+  Hosts& h = hosts();
+  new (&h.run_lock) std::mutex;
+  if (h.running) {
+    const_cast<CoreHost*>(h.running)->broken = true;
+    h.running = nullptr;
+  }
+}
+void make_current(sc_core::sc_simcontext* ctx) {
+  sc_core::sc_curr_simcontext = ctx;
+  sc_core::sc_default_global_context = ctx;
 }
 
 }  // namespace
@@ -64,39 +103,70 @@ Session::Session(const CoreSpec& spec) { open(core_config(spec), spec.cosim, spe
 Session::Session(platform::CoreConfig cfg) { open(std::move(cfg), false, ""); }
 
 void Session::open(platform::CoreConfig cfg, bool cosim, const std::string& cosim_vcd) {
-  CoreHost& h = host();
-  if (h.in_use)
-    throw InputError(
-        "a core is already open in this process (SystemC elaborates once per process): close "
-        "it first, or run another core in another process");
   try {
     platform::TpbCore::validate(cfg);
   } catch (const std::exception& e) {
     throw InputError(e.what());
   }
   check_run_modes(cosim, false, false);
-  if (!h.core) {
-    h.core = new platform::TpbCore("tpb", std::move(cfg));
-    if (cosim) h.cosim = cosim::attach(*h.core, {cosim_vcd});
-  } else {
-    if (cosim)
+  Hosts& g = hosts();
+  if (g.running)
+    throw InputError(
+        "another core of this process is running now (SystemC runs one simulation at a time "
+        "per process): make the core when that run has ended");
+  CoreHost* h = nullptr;
+  if (cosim) {
+    if (!g.all.empty())
       throw InputError(
           "--cosim: co-simulation is built with the first core of a process; this process "
           "already made one without it (start a new process)");
-    h.core->reset(std::move(cfg));
-    // The harness of an earlier core stays elaborated but detached.
-    h.cosim = nullptr;
+  } else {
+    for (CoreHost* c : g.all)
+      if (!c->in_use && !c->broken) {
+        h = c;
+        break;
+      }
   }
-  h.in_use = true;
-  core_ = h.core;
-  cosim_ = h.cosim;
+  if (h) {
+    make_current(h->ctx);
+    h->core->reset(std::move(cfg));
+    // The harness of an earlier core stays elaborated but detached.
+    cosim_ = nullptr;
+  } else {
+    auto fresh = std::make_unique<CoreHost>();
+    fresh->ctx = g.all.empty() ? sc_core::sc_get_curr_simcontext() : new sc_core::sc_simcontext;
+    make_current(fresh->ctx);
+    fresh->core = new platform::TpbCore("tpb", std::move(cfg));
+    if (cosim) fresh->cosim = cosim::attach(*fresh->core, {cosim_vcd});
+    cosim_ = fresh->cosim;
+    h = fresh.release();
+    g.all.push_back(h);
+  }
+  h->in_use = true;
+  host_ = h;
+  core_ = h->core;
+}
+
+void Session::activate() const {
+  const Hosts& g = hosts();
+  if (g.running && g.running != host_)
+    throw InputError(
+        "another core of this process is running now (SystemC runs one simulation at a time "
+        "per process): use this one when that run has ended");
+  if (sc_core::sc_curr_simcontext != host_->ctx) make_current(host_->ctx);
 }
 
 Session::~Session() {
-  if (core_) host().in_use = false;
+  if (host_) host_->in_use = false;
 }
 
-bool Session::is_open() { return host().in_use; }
+bool Session::is_open() {
+  for (const CoreHost* h : hosts().all)
+    if (h->in_use) return true;
+  return false;
+}
+
+std::size_t Session::elaborations() { return hosts().all.size(); }
 
 std::uint32_t Session::partition_bytes(isa::Region region) const {
   const sc::TimingConfig& t = core_->config().timing;
@@ -105,6 +175,7 @@ std::uint32_t Session::partition_bytes(isa::Region region) const {
 
 void Session::write_rows(isa::Region region, unsigned partition, std::uint32_t offset,
                          const std::uint8_t* data, std::size_t rows, std::size_t row_bytes) {
+  activate();
   const MemSpec m = checked_rows(*this, region, partition, offset, rows, row_bytes);
   for (std::size_t r = 0; r < rows; ++r)
     core_->load_memory(mem_addr(m, r), data + r * row_bytes, row_bytes);
@@ -112,6 +183,7 @@ void Session::write_rows(isa::Region region, unsigned partition, std::uint32_t o
 
 void Session::read_rows(isa::Region region, unsigned partition, std::uint32_t offset,
                         std::uint8_t* out, std::size_t rows, std::size_t row_bytes) {
+  activate();
   const MemSpec m = checked_rows(*this, region, partition, offset, rows, row_bytes);
   for (std::size_t r = 0; r < rows; ++r)
     core_->dump_memory(mem_addr(m, r), out + r * row_bytes, row_bytes);
@@ -349,6 +421,20 @@ platform::RunSetup Session::setup_for(const RunRequest& req, OutputSet& outputs,
 }
 
 RunReport Session::run(const RunRequest& req, OutputSet& outputs) {
+  // One simulation at a time per process: a run of another Session in
+  // another thread is waited for.
+  Hosts& g = hosts();
+  std::unique_lock<std::mutex> one_at_a_time(g.run_lock);
+  if (host_->broken)
+    throw InputError(
+        "this core was running in another thread when the process forked: it cannot run in "
+        "the child (make a new one there)");
+  activate();
+  g.running = host_;
+  struct Done {
+    Hosts& g;
+    ~Done() { g.running = nullptr; }
+  } done{g};
   check_run_modes(cosim_ != nullptr, req.timing_only, !req.cosim_vcd.empty());
   RunReport rep;
   rep.notes = outputs.notes();

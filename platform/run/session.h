@@ -2,13 +2,16 @@
 // run`, `tpbsim sweep`'s points, the Python module and the DPI-C core all
 // come here; nothing else sets up a run.
 //
-// A Session is the process's core: SystemC elaborates once per process, so
-// the first Session builds the core (and the co-simulation harness when
-// asked for) and later ones reset that same core to their configuration —
-// one Session at a time (a second one while the first is open is an error
-// saying what to do instead). Within a Session the core runs program after
-// program; memories, the tile file, PE weights, semaphores and simulated
-// time carry over (docs/EMBEDDING.md).
+// A Session is one core of its own: any number may be open in a process.
+// Each is an elaboration in a SystemC simulation context of its own (the
+// process's first takes the context current then, and only it may have the
+// co-simulation harness); a closed Session's elaboration is kept and reset
+// for the next one, so a process elaborates as many cores as it ever had
+// Sessions open at once. One simulation runs at a time per process: runs of
+// Sessions in several threads take turns, and touching another Session
+// while one runs is an InputError. Within a Session the core runs program
+// after program; memories, the tile file, PE weights, semaphores and
+// simulated time carry over (docs/EMBEDDING.md).
 #pragma once
 
 #include <cstdint>
@@ -36,6 +39,7 @@ class Cosim;
 namespace tpb::run {
 
 class OutputSet;
+struct CoreHost;  // an elaboration of the process (session.cpp)
 
 // The modes of a run that cannot go together, refused here alone
 // (InputError): --timing-only with co-simulation, --cosim-vcd without it,
@@ -114,17 +118,24 @@ struct RunReport {
 
 class Session {
  public:
-  // Throws InputError for a bad spec, or when another Session is open, or
-  // when co-simulation is asked for after the process's first core.
+  // Throws InputError for a bad spec, while another Session runs, or when
+  // co-simulation is asked for after the process's first core.
   explicit Session(const CoreSpec& spec);
   explicit Session(platform::CoreConfig cfg);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
-  // Whether a Session is open in this process (another one would be refused).
+  // Whether any Session is open in this process.
   static bool is_open();
+  // SystemC elaborations (contexts) the process's Sessions have made.
+  static std::size_t elaborations();
 
-  platform::TpbCore& core() { return *core_; }
+  // The core, its simulation context made current (InputError while another
+  // Session runs).
+  platform::TpbCore& core() {
+    activate();
+    return *core_;
+  }
   const platform::CoreConfig& config() const { return core_->config(); }
   cosim::Cosim* cosim() { return cosim_; }
 
@@ -132,7 +143,7 @@ class Session {
   // It must live until that run has ended (its notes name the race check's
   // lines).
   void load(isa::SpooledProgram& p) {
-    core_->load_program(p);
+    core().load_program(p);
     loaded_ = &p;
   }
   // Runs what is loaded. Throws InputError (nothing run) for an output that
@@ -155,7 +166,10 @@ class Session {
 
  private:
   void open(platform::CoreConfig cfg, bool cosim, const std::string& cosim_vcd);
+  // Makes this Session's simulation context SystemC's current one.
+  void activate() const;
   platform::RunSetup setup_for(const RunRequest& req, OutputSet& outputs, RunReport& rep) const;
+  CoreHost* host_ = nullptr;  // its elaboration
   platform::TpbCore* core_ = nullptr;
   cosim::Cosim* cosim_ = nullptr;
   isa::SpooledProgram* loaded_ = nullptr;  // the program of the next run

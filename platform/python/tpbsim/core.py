@@ -77,9 +77,11 @@ class Core:
     read and written between runs with :meth:`write` / :meth:`read` (the layout
     of ``--load`` / ``--dump``) and :meth:`write_tile` / :meth:`read_tile`.
 
-    One Core at a time per process (SystemC elaborates once per process): close
-    one (:meth:`close`, ``del core``, or ``with tpbsim.Core() as core:``) before
-    making the next; a second open Core raises :class:`tpbsim.CoreInUse`.
+    Any number of Cores may be open in a process, each its own core (its own
+    SystemC elaboration, docs/PYTHON.md); a closed one's elaboration is reused
+    by the next. One simulation runs at a time per process: runs of Cores in
+    several threads take turns. A Core made before a ``fork`` works in the
+    child, and the child may make new ones.
     """
 
     def __init__(self, arch="mariana", timing=None, *, mx_emax="ocp"):
@@ -99,19 +101,14 @@ class Core:
         if arch is not None:
             arch = _args.text(arch, "arch")
         mx_emax = _args.text(mx_emax, "mx_emax")
-        if _tpbsim.Session.is_open():
-            raise CoreInUse(
-                "a tpbsim.Core is already open in this process (SystemC elaborates once per "
-                "process, so there is one core at a time): close it first (core.close(), "
-                "`del core`, or `with tpbsim.Core(...) as core:`), or make the other core in "
-                "another process (multiprocessing, subprocess)")
         self._s = _tpbsim.Session(arch, timing_file, timing_json, mx_emax)
 
     # ------------------------------------------------------------ lifetime
 
     def close(self):
-        """Releases the process's core, so that another Core can be made. Reading
-        or running a closed Core raises tpbsim.Error. Closing twice is harmless."""
+        """Releases the core (its elaboration is kept for the next Core the process
+        makes). Reading or running a closed Core raises tpbsim.Error. Closing twice
+        is harmless."""
         if self._s is not None:
             self._s.close()
 
