@@ -14,7 +14,7 @@
 #include <systemc>
 #include <tlm>
 
-#include "firmware_stubs/sfu/tile_file.h"
+#include "models/state/sfu_tile_file.h"
 #include "models/isa/program.h"
 #include "models/race/detector.h"
 #include "platform/core/tpb_core.h"
@@ -175,7 +175,7 @@ TEST(CoreEmbedded, AHostWritingATileWhileTquantReadsItRaces) {
         float x = 2.0f;
         EXPECT_EQ(h.transfer(tlm::TLM_WRITE_COMMAND,
                              isa::region_base(isa::Region::SfuTile) +
-                                 1 * fw::sfu::kTilePayloadStride + 2 * 32 * 4,
+                                 1 * sfu::kTilePayloadStride + 2 * 32 * 4,
                              &x, 4),
                   tlm::TLM_OK_RESPONSE);
       });
