@@ -14,6 +14,8 @@
 #include "firmware_stubs/kernel.h"
 #include "models/isa/input_file.h"
 #include "models/isa/program.h"
+#include "models/sc/memory/core_memory_map.h"
+#include "platform/core/device.h"
 #include "platform/cosim/cosim.h"
 #include "platform/io/npy.h"
 #include "platform/run/arrays.h"
@@ -36,8 +38,8 @@ namespace tpb::run {
 // open at once.
 struct CoreHost {
   sc_core::sc_simcontext* ctx = nullptr;
-  platform::TpbCore* core = nullptr;
-  cosim::Cosim* cosim = nullptr;  // the process's first host only
+  platform::Device* device = nullptr;  // its cores (one for a tpbsim.Core)
+  cosim::Cosim* cosim = nullptr;       // the process's first host only
   bool in_use = false;
   bool broken = false;  // a run was in progress in another thread at a fork
 };
@@ -98,17 +100,30 @@ platform::CoreConfig core_config(const CoreSpec& spec) {
   return cfg;
 }
 
-Session::Session(const CoreSpec& spec) { open(core_config(spec), spec.cosim, spec.cosim_vcd); }
+Session::Session(const CoreSpec& spec) {
+  open(core_config(spec), spec.cores, spec.cosim, spec.cosim_vcd);
+}
 
-Session::Session(platform::CoreConfig cfg) { open(std::move(cfg), false, ""); }
+Session::Session(platform::CoreConfig cfg) { open(std::move(cfg), 1, false, ""); }
 
-void Session::open(platform::CoreConfig cfg, bool cosim, const std::string& cosim_vcd) {
+void check_cores(long long cores) {
+  if (cores < 1 || cores > platform::Device::kMaxCores)
+    throw InputError(
+        fmt::format("--cores {}: a device has 1 to {} cores", cores, platform::Device::kMaxCores));
+}
+
+void Session::open(platform::CoreConfig cfg, unsigned cores, bool cosim,
+                   const std::string& cosim_vcd) {
+  check_cores(cores);
   try {
-    platform::TpbCore::validate(cfg);
+    platform::Device::validate(cores, cfg);
   } catch (const std::exception& e) {
     throw InputError(e.what());
   }
   check_run_modes(cosim, false, false);
+  if (cosim && cores > 1)
+    throw InputError(
+        "--cosim runs a device of one core (--cores 1): its RTL blocks are one core's");
   Hosts& g = hosts();
   if (g.running)
     throw InputError(
@@ -122,29 +137,45 @@ void Session::open(platform::CoreConfig cfg, bool cosim, const std::string& cosi
           "already made one without it (start a new process)");
   } else {
     for (CoreHost* c : g.all)
-      if (!c->in_use && !c->broken) {
+      if (!c->in_use && !c->broken && c->device->cores() == cores) {
         h = c;
         break;
       }
   }
   if (h) {
     make_current(h->ctx);
-    h->core->reset(std::move(cfg));
+    h->device->reset(std::move(cfg));
     // The harness of an earlier core stays elaborated but detached.
     cosim_ = nullptr;
   } else {
     auto fresh = std::make_unique<CoreHost>();
     fresh->ctx = g.all.empty() ? sc_core::sc_get_curr_simcontext() : new sc_core::sc_simcontext;
     make_current(fresh->ctx);
-    fresh->core = new platform::TpbCore("tpb", std::move(cfg));
-    if (cosim) fresh->cosim = cosim::attach(*fresh->core, {cosim_vcd});
+    fresh->device = new platform::Device(cores, std::move(cfg));
+    if (cosim) fresh->cosim = cosim::attach(fresh->device->core(0), {cosim_vcd});
     cosim_ = fresh->cosim;
     h = fresh.release();
     g.all.push_back(h);
   }
   h->in_use = true;
   host_ = h;
-  core_ = h->core;
+  device_ = h->device;
+  selected_ = 0;
+  loaded_.assign(cores, nullptr);
+}
+
+void Session::select(unsigned core) {
+  if (core >= device_->cores())
+    throw RangeError(fmt::format("core {} is not a core of this device of {} core{} (0..{})", core,
+                                 device_->cores(), device_->cores() == 1 ? "" : "s",
+                                 device_->cores() - 1));
+  selected_ = core;
+}
+
+std::vector<bool> Session::loaded_cores() const {
+  std::vector<bool> v(loaded_.size());
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = loaded_[i] != nullptr;
+  return v;
 }
 
 void Session::activate() const {
@@ -169,7 +200,7 @@ bool Session::is_open() {
 std::size_t Session::elaborations() { return hosts().all.size(); }
 
 std::uint32_t Session::partition_bytes(isa::Region region) const {
-  const sc::TimingConfig& t = core_->config().timing;
+  const sc::TimingConfig& t = device_->config().timing;
   return region == isa::Region::Psum ? t.psum_bytes_per_partition : t.sbuf_bytes_per_partition;
 }
 
@@ -178,7 +209,7 @@ void Session::write_rows(isa::Region region, unsigned partition, std::uint32_t o
   activate();
   const MemSpec m = checked_rows(*this, region, partition, offset, rows, row_bytes);
   for (std::size_t r = 0; r < rows; ++r)
-    core_->load_memory(mem_addr(m, r), data + r * row_bytes, row_bytes);
+    device_->core(selected_).load_memory(mem_addr(m, r), data + r * row_bytes, row_bytes);
 }
 
 void Session::read_rows(isa::Region region, unsigned partition, std::uint32_t offset,
@@ -186,7 +217,7 @@ void Session::read_rows(isa::Region region, unsigned partition, std::uint32_t of
   activate();
   const MemSpec m = checked_rows(*this, region, partition, offset, rows, row_bytes);
   for (std::size_t r = 0; r < rows; ++r)
-    core_->dump_memory(mem_addr(m, r), out + r * row_bytes, row_bytes);
+    device_->core(selected_).dump_memory(mem_addr(m, r), out + r * row_bytes, row_bytes);
 }
 
 // ------------------------------------------------------------------- programs
@@ -261,6 +292,7 @@ io::NpyArray read_load(const MemSpec& m, const platform::CoreConfig& cfg) {
 }
 
 void load_npy(Session& s, const MemSpec& m, const io::NpyArray& a) {
+  s.select(m.core);
   if (m.hbm) {  // checked against the capacity by read_load
     try {
       s.core().load_memory(isa::hbm_addr(m.hbm_offset), a.data.data(), a.data.size());
@@ -287,6 +319,7 @@ void dump_npy(Session& s, const MemSpec& m, const std::string& file) {
   a.shape = {m.rows, m.cols};
   const std::size_t row_bytes = m.cols * io::npy_itemsize(m.dtype);
   a.data.resize(m.rows * row_bytes);
+  s.select(m.core);
   if (m.hbm) {
     try {
       s.core().dump_memory(isa::hbm_addr(m.hbm_offset), a.data.data(), a.data.size());
@@ -307,6 +340,7 @@ void dump_npy(Session& s, const MemSpec& m, const std::string& file) {
 }
 
 void load_tile_npy(Session& s, const TileSpec& t) {
+  s.select(t.core);
   const io::NpyArray a = io::read_npy(t.file);
   if (a.dtype != io::NpyDtype::F32)
     throw SpecError(fmt::format("'{}': {} is not a float32 array (<f4)", t.text, t.file));
@@ -323,6 +357,7 @@ void load_tile_npy(Session& s, const TileSpec& t) {
 // The tile's valid region in its own type (S8 -> i1, U8 -> u1, FP32 -> f4);
 // a tile name that holds no tile dumps as an empty 0 x 0 float32 array.
 void dump_tile_npy(Session& s, const TileSpec& t, const std::string& file) {
+  s.select(t.core);
   TileData tile = read_tile(s, t.tile);
   io::NpyArray a;
   a.dtype = io::NpyDtype::F32;
@@ -382,6 +417,52 @@ void check_run_modes(bool cosim, bool timing_only, bool cosim_vcd) {
         "--cosim: this tpbsim has no RTL linked (built without Verilator; see docs/COSIM.md)");
 }
 
+trace::RunStats Session::run_stats(std::vector<trace::RunStats>* per_core) {
+  activate();
+  if (device_->cores() == 1) return device_->core(0).stats();
+  // A device: every core's engines and memories as coreK.NAME, the HBM the
+  // device's (its bytes summed over the cores), the latest end, the worst
+  // status (Device::run's message names each core's).
+  trace::RunStats all = device_->core(0).stats();
+  all.engines.clear();
+  all.memories.clear();
+  all.simulated_ps = 0;
+  all.sfu = {};
+  std::uint64_t hbm_rd = 0, hbm_wr = 0;
+  bool hbm = false;
+  for (unsigned c = 0; c < device_->cores(); ++c) {
+    const bool ran = c < per_core_.size() && per_core_[c].has_value();
+    trace::RunStats s = ran ? device_->core(c).stats() : trace::RunStats{};
+    if (!ran) s.arch = all.arch;
+    const std::string prefix = fmt::format("core{}.", c);
+    for (trace::EngineStats e : s.engines) {
+      e.name = prefix + e.name;
+      all.engines.push_back(std::move(e));
+    }
+    for (const auto& m : s.memories) {
+      if (m.name == sc::kHbmRouteName) {
+        hbm = true;
+        hbm_rd += m.bytes_read;
+        hbm_wr += m.bytes_written;
+      }
+      auto mm = m;
+      mm.name = prefix + m.name;
+      all.memories.push_back(std::move(mm));
+    }
+    if (ran) {
+      all.simulated_ps = std::max(all.simulated_ps, s.simulated_ps);
+      all.sfu.inexact = all.sfu.inexact || s.sfu.inexact;
+      all.sfu.saturated = all.sfu.saturated || s.sfu.saturated;
+      all.sfu.wrapped = all.sfu.wrapped || s.sfu.wrapped;
+      all.sfu.tiles += s.sfu.tiles;
+      all.sfu.units_used += s.sfu.units_used;
+    }
+    if (per_core) per_core->push_back(std::move(s));
+  }
+  if (hbm) all.memories.push_back({sc::kHbmRouteName, hbm_rd, hbm_wr});
+  return all;
+}
+
 RunReport Session::run(const RunRequest& req) {
   OutputSet outputs(req);
   outputs.open();
@@ -396,7 +477,8 @@ platform::RunSetup Session::setup_for(const RunRequest& req, OutputSet& outputs,
   setup.trace.signals = !req.vcd.empty();
   setup.trace.slices = !req.perfetto.empty();
   std::uint64_t count = 0;
-  for (unsigned e = 0; e < isa::kNumQueues; ++e) count += core_->queues[e].total();
+  for (unsigned c = 0; c < device_->cores(); ++c)
+    for (unsigned e = 0; e < isa::kNumQueues; ++e) count += device_->core(c).queues[e].total();
   // auto: bundle detail while a program is short; a long one's bundle
   // slices would be about ten times the trace (docs/PERFORMANCE.md).
   setup.trace.bundles = req.trace_level == TraceLevel::Bundle ||
@@ -438,7 +520,7 @@ RunReport Session::run(const RunRequest& req, OutputSet& outputs) {
   check_run_modes(cosim_ != nullptr, req.timing_only, !req.cosim_vcd.empty());
   RunReport rep;
   rep.notes = outputs.notes();
-  outputs.write_timing(core_->effective_timing(), rep);
+  outputs.write_timing(device_->effective_timing(), rep);
   platform::RunSetup setup = setup_for(req, outputs, rep);
   if (req.threads != 0) fw::set_host_threads(req.threads);
   // A stop signal of a command-line process (stop_signals.h) asks too.
@@ -446,24 +528,31 @@ RunReport Session::run(const RunRequest& req, OutputSet& outputs) {
   // The core delivers retires in time order (end, engine, index), whatever
   // the quantum or the co-simulation's syncs: the file is diffable.
   std::ostream* retire_out = outputs.retire();
+  const bool several = device_->cores() > 1;  // retire lines name the core
   if (retire_out || req.keep_retires || req.on_retire)
     setup.retire_sink = [&](const sc::RetireRecord& rr) {
-      if (retire_out) *retire_out << platform::TpbCore::format_retire(rr) << '\n';
+      if (retire_out) *retire_out << platform::TpbCore::format_retire(rr, several) << '\n';
       if (req.keep_retires)
-        rep.retires.push_back(RetireLine{rr.start_ps, rr.end_ps, rr.engine, rr.index, rr.opcode});
+        rep.retires.push_back(
+            RetireLine{rr.start_ps, rr.end_ps, rr.engine, rr.index, rr.opcode, rr.core});
       if (req.on_retire) req.on_retire(rr);
     };
   // SPEC §14: the detector of this run's program, made before it starts.
   std::unique_ptr<race::Detector> detector;
   if (req.racecheck) {
-    detector = make_detector(*core_, loaded_);
+    if (several)
+      throw InputError(
+          "--racecheck on a device of several cores is not supported yet (run one core)");
+    detector = make_detector(device_->core(0), loaded_[0]);
     setup.race = detector.get();
   }
   {
     const StopWindow window;  // a first stop signal now stops the run, not the process
-    rep.result = core_->run(setup);
+    platform::Device::Result r = device_->run(loaded_cores(), setup);
+    rep.result = r.total;
+    per_core_ = std::move(r.per);
   }
-  loaded_ = nullptr;  // a program runs once
+  std::fill(loaded_.begin(), loaded_.end(), nullptr);  // a program runs once
   if (detector) rep.races = detector->finish();
   // Outputs are written on every outcome, so a fault leaves complete files;
   // on a thread of its own: after sc_start the main thread's stack is one

@@ -28,6 +28,7 @@
 #include "models/race/detector.h"
 #include "models/trace/stats.h"
 #include "models/trace/vcd_writer.h"
+#include "platform/core/device.h"
 #include "platform/core/tpb_core.h"
 #include "platform/run/mem_spec.h"
 #include "platform/run/run_options.h"
@@ -54,6 +55,9 @@ struct CoreSpec {
   // or nested objects, as a --timing file holds.
   nlohmann::json timing_overrides = nlohmann::json::object();
   num::MxEmax mx_emax = num::MxEmax::Ocp;
+  // SPEC §15: a device of this many cores sharing one HBM (1: one core, as
+  // always; at most platform::Device::kMaxCores).
+  unsigned cores = 1;
   bool cosim = false;  // the linked RTL blocks beside the model (SPEC §9 --cosim)
   // With cosim: the file the RTL's waves are written to from the first run
   // (the --cosim-vcd output's write path, OutputSet::write_path).
@@ -103,6 +107,7 @@ struct RetireLine {
   isa::Engine engine;
   std::uint64_t index;
   std::uint8_t opcode;
+  unsigned core = 0;  // a device of several cores (SPEC §15)
 };
 
 struct RunReport {
@@ -114,7 +119,14 @@ struct RunReport {
   std::vector<std::pair<std::string, std::string>> output_errors;
   std::vector<std::string> notes;     // for the user (stderr)
   std::optional<race::Report> races;  // with RunRequest::racecheck
+  // A device of several cores: each core's own stats (its engines without a
+  // prefix; an idle core's table is empty). `stats` then lists every core's
+  // engines and memories as coreK.NAME (SPEC §15).
+  std::vector<trace::RunStats> core_stats;
 };
+
+// `--cores N` / `cores=N`: InputError unless 1 <= N <= Device::kMaxCores.
+void check_cores(long long cores);
 
 class Session {
  public:
@@ -130,21 +142,40 @@ class Session {
   // SystemC elaborations (contexts) the process's Sessions have made.
   static std::size_t elaborations();
 
-  // The core, its simulation context made current (InputError while another
-  // Session runs).
+  // The selected core (core 0 unless select() said otherwise), its
+  // simulation context made current (InputError while another Session
+  // runs).
   platform::TpbCore& core() {
     activate();
-    return *core_;
+    return device_->core(selected_);
   }
-  const platform::CoreConfig& config() const { return core_->config(); }
+  platform::Device& device() {
+    activate();
+    return *device_;
+  }
+  unsigned cores() const { return device_->cores(); }
+  // The core that core(), load(), write_rows / read_rows and the tile and
+  // .npy helpers below address from now on (RangeError past the device).
+  void select(unsigned core);
+  unsigned selected() const { return selected_; }
+  // A core's configuration (on a device of several, its HBM capacity is the
+  // device's: cores x the profile's hbm.bytes).
+  const platform::CoreConfig& config() const { return device_->core(0).config(); }
+  // Each core's result of the last run (none: idle).
+  const std::vector<std::optional<platform::RunResult>>& per_core() const { return per_core_; }
+  // The last run's stats: a core's, or a device's (every core's engines as
+  // coreK.NAME; each core's own in `per_core`).
+  trace::RunStats run_stats(std::vector<trace::RunStats>* per_core);
   cosim::Cosim* cosim() { return cosim_; }
 
   // Loads a program for the next run (engines it gives no words run nothing).
   // It must live until that run has ended (its notes name the race check's
   // lines).
+  // On the selected core; the cores given a program run, the others stay
+  // idle.
   void load(isa::SpooledProgram& p) {
     core().load_program(p);
-    loaded_ = &p;
+    loaded_[selected_] = &p;
   }
   // Runs what is loaded. Throws InputError (nothing run) for an output that
   // names an input or another output, or that cannot be created, and for
@@ -165,14 +196,17 @@ class Session {
   std::uint32_t partition_bytes(isa::Region region) const;
 
  private:
-  void open(platform::CoreConfig cfg, bool cosim, const std::string& cosim_vcd);
+  void open(platform::CoreConfig cfg, unsigned cores, bool cosim, const std::string& cosim_vcd);
+  std::vector<bool> loaded_cores() const;
   // Makes this Session's simulation context SystemC's current one.
   void activate() const;
   platform::RunSetup setup_for(const RunRequest& req, OutputSet& outputs, RunReport& rep) const;
   CoreHost* host_ = nullptr;  // its elaboration
-  platform::TpbCore* core_ = nullptr;
+  platform::Device* device_ = nullptr;
+  unsigned selected_ = 0;
   cosim::Cosim* cosim_ = nullptr;
-  isa::SpooledProgram* loaded_ = nullptr;  // the program of the next run
+  std::vector<isa::SpooledProgram*> loaded_;  // per core: the program of the next run
+  std::vector<std::optional<platform::RunResult>> per_core_;
 };
 
 // Reads a program file into per-engine spools; InputError with

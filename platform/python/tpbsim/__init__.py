@@ -23,6 +23,7 @@ layer over it, so `tpbsim run` and `import tpbsim` compute the same thing.
 
 from . import _tpbsim
 from .core import Core
+from .device import Device
 from .errors import (ArgumentTypeError, CoreInUse, Deadlock, Error, Fault, InputError, Interrupted,
                      OutOfRange, OutputError, ProgramError, RunError, Watchdog)
 from .isa import CheckFailure, assemble, check, disassemble
@@ -37,7 +38,7 @@ ARCHS = tuple(_tpbsim.archs())
 ENGINES = tuple(_tpbsim.engines())
 
 __all__ = [
-    "Core", "Result", "assemble", "disassemble", "check", "CheckFailure", "convert", "encode",
+    "Core", "Device", "Result", "assemble", "disassemble", "check", "CheckFailure", "convert", "encode",
     "decode", "FORMATS", "FormatInfo", "ARCHS", "ENGINES", "Error", "InputError",
     "ArgumentTypeError", "ProgramError",
     "OutOfRange", "CoreInUse", "RunError", "Fault", "Deadlock", "Watchdog", "OutputError",
