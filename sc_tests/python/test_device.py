@@ -1,0 +1,209 @@
+"""A device of several cores sharing one HBM (SPEC §15, issue 32 items 1, 2, 4, 8):
+`tpbsim run --cores N P0 P1 ...` with core-prefixed memory specs, per-core stats,
+retires and trace scopes; tpbsim.Device; the device's HBM bandwidth shared max-min
+fairly among the busy cores, each capped by its own 16 DMA engines, checked
+against the formula; bad input refused with one line.
+
+Expected numbers come from the profile (TIMING.md: mariana's DMA engine 33 GB/s,
+16 engines) and the lowered HBM bandwidth the tests set, never from the model's
+own code."""
+
+import json
+import subprocess
+
+import numpy as np
+import pytest
+
+import tpbsim
+from conftest import TPBSIM_BIN, cli
+
+ENGINE_BPS = 33_000 * 10**6  # dma.mbytes_per_s of mariana (TIMING.md [K])
+ENGINES = 16
+HBM_MBPS = 100_000  # the lowered per-core hbm.mbytes_per_s of these tests
+HBM_BPS = HBM_MBPS * 10**6
+
+
+def load(rows, row_bytes, hbm_offset=0, queue=0):
+    """One DMA transfer HBM -> SBUF of `rows` rows from partition 0 (engine e
+    carries partitions 8e..8e+7)."""
+    return (f".engine dma{queue}\n"
+            f"dma_copy rows={rows} row_bytes={row_bytes} "
+            f"src=hbm({hbm_offset:#x}, stride={row_bytes}) dst=sbuf(0, 0x0)\n")
+
+
+def per_core_rate(dev, busy, rows=128):
+    """Bytes/s each of `busy` cores moves when all of them load rows x W bytes at
+    once: from two sizes, so the fixed latencies cancel."""
+    times = []
+    for w in (16384, 32768):
+        r = dev.run([load(rows, w, hbm_offset=c * 2**24) for c in range(busy)],
+                    timing_only=True)
+        times.append(r.duration_ps)
+    return rows * (32768 - 16384) / ((times[1] - times[0]) * 1e-12)
+
+
+# ------------------------------------------------------------------- bandwidth
+
+@pytest.mark.parametrize("busy, want", [
+    (1, min(ENGINES * ENGINE_BPS, 8 * HBM_BPS)),       # alone: its engines' rate
+    (2, min(ENGINES * ENGINE_BPS, 8 * HBM_BPS / 2)),   # two share the device's
+    (8, min(ENGINES * ENGINE_BPS, 8 * HBM_BPS / 8)),   # eight get an eighth each
+])
+def test_busy_cores_share_the_device_bandwidth(busy, want):
+    with tpbsim.Device("mariana", cores=8, timing={"hbm.mbytes_per_s": HBM_MBPS}) as dev:
+        assert per_core_rate(dev, busy) == pytest.approx(want, rel=1e-4)
+
+
+def test_a_device_of_one_core_is_todays_core():
+    with tpbsim.Core("mariana", timing={"hbm.mbytes_per_s": HBM_MBPS}) as core:
+        times = []
+        for w in (16384, 32768):
+            times.append(core.run(load(128, w), timing_only=True).duration_ps)
+    with tpbsim.Device("mariana", cores=1, timing={"hbm.mbytes_per_s": HBM_MBPS}) as dev:
+        dev_times = [dev.run([load(128, w)], timing_only=True).duration_ps
+                     for w in (16384, 32768)]
+    assert dev_times == times
+    rate = 128 * 16384 / ((times[1] - times[0]) * 1e-12)
+    assert rate == pytest.approx(HBM_BPS, rel=1e-4)  # its own HBM bandwidth binds
+
+
+def test_max_min_fair_among_cores_not_among_flows():
+    """Core 0 loads on 16 engines, core 1 on 2 (16 rows): core 1's demand, 2 x 33
+    GB/s, lies below the fair half of the 2 x 100 GB/s device, so it runs at its
+    engines' rate and core 0 gets the rest; when core 1 is done core 0 gets the
+    whole device bandwidth. (Fair among the 18 flows, core 1 would get 2/18.)"""
+    bw = 2 * HBM_BPS
+    rows1, w1 = 16, 32768
+    rows0, w0 = 128, 32768
+    with tpbsim.Device("mariana", cores=2, timing={"hbm.mbytes_per_s": HBM_MBPS}) as dev:
+        # The fixed part of a transfer (latency, fill): a lone core's load at a known rate.
+        alone = dev.run([load(rows0, w0)], timing_only=True)
+        offset = alone.duration_ps * 1e-12 - rows0 * w0 / min(bw, ENGINES * ENGINE_BPS)
+        r = dev.run([load(rows0, w0), load(rows1, w1, hbm_offset=2**24)], timing_only=True,
+                    keep_retires=True)
+    end = {x.engine: x.end_ps - r.start_ps for x in r.retires}
+    b_rate = 2 * ENGINE_BPS                  # core 1 at its two engines' cap
+    a_rate = bw - b_rate                     # core 0: the rest
+    t_b = rows1 * w1 / b_rate
+    left = rows0 * w0 - a_rate * t_b
+    t_a = t_b + left / min(bw, ENGINES * ENGINE_BPS)
+    assert end["core1.dma0"] * 1e-12 == pytest.approx(offset + t_b, rel=1e-4)
+    assert end["core0.dma0"] * 1e-12 == pytest.approx(offset + t_a, rel=1e-4)
+
+
+# ------------------------------------------------------------------ the device
+
+def test_the_hbm_is_the_devices_and_sbuf_each_cores():
+    a = (np.arange(16 * 256) % 251).astype(np.uint8).reshape(16, 256)
+    with tpbsim.Device("mariana", cores=2) as dev:
+        assert dev.cores == 2
+        dev.write("hbm", 0, 0x1000, a)
+        # core 1 stores what it loads to another place of the one HBM
+        prog = (".engine dma0\n"
+                "dma_copy rows=16 row_bytes=256 src=hbm(0x1000, stride=256) dst=sbuf(0, 0x0) "
+                "update=inc(sem1)\n"
+                ".engine dma1\n"
+                "dma_copy rows=16 row_bytes=256 src=sbuf(0, 0x0) dst=hbm(0x9000, stride=256) "
+                "wait=ge(sem1, 1)\n")
+        r = dev.run({1: prog})
+        assert r.cores[0] == {} and "dma0" in r.cores[1]
+        assert "core1.dma0" in r.engines and "core0.dma0" not in r.engines
+        np.testing.assert_array_equal(dev.read("hbm", 0, 0x9000, (16, 256), "u8"), a)
+        np.testing.assert_array_equal(dev.core(1).read("sbuf", 0, 0, (16, 256), "u8"), a)
+        np.testing.assert_array_equal(dev.core(0).read("sbuf", 0, 0, (16, 256), "u8"),
+                                      np.zeros((16, 256), np.uint8))
+        assert dev.core(1).semaphores[1] == 1 and dev.core(0).semaphores[1] == 0
+        # the device's HBM is 2 x 18 GiB: the last byte of core 1's share
+        top = 2 * 144 * 2**30 // 8 - 4
+        dev.write("hbm", 0, top, np.arange(4, dtype=np.uint8))
+        np.testing.assert_array_equal(dev.read("hbm", 0, top, 4, "u8"), np.arange(4))
+        with pytest.raises(tpbsim.OutOfRange):
+            dev.read("hbm", 0, top + 4, 1, "u8")
+        with pytest.raises(tpbsim.InputError, match="dev.core"):
+            dev.read("sbuf", 0, 0, 4, "u8")
+
+
+def test_cli_cores_specs_stats_retires_and_traces(tmp_path):
+    a = (np.arange(8 * 128) % 199).astype(np.uint8).reshape(8, 128)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "s.npy", np.full((2, 16), 7, np.uint8))
+    (tmp_path / "p0.tpb").write_text(
+        ".arch mariana\n.engine dma0\n"
+        "dma_copy rows=8 row_bytes=128 src=hbm(0x0, stride=128) dst=sbuf(0, 0x0)\n")
+    (tmp_path / "p1.tpb").write_text(
+        ".arch mariana\n.engine dma2\n"
+        "dma_copy rows=8 row_bytes=128 src=hbm(0x0, stride=128) dst=sbuf(64, 0x100)\n")
+    cli("run", "--cores", "3", "p0.tpb", "p1.tpb", "--load", "hbm:0=a.npy",
+        "--load", "core2:sbuf:5:0x40=s.npy",
+        "--dump", "core1:sbuf:64:0x100:8x128:u8=o1.npy",
+        "--dump", "sbuf:0:0:8x128:u8=o0.npy", "--dump", "core2:sbuf:5:0x40:2x16:u8=o2.npy",
+        "--stats", "st.json", "--retire", "r.txt", "--vcd", "t.vcd", "--perfetto", "t.json",
+        cwd=tmp_path)
+    np.testing.assert_array_equal(np.load(tmp_path / "o0.npy"), a)
+    np.testing.assert_array_equal(np.load(tmp_path / "o1.npy"), a)
+    np.testing.assert_array_equal(np.load(tmp_path / "o2.npy"), np.full((2, 16), 7))
+    st = json.loads((tmp_path / "st.json").read_text())
+    names = [e["name"] for e in st["engines"]]
+    assert "core0.dma0" in names and "core1.dma2" in names and "core1.pe" in names
+    assert not any(n.startswith("core2.") for n in names)  # idle
+    assert {"name": "hbm", "bytes_read": 2 * a.nbytes, "bytes_written": 0} in st["memories"]
+    lines = (tmp_path / "r.txt").read_text().split()
+    assert "core0.dma0" in lines and "core1.dma2" in lines
+    vcd = (tmp_path / "t.vcd").read_text()
+    assert "$scope module core0 $end" in vcd and "$scope module core1 $end" in vcd
+    trace = json.loads((tmp_path / "t.json").read_text())
+    procs = {e["args"]["name"] for e in trace["traceEvents"]
+             if e.get("ph") == "M" and e.get("name") == "process_name"}
+    assert {"core0", "core1", "core0 dma engines", "core1 dma engines"} <= procs
+
+
+def test_a_one_core_run_is_unchanged_by_cores_1(tmp_path):
+    (tmp_path / "p.tpb").write_text(
+        ".arch mariana\n.engine dma0\n"
+        "dma_copy rows=8 row_bytes=128 src=hbm(0x0, stride=128) dst=sbuf(0, 0x0)\n")
+    cli("run", "p.tpb", "--stats", "a.json", "--retire", "a.txt", cwd=tmp_path)
+    cli("run", "--cores", "1", "p.tpb", "--stats", "b.json", "--retire", "b.txt", cwd=tmp_path)
+    assert (tmp_path / "a.txt").read_text() == (tmp_path / "b.txt").read_text()
+    sa = json.loads((tmp_path / "a.json").read_text())
+    sb = json.loads((tmp_path / "b.json").read_text())
+    sa.pop("wall_seconds"), sb.pop("wall_seconds")
+    assert sa == sb
+
+
+# ------------------------------------------------------------------ bad input
+
+@pytest.mark.parametrize("args, message", [
+    (["--cores", "0", "p.tpb"], "--cores 0: a device has 1 to 32 cores"),
+    (["--cores", "100000", "p.tpb"], "--cores 100000: a device has 1 to 32 cores"),
+    (["--cores", "two", "p.tpb"], "--cores 'two' is not a number of cores"),
+    (["--cores", "2", "p.tpb", "p.tpb", "p.tpb"], "3 programs for a device of 2 cores"),
+    (["p.tpb", "p.tpb"], "2 programs for a device of 1 core"),
+    (["--cores", "2", "p.tpb", "--dump", "core9:sbuf:0:0:1x4:u8=x.npy"],
+     "core9 is not a core of this device of 2 cores"),
+    (["--cores", "2", "p.tpb", "--dump", "core1:hbm:0:1x4:u8=x.npy"],
+     "hbm: takes no core prefix"),
+    (["--cores", "2", "p.tpb", "--racecheck"], "--racecheck on a device of several cores"),
+])
+def test_bad_device_input_is_one_line_and_runs_nothing(tmp_path, args, message):
+    (tmp_path / "p.tpb").write_text(".engine pool\n")
+    p = subprocess.run([TPBSIM_BIN, "run", *args], cwd=tmp_path, capture_output=True, text=True)
+    assert p.returncode == 1
+    assert message in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert p.stdout == "" and not (tmp_path / "x.npy").exists()
+
+
+def test_bad_device_arguments_in_python():
+    with pytest.raises(tpbsim.InputError, match=r"cores=-1: a device has 1 to 32 cores"):
+        tpbsim.Device(cores=-1)
+    with pytest.raises(tpbsim.InputError, match=r"cores=100000"):
+        tpbsim.Device(cores=100000)
+    with pytest.raises(tpbsim.ArgumentTypeError):
+        tpbsim.Device(cores="2")
+    with tpbsim.Device(cores=2) as dev:
+        with pytest.raises(tpbsim.OutOfRange, match=r"core 2 is not a core of this device"):
+            dev.core(2)
+        with pytest.raises(tpbsim.OutOfRange):
+            dev.run({5: ".engine pool\n"})
+        with pytest.raises(tpbsim.InputError, match="3 programs for a device of 2 cores"):
+            dev.run([".engine pool\n"] * 3)
