@@ -53,7 +53,7 @@ Device::Device(unsigned cores, CoreConfig cfg) : cfg_((validate(cores, cfg), std
     cores_.push_back(std::make_unique<TpbCore>(name.c_str(), core_config(cores, cfg_)));
     if (cores > 1) cores_.back()->set_device_role(i, trace::TraceNames::of_core(i));
   }
-  share_hbm();
+  connect();
 }
 
 Device::~Device() = default;
@@ -62,18 +62,24 @@ std::uint64_t Device::hbm_bytes_per_s() const {
   return std::uint64_t{cfg_.timing.hbm.mbytes_per_s} * 1000000 * cores();
 }
 
-void Device::share_hbm() {
-  if (cores() == 1) return;  // today's core: its own HBM and bandwidth
+void Device::connect() {
+  if (cores() == 1) return;  // today's core: its own HBM, bandwidth and semaphores
   TpbCore& owner = *cores_[0];
   owner.hbm.bandwidth.reset(hbm_bytes_per_s());
-  for (auto& c : cores_) c->share_hbm(owner);
+  sems_.clear();
+  for (auto& c : cores_) sems_.push_back(&c->semaphores());
+  for (auto& c : cores_) {
+    c->share_hbm(owner);
+    for (unsigned q = isa::kNumEngines; q < isa::kNumQueues; ++q)
+      c->sequencer(static_cast<isa::Engine>(q)).set_device_semaphores(&sems_);
+  }
 }
 
 void Device::reset(CoreConfig cfg) {
   validate(cores(), cfg);
   cfg_ = std::move(cfg);
   for (auto& c : cores_) c->reset(core_config(cores(), cfg_));
-  share_hbm();
+  connect();
 }
 
 nlohmann::json Device::effective_timing() const {

@@ -14,6 +14,10 @@
 // A device of one core is exactly today's core: the same module ("tpb"), the
 // same profile, and run() is TpbCore::run.
 //
+// A DMA descriptor of one core may update another core's semaphore
+// (`update=inc(coreK:semN)`, DmaDescriptor::update_core): every DMA queue
+// holds the cores' semaphore banks.
+//
 // A run of several: every core with a program starts together; each runs to
 // its own end (done, fault, deadlock, watchdog) — a fault on one core does
 // not stop the others, which may then wait forever (a deadlock); the
@@ -38,7 +42,7 @@ class Device {
  public:
   // At most this many cores (a trn2 / trn3 device has 8; 32 leaves room for
   // studies while every core's elaboration stays affordable).
-  static constexpr unsigned kMaxCores = 32;
+  static constexpr unsigned kMaxCores = isa::kMaxDeviceCores;
 
   // Throws std::invalid_argument for a core count outside [1, kMaxCores], or
   // a device HBM (cores x hbm.bytes) past the 2^40 window, and as TpbCore's
@@ -81,10 +85,13 @@ class Device {
 
  private:
   static CoreConfig core_config(unsigned cores, const CoreConfig& cfg);
-  void share_hbm();
+  // The device's wiring after every reset: the HBM shared, every DMA queue
+  // given the cores' semaphore banks (remote updates, SPEC §15).
+  void connect();
   CoreConfig cfg_;
   std::vector<std::unique_ptr<TpbCore>> cores_;
   std::unique_ptr<trace::Recorder> recorder_;
+  std::vector<sc::SemaphoreBank*> sems_;  // by core
 };
 
 // The status of a device run: the worst of its cores' (fault, deadlock,

@@ -112,6 +112,28 @@ void check_cores(long long cores) {
         fmt::format("--cores {}: a device has 1 to {} cores", cores, platform::Device::kMaxCores));
 }
 
+void check_remote_cores(isa::SpooledProgram& p, unsigned cores) {
+  std::vector<isa::RawInst> buf(256);
+  for (unsigned q = isa::kNumEngines; q < isa::kNumQueues; ++q) {
+    const auto e = static_cast<isa::Engine>(q);
+    if (p.count(e) == 0) continue;
+    std::unique_ptr<isa::InstructionSource> src = p.source(e);
+    std::uint64_t index = 0;
+    for (std::size_t k; (k = src->read(buf.data(), buf.size())) != 0;)
+      for (std::size_t i = 0; i < k; ++i, ++index) {
+        const isa::RawInst& w = buf[i];
+        if (w[0] != static_cast<std::uint8_t>(isa::Opcode::DmaCopy)) continue;
+        const unsigned core = w[offsetof(isa::DmaDescriptor, update_core)];
+        if (core <= cores) continue;
+        throw InputError(fmt::format(
+            "{}: {}[{}] dma_copy updates a semaphore of core{} (update=...(core{}:sem{})), a core "
+            "this device of {} core{} does not have",
+            p.path(), isa::engine_name(e), index, core - 1, core - 1,
+            w[offsetof(isa::DmaDescriptor, events) + 3], cores, cores == 1 ? "" : "s"));
+      }
+  }
+}
+
 void Session::open(platform::CoreConfig cfg, unsigned cores, bool cosim,
                    const std::string& cosim_vcd) {
   check_cores(cores);

@@ -127,6 +127,10 @@ struct RunReport {
 
 // `--cores N` / `cores=N`: InputError unless 1 <= N <= Device::kMaxCores.
 void check_cores(long long cores);
+// Every DMA descriptor of `p` that updates another core's semaphore names a
+// core of a device of `cores` cores; InputError naming the first that does
+// not (SPEC §15). Reads the DMA queues' words once.
+void check_remote_cores(isa::SpooledProgram& p, unsigned cores);
 
 class Session {
  public:
@@ -172,8 +176,10 @@ class Session {
   // It must live until that run has ended (its notes name the race check's
   // lines).
   // On the selected core; the cores given a program run, the others stay
-  // idle.
+  // idle. InputError (nothing loaded) for a DMA descriptor whose remote
+  // semaphore (update=...(coreK:semN)) names a core the device does not have.
   void load(isa::SpooledProgram& p) {
+    check_remote_cores(p, cores());
     core().load_program(p);
     loaded_[selected_] = &p;
   }

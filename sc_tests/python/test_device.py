@@ -207,3 +207,63 @@ def test_bad_device_arguments_in_python():
             dev.run({5: ".engine pool\n"})
         with pytest.raises(tpbsim.InputError, match="3 programs for a device of 2 cores"):
             dev.run([".engine pool\n"] * 3)
+
+
+# --------------------------------------------------------- remote semaphores
+
+HANDOFF0 = (".engine dma0\n"
+            "dma_copy rows=16 row_bytes=256 src=hbm(0x0, stride=256) dst=sbuf(0, 0x0) "
+            "update=inc(sem1)\n"
+            ".engine dma1\n"
+            "dma_copy rows=16 row_bytes=256 src=sbuf(0, 0x0) dst=hbm(0x40000, stride=256) "
+            "wait=ge(sem1, 1) update=inc(core1:sem5)\n")
+HANDOFF1 = (".engine dma3\n"
+            "dma_copy rows=16 row_bytes=256 src=hbm(0x40000, stride=256) dst=sbuf(32, 0x100) "
+            "wait=ge(sem5, 1)\n")
+
+
+def test_a_core_hands_data_to_another_through_hbm_and_a_remote_semaphore():
+    a = (np.arange(16 * 256) % 241).astype(np.uint8).reshape(16, 256)
+    with tpbsim.Device("mariana", cores=2) as dev:
+        dev.write("hbm", 0, 0, a)
+        r = dev.run([HANDOFF0, HANDOFF1])
+        np.testing.assert_array_equal(dev.core(1).read("sbuf", 32, 0x100, (16, 256), "u8"), a)
+        assert dev.core(1).semaphores[5] == 1 and dev.core(0).semaphores[5] == 0
+        end = {x.engine: x.end_ps for x in r.retires}
+        # core 1's load starts after core 0's store has landed and signalled
+        assert end["core1.dma3"] > end["core0.dma1"] > end["core0.dma0"]
+        # without the signal core 1 waits for ever: a deadlock naming it
+        dev.core(1).set_semaphore(5, 0)
+        with pytest.raises(tpbsim.Deadlock, match=r"core1: dma3 instruction 0 waits for sem\[5\]"):
+            dev.run({1: HANDOFF1})
+
+
+def test_remote_semaphore_encoding_round_trips_and_is_checked():
+    words = tpbsim.assemble(HANDOFF0)
+    desc = words[64:128]
+    assert desc[20] == 2 and desc[6] == 1 and desc[7] == 5  # update_core = 1 + core 1
+    assert "update=inc(core1:sem5)" in tpbsim.disassemble(words)
+    assert tpbsim.assemble(tpbsim.disassemble(words)) == words
+    with pytest.raises(tpbsim.ProgramError, match="DMA descriptor .dma_copy. only"):
+        tpbsim.assemble(".engine pool\ntensor_dequantize fmt=e2m1_to_e5m2 group=8 channels=1 "
+                        "src=t3d(sbuf(0, 0x0), step=[1, 0, 0], num=[4, 1, 1]) "
+                        "dst=t3d(sbuf(0, 0x100), step=[1, 0, 0], num=[8, 1, 1]) "
+                        "update=inc(core1:sem2)\n")
+    bad = (".engine dma0\ndma_copy rows=1 row_bytes=4 src=hbm(0x0, stride=4) dst=sbuf(0, 0x0) "
+           "update_core=40 update=inc(sem1)\n")
+    failures = tpbsim.check(bad, "mariana")
+    assert any("dma_valid_update_core" in str(f) for f in failures)
+
+
+def test_a_remote_semaphore_of_a_missing_core_is_refused_before_running(tmp_path):
+    (tmp_path / "h0.tpb").write_text(HANDOFF0)
+    p = subprocess.run([TPBSIM_BIN, "run", "h0.tpb"], cwd=tmp_path, capture_output=True,
+                       text=True)
+    assert p.returncode == 1 and p.stdout == ""
+    assert p.stderr.strip() == (
+        "tpbsim run: error: h0.tpb: dma1[0] dma_copy updates a semaphore of core1 "
+        "(update=...(core1:sem5)), a core this device of 1 core does not have")
+    with tpbsim.Core() as core:
+        with pytest.raises(tpbsim.InputError, match="a core this device of 1 core does not have"):
+            core.run(HANDOFF0)
+        assert core.now_ps == 0  # nothing ran
