@@ -335,6 +335,13 @@ class Session {
     const unsigned k = run::check_semaphore(host_int(i, "i"));
     s.core().semaphores().set(k, run::check_semaphore_value(host_int(value, "value")));
   }
+  // --lnc 2 (SPEC §15): the selected core's place in its logical core, in
+  // register r31 of every compute engine.
+  void set_core_id(unsigned id) {
+    run::Session& s = this->s();
+    for (unsigned e = 0; e < isa::kNumEngines; ++e)
+      s.core().set_reg(static_cast<isa::Engine>(e), run::kCoreIdRegister, id);
+  }
   std::uint32_t reg(const std::string& engine, py::handle r) {
     run::Session& s = this->s();
     const auto e = isa::parse_engine(engine.c_str());
@@ -733,6 +740,7 @@ PYBIND11_MODULE(_tpbsim, m) {
            py::arg("cores") = py::none())
       .def("cores", &Session::cores)
       .def("select", &Session::select)
+      .def("set_core_id", &Session::set_core_id)
       .def_static("is_open", &run::Session::is_open)
       .def_static("elaborations", &run::Session::elaborations)
       .def("close", &Session::close)

@@ -20,6 +20,7 @@ struct Prepared {
   CoreSpec spec;
   RunRequest req;
   std::vector<std::unique_ptr<isa::SpooledProgram>> programs;  // program i runs on core i
+  unsigned lnc = 1;  // --lnc: physical cores per program (each reads its own copy)
   std::vector<MemSpec> loads;
   std::vector<io::NpyArray> load_arrays;  // one per loads entry
   std::vector<TileSpec> tile_loads;
@@ -51,6 +52,12 @@ void parse_limits(const RunOptions& o, RunRequest& req) {
 
 // --cores N (SPEC §15) and one program per core at most.
 void parse_cores(const RunOptions& o, Prepared& p) {
+  if (!o.lnc.empty()) {
+    if (o.lnc != "1" && o.lnc != "2")
+      throw InputError(
+          fmt::format("--lnc '{}': a logical core is 1 or 2 physical cores", isa::excerpt(o.lnc)));
+    p.lnc = o.lnc == "2" ? 2 : 1;
+  }
   if (!o.cores.empty()) {
     const std::string& t = o.cores;
     const bool digits =
@@ -62,7 +69,13 @@ void parse_cores(const RunOptions& o, Prepared& p) {
     check_cores(n);
     p.spec.cores = static_cast<unsigned>(n);
   }
+  check_lnc(p.lnc, p.spec.cores);
   const std::size_t programs = 1 + o.more_programs.size();
+  if (p.lnc > 1 && programs > p.spec.cores / p.lnc)
+    throw InputError(fmt::format(
+        "{} programs for {} logical cores (--cores {} --lnc {}): one program per logical core at "
+        "most",
+        programs, p.spec.cores / p.lnc, p.spec.cores, p.lnc));
   if (programs > p.spec.cores)
     throw InputError(fmt::format(
         "{} programs for a device of {} core{} (--cores {}): one program per core at most",
@@ -76,14 +89,15 @@ void parse_cores(const RunOptions& o, Prepared& p) {
 void read_program(const RunOptions& o, Prepared& p, RunOutcome& out) {
   std::vector<std::string> files{o.program};
   files.insert(files.end(), o.more_programs.begin(), o.more_programs.end());
-  for (const std::string& f : files) {
-    try {
-      p.programs.push_back(load_program_file(f, o.racecheck));
-    } catch (const LocatedError&) {
-      out.error_is_located = true;
-      throw;
+  for (const std::string& f : files)
+    for (unsigned copy = 0; copy < p.lnc; ++copy) {  // a copy per physical core
+      try {
+        p.programs.push_back(load_program_file(f, o.racecheck));
+      } catch (const LocatedError&) {
+        out.error_is_located = true;
+        throw;
+      }
     }
-  }
   isa::Arch arch = p.programs[0]->arch().value_or(isa::Arch::Mariana);
   if (!o.arch.empty()) arch = parse_arch_option(o.arch);
   p.spec.arch = arch;
@@ -187,6 +201,10 @@ RunOutcome run_once(const RunOptions& o) {
     for (unsigned i = 0; i < p.programs.size(); ++i) {
       session->select(i);
       session->load(*p.programs[i]);
+      // --lnc 2: the physical core's place in its logical core (SPEC §15).
+      if (p.lnc > 1)
+        for (unsigned e = 0; e < isa::kNumEngines; ++e)
+          session->core().set_reg(static_cast<isa::Engine>(e), kCoreIdRegister, i % p.lnc);
     }
     session->select(0);
     for (std::size_t k = 0; k < p.loads.size(); ++k)

@@ -16,6 +16,10 @@ const std::vector<RunOption>& run_option_table() {
        "programs leave the rest idle); --load/--dump coreK:sbuf:... name a core (none: core 0), "
        "hbm: is the device's",
        &RunOptions::cores},
+      {"lnc", 0, R::Setting,
+       "1|2: logical cores of 2 physical cores (as NKI's LNC=2): PROGRAM i runs on cores 2i and "
+       "2i+1, each with its core_id (0, 1) in register r31 of every engine",
+       &RunOptions::lnc},
       {"timing", 0, R::InputFile, "timing profile JSON merged over the defaults",
        &RunOptions::timing},
       {"dump-timing", 0, R::OutputFile, "write the effective timing profile (JSON)",

@@ -42,6 +42,7 @@ struct RunOptions {
   // ...`), and the core count ("": 1).
   std::vector<std::string> more_programs;
   std::string cores;
+  std::string lnc;   // "": 1; "2": logical cores of two physical cores
   std::string arch;  // "" : the program's .arch, else mariana
   std::string timing, dump_timing, mx_emax;
   std::vector<std::string> loads, dumps;  // SPEC §9 specs

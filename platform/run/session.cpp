@@ -112,6 +112,15 @@ void check_cores(long long cores) {
         fmt::format("--cores {}: a device has 1 to {} cores", cores, platform::Device::kMaxCores));
 }
 
+void check_lnc(long long lnc, unsigned cores) {
+  if (lnc != 1 && lnc != 2)
+    throw InputError(fmt::format("--lnc {}: a logical core is 1 or 2 physical cores", lnc));
+  if (cores % lnc != 0)
+    throw InputError(fmt::format(
+        "--lnc {} on a device of {} core{}: the cores do not pair up (--cores a multiple of {})",
+        lnc, cores, cores == 1 ? "" : "s", lnc));
+}
+
 void check_remote_cores(isa::SpooledProgram& p, unsigned cores) {
   std::vector<isa::RawInst> buf(256);
   for (unsigned q = isa::kNumEngines; q < isa::kNumQueues; ++q) {

@@ -127,6 +127,12 @@ struct RunReport {
 
 // `--cores N` / `cores=N`: InputError unless 1 <= N <= Device::kMaxCores.
 void check_cores(long long cores);
+// SPEC §15 logical cores (`--lnc 2`): the engine register that holds a
+// physical core's place in its logical core (0, 1), on every compute engine.
+inline constexpr unsigned kCoreIdRegister = 31;
+// `--lnc L` on a device of `cores` cores: InputError unless L is 1 or 2 and
+// divides the cores.
+void check_lnc(long long lnc, unsigned cores);
 // Every DMA descriptor of `p` that updates another core's semaphore names a
 // core of a device of `cores` cores; InputError naming the first that does
 // not (SPEC §15). Reads the DMA queues' words once.

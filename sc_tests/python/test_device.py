@@ -267,3 +267,36 @@ def test_a_remote_semaphore_of_a_missing_core_is_refused_before_running(tmp_path
         with pytest.raises(tpbsim.InputError, match="a core this device of 1 core does not have"):
             core.run(HANDOFF0)
         assert core.now_ps == 0  # nothing ran
+
+
+# ------------------------------------------------------------- logical cores
+
+def test_lnc_2_runs_a_program_on_both_cores_of_a_pair_with_its_core_id(tmp_path):
+    prog = (".engine dma0\n"
+            "dma_copy rows=4 row_bytes=64 src=hbm(0x0, stride=64) dst=sbuf(0, 0x0)\n")
+    with tpbsim.Device("mariana", cores=4) as dev:
+        r = dev.run([prog, prog], lnc=2)
+        assert {"core0.dma0", "core1.dma0", "core2.dma0", "core3.dma0"} <= set(r.engines)
+        assert [dev.core(k).reg("pool", 31) for k in range(4)] == [0, 1, 0, 1]
+        assert [dev.core(k).reg("pe", 31) for k in range(4)] == [0, 1, 0, 1]
+        with pytest.raises(tpbsim.InputError, match="3 programs for a device of 2 logical"):
+            dev.run([prog] * 3, lnc=2)
+        with pytest.raises(tpbsim.OutOfRange, match="logical core 2"):
+            dev.run({2: prog}, lnc=2)
+    (tmp_path / "p.tpb").write_text(prog)
+    p = cli("run", "--cores", "2", "--lnc", "2", "p.tpb", "--retire", "r.txt", cwd=tmp_path)
+    assert "2 instructions" in p.stdout
+    lines = (tmp_path / "r.txt").read_text().split()
+    assert "core0.dma0" in lines and "core1.dma0" in lines
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--cores", "3", "--lnc", "2", "p.tpb"], "--lnc 2 on a device of 3 cores: the cores do not"),
+    (["--cores", "2", "--lnc", "4", "p.tpb"], "--lnc '4': a logical core is 1 or 2"),
+    (["--cores", "2", "--lnc", "2", "p.tpb", "p.tpb"], "2 programs for 1 logical cores"),
+])
+def test_bad_lnc_is_one_line(tmp_path, args, message):
+    (tmp_path / "p.tpb").write_text(".engine pool\n")
+    p = subprocess.run([TPBSIM_BIN, "run", *args], cwd=tmp_path, capture_output=True, text=True)
+    assert p.returncode == 1 and message in p.stderr, p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1

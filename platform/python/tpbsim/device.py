@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from . import _args, _tpbsim
 from .core import Core, _load, _run, _run_options
-from .errors import ArgumentTypeError, InputError
+from .errors import ArgumentTypeError, InputError, OutOfRange
 
 __all__ = ["Device"]
 
@@ -189,12 +189,21 @@ class Device:
 
     def run(self, programs, *, name=None, vcd=None, perfetto=None, stats=None, retire=None,
             trace_level="auto", trace_engines=None, trace_window=None, max_sim_time=None,
-            max_wall_time=None, keep_retires=True, timing_only=False, threads=None):
+            max_wall_time=None, keep_retires=True, timing_only=False, threads=None, lnc=1):
         """Runs one program per core, together, until every core has ended, and
         returns a :class:`tpbsim.Result` (raising as :meth:`Core.run` does when a
         core faults, deadlocks or hits a watchdog: the Result's message names the
         core). ``programs``: a list (program i on core i; ``None``: idle) or a dict
-        {core: program}; each program as :meth:`Core.run` takes it."""
+        {core: program}; each program as :meth:`Core.run` takes it.
+
+        ``lnc=2`` (logical cores, as NKI's LNC=2): program i runs on the physical
+        cores 2i and 2i+1, each with its ``core_id`` (0, 1) in register r31 of
+        every compute engine (``dev.core(k).reg("pool", 31)``)."""
+        if lnc not in (1, 2) or isinstance(lnc, bool):
+            raise InputError(f"lnc={lnc!r}: a logical core is 1 or 2 physical cores")
+        if len(self._cores) % lnc:
+            raise InputError(f"lnc={lnc} on a device of {len(self._cores)} cores: the cores do "
+                             f"not pair up")
         if isinstance(programs, Mapping):
             items = list(programs.items())
         elif isinstance(programs, (list, tuple)):
@@ -202,9 +211,11 @@ class Device:
         else:
             raise ArgumentTypeError("programs must be a list (program i on core i) or a dict "
                                     f"{{core: program}}, not {type(programs).__name__}")
-        if len(items) > len(self._cores) and not isinstance(programs, Mapping):
-            raise InputError(f"{len(items)} programs for a device of {len(self._cores)} cores: "
-                             "one program per core at most")
+        logical = len(self._cores) // lnc
+        if len(items) > logical and not isinstance(programs, Mapping):
+            raise InputError(f"{len(items)} programs for a device of {logical} "
+                             f"{'logical ' if lnc > 1 else ''}cores: one program per "
+                             f"{'logical ' if lnc > 1 else ''}core at most")
         opts = _run_options(vcd, perfetto, stats, retire, trace_level, trace_engines,
                             trace_window, max_sim_time, max_wall_time, threads, None, name)
         s = self._s
@@ -213,8 +224,14 @@ class Device:
             for i, program in items:
                 if program is None:
                     continue
-                s.select(i)  # OutOfRange for a core the device does not have
-                names.append(_load(s, program, opts["name"] or f"<program {i}>", False))
+                if lnc > 1 and not (isinstance(i, int) and 0 <= i < logical):
+                    raise OutOfRange(f"logical core {i!r} is not one of this device's "
+                                     f"{logical} (0..{logical - 1})")
+                for j in range(lnc):
+                    s.select(i * lnc + j)  # OutOfRange for a core the device does not have
+                    names.append(_load(s, program, opts["name"] or f"<program {i}>", False))
+                    if lnc > 1:
+                        s.set_core_id(j)
         finally:
             s.select(0)
         return _run(s, opts, " ".join(names), keep_retires, timing_only, False)
