@@ -80,8 +80,6 @@ void parse_cores(const RunOptions& o, Prepared& p) {
     throw InputError(fmt::format(
         "{} programs for a device of {} core{} (--cores {}): one program per core at most",
         programs, p.spec.cores, p.spec.cores == 1 ? "" : "s", p.spec.cores));
-  if (o.racecheck && p.spec.cores > 1)
-    throw InputError("--racecheck on a device of several cores is not supported yet (--cores 1)");
 }
 
 // The programs (each read once into per-engine spools: bounded memory, any

@@ -182,7 +182,6 @@ def test_a_one_core_run_is_unchanged_by_cores_1(tmp_path):
      "core9 is not a core of this device of 2 cores"),
     (["--cores", "2", "p.tpb", "--dump", "core1:hbm:0:1x4:u8=x.npy"],
      "hbm: takes no core prefix"),
-    (["--cores", "2", "p.tpb", "--racecheck"], "--racecheck on a device of several cores"),
 ])
 def test_bad_device_input_is_one_line_and_runs_nothing(tmp_path, args, message):
     (tmp_path / "p.tpb").write_text(".engine pool\n")
@@ -300,3 +299,33 @@ def test_bad_lnc_is_one_line(tmp_path, args, message):
     p = subprocess.run([TPBSIM_BIN, "run", *args], cwd=tmp_path, capture_output=True, text=True)
     assert p.returncode == 1 and message in p.stderr, p.stderr
     assert len(p.stderr.strip().splitlines()) == 1
+
+
+# --------------------------------------------------------- races across cores
+
+def test_the_race_check_covers_accesses_of_different_cores(tmp_path):
+    """Core 0 stores to HBM what core 1 loads from the same bytes: ordered by the
+    remote semaphore no race; without it a RAW race on the device's HBM that names
+    both cores (SPEC §14, §15)."""
+    a = (np.arange(16 * 256) % 241).astype(np.uint8).reshape(16, 256)
+    unordered0 = HANDOFF0.replace(" update=inc(core1:sem5)", "")
+    unordered1 = HANDOFF1.replace(" wait=ge(sem5, 1)", "")
+    with tpbsim.Device("mariana", cores=2) as dev:
+        dev.write("hbm", 0, 0, a)
+        ok = dev.run([HANDOFF0, HANDOFF1], racecheck=True)
+        assert ok.races == []
+    with tpbsim.Device("mariana", cores=2) as dev:  # fresh semaphores (they carry over)
+        bad = dev.run([unordered0, unordered1], racecheck=True)
+    assert bad.race_count == 1
+    (race,) = bad.races
+    assert race["memory"] == "hbm" and race["kinds"] == ["RAW"]
+    assert race["message"].startswith("no semaphore orders core1.dma3[0] dma_copy")
+    assert "after core0.dma1[0] dma_copy" in race["message"]
+    assert race["message"].endswith("RAW on hbm bytes 0x40000-0x40fff")
+    # the CLI: exit 5, the same race
+    (tmp_path / "p0.tpb").write_text(unordered0)
+    (tmp_path / "p1.tpb").write_text(unordered1)
+    p = subprocess.run([TPBSIM_BIN, "run", "--cores", "2", "p0.tpb", "p1.tpb", "--racecheck"],
+                       cwd=tmp_path, capture_output=True, text=True)
+    assert p.returncode == 5
+    assert "no semaphore orders core1.dma3[0] dma_copy (p1.tpb:2" in p.stderr

@@ -785,7 +785,7 @@ void Sequencer::transfer_done(DmaTransfer& t) {
   if (dma_in_flight_ > 0) --dma_in_flight_;
   if (ctl.aborted() || stopped_) return;
   // Its release in the race check: the engines that moved it, joined.
-  if (race_) race_->end(race_core_, engine_, t.index, t.desc.events);
+  if (race_) race_->end(race_core_, engine_, t.index, t.desc.events, t.desc.update_core);
   Completion c;
   c.index = t.index;
   c.opcode = static_cast<std::uint8_t>(isa::Opcode::DmaCopy);

@@ -79,8 +79,9 @@ class Device:
       dtype)``: the device's HBM.
     * ``dev.run(programs, **outputs)``: ``programs`` a list (program i on core i,
       ``None`` for an idle core) or a dict {core: program}; the outputs and
-      options of :meth:`Core.run` (except ``racecheck``, not yet on a device of
-      several cores). The Result's ``engines`` are keyed ``core0.pe``,
+      options of :meth:`Core.run` (``racecheck=True`` checks every core's
+      accesses against every other's: the HBM is the device's, and a remote
+      semaphore orders across cores). The Result's ``engines`` are keyed ``core0.pe``,
       ``core1.dma3``, ...; ``result.cores[i]`` is core i's own engines table.
     """
 
@@ -189,7 +190,8 @@ class Device:
 
     def run(self, programs, *, name=None, vcd=None, perfetto=None, stats=None, retire=None,
             trace_level="auto", trace_engines=None, trace_window=None, max_sim_time=None,
-            max_wall_time=None, keep_retires=True, timing_only=False, threads=None, lnc=1):
+            max_wall_time=None, keep_retires=True, timing_only=False, threads=None, lnc=1,
+            racecheck=False, races=None):
         """Runs one program per core, together, until every core has ended, and
         returns a :class:`tpbsim.Result` (raising as :meth:`Core.run` does when a
         core faults, deadlocks or hits a watchdog: the Result's message names the
@@ -217,7 +219,7 @@ class Device:
                              f"{'logical ' if lnc > 1 else ''}cores: one program per "
                              f"{'logical ' if lnc > 1 else ''}core at most")
         opts = _run_options(vcd, perfetto, stats, retire, trace_level, trace_engines,
-                            trace_window, max_sim_time, max_wall_time, threads, None, name)
+                            trace_window, max_sim_time, max_wall_time, threads, races, name)
         s = self._s
         names = []
         try:
@@ -229,9 +231,10 @@ class Device:
                                      f"{logical} (0..{logical - 1})")
                 for j in range(lnc):
                     s.select(i * lnc + j)  # OutOfRange for a core the device does not have
-                    names.append(_load(s, program, opts["name"] or f"<program {i}>", False))
+                    names.append(_load(s, program, opts["name"] or f"<program {i}>",
+                                       racecheck))
                     if lnc > 1:
                         s.set_core_id(j)
         finally:
             s.select(0)
-        return _run(s, opts, " ".join(names), keep_retires, timing_only, False)
+        return _run(s, opts, " ".join(names), keep_retires, timing_only, racecheck)
