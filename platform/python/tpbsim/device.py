@@ -124,6 +124,7 @@ class Device:
 
     @property
     def closed(self):
+        """True once :meth:`close` was called."""
         return self._s.closed
 
     def __enter__(self):
@@ -147,6 +148,7 @@ class Device:
 
     @property
     def arch(self):
+        """The generation of every core: sunda, cayman, mariana or maverick."""
         return self._s.arch()
 
     @property
