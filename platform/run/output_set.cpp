@@ -155,7 +155,7 @@ std::vector<trace::TraceFileStats> OutputSet::finish_traces(Session& s, RunRepor
     write_one(
         "--vcd", gtkw_,
         [&](const std::string& to) {
-          const trace::Recorder& r = s.core().recorder();
+          const trace::Recorder& r = s.device().recorder();
           trace::write_gtkw(r.signals(), req.vcd, to, r.last_time());
         },
         rep);

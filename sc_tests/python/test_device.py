@@ -329,3 +329,12 @@ def test_the_race_check_covers_accesses_of_different_cores(tmp_path):
                        cwd=tmp_path, capture_output=True, text=True)
     assert p.returncode == 5
     assert "no semaphore orders core1.dma3[0] dma_copy (p1.tpb:2" in p.stderr
+
+
+def test_traces_of_a_device_whose_core0_is_idle(tmp_path):
+    (tmp_path / "p1.tpb").write_text(
+        ".engine dma2\ndma_copy rows=8 row_bytes=128 src=hbm(0x0, stride=128) dst=sbuf(64, 0x0)\n")
+    (tmp_path / "idle.tpb").write_text("")
+    cli("run", "--cores", "2", "idle.tpb", "p1.tpb", "--vcd", "t.vcd", cwd=tmp_path)
+    gtkw = (tmp_path / "t.gtkw").read_text()
+    assert "tpb.core1.dma2" in gtkw
