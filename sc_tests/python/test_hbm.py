@@ -67,8 +67,8 @@ def _limit_address_space():
 @pytest.mark.skipif(_asan_build(), reason="AddressSanitizer reserves its shadow up front")
 def test_a_run_fits_in_4_gib_of_address_space(tmp_path):
     """SPEC §10 / §15: HBM storage is allocated lazily, so `tpbsim run` works under
-    `ulimit -v 4G` (the HBM of mariana alone is 18 GiB); the output is the
-    workload's expected one."""
+    `ulimit -v 4G` (the HBM of mariana alone is 18 GiB), a device of 8 cores too;
+    the output is the workload's expected one."""
     wl = WORKLOADS / "hbm_pipeline"
     p = subprocess.run([TPBSIM_BIN, "run", "program.tpb", "--load", "hbm:0x0=activations.npy",
                         "--load", "hbm:0x10000=weights_mxfp4.npy",
@@ -76,6 +76,15 @@ def test_a_run_fits_in_4_gib_of_address_space(tmp_path):
                        cwd=wl, capture_output=True, text=True, preexec_fn=_limit_address_space)
     assert p.returncode == 0, p.stderr
     np.testing.assert_array_equal(np.load(tmp_path / "out.npy"), np.load(wl / "expected.npy"))
+    # A device of 8 cores (144 GiB of HBM), every core running the workload.
+    p = subprocess.run([TPBSIM_BIN, "run", "--cores", "8", *["program.tpb"] * 8,
+                        "--load", "hbm:0x0=activations.npy",
+                        "--load", "hbm:0x10000=weights_mxfp4.npy",
+                        "--dump", f"hbm:0x20000:64x128:bf16={tmp_path / 'out8.npy'}"],
+                       cwd=wl, capture_output=True, text=True, preexec_fn=_limit_address_space)
+    assert p.returncode == 0, p.stderr
+    assert "96 instructions" in p.stdout
+    np.testing.assert_array_equal(np.load(tmp_path / "out8.npy"), np.load(wl / "expected.npy"))
     # Bytes at both ends of the capacity, written and read back, still fit.
     code = ("import numpy as np, tpbsim\n"
             "c = tpbsim.Core('mariana')\n"
