@@ -117,6 +117,14 @@ Device::Result Device::run(const std::vector<bool>& active, const RunSetup& setu
   RunSetup each = setup;
   each.device_recorder = &rec;
   each.device_retires = &merge;
+  // An interrupt stops every core: once the caller's says so it stays so (a
+  // Python handler answers true once).
+  bool interrupted = false;
+  if (setup.interrupt)
+    each.interrupt = [&interrupted, &setup] {
+      if (!interrupted && setup.interrupt()) interrupted = true;
+      return interrupted;
+    };
   std::vector<TpbCore*> running;
   try {
     for (unsigned i = 0; i < cores(); ++i) {
