@@ -21,7 +21,7 @@ import textwrap
 # that holds it. Rank None: a heading of the folder map, no layer. The map
 # lists the folders in this order, a folder under the one before it indented.
 LAYERS = [
-    ("platform", None, False, "one core, and everything that runs it"),
+    ("platform", None, False, "the cores, and everything that runs them"),
     ("platform/cli", 9, False,
      "tpbsim run | sweep | check | asm | disasm | convert (Boost.Program_options)"),
     ("platform/sweep", 8, False,
@@ -32,12 +32,12 @@ LAYERS = [
     ("platform/dpi", 8, False,
      "libtpbsim_dpi: the model behind a C ABI and a DPI-C package (docs/COSIM.md)"),
     ("platform/run", 7, False,
-     "the run API: run options, Session (one core per process), a run's outputs (OutputSet), "
+     "the run API: run options, Session (a device of N cores, any number per process), a run's outputs (OutputSet), "
      "--load / --dump specs, stop signals"),
     ("platform/cosim", 6, False,
      "co-simulation: the block harness, one driver per RTL block, the RTL (rtl/), testbenches "
      "(tb/), WordScoreboard, MemoryTap"),
-    ("platform/core", 5, False, "TpbCore: one NeuronCore, owns and binds every module below"),
+    ("platform/core", 5, False, "TpbCore: one NeuronCore, owns and binds every module below; Device: N cores sharing one HBM"),
     ("models/sc", 4, False, "SystemC / TLM-2.0 modules"),
     ("models/sc/memory", 4, False,
      "PartitionedMemory (SBUF quadrant, PSUM), HbmMemory, TileFileTarget, AddressRouter, "

@@ -179,6 +179,11 @@ class Builder {
   }
   bool written(unsigned off) const { return owner_[off] >= 0; }
   RawInst& raw() { return raw_; }
+  // `update=inc(coreK:semN)` (SPEC §15): 1 + K, and where it was written; the
+  // instruction decides where it goes (a DMA descriptor's update_core byte).
+  unsigned remote_core = 0;
+  std::size_t remote_at = 0;
+  int remote_key = -1;
   Lexer& lx() { return lx_; }
 
  private:
@@ -552,7 +557,20 @@ void put_field(Builder& b, const FieldSpec& f, const Val& v, int key) {
         if (v.args.size() != (is_set ? 2u : 1u))
           lx.fail(v.at, v.name + (is_set ? "(semN, VALUE) takes two arguments"
                                          : "(semN) takes one argument"));
-        const unsigned idx = want_index(lx, v.args[0], "sem", 255, what);
+        // coreK:semN: another core's semaphore (a DMA descriptor's only).
+        Val sem = v.args[0];
+        if (sem.kind == Val::Ident && sem.name.rfind("core", 0) == 0 &&
+            sem.name.find(':') != std::string::npos) {
+          const std::size_t colon = sem.name.find(':');
+          Val core = sem;
+          core.name = sem.name.substr(0, colon);
+          const unsigned k = want_index(lx, core, "core", kMaxDeviceCores - 1, what);
+          sem.name = sem.name.substr(colon + 1);
+          b.remote_core = k + 1;
+          b.remote_at = v.args[0].at;
+          b.remote_key = key;
+        }
+        const unsigned idx = want_index(lx, sem, "sem", 255, what);
         b.put(6, 1, *mode, key, v.at);
         b.put(7, 1, idx, key, v.args[0].at);
         if (is_set) b.put(8, 4, want_u(lx, v.args[1], "the set value", 4), key, v.args[1].at);
@@ -604,6 +622,14 @@ RawInst assemble(Lexer& lx, Engine queue) {
     lx.expect('=', ("after field name '" + k.text + "'"));
     const Val v = parse_value(lx);
     put_field(b, *f, v, b.add_key(k.text));
+  }
+  if (b.remote_core != 0) {
+    if (spec->code() != static_cast<std::uint8_t>(Opcode::DmaCopy))
+      lx.fail(b.remote_at,
+              "a semaphore of another core (coreK:semN) is updated by a DMA descriptor "
+              "(dma_copy) only");
+    b.put_byte(offsetof(DmaDescriptor, update_core), static_cast<std::uint8_t>(b.remote_core),
+               b.remote_key, b.remote_at);
   }
   // Defaults for everything not written (SPEC §2 header: opcode, inst_word_len).
   RawInst& r = b.raw();

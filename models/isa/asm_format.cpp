@@ -153,6 +153,12 @@ bool field_is_default(const RawInst& r, const FieldSpec& f) {
 std::string fmt_events(const RawInst& r) {
   std::string s;
   const Events e = events_of(r);
+  // A DMA descriptor's remote semaphore (SPEC §15): coreK:semN.
+  const bool dma = r[0] == static_cast<std::uint8_t>(Opcode::DmaCopy);
+  const unsigned remote = dma ? r[offsetof(DmaDescriptor, update_core)] : 0;
+  const bool remote_shown =
+      remote != 0 && remote <= kMaxDeviceCores && !update_mode_names().name(e.update_mode).empty();
+  const std::string core = remote_shown ? "core" + std::to_string(remote - 1) + ":" : "";
   bool value_shown = false;
   if (const auto w = wait_mode_names().name(e.wait_mode); !w.empty()) {
     s += " wait=" + std::string(w) + "(sem" + std::to_string(e.wait_idx) + ", " +
@@ -163,7 +169,7 @@ std::string fmt_events(const RawInst& r) {
     if (e.wait_idx) s += " wait_idx=" + std::to_string(e.wait_idx);
   }
   if (const auto u = update_mode_names().name(e.update_mode); !u.empty()) {
-    s += " update=" + std::string(u) + "(sem" + std::to_string(e.update_idx);
+    s += " update=" + std::string(u) + "(" + core + "sem" + std::to_string(e.update_idx);
     if (e.update_mode == kUpdateSet) {
       s += ", " + std::to_string(e.sem_value);
       value_shown = true;
@@ -223,9 +229,13 @@ std::string disassemble_mnemonic(const RawInst& raw, Engine queue) {
   const unsigned queue_default = is_dma_queue(queue) ? dma_queue_index(queue) : 0;
   std::string s(spec->mnemonic);
   for (const auto& f : fields_of(*spec)) {
-    const bool is_default = dma && f.off == offsetof(DmaDescriptor, queue)
-                                ? raw[f.off] == queue_default
-                                : field_is_default(raw, f);
+    const bool is_default =
+        dma && f.off == offsetof(DmaDescriptor, queue) ? raw[f.off] == queue_default
+        : dma && f.off == offsetof(DmaDescriptor, update_core)
+            // shown in update=...(coreK:semN) when it can be
+            ? raw[f.off] == 0 ||
+                  (raw[f.off] <= kMaxDeviceCores && !update_mode_names().name(raw[6]).empty())
+            : field_is_default(raw, f);
     if (!is_default) s += std::string(" ") + f.name + "=" + fmt_field(raw, f);
   }
   s += fmt_events(raw);

@@ -250,6 +250,7 @@ void dma_copy(const RawInst& raw, Arch nc, Sink& f) {
   f(has_dma_copy_opcode(d.header), "has_dma_copy_opcode");
   f(dma_copy_reserved_zero(d), "dma_copy_reserved_zero");
   f(dma_valid_queue(d.queue), "dma_valid_queue");
+  f(dma_valid_update_core(d), "dma_valid_update_core");
   f(dma_valid_num_rows(d.num_rows), "dma_valid_num_rows");
   f(dma_valid_row_bytes(d.row_bytes), "dma_valid_row_bytes");
   f(dma_valid_endpoint_kind(d.src), "dma_valid_endpoint_kind(src)");

@@ -407,6 +407,8 @@ static_assert(offsetof(S3D3TensorCopy, reserved2) == 60);
 enum class DmaEndpointKind : std::uint8_t { Hbm = 0, Sbuf = 1 };
 enum class DmaRmwOp : std::uint8_t { None = 0, Add = 1 };
 inline constexpr unsigned kDmaMaxRows = 128;
+// The most cores a device of the model has (SPEC §15; platform::Device).
+inline constexpr unsigned kMaxDeviceCores = 32;
 
 struct DmaEndpoint {
   std::uint64_t addr;        // HBM: byte offset of row 0; SBUF: ISA address of row 0
@@ -420,14 +422,18 @@ static_assert(offsetof(DmaEndpoint, kind) == 12);
 static_assert(offsetof(DmaEndpoint, reserved) == 13);
 
 struct DmaDescriptor {
-  Header header;               // 0..3: opcode 0xd0
-  Events events;               // 4..11: wait before the transfer, update on completion
-  std::uint8_t num_rows;       // 12: 1..128
-  std::uint8_t dst_rmw_op;     // 13: DmaRmwOp
-  std::uint8_t rmw_dtype;      // 14: DTYPE of the add (0 without one)
-  std::uint8_t queue;          // 15: the DMA queue a binary sends it to (0..15)
-  std::uint32_t row_bytes;     // 16..19: R, bytes per row
-  std::uint8_t reserved1[12];  // 20..31
+  Header header;            // 0..3: opcode 0xd0
+  Events events;            // 4..11: wait before the transfer, update on completion
+  std::uint8_t num_rows;    // 12: 1..128
+  std::uint8_t dst_rmw_op;  // 13: DmaRmwOp
+  std::uint8_t rmw_dtype;   // 14: DTYPE of the add (0 without one)
+  std::uint8_t queue;       // 15: the DMA queue a binary sends it to (0..15)
+  std::uint32_t row_bytes;  // 16..19: R, bytes per row
+  // 20: whose semaphore the completion updates (SPEC §15, the project's
+  // encoding): 0 the descriptor's own core's, 1 + K core K's of the device
+  // (`update=inc(coreK:semN)`; K < kMaxDeviceCores).
+  std::uint8_t update_core;
+  std::uint8_t reserved1[11];  // 21..31
   DmaEndpoint src;             // 32..47
   DmaEndpoint dst;             // 48..63
 };
@@ -438,7 +444,8 @@ static_assert(offsetof(DmaDescriptor, dst_rmw_op) == 13);
 static_assert(offsetof(DmaDescriptor, rmw_dtype) == 14);
 static_assert(offsetof(DmaDescriptor, queue) == 15);
 static_assert(offsetof(DmaDescriptor, row_bytes) == 16);
-static_assert(offsetof(DmaDescriptor, reserved1) == 20);
+static_assert(offsetof(DmaDescriptor, update_core) == 20);
+static_assert(offsetof(DmaDescriptor, reserved1) == 21);
 static_assert(offsetof(DmaDescriptor, src) == 32);
 static_assert(offsetof(DmaDescriptor, dst) == 48);
 

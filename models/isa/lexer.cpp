@@ -120,7 +120,11 @@ Tok Lexer::lex_uncached(std::size_t p) const {
   const char c = s[p];
   if (is_alpha(c) || c == '_') {
     std::size_t q = p;
-    while (q < n && (is_ident(s[q]) || s[q] == '.')) ++q;
+    // A name may hold a ':' before a letter: a remote semaphore `core1:sem7`
+    // (SPEC §15); ':' is no token of its own.
+    while (q < n && (is_ident(s[q]) || s[q] == '.' ||
+                     (!block && s[q] == ':' && q + 1 < n && is_alpha(s[q + 1]))))
+      ++q;
     t.kind = Tok::Ident;
     t.text = s.substr(p, q - p);
     t.end = q;

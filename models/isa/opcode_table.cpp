@@ -176,7 +176,8 @@ const std::vector<OpcodeInfo>& opcode_table() {
                              {"rmw", K::DmaOp, 13, 1, false, 0},
                              {"rmw_dtype", K::Dtype, 14, 1, false, 0},
                              {"queue", K::U8, 15, 1, false, 0},
-                             {"reserved1", K::Bytes, 20, 12, false, 0}},
+                             {"update_core", K::U8, 20, 1, false, 0},
+                             {"reserved1", K::Bytes, 21, 11, false, 0}},
        {}},
       // seed 003 §1, §2.5, §6.1
       {Opcode::QuantizeMX,

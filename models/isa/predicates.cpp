@@ -517,6 +517,11 @@ bool dma_copy_reserved_zero(const DmaDescriptor& d) {
          all_zero(d.dst.reserved, sizeof d.dst.reserved);
 }
 bool dma_valid_queue(std::uint8_t queue) { return queue < kNumDmaQueues; }
+bool dma_valid_update_core(const DmaDescriptor& d) {
+  return d.update_core == 0 ||
+         (d.update_core <= kMaxDeviceCores &&
+          d.events.update_mode != static_cast<std::uint8_t>(UpdateMode::None));
+}
 bool dma_valid_num_rows(std::uint8_t n) { return n >= 1 && n <= kDmaMaxRows; }
 bool dma_valid_row_bytes(std::uint32_t row_bytes) { return row_bytes != 0; }
 bool dma_valid_endpoint_kind(const DmaEndpoint& e) { return e.kind == kHbm || e.kind == kSbuf; }

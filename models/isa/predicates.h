@@ -225,9 +225,12 @@ bool tensor_copy_element_count_check(const S3D3TensorCopy& i);
 // ---- DMA descriptor (SPEC §10; names are conventions) ----------------------------
 bool dma_copy_reserved_zero(const DmaDescriptor& d);  // reserved1, endpoints'
 bool dma_valid_queue(std::uint8_t queue);             // byte 15: a queue 0..15
-bool dma_valid_num_rows(std::uint8_t num_rows);       // 1..128
-bool dma_valid_row_bytes(std::uint32_t row_bytes);    // != 0
-bool dma_valid_endpoint_kind(const DmaEndpoint& e);   // HBM or SBUF (PSUM is not one)
+// byte 20 (SPEC §15): 0, or 1 + a core K < kMaxDeviceCores, and only with an
+// update (a remote semaphore is what the update changes).
+bool dma_valid_update_core(const DmaDescriptor& d);
+bool dma_valid_num_rows(std::uint8_t num_rows);      // 1..128
+bool dma_valid_row_bytes(std::uint32_t row_bytes);   // != 0
+bool dma_valid_endpoint_kind(const DmaEndpoint& e);  // HBM or SBUF (PSUM is not one)
 // An SBUF endpoint's addr is an immediate SBUF ISA address: below 2^27,
 // region SBUF (not PSUM, the tile file or the control region). Other kinds: true.
 bool dma_sbuf_endpoint_address(const DmaEndpoint& e);

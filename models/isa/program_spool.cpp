@@ -88,7 +88,8 @@ std::vector<InstructionNote> notes_of(const std::vector<RawInst>& words) {
   std::vector<InstructionNote> v;
   v.reserve(words.size());
   for (std::size_t i = 0; i < words.size(); ++i)
-    v.push_back(InstructionNote{static_cast<std::uint32_t>(i), events_of(words[i]), words[i][0]});
+    v.push_back(InstructionNote{static_cast<std::uint32_t>(i), events_of(words[i]), words[i][0],
+                                update_core_of(words[i])});
   return v;
 }
 
@@ -109,7 +110,8 @@ void SpooledProgram::inst(Engine e, const RawInst& raw, const SourceLoc& loc) {
   if (loc.line == 0) binary_ = true;
   if (keep_notes_) {
     const auto line = static_cast<std::uint32_t>(loc.line > 0 ? loc.line : words_);
-    notes_[static_cast<unsigned>(e)].push_back(InstructionNote{line, events_of(raw), raw[0]});
+    notes_[static_cast<unsigned>(e)].push_back(
+        InstructionNote{line, events_of(raw), raw[0], update_core_of(raw)});
   }
   ++words_;
 }

@@ -26,7 +26,16 @@ struct InstructionNote {
   std::uint32_t line = 0;
   Events events{};
   std::uint8_t opcode = 0;
+  // A DMA descriptor's update_core (SPEC §15): 1 + the core whose semaphore
+  // its update changes; 0 its own core's.
+  std::uint8_t update_core = 0;
 };
+// The update_core of a word (0 unless it is a DMA descriptor naming another core).
+inline std::uint8_t update_core_of(const RawInst& w) {
+  return w[0] == static_cast<std::uint8_t>(Opcode::DmaCopy)
+             ? w[offsetof(DmaDescriptor, update_core)]
+             : 0;
+}
 // The notes of words held in memory (line: the word's index).
 std::vector<InstructionNote> notes_of(const std::vector<RawInst>& words);
 

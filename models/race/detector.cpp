@@ -170,7 +170,7 @@ Detector::Queue& Detector::queue(unsigned core, isa::Engine q) {
   for (unsigned e = 0; e < (qu.dma ? kDmaEngines : 1u); ++e)
     qu.agents[e] = new_agent(id, static_cast<std::uint8_t>(e), false);
   if (core < cores_.size()) qu.notes = cores_[core].notes[static_cast<unsigned>(q)];
-  qu.increments.assign(isa::kNumSemaphores, 0);
+  qu.increments.clear();
   return qu;
 }
 
@@ -314,18 +314,20 @@ void Detector::release(SemId s, const VectorClock& vc, QueueId qid, const isa::E
   st.released.join(vc);
   if (ev.update_mode != static_cast<std::uint8_t>(isa::UpdateMode::Increment)) return;
   Queue& qu = queues_[qid];
-  const Increment inc{s, qid, ++qu.increments[ev.update_idx]};
+  const Increment inc{s, qid, ++qu.increments[s]};
   if (const std::uint32_t w = plan_.waiters(inc); w > 0) kept_[inc] = {vc, w};
 }
 
-void Detector::end(unsigned core, isa::Engine q, std::uint64_t index, const isa::Events& ev) {
+void Detector::end(unsigned core, isa::Engine q, std::uint64_t index, const isa::Events& ev,
+                   unsigned update_core) {
   Queue& qu = queue(core, q);
   const bool updates = ev.update_mode >= static_cast<std::uint8_t>(isa::UpdateMode::Increment) &&
                        ev.update_mode <= static_cast<std::uint8_t>(isa::UpdateMode::Set) &&
                        ev.update_idx < isa::kNumSemaphores;
   const QueueId qid = queue_id(core, q);
+  const unsigned target = update_core != 0 ? update_core - 1 : core;  // SPEC §15
   if (!qu.dma) {
-    if (updates) release(sem_id(core, ev.update_idx), agents_[qu.agents[0]].vc, qid, ev);
+    if (updates) release(sem_id(target, ev.update_idx), agents_[qu.agents[0]].vc, qid, ev);
     return;
   }
   // A transfer completes when its last DMA engine does; an engine that has
@@ -345,7 +347,7 @@ void Detector::end(unsigned core, isa::Engine q, std::uint64_t index, const isa:
   t.released.join(qu.completed);
   qu.completed = std::move(t.released);
   qu.in_flight.erase(qu.in_flight.begin() + (&t - qu.in_flight.data()));
-  if (updates) release(sem_id(core, ev.update_idx), qu.completed, qid, ev);
+  if (updates) release(sem_id(target, ev.update_idx), qu.completed, qid, ev);
 }
 
 void Detector::access(unsigned core, isa::Engine q, std::uint64_t addr, std::uint64_t len,

@@ -143,8 +143,10 @@ class Detector {
   void dma_engine_end(unsigned core, isa::Engine q, std::uint64_t index, unsigned engine);
   // The instruction retires, and its EVENTS update, if any, is applied now
   // (a release). A DMA transfer completes: every engine that began it has
-  // ended it (those not yet reported end here).
-  void end(unsigned core, isa::Engine q, std::uint64_t index, const isa::Events& ev);
+  // ended it (those not yet reported end here). `update_core`: a DMA
+  // descriptor's (1 + the core whose semaphore it updates; 0 its own).
+  void end(unsigned core, isa::Engine q, std::uint64_t index, const isa::Events& ev,
+           unsigned update_core = 0);
   // A host's access during the run (an embedding's socket): memory, or a
   // semaphore (a write is an update; a read acquires what it observed).
   void host_access(unsigned core, std::uint64_t addr, std::uint64_t len, bool write);
@@ -181,8 +183,8 @@ class Detector {
     std::vector<Transfer> in_flight;  // in index order
     VectorClock completed;            // a DMA queue: the release of its last transfer
     const std::vector<isa::InstructionNote>* notes = nullptr;
-    std::vector<std::uint8_t> opcodes;      // without notes: seen at begin
-    std::vector<std::uint64_t> increments;  // by semaphore (of its core): made so far
+    std::vector<std::uint8_t> opcodes;                    // without notes: seen at begin
+    std::unordered_map<SemId, std::uint64_t> increments;  // by semaphore: made so far
   };
   struct SemState {
     VectorClock released;  // every update so far (the observed rule)

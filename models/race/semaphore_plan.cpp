@@ -104,7 +104,7 @@ void Planner::classify() {
         observe(sem_id(core, ev.wait_idx),
                 fmt::format("waited on with == by {}", inst_text(pq.id, i)));
       if (ev.update_idx >= isa::kNumSemaphores) continue;
-      const SemId s = sem_id(core, ev.update_idx);
+      const SemId s = sem_id(update_target(core, pq.notes[i]), ev.update_idx);
       switch (static_cast<UpdateMode>(ev.update_mode)) {
         case UpdateMode::Increment: {
           auto& p = producers[s];
@@ -164,10 +164,11 @@ void Planner::build() {
         op.wait_sem = sem_id(core, ev.wait_idx);
         op.k = ev.sem_value;
       }
+      const unsigned target = update_target(core, pq.notes[i]);
       if (ev.update_mode == static_cast<std::uint8_t>(UpdateMode::Increment) &&
-          ev.update_idx < isa::kNumSemaphores && out_.exact(sem_id(core, ev.update_idx))) {
+          ev.update_idx < isa::kNumSemaphores && out_.exact(sem_id(target, ev.update_idx))) {
         op.incs = true;
-        op.inc_sem = sem_id(core, ev.update_idx);
+        op.inc_sem = sem_id(target, ev.update_idx);
         op.ordinal = ++ordinals[op.inc_sem];
         ++made_[op.inc_sem];
       }

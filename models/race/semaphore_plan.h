@@ -48,6 +48,11 @@ inline constexpr QueueId queue_id(unsigned core, isa::Engine q) {
 inline constexpr SemId sem_id(unsigned core, unsigned idx) {
   return core * isa::kNumSemaphores + idx;
 }
+// The core whose semaphore an instruction of `core` updates: its own, or
+// the one its DMA descriptor names (update=inc(coreK:semN), SPEC §15).
+inline unsigned update_target(unsigned core, const isa::InstructionNote& n) {
+  return n.update_core != 0 ? n.update_core - 1u : core;
+}
 
 // What the plan reads of a program: each queue's instructions (their EVENTS),
 // and every core's semaphore values when the run starts.

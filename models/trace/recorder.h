@@ -35,6 +35,21 @@ struct NameId {
   std::uint32_t v = UINT32_MAX;
 };
 
+// The names a core's traces go under: VCD scopes below `scope`, Perfetto
+// tracks in the processes `process` (engines, semaphores, SFU flags) and
+// `dma_process` (the DMA engines). One core: "tpb", "tpb core", "tpb dma
+// engines"; core K of a device of several (SPEC §15): "tpb.coreK", "coreK",
+// "coreK dma engines".
+struct TraceNames {
+  std::string scope = "tpb";
+  std::string process = "tpb core";
+  std::string dma_process = "tpb dma engines";
+  static TraceNames of_core(unsigned core) {
+    const std::string k = "core" + std::to_string(core);
+    return TraceNames{"tpb." + k, k, k + " dma engines"};
+  }
+};
+
 struct Signal {
   std::string scope;  // dotted scope, e.g. "tpb.pool"
   std::string name;   // e.g. "busy"

@@ -20,6 +20,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: tpbsim run PROGRAM [options]\n"
+    "       tpbsim run --cores N PROGRAM0 [PROGRAM1 ...] [options]  (program i on core i)\n"
     "PROGRAM: program text (docs/ASM.md; `.engine pool|dve|pe|sfu|dma0..dma15` picks the\n"
     "queue, dma_copy descriptors move data between HBM and SBUF) or 64-byte words (.bin)\n";
 constexpr const char* kExitCodes =

@@ -5,19 +5,19 @@
 
 namespace tpb::platform {
 
-CoreTracer::CoreTracer(trace::Recorder& rec) : rec_(rec) {
+CoreTracer::CoreTracer(trace::Recorder& rec, const trace::TraceNames& names) : rec_(rec) {
   for (unsigned i = 0; i < isa::kNumSemaphores; ++i) {
-    sem_sigs_.push_back(rec_.add_signal("tpb.sem", fmt::format("sem{}", i), 32));
+    sem_sigs_.push_back(rec_.add_signal(names.scope + ".sem", fmt::format("sem{}", i), 32));
     sem_names_.push_back(rec_.intern(fmt::format("sem{}", i)));
   }
-  sem_track_ = rec_.add_track("tpb core", "semaphores");
+  sem_track_ = rec_.add_track(names.process, "semaphores");
   static const char* const kFlagNames[3] = {"flag_inexact", "flag_saturated", "flag_wrapped"};
-  for (unsigned f = 0; f < 3; ++f) sfu_flag_sig_[f] = rec_.add_signal("tpb.sfu", kFlagNames[f], 1);
-  sfu_fault_sig_ = rec_.add_signal("tpb.sfu", "fault", 1);
-  sfu_flag_track_ = rec_.add_track("tpb core", "sfu flags");
+  for (unsigned f = 0; f < 3; ++f)
+    sfu_flag_sig_[f] = rec_.add_signal(names.scope + ".sfu", kFlagNames[f], 1);
+  sfu_fault_sig_ = rec_.add_signal(names.scope + ".sfu", "fault", 1);
+  sfu_flag_track_ = rec_.add_track(names.process, "sfu flags");
   for (unsigned m = 0; m < kNumMems; ++m) {
-    const std::string scope =
-        std::string("tpb.") + isa::memory_name(static_cast<isa::CoreMemory>(m));
+    const std::string scope = names.scope + "." + isa::memory_name(static_cast<isa::CoreMemory>(m));
     mem_read_sig_[m] = rec_.add_signal(scope, "bytes_read", 64);
     mem_write_sig_[m] = rec_.add_signal(scope, "bytes_written", 64);
   }

@@ -18,7 +18,7 @@ class CoreTracer {
  public:
   static constexpr unsigned kNumMems = isa::kNumDataMemories;
 
-  explicit CoreTracer(trace::Recorder& rec);
+  explicit CoreTracer(trace::Recorder& rec, const trace::TraceNames& names = {});
   void semaphore(unsigned idx, std::uint32_t value, std::uint64_t t_ps);
   // The SFU's sticky flags (inexact, saturated, wrapped: bits 0..2) at t_ps.
   void sfu_flags(std::uint32_t bits, std::uint64_t t_ps);

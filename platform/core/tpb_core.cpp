@@ -98,6 +98,7 @@ TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
       cfg_((validate(cfg), std::move(cfg))),
       costs_(fw::builtin_kernels().resolve_costs(cfg_.timing)),
       recorder_(std::make_unique<trace::Recorder>()),
+      rec_(recorder_.get()),
       sbuf("sbuf"),
       psum("psum", isa::kNumPartitions, cfg_.timing.psum_bytes_per_partition,
            sc::mem_timing(cfg_.timing, cfg_.timing.psum)),
@@ -215,7 +216,20 @@ void TpbCore::reset(CoreConfig cfg) {
   core_tracer_.reset();  // (finish() dropped them; an aborted start may not have)
   tracers_.clear();
   recorder_ = std::make_unique<trace::Recorder>();
+  rec_ = recorder_.get();
   apply_config();
+}
+
+void TpbCore::share_hbm(TpbCore& owner) {
+  if (running_) throw std::logic_error("TpbCore::share_hbm: a run is in progress");
+  if (&owner != this) hbm.share_storage(owner.hbm.storage());
+  dma_engines.set_hbm_share(&owner.hbm.bandwidth, core_id_);
+}
+
+std::uint64_t TpbCore::stop_ps() const {
+  return control_.faulted()                                      ? control_.fault_time_ps()
+         : control_.watchdog() != sc::RunControl::Watchdog::None ? control_.stop_ps()
+                                                                 : trace::kForever;
 }
 
 void TpbCore::load_program(const isa::Program& p) {
@@ -325,6 +339,14 @@ void TpbCore::host_invalidate(sc_dt::uint64 start, sc_dt::uint64 end) {
   if (host_socket.size() > 0) host_socket->invalidate_direct_mem_ptr(start, end);
 }
 
+std::string TpbCore::format_retire(const sc::RetireRecord& r, bool with_core) {
+  if (!with_core) return format_retire(r);
+  const std::string_view m = isa::opcode_mnemonic(r.opcode);
+  return fmt::format("{:>15} {:<10} {:>6} 0x{:02x} {}", r.end_ps,
+                     fmt::format("core{}.{}", r.core, isa::engine_name(r.engine)), r.index,
+                     r.opcode, m.empty() ? "?" : m);
+}
+
 std::string TpbCore::format_retire(const sc::RetireRecord& r) {
   const std::string_view m = isa::opcode_mnemonic(r.opcode);
   return fmt::format("{:>15} {:<4} {:>6} 0x{:02x} {}", r.end_ps, isa::engine_name(r.engine),
@@ -360,7 +382,10 @@ void TpbCore::commit_retires_at_stop(std::uint64_t stop_ps) {
 }
 
 void TpbCore::on_retire(const sc::RetireRecord& r) {
-  if (setup_.retire_sink) {
+  if (setup_.device_retires) {  // a device's run: the device's order
+    setup_.device_retires->push(core_id_, r);
+    setup_.device_retires->commit(now_ps());
+  } else if (setup_.retire_sink) {
     PendingRetire p{r, {}};
     p.bundles.assign(r.bundles, r.bundles + r.num_bundles);
     p.r.bundles = nullptr;
@@ -372,7 +397,7 @@ void TpbCore::on_retire(const sc::RetireRecord& r) {
   commit_retires(now_ps());
   if (!core_tracer_) return;
   if (r.engine == isa::Engine::Sfu) core_tracer_->sfu_flags(tile_file().flags().bits(), r.end_ps);
-  if (!recorder_->signals_enabled()) return;
+  if (!rec_->signals_enabled()) return;
   std::uint64_t rd[kNumMems], wr[kNumMems];
   memory_bytes(rd, wr);
   core_tracer_->memory_bytes(rd, wr, r.end_ps);
@@ -409,18 +434,31 @@ std::string TpbCore::pending_report() const {
 
 void TpbCore::start(const RunSetup& setup) {
   if (running_) throw std::logic_error("TpbCore::start: a run is in progress");
+  // The quantum is process-wide (TLM's global quantum) and cores of other
+  // configurations may share the process: each run sets its own.
+  tlm::tlm_global_quantum::instance().set(
+      sc_core::sc_time(static_cast<double>(cfg_.timing.quantum_ns), sc_core::SC_NS));
   setup_ = setup;
   stop_ps_ = trace::kForever;
   wall0_ = std::chrono::steady_clock::now();
-  // A fresh recorder per run: the run's own traces.
-  recorder_ = std::make_unique<trace::Recorder>();
-  trace::Recorder& rec = *recorder_;
-  rec.enable_signals(setup.trace.signals);
-  rec.enable_slices(setup.trace.slices);
-  rec.enable_bundles(setup.trace.bundles);
-  for (isa::Engine e : setup.trace.hidden_engines) rec.hide(isa::engine_name(e));
-  // No event can still be recorded before the global time.
-  rec.set_watermark([this] { return now_ps(); });
+  // A fresh recorder per run: the run's own traces (a device's run: the
+  // device's, set up by the device).
+  const bool own_recorder = setup.device_recorder == nullptr;
+  if (own_recorder) {
+    recorder_ = std::make_unique<trace::Recorder>();
+    rec_ = recorder_.get();
+  } else {
+    rec_ = setup.device_recorder;
+  }
+  trace::Recorder& rec = *rec_;
+  if (own_recorder) {
+    rec.enable_signals(setup.trace.signals);
+    rec.enable_slices(setup.trace.slices);
+    rec.enable_bundles(setup.trace.bundles);
+    for (isa::Engine e : setup.trace.hidden_engines) rec.hide(isa::engine_name(e));
+    // No event can still be recorded before the global time.
+    rec.set_watermark([this] { return now_ps(); });
+  }
   tracers_.clear();
   tracers_.resize(isa::kNumQueues);
   core_tracer_.reset();
@@ -442,17 +480,17 @@ void TpbCore::start(const RunSetup& setup) {
     if (!active_[i]) continue;
     s.add_observer(stats_[i].get());
     if (tracing) {
-      tracers_[i] = std::make_unique<sc::EngineTracer>(rec, engine_at(i),
-                                                       fw::builtin_kernels().num_bundles());
+      tracers_[i] = std::make_unique<sc::EngineTracer>(
+          rec, engine_at(i), fw::builtin_kernels().num_bundles(), trace_names_);
       s.add_observer(tracers_[i].get());
     }
     s.add_observer(hooks_[i].get());
   }
-  if (tracing) core_tracer_ = std::make_unique<CoreTracer>(rec);
+  if (tracing) core_tracer_ = std::make_unique<CoreTracer>(rec, trace_names_);
   if (tracing && dma_active_)
-    dma_tracer_ = std::make_unique<sc::DmaEngineTracer>(rec, dma_engines.engines());
+    dma_tracer_ = std::make_unique<sc::DmaEngineTracer>(rec, dma_engines.engines(), trace_names_);
   dma_engines.set_observer(dma_tracer_.get());
-  rec.attach(setup.trace.vcd, setup.trace.perfetto);
+  if (own_recorder) rec.attach(setup.trace.vcd, setup.trace.perfetto);
   retired_ = 0;
   pending_ = {};
   pending_ends_ = {};
@@ -479,14 +517,15 @@ RunResult TpbCore::finish() {
   // After a fault or a watchdog's stop nothing is recorded past its time on
   // any engine: retires, stats and traces all end there (engines run
   // decoupled and pipelined, so others may have run ahead of it).
-  const std::uint64_t stop_ps = control_.faulted() ? control_.fault_time_ps()
-                                : control_.watchdog() != sc::RunControl::Watchdog::None
-                                    ? control_.stop_ps()
-                                    : trace::kForever;
+  const std::uint64_t stop_ps = this->stop_ps();
   if (stop_ps != trace::kForever)
     for (auto& s : stats_) s->stop_at(stop_ps);
   stop_ps_ = stop_ps;
-  commit_retires_at_stop(stop_ps);
+  // A device's run: the device committed its retires (RetireMerge) first.
+  if (setup_.device_retires)
+    retired_ = setup_.device_retires->retired(core_id_);
+  else
+    commit_retires_at_stop(stop_ps);
   r.instructions = retired_;
   if (control_.faulted()) {
     r.status = RunStatus::Fault;
@@ -517,7 +556,7 @@ RunResult TpbCore::finish() {
   // The traces end with the run; after a fault, at its time on every engine.
   for (auto& t : tracers_)
     if (t) t->finish(stop_ps);
-  recorder_->finish(stop_ps);
+  if (!setup_.device_recorder) rec_->finish(stop_ps);
   for (unsigned i = 0; i < isa::kNumQueues; ++i) {
     seqs_[i].remove_observer(stats_[i].get());
     if (tracers_[i]) seqs_[i].remove_observer(tracers_[i].get());
@@ -526,6 +565,8 @@ RunResult TpbCore::finish() {
   for (auto& s : seqs_) s.set_race(nullptr, core_id_);
   dma_engines.set_race(nullptr, core_id_);
   setup_.race = nullptr;
+  setup_.device_recorder = nullptr;
+  setup_.device_retires = nullptr;
   // The run's tracers write into its recorder: nothing between runs (a
   // host's semaphore write, a reset's) may reach them.
   core_tracer_.reset();

@@ -58,6 +58,7 @@
 #include "models/trace/recorder.h"
 #include "models/trace/stats.h"
 #include "platform/core/core_tracer.h"
+#include "platform/core/retire_merge.h"
 
 namespace tpb::platform {
 
@@ -114,6 +115,12 @@ struct RunSetup {
   // tile file, so its flags, traces and data-dependent faults (a NaN source,
   // an undefined tile element) are the full run's.
   bool timing_only = false;
+  // A run of a device of several cores (SPEC §15; platform::Device sets
+  // them): the device's recorder, which every core traces into (a core then
+  // neither enables, attaches nor finishes it), and the device's retire
+  // order (every core's retires go there instead of into the core's hold).
+  trace::Recorder* device_recorder = nullptr;
+  RetireMerge* device_retires = nullptr;
 };
 
 enum class RunStatus { Ok, Fault, Deadlock, Watchdog, Interrupted };
@@ -129,6 +136,8 @@ struct RunResult {
   std::uint64_t instructions = 0;      // retired, all engines
   double wall_seconds = 0;
 };
+
+class Device;
 
 class TpbCore : public sc_core::sc_module {
  public:
@@ -191,17 +200,37 @@ class TpbCore : public sc_core::sc_module {
 
   // Stats of the last run; program path left empty.
   trace::RunStats stats() const;
-  // The last run's recorder (its events, without streaming sinks).
-  trace::Recorder& recorder() { return *recorder_; }
-  const trace::Recorder& recorder() const { return *recorder_; }
+  // The last run's recorder (its events, without streaming sinks; a
+  // device's run: the device's).
+  trace::Recorder& recorder() { return *rec_; }
+  const trace::Recorder& recorder() const { return *rec_; }
   const CoreConfig& config() const { return cfg_; }
   // The effective timing profile, every bundle's issue cycles included, with
   // the source of every number ("sources").
   nlohmann::json effective_timing() const;
   // The retire line of a record (no newline): `tpbsim run --retire`.
   static std::string format_retire(const sc::RetireRecord& r);
+  // With `with_core` (a device of several cores, SPEC §15) the engine is
+  // named coreK.ENGINE.
+  static std::string format_retire(const sc::RetireRecord& r, bool with_core);
   // The core's time now (from its origin).
   std::uint64_t now_ps() const { return control_.rel_ps(sc_core::sc_time_stamp()); }
+
+  // This core in a device of several (SPEC §15): its number (the race
+  // check's core index, the retire order) and the names its traces go
+  // under. A core alone: 0 and the default names. Between runs.
+  void set_device_role(unsigned core_id, trace::TraceNames names) {
+    core_id_ = core_id;
+    trace_names_ = std::move(names);
+  }
+  unsigned core_id() const { return core_id_; }
+  // A device's HBM: this core's HBM target serves `owner`'s storage and its
+  // DMA engines move their bytes through `owner`'s bandwidth share (as
+  // group core_id()). Between runs, after every reset.
+  void share_hbm(TpbCore& owner);
+  // Where the current run stops recording: a fault's time, a watchdog's
+  // stop, or trace::kForever.
+  std::uint64_t stop_ps() const;
 
   const sc::AddressRouter& router() const { return router_; }
   sc::SemaphoreBank& semaphores() { return sems_; }
@@ -213,6 +242,7 @@ class TpbCore : public sc_core::sc_module {
   }
 
  private:
+  friend class Device;  // drives the cores of a device's run together
   class EngineHook;
   void ensure_elaborated();
   void backdoor(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data, std::size_t len);
@@ -236,6 +266,8 @@ class TpbCore : public sc_core::sc_module {
   CoreConfig cfg_;
   fw::BundleCosts costs_;  // every bundle's cost under cfg_.timing, resolved once
   std::unique_ptr<trace::Recorder> recorder_;
+  trace::Recorder* rec_ = nullptr;  // the run's: recorder_ or the device's
+  trace::TraceNames trace_names_;
   sc::RunControl control_;
 
  public:

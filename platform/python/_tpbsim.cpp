@@ -142,8 +142,10 @@ class Report {
     std::size_t i = 0;
     for (const run::RetireLine& l : r_.retires) {
       if (names[l.opcode].empty()) names[l.opcode] = isa::mnemonic_or_opcode(l.opcode);
-      out[i++] = py::cast(Retire{l.start_ps, l.end_ps, isa::engine_name(l.engine), l.index,
-                                 l.opcode, names[l.opcode]});
+      const std::string engine = r_.core_stats.empty()
+                                     ? std::string(isa::engine_name(l.engine))
+                                     : fmt::format("core{}.{}", l.core, isa::engine_name(l.engine));
+      out[i++] = py::cast(Retire{l.start_ps, l.end_ps, engine, l.index, l.opcode, names[l.opcode]});
     }
     return out;
   }
@@ -156,8 +158,15 @@ class Report {
 class Session {
  public:
   Session(const std::optional<std::string>& arch, const std::string& timing_file,
-          const std::string& timing_json, const std::string& mx_emax) {
+          const std::string& timing_json, const std::string& mx_emax, py::handle cores_arg) {
     run::CoreSpec spec;
+    if (!cores_arg.is_none()) {  // SPEC §15: a device of several cores
+      const run::HostInt n = host_int(cores_arg, "cores");
+      if (!n.in(1, platform::Device::kMaxCores))
+        throw run::InputError(fmt::format("cores={}: a device has 1 to {} cores", n.str(),
+                                          platform::Device::kMaxCores));
+      spec.cores = static_cast<unsigned>(n.value);
+    }
     if (arch) spec.arch = run::parse_arch_option(*arch);
     spec.timing_file = timing_file;
     if (!timing_json.empty()) {
@@ -169,6 +178,17 @@ class Session {
     }
     if (!mx_emax.empty()) spec.mx_emax = run::parse_mx_emax(mx_emax);
     s_ = std::make_unique<run::Session>(spec);
+    programs_.resize(spec.cores);
+  }
+  unsigned cores() { return s().cores(); }
+  // The core the memory, tile, semaphore and load calls address (a device).
+  void select(py::handle i) {
+    const run::HostInt k = host_int(i, "core");
+    const unsigned n = s().cores();
+    if (!k.in(0, static_cast<long long>(n) - 1))
+      throw run::RangeError(fmt::format("core {} is not a core of this device of {} core{} (0..{})",
+                                        k.str(), n, n == 1 ? "" : "s", n - 1));
+    s().select(static_cast<unsigned>(k.value));
   }
 
   void close() {
@@ -179,9 +199,7 @@ class Session {
   bool running() const { return running_; }
 
   run::Session& s() {
-    if (!s_)
-      throw CoreStateError(
-          "this Core is closed (tpbsim.Core(...) makes a new one; one Core at a time per process)");
+    if (!s_) throw CoreStateError("this Core is closed (tpbsim.Core(...) makes a new one)");
     if (running_) throw CoreStateError("this Core is running (in another thread)");
     return *s_;
   }
@@ -321,6 +339,13 @@ class Session {
     const unsigned k = run::check_semaphore(host_int(i, "i"));
     s.core().semaphores().set(k, run::check_semaphore_value(host_int(value, "value")));
   }
+  // --lnc 2 (SPEC §15): the selected core's place in its logical core, in
+  // register r31 of every compute engine.
+  void set_core_id(unsigned id) {
+    run::Session& s = this->s();
+    for (unsigned e = 0; e < isa::kNumEngines; ++e)
+      s.core().set_reg(static_cast<isa::Engine>(e), run::kCoreIdRegister, id);
+  }
   std::uint32_t reg(const std::string& engine, py::handle r) {
     run::Session& s = this->s();
     const auto e = isa::parse_engine(engine.c_str());
@@ -332,25 +357,26 @@ class Session {
   // `notes`: kept for a run with the race check (SPEC §14).
   void load_text(const std::string& text, const std::string& name, bool notes) {
     run::Session& s = this->s();
-    program_ = run::program_from_text(text, name, notes);
-    s.load(*program_);
+    program() = run::program_from_text(text, name, notes);
+    s.load(*program());
   }
   void load_words(const py::buffer& buf, const std::string& name, bool notes) {
     run::Session& s = this->s();
     const py::buffer_info bi = buf.request();
-    program_ =
+    program() =
         run::program_from_words(static_cast<const std::uint8_t*>(bi.ptr),
                                 static_cast<std::size_t>(bi.size * bi.itemsize), name, notes);
-    s.load(*program_);
+    s.load(*program());
   }
   void load_file(const std::string& path, bool notes) {
     run::Session& s = this->s();
-    program_ = run::load_program_file(path, notes);
-    s.load(*program_);
+    program() = run::load_program_file(path, notes);
+    s.load(*program());
   }
   // The `.arch` of the program last loaded ("" when it has none).
-  std::string program_arch() const {
-    return program_ && program_->arch() ? std::string(isa::arch_name(*program_->arch())) : "";
+  std::string program_arch() {
+    const auto& p = program();
+    return p && p->arch() ? std::string(isa::arch_name(*p->arch())) : "";
   }
 
   std::unique_ptr<Report> run(const std::string& vcd, const std::string& perfetto,
@@ -416,6 +442,7 @@ class Session {
       throw;
     }
     running_ = false;
+    s.select(0);
     auto out = std::make_unique<Report>(std::move(rep), arch());
     if (etype) {
       PyErr_NormalizeException(&etype, &evalue, &etb);
@@ -456,8 +483,11 @@ class Session {
     throw std::runtime_error(fmt::format("tile data type {} is not known", dtype));
   }
 
+  // The selected core's program (kept until the next load on that core).
+  std::unique_ptr<isa::SpooledProgram>& program() { return programs_.at(s().selected()); }
+
   std::unique_ptr<run::Session> s_;
-  std::unique_ptr<isa::SpooledProgram> program_;
+  std::vector<std::unique_ptr<isa::SpooledProgram>> programs_;  // per core
   bool running_ = false;
 };
 
@@ -948,6 +978,13 @@ PYBIND11_MODULE(_tpbsim, m) {
                                return py::int_(x->total);
                              })
       .def("retires", &Report::retires)
+      .def_property_readonly("core_count",
+                             [](const Report& r) { return r.report().core_stats.size(); })
+      .def("core_stats_json",
+           [](const Report& r, std::size_t i) {
+             return trace::stats_to_json(r.report().core_stats.at(i))
+                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+           })
       .def_property_readonly("files", [](const Report& r) { return r.report().files; })
       .def_property_readonly("output_errors",
                              [](const Report& r) { return r.report().output_errors; })
@@ -956,9 +993,14 @@ PYBIND11_MODULE(_tpbsim, m) {
 
   py::class_<Session>(m, "Session")
       .def(py::init<const std::optional<std::string>&, const std::string&, const std::string&,
-                    const std::string&>(),
-           py::arg("arch"), py::arg("timing_file"), py::arg("timing_json"), py::arg("mx_emax"))
+                    const std::string&, py::handle>(),
+           py::arg("arch"), py::arg("timing_file"), py::arg("timing_json"), py::arg("mx_emax"),
+           py::arg("cores") = py::none())
+      .def("cores", &Session::cores)
+      .def("select", &Session::select)
+      .def("set_core_id", &Session::set_core_id)
       .def_static("is_open", &run::Session::is_open)
+      .def_static("elaborations", &run::Session::elaborations)
       .def("close", &Session::close)
       .def_property_readonly("closed", &Session::closed)
       .def_property_readonly("running", &Session::running)

@@ -67,15 +67,42 @@ std::size_t spec_file_start(const std::string& spec) {
 }
 
 // MEM:PARTITION:OFFSET[:ROWSxCOLS:DTYPE]=FILE
-MemSpec parse_mem_spec(const std::string& spec, bool dump) {
+unsigned core_prefix(const std::string& spec, std::string& rest) {
+  rest = spec;
+  if (spec.rfind("core", 0) != 0) return 0;
+  const std::size_t colon = spec.find(':');
+  const std::size_t eq = spec_file_start(spec);
+  if (colon == std::string::npos || (eq != std::string::npos && colon > eq)) return 0;
+  const std::string k = spec.substr(4, colon - 4);
+  const std::uint64_t core = parse_uint(k, "core number", spec);
+  if (core >= 1u << 20)
+    throw SpecError(fmt::format("'{}': core {} is not a core of any device", spec, k));
+  rest = spec.substr(colon + 1);
+  return static_cast<unsigned>(core);
+}
+
+void check_core(const std::string& text, unsigned core, unsigned cores) {
+  if (core >= cores)
+    throw SpecError(fmt::format("'{}': core{} is not a core of this device of {} core{} ({})", text,
+                                core, cores, cores == 1 ? "" : "s",
+                                cores == 1 ? "core0" : fmt::format("core0..core{}", cores - 1)));
+}
+
+MemSpec parse_mem_spec(const std::string& full, bool dump) {
   MemSpec m;
-  m.text = spec;
+  m.text = full;
+  std::string spec;
+  const bool prefixed = full.rfind("core", 0) == 0;
+  m.core = core_prefix(full, spec);
   const std::size_t at = spec_file_start(spec);
   if (at == std::string::npos || at == spec.size())
     throw SpecError(fmt::format("'{}': expected ...=FILE.npy", spec));
   m.file = spec.substr(at);
   const std::vector<std::string> f = split(spec.substr(0, at - 1), ':');
   if (!f.empty() && f[0] == "hbm") {
+    if (prefixed && spec != full)
+      throw SpecError(fmt::format(
+          "'{}': the HBM is the device's: hbm: takes no core prefix (every core sees it)", full));
     if (f.size() != (dump ? 4u : 2u))
       throw SpecError(
           fmt::format("'{}': expected {}", spec,
@@ -101,11 +128,21 @@ MemSpec parse_mem_spec(const std::string& spec, bool dump) {
   return m;
 }
 
-bool is_tile_spec(const std::string& s) { return s.rfind("tile:", 0) == 0; }
+bool is_tile_spec(const std::string& s) {
+  std::string rest;
+  try {
+    core_prefix(s, rest);
+  } catch (const SpecError&) {
+    return false;  // parse_mem_spec says what is wrong
+  }
+  return rest.rfind("tile:", 0) == 0;
+}
 
-TileSpec parse_tile_spec(const std::string& spec, bool dump) {
+TileSpec parse_tile_spec(const std::string& full, bool dump) {
   TileSpec t;
-  t.text = spec;
+  t.text = full;
+  std::string spec;
+  t.core = core_prefix(full, spec);
   const std::size_t at = spec_file_start(spec);
   if (at == std::string::npos || at == spec.size())
     throw SpecError(fmt::format("'{}': expected tile:N{}=FILE.npy", spec, dump ? "" : "[:COL]"));

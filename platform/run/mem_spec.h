@@ -25,6 +25,10 @@ class SpecError : public std::runtime_error {
 
 struct MemSpec {
   std::string text;
+  // SPEC §15: `coreK:` before the memory names core K of a device (none:
+  // core 0); checked against the device by check_core. HBM is the device's
+  // and takes no prefix.
+  unsigned core = 0;
   // `hbm:OFFSET[:ROWSxCOLS:DTYPE]` (SPEC §10): the array's bytes, row-major,
   // from byte hbm_offset of the core's HBM (region, partition, offset unused).
   bool hbm = false;
@@ -41,6 +45,7 @@ struct MemSpec {
 // only, is the physical Col (>= the array's columns; the padding is undefined).
 struct TileSpec {
   std::string text;
+  unsigned core = 0;  // `coreK:tile:N...` (SPEC §15)
   unsigned tile = 0;
   unsigned col = 0;  // 0: the array's columns
   std::string file;
@@ -62,8 +67,14 @@ std::size_t spec_file_start(const std::string& spec);
 // hbm:OFFSET=FILE and hbm:OFFSET:ROWSxCOLS:DTYPE=FILE (OFFSET any u64; the
 // capacity is checked by check_hbm_fits).
 MemSpec parse_mem_spec(const std::string& spec, bool dump);
-// Whether a spec names a tile ("tile:" prefix) rather than a memory.
+// Whether a spec names a tile ("tile:" prefix, after a core prefix) rather
+// than a memory.
 bool is_tile_spec(const std::string& s);
+// `coreK:` at the start of a spec (SPEC §15): K, and `rest` the spec after
+// it; none: 0 and the spec. SpecError for a bad K.
+unsigned core_prefix(const std::string& spec, std::string& rest);
+// A spec's core inside a device of `cores` cores; SpecError naming it.
+void check_core(const std::string& text, unsigned core, unsigned cores);
 // tile:N=FILE (dump) or tile:N[:COL]=FILE (load); N <= 31, COL 1..65535.
 TileSpec parse_tile_spec(const std::string& spec, bool dump);
 

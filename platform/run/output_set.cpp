@@ -155,7 +155,7 @@ std::vector<trace::TraceFileStats> OutputSet::finish_traces(Session& s, RunRepor
     write_one(
         "--vcd", gtkw_,
         [&](const std::string& to) {
-          const trace::Recorder& r = s.core().recorder();
+          const trace::Recorder& r = s.device().recorder();
           trace::write_gtkw(r.signals(), req.vcd, to, r.last_time());
         },
         rep);
@@ -184,7 +184,14 @@ void OutputSet::finish(Session& s, RunReport& rep) {
         },
         rep);
   std::vector<trace::TraceFileStats> traces = finish_traces(s, rep);
-  rep.stats = s.core().stats();
+  rep.stats = s.run_stats(&rep.core_stats);
+  // Device-level fields the per-core stats cannot know.
+  if (s.cores() > 1) {
+    rep.stats.status = platform::status_name(rep.result.status);
+    rep.stats.message = rep.result.message;
+    rep.stats.simulated_ps = rep.result.simulated_ps;
+    rep.stats.wall_seconds = rep.result.wall_seconds;
+  }
   rep.stats.program = req.program_name;
   rep.stats.traces = std::move(traces);
   if (s.cosim()) rep.stats.cosim = s.cosim()->stats();

@@ -12,8 +12,9 @@
 
 namespace tpb::run {
 
-std::unique_ptr<race::Detector> make_detector(platform::TpbCore& core,
-                                              const isa::SpooledProgram* p) {
+namespace {
+
+race::CoreProgram core_program(platform::TpbCore& core, const isa::SpooledProgram* p) {
   race::CoreProgram c;
   if (p) {
     c.source.file = p->path();
@@ -23,9 +24,24 @@ std::unique_ptr<race::Detector> make_detector(platform::TpbCore& core,
         c.notes[e] = &p->notes(static_cast<isa::Engine>(e));
   }
   for (unsigned i = 0; i < isa::kNumSemaphores; ++i) c.semaphores[i] = core.semaphores().get(i);
+  return c;
+}
+
+}  // namespace
+
+std::unique_ptr<race::Detector> make_detector(platform::TpbCore& core,
+                                              const isa::SpooledProgram* p) {
   std::vector<race::CoreProgram> cores;
-  cores.push_back(std::move(c));
+  cores.push_back(core_program(core, p));
   return std::make_unique<race::Detector>(std::move(cores));
+}
+
+std::unique_ptr<race::Detector> make_detector(const std::vector<platform::TpbCore*>& cores,
+                                              const std::vector<isa::SpooledProgram*>& programs) {
+  std::vector<race::CoreProgram> v;
+  for (std::size_t i = 0; i < cores.size(); ++i)
+    v.push_back(core_program(*cores[i], i < programs.size() ? programs[i] : nullptr));
+  return std::make_unique<race::Detector>(std::move(v));
 }
 
 void write_races(const race::Report& r, const std::string& path) {

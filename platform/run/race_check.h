@@ -9,6 +9,7 @@
 
 #include "models/isa/program_spool.h"
 #include "models/race/detector.h"
+#include "platform/core/device.h"
 #include "platform/core/tpb_core.h"
 
 namespace tpb::run {
@@ -18,6 +19,12 @@ namespace tpb::run {
 // the run observed), with the core's semaphores as they are now.
 std::unique_ptr<race::Detector> make_detector(platform::TpbCore& core,
                                               const isa::SpooledProgram* p);
+// The same for a device of several cores (SPEC §15): core i's program
+// `programs[i]` (null: idle); accesses of every core are checked against
+// each other (the HBM is the device's), and a DMA descriptor's update of
+// another core's semaphore releases into that core's.
+std::unique_ptr<race::Detector> make_detector(const std::vector<platform::TpbCore*>& cores,
+                                              const std::vector<isa::SpooledProgram*>& programs);
 
 // One race a line (race::race_json); throws std::runtime_error naming the
 // file when it cannot be written.

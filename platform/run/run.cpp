@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "models/isa/input_file.h"
+#include "platform/core/device.h"
 #include "platform/run/host_args.h"
 #include "platform/run/output_set.h"
 #include "platform/run/request.h"
@@ -18,7 +19,8 @@ namespace {
 struct Prepared {
   CoreSpec spec;
   RunRequest req;
-  std::unique_ptr<isa::SpooledProgram> program;
+  std::vector<std::unique_ptr<isa::SpooledProgram>> programs;  // program i runs on core i
+  unsigned lnc = 1;  // --lnc: physical cores per program (each reads its own copy)
   std::vector<MemSpec> loads;
   std::vector<io::NpyArray> load_arrays;  // one per loads entry
   std::vector<TileSpec> tile_loads;
@@ -48,16 +50,53 @@ void parse_limits(const RunOptions& o, RunRequest& req) {
   }
 }
 
-// The program (read once into per-engine spools: bounded memory, any
-// length), its generation and the options of the core and the traces.
-void read_program(const RunOptions& o, Prepared& p, RunOutcome& out) {
-  try {
-    p.program = load_program_file(o.program, o.racecheck);
-  } catch (const LocatedError&) {
-    out.error_is_located = true;
-    throw;
+// --cores N (SPEC §15) and one program per core at most.
+void parse_cores(const RunOptions& o, Prepared& p) {
+  if (!o.lnc.empty()) {
+    if (o.lnc != "1" && o.lnc != "2")
+      throw InputError(
+          fmt::format("--lnc '{}': a logical core is 1 or 2 physical cores", isa::excerpt(o.lnc)));
+    p.lnc = o.lnc == "2" ? 2 : 1;
   }
-  isa::Arch arch = p.program->arch().value_or(isa::Arch::Mariana);
+  if (!o.cores.empty()) {
+    const std::string& t = o.cores;
+    const bool digits =
+        !t.empty() && t.size() <= 18 && t.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits)
+      throw InputError(fmt::format("--cores '{}' is not a number of cores (1 to {})",
+                                   isa::excerpt(t), platform::Device::kMaxCores));
+    const long long n = std::stoll(t);
+    check_cores(n);
+    p.spec.cores = static_cast<unsigned>(n);
+  }
+  check_lnc(p.lnc, p.spec.cores);
+  const std::size_t programs = 1 + o.more_programs.size();
+  if (p.lnc > 1 && programs > p.spec.cores / p.lnc)
+    throw InputError(fmt::format(
+        "{} programs for {} logical cores (--cores {} --lnc {}): one program per logical core at "
+        "most",
+        programs, p.spec.cores / p.lnc, p.spec.cores, p.lnc));
+  if (programs > p.spec.cores)
+    throw InputError(fmt::format(
+        "{} programs for a device of {} core{} (--cores {}): one program per core at most",
+        programs, p.spec.cores, p.spec.cores == 1 ? "" : "s", p.spec.cores));
+}
+
+// The programs (each read once into per-engine spools: bounded memory, any
+// length), the generation and the options of the core and the traces.
+void read_program(const RunOptions& o, Prepared& p, RunOutcome& out) {
+  std::vector<std::string> files{o.program};
+  files.insert(files.end(), o.more_programs.begin(), o.more_programs.end());
+  for (const std::string& f : files)
+    for (unsigned copy = 0; copy < p.lnc; ++copy) {  // a copy per physical core
+      try {
+        p.programs.push_back(load_program_file(f, o.racecheck));
+      } catch (const LocatedError&) {
+        out.error_is_located = true;
+        throw;
+      }
+    }
+  isa::Arch arch = p.programs[0]->arch().value_or(isa::Arch::Mariana);
   if (!o.arch.empty()) arch = parse_arch_option(o.arch);
   p.spec.arch = arch;
   out.arch = std::string(isa::arch_name(arch));
@@ -72,7 +111,14 @@ void read_program(const RunOptions& o, Prepared& p, RunOutcome& out) {
 // --load and --dump: parsed, the loads read, every shape checked against
 // the partitions (and HBM) of the configuration.
 void read_memory_specs(const RunOptions& o, Prepared& p) {
-  const platform::CoreConfig cfg = core_config(p.spec);
+  platform::CoreConfig cfg = core_config(p.spec);
+  // A device's HBM is every core's capacity pooled (SPEC §15).
+  try {
+    platform::Device::validate(p.spec.cores, cfg);
+  } catch (const std::exception& e) {
+    throw InputError(e.what());
+  }
+  cfg.timing.hbm.bytes *= p.spec.cores;
   try {
     for (const auto& s : o.loads)
       if (is_tile_spec(s))
@@ -84,6 +130,10 @@ void read_memory_specs(const RunOptions& o, Prepared& p) {
         p.req.tile_dumps.push_back(parse_tile_spec(s, true));
       else
         p.req.dumps.push_back(parse_mem_spec(s, true));
+    for (const MemSpec& m : p.loads) check_core(m.text, m.core, p.spec.cores);
+    for (const MemSpec& m : p.req.dumps) check_core(m.text, m.core, p.spec.cores);
+    for (const TileSpec& t : p.tile_loads) check_core(t.text, t.core, p.spec.cores);
+    for (const TileSpec& t : p.req.tile_dumps) check_core(t.text, t.core, p.spec.cores);
     for (const MemSpec& m : p.loads) p.load_arrays.push_back(read_load(m, cfg));
     for (const MemSpec& m : p.req.dumps)
       if (m.hbm)
@@ -108,7 +158,9 @@ void open_outputs(const RunOptions& o, Prepared& p) {
   req.dump_timing = o.dump_timing;
   req.cosim_vcd = o.cosim_vcd;
   req.program_name = o.program;
+  for (const std::string& more : o.more_programs) req.program_name += " " + more;
   req.inputs = {{"PROGRAM", o.program}};
+  for (const std::string& more : o.more_programs) req.inputs.push_back({"PROGRAM", more});
   if (!o.timing.empty()) req.inputs.push_back({"--timing", o.timing});
   for (const MemSpec& m : p.loads) req.inputs.push_back({"--load " + m.text, m.file});
   for (const TileSpec& t : p.tile_loads) req.inputs.push_back({"--load " + t.text, t.file});
@@ -124,6 +176,7 @@ void prepare(const RunOptions& o, Prepared& p, RunOutcome& out) {
   check_run_modes(o.cosim, o.timing_only, !o.cosim_vcd.empty());
   if (!o.races.empty() && !o.racecheck)
     throw InputError("--races FILE needs --racecheck (the races it would list)");
+  parse_cores(o, p);
   read_program(o, p, out);
   read_memory_specs(o, p);
   open_outputs(o, p);
@@ -143,7 +196,15 @@ RunOutcome run_once(const RunOptions& o) {
   std::unique_ptr<Session> session;
   try {
     session = std::make_unique<Session>(p.spec);
-    session->load(*p.program);
+    for (unsigned i = 0; i < p.programs.size(); ++i) {
+      session->select(i);
+      session->load(*p.programs[i]);
+      // --lnc 2: the physical core's place in its logical core (SPEC §15).
+      if (p.lnc > 1)
+        for (unsigned e = 0; e < isa::kNumEngines; ++e)
+          session->core().set_reg(static_cast<isa::Engine>(e), kCoreIdRegister, i % p.lnc);
+    }
+    session->select(0);
     for (std::size_t k = 0; k < p.loads.size(); ++k)
       load_npy(*session, p.loads[k], p.load_arrays[k]);
     for (const TileSpec& t : p.tile_loads) load_tile_npy(*session, t);

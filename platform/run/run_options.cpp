@@ -11,6 +11,15 @@ const std::vector<RunOption>& run_option_table() {
   static const std::vector<RunOption> table = {
       {"arch", 0, R::Setting, "sunda|cayman|mariana|maverick (overrides the program's .arch)",
        &RunOptions::arch},
+      {"cores", 0, R::Setting,
+       "N: a device of N cores sharing one HBM (SPEC §15): PROGRAM i runs on core i (fewer "
+       "programs leave the rest idle); --load/--dump coreK:sbuf:... name a core (none: core 0), "
+       "hbm: is the device's",
+       &RunOptions::cores},
+      {"lnc", 0, R::Setting,
+       "1|2: logical cores of 2 physical cores (as NKI's LNC=2): PROGRAM i runs on cores 2i and "
+       "2i+1, each with its core_id (0, 1) in register r31 of every engine",
+       &RunOptions::lnc},
       {"timing", 0, R::InputFile, "timing profile JSON merged over the defaults",
        &RunOptions::timing},
       {"dump-timing", 0, R::OutputFile, "write the effective timing profile (JSON)",
@@ -105,9 +114,11 @@ RunOptions parse_run_args(const std::vector<std::string>& args, bool* help) {
   po::options_description all = run_options_description(o);
   po::options_description hidden;
   hidden.add_options()("program", po::value(&o.program));
+  hidden.add_options()("more-programs", po::value(&o.more_programs)->composing());
   all.add(hidden);
   po::positional_options_description pos;
   pos.add("program", 1);
+  pos.add("more-programs", -1);
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
@@ -138,6 +149,7 @@ std::vector<std::string> to_args(const RunOptions& o) {
     }
   };
   if (!o.program.empty()) a.push_back(o.program);
+  for (const std::string& p : o.more_programs) a.push_back(p);
   for (const RunOption& opt : run_option_table()) {
     switch (opt.role) {
       case OptionRole::Flag:

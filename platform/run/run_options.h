@@ -38,6 +38,11 @@ class RangeError : public InputError {
 
 struct RunOptions {
   std::string program;
+  // SPEC §15: the programs of cores 1, 2, ... (`tpbsim run --cores N P0 P1
+  // ...`), and the core count ("": 1).
+  std::vector<std::string> more_programs;
+  std::string cores;
+  std::string lnc;   // "": 1; "2": logical cores of two physical cores
   std::string arch;  // "" : the program's .arch, else mariana
   std::string timing, dump_timing, mx_emax;
   std::vector<std::string> loads, dumps;  // SPEC §9 specs

@@ -1,6 +1,10 @@
 #include "platform/run/session.h"
 
+#include <pthread.h>
+
 #include <cstring>
+#include <mutex>
+#include <new>
 #include <sstream>
 #include <thread>
 
@@ -10,6 +14,8 @@
 #include "firmware_stubs/kernel.h"
 #include "models/isa/input_file.h"
 #include "models/isa/program.h"
+#include "models/sc/memory/core_memory_map.h"
+#include "platform/core/device.h"
 #include "platform/cosim/cosim.h"
 #include "platform/io/npy.h"
 #include "platform/run/arrays.h"
@@ -20,18 +26,53 @@
 
 namespace tpb::run {
 
+// One elaboration: a SystemC simulation context and the core built in it.
+// SystemC keeps one "current" context per process (sc_curr_simcontext);
+// every module, process, event and sc_start belongs to the context current
+// when it is made or called. The process's first host takes the context
+// that is current then (so a one-core process is what it always was); every
+// later one gets a fresh context of its own, made current while it is used
+// (Session::activate). Contexts are never deleted (SystemC cannot tear one
+// down): a closed Session's host goes back to the pool and the next Session
+// resets its core, so a process holds as many hosts as it ever had Sessions
+// open at once.
+struct CoreHost {
+  sc_core::sc_simcontext* ctx = nullptr;
+  platform::Device* device = nullptr;  // its cores (one for a tpbsim.Core)
+  cosim::Cosim* cosim = nullptr;       // the process's first host only
+  bool in_use = false;
+  bool broken = false;  // a run was in progress in another thread at a fork
+};
 namespace {
 
-// The process's one core (SystemC objects live for the rest of the process:
-// one elaboration) and whether a Session holds it.
-struct CoreHost {
-  platform::TpbCore* core = nullptr;
-  cosim::Cosim* cosim = nullptr;
-  bool in_use = false;
+struct Hosts {
+  std::vector<CoreHost*> all;  // never freed: their SystemC objects live on
+  // The host whose simulation runs now (one at a time per process: SystemC
+  // has one current context) and the lock that orders runs from threads.
+  const CoreHost* running = nullptr;
+  std::mutex run_lock;
 };
-CoreHost& host() {
-  static CoreHost h;
-  return h;
+void after_fork_in_child();
+Hosts& hosts() {
+  static Hosts* h = [] {
+    pthread_atfork(nullptr, nullptr, after_fork_in_child);
+    return new Hosts;  // never deleted: outlives static destructors
+  }();
+  return *h;
+}
+// A forked child has only the forking thread: a run of another thread is
+// gone with it, and that host's simulation stopped halfway (unusable).
+void after_fork_in_child() {
+  Hosts& h = hosts();
+  new (&h.run_lock) std::mutex;
+  if (h.running) {
+    const_cast<CoreHost*>(h.running)->broken = true;
+    h.running = nullptr;
+  }
+}
+void make_current(sc_core::sc_simcontext* ctx) {
+  sc_core::sc_curr_simcontext = ctx;
+  sc_core::sc_default_global_context = ctx;
 }
 
 }  // namespace
@@ -59,62 +100,155 @@ platform::CoreConfig core_config(const CoreSpec& spec) {
   return cfg;
 }
 
-Session::Session(const CoreSpec& spec) { open(core_config(spec), spec.cosim, spec.cosim_vcd); }
+Session::Session(const CoreSpec& spec) {
+  open(core_config(spec), spec.cores, spec.cosim, spec.cosim_vcd);
+}
 
-Session::Session(platform::CoreConfig cfg) { open(std::move(cfg), false, ""); }
+Session::Session(platform::CoreConfig cfg) { open(std::move(cfg), 1, false, ""); }
 
-void Session::open(platform::CoreConfig cfg, bool cosim, const std::string& cosim_vcd) {
-  CoreHost& h = host();
-  if (h.in_use)
+void check_cores(long long cores) {
+  if (cores < 1 || cores > platform::Device::kMaxCores)
     throw InputError(
-        "a core is already open in this process (SystemC elaborates once per process): close "
-        "it first, or run another core in another process");
+        fmt::format("--cores {}: a device has 1 to {} cores", cores, platform::Device::kMaxCores));
+}
+
+void check_lnc(long long lnc, unsigned cores) {
+  if (lnc != 1 && lnc != 2)
+    throw InputError(fmt::format("--lnc {}: a logical core is 1 or 2 physical cores", lnc));
+  if (cores % lnc != 0)
+    throw InputError(fmt::format(
+        "--lnc {} on a device of {} core{}: the cores do not pair up (--cores a multiple of {})",
+        lnc, cores, cores == 1 ? "" : "s", lnc));
+}
+
+void check_remote_cores(isa::SpooledProgram& p, unsigned cores) {
+  std::vector<isa::RawInst> buf(256);
+  for (unsigned q = isa::kNumEngines; q < isa::kNumQueues; ++q) {
+    const auto e = static_cast<isa::Engine>(q);
+    if (p.count(e) == 0) continue;
+    std::unique_ptr<isa::InstructionSource> src = p.source(e);
+    std::uint64_t index = 0;
+    for (std::size_t k; (k = src->read(buf.data(), buf.size())) != 0;)
+      for (std::size_t i = 0; i < k; ++i, ++index) {
+        const isa::RawInst& w = buf[i];
+        if (w[0] != static_cast<std::uint8_t>(isa::Opcode::DmaCopy)) continue;
+        const unsigned core = w[offsetof(isa::DmaDescriptor, update_core)];
+        if (core <= cores) continue;
+        throw InputError(fmt::format(
+            "{}: {}[{}] dma_copy updates a semaphore of core{} (update=...(core{}:sem{})), a core "
+            "this device of {} core{} does not have",
+            p.path(), isa::engine_name(e), index, core - 1, core - 1,
+            w[offsetof(isa::DmaDescriptor, events) + 3], cores, cores == 1 ? "" : "s"));
+      }
+  }
+}
+
+void Session::open(platform::CoreConfig cfg, unsigned cores, bool cosim,
+                   const std::string& cosim_vcd) {
+  check_cores(cores);
   try {
-    platform::TpbCore::validate(cfg);
+    platform::Device::validate(cores, cfg);
   } catch (const std::exception& e) {
     throw InputError(e.what());
   }
   check_run_modes(cosim, false, false);
-  if (!h.core) {
-    h.core = new platform::TpbCore("tpb", std::move(cfg));
-    if (cosim) h.cosim = cosim::attach(*h.core, {cosim_vcd});
-  } else {
-    if (cosim)
+  if (cosim && cores > 1)
+    throw InputError(
+        "--cosim runs a device of one core (--cores 1): its RTL blocks are one core's");
+  Hosts& g = hosts();
+  if (g.running)
+    throw InputError(
+        "another core of this process is running now (SystemC runs one simulation at a time "
+        "per process): make the core when that run has ended");
+  CoreHost* h = nullptr;
+  if (cosim) {
+    if (!g.all.empty())
       throw InputError(
           "--cosim: co-simulation is built with the first core of a process; this process "
           "already made one without it (start a new process)");
-    h.core->reset(std::move(cfg));
-    // The harness of an earlier core stays elaborated but detached.
-    h.cosim = nullptr;
+  } else {
+    for (CoreHost* c : g.all)
+      if (!c->in_use && !c->broken && c->device->cores() == cores) {
+        h = c;
+        break;
+      }
   }
-  h.in_use = true;
-  core_ = h.core;
-  cosim_ = h.cosim;
+  if (h) {
+    make_current(h->ctx);
+    h->device->reset(std::move(cfg));
+    // The harness of an earlier core stays elaborated but detached.
+    cosim_ = nullptr;
+  } else {
+    auto fresh = std::make_unique<CoreHost>();
+    fresh->ctx = g.all.empty() ? sc_core::sc_get_curr_simcontext() : new sc_core::sc_simcontext;
+    make_current(fresh->ctx);
+    fresh->device = new platform::Device(cores, std::move(cfg));
+    if (cosim) fresh->cosim = cosim::attach(fresh->device->core(0), {cosim_vcd});
+    cosim_ = fresh->cosim;
+    h = fresh.release();
+    g.all.push_back(h);
+  }
+  h->in_use = true;
+  host_ = h;
+  device_ = h->device;
+  selected_ = 0;
+  loaded_.assign(cores, nullptr);
+}
+
+void Session::select(unsigned core) {
+  if (core >= device_->cores())
+    throw RangeError(fmt::format("core {} is not a core of this device of {} core{} (0..{})", core,
+                                 device_->cores(), device_->cores() == 1 ? "" : "s",
+                                 device_->cores() - 1));
+  selected_ = core;
+}
+
+std::vector<bool> Session::loaded_cores() const {
+  std::vector<bool> v(loaded_.size());
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = loaded_[i] != nullptr;
+  return v;
+}
+
+void Session::activate() const {
+  const Hosts& g = hosts();
+  if (g.running && g.running != host_)
+    throw InputError(
+        "another core of this process is running now (SystemC runs one simulation at a time "
+        "per process): use this one when that run has ended");
+  if (sc_core::sc_curr_simcontext != host_->ctx) make_current(host_->ctx);
 }
 
 Session::~Session() {
-  if (core_) host().in_use = false;
+  if (host_) host_->in_use = false;
 }
 
-bool Session::is_open() { return host().in_use; }
+bool Session::is_open() {
+  for (const CoreHost* h : hosts().all)
+    if (h->in_use) return true;
+  return false;
+}
+
+std::size_t Session::elaborations() { return hosts().all.size(); }
 
 std::uint32_t Session::partition_bytes(isa::Region region) const {
-  const sc::TimingConfig& t = core_->config().timing;
+  const sc::TimingConfig& t = device_->config().timing;
   return region == isa::Region::Psum ? t.psum_bytes_per_partition : t.sbuf_bytes_per_partition;
 }
 
 void Session::write_rows(isa::Region region, unsigned partition, std::uint32_t offset,
                          const std::uint8_t* data, std::size_t rows, std::size_t row_bytes) {
+  activate();
   const MemSpec m = checked_rows(*this, region, partition, offset, rows, row_bytes);
   for (std::size_t r = 0; r < rows; ++r)
-    core_->load_memory(mem_addr(m, r), data + r * row_bytes, row_bytes);
+    device_->core(selected_).load_memory(mem_addr(m, r), data + r * row_bytes, row_bytes);
 }
 
 void Session::read_rows(isa::Region region, unsigned partition, std::uint32_t offset,
                         std::uint8_t* out, std::size_t rows, std::size_t row_bytes) {
+  activate();
   const MemSpec m = checked_rows(*this, region, partition, offset, rows, row_bytes);
   for (std::size_t r = 0; r < rows; ++r)
-    core_->dump_memory(mem_addr(m, r), out + r * row_bytes, row_bytes);
+    device_->core(selected_).dump_memory(mem_addr(m, r), out + r * row_bytes, row_bytes);
 }
 
 // ------------------------------------------------------------------- programs
@@ -189,6 +323,7 @@ io::NpyArray read_load(const MemSpec& m, const platform::CoreConfig& cfg) {
 }
 
 void load_npy(Session& s, const MemSpec& m, const io::NpyArray& a) {
+  s.select(m.core);
   if (m.hbm) {  // checked against the capacity by read_load
     try {
       s.core().load_memory(isa::hbm_addr(m.hbm_offset), a.data.data(), a.data.size());
@@ -215,6 +350,7 @@ void dump_npy(Session& s, const MemSpec& m, const std::string& file) {
   a.shape = {m.rows, m.cols};
   const std::size_t row_bytes = m.cols * io::npy_itemsize(m.dtype);
   a.data.resize(m.rows * row_bytes);
+  s.select(m.core);
   if (m.hbm) {
     try {
       s.core().dump_memory(isa::hbm_addr(m.hbm_offset), a.data.data(), a.data.size());
@@ -235,6 +371,7 @@ void dump_npy(Session& s, const MemSpec& m, const std::string& file) {
 }
 
 void load_tile_npy(Session& s, const TileSpec& t) {
+  s.select(t.core);
   const io::NpyArray a = io::read_npy(t.file);
   if (a.dtype != io::NpyDtype::F32)
     throw SpecError(fmt::format("'{}': {} is not a float32 array (<f4)", t.text, t.file));
@@ -251,6 +388,7 @@ void load_tile_npy(Session& s, const TileSpec& t) {
 // The tile's valid region in its own type (S8 -> i1, U8 -> u1, FP32 -> f4);
 // a tile name that holds no tile dumps as an empty 0 x 0 float32 array.
 void dump_tile_npy(Session& s, const TileSpec& t, const std::string& file) {
+  s.select(t.core);
   TileData tile = read_tile(s, t.tile);
   io::NpyArray a;
   a.dtype = io::NpyDtype::F32;
@@ -310,6 +448,52 @@ void check_run_modes(bool cosim, bool timing_only, bool cosim_vcd) {
         "--cosim: this tpbsim has no RTL linked (built without Verilator; see docs/COSIM.md)");
 }
 
+trace::RunStats Session::run_stats(std::vector<trace::RunStats>* per_core) {
+  activate();
+  if (device_->cores() == 1) return device_->core(0).stats();
+  // A device: every core's engines and memories as coreK.NAME, the HBM the
+  // device's (its bytes summed over the cores), the latest end, the worst
+  // status (Device::run's message names each core's).
+  trace::RunStats all = device_->core(0).stats();
+  all.engines.clear();
+  all.memories.clear();
+  all.simulated_ps = 0;
+  all.sfu = {};
+  std::uint64_t hbm_rd = 0, hbm_wr = 0;
+  bool hbm = false;
+  for (unsigned c = 0; c < device_->cores(); ++c) {
+    const bool ran = c < per_core_.size() && per_core_[c].has_value();
+    trace::RunStats s = ran ? device_->core(c).stats() : trace::RunStats{};
+    if (!ran) s.arch = all.arch;
+    const std::string prefix = fmt::format("core{}.", c);
+    for (trace::EngineStats e : s.engines) {
+      e.name = prefix + e.name;
+      all.engines.push_back(std::move(e));
+    }
+    for (const auto& m : s.memories) {
+      if (m.name == sc::kHbmRouteName) {
+        hbm = true;
+        hbm_rd += m.bytes_read;
+        hbm_wr += m.bytes_written;
+      }
+      auto mm = m;
+      mm.name = prefix + m.name;
+      all.memories.push_back(std::move(mm));
+    }
+    if (ran) {
+      all.simulated_ps = std::max(all.simulated_ps, s.simulated_ps);
+      all.sfu.inexact = all.sfu.inexact || s.sfu.inexact;
+      all.sfu.saturated = all.sfu.saturated || s.sfu.saturated;
+      all.sfu.wrapped = all.sfu.wrapped || s.sfu.wrapped;
+      all.sfu.tiles += s.sfu.tiles;
+      all.sfu.units_used += s.sfu.units_used;
+    }
+    if (per_core) per_core->push_back(std::move(s));
+  }
+  if (hbm) all.memories.push_back({sc::kHbmRouteName, hbm_rd, hbm_wr});
+  return all;
+}
+
 RunReport Session::run(const RunRequest& req) {
   OutputSet outputs(req);
   outputs.open();
@@ -324,7 +508,8 @@ platform::RunSetup Session::setup_for(const RunRequest& req, OutputSet& outputs,
   setup.trace.signals = !req.vcd.empty();
   setup.trace.slices = !req.perfetto.empty();
   std::uint64_t count = 0;
-  for (unsigned e = 0; e < isa::kNumQueues; ++e) count += core_->queues[e].total();
+  for (unsigned c = 0; c < device_->cores(); ++c)
+    for (unsigned e = 0; e < isa::kNumQueues; ++e) count += device_->core(c).queues[e].total();
   // auto: bundle detail while a program is short; a long one's bundle
   // slices would be about ten times the trace (docs/PERFORMANCE.md).
   setup.trace.bundles = req.trace_level == TraceLevel::Bundle ||
@@ -349,10 +534,24 @@ platform::RunSetup Session::setup_for(const RunRequest& req, OutputSet& outputs,
 }
 
 RunReport Session::run(const RunRequest& req, OutputSet& outputs) {
+  // One simulation at a time per process: a run of another Session in
+  // another thread is waited for.
+  Hosts& g = hosts();
+  std::unique_lock<std::mutex> one_at_a_time(g.run_lock);
+  if (host_->broken)
+    throw InputError(
+        "this core was running in another thread when the process forked: it cannot run in "
+        "the child (make a new one there)");
+  activate();
+  g.running = host_;
+  struct Done {
+    Hosts& g;
+    ~Done() { g.running = nullptr; }
+  } done{g};
   check_run_modes(cosim_ != nullptr, req.timing_only, !req.cosim_vcd.empty());
   RunReport rep;
   rep.notes = outputs.notes();
-  outputs.write_timing(core_->effective_timing(), rep);
+  outputs.write_timing(device_->effective_timing(), rep);
   platform::RunSetup setup = setup_for(req, outputs, rep);
   if (req.threads != 0) fw::set_host_threads(req.threads);
   // A stop signal of a command-line process (stop_signals.h) asks too.
@@ -360,24 +559,34 @@ RunReport Session::run(const RunRequest& req, OutputSet& outputs) {
   // The core delivers retires in time order (end, engine, index), whatever
   // the quantum or the co-simulation's syncs: the file is diffable.
   std::ostream* retire_out = outputs.retire();
+  const bool several = device_->cores() > 1;  // retire lines name the core
   if (retire_out || req.keep_retires || req.on_retire)
     setup.retire_sink = [&](const sc::RetireRecord& rr) {
-      if (retire_out) *retire_out << platform::TpbCore::format_retire(rr) << '\n';
+      if (retire_out) *retire_out << platform::TpbCore::format_retire(rr, several) << '\n';
       if (req.keep_retires)
-        rep.retires.push_back(RetireLine{rr.start_ps, rr.end_ps, rr.engine, rr.index, rr.opcode});
+        rep.retires.push_back(
+            RetireLine{rr.start_ps, rr.end_ps, rr.engine, rr.index, rr.opcode, rr.core});
       if (req.on_retire) req.on_retire(rr);
     };
   // SPEC §14: the detector of this run's program, made before it starts.
   std::unique_ptr<race::Detector> detector;
   if (req.racecheck) {
-    detector = make_detector(*core_, loaded_);
+    if (several) {  // every core's accesses against every other's (SPEC §15)
+      std::vector<platform::TpbCore*> cores;
+      for (unsigned c = 0; c < device_->cores(); ++c) cores.push_back(&device_->core(c));
+      detector = make_detector(cores, loaded_);
+    } else {
+      detector = make_detector(device_->core(0), loaded_[0]);
+    }
     setup.race = detector.get();
   }
   {
     const StopWindow window;  // a first stop signal now stops the run, not the process
-    rep.result = core_->run(setup);
+    platform::Device::Result r = device_->run(loaded_cores(), setup);
+    rep.result = r.total;
+    per_core_ = std::move(r.per);
   }
-  loaded_ = nullptr;  // a program runs once
+  std::fill(loaded_.begin(), loaded_.end(), nullptr);  // a program runs once
   if (detector) rep.races = detector->finish();
   // Outputs are written on every outcome, so a fault leaves complete files;
   // on a thread of its own: after sc_start the main thread's stack is one

@@ -2,13 +2,16 @@
 // run`, `tpbsim sweep`'s points, the Python module and the DPI-C core all
 // come here; nothing else sets up a run.
 //
-// A Session is the process's core: SystemC elaborates once per process, so
-// the first Session builds the core (and the co-simulation harness when
-// asked for) and later ones reset that same core to their configuration —
-// one Session at a time (a second one while the first is open is an error
-// saying what to do instead). Within a Session the core runs program after
-// program; memories, the tile file, PE weights, semaphores and simulated
-// time carry over (docs/EMBEDDING.md).
+// A Session is one core of its own: any number may be open in a process.
+// Each is an elaboration in a SystemC simulation context of its own (the
+// process's first takes the context current then, and only it may have the
+// co-simulation harness); a closed Session's elaboration is kept and reset
+// for the next one, so a process elaborates as many cores as it ever had
+// Sessions open at once. One simulation runs at a time per process: runs of
+// Sessions in several threads take turns, and touching another Session
+// while one runs is an InputError. Within a Session the core runs program
+// after program; memories, the tile file, PE weights, semaphores and
+// simulated time carry over (docs/EMBEDDING.md).
 #pragma once
 
 #include <cstdint>
@@ -25,6 +28,7 @@
 #include "models/race/detector.h"
 #include "models/trace/stats.h"
 #include "models/trace/vcd_writer.h"
+#include "platform/core/device.h"
 #include "platform/core/tpb_core.h"
 #include "platform/run/mem_spec.h"
 #include "platform/run/run_options.h"
@@ -36,6 +40,7 @@ class Cosim;
 namespace tpb::run {
 
 class OutputSet;
+struct CoreHost;  // an elaboration of the process (session.cpp)
 
 // The modes of a run that cannot go together, refused here alone
 // (InputError): --timing-only with co-simulation, --cosim-vcd without it,
@@ -50,6 +55,9 @@ struct CoreSpec {
   // or nested objects, as a --timing file holds.
   nlohmann::json timing_overrides = nlohmann::json::object();
   num::MxEmax mx_emax = num::MxEmax::Ocp;
+  // SPEC §15: a device of this many cores sharing one HBM (1: one core, as
+  // always; at most platform::Device::kMaxCores).
+  unsigned cores = 1;
   bool cosim = false;  // the linked RTL blocks beside the model (SPEC §9 --cosim)
   // With cosim: the file the RTL's waves are written to from the first run
   // (the --cosim-vcd output's write path, OutputSet::write_path).
@@ -99,6 +107,7 @@ struct RetireLine {
   isa::Engine engine;
   std::uint64_t index;
   std::uint8_t opcode;
+  unsigned core = 0;  // a device of several cores (SPEC §15)
 };
 
 struct RunReport {
@@ -110,30 +119,75 @@ struct RunReport {
   std::vector<std::pair<std::string, std::string>> output_errors;
   std::vector<std::string> notes;     // for the user (stderr)
   std::optional<race::Report> races;  // with RunRequest::racecheck
+  // A device of several cores: each core's own stats (its engines without a
+  // prefix; an idle core's table is empty). `stats` then lists every core's
+  // engines and memories as coreK.NAME (SPEC §15).
+  std::vector<trace::RunStats> core_stats;
 };
+
+// `--cores N` / `cores=N`: InputError unless 1 <= N <= Device::kMaxCores.
+void check_cores(long long cores);
+// SPEC §15 logical cores (`--lnc 2`): the engine register that holds a
+// physical core's place in its logical core (0, 1), on every compute engine.
+inline constexpr unsigned kCoreIdRegister = 31;
+// `--lnc L` on a device of `cores` cores: InputError unless L is 1 or 2 and
+// divides the cores.
+void check_lnc(long long lnc, unsigned cores);
+// Every DMA descriptor of `p` that updates another core's semaphore names a
+// core of a device of `cores` cores; InputError naming the first that does
+// not (SPEC §15). Reads the DMA queues' words once.
+void check_remote_cores(isa::SpooledProgram& p, unsigned cores);
 
 class Session {
  public:
-  // Throws InputError for a bad spec, or when another Session is open, or
-  // when co-simulation is asked for after the process's first core.
+  // Throws InputError for a bad spec, while another Session runs, or when
+  // co-simulation is asked for after the process's first core.
   explicit Session(const CoreSpec& spec);
   explicit Session(platform::CoreConfig cfg);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
-  // Whether a Session is open in this process (another one would be refused).
+  // Whether any Session is open in this process.
   static bool is_open();
+  // SystemC elaborations (contexts) the process's Sessions have made.
+  static std::size_t elaborations();
 
-  platform::TpbCore& core() { return *core_; }
-  const platform::CoreConfig& config() const { return core_->config(); }
+  // The selected core (core 0 unless select() said otherwise), its
+  // simulation context made current (InputError while another Session
+  // runs).
+  platform::TpbCore& core() {
+    activate();
+    return device_->core(selected_);
+  }
+  platform::Device& device() {
+    activate();
+    return *device_;
+  }
+  unsigned cores() const { return device_->cores(); }
+  // The core that core(), load(), write_rows / read_rows and the tile and
+  // .npy helpers below address from now on (RangeError past the device).
+  void select(unsigned core);
+  unsigned selected() const { return selected_; }
+  // A core's configuration (on a device of several, its HBM capacity is the
+  // device's: cores x the profile's hbm.bytes).
+  const platform::CoreConfig& config() const { return device_->core(0).config(); }
+  // Each core's result of the last run (none: idle).
+  const std::vector<std::optional<platform::RunResult>>& per_core() const { return per_core_; }
+  // The last run's stats: a core's, or a device's (every core's engines as
+  // coreK.NAME; each core's own in `per_core`).
+  trace::RunStats run_stats(std::vector<trace::RunStats>* per_core);
   cosim::Cosim* cosim() { return cosim_; }
 
   // Loads a program for the next run (engines it gives no words run nothing).
   // It must live until that run has ended (its notes name the race check's
   // lines).
+  // On the selected core; the cores given a program run, the others stay
+  // idle. InputError (nothing loaded) for a DMA descriptor whose remote
+  // semaphore (update=...(coreK:semN)) names a core the device does not have.
   void load(isa::SpooledProgram& p) {
-    core_->load_program(p);
-    loaded_ = &p;
+    check_remote_cores(p, cores());
+    core().load_program(p);
+    loaded_[selected_] = &p;
   }
   // Runs what is loaded. Throws InputError (nothing run) for an output that
   // names an input or another output, or that cannot be created, and for
@@ -154,11 +208,17 @@ class Session {
   std::uint32_t partition_bytes(isa::Region region) const;
 
  private:
-  void open(platform::CoreConfig cfg, bool cosim, const std::string& cosim_vcd);
+  void open(platform::CoreConfig cfg, unsigned cores, bool cosim, const std::string& cosim_vcd);
+  std::vector<bool> loaded_cores() const;
+  // Makes this Session's simulation context SystemC's current one.
+  void activate() const;
   platform::RunSetup setup_for(const RunRequest& req, OutputSet& outputs, RunReport& rep) const;
-  platform::TpbCore* core_ = nullptr;
+  CoreHost* host_ = nullptr;  // its elaboration
+  platform::Device* device_ = nullptr;
+  unsigned selected_ = 0;
   cosim::Cosim* cosim_ = nullptr;
-  isa::SpooledProgram* loaded_ = nullptr;  // the program of the next run
+  std::vector<isa::SpooledProgram*> loaded_;  // per core: the program of the next run
+  std::vector<std::optional<platform::RunResult>> per_core_;
 };
 
 // Reads a program file into per-engine spools; InputError with

@@ -188,10 +188,13 @@ const BadCase kBad[] = {
      "rows=1 row_bytes=6 src=hbm(0x0) dst=sbuf(0, 0x0) rmw=add rmw_dtype=fp32", "",
      "dma_rmw_row_bytes_multiple"},
     {"reserved",
+     // bytes 21..31 (byte 20 is update_core, SPEC §15)
      "rows=1 row_bytes=64 src=hbm(0x0) dst=sbuf(0, 0x0) reserved1=[1, 0, 0, 0, 0, 0, 0, 0, 0, 0, "
-     "0, "
      "0]",
      "", "dma_copy_reserved_zero"},
+    {"update_core_without_update",
+     "rows=1 row_bytes=64 src=hbm(0x0) dst=sbuf(0, 0x0) update_core=1", "",
+     "dma_valid_update_core"},
     {"queue_past_dma15", "rows=1 row_bytes=64 src=hbm(0x0) dst=sbuf(0, 0x0) queue=16", "",
      "dma_valid_queue"},
 };

@@ -411,10 +411,10 @@ def test_operands_from_a_torch_tensor():
 # ----------------------------------------------------------------- item 5: messages
 
 def test_core_failures_say_what_failed(make_core):
+    # Issue 32: a Core open in the process no longer keeps the generator from
+    # making its own (each is a core of its own).
     core = make_core("mariana")
-    with pytest.raises(gemm.GemmError) as e:
-        gemm.run(8, 64, 8, "bf16", traces=False, log=None)
-    assert str(e.value).startswith("cannot make a mariana core: ") and "--timing" not in str(e.value)
+    gemm.run(8, 64, 8, "bf16", traces=False, log=None)
     core.close()
     with pytest.raises(gemm.GemmError, match=r"^timing overrides: "):
         gemm.run(8, 64, 8, "bf16", timing={"clocks_mhz.pe": "fast"}, traces=False, log=None)

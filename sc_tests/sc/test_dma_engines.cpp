@@ -177,6 +177,52 @@ TEST(BandwidthShare, MaxMinFairWithCapsAndLateArrivals) {
   EXPECT_EQ(share.peak_flows(), 3u);
 }
 
+TEST(BandwidthShare, GroupsAreMaxMinFairBeforeTheirFlows) {
+  // SPEC §15: 100 GB/s among groups (cores). Group 0: four flows capped at
+  // 40 GB/s (demand 160); group 1: one flow capped at 20 (demand 20). Group 1
+  // is below the fair 50: it gets 20, group 0 the other 80 (20 a flow). Fair
+  // among the five flows instead, group 1 would get the same 20 and group 0
+  // 20 a flow too; so the second phase tells them apart: group 1's second
+  // flow (from 10 us, capped at 40) raises its demand to 60 > 50, and the
+  // groups then get 50 each: group 0's flows 12.5, group 1's 20 and 30
+  // (water-filled within the group), where five-then-six fair flows would
+  // give every flow 100 / 6.
+  BandwidthShare share("share", 100000000000ull);
+  std::vector<sc_core::sc_time> a(4);
+  sc_core::sc_time b, c;
+  for (unsigned i = 0; i < 4; ++i)
+    sc_core::sc_spawn([&, i] { a[i] = share.transfer(1000000, 40000000000ull, 1, 0); });
+  sc_core::sc_spawn([&] { b = share.transfer(1000000, 20000000000ull, 1, 1); });
+  sc_core::sc_spawn([&] {
+    sc_core::wait(sc_core::sc_time(10, sc_core::SC_US));
+    c = share.transfer(600000, 40000000000ull, 1, 1);
+  });
+  sc_core::sc_start();
+  // 0..10 us: group 0's flows 20 GB/s each (0.2 MB moved), group 1's 20 (0.2 MB).
+  // 10 us on: group 0's 12.5 each; group 1's 20 (b) and 30 (c). c's 0.6 MB at
+  // 30: 20 us, to 30 us; b's 0.8 MB left at 20: 40 us, to 50 us — but at 30 us
+  // c ends: group 1's demand is 20 again: group 0 gets 80 (20 a flow).
+  // b: 0.2 + 20 x 20 us = 0.6 MB by 30 us, 0.4 MB at 20 more: to 50 us.
+  // Group 0's flows: 0.2 MB + 12.5 x 20 us = 0.45 MB by 30 us, + 20 x 20 us
+  // = 0.85 MB by 50 us; then group 0 alone: 100 / 4 = 25 each, 0.15 MB in
+  // 6 us: to 56 us.
+  EXPECT_NEAR(static_cast<double>(c.value()), 20e-6 * 1e12, 2.0);  // from its start at 10 us
+  EXPECT_NEAR(static_cast<double>(b.value()), 50e-6 * 1e12, 3.0);
+  for (const sc_core::sc_time& t : a)
+    EXPECT_NEAR(static_cast<double>(t.value()), 56e-6 * 1e12, 4.0);
+}
+
+TEST(BandwidthShare, OneGroupIsTheOneLevelShare) {
+  // Every flow in group 3: exactly the flows' max-min share (the one-core case).
+  BandwidthShare share("share", 100000000000ull);
+  sc_core::sc_time a, b;
+  sc_core::sc_spawn([&] { a = share.transfer(1000000, 10000000000ull, 1, 3); });
+  sc_core::sc_spawn([&] { b = share.transfer(5000000, 0, 1, 3); });
+  sc_core::sc_start();
+  EXPECT_EQ(a.value(), 100000000u);                                     // 10 GB/s: 100 us
+  EXPECT_NEAR(static_cast<double>(b.value()), 5e6 / 90e9 * 1e12, 2.0);  // the other 90 GB/s
+}
+
 // ---- one transfer ----------------------------------------------------------------
 
 TEST(DmaEngines, OneTransferOn128PartitionsUsesSixteenEnginesAndMovesTheBytes) {

@@ -1,9 +1,10 @@
 // HbmMemory (SPEC §10) as a TLM target: data and the latency annotation,
 // zeros where nothing was written, past capacity an address error with
 // nothing written, command / byte-enable / streaming-width errors, DMI over
-// the whole capacity (inclusive end) charged as b_transport, debug transport
+// one chunk (inclusive end) charged as b_transport, debug transport
 // clipped at the capacity, reached through the router at 2^40; and sparse
-// storage: host memory follows what was written, not the capacity.
+// lazy storage: host memory and address space follow what was written, not
+// the capacity; DMI one 2 MiB chunk at a time; accesses across chunks.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -116,25 +117,61 @@ TEST(HbmMemory, CommandByteEnableAndStreamingWidthErrors) {
   });
 }
 
-TEST(HbmMemory, DmiCoversTheCapacityWithAnInclusiveEndAndTheLatency) {
-  HbmBench b(3 * kGiB);
+TEST(HbmMemory, DmiCoversOneChunkWithAnInclusiveEndAndTheLatency) {
+  const std::uint64_t chunk = HbmStorage::kChunkBytes;  // 2 MiB
+  HbmBench b(3 * kGiB + 100);
   run_sc([&] {
     tlm::tlm_dmi dmi;
     ASSERT_TRUE(b.init.get_dmi(2 * kGiB + 5, dmi));
-    EXPECT_EQ(dmi.get_start_address(), 0u);
-    EXPECT_EQ(dmi.get_end_address(), 3 * kGiB - 1);
+    EXPECT_EQ(dmi.get_start_address(), 2 * kGiB);
+    EXPECT_EQ(dmi.get_end_address(), 2 * kGiB + chunk - 1);
     EXPECT_TRUE(dmi.is_read_write_allowed());
     EXPECT_EQ(dmi.get_read_latency(), ns(100));
     EXPECT_EQ(dmi.get_write_latency(), ns(100));
     // A byte written through the pointer reads back through b_transport.
-    dmi.get_dmi_ptr()[3 * kGiB - 1] = 0x42;
+    dmi.get_dmi_ptr()[chunk - 1] = 0x42;
     std::uint8_t r = 0;
-    EXPECT_EQ(b.init.read(3 * kGiB - 1, &r, 1).status, tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(b.init.read(2 * kGiB + chunk - 1, &r, 1).status, tlm::TLM_OK_RESPONSE);
     EXPECT_EQ(r, 0x42);
+    // The last chunk ends at the capacity.
+    tlm::tlm_dmi last;
+    ASSERT_TRUE(b.init.get_dmi(3 * kGiB + 99, last));
+    EXPECT_EQ(last.get_start_address(), 3 * kGiB);
+    EXPECT_EQ(last.get_end_address(), 3 * kGiB + 99);
     tlm::tlm_dmi none;
-    EXPECT_FALSE(b.init.get_dmi(3 * kGiB, none));
-    EXPECT_EQ(none.get_start_address(), 3 * kGiB);
+    EXPECT_FALSE(b.init.get_dmi(3 * kGiB + 100, none));
+    EXPECT_EQ(none.get_start_address(), 3 * kGiB + 100);
     EXPECT_EQ(none.get_end_address(), ~std::uint64_t{0});
+    // Two chunks mapped, nothing else.
+    EXPECT_EQ(b.hbm.mapped_bytes(), 2 * chunk);
+  });
+}
+
+// An access across a chunk boundary (b_transport, with and without byte
+// enables) and a debug access across one land where a contiguous memory would
+// put them.
+TEST(HbmMemory, AccessesAcrossChunkBoundaries) {
+  const std::uint64_t chunk = HbmStorage::kChunkBytes;
+  HbmBench b(64 * kMiB);
+  run_sc([&] {
+    std::vector<std::uint8_t> w(300), r(300, 0xEE);
+    std::iota(w.begin(), w.end(), 1);
+    ASSERT_EQ(b.init.write(chunk - 100, w.data(), 300).status, tlm::TLM_OK_RESPONSE);
+    ASSERT_EQ(b.init.read(chunk - 100, r.data(), 300).status, tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(r, w);
+    const unsigned char every_other[2] = {TLM_BYTE_ENABLED, TLM_BYTE_DISABLED};
+    std::vector<std::uint8_t> z(8, 0xAA);
+    ASSERT_EQ(
+        b.init.access(tlm::TLM_WRITE_COMMAND, 2 * chunk - 4, z.data(), 8, every_other, 2).status,
+        tlm::TLM_OK_RESPONSE);
+    std::vector<std::uint8_t> got(8);
+    EXPECT_EQ(b.init.debug(tlm::TLM_READ_COMMAND, 2 * chunk - 4, got.data(), 8), 8u);
+    EXPECT_EQ(got, (std::vector<std::uint8_t>{0xAA, 0, 0xAA, 0, 0xAA, 0, 0xAA, 0}));
+    EXPECT_EQ(b.init.debug(tlm::TLM_WRITE_COMMAND, 3 * chunk - 2, w.data(), 4), 4u);
+    EXPECT_EQ(b.init.read(3 * chunk - 2, r.data(), 4).status, tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(std::vector<std::uint8_t>(r.begin(), r.begin() + 4),
+              std::vector<std::uint8_t>(w.begin(), w.begin() + 4));
+    EXPECT_EQ(b.hbm.backdoor(chunk - 2, 4), nullptr);  // a backdoor stays in one chunk
   });
 }
 
@@ -157,10 +194,12 @@ TEST(HbmMemory, CapacityLimits) {
   EXPECT_THROW(HbmMemory("zero", 0, timing_100ns()), std::invalid_argument);
   EXPECT_THROW(HbmMemory("huge", isa::kHbmWindow + 1, timing_100ns()), std::invalid_argument);
   EXPECT_THROW(HbmMemory("nobw", kGiB, HbmTiming{ns(1), 0}), std::invalid_argument);
-  // The whole 2^40 window can be reserved: nothing is allocated for it.
+  // The whole 2^40 window: nothing is mapped for it (a table of a pointer
+  // per 2 MiB chunk, 4 MiB).
   const std::uint64_t before = rss_bytes();
   HbmMemory full("full", isa::kHbmWindow, timing_100ns());
   EXPECT_EQ(full.capacity(), isa::kHbmWindow);
+  EXPECT_EQ(full.mapped_bytes(), 0u);
   EXPECT_LT(rss_bytes(), before + 8 * kMiB);
 }
 
@@ -182,12 +221,17 @@ TEST(HbmMemory, SparseStorageFollowsWhatIsWritten) {
     const std::uint64_t grown = rss_bytes() - base;
     EXPECT_GE(grown, 60 * kMiB);
     EXPECT_LE(grown, 72 * kMiB);
+    // Address space: the 2 MiB chunks written (a write may straddle two),
+    // nothing more: about 2 of the 18 GiB.
+    const std::uint64_t mapped = b.hbm.mapped_bytes();
+    EXPECT_LE(mapped, (2 * 1024 + 1) * HbmStorage::kChunkBytes);
     // Reading 1 GiB that nobody wrote allocates nothing (the zero page).
     std::vector<std::uint8_t> r(16 * kMiB);
     for (std::uint64_t k = 0; k < 64; ++k)
       ASSERT_EQ(b.init.read(cap / 2 + k * r.size(), r.data(), r.size()).status,
                 tlm::TLM_OK_RESPONSE);
     EXPECT_LE(rss_bytes() - base, grown + 16 * kMiB + 4 * kMiB);  // r itself, page tables
+    EXPECT_EQ(b.hbm.mapped_bytes(), mapped);
   });
 }
 

@@ -504,8 +504,11 @@ const std::vector<Case>& cases() {
       {"has_valid_neuron_header", M, dma_base, [](RawInst& r) { r[2] = 7; }},
       {"has_valid_neuron_events", S, dma_base, [](RawInst& r) { r[4] = 3; }},
       {"has_dma_copy_opcode", M, dma_base, [](RawInst& r) { r[0] = 0x7b; }, "is_valid_dma_copy"},
-      {"dma_copy_reserved_zero", M, dma_base, [](RawInst& r) { r[20] = 1; }},
+      {"dma_copy_reserved_zero", M, dma_base, [](RawInst& r) { r[21] = 1; }},
       {"dma_valid_queue", M, dma_base, [](RawInst& r) { r[15] = 16; }},
+      // byte 20, update_core (SPEC §15): past the 32 cores, or without an update
+      {"dma_valid_update_core", M, dma_base, [](RawInst& r) { r[20] = 33; }},
+      {"dma_valid_update_core", S, dma_base, [](RawInst& r) { r[20] = 2; }},
       {"dma_copy_reserved_zero", C, dma_base, [](RawInst& r) { r[25] = 1; }},
       {"dma_copy_reserved_zero", V, dma_base, [](RawInst& r) { r[45] = 1; }},
       {"dma_copy_reserved_zero", S, dma_base, [](RawInst& r) { r[63] = 1; }},

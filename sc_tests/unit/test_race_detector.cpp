@@ -419,13 +419,13 @@ TEST(RaceDetector, ControlRegionAddressesAreNotMemory) {
 }
 
 TEST(RaceDetector, DmaRowsGoToTheEngineOfTheirSbufPartition) {
-  EXPECT_EQ(dma_engine_of_row(load_to(0), 7), 0u);
-  EXPECT_EQ(dma_engine_of_row(load_to(0), 8), 1u);
-  EXPECT_EQ(dma_engine_of_row(load_to(60), 4), 8u);
-  EXPECT_EQ(dma_engine_of_row(store_from(120), 7), 15u);
+  EXPECT_EQ(race::dma_engine_of_row(load_to(0), 7), 0u);
+  EXPECT_EQ(race::dma_engine_of_row(load_to(0), 8), 1u);
+  EXPECT_EQ(race::dma_engine_of_row(load_to(60), 4), 8u);
+  EXPECT_EQ(race::dma_engine_of_row(store_from(120), 7), 15u);
   isa::DmaDescriptor hh{};  // HBM -> HBM: round robin
-  EXPECT_EQ(dma_engine_of_row(hh, 0), 0u);
-  EXPECT_EQ(dma_engine_of_row(hh, 17), 1u);
+  EXPECT_EQ(race::dma_engine_of_row(hh, 0), 0u);
+  EXPECT_EQ(race::dma_engine_of_row(hh, 17), 1u);
 }
 
 }  // namespace

@@ -20,6 +20,11 @@ void check_dma(const DmaDescriptor& d, const DmaCapacities& caps) {
     throw DmaFault(fmt::format("dma_valid_num_rows: num_rows {} is not in 1..{}", d.num_rows,
                                isa::kDmaMaxRows));
   if (d.row_bytes == 0) throw DmaFault("dma_valid_row_bytes: row_bytes is 0");
+  if (d.update_core > caps.cores)
+    throw DmaFault(fmt::format(
+        "dma_update_core_in_device: update=...(core{}:sem{}) names a core this device of {} "
+        "core{} does not have",
+        d.update_core - 1, d.events.update_idx, caps.cores, caps.cores == 1 ? "" : "s"));
   for (const auto& [e, side] :
        {std::pair<const DmaEndpoint*, const char*>{&d.src, "src"}, {&d.dst, "dst"}}) {
     if (dma_is_sbuf(*e)) {

@@ -18,6 +18,8 @@ struct DmaCapacities {
   bool has_hbm = true;
   std::uint64_t hbm_bytes = 0;  // the HBM's capacity
   std::uint32_t sbuf_bytes_per_partition = 0;
+  // The cores of the device (SPEC §15): a remote semaphore's core must be one.
+  unsigned cores = 1;
 };
 
 // A descriptor the queue cannot perform: its message names the predicate or

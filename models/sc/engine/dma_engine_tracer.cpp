@@ -4,15 +4,17 @@
 
 namespace tpb::sc {
 
-DmaEngineTracer::DmaEngineTracer(trace::Recorder& rec, unsigned engines) : rec_(rec) {
+DmaEngineTracer::DmaEngineTracer(trace::Recorder& rec, unsigned engines,
+                                 const trace::TraceNames& names)
+    : rec_(rec) {
   for (unsigned e = 0; e < engines; ++e) {
     const std::string name = DmaEngines::engine_name(e);
-    const std::string scope = "tpb." + name;
+    const std::string scope = names.scope + "." + name;
     Engine en;
     en.busy = rec.add_signal(scope, "busy", 1);
     en.queue = rec.add_signal(scope, "queue", 8);
     en.index = rec.add_signal(scope, "inst_index", 32);
-    en.track = rec.add_track("tpb dma engines", name);
+    en.track = rec.add_track(names.dma_process, name);
     engines_.push_back(en);
   }
   for (unsigned q = 0; q < isa::kNumDmaQueues; ++q)

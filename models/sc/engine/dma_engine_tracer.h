@@ -17,7 +17,7 @@ namespace tpb::sc {
 
 class DmaEngineTracer : public DmaEngines::Observer {
  public:
-  DmaEngineTracer(trace::Recorder& rec, unsigned engines);
+  DmaEngineTracer(trace::Recorder& rec, unsigned engines, const trace::TraceNames& names = {});
   void on_share_begin(unsigned engine, unsigned queue, std::uint64_t index, std::uint64_t t_ps,
                       std::uint64_t bytes) override;
   void on_share_end(const DmaShareRecord& r) override;

@@ -63,6 +63,7 @@ void DmaEngines::configure(const TimingConfig& t, BandwidthShare* hbm,
   engines_ = std::clamp<unsigned>(t.dma.engines, 1, kMaxEngines);
   part_per_engine_ = t.dma_partitions_per_engine();
   hbm_ = hbm;
+  hbm_group_ = 0;
   clients_ = std::move(clients);
   bytes_per_s_ = std::max<std::uint64_t>(1, std::uint64_t{t.dma.mbytes_per_s} * 1000000);
   latency_ps_ = std::uint64_t{t.dma.latency_ns} * 1000;
@@ -167,7 +168,7 @@ void DmaEngines::engine_thread(unsigned e) {
     // The data: one flow of the HBM's bandwidth, capped at the engine's.
     const unsigned weight = dma_hbm_weight(d);
     if (weight != 0 && hbm_)
-      hbm_->transfer(s.bytes, bytes_per_s_, weight);  // waits
+      hbm_->transfer(s.bytes, bytes_per_s_, weight, hbm_group_);  // waits
     else
       wait(ps_time(stream_ps(s.bytes, bytes_per_s_)));
     const std::uint64_t data_end = now_ps();

@@ -98,6 +98,14 @@ class DmaEngines : public sc_core::sc_module {
   // A new configuration (between runs): timing, the HBM's bandwidth share
   // (nullptr: none) and the queues' clients (by queue index).
   void configure(const TimingConfig& t, BandwidthShare* hbm, std::vector<Client*> clients);
+  // The HBM bandwidth share of a device of several cores (SPEC §15): this
+  // core's flows go to `hbm` as group `group` (its core index), so that the
+  // device bandwidth is shared max-min fairly among the cores. Between runs,
+  // after configure().
+  void set_hbm_share(BandwidthShare* hbm, unsigned group) {
+    hbm_ = hbm;
+    hbm_group_ = group;
+  }
   // A new run: every engine idle, the stats cleared.
   void reset_run();
   void set_timing_only(bool on);
@@ -153,6 +161,7 @@ class DmaEngines : public sc_core::sc_module {
   unsigned engines_ = 16;
   unsigned part_per_engine_ = 8;
   BandwidthShare* hbm_ = nullptr;
+  unsigned hbm_group_ = 0;  // this core's group in a device's share
   std::vector<Client*> clients_;
   std::uint64_t bytes_per_s_ = 1;
   std::uint64_t latency_ps_ = 0, cost_ps_ = 0, hbm_latency_ps_ = 0, sbuf_latency_ps_ = 0;

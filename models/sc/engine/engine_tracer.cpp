@@ -7,13 +7,15 @@
 
 namespace tpb::sc {
 
-EngineTracer::EngineTracer(trace::Recorder& rec, isa::Engine engine, std::size_t num_bundles)
+EngineTracer::EngineTracer(trace::Recorder& rec, isa::Engine engine, std::size_t num_bundles,
+                           const trace::TraceNames& names)
     : rec_(rec),
       engine_(engine),
+      process_(names.process),
       dma_queue_(isa::is_dma_queue(engine)),
       op_names_(256),
       bundle_names_(num_bundles) {
-  const std::string scope = std::string("tpb.") + isa::engine_name(engine);
+  const std::string scope = names.scope + "." + isa::engine_name(engine);
   sig_busy_ = rec.add_signal(scope, "busy", 1);
   sig_in_flight_ = rec.add_signal(scope, "in_flight", 16);
   sig_opcode_ = rec.add_signal(scope, "opcode", 8);
@@ -22,7 +24,7 @@ EngineTracer::EngineTracer(trace::Recorder& rec, isa::Engine engine, std::size_t
   sig_retired_ = rec.add_signal(scope, "retired_index", 32);
   sig_marker_ = rec.add_signal(scope, "marker", 1);
   sig_hint_ = rec.add_signal(scope, "marker_hint", 8);
-  lanes_.push_back(Lane{rec.add_track("tpb core", isa::engine_name(engine))});
+  lanes_.push_back(Lane{rec.add_track(process_, isa::engine_name(engine))});
 }
 
 unsigned EngineTracer::take_lane(std::uint64_t t, std::uint64_t end, std::uint64_t index) {
@@ -39,7 +41,7 @@ unsigned EngineTracer::take_lane(std::uint64_t t, std::uint64_t end, std::uint64
   if (k == lanes_.size()) {
     const std::string name = fmt::format("{} lane {}", isa::engine_name(engine_), k);
     lanes_.push_back(
-        Lane{rec_.add_track("tpb core", name, isa::engine_name(engine_), lanes_[0].track)});
+        Lane{rec_.add_track(process_, name, isa::engine_name(engine_), lanes_[0].track)});
   }
   Lane& l = lanes_[k];
   l.open = true;

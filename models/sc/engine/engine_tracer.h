@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -30,7 +31,8 @@ class EngineTracer : public SequencerObserver {
  public:
   // Registers the engine's signals and track in `rec`; `num_bundles` is the
   // kernel registry's bundle count (names are interned by Bundle::id).
-  EngineTracer(trace::Recorder& rec, isa::Engine engine, std::size_t num_bundles);
+  EngineTracer(trace::Recorder& rec, isa::Engine engine, std::size_t num_bundles,
+               const trace::TraceNames& names = {});
 
   void on_issue(const IssueEvent& e) override;
   void on_bundle(const fw::Bundle& b, std::uint64_t t_ps, std::uint64_t trips,
@@ -63,6 +65,7 @@ class EngineTracer : public SequencerObserver {
 
   trace::Recorder& rec_;
   isa::Engine engine_;
+  std::string process_;  // its Perfetto process (TraceNames::process)
   bool dma_queue_;
   trace::SignalId sig_busy_, sig_in_flight_, sig_opcode_, sig_pc_, sig_index_, sig_retired_,
       sig_marker_, sig_hint_;

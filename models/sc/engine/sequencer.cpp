@@ -210,8 +210,10 @@ void Sequencer::configure(SequencerConfig cfg) {
   issue_overhead_ps_ = TimingConfig::cycles_to_ps(cfg_.timing->issue_overhead(engine_), clock_);
   min_ii_ps_ = TimingConfig::cycles_to_ps(cfg_.timing->min_ii(engine_), clock_);
   psum_reads_exempt_ = engine_ == isa::Engine::Pe;
+  const unsigned cores = dma_caps_.cores;  // the device's, kept (set_device_semaphores)
   dma_caps_ = dma_capacities(*cfg_.timing);
   dma_caps_.has_hbm = env_.dma != nullptr;
+  dma_caps_.cores = cores;
 }
 
 void Sequencer::add_observer(SequencerObserver* o) {
@@ -682,7 +684,13 @@ void Sequencer::deliver(const Completion& c) {
   }
   const auto um = static_cast<isa::UpdateMode>(c.events.update_mode);
   if (um != isa::UpdateMode::None)
-    env_.sems->apply_update(um, c.events.update_idx, c.events.sem_value);
+    update_bank(c.update_core).apply_update(um, c.events.update_idx, c.events.sem_value);
+}
+
+SemaphoreBank& Sequencer::update_bank(unsigned update_core) const {
+  // 1 + K: core K's of the device (checked against the device by check_dma).
+  if (update_core == 0 || !device_sems_) return *env_.sems;
+  return *device_sems_->at(update_core - 1);
 }
 
 void Sequencer::complete_due() {
@@ -801,6 +809,7 @@ void Sequencer::transfer_done(DmaTransfer& t) {
   Completion& c = it->first;
   c.opcode = static_cast<std::uint8_t>(isa::Opcode::DmaCopy);
   c.events = t.desc.events;
+  c.update_core = t.desc.update_core;
   c.fetch_ps = t.fetch_ps;
   c.fetched_ps = t.fetched_ps;
   c.start_ps = t.issue_ps;
@@ -812,7 +821,7 @@ void Sequencer::transfer_done(DmaTransfer& t) {
     if (!completions_.empty()) done.end_ps = std::max(done.end_ps, completions_.back().end_ps);
     // Its release in the race check: the engines that moved it, joined with
     // the queue's earlier transfers (they completed before it).
-    if (race_) race_->end(race_core_, engine_, done.index, done.events);
+    if (race_) race_->end(race_core_, engine_, done.index, done.events, done.update_core);
     const bool first = completions_.empty();
     completions_.push_back(std::move(done));
     if (first) {

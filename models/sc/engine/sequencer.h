@@ -112,6 +112,13 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   // The race check (SPEC §14): the detector this engine tells its
   // instructions, memory accesses and semaphore operations, as core
   // `core`'s (nullptr: none, nothing recorded). Set between runs.
+  // A DMA queue of a core of a device (SPEC §15): the device's semaphore
+  // banks by core, which a descriptor's remote update (update_core) changes.
+  // Null: a core alone. Between runs.
+  void set_device_semaphores(const std::vector<SemaphoreBank*>* banks) {
+    device_sems_ = banks;
+    dma_caps_.cores = banks ? static_cast<unsigned>(banks->size()) : 1;
+  }
   void set_race(race::Detector* d, unsigned core) {
     race_ = d;
     race_core_ = core;
@@ -153,9 +160,12 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
     std::uint8_t opcode = 0;
     isa::Events events{};
     std::uint64_t fetch_ps = 0, fetched_ps = 0, start_ps = 0, end_ps = 0;
-    bool retired = false;  // told already (a compute engine's)
+    bool retired = false;      // told already (a compute engine's)
+    unsigned update_core = 0;  // a DMA descriptor's: 1 + the core whose semaphore it updates
   };
 
+  // The semaphore bank a completion updates: its own core's, or another's.
+  SemaphoreBank& update_bank(unsigned update_core) const;
   void thread();       // SC_THREAD: one run per RunControl::start()
   void run_program();  // the queue, to its end (throws RunControl::Abort)
   bool step();         // instruction index_; false: the run ends here (fault or watchdog)
@@ -259,6 +269,7 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   // lands before an earlier one waits here for it (second: landed).
   std::deque<std::pair<Completion, bool>> dma_order_;
   DmaCapacities dma_caps_;
+  const std::vector<SemaphoreBank*>* device_sems_ = nullptr;  // set_device_semaphores
 
   bool done_ = false, blocked_ = false, stopped_ = false;
   std::size_t index_ = 0;

@@ -35,6 +35,7 @@ struct RetireRecord {
   std::size_t num_bundles;
   std::uint64_t fetch_ps = 0;    // when its fetch began
   std::uint64_t fetched_ps = 0;  // when its fetch ended (its semaphore wait began)
+  unsigned core = 0;             // its core in a device of several (SPEC §15)
 };
 
 // An instruction as it issues (after its fetch, its semaphore wait and the

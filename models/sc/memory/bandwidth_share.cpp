@@ -35,7 +35,7 @@ void BandwidthShare::reset(std::uint64_t bytes_per_s) {
 }
 
 sc_core::sc_time BandwidthShare::transfer(std::uint64_t bytes, std::uint64_t cap_bytes_per_s,
-                                          unsigned weight) {
+                                          unsigned weight, unsigned group) {
   if (weight == 0) throw std::invalid_argument(std::string(name()) + ": flow weight 0");
   const sc_core::sc_time start = sc_core::sc_time_stamp();
   if (bytes == 0) return sc_core::SC_ZERO_TIME;
@@ -46,6 +46,7 @@ sc_core::sc_time BandwidthShare::transfer(std::uint64_t bytes, std::uint64_t cap
   f.cap = cap_bytes_per_s == 0 ? std::numeric_limits<double>::infinity()
                                : static_cast<double>(cap_bytes_per_s);
   f.weight = weight;
+  f.group = group;
   flows_.push_back(&f);
   peak_flows_ = std::max(peak_flows_, flows_.size());
   bytes_moved_ += bytes * weight;
@@ -82,14 +83,55 @@ void BandwidthShare::retire() {
 }
 
 void BandwidthShare::reallocate() {
+  bool one_group = true;
+  for (const Flow* f : flows_) one_group = one_group && f->group == flows_.front()->group;
+  if (one_group) {
+    fill(flows_, static_cast<double>(bytes_per_s_));
+    return;
+  }
+  // Groups first: each group's demand (weight x cap of its flows), water-
+  // filled over the bandwidth with one share per group; then each group's
+  // allocation over its own flows.
+  struct Group {
+    unsigned id;
+    double demand = 0;
+    std::vector<Flow*> flows;
+  };
+  std::vector<Group> groups;
+  for (Flow* f : flows_) {
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const Group& g) { return g.id == f->group; });
+    if (it == groups.end()) it = groups.insert(groups.end(), Group{f->group, 0, {}});
+    it->demand += f->weight * f->cap;  // infinity when a flow has no cap
+    it->flows.push_back(f);
+  }
+  // By demand, then group number: the result does not depend on the order
+  // the flows arrived in.
+  std::sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
+    return a.demand != b.demand ? a.demand < b.demand : a.id < b.id;
+  });
+  double left = static_cast<double>(bytes_per_s_);
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const double level = left / static_cast<double>(groups.size() - i);
+    Group& g = groups[i];
+    if (g.demand <= level) {
+      for (Flow* f : g.flows) f->rate = f->cap;  // every flow at its cap
+      left -= g.demand;
+      continue;
+    }
+    for (std::size_t j = i; j < groups.size(); ++j) fill(groups[j].flows, level);
+    break;
+  }
+}
+
+void BandwidthShare::fill(std::vector<Flow*> order, double bandwidth) {
   // Water-filling over the flows sorted by cap (then weight): flows that tie
   // on both are interchangeable, so the rates do not depend on the order the
   // flows arrived in.
-  std::vector<Flow*> order(flows_);
   std::sort(order.begin(), order.end(), [](const Flow* a, const Flow* b) {
     return a->cap != b->cap ? a->cap < b->cap : a->weight < b->weight;
   });
-  double left = static_cast<double>(bytes_per_s_);
+  double left = bandwidth;
   double weights = 0;
   for (const Flow* f : order) weights += f->weight;
   for (std::size_t i = 0; i < order.size(); ++i) {

@@ -12,6 +12,14 @@
 //
 // 16 queues of 38.4 GB/s on one 612.5 GB/s HBM: each runs at 612.5 / 16 =
 // 38.28 GB/s while all 16 stream; 4 of them run at their cap.
+//
+// Groups (a device of several cores, SPEC §15): each flow belongs to a group
+// (its core). With flows of more than one group in progress the bandwidth is
+// shared max-min fairly among the groups first — a group's demand is the sum
+// of its flows' weight x cap, a group whose demand lies below the fair level
+// gets its demand, the others share what is left equally — and then within
+// each group among its flows as above. With one group in progress (one busy
+// core) that is exactly the one-level sharing.
 #pragma once
 
 #include <cstdint>
@@ -31,8 +39,8 @@ class BandwidthShare : public sc_core::sc_module {
   // one is through, blocking the calling SC_THREAD (it must be synchronised:
   // sc_time_stamp() is the flow's start). cap_bytes_per_s: the flow's own
   // rate limit (0: none); weight >= 1. Returns the time the flow took.
-  sc_core::sc_time transfer(std::uint64_t bytes, std::uint64_t cap_bytes_per_s,
-                            unsigned weight = 1);
+  sc_core::sc_time transfer(std::uint64_t bytes, std::uint64_t cap_bytes_per_s, unsigned weight = 1,
+                            unsigned group = 0);
 
   // A new bandwidth with the totals cleared (between runs: no flow in
   // progress, else std::logic_error; 0: std::invalid_argument).
@@ -51,6 +59,7 @@ class BandwidthShare : public sc_core::sc_module {
     double remaining = 0;  // bytes still to move
     double cap = 0;        // bytes / s (infinity: none)
     unsigned weight = 1;
+    unsigned group = 0;
     double rate = 0;  // bytes / s now
     sc_core::sc_event done;
   };
@@ -58,8 +67,10 @@ class BandwidthShare : public sc_core::sc_module {
   void advance();     // every flow's progress up to sc_time_stamp()
   void retire();      // notify and drop the flows that have finished
   void reallocate();  // max-min fair rates
-  void schedule();    // the next completion
-  void on_next();     // SC_METHOD on next_
+  // Water-filling of `bandwidth` over `flows` (max-min fair, weighted).
+  static void fill(std::vector<Flow*> flows, double bandwidth);
+  void schedule();  // the next completion
+  void on_next();   // SC_METHOD on next_
 
   std::uint64_t bytes_per_s_;
   std::vector<Flow*> flows_;  // each lives on its transfer()'s stack until done

@@ -1,6 +1,8 @@
 #include "models/sc/memory/mem_port.h"
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 
 #include "models/isa/address_map.h"
 
@@ -24,9 +26,25 @@ unsigned MemPort::counter_index(std::uint64_t addr) {
 }
 
 const MemPort::Region* MemPort::lookup(std::uint64_t addr) {
-  if (last_ < regions_.size()) {
-    const Region& r = regions_[last_];
-    if (addr >= r.start && addr <= r.end) return &r;
+  // The last two hits first: a DMA engine alternates between a source and
+  // a destination.
+  for (const std::size_t i : {last_, other_}) {
+    if (i >= regions_.size()) continue;
+    const Region& r = regions_[i];
+    if (addr >= r.start && addr <= r.end) {
+      if (i != last_) std::swap(last_, other_);
+      return &r;
+    }
+  }
+  other_ = last_;
+  // The regions are kept sorted by start (an HBM of many 2 MiB chunks is
+  // many regions): the last one starting at or before addr holds it, unless
+  // ranges overlap (a target's odd answers), which the scan below covers.
+  const auto after = std::upper_bound(regions_.begin(), regions_.end(), addr,
+                                      [](std::uint64_t a, const Region& r) { return a < r.start; });
+  if (after != regions_.begin() && addr <= std::prev(after)->end) {
+    last_ = static_cast<std::size_t>(std::prev(after) - regions_.begin());
+    return &regions_[last_];
   }
   for (std::size_t i = 0; i < regions_.size(); ++i) {
     if (addr >= regions_[i].start && addr <= regions_[i].end) {
@@ -66,9 +84,12 @@ const MemPort::Region* MemPort::lookup(std::uint64_t addr) {
     r.timing = dmi_ext_.timing;
     r.arbiter = dmi_ext_.filled ? dmi_ext_.arbiter : nullptr;
   }
-  regions_.push_back(r);
-  last_ = regions_.size() - 1;
-  return &regions_.back();
+  const auto at = std::upper_bound(regions_.begin(), regions_.end(), r.start,
+                                   [](std::uint64_t a, const Region& x) { return a < x.start; });
+  // (The index first: insert may move the vector.)
+  last_ = static_cast<std::size_t>(at - regions_.begin());
+  regions_.insert(at, r);
+  return &regions_[last_];
 }
 
 const MemPort::Region* MemPort::dmi_region(std::uint64_t addr, std::uint64_t len, bool for_write) {
@@ -175,7 +196,7 @@ void MemPort::invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) 
     if (r.end < start || r.start > end) regions_[out++] = r;  // no overlap: keep
   }
   regions_.resize(out);
-  last_ = 0;
+  last_ = other_ = 0;
 }
 
 }  // namespace tpb::sc

@@ -141,7 +141,8 @@ class MemPort : public sc_core::sc_module {
   void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end);
 
   std::vector<Region> regions_;
-  std::size_t last_ = 0;  // index of the last hit, checked first
+  std::size_t last_ = 0;   // index of the last hit, checked first
+  std::size_t other_ = 0;  // ... and of the hit before it
   tlm::tlm_generic_payload trans_;
   DmiTimingExtension dmi_ext_;
   StreamChargeExtension stream_ext_;

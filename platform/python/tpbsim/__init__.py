@@ -36,6 +36,7 @@ except ImportError as _e:
 
 from . import _tpbsim
 from .core import Core
+from .device import Device
 from .errors import (ArgumentTypeError, CoreInUse, Deadlock, Error, Fault, InputError, Interrupted,
                      OutOfRange, OutputError, ProgramError, RunError, Watchdog)
 from .isa import CheckFailure, assemble, check, disassemble
@@ -50,7 +51,7 @@ ARCHS = tuple(_tpbsim.archs())
 ENGINES = tuple(_tpbsim.engines())
 
 __all__ = [
-    "Core", "Result", "assemble", "disassemble", "check", "CheckFailure", "convert", "encode",
+    "Core", "Device", "Result", "assemble", "disassemble", "check", "CheckFailure", "convert", "encode",
     "decode", "FORMATS", "FormatInfo", "ARCHS", "ENGINES", "Error", "InputError",
     "ArgumentTypeError", "ProgramError",
     "OutOfRange", "CoreInUse", "RunError", "Fault", "Deadlock", "Watchdog", "OutputError",

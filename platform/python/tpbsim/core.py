@@ -77,9 +77,11 @@ class Core:
     read and written between runs with :meth:`write` / :meth:`read` (the layout
     of ``--load`` / ``--dump``) and :meth:`write_tile` / :meth:`read_tile`.
 
-    One Core at a time per process (SystemC elaborates once per process): close
-    one (:meth:`close`, ``del core``, or ``with tpbsim.Core() as core:``) before
-    making the next; a second open Core raises :class:`tpbsim.CoreInUse`.
+    Any number of Cores may be open in a process, each its own core (its own
+    SystemC elaboration, docs/PYTHON.md); a closed one's elaboration is reused
+    by the next. One simulation runs at a time per process: runs of Cores in
+    several threads take turns. A Core made before a ``fork`` works in the
+    child, and the child may make new ones.
     """
 
     def __init__(self, arch="mariana", timing=None, *, mx_emax="ocp"):
@@ -99,19 +101,14 @@ class Core:
         if arch is not None:
             arch = _args.text(arch, "arch")
         mx_emax = _args.text(mx_emax, "mx_emax")
-        if _tpbsim.Session.is_open():
-            raise CoreInUse(
-                "a tpbsim.Core is already open in this process (SystemC elaborates once per "
-                "process, so there is one core at a time): close it first (core.close(), "
-                "`del core`, or `with tpbsim.Core(...) as core:`), or make the other core in "
-                "another process (multiprocessing, subprocess)")
         self._s = _tpbsim.Session(arch, timing_file, timing_json, mx_emax)
 
     # ------------------------------------------------------------ lifetime
 
     def close(self):
-        """Releases the process's core, so that another Core can be made. Reading
-        or running a closed Core raises tpbsim.Error. Closing twice is harmless."""
+        """Releases the core (its elaboration is kept for the next Core the process
+        makes). Reading or running a closed Core raises tpbsim.Error. Closing twice
+        is harmless."""
         if self._s is not None:
             self._s.close()
 
@@ -317,70 +314,90 @@ class Core:
         run completed but an output could not be written.
         """
         s = self._s
-        if name is not None:
-            name = _args.text(name, "name")
-        # Every option is checked before the program is loaded.
-        paths = [_args.path(v, k) for k, v in (("vcd", vcd), ("perfetto", perfetto),
-                                                ("stats", stats), ("retire", retire))]
-        trace_level = _args.text(trace_level, "trace_level")
-        if trace_engines is not None and not isinstance(trace_engines, str):
-            try:
-                trace_engines = ",".join(_args.text(e, "trace_engines") for e in trace_engines)
-            except TypeError:
-                raise ArgumentTypeError("trace_engines must be a str or a list of engine names, "
-                                        f"not {type(trace_engines).__name__}") from None
-        elif trace_engines is not None:
-            trace_engines = _args.text(trace_engines, "trace_engines")
-        if trace_window is not None and not isinstance(trace_window, str):
-            try:
-                start, end = trace_window
-            except (TypeError, ValueError):
-                raise ArgumentTypeError("trace_window must be a str or a (start, end) pair, not "
-                                        f"{trace_window!r}") from None
-            trace_window = (f"{_time_text(start, 'trace_window start', 'a time') or ''}:"
-                            f"{_time_text(end, 'trace_window end', 'a time') or ''}")
-        elif trace_window is not None:
-            trace_window = _args.text(trace_window, "trace_window")
-        sim_time = _time_text(max_sim_time, "max_sim_time", "ps or a time str")
-        wall_time = _time_text(max_wall_time, "max_wall_time", "seconds")
-        threads = threads_arg(threads)
-        races_path = _args.path(races, "races")
-        if isinstance(program, str):
-            program_name = name or "<program>"
-            s.load_text(_args.text(program, "program"), program_name, bool(racecheck))
-        elif isinstance(program, (bytes, bytearray, memoryview)):
-            program_name = name or "<program>"
-            s.load_words(program, program_name, bool(racecheck))
-        elif isinstance(program, os.PathLike):
-            program_name = name or os.fspath(program)
-            s.load_file(_args.path(program, "program"), bool(racecheck))
-        else:
-            raise ArgumentTypeError("program must be text (str), 64-byte words (bytes) or a path "
-                                    f"(os.PathLike), not {type(program).__name__}")
+        opts = _run_options(vcd, perfetto, stats, retire, trace_level, trace_engines,
+                            trace_window, max_sim_time, max_wall_time, threads, races, name)
+        program_name = _load(s, program, opts["name"], racecheck)
         program_arch = s.program_arch()
         if program_arch and program_arch != s.arch():
             warnings.warn(f"{program_name}: the program says .arch {program_arch}; it runs on this "
                           f"core's {s.arch()} (a Core's generation is fixed when it is made)",
                           RuntimeWarning, stacklevel=2)
-        report = s.run(*paths, trace_engines or "", trace_window or "", trace_level, sim_time,
-                       wall_time, bool(keep_retires), program_name, bool(timing_only), threads,
-                       bool(racecheck), races_path)
-        result = Result(report)
-        status = report.status
-        if status == "interrupted":
-            pending = report.pending
-            if pending is None or isinstance(pending, KeyboardInterrupt):
-                raise Interrupted(report.message, result) from pending
-            raise pending  # what a signal handler of the script raised
-        if status == "fault":
-            raise Fault(report.message, result, report.fault)
-        if status == "deadlock":
-            raise Deadlock(report.message, result)
-        if status == "watchdog":
-            raise Watchdog(report.message, result)
-        if report.output_errors:
-            raise OutputError("not written: " + "; ".join(m for _, m in report.output_errors),
-                              result, report.output_errors)
-        if status != "ok":
-            raise Error(f"run ended with status {status}: {report.message}")
-        return result
+        return _run(s, opts, program_name, keep_retires, timing_only, racecheck)
+
+
+def _run_options(vcd, perfetto, stats, retire, trace_level, trace_engines, trace_window,
+                 max_sim_time, max_wall_time, threads, races, name):
+    """The options of a run, checked before any program is loaded."""
+    if name is not None:
+        name = _args.text(name, "name")
+    paths = [_args.path(v, k) for k, v in (("vcd", vcd), ("perfetto", perfetto),
+                                            ("stats", stats), ("retire", retire))]
+    trace_level = _args.text(trace_level, "trace_level")
+    if trace_engines is not None and not isinstance(trace_engines, str):
+        try:
+            trace_engines = ",".join(_args.text(e, "trace_engines") for e in trace_engines)
+        except TypeError:
+            raise ArgumentTypeError("trace_engines must be a str or a list of engine names, "
+                                    f"not {type(trace_engines).__name__}") from None
+    elif trace_engines is not None:
+        trace_engines = _args.text(trace_engines, "trace_engines")
+    if trace_window is not None and not isinstance(trace_window, str):
+        try:
+            start, end = trace_window
+        except (TypeError, ValueError):
+            raise ArgumentTypeError("trace_window must be a str or a (start, end) pair, not "
+                                    f"{trace_window!r}") from None
+        trace_window = (f"{_time_text(start, 'trace_window start', 'a time') or ''}:"
+                        f"{_time_text(end, 'trace_window end', 'a time') or ''}")
+    elif trace_window is not None:
+        trace_window = _args.text(trace_window, "trace_window")
+    return {
+        "name": name, "paths": paths, "trace_level": trace_level,
+        "trace_engines": trace_engines or "", "trace_window": trace_window or "",
+        "sim_time": _time_text(max_sim_time, "max_sim_time", "ps or a time str"),
+        "wall_time": _time_text(max_wall_time, "max_wall_time", "seconds"),
+        "threads": threads_arg(threads), "races": _args.path(races, "races"),
+    }
+
+
+def _load(s, program, name, racecheck):
+    """Loads ``program`` on the session's selected core; returns its name."""
+    if isinstance(program, str):
+        program_name = name or "<program>"
+        s.load_text(_args.text(program, "program"), program_name, bool(racecheck))
+    elif isinstance(program, (bytes, bytearray, memoryview)):
+        program_name = name or "<program>"
+        s.load_words(program, program_name, bool(racecheck))
+    elif isinstance(program, os.PathLike):
+        program_name = name or os.fspath(program)
+        s.load_file(_args.path(program, "program"), bool(racecheck))
+    else:
+        raise ArgumentTypeError("program must be text (str), 64-byte words (bytes) or a path "
+                                f"(os.PathLike), not {type(program).__name__}")
+    return program_name
+
+
+def _run(s, o, program_name, keep_retires, timing_only, racecheck):
+    """Runs what is loaded; the Result, or the exception of its outcome."""
+    report = s.run(*o["paths"], o["trace_engines"], o["trace_window"], o["trace_level"],
+                   o["sim_time"], o["wall_time"], bool(keep_retires), program_name,
+                   bool(timing_only), o["threads"], bool(racecheck), o["races"])
+    result = Result(report)
+    status = report.status
+    if status == "interrupted":
+        pending = report.pending
+        if pending is None or isinstance(pending, KeyboardInterrupt):
+            raise Interrupted(report.message, result) from pending
+        raise pending  # what a signal handler of the script raised
+    if status == "fault":
+        raise Fault(report.message, result, report.fault)
+    if status == "deadlock":
+        raise Deadlock(report.message, result)
+    if status == "watchdog":
+        raise Watchdog(report.message, result)
+    if report.output_errors:
+        raise OutputError("not written: " + "; ".join(m for _, m in report.output_errors),
+                          result, report.output_errors)
+    if status != "ok":
+        raise Error(f"run ended with status {status}: {report.message}")
+    return result

@@ -62,8 +62,8 @@ class OutOfRange(Error, IndexError):
 
 
 class CoreInUse(Error):
-    """A second tpbsim.Core while one is open in this process (SystemC
-    elaborates once per process, so a process has one core at a time)."""
+    """Kept so that scripts that catch it keep working: since issue 32 any number
+    of tpbsim.Core objects may be open in a process, and nothing raises it."""
 
 
 class RunError(Error):

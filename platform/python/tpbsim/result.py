@@ -122,8 +122,23 @@ class Result:
 
     @property
     def engines(self):
-        """{engine name: its stats dict} for pool, dve, pe, sfu."""
+        """{engine name: its stats dict} for pool, dve, pe, sfu (and the DMA queues and
+        engines that ran); on a device of several cores keyed ``core0.pe``, ..."""
         return {e["name"]: e for e in self.stats["engines"]}
+
+    @property
+    def cores(self):
+        """A device's run (tpbsim.Device, SPEC §15): per core, its own engines table
+        {name: stats} (keys without the ``coreK.`` prefix; ``{}`` for an idle core).
+        A run of one core: a list of one, :attr:`engines`."""
+        n = self._r.core_count
+        if n == 0:
+            return [self.engines]
+        out = []
+        for i in range(n):
+            st = json.loads(self._r.core_stats_json(i))
+            out.append({e["name"]: e for e in st["engines"]})
+        return out
 
     @property
     def memories(self):
