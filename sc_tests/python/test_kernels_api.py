@@ -257,9 +257,8 @@ def test_messages_name_python_arguments():
         with pytest.raises(tpbsim.InputError, match=msg):
             gemm.run(**{"weights": "mxfp8", **kw}, **RUN)
     with tpbsim.Core("mariana") as core:
-        with pytest.raises(gemm.GemmError, match=r"already open.*pass the open one: run\(\.\.\., "
-                                                 r"core=core\)"):
-            gemm.run(8, 64, 8, "mxfp8", **RUN)
+        # Another core may be open: the run makes its own.
+        assert gemm.run(8, 64, 8, "mxfp8", **RUN)["status"] == "ok"
         with pytest.raises(gemm.GemmError, match=r"^core is a mariana core, the run is "
                                                  r"arch='maverick'"):
             gemm.run(8, 64, 8, "mxfp8", arch="maverick", core=core, **RUN)

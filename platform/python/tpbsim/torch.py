@@ -42,7 +42,7 @@ except ImportError as e:   # torch missing (or blocked): say what to install
                       "(scripts/install-deps.sh); import tpbsim works without it") from e
 
 from .core import Core
-from .errors import CoreInUse, Error, InputError
+from .errors import Error, InputError
 from .kernels import gemm
 
 __all__ = ["Linear", "convert", "profile", "Profile", "release", "core"]
@@ -58,19 +58,15 @@ def core(arch="mariana", timing=None):
     if c is not None and not c.closed and _CORE["key"] == key:
         return c
     release()
-    try:
-        c = Core(arch, timing)
-    except CoreInUse:
-        raise CoreInUse("tpbsim.torch runs its layers on a core of its own, and a tpbsim.Core is "
-                        "open in this process (one per process): close it first") from None
+    c = Core(arch, timing)
     _CORE["core"], _CORE["key"] = c, key
     return c
 
 
 def release():
     """Closes the converted layers' core (the next forward makes it again).
-    Returns whether one was open. tpbsim.kernels.run without ``core=`` calls it
-    (one core per process)."""
+    Returns whether one was open. Other cores may be open beside it (any
+    number per process, docs/PYTHON.md)."""
     c = _CORE["core"]
     _CORE["core"], _CORE["key"] = None, None
     if c is not None and not c.closed:
@@ -80,7 +76,6 @@ def release():
 
 
 atexit.register(release)
-gemm.SHARED_CORE_CLOSERS.append(release)
 
 # The profile being recorded (profile()), a list of per-layer dicts.
 _RECORD = {"layers": None, "perfetto": None}

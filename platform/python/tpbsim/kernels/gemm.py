@@ -1384,22 +1384,14 @@ def _check_args(act, placement, seed, threads, out, timing, lookahead, check=Tru
                         "(1 or more)")
 
 
-# Closers of cores kept open for reuse (tpbsim.torch's): a run that makes its own
-# core closes them first (the process has one core); each returns whether it
-# closed one.
-SHARED_CORE_CLOSERS = []
-
-
 def _make_core(arch, timing):
+    # A run without core= makes a core of its own; any number may be open in a
+    # process (docs/PYTHON.md), tpbsim.torch's layers' core among them.
     try:
-        for close in SHARED_CORE_CLOSERS:   # a reused core: its owner makes it again
-            close()
         return Core(arch, timing)
     except Error as e:
         if timing is None:
-            raise GemmError(f"cannot make a {arch} core: {e}"
-                            + ("" if _CLI.get() else "; or pass the open one: run(..., core=core)")
-                            ) from None
+            raise GemmError(f"cannot make a {arch} core: {e}") from None
         if isinstance(timing, dict):
             raise GemmError(f"timing overrides: {e}") from None
         raise GemmError(f"{arg('timing', os.fspath(timing), r=False)}: {e}") from None
