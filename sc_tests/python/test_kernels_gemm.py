@@ -437,3 +437,54 @@ def test_a_gemv_is_bound_by_the_dma_engines_near_the_weight_bytes():
     assert r["simulated_ns"] >= w_bytes / DMA_GBPS_MARIANA
     assert r["simulated_ns"] <= 1.35 * w_bytes / DMA_GBPS_MARIANA
     assert r["bound_by"] == "dma"
+
+
+# ---------------------------------------------------------------------------
+# The GEMM over the cores of a device (SPEC §15, docs/KERNELS.md "Over
+# several cores").
+
+@pytest.mark.parametrize("fmt,arch,cores", [("mxfp4", "mariana", 2), ("nf4", "mariana", 4),
+                                            ("mxfp8", "maverick", 3), ("bf16", "mariana", 2),
+                                            ("fp6", "mariana", 4)])
+def test_a_gemm_over_cores_is_the_one_core_gemm_bit_for_bit(fmt, arch, cores):
+    m, k, n = 300, 1000, 1500
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    w = (rng.standard_normal((k, n)) / np.sqrt(k)).astype(np.float32)
+    one = gemm.run(a=a, w=w, weights=fmt, arch=arch, traces=False, log=None, check="full")
+    many = gemm.run(a=a, w=w, weights=fmt, arch=arch, log=None, check="full", cores=cores)
+    assert many["status"] == "ok" and many["check"]["bit_exact"] is True
+    assert many["races"]["count"] == 0
+    assert np.array_equal(many["_c"].view(np.uint32), one.c_array.view(np.uint32))
+    # Every element of C in exactly one core's block.
+    cover = np.zeros((m, n), np.int32)
+    for p in many["per_core"]:
+        cover[p["rows"][0]:p["rows"][1], p["cols"][0]:p["cols"][1]] += 1
+    assert (cover == 1).all()
+    assert many["split"]["rows"] * many["split"]["cols"] == cores
+    assert 0 < many["scaling_efficiency"] <= 1.0 + 1e-9
+    assert many["one_core_ns"] == pytest.approx(one["simulated_ns"])
+
+
+def test_the_4096_cubed_gemm_scales_over_eight_cores():
+    r = gemm.run(4096, 4096, 4096, "mxfp4", timing_only=True, log=None, cores=8)
+    assert r["status"] == "ok" and r["races"]["count"] == 0
+    assert r["scaling_efficiency"] >= 0.80, r["scaling_efficiency"]
+    assert r["hbm_gbps"] <= r["hbm_share_gbps"] == pytest.approx(8 * 612.5)
+    assert len(r["per_core"]) == 8
+
+
+def test_cores_cli_and_bad_counts(tmp_path):
+    out = tmp_path / "o"
+    p = _cli(tmp_path, "gemm", "--m", 256, "--k", 512, "--n", 1024, "--weights", "mxfp8",
+             "--cores", 2, "--out", out)
+    assert p.returncode == 0, p.stderr
+    assert "2 cores" in p.stdout and "scaling" in p.stdout
+    j = json.loads((out / "report.json").read_text())
+    assert j["cores"] == 2 and j["check"]["bit_exact"] is True
+    for bad in ("0", "-1", "x"):
+        p = _cli(tmp_path, "gemm", "--m", 8, "--k", 64, "--n", 8, "--weights", "mxfp8",
+                 "--cores", bad, "--out", out)
+        assert p.returncode != 0 and "--cores" in p.stderr, p.stderr
+    with pytest.raises(gemm.GemmError, match="cores"):
+        gemm.run(8, 64, 8, "mxfp8", cores=2, placement="sbuf", log=None)

@@ -102,6 +102,9 @@ def main(argv=None):
                    help="host threads of the run, 1..1024 (default: every core)")
     g.add_argument("--seed", type=_int_arg(0, 2**64 - 1, "a seed (0..2^64-1)"), default=0,
                    help="the random operands' seed, 0..2^64-1")
+    g.add_argument("--cores", type=_int_arg(1, 1024, "a count of cores (1..1024)"), default=1,
+                   help="split C over this many cores of one device (docs/KERNELS.md \"Over "
+                        "several cores\"); the report says the split and the scaling")
     g.add_argument("--no-traces", action="store_true",
                    help="no stats, retire, Perfetto trace or report.png")
     args = ap.parse_args(argv)
@@ -120,7 +123,7 @@ def main(argv=None):
                        threads=args.threads, emit_only=args.emit_only,
                        w_layout=args.w_layout or "kn",
                        check=None if args.check == "none" else args.check,
-                       check_samples=args.check_samples)
+                       check_samples=args.check_samples, cores=args.cores)
     except gemm.ProgramCheckError as e:
         print(f"gemm: error: {e}; nothing written", file=sys.stderr)
         return 2
@@ -153,6 +156,8 @@ def main(argv=None):
               f"{args.out}/: {' '.join(rep['files'])} (there: tpbsim run $(grep -v '^#' cmd.txt))")
         print("\n".join(notes)) if notes else None
         return 0
+    if rep.get("cores", 1) > 1:
+        return _print_cores(rep, args)
     s = rep["shape"]
     print(f"C = A @ W: {s['m']} x {s['k']} x {s['n']}, {rep['weights']} weights, bf16 "
           f"activations, {rep['arch']}")
@@ -216,6 +221,44 @@ def main(argv=None):
         return 3
     if (rep["status"] != "ok" or chk["bit_exact"] is False or order["violations"]
             or (raced and raced["count"])):
+        return 2
+    return 0
+
+
+def _print_cores(rep, args):
+    """The summary of a GEMM over several cores (gemm_cores.run_cores)."""
+    s = rep["shape"]
+    print(f"C = A @ W: {s['m']} x {s['k']} x {s['n']}, {rep['weights']} weights, bf16 "
+          f"activations, {rep['arch']}, {rep['cores']} cores")
+    print(f"  split: {rep['split']['reason']}")
+    print(f"  {rep['status']}: {rep['simulated_ns'] / 1000:.3f} us simulated, "
+          f"{rep['achieved_tflops']:.1f} TFLOPS of {rep['peak_tflops']:.1f} peak")
+    print(f"  HBM: {rep['hbm_bytes'] / 1e6:.1f} MB at {rep['hbm_gbps']:.1f} GB/s (the device's "
+          f"{rep['hbm_share_gbps']:.1f} GB/s)")
+    for p in rep["per_core"]:
+        busy = ", ".join(f"{k.upper()} {v:.0f}%" for k, v in p["busy_pct"].items())
+        print(f"  core{p['core']}: rows {p['rows'][0]}-{p['rows'][1] - 1}, cols "
+              f"{p['cols'][0]}-{p['cols'][1] - 1}: {busy}; bound by {p['bound_by']}")
+    if "scaling_efficiency" in rep:
+        print(f"  scaling: one core {rep['one_core_ns'] / 1000:.3f} us, efficiency "
+              f"{100 * rep['scaling_efficiency']:.0f}%")
+    chk = rep["check"]
+    if chk["bit_exact"] is None:
+        print(f"  {chk['reason']}")
+    elif chk["bit_exact"]:
+        print(f"  checked ({chk['mode']}, {chk['checked']} of {chk['of']} elements): out.npy "
+              "equals the FP32 k-ascending sum of a_used x w_used bit for bit")
+    else:
+        print(f"  CHECK FAILED: {chk['mismatches']} elements differ")
+    raced = rep.get("races")
+    if raced is not None:
+        print(f"  RACES: {raced['count']}: {raced['first'][0]}" if raced["count"] else
+              "  race check: every access ordered by the semaphores (no race)")
+    if args.out:
+        print(f"  outputs in {args.out}/: {' '.join(rep.get('files', []))}")
+    if rep["status"] == "deadlock":
+        return 3
+    if rep["status"] != "ok" or chk["bit_exact"] is False or (raced and raced["count"]):
         return 2
     return 0
 

@@ -290,8 +290,8 @@ class Plan:
 class Layout:
     """A bump allocator of SBUF byte offsets (the same in every partition)."""
 
-    def __init__(self, capacity):
-        self.top, self.capacity, self.regions = 0, capacity, []
+    def __init__(self, capacity, base=0):
+        self.top, self.capacity, self.regions = base, capacity, []
 
     def take(self, nbytes, what):
         off = self.top
@@ -380,7 +380,7 @@ class Kernel:
     """
 
     def __init__(self, plan, capacity, lookahead=2, placement="dma", hbm_capacity=None,
-                 queues=None):
+                 queues=None, hbm_base=0):
         if placement not in PLACEMENTS:
             raise GemmError(f"--placement {placement}: dma | sbuf")
         self.plan = plan
@@ -390,7 +390,9 @@ class Kernel:
         self.queues = {"a": A_QUEUES, "w": W_QUEUES, "c": C_QUEUES, **(queues or {})}
         self.sched = Schedule(ENGINE_SEMS)
         self.lay = Layout(capacity)
-        self.hbm = Layout(hbm_capacity or 2**40)
+        # HBM from hbm_base on (a device's cores each their own range, run_cores).
+        self.hbm = Layout(hbm_capacity or 2**40, hbm_base)
+        self.hbm_base = hbm_base
         spec = plan.spec
         self.host_scales = spec["store"] == "mx" or (spec["store"] == "packed"
                                                      and spec["group"] == 0)
@@ -666,7 +668,7 @@ class Kernel:
             src, stride = self._a_src(mt, k0)
             # Resident A goes on the weight queue, in the order the PE needs it
             # (below); a ring's loads wait for their slot, on queues of their own.
-            q = f"dma{self.queues['w'][0]}" if self.a_resident else queue("a", self.queues["a"])
+            q = f"dma{self.queues['w'][0]}" if self.a_resident else f"dma{self.queues['a'][0]}"
             s.add(q, _dma(kp, 8 * mw * (k1 - k0), _hbm(src, stride),
                        _sb(0, self.araw[ci % self.ra])), "dma_copy")
 
@@ -767,7 +769,7 @@ class Kernel:
         it, as access.verify takes them."""
         p = self.plan
         if self.placement == "dma":
-            return ([("hbm", access.hbm_rect(0, self.h_in_end))],
+            return ([("hbm", access.hbm_rect(self.hbm_base, self.h_in_end))],
                     [("hbm", access.hbm_rect(self.h_c, self.h_c + 4 * p.m * p.npad))])
         reads = [("sbuf", access.rect(0, p.mt[mt], off, off + 4 * p.group_cols(g)))
                  for (mt, g), off in self.cout.items()]
@@ -832,11 +834,12 @@ class Kernel:
         return img
 
     def hbm_image(self, a_bits, qw):
-        """The inputs' bytes in HBM from offset 0 (DMA placement), in the layouts
+        """The inputs' bytes in HBM from hbm_base (DMA placement), in the layouts
         of _place_dma."""
         p = self.plan
         nf = p.n_full_kt
-        img = np.zeros(self.h_in_end, dtype=np.uint8)
+        o = self.hbm_base
+        img = np.zeros(self.h_in_end - o, dtype=np.uint8)
 
         def put(offsets, per_kt):
             """per_kt: {kt: [rows][bytes]} -> the full K-tiles' [partition][K-tile]
@@ -844,10 +847,10 @@ class Kernel:
             full, last = offsets
             if nf:
                 blk = np.stack([per_kt[kt] for kt in range(nf)], axis=1)  # [128][nf][b]
-                img[full:full + blk.size] = blk.reshape(-1)
+                img[full - o:full - o + blk.size] = blk.reshape(-1)
             if last is not None:
                 t = np.ascontiguousarray(per_kt[nf])
-                img[last:last + t.size] = t.reshape(-1)
+                img[last - o:last - o + t.size] = t.reshape(-1)
 
         tiles = self._a_tiles(a_bits)
         for mt in range(len(p.mt)):
@@ -864,18 +867,18 @@ class Kernel:
                 if nf:
                     rows = np.stack([self._scale_rows(qw, kt, n0, cols) for kt in range(nf)],
                                     axis=1)                            # [16][nf][cols]
-                    img[full:full + rows.size] = np.ascontiguousarray(rows).reshape(-1)
+                    img[full - o:full - o + rows.size] = np.ascontiguousarray(rows).reshape(-1)
                 if last is not None:
                     sr = np.ascontiguousarray(self._scale_rows(qw, nf, n0, cols))
-                    img[last:last + sr.size] = sr.reshape(-1)
+                    img[last - o:last - o + sr.size] = sr.reshape(-1)
         if self.h_unit is not None:
-            img[self.h_unit:self.h_unit + 4 * NTILE] = UNIT_SCALE
+            img[self.h_unit - o:self.h_unit - o + 4 * NTILE] = UNIT_SCALE
         return img
 
     def place(self, core, a_bits, qw):
         """Writes the inputs where the program expects them."""
         if self.placement == "dma":
-            core.write("hbm", 0, 0, self.hbm_image(a_bits, qw))
+            core.write("hbm", 0, self.hbm_base, self.hbm_image(a_bits, qw))
         else:
             core.write("sbuf", 0, 0, self.sbuf_image(a_bits, qw))
 
@@ -1467,7 +1470,8 @@ def _kernel_for(plan, core, lookahead, placement, queues, values, drop_wait):
 def run(m=None, k=None, n=None, weights="mxfp4", act="bf16", arch="mariana", a=None, w=None,
         out=None, timing=None, timing_only=False, seed=0, drop_wait=None, traces=True, check=True,
         lookahead=2, log=print, placement="dma", threads=None, queues=None, emit_only=False,
-        racecheck=True, *, w_layout=None, core=None, check_samples=CHECK_SAMPLES, perfetto=None):
+        racecheck=True, *, w_layout=None, core=None, check_samples=CHECK_SAMPLES, perfetto=None,
+        cores=1):
     """Runs C = A @ W on the modelled core; returns a Report (a dict, the keys of
     report.json, with ``.c``, ``.a_used``, ``.w_used``) and writes the files into
     ``out`` (none when None).
@@ -1496,12 +1500,35 @@ def run(m=None, k=None, n=None, weights="mxfp4", act="bf16", arch="mariana", a=N
       which `tpbsim run` and `tpbsim sweep` take; with values, the HBM image it
       loads and the C it dumps) and runs nothing.
 
+    * ``cores``: more than 1 runs C split over that many cores of one device
+      (tpbsim.kernels.gemm_cores.run_cores, docs/KERNELS.md "Over several
+      cores"): the report gains ``split``, ``per_core`` and
+      ``scaling_efficiency``; the DMA placement, no ``core=`` or ``emit_only``.
+
     Every argument is checked before anything is made (GemmError, a
     tpbsim.InputError, naming it), every size the shape implies (HBM, SBUF, PSUM,
     instructions, host memory) before anything is allocated. ``out`` is emptied
     of an earlier run's files first (OutputDir). A KeyboardInterrupt leaves only
     this run's files, listed in the exception's ``gemm_written``."""
     _check_args(act, placement, seed, threads, out, timing, lookahead, check, check_samples)
+    if isinstance(cores, bool) or not isinstance(cores, (int, np.integer)) or cores < 1:
+        raise GemmError(f"{arg('cores', cores)}: a count of cores (1 or more)")
+    if cores > 1:
+        if core is not None or emit_only or placement != "dma" or drop_wait is not None:
+            raise GemmError(f"{arg('cores', cores)} runs on a device of its own with the DMA "
+                            f"placement: no {arg('core')}, {arg('emit_only')}, "
+                            f"{arg('placement', 'sbuf')} or drop_wait with it")
+        from .gemm_cores import run_cores
+        if w is not None and w_layout == "nk":
+            w = operand_array(w, arg("w")).T
+        a2 = operand_array(a, arg("a"), ndim=None)
+        if a2 is not None and a2.ndim > 2:
+            a2 = a2.reshape(-1, a2.shape[-1])
+        w2 = operand_array(w, arg("w")) if w is not None else None
+        m, k, n = infer_shape(m, k, n, a2, w2, "kn")
+        return run_cores(m, k, n, weights, arch, int(cores), a=a2, w=w2, out=out, timing=timing,
+                         timing_only=timing_only, seed=seed, check=check,
+                         check_samples=check_samples, log=log, racecheck=racecheck)
     is_torch = _is_tensor(a)
     if w_layout is None:
         if _is_tensor(w) and isinstance(w, _torch().nn.Parameter):
