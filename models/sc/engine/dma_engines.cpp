@@ -30,23 +30,6 @@ std::uint64_t stream_ps(std::uint64_t bytes, std::uint64_t bytes_per_s) {
 
 constexpr std::uint32_t kChunkBytes = 64 * 1024;
 
-const char* tlm_status_text(tlm::tlm_response_status s) {
-  switch (s) {
-    case tlm::TLM_ADDRESS_ERROR_RESPONSE:
-      return "TLM_ADDRESS_ERROR_RESPONSE";
-    case tlm::TLM_COMMAND_ERROR_RESPONSE:
-      return "TLM_COMMAND_ERROR_RESPONSE";
-    case tlm::TLM_BURST_ERROR_RESPONSE:
-      return "TLM_BURST_ERROR_RESPONSE";
-    case tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE:
-      return "TLM_BYTE_ENABLE_ERROR_RESPONSE";
-    case tlm::TLM_GENERIC_ERROR_RESPONSE:
-      return "TLM_GENERIC_ERROR_RESPONSE";
-    default:
-      return "TLM_INCOMPLETE_RESPONSE";
-  }
-}
-
 }  // namespace
 
 DmaEngines::DmaEngines(sc_core::sc_module_name name, RunControl& control)
@@ -226,7 +209,7 @@ void DmaEngines::move(unsigned e, const Share& s) {
         is_write ? port.write(addr, data, len, delay) : port.read(addr, data, len, delay);
     if (st != tlm::TLM_OK_RESPONSE)
       throw DmaFault(fmt::format("address error: DMA {} {} of {} bytes at 0x{:x}: {}", what,
-                                 is_write ? "write" : "read", len, addr, tlm_status_text(st)));
+                                 is_write ? "write" : "read", len, addr, tlm_status_name(st)));
   };
   for (unsigned r : s.rows) {
     const std::uint64_t src = row_addr(d.src, r), dst = row_addr(d.dst, r);

@@ -20,26 +20,6 @@ namespace {
 // by Sequencer::execute (not a fault).
 struct WatchdogStop {};
 
-std::string status_name(tlm::tlm_response_status s) {
-  switch (s) {
-    case tlm::TLM_OK_RESPONSE:
-      return "TLM_OK_RESPONSE";
-    case tlm::TLM_INCOMPLETE_RESPONSE:
-      return "TLM_INCOMPLETE_RESPONSE";
-    case tlm::TLM_GENERIC_ERROR_RESPONSE:
-      return "TLM_GENERIC_ERROR_RESPONSE";
-    case tlm::TLM_ADDRESS_ERROR_RESPONSE:
-      return "TLM_ADDRESS_ERROR_RESPONSE";
-    case tlm::TLM_COMMAND_ERROR_RESPONSE:
-      return "TLM_COMMAND_ERROR_RESPONSE";
-    case tlm::TLM_BURST_ERROR_RESPONSE:
-      return "TLM_BURST_ERROR_RESPONSE";
-    case tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE:
-      return "TLM_BYTE_ENABLE_ERROR_RESPONSE";
-  }
-  return "unknown response";
-}
-
 std::string describe_addr(std::uint64_t addr) {
   const auto a = static_cast<std::uint32_t>(addr);
   switch (isa::region_of(a)) {
@@ -177,7 +157,7 @@ class Sequencer::Context : public fw::KernelContext {
     if (st != tlm::TLM_OK_RESPONSE)
       throw fw::KernelFault(fmt::format("address error: {} of {} bytes at 0x{:07x} ({}): {}",
                                         is_write ? "write" : "read", len, addr, describe_addr(addr),
-                                        status_name(st)));
+                                        tlm_status_name(st)));
     note(addr, len, is_write);
     if (s_.race_) s_.race_->access(s_.race_core_, s_.engine_, addr, len, is_write);
   }
@@ -465,7 +445,8 @@ bool Sequencer::fetch() {
   if (st != tlm::TLM_OK_RESPONSE) {
     exec_start_ps_ = now_ps();
     bundles_.clear();
-    fault("fetch", fmt::format("fetch of 64 bytes at 0x{:07x} failed: {}", addr, status_name(st)));
+    fault("fetch",
+          fmt::format("fetch of 64 bytes at 0x{:07x} failed: {}", addr, tlm_status_name(st)));
     return false;
   }
   fetched_ps_ = now_ps();

@@ -18,6 +18,27 @@
 
 namespace tpb::sc {
 
+// The name of a TLM response status, for fault messages.
+inline const char* tlm_status_name(tlm::tlm_response_status s) {
+  switch (s) {
+    case tlm::TLM_OK_RESPONSE:
+      return "TLM_OK_RESPONSE";
+    case tlm::TLM_INCOMPLETE_RESPONSE:
+      return "TLM_INCOMPLETE_RESPONSE";
+    case tlm::TLM_GENERIC_ERROR_RESPONSE:
+      return "TLM_GENERIC_ERROR_RESPONSE";
+    case tlm::TLM_ADDRESS_ERROR_RESPONSE:
+      return "TLM_ADDRESS_ERROR_RESPONSE";
+    case tlm::TLM_COMMAND_ERROR_RESPONSE:
+      return "TLM_COMMAND_ERROR_RESPONSE";
+    case tlm::TLM_BURST_ERROR_RESPONSE:
+      return "TLM_BURST_ERROR_RESPONSE";
+    case tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE:
+      return "TLM_BYTE_ENABLE_ERROR_RESPONSE";
+  }
+  return "unknown response";
+}
+
 class MemPort : public sc_core::sc_module {
  public:
   tlm_utils::simple_initiator_socket<MemPort> socket;
