@@ -151,6 +151,10 @@ def main(argv=None):
     if outs is not None and outs.others:
         shown = " ".join(outs.others[:8]) + (" ..." if len(outs.others) > 8 else "")
         notes.append(f"  also in {args.out}/, not written by this run: {shown}")
+    if args.emit_only and args.cores > 1:
+        print(f"C = A @ W: {rep['shape']} ({rep['split']}); workload in {args.out}/: "
+              f"{' '.join(rep['files'])} (there: tpbsim run $(grep -v '^#' cmd.txt))")
+        return 0
     if args.emit_only:
         print(f"C = A @ W: {rep['shape']}: {rep['instructions']} instructions; workload in "
               f"{args.out}/: {' '.join(rep['files'])} (there: tpbsim run $(grep -v '^#' cmd.txt))")

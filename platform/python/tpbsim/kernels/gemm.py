@@ -1514,10 +1514,10 @@ def run(m=None, k=None, n=None, weights="mxfp4", act="bf16", arch="mariana", a=N
     if isinstance(cores, bool) or not isinstance(cores, (int, np.integer)) or cores < 1:
         raise GemmError(f"{arg('cores', cores)}: a count of cores (1 or more)")
     if cores > 1:
-        if core is not None or emit_only or placement != "dma" or drop_wait is not None:
+        if core is not None or placement != "dma" or drop_wait is not None:
             raise GemmError(f"{arg('cores', cores)} runs on a device of its own with the DMA "
-                            f"placement: no {arg('core')}, {arg('emit_only')}, "
-                            f"{arg('placement', 'sbuf')} or drop_wait with it")
+                            f"placement: no {arg('core')}, {arg('placement', 'sbuf')} or "
+                            "drop_wait with it")
         from .gemm_cores import run_cores
         if w is not None and w_layout == "nk":
             w = operand_array(w, arg("w")).T
@@ -1528,7 +1528,8 @@ def run(m=None, k=None, n=None, weights="mxfp4", act="bf16", arch="mariana", a=N
         m, k, n = infer_shape(m, k, n, a2, w2, "kn")
         return run_cores(m, k, n, weights, arch, int(cores), a=a2, w=w2, out=out, timing=timing,
                          timing_only=timing_only, seed=seed, check=check,
-                         check_samples=check_samples, log=log, racecheck=racecheck)
+                         check_samples=check_samples, log=log, racecheck=racecheck,
+                         emit_only=emit_only)
     is_torch = _is_tensor(a)
     if w_layout is None:
         if _is_tensor(w) and isinstance(w, _torch().nn.Parameter):
