@@ -60,6 +60,12 @@ def bound_by(rep):
         cands["hbm"] = 100.0 * rep["hbm_gbps"] / rep["hbm_share_gbps"]
     order = sorted(cands, key=lambda e: -cands[e])
     top = order[0]
+    # A DMA engine's busy time includes its wait for the HBM's bandwidth: when
+    # the HBM is as busy, it is the limit.
+    if top == "dma" and cands.get("hbm", 0) >= cands["dma"] - 2.0:
+        top = "hbm"
+        order.remove("hbm")
+        order.insert(0, "hbm")
     shown = ", ".join(f"{_name(e)} {cands[e]:.0f}%" for e in order[:4])
     what = {"pe": "the PE's matmuls bound it",
             "dve": "the DVE bounds it",
