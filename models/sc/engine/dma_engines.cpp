@@ -139,9 +139,13 @@ void DmaEngines::engine_thread(unsigned e) {
         wait(ps_time(wake - now_ps()), en.work);
       continue;
     }
-    Share s = std::move(en.queue[q].front());
+    en.current = std::move(en.queue[q].front());
     en.queue[q].pop_front();
-    if (control_.aborted()) continue;  // a fault elsewhere: the run ends, drop it
+    Share& s = en.current;
+    if (control_.aborted()) {  // a fault elsewhere: the run ends, drop it
+      s = Share{};
+      continue;
+    }
     const DmaDescriptor& d = s.t->desc;
     const std::uint64_t start = now_ps();
     if (observer_) observer_->on_share_begin(e, s.t->queue, s.t->index, start, s.bytes);
@@ -156,15 +160,20 @@ void DmaEngines::engine_thread(unsigned e) {
       wait(ps_time(stream_ps(s.bytes, bytes_per_s_)));
     const std::uint64_t data_end = now_ps();
     // A run that ended while the bytes were on their way: nothing to tell.
-    if (s.run != run_ || control_.aborted()) continue;
+    if (s.run != run_ || control_.aborted()) {
+      s = Share{};
+      continue;
+    }
     try {
       move(e, s);
     } catch (const DmaFault& f) {
       clients_[s.t->queue]->transfer_fault(*s.t, f.what());
+      s = Share{};
       continue;
     }
     if (race_) race_->dma_engine_end(race_core_, isa::dma_queue(s.t->queue), s.t->index, e);
     finish_share(e, s, start, data_end);
+    s = Share{};
     // The engine is busy with a transfer for at least the transfer cost.
     const std::uint64_t free_at = std::max(start + cost_ps_, data_end);
     if (free_at > now_ps()) wait(ps_time(free_at - now_ps()));

@@ -137,7 +137,7 @@ class DmaEngines : public sc_core::sc_module {
     std::shared_ptr<DmaTransfer> t;
     std::uint64_t run = 0;       // the run it belongs to (a later run drops it)
     std::vector<unsigned> rows;  // the descriptor's rows this engine moves
-    std::uint64_t bytes;
+    std::uint64_t bytes = 0;
   };
   struct Engine {
     std::deque<Share> queue[isa::kNumDmaQueues];
@@ -146,6 +146,10 @@ class DmaEngines : public sc_core::sc_module {
     sc_core::sc_event work;
     EngineTotals totals;
     std::deque<DmaShareRecord> history;  // not yet passed by the time: a stop may take them back
+    // The share being moved: held here, not on the engine thread's stack (a
+    // run that ends while the thread waits leaves its coroutine stack as it
+    // is, and a local's heap storage would never be freed).
+    Share current;
   };
   void engine_thread(unsigned e);
   // The next share engine e may take at `now`: its queue, or -1 (and the
