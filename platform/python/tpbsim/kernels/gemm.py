@@ -1816,7 +1816,7 @@ def make_report(plan, kernel, result, timing, status, wall, timing_only):
                    "the order the PE uses it"
                    if kernel.a_resident else
                    f"into a ring of {kernel.ra} slots, issued {max(1, kernel.ra - 2)} ahead")
-        a_queues = f"dma{kernel.queues['w'][0]}" if kernel.a_resident else qs["a"]
+        a_queues = f"dma{kernel.queues['w' if kernel.a_resident else 'a'][0]}"
         placement = (f"dma (A, W and C in HBM; A on {a_queues} in {kernel.n_a_loads} transfers "
                      f"of up to {A_CHUNK // 1024} KiB per partition {a_where}; W panels of "
                      f"{len(plan.groups[0])} N-tiles on dma{kernel.queues['w'][0]} in transfers "
