@@ -19,13 +19,13 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <systemc>
 
+#include "firmware_stubs/common/host_threads.h"
 #include "models/isa/asm.h"
 #include "models/isa/program.h"
 #include "models/isa/program_check.h"
@@ -783,14 +783,9 @@ py::tuple mx_quantize_rows(const py::array_t<float, py::array::c_style>& x,
         }
       }
     };
-    // Host threads over rows (every host core; one for a small array).
-    const std::size_t want = std::max(1u, std::thread::hardware_concurrency());
-    const std::size_t nt = std::min<std::size_t>(want, std::max<std::size_t>(1, rows * cols >> 16));
-    std::vector<std::thread> pool;
-    for (std::size_t t = 1; t < nt; ++t)
-      pool.emplace_back(work, rows * t / nt, rows * (t + 1) / nt);
-    work(0, rows / nt);
-    for (auto& th : pool) th.join();
+    // The host-thread pool over rows, in chunks of about 64 Ki elements (one
+    // for a small array).
+    fw::parallel_for(rows, std::max<std::size_t>(1, (std::size_t{1} << 16) / cols), work);
   }
   return py::make_tuple(codes, scales, used,
                         bf16_first ? py::object(bits) : py::object(py::none()));
@@ -882,14 +877,9 @@ py::tuple group8_quantize(const py::array_t<float, py::array::c_style>& wt,
         }
       }
     };
-    const std::size_t parts = k / 4;
-    const std::size_t want = std::max(1u, std::thread::hardware_concurrency());
-    const std::size_t nt = std::min<std::size_t>(want, std::max<std::size_t>(1, n * k >> 16));
-    std::vector<std::thread> pool;
-    for (std::size_t t = 1; t < nt; ++t)
-      pool.emplace_back(work, parts * t / nt, parts * (t + 1) / nt);
-    work(0, parts / nt);
-    for (auto& th : pool) th.join();
+    // The host-thread pool over groups of 4 rows of K, in chunks of about
+    // 64 Ki elements.
+    fw::parallel_for(k / 4, std::max<std::size_t>(1, (std::size_t{1} << 16) / (4 * n)), work);
   }
   return py::make_tuple(data, used);
 }
