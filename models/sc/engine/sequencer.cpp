@@ -80,16 +80,10 @@ class Sequencer::Context : public fw::KernelContext {
     sc_core::sc_time d = s_.qk_.get_local_time();
     std::uint8_t* p = s_.port.direct(addr, len, for_write, d);
     s_.qk_.set(d);
-    if (p) {
-      note(addr, len, for_write);
-      if (s_.race_) s_.race_->access(s_.race_core_, s_.engine_, addr, len, for_write);
-    }
+    if (p) note(addr, len, for_write);
     return p;
   }
-  void touch(std::uint64_t addr, std::size_t len, bool write) override {
-    note(addr, len, write);
-    if (s_.race_) s_.race_->access(s_.race_core_, s_.engine_, addr, len, write);
-  }
+  void touch(std::uint64_t addr, std::size_t len, bool write) override { note(addr, len, write); }
 
   void begin_bundle(const fw::Bundle& b, std::uint64_t trips, std::uint32_t cycles) override {
     // cycles x trips, saturating: a huge profile value must not wrap.
@@ -133,7 +127,10 @@ class Sequencer::Context : public fw::KernelContext {
 
  private:
   // The instruction's footprint, for the engine's interlock (SPEC §8).
+  // An access of the instruction: the race check's record (SPEC §14) and its
+  // interlock footprint (SPEC §8).
   void note(std::uint64_t addr, std::size_t len, bool is_write) {
+    if (s_.race_) s_.race_->access(s_.race_core_, s_.engine_, addr, len, is_write);
     if (is_write) {
       s_.footprint_.write(addr, len);
       return;
@@ -159,7 +156,6 @@ class Sequencer::Context : public fw::KernelContext {
                                         is_write ? "write" : "read", len, addr, describe_addr(addr),
                                         tlm_status_name(st)));
     note(addr, len, is_write);
-    if (s_.race_) s_.race_->access(s_.race_core_, s_.engine_, addr, len, is_write);
   }
 
  private:
