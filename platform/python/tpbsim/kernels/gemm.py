@@ -11,6 +11,7 @@ word (SPEC §5).
 import collections
 import contextvars
 import functools
+import itertools
 import json
 import math
 import os
@@ -340,10 +341,11 @@ def _matmul(arch, dtype, kp, nw, acc, data, scale, psum):
 
 # ----------------------------------------------------------------- the program
 
-# DMA placement (docs/KERNELS.md "Data placement"): the queues each stream uses,
-# the depth of the activation ring, how many units ahead a load is issued and
-# the depth of the result ring.
-A_QUEUES, W_QUEUES, C_QUEUES = tuple(range(0, 6)), tuple(range(6, 10)), tuple(range(10, 16))
+# DMA placement (docs/KERNELS.md "Data placement"): the queues of each stream
+# (the loads use the first of theirs: one transfer of 128 partitions keeps every
+# DMA engine busy; the stores take theirs in turn), the depths of the quantized
+# activation ring and of the result ring.
+A_QUEUES, W_QUEUES, C_QUEUES = (0,), (6,), tuple(range(10, 16))
 A_RING, C_RING = 12, 6
 # DMA transfers (docs/KERNELS.md "Data placement"): a DMA engine moves a
 # transfer's 8 partitions at its full bandwidth once they hold at least its
@@ -604,12 +606,9 @@ class Kernel:
         p, s, spec = self.plan, self.sched, self.plan.spec
         units = self._units()
         nmt = len(p.mt)
-        rot = {"a": 0, "w": 0, "c": 0}
-
-        def queue(kind, queues):
-            q = queues[rot[kind] % len(queues)]
-            rot[kind] += 1
-            return f"dma{q}"
+        # The C stores take the result queues in turn (each waits for its
+        # evacuation); the loads keep to one queue each (below).
+        c_queues = itertools.cycle(f"dma{q}" for q in self.queues["c"])
 
         # The activation transfers: one per chunk of K-tiles of a (group, M-tile).
         # Resident A (Plan.a_ring): the first panel's loads serve every panel.
@@ -758,7 +757,7 @@ class Kernel:
             if kt == len(p.kt) - 1:
                 self._evacuate(s, g, mt, half, self.cslot[c])
                 cols, n0 = p.group_cols(g), NTILE * p.groups[g][0]
-                store[c] = s.add(queue("c", self.queues["c"]),
+                store[c] = s.add(next(c_queues),
                                  _dma(mw, 4 * cols, _sb(0, self.cslot[c]),
                                       _hbm(self.h_c + 4 * (MTILE * mt * p.npad + n0), 4 * p.npad)),
                                  "dma_copy")

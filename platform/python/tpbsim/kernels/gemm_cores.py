@@ -16,6 +16,7 @@ from ..device import Device
 from ..errors import Deadlock, Error, Fault
 from . import gemm
 from .gemm import GemmError, MTILE, NTILE, Plan, _ceil
+from .report import SATURATED_PCT
 
 
 def _splits(total, parts, unit, gran):
@@ -73,26 +74,42 @@ def choose_grid(m, k, n, weights, arch, cores, timing):
     return gm, gn, rows, cols, why
 
 
+def make_blocks(m, k, n, weights, arch, cores, prof, caps, values):
+    """(grid rows, grid cols, reason, blocks): C's blocks, one per core, each with
+    its kernel (sizes checked, HBM from where the previous core's ends, inside
+    the device's cores x hbm.bytes) and its program, checked against its own
+    accesses (gemm.Kernel.verify)."""
+    gm, gn, rows, cols, why = choose_grid(m, k, n, weights, arch, cores, prof)
+    blocks, base = [], 0
+    for i, mr in enumerate(rows):
+        for j, nc in enumerate(cols):
+            plan = gemm.check_sizes(Plan(mr, k, nc, weights, arch), caps, "dma", 2, values)
+            kern = gemm.Kernel(plan, caps.sbuf, 2, "dma", cores * caps.hbm, None, hbm_base=base)
+            base = _ceil(kern.hbm.top, 4096) * 4096
+            text = kern.program()
+            verdict = kern.verify(text)
+            if not verdict.ok:
+                raise gemm.ProgramCheckError("the generated program of core "
+                                             f"{len(blocks)} fails its own hazard check: "
+                                             + "; ".join(verdict.problems[:3]))
+            blocks.append({"core": len(blocks), "r0": sum(rows[:i]), "rows": mr,
+                           "c0": sum(cols[:j]), "cols": nc, "kernel": kern, "text": text})
+    return gm, gn, why, blocks
+
+
 def emit_cores(m, k, n, weights, arch, cores, out):
     """A timing-only workload directory of the GEMM over `cores` cores (as
     traces/workloads/ hold them, docs/SWEEPS.md): program_I.tpb per core and
     cmd.txt (`--cores N program_0.tpb ... --timing-only`); runs nothing."""
     from ..core import Core
     with Core(arch) as c:
-        prof = c.timing
-        caps = gemm.Capacities(c.partition_bytes("sbuf"), c.partition_bytes("psum"),
-                               prof["hbm"]["bytes"])
-    gm, gn, rows, cols, why = choose_grid(m, k, n, weights, arch, cores, prof)
+        prof, caps = c.timing, gemm.capacities(c)
+    _, _, why, blocks = make_blocks(m, k, n, weights, arch, cores, prof, caps, False)
     os.makedirs(out, exist_ok=True)
-    names, base = [], 0
-    for mr in rows:
-        for nc in cols:
-            plan = gemm.check_sizes(Plan(mr, k, nc, weights, arch), caps, "dma", 2, False)
-            kern = gemm.Kernel(plan, caps.sbuf, 2, "dma", cores * caps.hbm, None, hbm_base=base)
-            base = _ceil(kern.hbm.top, 4096) * 4096
-            names.append(f"program_{len(names)}.tpb")
-            with open(os.path.join(out, names[-1]), "w") as f:
-                f.write(kern.program())
+    names = [f"program_{b['core']}.tpb" for b in blocks]
+    for name, b in zip(names, blocks):
+        with open(os.path.join(out, name), "w") as f:
+            f.write(b["text"])
     with open(os.path.join(out, "cmd.txt"), "w") as f:
         f.write("# tpbsim run arguments, paths relative to this directory\n"
                 f"# C = A @ W {m} x {k} x {n}, {weights} weights, {arch}, over {cores} cores "
@@ -134,31 +151,10 @@ def _run(dev, m, k, n, weights, arch, cores, a, w, out, timing, timing_only, see
          check_samples, log, racecheck, scaling, wall0):
     prof = dev.timing
     full = Plan(m, k, n, weights, arch)
-    gm, gn, rows, cols, why = choose_grid(m, k, n, weights, arch, cores, prof)
-    c0 = dev.core(0)
-    caps = gemm.Capacities(c0.partition_bytes("sbuf"), c0.partition_bytes("psum"),
-                           prof["hbm"]["bytes"])
-    hbm_total = cores * prof["hbm"]["bytes"]
-    blocks, base = [], 0
+    caps = gemm.capacities(dev.core(0))   # a core's; the HBM is the device's: cores x it
     t0 = time.perf_counter()
-    for i, mr in enumerate(rows):
-        for j, nc in enumerate(cols):
-            plan = gemm.check_sizes(Plan(mr, k, nc, weights, arch), caps, "dma", 2,
-                                    not timing_only)
-            kern = gemm.Kernel(plan, caps.sbuf, 2, "dma", hbm_total, None, hbm_base=base)
-            base = _ceil(kern.hbm.top, 4096) * 4096
-            text = kern.program()
-            verdict = kern.verify(text)
-            if not verdict.ok:
-                raise gemm.ProgramCheckError("the generated program of core "
-                                             f"{len(blocks)} fails its own hazard check: "
-                                             + "; ".join(verdict.problems[:3]))
-            blocks.append({"core": len(blocks), "r0": sum(rows[:i]), "rows": mr,
-                           "c0": sum(cols[:j]), "cols": nc, "kernel": kern, "text": text})
-    if base > hbm_total:
-        raise GemmError(f"the {m} x {k} x {n} GEMM over {cores} cores needs "
-                        f"{gemm.size_text(base)} of HBM, the device has "
-                        f"{gemm.size_text(hbm_total)}")
+    gm, gn, why, blocks = make_blocks(m, k, n, weights, arch, cores, prof, caps,
+                                      not timing_only)
     times = {"generate_s": time.perf_counter() - t0}
     a_used = w_used = None
     t0 = time.perf_counter()
@@ -258,11 +254,9 @@ def _report(full, blocks, gm, gn, why, result, prof, status, timing_only, cores)
         top = max(busy, key=busy.get) if busy else "none"
         per_core.append({"core": b["core"], "rows": [b["r0"], b["r0"] + b["rows"]],
                          "cols": [b["c0"], b["c0"] + b["cols"]],
-                         "simulated_ns": (max(ends) - result.start_ps) / 1000
-                         if ends and hasattr(result, "start_ps") else
-                         (max(ends) / 1000 if ends else 0.0),
+                         "simulated_ns": max(ends) / 1000 if ends else 0.0,
                          "busy_pct": busy, "hbm_bytes": qbytes,
-                         "bound_by": top if busy and busy[top] >= 70 else "latency"})
+                         "bound_by": top if busy and busy[top] >= SATURATED_PCT else "latency"})
     dev_share = cores * prof["hbm"]["mbytes_per_s"] / 1e3
     return {
         "command": "gemm", "cores": cores,
