@@ -102,6 +102,19 @@ def test_sfu_flags_are_sticky_across_runs(core):
     assert r.sfu["flags"] == core.sfu_flags and r.sfu["tiles"] == 3
 
 
+def test_a_runs_memory_counters_are_its_own_after_a_dma_run(core):
+    """The DMA engines' byte counters start from zero in every run, as the
+    compute engines' do: a run after a DMA run reports its own bytes only."""
+    core.write("hbm", 0, 0, np.arange(256, dtype=np.uint8))
+    r = core.run(".arch mariana\n.engine dma0\n"
+                 "dma_copy rows=2 row_bytes=128 src=hbm(0x0, stride=128) dst=sbuf(0, 0x400)\n")
+    assert r.memories["sbuf.q0"]["bytes_written"] == 256
+    core.write("sbuf", 0, 0, np.array([0x21, 0x43, 0x65, 0x87], dtype=np.uint8))
+    r = core.run(ONE_DEQUANT)
+    assert sum(m["bytes_written"] for m in r.memories.values()) == 8
+    assert r.memories["sbuf.q0"]["bytes_read"] == 4
+
+
 def test_result_fields_and_reprs(core, tmp_path):
     core.write("sbuf", 0, 0, np.array([0x21, 0x43, 0x65, 0x87], dtype=np.uint8))
     r = core.run(ONE_DEQUANT)

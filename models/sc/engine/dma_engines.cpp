@@ -61,6 +61,8 @@ void DmaEngines::configure(const TimingConfig& t, BandwidthShare* hbm,
 
 void DmaEngines::reset_run() {
   ++run_;
+  // A run's memory counters are its own (the core's totals follow).
+  for (auto& p : ports) p.set_counts({}, {});
   for (Engine& en : engine_) {
     for (auto& q : en.queue) q.clear();
     en.next = en.served = 0;
