@@ -10,7 +10,9 @@ and writes the plot.
 The roofline of a shape is max(PE bound, DMA bound, HBM bound) of its report
 (report.json's roofline_ns): flops over the PE's MX peak, and the HBM bytes
 the kernel moves over the 16 DMA engines' bandwidth and over the core's HBM
-share."""
+share. Beside it, the busiest DMA engine's bound (dma_engine_bound_ns): its
+partitions' bytes over its own bandwidth (MX scale rows load engines 0, 4, 8
+and 12 more than the others)."""
 
 import argparse
 import sys
@@ -26,6 +28,7 @@ def sweep(formats, ms, k, n, arch):
             rows.append({"weights": fmt, "m": m, "simulated_us": r["simulated_ns"] / 1e3,
                          "roofline_us": r["roofline_ns"] / 1e3,
                          "pe_us": r["pe_bound_ns"] / 1e3, "dma_us": r["dma_bound_ns"] / 1e3,
+                         "engine_us": r["dma_engine_bound_ns"] / 1e3,
                          "tflops": r["achieved_tflops"], "bound_by": r["bound_by"],
                          "chain": (r["critical_chain"] or {}).get("summary", ""),
                          "races": (r["races"] or {}).get("count")})
@@ -33,11 +36,13 @@ def sweep(formats, ms, k, n, arch):
 
 
 def table(rows):
-    out = ["| weights | M | simulated (us) | roofline (us) | x roofline | TFLOPS | bound by | "
-           "critical chain |", "|---|---|---|---|---|---|---|---|"]
+    out = ["| weights | M | simulated (us) | roofline (us) | x roofline | busiest DMA engine (us) "
+           "| x engine | TFLOPS | bound by | critical chain |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         out.append(f"| {r['weights']} | {r['m']} | {r['simulated_us']:.1f} | "
                    f"{r['roofline_us']:.1f} | {r['simulated_us'] / r['roofline_us']:.2f} | "
+                   f"{r['engine_us']:.1f} | {r['simulated_us'] / r['engine_us']:.2f} | "
                    f"{r['tflops']:.1f} | {r['bound_by']} | {r['chain']} |")
     return "\n".join(out)
 

@@ -180,7 +180,10 @@ def test_sizes_match_the_layouts_they_stand_for():
     """The closed-form sizes check_sizes judges are the layouts' and the program's."""
     for m, k, n, fmt, arch in [(5, 31, 4097, "nf4", "mariana"), (130, 600, 2600, "fp6", "maverick"),
                                (300, 1100, 513, "mxfp4", "mariana"), (1, 1, 1, "bf16", "maverick"),
-                               (129, 2048, 6145, "int4", "mariana")]:
+                               (129, 2048, 6145, "int4", "mariana"),
+                               # narrow last panels; one store of C; a split last chunk
+                               (300, 1100, 2600, "mxfp8", "mariana"),
+                               (1, 4096, 4096, "mxfp4", "mariana")]:
         kern = _kernel(m, k, n, fmt, arch)
         p = kern.plan
         assert p.hbm_bytes() == kern.hbm.top, (m, k, n, fmt)

@@ -15,6 +15,7 @@ import itertools
 import json
 import math
 import os
+import re
 import sys
 import time
 
@@ -27,7 +28,7 @@ from .sched import Schedule
 
 ARCHS = ("mariana", "maverick")
 KTILE, MTILE, NTILE, GROUP = 512, 128, 512, 4   # contraction, stationary, moving, PSUM banks
-PSUM_BANK = 2048
+PSUM_BANK, PSUM_BANKS = 2048, 8   # a PSUM partition: 8 banks of 512 FP32 (16 KiB)
 ENGINE_SEMS = {"pool": 0, "dve": 1, "pe": 2, "sfu": 3, **{f"dma{q}": 4 + q for q in range(16)}}
 UNIT_SCALE = 127                                # E8M0 2^0
 
@@ -119,6 +120,15 @@ class Plan:
         self.n_kt, self.n_mt = _ceil(self.kpad, KTILE), _ceil(self.m, MTILE)
         self.n_nt = _ceil(self.npad, NTILE)
         self.n_groups = _ceil(self.n_nt, group)
+        # The last panel in panels of one N-tile when A is resident and there are
+        # several M-tiles (docs/KERNELS.md "Data placement"): every M-tile of the
+        # last panel runs after its last byte lands, so a narrow last panel
+        # shortens the tail; the extra panels fetch nothing again.
+        self.n_head, self.tail_nt = self.n_groups, 0
+        if group > 1 and self.n_mt > 1 and self.n_groups > 1 and self.a_ring()[2]:
+            self.n_head = self.n_groups - 1
+            self.tail_nt = self.n_nt - group * self.n_head
+            self.n_groups = self.n_head + self.tail_nt
         self.padding = []
         if self.kpad != self.k:
             self.padding.append(f"K {self.k} -> {self.kpad} (zero rows of W, zero columns of A: "
@@ -146,11 +156,28 @@ class Plan:
 
     @functools.cached_property
     def groups(self):
-        return [list(range(g, min(g + self.group, self.n_nt)))
-                for g in range(0, self.n_nt, self.group)]
+        """The N-tiles of each weight panel."""
+        return [list(range(self.group_start(g), self.group_start(g) + self.group_nts(g)))
+                for g in range(self.n_groups)]
+
+    def group_start(self, g):
+        """The first N-tile of panel g."""
+        return g * self.group if g < self.n_head else self.n_head * self.group + g - self.n_head
+
+    def group_nts(self, g):
+        """N-tiles of panel g."""
+        return min(self.group if g < self.n_head else 1, self.n_nt - self.group_start(g))
 
     def group_cols(self, g):
-        return min(self.group * NTILE, self.npad - self.group * NTILE * g)
+        return min(self.group_nts(g) * NTILE, self.npad - NTILE * self.group_start(g))
+
+    def panel_tiles(self):
+        """The columns of the weight panels, [(count, columns)] as _tiles gives
+        them (closed form: the panels are not listed)."""
+        head = self.n_head * self.group * NTILE
+        if not self.tail_nt:
+            return _tiles(self.npad, self.group * NTILE)
+        return _tiles(head, self.group * NTILE) + _tiles(self.npad - head, NTILE)
 
     # ---------------------------------------------------------------- sizes
     # Each of these is what the Kernel's layouts and program come to, in closed
@@ -198,9 +225,29 @@ class Plan:
             return slot, per_group, True
         return slot, max(3, min(A_RING, A_RAW_BYTES // slot)), False
 
-    def w_chunks(self, rb):
-        """K-tile chunks of one weight-panel transfer (rb bytes per K-tile)."""
-        return self.k_chunks(rb, W_CHUNK)
+    def a_mx_slots(self):
+        """Slots of quantized (MXFP8) activation tiles: with A resident, one per
+        (M-tile, K-tile), quantized once for every weight panel; else a ring of
+        A_RING, quantized again for each panel."""
+        return self.n_mt * self.n_kt if self.a_ring()[2] else A_RING
+
+    def w_chunks(self, rb, g):
+        """K-tile chunks of panel g's transfers (rb bytes per K-tile): the last
+        panel's last chunk in single K-tiles when each is still W_CHUNK / 2 per
+        partition (4 KiB: 97% of the DMA rate, TIMING.md's curve), so that the
+        matmuls left after the run's last weight byte lands are one K-tile's."""
+        chunks = self.k_chunks(rb, W_CHUNK)
+        if g == self.n_groups - 1 and 2 * rb >= W_CHUNK:
+            k0, k1 = chunks[-1]
+            chunks[-1:] = [(t, t + 1) for t in range(k0, k1)]
+        return chunks
+
+    def _w_tail_extra(self, rb):
+        """Transfers the last panel's split adds (w_chunks), in closed form."""
+        if self.n_kt > self.n_full_kt or not self.n_full_kt or 2 * rb < W_CHUNK:
+            return 0
+        j = self._chunk(rb, W_CHUNK)
+        return self.n_full_kt - j * (_ceil(self.n_full_kt, j) - 1) - 1
 
     def _w_layout(self):
         spec = self.spec
@@ -226,7 +273,7 @@ class Plan:
         a = sum(cm * full_and_last(8 * mw) for cm, mw in _tiles(self.m, MTILE))
         w = sum(cg * (full_and_last(int(raw_cb * cols))
                       + (full_and_last(cols, True) if host_scales else 0))
-                for cg, cols in _tiles(self.npad, self.group * NTILE))
+                for cg, cols in self.panel_tiles())
         return a + w + (_c64(4 * NTILE) if unit else 0) + _c64(4 * self.m * self.npad)
 
     def hbm_input_bytes(self):
@@ -244,7 +291,7 @@ class Plan:
             bank = (_c64(self.n_kt * int(raw_cb * gc))
                     + (_c64(self.n_kt * gc) if host_scales else 0) + self.n_kt * per_kt)
             slot, ra, _ = self.a_ring()
-            return (ra * slot + A_RING * (_c64(4 * MTILE) + _c64(MTILE))
+            return (ra * slot + self.a_mx_slots() * (_c64(4 * MTILE) + _c64(MTILE))
                     + (_c64(NTILE) if unit else 0)
                     + min(2, self.n_groups) * bank
                     + min(C_RING, self.n_groups * self.n_mt) * _c64(4 * gc))
@@ -259,15 +306,25 @@ class Plan:
             return _c64(raw_cb * nw) + _c64(4 * nw) + (0 if unit else _c64(nw))
 
         w = self.n_kt * sum(c * per_nt(nw) for c, nw in _tiles(self.npad, NTILE))
-        cout = self.n_mt * sum(c * _c64(4 * cols) for c, cols in
-                               _tiles(self.npad, self.group * NTILE))
+        cout = self.n_mt * sum(c * _c64(4 * cols) for c, cols in self.panel_tiles())
         return a + ring + (_c64(NTILE) if unit else 0) + w + cout
 
+    def c_merged(self):
+        """C stored in one transfer after the last copy: one M-tile of at most 8
+        rows (its stores all go to DMA engine 0, partitions 0-7, each paying the
+        per-transfer cost on the engine that also carries scale rows) whose
+        panels each have a C slot of their own."""
+        return self.n_mt == 1 and self.m <= 8 and self.n_groups <= C_RING
+
+    def psum_slots(self):
+        """Accumulators in the PSUM ring: one per (group, M-tile) in flight, each a
+        group's banks (the PE fills one while the DVE empties the others)."""
+        return max(1, min(PSUM_BANKS // self.group, self.n_groups * self.n_mt))
+
     def psum_bytes(self):
-        """Bytes per PSUM partition: a group's banks, two halves once the PE fills one
-        while the DVE empties the other."""
+        """Bytes per PSUM partition: the ring's slots, the last as wide as a group."""
         gc = min(self.group * NTILE, self.npad)
-        return (8192 if self.n_groups * self.n_mt > 1 else 0) + 4 * gc
+        return (self.psum_slots() - 1) * self.group * PSUM_BANK + 4 * gc
 
     def instructions(self, placement):
         """The program's instructions."""
@@ -280,12 +337,17 @@ class Plan:
         kl = self.kpad // 4 - 128 * self.n_full_kt
         scale_loads = ((4 if self.n_full_kt else 0) + kl // 32) if host_scales else 0
         a_loads = sum(c * self.n_k_chunks(8 * mw, A_CHUNK) for c, mw in _tiles(self.m, MTILE))
-        w_loads = sum(c * self.n_k_chunks(int(self._w_layout()[1] * cols), W_CHUNK)
-                      for c, cols in _tiles(self.npad, self.group * NTILE))
+        raw_cb = self._w_layout()[1]
+        w_loads = sum(c * self.n_k_chunks(int(raw_cb * cols), W_CHUNK)
+                      for c, cols in self.panel_tiles())
+        w_loads += self._w_tail_extra(int(raw_cb * self.panel_tiles()[-1][1]))
         a_loads *= 1 if self.a_ring()[2] else self.n_groups
+        quantize = self.n_mt * self.n_kt if self.a_ring()[2] else units
         return ((min(4, self.kpad // 128) if unit else 0)
                 + w_loads + self.n_groups * scale_loads + a_loads
-                + 2 * units + widen + mm + 2 * self.n_groups * self.n_mt)
+                + units + quantize + widen + mm
+                + self.n_groups * self.n_mt + self.group_nts(self.n_groups - 1) - 1
+                + (1 if self.c_merged() else self.n_groups * self.n_mt))
 
 
 class Layout:
@@ -356,6 +418,9 @@ A_RING, C_RING = 12, 6
 # about W_CHUNK, and a panel's scale rows in one transfer per quadrant.
 A_CHUNK, W_CHUNK, A_RAW_BYTES, A_RESIDENT_BYTES = 4096, 8192, 16384, 32768
 PLACEMENTS = ("dma", "sbuf")
+
+
+_DMA_RE = re.compile(r"dma_copy rows=(\d+) row_bytes=(\d+) .*?sbuf\((\d+),")
 
 
 def _dma(rows, row_bytes, src, dst):
@@ -489,22 +554,29 @@ class Kernel:
             aq, aqs = self.aq[u % self.ra]
             s.add("pe", _ldweights(p.arch, kp, mw, aq, aqs), "ldweights")
             gi = g * len(p.mt) + mt
-            half = gi % 2
             for j, nt in enumerate(p.groups[g]):
                 key = (kt, nt)
                 s.add("pe", _matmul(p.arch, spec["pe"], kp, p.nt[nt], int(kt > 0), self.wq[key],
-                                    self.ws[key], 8192 * half + PSUM_BANK * j), "matmul")
+                                    self.ws[key], self._psum(gi, j)), "matmul")
             if kt == len(p.kt) - 1:
-                self._evacuate(s, g, mt, half, self.cout[(mt, g)])
+                self._evacuate(s, g, mt, gi, self.cout[(mt, g)])
         s.assign_waits()
 
-    def _evacuate(self, s, g, mt, half, dst):
+    def _psum(self, gi, j=0):
+        """PSUM offset of N-tile j of the accumulator of (group, M-tile) number gi."""
         p = self.plan
-        cols = p.group_cols(g)
+        return (gi % p.psum_slots()) * p.group * PSUM_BANK + PSUM_BANK * j
+
+    def _evacuate(self, s, g, mt, gi, dst, j=None):
+        """The DVE copy of an accumulator (its N-tile j alone when given) from PSUM
+        into SBUF at dst."""
+        p = self.plan
+        cols = p.group_cols(g) if j is None else p.nt[p.groups[g][j]]
+        j = j or 0
         s.add("dve", f"tensor_copy channels={p.mt[mt]} in_dtype=fp32 out_dtype=fp32 "
-              f"src=t3d(psum(0, {8192 * half:#x}), step=[1, 0, 0], num=[{cols}, 1, 1]) "
-              f"dst=t3d(sbuf(0, {dst:#x}), step=[1, 0, 0], num=[{cols}, 1, 1])",
-              "tensor_copy")
+              f"src=t3d(psum(0, {self._psum(gi, j):#x}), step=[1, 0, 0], num=[{cols}, 1, 1]) "
+              f"dst=t3d(sbuf(0, {dst + 4 * NTILE * j:#x}), step=[1, 0, 0], "
+              f"num=[{cols}, 1, 1])", "tensor_copy")
 
     # ------------------------------------------------------------ DMA placement
     def _place_dma(self):
@@ -519,7 +591,7 @@ class Kernel:
         slot, self.ra, self.a_resident = p.a_ring()
         self.araw = [lay.take(slot, f"A bf16 slot {r}") for r in range(self.ra)]
         self.aq = [(lay.take(4 * MTILE, f"A mx slot {r}"), lay.take(MTILE, f"A scales slot {r}"))
-                   for r in range(A_RING)]
+                   for r in range(p.a_mx_slots())]
         gc = max(p.group_cols(g) for g in range(len(p.groups)))
         self.unit_scales = None
         if spec["store"] == "packed" and spec["group"] == 8:
@@ -540,6 +612,9 @@ class Kernel:
         ngi = len(p.groups) * len(p.mt)
         self.rc = min(C_RING, ngi)
         self.cslot = [lay.take(4 * gc, f"C slot {c}") for c in range(self.rc)]
+        # One store of all of C (Plan.c_merged) reads the slots as one row.
+        assert not p.c_merged() or all(self.cslot[g] == self.cslot[0] + 4 * NTILE
+                                       * p.group_start(g) for g in range(p.n_groups))
         if lay.top > lay.capacity:
             raise GemmError(
                 f"the {p.m} x {p.k} x {p.n} GEMM's DMA buffers need {lay.top // 1024} KiB per "
@@ -593,6 +668,11 @@ class Kernel:
             ws = self.unit_scales
         return wq, ws
 
+    def _aq(self, u):
+        """(data, scales) SBUF offsets of unit u's quantized activation tile."""
+        _, mt, kt = self.units[u]
+        return self.aq[mt * self.plan.n_kt + kt if self.a_resident else u % A_RING]
+
     def _a_src(self, mt, kt0):
         """(HBM offset, stride) of A rows of M-tile mt from K-tile kt0 on."""
         p = self.plan
@@ -604,7 +684,7 @@ class Kernel:
 
     def _build_dma(self):
         p, s, spec = self.plan, self.sched, self.plan.spec
-        units = self._units()
+        units = self.units = self._units()
         nmt = len(p.mt)
         # The C stores take the result queues in turn (each waits for its
         # evacuation); the loads keep to one queue each (below).
@@ -641,7 +721,7 @@ class Kernel:
             loaded.add(g)
             bank, cols, rb, nf = self.banks[g % 2], p.group_cols(g), self._rb(g), p.n_full_kt
             (hd, hdl), hsc = self.h_w[g]
-            for k0, k1 in p.w_chunks(rb):
+            for k0, k1 in p.w_chunks(rb, g):
                 if before:
                     before(k1)
                 kp, q = p.kt[k0], f"dma{self.queues['w'][0]}"
@@ -678,8 +758,8 @@ class Kernel:
             kp, mw = p.kt[kt], p.mt[mt]
             ci = chunk_of[u]
             araw = self.araw[ci % self.ra] + 8 * mw * (kt - achunks[ci][2])
-            aq, aqs = self.aq[u % A_RING]
-            s.add("dve", _qmx(kp, araw, mw, aq, aqs), "quantize_mx")
+            if g == 0 or not self.a_resident:
+                s.add("dve", _qmx(kp, araw, mw, *self._aq(u)), "quantize_mx")
             if spec["store"] == "mx":
                 return
             # The widening reads the group's panel: its load comes first.
@@ -742,9 +822,9 @@ class Kernel:
                 load_panel(g + 1)
             prep_through(u + la, g + 1)
             kp, mw = p.kt[kt], p.mt[mt]
-            aq, aqs = self.aq[u % A_RING]
+            aq, aqs = self._aq(u)
             gi = g * nmt + mt
-            half, c = gi % 2, gi % self.rc
+            c = gi % self.rc
             # The result slot is free again once its previous store retired: the
             # M-tile's first ldweights takes that wait, so that the evacuation
             # into the slot (which waits for the PE) needs no second one.
@@ -753,15 +833,38 @@ class Kernel:
             for j, nt in enumerate(p.groups[g]):
                 wq, ws = self._tile_w(g, j, kt)
                 s.add("pe", _matmul(p.arch, spec["pe"], kp, p.nt[nt], int(kt > 0), wq, ws,
-                                    8192 * half + PSUM_BANK * j), "matmul")
+                                    self._psum(gi, j)), "matmul")
             if kt == len(p.kt) - 1:
-                self._evacuate(s, g, mt, half, self.cslot[c])
+                # The last accumulator is copied by N-tile, each as its last matmul
+                # retires (the run's tail is one N-tile's copy, not the panel's).
+                last = u == len(units) - 1
+                for j in range(len(p.groups[g])) if last else (None,):
+                    self._evacuate(s, g, mt, gi, self.cslot[c], j)
                 cols, n0 = p.group_cols(g), NTILE * p.groups[g][0]
+                if p.c_merged():
+                    # C's panels side by side in the slots: one store of all of C.
+                    if not last:
+                        continue
+                    c, cols, n0 = 0, p.npad, 0
                 store[c] = s.add(next(c_queues),
                                  _dma(mw, 4 * cols, _sb(0, self.cslot[c]),
                                       _hbm(self.h_c + 4 * (MTILE * mt * p.npad + n0), 4 * p.npad)),
                                  "dma_copy")
         s.assign_waits()
+
+    def dma_engine_bytes(self, engines):
+        """Bytes each of the core's `engines` DMA engines carries (SPEC §10: a
+        transfer is split by SBUF partition, engine e taking the partitions
+        e x 128 / engines on), from the program's transfers."""
+        per = [0] * engines
+        width = 128 // engines
+        for op in self.sched.ops:
+            m = _DMA_RE.match(op.text) if op.engine.startswith("dma") else None
+            if m:
+                rows, row_bytes, part = (int(x) for x in m.groups())
+                for q in range(part, part + rows):
+                    per[q // width] += row_bytes
+        return per
 
     def host_accesses(self):
         """(writes, reads): the bytes the host writes before the run and reads after
@@ -1818,7 +1921,10 @@ def make_report(plan, kernel, result, timing, status, wall, timing_only):
         a_queues = f"dma{kernel.queues['w' if kernel.a_resident else 'a'][0]}"
         placement = (f"dma (A, W and C in HBM; A on {a_queues} in {kernel.n_a_loads} transfers "
                      f"of up to {A_CHUNK // 1024} KiB per partition {a_where}; W panels of "
-                     f"{len(plan.groups[0])} N-tiles on dma{kernel.queues['w'][0]} in transfers "
+                     f"{plan.group_nts(0)} N-tiles"
+                     + (f" (the last {plan.tail_nt} in panels of one, A being resident)"
+                        if plan.tail_nt else "")
+                     + f" on dma{kernel.queues['w'][0]} in transfers "
                      f"of up to {W_CHUNK // 1024} KiB per partition, double-buffered; C from "
                      f"{kernel.rc} SBUF slots on {qs['c']})")
     else:
@@ -1846,6 +1952,12 @@ def make_report(plan, kernel, result, timing, status, wall, timing_only):
         # byte crosses one of them.
         "dma_gbps": dma_gbps,
         "dma_bound_ns": hbm_bytes / dma_gbps if dma_gbps else 0.0,
+        # The busiest DMA engine alone: its partitions' bytes over its bandwidth
+        # (a transfer is split by partition; MX scale rows sit in 4 partitions
+        # per quadrant, so engines 0, 4, 8 and 12 carry more).
+        "dma_engine_bound_ns": (max(kernel.dma_engine_bytes(timing["dma"]["engines"]))
+                                / (timing["dma"]["mbytes_per_s"] / 1e3)
+                                if kernel.placement == "dma" and dma_gbps else 0.0),
         "engines": engines,
         "instructions": {e: sum(1 for op in kernel.sched.ops if op.engine == e)
                          for e in ENGINE_SEMS if any(op.engine == e for op in kernel.sched.ops)},

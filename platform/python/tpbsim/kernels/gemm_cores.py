@@ -30,7 +30,7 @@ def _splits(total, parts, unit, gran):
     return [min(size, total - i * size) for i in range(parts)]
 
 
-def choose_grid(m, k, n, weights, arch, cores, timing):
+def choose_grid(m, k, n, weights, arch, cores, timing, caps):
     """(rows, cols, reason): the grid of C blocks (rows x cols = cores) with the
     least estimated time per core: max(the block's PE bound plus its fill, its
     HBM bytes over its 16 DMA engines, the device's HBM bytes over the device's
@@ -42,7 +42,7 @@ def choose_grid(m, k, n, weights, arch, cores, timing):
     dma = timing["dma"]["engines"] * timing["dma"]["mbytes_per_s"] * 1e6
     hbm = cores * timing["hbm"]["mbytes_per_s"] * 1e6
     gran = max(gemm.quant.WEIGHT_FORMATS[weights].get("ncols", 1), 2 if arch == "maverick" else 1)
-    best = None
+    best, refused = None, None
     for gm in range(1, cores + 1):
         if cores % gm:
             continue
@@ -50,14 +50,18 @@ def choose_grid(m, k, n, weights, arch, cores, timing):
         rows, cols = _splits(m, gm, MTILE, 1), _splits(n, gn, NTILE, gran)
         if rows is None or cols is None:
             continue
-        plan = Plan(rows[0], k, cols[0], weights, arch)
+        try:   # the panel width the block's kernel will have (check_sizes)
+            plan = gemm.check_sizes(Plan(rows[0], k, cols[0], weights, arch), caps, values=False)
+        except GemmError as e:
+            refused = refused or e
+            continue
         # The PE cannot start faster than the first weight panel arrives: its
         # first M-tile waits for the panel's K-tiles (the fill), less the
         # matmuls it does meanwhile.
         c_bytes = 4 * plan.m * plan.npad
         w_bytes = max(0, plan.hbm_bytes() - c_bytes - 2 * plan.m * plan.kpad)
-        panel_cols = min(plan.group * NTILE, plan.npad)
-        fill = max(0.0, w_bytes / plan.n_groups / dma
+        panel_cols = plan.group_cols(0)
+        fill = max(0.0, w_bytes * panel_cols / plan.npad / dma
                    - 2.0 * min(MTILE, plan.m) * k * panel_cols / peak)
         per_core = max(2.0 * rows[0] * k * cols[0] / peak + fill, plan.hbm_bytes() / dma)
         device = gm * gn * plan.hbm_bytes() / hbm
@@ -66,6 +70,8 @@ def choose_grid(m, k, n, weights, arch, cores, timing):
         if best is None or key < best[0]:
             best = (key, gm, gn, rows, cols, per_core, device)
     if best is None:
+        if refused:
+            raise refused
         raise GemmError(f"C of {m} x {n} cannot be split into {cores} non-empty blocks")
     _, gm, gn, rows, cols, per_core, device = best
     why = (f"{gm} x {gn} blocks of {rows[0]} x {cols[0]}: each core's bound "
@@ -79,7 +85,7 @@ def make_blocks(m, k, n, weights, arch, cores, prof, caps, values):
     its kernel (sizes checked, HBM from where the previous core's ends, inside
     the device's cores x hbm.bytes) and its program, checked against its own
     accesses (gemm.Kernel.verify)."""
-    gm, gn, rows, cols, why = choose_grid(m, k, n, weights, arch, cores, prof)
+    gm, gn, rows, cols, why = choose_grid(m, k, n, weights, arch, cores, prof, caps)
     blocks, base = [], 0
     for i, mr in enumerate(rows):
         for j, nc in enumerate(cols):
