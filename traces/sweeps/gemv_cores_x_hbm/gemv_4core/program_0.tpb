@@ -25,7 +25,10 @@ quantize_mx channels=128 in_dtype=bf16 out_dtype=fp8_e4m3 src=t3d(sbuf(0, 0x20),
 quantize_mx channels=128 in_dtype=bf16 out_dtype=fp8_e4m3 src=t3d(sbuf(0, 0x28), step=[1, 0, 0], num=[4, 1, 1]) dst=mx1d(data=sbuf(0, 0xf80), scale=sbuf(0, 0x1180), num=1) update=inc(sem1)
 quantize_mx channels=128 in_dtype=bf16 out_dtype=fp8_e4m3 src=t3d(sbuf(0, 0x30), step=[1, 0, 0], num=[4, 1, 1]) dst=mx1d(data=sbuf(0, 0x1200), scale=sbuf(0, 0x1400), num=1) update=inc(sem1)
 quantize_mx channels=128 in_dtype=bf16 out_dtype=fp8_e4m3 src=t3d(sbuf(0, 0x38), step=[1, 0, 0], num=[4, 1, 1]) dst=mx1d(data=sbuf(0, 0x1480), scale=sbuf(0, 0x1680), num=1) update=inc(sem1)
-tensor_copy channels=1 in_dtype=fp32 out_dtype=fp32 src=t3d(psum(0, 0x0), step=[1, 0, 0], num=[2048, 1, 1]) dst=t3d(sbuf(0, 0x16100), step=[1, 0, 0], num=[2048, 1, 1]) wait=ge(sem2, 40) update=inc(sem1)
+tensor_copy channels=1 in_dtype=fp32 out_dtype=fp32 src=t3d(psum(0, 0x0), step=[1, 0, 0], num=[512, 1, 1]) dst=t3d(sbuf(0, 0x16100), step=[1, 0, 0], num=[512, 1, 1]) wait=ge(sem2, 37) update=inc(sem1)
+tensor_copy channels=1 in_dtype=fp32 out_dtype=fp32 src=t3d(psum(0, 0x800), step=[1, 0, 0], num=[512, 1, 1]) dst=t3d(sbuf(0, 0x16900), step=[1, 0, 0], num=[512, 1, 1]) wait=ge(sem2, 38) update=inc(sem1)
+tensor_copy channels=1 in_dtype=fp32 out_dtype=fp32 src=t3d(psum(0, 0x1000), step=[1, 0, 0], num=[512, 1, 1]) dst=t3d(sbuf(0, 0x17100), step=[1, 0, 0], num=[512, 1, 1]) wait=ge(sem2, 39) update=inc(sem1)
+tensor_copy channels=1 in_dtype=fp32 out_dtype=fp32 src=t3d(psum(0, 0x1800), step=[1, 0, 0], num=[512, 1, 1]) dst=t3d(sbuf(0, 0x17900), step=[1, 0, 0], num=[512, 1, 1]) wait=ge(sem2, 40) update=inc(sem1)
 .engine pe
 ldweights_mx in_dtype=fp8_e4m3 rows=128 cols=1 src=mx1d(data=sbuf(0, 0x300), scale=sbuf(0, 0x500), num=1) wait=ge(sem1, 1) update=inc(sem2)
 matmul_mx in_dtype=fp8_e4m3 rows=128 acc=0 src=mx1d(data=sbuf(0, 0x2100), scale=sbuf(0, 0x12100), num=512) dst=t3d(psum(0, 0x0), step=[1, 0, 0], num=[512, 1, 1]) wait=ge(sem10, 5) update=inc(sem2)
@@ -68,4 +71,4 @@ matmul_mx in_dtype=fp8_e4m3 rows=128 acc=1 src=mx1d(data=sbuf(0, 0x10900), scale
 matmul_mx in_dtype=fp8_e4m3 rows=128 acc=1 src=mx1d(data=sbuf(0, 0x11100), scale=sbuf(0, 0x15d00), num=512) dst=t3d(psum(0, 0x1000), step=[1, 0, 0], num=[512, 1, 1]) update=inc(sem2)
 matmul_mx in_dtype=fp8_e4m3 rows=128 acc=1 src=mx1d(data=sbuf(0, 0x11900), scale=sbuf(0, 0x15f00), num=512) dst=t3d(psum(0, 0x1800), step=[1, 0, 0], num=[512, 1, 1]) update=inc(sem2)
 .engine dma10
-dma_copy rows=1 row_bytes=8192 src=sbuf(0, 0x16100) dst=hbm(0x842000, stride=8192) wait=ge(sem1, 9) update=inc(sem14)
+dma_copy rows=1 row_bytes=8192 src=sbuf(0, 0x16100) dst=hbm(0x842000, stride=8192) wait=ge(sem1, 12) update=inc(sem14)

@@ -9,7 +9,8 @@ dma_copy rows=4 row_bytes=8192 src=hbm(0x835000, stride=8192) dst=sbuf(64, 0xa10
 dma_copy rows=4 row_bytes=8192 src=hbm(0x83d000, stride=8192) dst=sbuf(96, 0xa100) update=inc(sem10)
 dma_copy rows=128 row_bytes=8192 src=hbm(0x427000, stride=32768) dst=sbuf(0, 0x4100) update=inc(sem10)
 dma_copy rows=128 row_bytes=8192 src=hbm(0x429000, stride=32768) dst=sbuf(0, 0x6100) update=inc(sem10)
-dma_copy rows=128 row_bytes=8192 src=hbm(0x42b000, stride=32768) dst=sbuf(0, 0x8100) update=inc(sem10)
+dma_copy rows=128 row_bytes=4096 src=hbm(0x42b000, stride=32768) dst=sbuf(0, 0x8100) update=inc(sem10)
+dma_copy rows=128 row_bytes=4096 src=hbm(0x42c000, stride=32768) dst=sbuf(0, 0x9100) update=inc(sem10)
 .engine dma0
 dma_copy rows=128 row_bytes=64 src=hbm(0x423000, stride=64) dst=sbuf(0, 0x0) update=inc(sem4)
 .engine dve
@@ -21,7 +22,8 @@ quantize_mx channels=128 in_dtype=bf16 out_dtype=fp8_e4m3 src=t3d(sbuf(0, 0x20),
 quantize_mx channels=128 in_dtype=bf16 out_dtype=fp8_e4m3 src=t3d(sbuf(0, 0x28), step=[1, 0, 0], num=[4, 1, 1]) dst=mx1d(data=sbuf(0, 0xf80), scale=sbuf(0, 0x1180), num=1) update=inc(sem1)
 quantize_mx channels=128 in_dtype=bf16 out_dtype=fp8_e4m3 src=t3d(sbuf(0, 0x30), step=[1, 0, 0], num=[4, 1, 1]) dst=mx1d(data=sbuf(0, 0x1200), scale=sbuf(0, 0x1400), num=1) update=inc(sem1)
 quantize_mx channels=128 in_dtype=bf16 out_dtype=fp8_e4m3 src=t3d(sbuf(0, 0x38), step=[1, 0, 0], num=[4, 1, 1]) dst=mx1d(data=sbuf(0, 0x1480), scale=sbuf(0, 0x1680), num=1) update=inc(sem1)
-tensor_copy channels=1 in_dtype=fp32 out_dtype=fp32 src=t3d(psum(0, 0x0), step=[1, 0, 0], num=[1024, 1, 1]) dst=t3d(sbuf(0, 0xc100), step=[1, 0, 0], num=[1024, 1, 1]) wait=ge(sem2, 24) update=inc(sem1)
+tensor_copy channels=1 in_dtype=fp32 out_dtype=fp32 src=t3d(psum(0, 0x0), step=[1, 0, 0], num=[512, 1, 1]) dst=t3d(sbuf(0, 0xc100), step=[1, 0, 0], num=[512, 1, 1]) wait=ge(sem2, 23) update=inc(sem1)
+tensor_copy channels=1 in_dtype=fp32 out_dtype=fp32 src=t3d(psum(0, 0x800), step=[1, 0, 0], num=[512, 1, 1]) dst=t3d(sbuf(0, 0xc900), step=[1, 0, 0], num=[512, 1, 1]) wait=ge(sem2, 24) update=inc(sem1)
 .engine pe
 ldweights_mx in_dtype=fp8_e4m3 rows=128 cols=1 src=mx1d(data=sbuf(0, 0x300), scale=sbuf(0, 0x500), num=1) wait=ge(sem1, 1) update=inc(sem2)
 matmul_mx in_dtype=fp8_e4m3 rows=128 acc=0 src=mx1d(data=sbuf(0, 0x2100), scale=sbuf(0, 0xa100), num=512) dst=t3d(psum(0, 0x0), step=[1, 0, 0], num=[512, 1, 1]) wait=ge(sem10, 5) update=inc(sem2)
@@ -45,7 +47,7 @@ ldweights_mx in_dtype=fp8_e4m3 rows=128 cols=1 src=mx1d(data=sbuf(0, 0x1200), sc
 matmul_mx in_dtype=fp8_e4m3 rows=128 acc=1 src=mx1d(data=sbuf(0, 0x8100), scale=sbuf(0, 0xb900), num=512) dst=t3d(psum(0, 0x0), step=[1, 0, 0], num=[512, 1, 1]) wait=ge(sem10, 8) update=inc(sem2)
 matmul_mx in_dtype=fp8_e4m3 rows=128 acc=1 src=mx1d(data=sbuf(0, 0x8900), scale=sbuf(0, 0xbb00), num=512) dst=t3d(psum(0, 0x800), step=[1, 0, 0], num=[512, 1, 1]) update=inc(sem2)
 ldweights_mx in_dtype=fp8_e4m3 rows=128 cols=1 src=mx1d(data=sbuf(0, 0x1480), scale=sbuf(0, 0x1680), num=1) wait=ge(sem1, 8) update=inc(sem2)
-matmul_mx in_dtype=fp8_e4m3 rows=128 acc=1 src=mx1d(data=sbuf(0, 0x9100), scale=sbuf(0, 0xbd00), num=512) dst=t3d(psum(0, 0x0), step=[1, 0, 0], num=[512, 1, 1]) update=inc(sem2)
+matmul_mx in_dtype=fp8_e4m3 rows=128 acc=1 src=mx1d(data=sbuf(0, 0x9100), scale=sbuf(0, 0xbd00), num=512) dst=t3d(psum(0, 0x0), step=[1, 0, 0], num=[512, 1, 1]) wait=ge(sem10, 9) update=inc(sem2)
 matmul_mx in_dtype=fp8_e4m3 rows=128 acc=1 src=mx1d(data=sbuf(0, 0x9900), scale=sbuf(0, 0xbf00), num=512) dst=t3d(psum(0, 0x800), step=[1, 0, 0], num=[512, 1, 1]) update=inc(sem2)
 .engine dma10
-dma_copy rows=1 row_bytes=4096 src=sbuf(0, 0xc100) dst=hbm(0x845000, stride=4096) wait=ge(sem1, 9) update=inc(sem14)
+dma_copy rows=1 row_bytes=4096 src=sbuf(0, 0xc100) dst=hbm(0x845000, stride=4096) wait=ge(sem1, 10) update=inc(sem14)
