@@ -92,7 +92,7 @@ Report run_once(const Workload& w, bool cosim) {
     if (!cosim::linked_block(w.qmx ? "quantize_mx" : "dequant")) return {};
     rtl = cosim::attach(*core, {});
   }
-  const isa::Engine engine = w.qmx ? isa::Engine::Dve : isa::Engine::Pool;
+  const isa::Queue engine = w.qmx ? isa::Queue::Dve : isa::Queue::Pool;
   core->load_queue(engine, {w.qmx ? qmx_inst(w) : dequant_inst(w)});
   std::mt19937 rng(7);
   std::vector<std::uint32_t> words(w.qmx ? w.src_words / 2 : w.src_words);
@@ -106,7 +106,7 @@ Report run_once(const Workload& w, bool cosim) {
     }
     core->load_memory(isa::sbuf_addr(p, 0), words.data(), words.size() * 4);
   }
-  const platform::RunResult r = core->run();
+  const platform::CoreRunResult r = core->run();
   Report rep{r.status == platform::RunStatus::Ok, r.wall_seconds,
              std::uint64_t{kChannels} * w.dst_words, 0};
   if (rtl) {

@@ -31,15 +31,13 @@ std::string program_text() {
     const unsigned q = i % 16;
     t += ".engine dma" + std::to_string(q) + "\n";
     t += "dma_copy rows=128 row_bytes=1024 src=hbm(" + std::to_string(i * 131072) +
-         ", stride=1024) dst=sbuf(0, 0x" + (q % 2 ? std::string("8000") : std::string("0")) +
-         ")\n";
+         ", stride=1024) dst=sbuf(0, 0x" + (q % 2 ? std::string("8000") : std::string("0")) + ")\n";
   }
   t += ".engine pool\n";
   for (unsigned i = 0; i < 20000; ++i)
-    t +=
-        "tensor_dequantize fmt=e2m1_to_e5m2 group=0 channels=1 "
-        "src=t3d(sbuf(0, 0x10000), step=[1, 0, 0], num=[4, 1, 1]) "
-        "dst=t3d(sbuf(0, 0x14000), step=[1, 0, 0], num=[8, 1, 1])\n";
+    t += "tensor_dequantize fmt=e2m1_to_e5m2 group=0 channels=1 "
+         "src=t3d(sbuf(0, 0x10000), step=[1, 0, 0], num=[4, 1, 1]) "
+         "dst=t3d(sbuf(0, 0x14000), step=[1, 0, 0], num=[8, 1, 1])\n";
   return t;
 }
 
@@ -54,7 +52,7 @@ void BM_Device_OneBusyCore(benchmark::State& state) {
   spec.cores = static_cast<unsigned>(state.range(0));
   run::Session s(spec);
   const std::string text = program_text();
-  run::RunRequest req;
+  run::SessionRequest req;
   double cpu = 0;
   std::uint64_t simulated = 0;
   for (auto _ : state) {
@@ -63,7 +61,7 @@ void BM_Device_OneBusyCore(benchmark::State& state) {
     s.load(*p);
     const auto t0 = std::chrono::steady_clock::now();
     const double c0 = process_cpu_seconds();
-    const run::RunReport rep = s.run(req);
+    const run::SessionReport rep = s.run(req);
     cpu += process_cpu_seconds() - c0;
     state.SetIterationTime(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

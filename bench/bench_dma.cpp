@@ -84,7 +84,7 @@ DmaReport run_queues(unsigned n) {
   }
   const auto t0 = std::chrono::steady_clock::now();
   const std::clock_t c0 = std::clock();
-  const platform::RunResult r = core.run();
+  const platform::CoreRunResult r = core.run();
   const std::clock_t c1 = std::clock();
   const auto t1 = std::chrono::steady_clock::now();
   return {std::chrono::duration<double, std::milli>(t1 - t0).count(),

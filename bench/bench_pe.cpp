@@ -63,7 +63,7 @@ platform::CoreConfig quiet(isa::Arch a) {
 }
 
 Report finish(platform::TpbCore& core, std::chrono::steady_clock::time_point t0) {
-  const platform::RunResult r = core.run();
+  const platform::CoreRunResult r = core.run();
   Report rep;
   rep.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   rep.sim_ps = double(r.simulated_ps);
@@ -71,7 +71,7 @@ Report finish(platform::TpbCore& core, std::chrono::steady_clock::time_point t0)
   if (r.status != platform::RunStatus::Ok)
     std::fprintf(stderr, "bench_pe: %s\n", r.message.c_str());
   const auto s = core.stats();
-  const auto& pe = s.engines[static_cast<unsigned>(isa::Engine::Pe)];
+  const auto& pe = s.engines[static_cast<unsigned>(isa::Queue::Pe)];
   const auto it = pe.counters.find("macs");
   rep.macs = it == pe.counters.end() ? 0 : double(it->second);
   return rep;
@@ -169,7 +169,7 @@ Report matmul_once(unsigned threads) {
     std::memcpy(&mm.dst_mem_pattern, &d, sizeof d);
     prog.push_back(isa::encode(mm));
   }
-  core->load_queue(isa::Engine::Pe, prog);
+  core->load_queue(isa::Queue::Pe, prog);
   Report rep = finish(*core, std::chrono::steady_clock::now());
   // The yardstick, side by side: the same work by the plain loop, which must
   // give the same bits.

@@ -100,7 +100,7 @@ ChildReport run_once(const Workload& w, const std::vector<std::uint8_t>& input) 
   const auto t0 = std::chrono::steady_clock::now();
   auto cfg = platform::default_core_config(isa::Arch::Mariana);
   auto core = std::make_unique<platform::TpbCore>("tpb", cfg);
-  core->load_queue(isa::Engine::Pool, {make_inst(w)});
+  core->load_queue(isa::Queue::Pool, {make_inst(w)});
   const std::size_t row = std::size_t(w.src_words) * 4;
   for (unsigned p = 0; p < kChannels; ++p)
     core->load_memory(isa::sbuf_addr(p, w.src_off), input.data() + p * row, row);
@@ -115,7 +115,7 @@ ChildReport run_once(const Workload& w, const std::vector<std::uint8_t>& input) 
     num::dequant_words(w.fmt, w.group, in, out, 1);
   }
   const auto t1 = std::chrono::steady_clock::now();
-  const platform::RunResult r = core->run();
+  const platform::CoreRunResult r = core->run();
   const auto t2 = std::chrono::steady_clock::now();
   rep.setup_seconds = std::chrono::duration<double>(t1 - t0).count();
   rep.run_seconds = std::chrono::duration<double>(t2 - t1).count();

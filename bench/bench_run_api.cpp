@@ -65,7 +65,7 @@ double process_cpu_seconds() {
 template <typename MakeProgram>
 void run_loop(benchmark::State& state, MakeProgram make) {
   run::Session& s = session();
-  run::RunRequest req;
+  run::SessionRequest req;
   req.keep_retires = true;
   std::uint64_t instructions = 0;
   double cpu = 0;
@@ -74,7 +74,7 @@ void run_loop(benchmark::State& state, MakeProgram make) {
     const double c0 = process_cpu_seconds();
     std::unique_ptr<isa::SpooledProgram> p = make();
     s.load(*p);
-    const run::RunReport rep = s.run(req);
+    const run::SessionReport rep = s.run(req);
     const double c1 = process_cpu_seconds();
     const auto t1 = std::chrono::steady_clock::now();
     if (rep.result.status != platform::RunStatus::Ok) {

@@ -71,7 +71,7 @@ class KernelContext {
   virtual ~KernelContext() = default;
   virtual const isa::RawInst& inst() const = 0;
   virtual isa::Arch arch() const = 0;
-  virtual isa::Engine engine() const = 0;
+  virtual isa::Queue engine() const = 0;
   virtual std::uint32_t reg(unsigned r) const = 0;
   virtual const timing::TimingConfig& timing() const = 0;
   // State kept for the lifetime of this engine (see EngineState).

@@ -25,7 +25,7 @@
 
 namespace tpb::race::oracle {
 
-using isa::Engine;
+using isa::Queue;
 using namespace tpb::race::test;
 
 constexpr unsigned kLocs = 3;     // locations: HBM bytes [16 l, 16 l + 16)
@@ -41,7 +41,7 @@ struct Inst {
   std::array<std::vector<Acc>, kEngines> part;  // DMA: engine e's read and write
 };
 struct QueueProg {
-  Engine q;
+  Queue q;
   bool dma;
   std::vector<Inst> insts;
 };
@@ -90,12 +90,12 @@ class ByteChoices : public Choices {
 
 inline Program make_program(Choices& c) {
   Program p;
-  const Engine all[] = {Engine::Pool, Engine::Dve, Engine::Dma0, Engine::Dma1};
-  std::vector<Engine> chosen;
-  for (Engine e : all)
+  const Queue all[] = {Queue::Pool, Queue::Dve, Queue::Dma0, Queue::Dma1};
+  std::vector<Queue> chosen;
+  for (Queue e : all)
     if (c.chance(80)) chosen.push_back(e);
-  if (chosen.size() < 2) chosen = {Engine::Pool, Engine::Dma0};
-  for (Engine e : chosen) {
+  if (chosen.size() < 2) chosen = {Queue::Pool, Queue::Dma0};
+  for (Queue e : chosen) {
     QueueProg qp{e, isa::is_dma_queue(e), {}};
     const unsigned n = 1 + c.pick(3);
     for (unsigned i = 0; i < n; ++i) {

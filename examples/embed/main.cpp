@@ -75,7 +75,7 @@ struct Top : sc_core::sc_module {
                                 "src=t3d(sbuf(3, 0x0), step=[1, 0, 0], num=[1, 1, 1]) "
                                 "dst=t3d(sbuf(3, 0x100), step=[1, 0, 0], num=[2, 1, 1])\n",
                                 "dequant"));
-    const tpb::platform::RunResult r1 = core.execute(tpb::platform::RunSetup{});
+    const tpb::platform::CoreRunResult r1 = core.execute(tpb::platform::CoreRunSetup{});
     check(r1.status == tpb::platform::RunStatus::Ok, "dequant run: " + r1.message);
     std::uint8_t out[8];
     transfer(tlm::TLM_READ_COMMAND, sbuf_addr(3, 0x100), out, 8);
@@ -102,7 +102,7 @@ struct Top : sc_core::sc_module {
         "src=t3d(sbuf(0, 0x400), step=[1, 0, 0], num=[8, 1, 1]) "
         "dst=mx1d(data=sbuf(0, 0x1000), scale=sbuf(0, 0x2000), num=2, step=1, scale_pidx=0)\n",
         "quantize"));
-    const tpb::platform::RunResult r2 = core.execute(tpb::platform::RunSetup{});
+    const tpb::platform::CoreRunResult r2 = core.execute(tpb::platform::CoreRunSetup{});
     check(r2.status == tpb::platform::RunStatus::Ok, "quantize run: " + r2.message);
     check(r2.start_ps >= r1.simulated_ps && r2.simulated_ps > r2.start_ps,
           "the second run starts after the first ended (the host's transfers took time)");

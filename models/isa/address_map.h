@@ -79,10 +79,11 @@ inline constexpr std::uint32_t kEngineRegStride = 0x100;
 inline constexpr std::uint32_t kQueueBase = region_base(Region::Control) + 0x100000;
 inline constexpr std::uint32_t kQueueBytes = 0x100000;  // 16384 instructions per engine
 
-// The engines of one core, in the order used for register/queue placement:
-// the four compute engines, then the 16 DMA queues dma0..dma15 (SPEC §10),
-// which execute DMA descriptors directly (no kernel_info table).
-enum class Engine : std::uint8_t {
+// The instruction queues of one core, in the order used for register/queue
+// placement: the four compute engines' (kNumEngines), then the 16 DMA queues
+// dma0..dma15 (SPEC §10), which execute DMA descriptors directly (no
+// kernel_info table) on the core's 16 DMA engines (kNumQueues in all).
+enum class Queue : std::uint8_t {
   Pool = 0,
   Dve = 1,
   Pe = 2,
@@ -106,34 +107,34 @@ enum class Engine : std::uint8_t {
 };
 // The compute engines, each with a sequencer in the core.
 inline constexpr unsigned kNumEngines = 4;
-// The one engine-name table (SPEC §9 `.engine pool|dve|pe|sfu`), in Engine order.
+// The one engine-name table (SPEC §9 `.engine pool|dve|pe|sfu`), in Queue order.
 inline constexpr const char* kEngineNames[kNumEngines] = {"pool", "dve", "pe", "sfu"};
-// The DMA queues of one core (TIMING.md [J]: 16 per NeuronCore), Engine::Dma0 on.
+// The DMA queues of one core (TIMING.md [J]: 16 per NeuronCore), Queue::Dma0 on.
 inline constexpr unsigned kNumDmaQueues = 16;
 inline constexpr const char* kDmaQueueNames[kNumDmaQueues] = {
     "dma0", "dma1", "dma2",  "dma3",  "dma4",  "dma5",  "dma6",  "dma7",
     "dma8", "dma9", "dma10", "dma11", "dma12", "dma13", "dma14", "dma15"};
-constexpr bool is_dma_queue(Engine e) {
-  return static_cast<unsigned>(e) >= static_cast<unsigned>(Engine::Dma0) &&
-         static_cast<unsigned>(e) < static_cast<unsigned>(Engine::Dma0) + kNumDmaQueues;
+constexpr bool is_dma_queue(Queue e) {
+  return static_cast<unsigned>(e) >= static_cast<unsigned>(Queue::Dma0) &&
+         static_cast<unsigned>(e) < static_cast<unsigned>(Queue::Dma0) + kNumDmaQueues;
 }
-constexpr unsigned dma_queue_index(Engine e) {  // e is a DMA queue
-  return static_cast<unsigned>(e) - static_cast<unsigned>(Engine::Dma0);
+constexpr unsigned dma_queue_index(Queue e) {  // e is a DMA queue
+  return static_cast<unsigned>(e) - static_cast<unsigned>(Queue::Dma0);
 }
-constexpr Engine dma_queue(unsigned q) {  // q < kNumDmaQueues
-  return static_cast<Engine>(static_cast<unsigned>(Engine::Dma0) + q);
+constexpr Queue dma_queue(unsigned q) {  // q < kNumDmaQueues
+  return static_cast<Queue>(static_cast<unsigned>(Queue::Dma0) + q);
 }
 // Every engine with an instruction queue in the core: the compute engines,
-// then the DMA queues (Engine order; queue e at kQueueBase + e * kQueueBytes).
+// then the DMA queues (Queue order; queue e at kQueueBase + e * kQueueBytes).
 inline constexpr unsigned kNumQueues = kNumEngines + kNumDmaQueues;
-constexpr const char* engine_name(Engine e) {
+constexpr const char* engine_name(Queue e) {
   if (static_cast<unsigned>(e) < kNumEngines) return kEngineNames[static_cast<unsigned>(e)];
   return is_dma_queue(e) ? kDmaQueueNames[dma_queue_index(e)] : "";
 }
-std::optional<Engine> parse_engine(const char* s);  // case-insensitive
+std::optional<Queue> parse_engine(const char* s);  // case-insensitive
 // A compute engine or a DMA queue (`.engine`, --trace-engines): pool .. sfu,
 // dma0 .. dma15, case-insensitive.
-std::optional<Engine> parse_queue(const char* s);
+std::optional<Queue> parse_queue(const char* s);
 
 // The memories of one core. Their names, from the one memory-name table
 // below, name the address-map rows (core_memory_map), the per-memory stats
@@ -146,7 +147,7 @@ enum class CoreMemory : std::uint8_t {
   Psum,
   Sem,        // semaphore bank
   Regs,       // engine register file
-  QueuePool,  // instruction queues, in Engine order
+  QueuePool,  // instruction queues, in Queue order
   QueueDve,
   QueuePe,
   QueueSfu,
@@ -166,7 +167,7 @@ constexpr const char* memory_name(CoreMemory m) {
 constexpr CoreMemory sbuf_quadrant_memory(unsigned q) {  // q < kNumQuadrants
   return static_cast<CoreMemory>(static_cast<unsigned>(CoreMemory::SbufQ0) + q);
 }
-constexpr CoreMemory queue_memory(Engine e) {
+constexpr CoreMemory queue_memory(Queue e) {
   return static_cast<CoreMemory>(static_cast<unsigned>(CoreMemory::QueuePool) +
                                  static_cast<unsigned>(e));
 }

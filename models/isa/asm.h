@@ -35,7 +35,7 @@ std::string format_addr4(std::uint32_t raw);
 std::string disassemble_mnemonic(const RawInst& raw);
 // The same for a word under `queue` (a dma_copy's `queue` field is shown only
 // when it names another DMA queue than the one it is under).
-std::string disassemble_mnemonic(const RawInst& raw, Engine queue);
+std::string disassemble_mnemonic(const RawInst& raw, Queue queue);
 
 // Assembles one instruction statement ("MNEMONIC field=value ...") written
 // on one logical line. Throws AsmError (at `loc` plus the column) on error.

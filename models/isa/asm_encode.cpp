@@ -592,7 +592,7 @@ std::string field_names(const InstSpec& s) {
 
 namespace asm_detail {
 
-RawInst assemble(Lexer& lx, Engine queue) {
+RawInst assemble(Lexer& lx, Queue queue) {
   const Tok m = lx.next();
   if (m.kind != Tok::Ident)
     lx.fail(m.at, "expected an instruction mnemonic, found " + lx.describe(m));

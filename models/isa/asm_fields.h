@@ -55,7 +55,7 @@ inline std::int16_t get_i16(const RawInst& r, unsigned off) {
 // One instruction statement from the lexer's position to the end of the line.
 // `queue`: the `.engine` of the statement (a dma_copy's `queue` field
 // defaults to it when that is a DMA queue).
-RawInst assemble(Lexer& lx, Engine queue = Engine::Pool);
+RawInst assemble(Lexer& lx, Queue queue = Queue::Pool);
 // The register `t` (rN, N <= 31) of `what` (".reg"), or an AsmError.
 unsigned want_register(Lexer& lx, const Tok& t, const std::string& what);
 

@@ -217,10 +217,10 @@ std::string format_addr4(std::uint32_t raw) {
 }
 
 std::string disassemble_mnemonic(const RawInst& raw) {
-  return disassemble_mnemonic(raw, Engine::Pool);
+  return disassemble_mnemonic(raw, Queue::Pool);
 }
 
-std::string disassemble_mnemonic(const RawInst& raw, Engine queue) {
+std::string disassemble_mnemonic(const RawInst& raw, Queue queue) {
   if (raw[0] == static_cast<std::uint8_t>(Opcode::Tquant)) return disassemble_tquant_block(raw);
   const InstSpec* spec = spec_by_opcode(raw[0]);
   if (!spec) return {};
@@ -245,9 +245,9 @@ std::string disassemble_mnemonic(const RawInst& raw, Engine queue) {
   return s;
 }
 
-std::string disassemble_inst(const RawInst& raw) { return disassemble_inst(raw, Engine::Pool); }
+std::string disassemble_inst(const RawInst& raw) { return disassemble_inst(raw, Queue::Pool); }
 
-std::string disassemble_inst(const RawInst& raw, Engine queue) {
+std::string disassemble_inst(const RawInst& raw, Queue queue) {
   std::string s = disassemble_mnemonic(raw, queue);
   if (!s.empty()) return s;
   s = ".raw";
@@ -272,9 +272,9 @@ std::string disassemble(const Program& p) {
   }
   for (unsigned e = 0; e < kNumQueues; ++e) {
     if (p.queues[e].empty()) continue;
-    out += ".engine " + std::string(engine_name(static_cast<Engine>(e))) + "\n";
+    out += ".engine " + std::string(engine_name(static_cast<Queue>(e))) + "\n";
     for (const auto& inst : p.queues[e])
-      out += disassemble_inst(inst.raw, static_cast<Engine>(e)) + "\n";
+      out += disassemble_inst(inst.raw, static_cast<Queue>(e)) + "\n";
   }
   return out;
 }

@@ -108,7 +108,7 @@ constexpr EnumName kQueues[] = {
     {kDmaQueueNames[11], 15}, {kDmaQueueNames[12], 16}, {kDmaQueueNames[13], 17},
     {kDmaQueueNames[14], 18}, {kDmaQueueNames[15], 19}};
 static_assert(std::size(kQueues) == kNumQueues);
-static_assert(static_cast<unsigned>(Engine::Dma15) == kNumQueues - 1);
+static_assert(static_cast<unsigned>(Queue::Dma15) == kNumQueues - 1);
 
 constexpr EnumName kWaitModes[] = {{"eq", kWaitEq}, {"ge", kWaitGe}};
 constexpr EnumName kUpdateModes[] = {{"inc", kUpdateInc}, {"dec", kUpdateDec}, {"set", kUpdateSet}};
@@ -228,16 +228,16 @@ const char* dequant_fmt_name(DequantFmt f) {
   return (r ? r : &kDequantFmts[0])->seed_name.data();
 }
 
-std::optional<Engine> parse_engine(const char* s) {
+std::optional<Queue> parse_engine(const char* s) {
   if (s == nullptr) return std::nullopt;
   const auto v = engine_names().parse(s);
-  return v ? std::optional<Engine>(static_cast<Engine>(*v)) : std::nullopt;
+  return v ? std::optional<Queue>(static_cast<Queue>(*v)) : std::nullopt;
 }
 
-std::optional<Engine> parse_queue(const char* s) {
+std::optional<Queue> parse_queue(const char* s) {
   if (s == nullptr) return std::nullopt;
   const auto v = queue_names().parse(s);
-  return v ? std::optional<Engine>(static_cast<Engine>(*v)) : std::nullopt;
+  return v ? std::optional<Queue>(static_cast<Queue>(*v)) : std::nullopt;
 }
 
 std::string_view tile_dtype_name(std::uint8_t t) { return tile_dtype_names().name(t); }

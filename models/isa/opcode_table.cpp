@@ -31,7 +31,7 @@ const std::vector<OpcodeInfo>& opcode_table() {
       // handler VA (convention: no v5 bytes in the seeds); so does MATMUL's.
       {Opcode::Ldweights,
        "ldweights",
-       Engine::Pe,
+       Queue::Pe,
        arch_bit(Arch::Maverick),
        "is_valid_s3_lw",
        every_arch(contract::s3_lw),
@@ -49,7 +49,7 @@ const std::vector<OpcodeInfo>& opcode_table() {
       // seed 003 §3.3 MATMUL (v5)
       {Opcode::Matmul,
        "matmul",
-       Engine::Pe,
+       Queue::Pe,
        arch_bit(Arch::Maverick),
        "is_valid_s3d3_mm",
        every_arch(contract::s3d3_mm),
@@ -68,7 +68,7 @@ const std::vector<OpcodeInfo>& opcode_table() {
       // seed 003 §3.1, §3.2 LdweightsMX (v4)
       {Opcode::LdweightsMX,
        "ldweights_mx",
-       Engine::Pe,
+       Queue::Pe,
        arch_bit(Arch::Mariana),
        "is_valid_smx1_lw",
        every_arch(contract::smx1_lw),
@@ -86,7 +86,7 @@ const std::vector<OpcodeInfo>& opcode_table() {
       // seed 003 §3.1, §3.2 MatmulMX (v4)
       {Opcode::MatmulMX,
        "matmul_mx",
-       Engine::Pe,
+       Queue::Pe,
        arch_bit(Arch::Mariana),
        "is_valid_smx1d3_mm",
        every_arch(contract::smx1d3_mm),
@@ -106,7 +106,7 @@ const std::vector<OpcodeInfo>& opcode_table() {
       // Generations: every one (TIMING.md [M]: tensor_copy on v2 on).
       {Opcode::TensorCopy,
        "tensor_copy",
-       Engine::Dve,
+       Queue::Dve,
        kEveryArch,
        "is_valid_tensor_copy",
        every_arch(contract::tensor_copy),
@@ -125,7 +125,7 @@ const std::vector<OpcodeInfo>& opcode_table() {
       // has none of the ops); the SFU table is the same on every generation.
       {Opcode::Tquant,
        "tquant",
-       Engine::Sfu,
+       Queue::Sfu,
        archs_from(Arch::Cayman),
        "is_valid_tquant_block",
        every_arch(contract::tquant_block),
@@ -134,7 +134,7 @@ const std::vector<OpcodeInfo>& opcode_table() {
       // seed 000 §1, §2; TENSOR3D operands on SUNDA / CAYMAN, MEM_PATTERN3D from MARIANA
       {Opcode::TensorDequantize,
        "tensor_dequantize",
-       Engine::Pool,
+       Queue::Pool,
        archs_from(Arch::Cayman),
        "is_valid_tensor_dequantize",
        {contract::tensor_dequantize_t3d, contract::tensor_dequantize_t3d,
@@ -153,7 +153,7 @@ const std::vector<OpcodeInfo>& opcode_table() {
       // seed 000 §1: POOL kernel_info idx14 (not modelled)
       {Opcode::GetSequenceBounds,
        "get_sequence_bounds",
-       Engine::Pool,
+       Queue::Pool,
        kEveryArch,
        "",
        kNoContract,
@@ -165,7 +165,7 @@ const std::vector<OpcodeInfo>& opcode_table() {
       // Generations: every one (TIMING.md [J]).
       {Opcode::DmaCopy,
        "dma_copy",
-       Engine::Dma0,
+       Queue::Dma0,
        kEveryArch,
        "is_valid_dma_copy",
        every_arch(contract::dma_copy),
@@ -182,7 +182,7 @@ const std::vector<OpcodeInfo>& opcode_table() {
       // seed 003 §1, §2.5, §6.1
       {Opcode::QuantizeMX,
        "quantize_mx",
-       Engine::Dve,
+       Queue::Dve,
        archs_from(Arch::Mariana),
        "is_valid_s3dmx1_quant",
        every_arch(contract::s3dmx1_quant),
@@ -198,7 +198,7 @@ const std::vector<OpcodeInfo>& opcode_table() {
       // seed 000 §1: POOL kernel_info idx15 (not modelled)
       {Opcode::NonzeroWithCount,
        "nonzero_with_count",
-       Engine::Pool,
+       Queue::Pool,
        kEveryArch,
        "",
        kNoContract,
@@ -237,7 +237,7 @@ void append_kernel_info_record(std::vector<std::uint8_t>& out, std::uint8_t spec
   out.insert(out.end(), rec, rec + kKernelInfoRecordBytes);
 }
 
-std::vector<std::uint8_t> default_kernel_info_bytes(Engine engine, Arch arch) {
+std::vector<std::uint8_t> default_kernel_info_bytes(Queue engine, Arch arch) {
   struct Placed {
     const OpcodeInfo* row;
     const KernelInfoSlot* slot;

@@ -104,7 +104,7 @@ struct KernelInfoSlot {
 struct OpcodeInfo {
   Opcode opcode;
   std::string_view mnemonic;
-  Engine home;    // the engine that executes it (and whose kernel_info holds it)
+  Queue home;     // the engine that executes it (and whose kernel_info holds it)
   ArchSet archs;  // generations on which it exists
   // Validity contract: its name ("" when none) and its function per
   // generation, indexed by arch_index() (null: no contract on that one).
@@ -139,6 +139,6 @@ void append_kernel_info_record(std::vector<std::uint8_t>& out, std::uint8_t spec
 // The default kernel_info table of `engine` on `arch`, built from the rows:
 // as many records as the highest index used + 1, unused indices all zero
 // (POOL: 17 records, idx0..13 empty; SFU: none).
-std::vector<std::uint8_t> default_kernel_info_bytes(Engine engine, Arch arch);
+std::vector<std::uint8_t> default_kernel_info_bytes(Queue engine, Arch arch);
 
 }  // namespace tpb::isa

@@ -61,19 +61,19 @@ std::string format_diagnostic(const AsmError& e) {
   return where(e.loc()) + ": error: " + e.message();
 }
 
-Engine home_engine(std::uint8_t opcode) {
+Queue home_engine(std::uint8_t opcode) {
   const OpcodeInfo* row = opcode_info(opcode);
-  return row ? row->home : Engine::Pool;  // convention: unknown opcodes go to POOL
+  return row ? row->home : Queue::Pool;  // convention: unknown opcodes go to POOL
 }
 
-bool queue_executes_opcode(Engine queue, std::uint8_t opcode) {
+bool queue_executes_opcode(Queue queue, std::uint8_t opcode) {
   const bool dma = opcode == static_cast<std::uint8_t>(Opcode::DmaCopy);
   if (is_dma_queue(queue)) return dma;
   const OpcodeInfo* row = opcode_info(opcode);
   return !dma && (!row || row->home == queue);  // unknown: has_known_opcode's failure
 }
 
-bool dma_copy_on_its_queue(Engine queue, const RawInst& raw) {
+bool dma_copy_on_its_queue(Queue queue, const RawInst& raw) {
   if (!is_dma_queue(queue) || raw[0] != static_cast<std::uint8_t>(Opcode::DmaCopy)) return true;
   const std::uint8_t q = raw[offsetof(DmaDescriptor, queue)];
   return q >= kNumDmaQueues || q == dma_queue_index(queue);  // past dma15: dma_valid_queue's

@@ -30,7 +30,7 @@ struct ProgramInst {
 };
 
 struct RegInit {
-  Engine engine;
+  Queue engine;
   unsigned reg;  // 0..31
   std::uint32_t value;
   SourceLoc loc;
@@ -65,7 +65,7 @@ class ProgramSink {
   virtual ~ProgramSink() = default;
   virtual void arch(Arch /*a*/, const SourceLoc& /*loc*/) {}
   virtual void reg(const RegInit& /*r*/) {}
-  virtual void inst(Engine e, const RawInst& raw, const SourceLoc& loc) = 0;
+  virtual void inst(Queue e, const RawInst& raw, const SourceLoc& loc) = 0;
 };
 
 // A sink that builds a whole Program in memory.
@@ -74,7 +74,7 @@ class ProgramBuilder : public ProgramSink {
   explicit ProgramBuilder(std::string path) { p_.path = std::move(path); }
   void arch(Arch a, const SourceLoc&) override { p_.arch = a; }
   void reg(const RegInit& r) override { p_.regs.push_back(r); }
-  void inst(Engine e, const RawInst& raw, const SourceLoc& loc) override {
+  void inst(Queue e, const RawInst& raw, const SourceLoc& loc) override {
     p_.queues[static_cast<unsigned>(e)].push_back(ProgramInst{raw, loc});
   }
   Program take() { return std::move(p_); }
@@ -98,7 +98,7 @@ Program parse_binary(const std::vector<std::uint8_t>& bytes, const std::string& 
 // DMA descriptor's is the DMA queue of its `queue` byte (15), dma0 when that
 // names none (dma_valid_queue fails then). Every word has one, so it does not
 // throw today; `path` and `word` name the word if that changes.
-Engine binary_queue(const RawInst& raw, const std::string& path, std::uint64_t word);
+Queue binary_queue(const RawInst& raw, const std::string& path, std::uint64_t word);
 // Reads a file: binary when it is not valid UTF-8 text or ends in .bin, else text.
 // Throws std::runtime_error (I/O, a file past kMaxProgramFileBytes) or
 // AsmError (syntax).
@@ -111,16 +111,16 @@ inline constexpr std::size_t kMaxProgramFileBytes = std::size_t{64} << 20;
 // bytes): a longer one is an error at its line, whatever memory is left.
 inline constexpr std::size_t kMaxProgramLineBytes = std::size_t{16} << 20;
 
-// Engine that executes an opcode (POOL for unknown opcodes; convention).
-Engine home_engine(std::uint8_t opcode);
+// Queue that executes an opcode (POOL for unknown opcodes; convention).
+Queue home_engine(std::uint8_t opcode);
 // Where an instruction is (tpbsim check, and the run): a DMA queue executes
 // dma_copy only, a compute engine the opcodes whose home it is (the others
 // have no record in its kernel_info table).
-bool queue_executes_opcode(Engine queue, std::uint8_t opcode);
+bool queue_executes_opcode(Queue queue, std::uint8_t opcode);
 // A dma_copy on a DMA queue names that queue in its `queue` byte (true for
 // any other word, and for a byte past dma15: dma_valid_queue's failure): a
 // binary sends it where the text ran it.
-bool dma_copy_on_its_queue(Engine queue, const RawInst& raw);
+bool dma_copy_on_its_queue(Queue queue, const RawInst& raw);
 
 // Program text for a program: mnemonic form for every well-formed known
 // instruction, `.raw` for the rest; parse_program(disassemble(p)) gives back
@@ -129,7 +129,7 @@ std::string disassemble(const Program& p);
 // One instruction word in mnemonic form (or a `.raw` line). Under a DMA queue
 // (`queue`), a dma_copy's `queue` field is shown only when it names another.
 std::string disassemble_inst(const RawInst& raw);
-std::string disassemble_inst(const RawInst& raw, Engine queue);
+std::string disassemble_inst(const RawInst& raw, Queue queue);
 // The raw words of a program in engine order (pool, dve, pe, sfu).
 std::vector<std::uint8_t> to_binary(const Program& p);
 

@@ -17,7 +17,7 @@ std::string mnemonic_or_opcode(std::uint8_t opcode) {
   return fmt::format("opcode 0x{:02x}", opcode);
 }
 
-void CheckingSink::inst(Engine e, const RawInst& raw, const SourceLoc& loc) {
+void CheckingSink::inst(Queue e, const RawInst& raw, const SourceLoc& loc) {
   const auto eu = static_cast<unsigned>(e);
   InstructionCheck c{loc, words_, e, index_[eu], raw[0], check_instruction(raw, arch_)};
   // Where it is: the run faults an instruction on a queue that does not

@@ -21,7 +21,7 @@ namespace tpb::isa {
 struct InstructionCheck {
   SourceLoc loc;        // text: the instruction's line; a binary: line 0
   std::uint64_t word;   // its place in the program, in file order, from 0
-  Engine engine;        // the queue it goes to
+  Queue engine;         // the queue it goes to
   std::uint64_t index;  // its place in that engine's stream, from 0
   std::uint8_t opcode;
   CheckResult result;
@@ -36,7 +36,7 @@ class CheckingSink : public ProgramSink {
  public:
   using OnCheck = std::function<void(const InstructionCheck&)>;
   CheckingSink(Arch arch, OnCheck on_check) : arch_(arch), on_check_(std::move(on_check)) {}
-  void inst(Engine e, const RawInst& raw, const SourceLoc& loc) override;
+  void inst(Queue e, const RawInst& raw, const SourceLoc& loc) override;
   std::uint64_t checked() const { return words_; }
   std::uint64_t invalid() const { return invalid_; }
 
@@ -51,7 +51,7 @@ class CheckingSink : public ProgramSink {
 class ArchSink : public ProgramSink {
  public:
   void arch(Arch a, const SourceLoc&) override { arch_ = a; }
-  void inst(Engine, const RawInst&, const SourceLoc&) override {}
+  void inst(Queue, const RawInst&, const SourceLoc&) override {}
   const std::optional<Arch>& found() const { return arch_; }
 
  private:

@@ -188,7 +188,7 @@ class LineReader {
 };
 
 // `.engine NAME`: a compute engine or a DMA queue.
-Engine want_queue(Lexer& lx, const Tok& t) {
+Queue want_queue(Lexer& lx, const Tok& t) {
   const char* names = "pool, dve, pe, sfu, dma0 .. dma15";
   if (t.kind == Tok::Ident) {
     if (auto e = parse_queue(t.text.c_str())) return *e;
@@ -198,7 +198,7 @@ Engine want_queue(Lexer& lx, const Tok& t) {
 }
 
 // `.reg ENGINE`: the engines with registers (a DMA queue has none).
-Engine want_engine(Lexer& lx, const Tok& t) {
+Queue want_engine(Lexer& lx, const Tok& t) {
   const std::string names = engine_names().list();  // "pool, dve, pe, sfu"
   if (t.kind == Tok::Ident) {
     if (auto e = parse_engine(t.text.c_str())) return *e;
@@ -218,7 +218,7 @@ void expect_end(Lexer& lx, const char* what) {
 
 }  // namespace
 
-Engine binary_queue(const RawInst& raw, const std::string& /*path*/, std::uint64_t /*word*/) {
+Queue binary_queue(const RawInst& raw, const std::string& /*path*/, std::uint64_t /*word*/) {
   if (raw[0] == static_cast<std::uint8_t>(Opcode::DmaCopy)) {
     const std::uint8_t q = raw[offsetof(DmaDescriptor, queue)];
     return dma_queue(q < kNumDmaQueues ? q : 0);
@@ -228,7 +228,7 @@ Engine binary_queue(const RawInst& raw, const std::string& /*path*/, std::uint64
 
 void parse_program_stream(std::istream& in, const std::string& path, ProgramSink& sink) {
   std::optional<Arch> arch;
-  Engine engine = Engine::Pool;
+  Queue engine = Queue::Pool;
   // An open TQUANT block: its statements (separated by ';' or line ends) may
   // span lines; the word goes to the SFU queue at BSTOP.
   std::optional<TquantBlockBuilder> block;
@@ -256,7 +256,7 @@ void parse_program_stream(std::istream& in, const std::string& path, ProgramSink
             block_loc = lx.loc(p);
           }
           if (block->add(line, p, end, path)) {
-            sink.inst(Engine::Sfu, block->word(), block_loc);
+            sink.inst(Queue::Sfu, block->word(), block_loc);
             block.reset();
           }
         }
@@ -296,7 +296,7 @@ void parse_program_stream(std::istream& in, const std::string& path, ProgramSink
       expect_end(lx, ".arch NAME");
     } else if (dir == ".reg") {
       // .reg ENGINE rN = VALUE
-      const Engine e = want_engine(lx, lx.next());
+      const Queue e = want_engine(lx, lx.next());
       const unsigned idx = want_register(lx, lx.next(), ".reg");
       lx.expect('=', "in .reg ENGINE rN = VALUE");
       const Tok v = lx.next();

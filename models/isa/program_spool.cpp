@@ -104,7 +104,7 @@ std::unique_ptr<SpooledProgram> SpooledProgram::load(const std::string& path, bo
   return p;
 }
 
-void SpooledProgram::inst(Engine e, const RawInst& raw, const SourceLoc& loc) {
+void SpooledProgram::inst(Queue e, const RawInst& raw, const SourceLoc& loc) {
   if (binary_queue(raw, loc.file, 0) != e) ++misplaced_;
   spools_[static_cast<unsigned>(e)]->append(raw);
   if (loc.line == 0) binary_ = true;
@@ -122,7 +122,7 @@ std::uint64_t SpooledProgram::size() const {
   return n;
 }
 
-std::unique_ptr<InstructionSource> SpooledProgram::source(Engine e) {
+std::unique_ptr<InstructionSource> SpooledProgram::source(Queue e) {
   return spools_[static_cast<unsigned>(e)]->reader();
 }
 

@@ -97,8 +97,8 @@ class SpooledProgram : public ProgramSink {
   // checks races. Set before reading.
   void keep_notes(bool on) { keep_notes_ = on; }
   bool keeps_notes() const { return keep_notes_; }
-  // Engine e's notes, by instruction index (empty unless keep_notes).
-  const std::vector<InstructionNote>& notes(Engine e) const {
+  // Queue e's notes, by instruction index (empty unless keep_notes).
+  const std::vector<InstructionNote>& notes(Queue e) const {
     return notes_[static_cast<unsigned>(e)];
   }
   // Whether the words came from a binary (a note's line is then a word index).
@@ -109,19 +109,19 @@ class SpooledProgram : public ProgramSink {
 
   void arch(Arch a, const SourceLoc&) override { arch_ = a; }
   void reg(const RegInit& r) override { regs_.push_back(r); }
-  void inst(Engine e, const RawInst& raw, const SourceLoc&) override;
+  void inst(Queue e, const RawInst& raw, const SourceLoc&) override;
 
   const std::string& path() const { return path_; }
   const std::optional<Arch>& arch() const { return arch_; }
   const std::vector<RegInit>& regs() const { return regs_; }
-  std::uint64_t count(Engine e) const { return spools_[static_cast<unsigned>(e)]->size(); }
+  std::uint64_t count(Queue e) const { return spools_[static_cast<unsigned>(e)]->size(); }
   std::uint64_t size() const;
   // Words a binary of this program would send to another queue than the one
   // they are on (binary_queue: a word under a queue that does not execute it,
   // a dma_copy whose `queue` byte names another queue).
   std::uint64_t misplaced() const { return misplaced_; }
   // A reader of engine e's words from the first (one reader at a time).
-  std::unique_ptr<InstructionSource> source(Engine e);
+  std::unique_ptr<InstructionSource> source(Queue e);
   // Writes the words in engine order (pool, dve, pe, sfu), as to_binary does.
   bool write_binary(std::FILE* out);
 

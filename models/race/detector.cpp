@@ -141,7 +141,7 @@ Detector::Detector(std::vector<CoreProgram> cores) : cores_(std::move(cores)) {
     for (const auto* n : cores_[c].notes) all = all && n != nullptr;
     if (!all) continue;  // without every queue's notes, the core's waits are observed
     for (unsigned q = 0; q < isa::kNumQueues; ++q)
-      in.queues.push_back(PlanQueue{queue_id(c, static_cast<isa::Engine>(q)),
+      in.queues.push_back(PlanQueue{queue_id(c, static_cast<isa::Queue>(q)),
                                     cores_[c].notes[q]->data(), cores_[c].notes[q]->size()});
   }
   plan_ = SemaphorePlan(in);
@@ -160,7 +160,7 @@ AgentIdx Detector::new_agent(QueueId q, std::uint8_t dma_engine, bool host) {
   return static_cast<AgentIdx>(agents_.size() - 1);
 }
 
-Detector::Queue& Detector::queue(unsigned core, isa::Engine q) {
+Detector::Queue& Detector::queue(unsigned core, isa::Queue q) {
   const QueueId id = queue_id(core, q);
   if (id >= queues_.size()) queues_.resize(id + 1);
   Queue& qu = queues_[id];
@@ -190,7 +190,7 @@ Detector::SemState& Detector::sem(SemId s) {
   return sems_[s];
 }
 
-void Detector::begin(unsigned core, isa::Engine q, std::uint64_t index, std::uint8_t opcode,
+void Detector::begin(unsigned core, isa::Queue q, std::uint64_t index, std::uint8_t opcode,
                      const isa::Events& ev) {
   if (isa::is_dma_queue(q)) {
     for (unsigned e = 0; e < kDmaEngines; ++e) dma_engine_begin(core, q, index, e, opcode, ev);
@@ -201,7 +201,7 @@ void Detector::begin(unsigned core, isa::Engine q, std::uint64_t index, std::uin
   start(core, q, qu.agents[0], index, ev);
 }
 
-void Detector::dma_engine_begin(unsigned core, isa::Engine q, std::uint64_t index, unsigned engine,
+void Detector::dma_engine_begin(unsigned core, isa::Queue q, std::uint64_t index, unsigned engine,
                                 std::uint8_t opcode, const isa::Events& ev) {
   catch_up(core, q, engine % kDmaEngines, index);
   Queue& qu = queue(core, q);
@@ -212,7 +212,7 @@ void Detector::dma_engine_begin(unsigned core, isa::Engine q, std::uint64_t inde
   start(core, q, qu.agents[engine % kDmaEngines], index, ev);
 }
 
-void Detector::dma_queue_begin(unsigned core, isa::Engine q, std::uint64_t index,
+void Detector::dma_queue_begin(unsigned core, isa::Queue q, std::uint64_t index,
                                std::uint8_t opcode, const isa::Events& ev) {
   Queue& qu = queue(core, q);
   note_opcode(qu, index, opcode);
@@ -222,7 +222,7 @@ void Detector::dma_queue_begin(unsigned core, isa::Engine q, std::uint64_t index
   t.ev = ev;
 }
 
-void Detector::catch_up(unsigned core, isa::Engine q, unsigned engine, std::uint64_t upto) {
+void Detector::catch_up(unsigned core, isa::Queue q, unsigned engine, std::uint64_t upto) {
   Queue& qu = queue(core, q);
   const auto bit = static_cast<std::uint16_t>(1u << engine);
   // Index order: each is begun and ended before the next (no insertion here).
@@ -241,7 +241,7 @@ void Detector::note_opcode(Queue& qu, std::uint64_t index, std::uint8_t opcode) 
   qu.opcodes[index] = opcode;
 }
 
-void Detector::start(unsigned core, isa::Engine q, AgentIdx a, std::uint64_t index,
+void Detector::start(unsigned core, isa::Queue q, AgentIdx a, std::uint64_t index,
                      const isa::Events& ev) {
   agents_[a].clock = clock_of(index);
   agents_[a].vc.set(a, agents_[a].clock);
@@ -262,7 +262,7 @@ Detector::Transfer& Detector::transfer(Queue& qu, std::uint64_t index) {
   return *qu.in_flight.insert(at, std::move(t));
 }
 
-void Detector::dma_engine_end(unsigned core, isa::Engine q, std::uint64_t index, unsigned engine) {
+void Detector::dma_engine_end(unsigned core, isa::Queue q, std::uint64_t index, unsigned engine) {
   Queue& qu = queue(core, q);
   Transfer& t = transfer(qu, index);
   const unsigned e = engine % kDmaEngines;
@@ -286,7 +286,7 @@ void Detector::acquire(const AgentIdx* agents, unsigned n, QueueId qid, SemId s,
       for (std::size_t i = 0; i < a.num_prefixes; ++i) {
         const QueuePrefix& p = a.prefixes[i];
         const Queue& from =
-            queue(p.queue / isa::kNumQueues, static_cast<isa::Engine>(p.queue % isa::kNumQueues));
+            queue(p.queue / isa::kNumQueues, static_cast<isa::Queue>(p.queue % isa::kNumQueues));
         const std::array<AgentIdx, kDmaEngines> producers = from.agents;
         const unsigned m = from.dma ? kDmaEngines : 1u;
         const auto clock = static_cast<std::uint32_t>(
@@ -318,7 +318,7 @@ void Detector::release(SemId s, const VectorClock& vc, QueueId qid, const isa::E
   if (const std::uint32_t w = plan_.waiters(inc); w > 0) kept_[inc] = {vc, w};
 }
 
-void Detector::end(unsigned core, isa::Engine q, std::uint64_t index, const isa::Events& ev,
+void Detector::end(unsigned core, isa::Queue q, std::uint64_t index, const isa::Events& ev,
                    unsigned update_core) {
   Queue& qu = queue(core, q);
   const bool updates = ev.update_mode >= static_cast<std::uint8_t>(isa::UpdateMode::Increment) &&
@@ -350,18 +350,18 @@ void Detector::end(unsigned core, isa::Engine q, std::uint64_t index, const isa:
   if (updates) release(sem_id(target, ev.update_idx), qu.completed, qid, ev);
 }
 
-void Detector::access(unsigned core, isa::Engine q, std::uint64_t addr, std::uint64_t len,
+void Detector::access(unsigned core, isa::Queue q, std::uint64_t addr, std::uint64_t len,
                       bool write) {
   Queue& qu = queue(core, q);
   record(qu.agents[0], addr, len, write ? kWrite : kRead, core);
 }
 
-void Detector::dma_move(unsigned core, isa::Engine q, const isa::DmaDescriptor& d, unsigned row,
+void Detector::dma_move(unsigned core, isa::Queue q, const isa::DmaDescriptor& d, unsigned row,
                         std::uint64_t src, std::uint64_t dst, std::uint32_t len) {
   dma_engine_move(core, q, race::dma_engine_of_row(d, row), d, src, dst, len);
 }
 
-void Detector::dma_engine_move(unsigned core, isa::Engine q, unsigned engine,
+void Detector::dma_engine_move(unsigned core, isa::Queue q, unsigned engine,
                                const isa::DmaDescriptor& d, std::uint64_t src, std::uint64_t dst,
                                std::uint32_t len) {
   Queue& qu = queue(core, q);
@@ -472,7 +472,7 @@ RaceSide Detector::side_of(AgentIdx ai, std::uint32_t clock, std::uint8_t mask) 
     return s;
   }
   s.core = a.queue / isa::kNumQueues;
-  s.queue = static_cast<isa::Engine>(a.queue % isa::kNumQueues);
+  s.queue = static_cast<isa::Queue>(a.queue % isa::kNumQueues);
   s.index = clock - 1;
   const Queue& qu = queues_[a.queue];
   if (qu.notes && s.index < qu.notes->size()) {

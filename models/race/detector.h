@@ -54,7 +54,7 @@ enum RaceKind : std::uint8_t { kRaw = 1, kWar = 2, kWaw = 4 };
 
 struct RaceSide {
   unsigned core = 0;
-  isa::Engine queue = isa::Engine::Pool;
+  isa::Queue queue = isa::Queue::Pool;
   bool host = false;  // a host access during the run (queue, index unused)
   std::uint64_t index = 0;
   std::uint8_t opcode = 0;
@@ -113,9 +113,9 @@ class Detector {
   // (dma_engine_begin); a model that runs a queue's engines apart calls
   // that instead, for every engine (one with no data of the transfer too:
   // it takes the transfer in its turn).
-  void begin(unsigned core, isa::Engine q, std::uint64_t index, std::uint8_t opcode,
+  void begin(unsigned core, isa::Queue q, std::uint64_t index, std::uint8_t opcode,
              const isa::Events& ev);
-  void dma_engine_begin(unsigned core, isa::Engine q, std::uint64_t index, unsigned engine,
+  void dma_engine_begin(unsigned core, isa::Queue q, std::uint64_t index, unsigned engine,
                         std::uint8_t opcode, const isa::Events& ev);
   // A model whose DMA engines take only the transfers they have rows of
   // registers each transfer when its queue submits it (its wait satisfied):
@@ -123,29 +123,29 @@ class Detector {
   // turn, as it begins a later one of the queue (dma_engine_begin) or as the
   // transfer completes (end), whichever comes first, so every engine still
   // takes every transfer in queue order.
-  void dma_queue_begin(unsigned core, isa::Engine q, std::uint64_t index, std::uint8_t opcode,
+  void dma_queue_begin(unsigned core, isa::Queue q, std::uint64_t index, std::uint8_t opcode,
                        const isa::Events& ev);
   // An access of the current instruction of a compute engine: `len` bytes at
   // a TLM address (SBUF, PSUM, the tile file in region 2, or the HBM at
   // isa::kHbmBase); other addresses are not memory and are ignored.
-  void access(unsigned core, isa::Engine q, std::uint64_t addr, std::uint64_t len, bool write);
+  void access(unsigned core, isa::Queue q, std::uint64_t addr, std::uint64_t len, bool write);
   // One move of a DMA queue's transfer: `len` bytes of row `row` from `src`
   // to `dst` (TLM addresses), a read and a write (an add on write also
   // reads the destination), by the DMA engine of the row
   // (dma_engine_of_row) in the transfer it began last.
-  void dma_move(unsigned core, isa::Engine q, const isa::DmaDescriptor& d, unsigned row,
+  void dma_move(unsigned core, isa::Queue q, const isa::DmaDescriptor& d, unsigned row,
                 std::uint64_t src, std::uint64_t dst, std::uint32_t len);
   // The same by the DMA engine that moves it, named (a model with a number
   // of engines of its own: engine mod 16).
-  void dma_engine_move(unsigned core, isa::Engine q, unsigned engine, const isa::DmaDescriptor& d,
+  void dma_engine_move(unsigned core, isa::Queue q, unsigned engine, const isa::DmaDescriptor& d,
                        std::uint64_t src, std::uint64_t dst, std::uint32_t len);
   // DMA engine `engine` has moved its share of transfer `index`.
-  void dma_engine_end(unsigned core, isa::Engine q, std::uint64_t index, unsigned engine);
+  void dma_engine_end(unsigned core, isa::Queue q, std::uint64_t index, unsigned engine);
   // The instruction retires, and its EVENTS update, if any, is applied now
   // (a release). A DMA transfer completes: every engine that began it has
   // ended it (those not yet reported end here). `update_core`: a DMA
   // descriptor's (1 + the core whose semaphore it updates; 0 its own).
-  void end(unsigned core, isa::Engine q, std::uint64_t index, const isa::Events& ev,
+  void end(unsigned core, isa::Queue q, std::uint64_t index, const isa::Events& ev,
            unsigned update_core = 0);
   // A host's access during the run (an embedding's socket): memory, or a
   // semaphore (a write is an update; a read acquires what it observed).
@@ -205,14 +205,14 @@ class Detector {
     std::size_t operator()(const RaceKey& k) const;
   };
 
-  Queue& queue(unsigned core, isa::Engine q);
+  Queue& queue(unsigned core, isa::Queue q);
   // Without notes, the opcode of instruction `index` as it issued.
   void note_opcode(Queue& qu, std::uint64_t index, std::uint8_t opcode);
   // Engine `engine` of DMA queue `q` takes, in order, the registered
   // transfers before `upto` it has not begun (it has no rows of them).
-  void catch_up(unsigned core, isa::Engine q, unsigned engine, std::uint64_t upto);
+  void catch_up(unsigned core, isa::Queue q, unsigned engine, std::uint64_t upto);
   // Agent `a` of queue q begins instruction `index`: its clock, its wait.
-  void start(unsigned core, isa::Engine q, AgentIdx a, std::uint64_t index, const isa::Events& ev);
+  void start(unsigned core, isa::Queue q, AgentIdx a, std::uint64_t index, const isa::Events& ev);
   AgentIdx new_agent(QueueId q, std::uint8_t dma_engine, bool host);
   AgentIdx host_agent(unsigned core);
   SemState& sem(SemId s);

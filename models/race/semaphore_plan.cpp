@@ -16,7 +16,7 @@ using isa::WaitMode;
 
 std::string queue_name(QueueId q) {
   const unsigned core = q / isa::kNumQueues;
-  const char* name = isa::engine_name(static_cast<isa::Engine>(q % isa::kNumQueues));
+  const char* name = isa::engine_name(static_cast<isa::Queue>(q % isa::kNumQueues));
   return core == 0 ? name : fmt::format("core{}.{}", core, name);
 }
 
@@ -152,7 +152,7 @@ void Planner::build() {
     const unsigned core = pq.id / isa::kNumQueues;
     PlanQueueOps q;
     q.id = pq.id;
-    q.dma = isa::is_dma_queue(static_cast<isa::Engine>(pq.id % isa::kNumQueues));
+    q.dma = isa::is_dma_queue(static_cast<isa::Queue>(pq.id % isa::kNumQueues));
     std::map<SemId, std::uint64_t> ordinals;
     for (std::uint64_t i = 0; i < pq.count; ++i) {
       const isa::Events& ev = pq.notes[i].events;

@@ -38,11 +38,11 @@
 
 namespace tpb::race {
 
-// A core's queue as one number: core x kNumQueues + the queue (isa::Engine).
+// A core's queue as one number: core x kNumQueues + the queue (isa::Queue).
 using QueueId = std::uint32_t;
 // A core's semaphore as one number: core x 64 + its index.
 using SemId = std::uint32_t;
-inline constexpr QueueId queue_id(unsigned core, isa::Engine q) {
+inline constexpr QueueId queue_id(unsigned core, isa::Queue q) {
   return core * isa::kNumQueues + static_cast<unsigned>(q);
 }
 inline constexpr SemId sem_id(unsigned core, unsigned idx) {

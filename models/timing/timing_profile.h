@@ -63,7 +63,7 @@ struct TimingConfig {
   // Every number below is a row of the one table of timing fields
   // (timing_fields(): JSON key, limits, unit, per-generation default and
   // source); default_timing() fills them from it. Engine arrays are indexed
-  // by isa::Engine (pool, dve, pe, sfu).
+  // by isa::Queue (pool, dve, pe, sfu).
 
   // Engine clocks (SPEC §8).
   std::uint32_t clock_mhz[isa::kNumEngines] = {};
@@ -157,14 +157,14 @@ struct TimingConfig {
   // A DMA queue counts its cycles (stats, stalls) at the memory clock and
   // has no per-instruction overhead: its descriptor's time is the "dma"
   // latency and transfer (docs/CONVENTIONS.md).
-  std::uint32_t clock(isa::Engine e) const {
+  std::uint32_t clock(isa::Queue e) const {
     const auto i = static_cast<unsigned>(e);
     return i < isa::kNumEngines ? clock_mhz[i] : memory_clock_mhz;
   }
-  std::uint32_t overhead(isa::Engine e) const { return per_engine(instruction_overhead_cycles, e); }
-  std::uint32_t issue_overhead(isa::Engine e) const { return per_engine(issue_overhead_cycles, e); }
-  std::uint32_t min_ii(isa::Engine e) const { return per_engine(min_ii_cycles, e); }
-  std::uint32_t pipeline_min_stream(isa::Engine e) const {
+  std::uint32_t overhead(isa::Queue e) const { return per_engine(instruction_overhead_cycles, e); }
+  std::uint32_t issue_overhead(isa::Queue e) const { return per_engine(issue_overhead_cycles, e); }
+  std::uint32_t min_ii(isa::Queue e) const { return per_engine(min_ii_cycles, e); }
+  std::uint32_t pipeline_min_stream(isa::Queue e) const {
     return per_engine(pipeline_min_stream_cycles, e);
   }
   // SBUF partitions each DMA engine carries (engine e: partitions
@@ -202,7 +202,7 @@ struct TimingConfig {
   static constexpr std::uint64_t kMaxAccessPs = std::uint64_t{1} << 40;
 
  private:
-  static std::uint32_t per_engine(const std::uint32_t (&v)[isa::kNumEngines], isa::Engine e) {
+  static std::uint32_t per_engine(const std::uint32_t (&v)[isa::kNumEngines], isa::Queue e) {
     const auto i = static_cast<unsigned>(e);
     return i < isa::kNumEngines ? v[i] : 0;
   }

@@ -63,8 +63,8 @@ int parse(const Args& args, run::RunOptions& o) {
 
 // On stderr: how the run ended when not ok, a stop signal, every output not
 // written.
-void report_outcome(const run::RunOutcome& out, int sig) {
-  const platform::RunResult& r = out.report.result;
+void report_outcome(const run::CommandOutcome& out, int sig) {
+  const platform::CoreRunResult& r = out.report.result;
   if (r.status == platform::RunStatus::Interrupted) {
     std::string what = r.message;
     if (what.rfind("interrupted; ", 0) == 0) what = what.substr(13);
@@ -93,8 +93,8 @@ void report_outcome(const run::RunOutcome& out, int sig) {
 
 // On stdout: the summary line (never "ok" when the exit code is not 0) and
 // the co-simulation's.
-void print_summary(const run::RunOutcome& out) {
-  const platform::RunResult& r = out.report.result;
+void print_summary(const run::CommandOutcome& out) {
+  const platform::CoreRunResult& r = out.report.result;
   const std::uint64_t races = out.report.races ? out.report.races->total : 0;
   std::printf("tpbsim run: %s, arch %s, simulated %.3f ns, %llu instructions%s\n",
               out.exit_code == 1                ? "error"
@@ -119,7 +119,7 @@ int cmd_run(const Args& args) {
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   run::RunOptions o;
   if (const int rc = parse(args, o); rc >= 0) return rc;
-  const run::RunOutcome out = run::run_once(o);
+  const run::CommandOutcome out = run::run_once(o);
   if (!out.ran) {
     for (const std::string& e : out.errors)
       if (out.error_is_located)

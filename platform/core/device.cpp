@@ -71,7 +71,7 @@ void Device::connect() {
   for (auto& c : cores_) {
     c->share_hbm(owner);
     for (unsigned q = isa::kNumEngines; q < isa::kNumQueues; ++q)
-      c->sequencer(static_cast<isa::Engine>(q)).set_device_semaphores(&sems_);
+      c->sequencer(static_cast<isa::Queue>(q)).set_device_semaphores(&sems_);
   }
 }
 
@@ -89,7 +89,7 @@ nlohmann::json Device::effective_timing() const {
   return j;
 }
 
-Device::Result Device::run(const std::vector<bool>& active, const RunSetup& setup) {
+Device::Result Device::run(const std::vector<bool>& active, const CoreRunSetup& setup) {
   Result out;
   out.per.resize(cores());
   if (cores() == 1) {
@@ -106,7 +106,7 @@ Device::Result Device::run(const std::vector<bool>& active, const RunSetup& setu
   rec.enable_signals(setup.trace.signals);
   rec.enable_slices(setup.trace.slices);
   rec.enable_bundles(setup.trace.bundles);
-  for (isa::Engine e : setup.trace.hidden_engines) rec.hide(isa::engine_name(e));
+  for (isa::Queue e : setup.trace.hidden_engines) rec.hide(isa::engine_name(e));
   TpbCore& first = *cores_[0];
   rec.set_watermark([&first] { return first.now_ps(); });  // the cores share their origin
   RetireMerge merge(cores(), setup.retire_sink
@@ -114,7 +114,7 @@ Device::Result Device::run(const std::vector<bool>& active, const RunSetup& setu
                                      setup.retire_sink(r);
                                    })
                                  : RetireMerge::Sink());
-  RunSetup each = setup;
+  CoreRunSetup each = setup;
   each.device_recorder = &rec;
   each.device_retires = &merge;
   // An interrupt stops every core: once the caller's says so it stays so (a
@@ -166,7 +166,7 @@ Device::Result Device::run(const std::vector<bool>& active, const RunSetup& setu
   out.total.start_ps = first.now_ps();
   bool first_result = true;
   for (TpbCore* c : running) {
-    RunResult r = c->finish();
+    CoreRunResult r = c->finish();
     if (first_result) out.total.start_ps = r.start_ps;
     first_result = false;
     out.total.status = worse(out.total.status, r.status);

@@ -71,14 +71,14 @@ class Device {
   nlohmann::json effective_timing() const;
 
   struct Result {
-    RunResult total;                            // worst status, the latest end, every retire
-    std::vector<std::optional<RunResult>> per;  // per core; none for an idle core
+    CoreRunResult total;                            // worst status, the latest end, every retire
+    std::vector<std::optional<CoreRunResult>> per;  // per core; none for an idle core
   };
   // Runs the programs loaded on the cores with `active[i]` (the others stay
   // idle) until every one has ended. `setup` as TpbCore::run's; its retire
   // sink sees every core's retires in one time order (RetireRecord::core),
   // its traces hold every core. A device of one core: TpbCore::run.
-  Result run(const std::vector<bool>& active, const RunSetup& setup);
+  Result run(const std::vector<bool>& active, const CoreRunSetup& setup);
 
   // The last run's recorder (a device of one core: the core's).
   trace::Recorder& recorder() { return cores() == 1 ? cores_[0]->recorder() : *recorder_; }

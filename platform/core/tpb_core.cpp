@@ -15,7 +15,7 @@ namespace tpb::platform {
 namespace {
 
 // Engine i of the core's sequencers (compute engines, then the DMA queues).
-constexpr isa::Engine engine_at(std::size_t i) { return static_cast<isa::Engine>(i); }
+constexpr isa::Queue engine_at(std::size_t i) { return static_cast<isa::Queue>(i); }
 
 static_assert(TpbCore::kNumMems == isa::kNumDataMemories);
 const char* mem_name(unsigned m) { return isa::memory_name(static_cast<isa::CoreMemory>(m)); }
@@ -198,12 +198,12 @@ void TpbCore::apply_config() {
   }
   dma_engines.configure(t, &hbm.bandwidth, std::move(clients));
   // Per-engine options the kernels read from their engine state.
-  sequencer(isa::Engine::Dve).engine_state().get<fw::QuantizeMxOptions>().emax = cfg_.mx_emax;
+  sequencer(isa::Queue::Dve).engine_state().get<fw::QuantizeMxOptions>().emax = cfg_.mx_emax;
   tile_file_ = &tile_file();
   if (tiles) tiles->reset(*tile_file_, sc::mem_timing(t, t.control));
   tlm::tlm_global_quantum::instance().set(
       sc_core::sc_time(static_cast<double>(t.quantum_ns), sc_core::SC_NS));
-  last_ = RunResult{};
+  last_ = CoreRunResult{};
   for (unsigned i = 0; i < isa::kNumQueues; ++i) stats_[i]->reset(cfg_.timing);
   active_.fill(false);
 }
@@ -246,17 +246,17 @@ void TpbCore::load_program(isa::SpooledProgram& p) {
   for (const isa::RegInit& r : p.regs()) set_reg(r.engine, r.reg, r.value);
 }
 
-void TpbCore::load_queue(isa::Engine e, const std::vector<isa::RawInst>& words) {
+void TpbCore::load_queue(isa::Queue e, const std::vector<isa::RawInst>& words) {
   load_queue(e, std::make_unique<isa::VectorSource>(words));
 }
 
-void TpbCore::load_queue(isa::Engine e, std::unique_ptr<isa::InstructionSource> src) {
+void TpbCore::load_queue(isa::Queue e, std::unique_ptr<isa::InstructionSource> src) {
   if (running_) throw std::logic_error("TpbCore::load_queue: a run is in progress");
   queues[static_cast<unsigned>(e)].attach(std::move(src), cfg_.timing.fetch.ring_words);
 }
 
-void TpbCore::set_reg(isa::Engine e, unsigned r, std::uint32_t v) { regs_.set(e, r, v); }
-std::uint32_t TpbCore::reg(isa::Engine e, unsigned r) const { return regs_.get(e, r); }
+void TpbCore::set_reg(isa::Queue e, unsigned r, std::uint32_t v) { regs_.set(e, r, v); }
+std::uint32_t TpbCore::reg(isa::Queue e, unsigned r) const { return regs_.get(e, r); }
 
 void TpbCore::ensure_elaborated() {
   if (elaborated_) return;
@@ -396,7 +396,7 @@ void TpbCore::on_retire(const sc::RetireRecord& r) {
   }
   commit_retires(now_ps());
   if (!core_tracer_) return;
-  if (r.engine == isa::Engine::Sfu) core_tracer_->sfu_flags(tile_file().flags().bits(), r.end_ps);
+  if (r.engine == isa::Queue::Sfu) core_tracer_->sfu_flags(tile_file().flags().bits(), r.end_ps);
   if (!rec_->signals_enabled()) return;
   std::uint64_t rd[kNumMems], wr[kNumMems];
   memory_bytes(rd, wr);
@@ -432,7 +432,7 @@ std::string TpbCore::pending_report() const {
   return msg;
 }
 
-void TpbCore::start(const RunSetup& setup) {
+void TpbCore::start(const CoreRunSetup& setup) {
   if (running_) throw std::logic_error("TpbCore::start: a run is in progress");
   // The quantum is process-wide (TLM's global quantum) and cores of other
   // configurations may share the process: each run sets its own.
@@ -455,7 +455,7 @@ void TpbCore::start(const RunSetup& setup) {
     rec.enable_signals(setup.trace.signals);
     rec.enable_slices(setup.trace.slices);
     rec.enable_bundles(setup.trace.bundles);
-    for (isa::Engine e : setup.trace.hidden_engines) rec.hide(isa::engine_name(e));
+    for (isa::Queue e : setup.trace.hidden_engines) rec.hide(isa::engine_name(e));
     // No event can still be recorded before the global time.
     rec.set_watermark([this] { return now_ps(); });
   }
@@ -508,9 +508,9 @@ void TpbCore::start(const RunSetup& setup) {
   running_ = true;
 }
 
-RunResult TpbCore::finish() {
+CoreRunResult TpbCore::finish() {
   if (!running_) throw std::logic_error("TpbCore::finish: no run in progress");
-  RunResult r;
+  CoreRunResult r;
   r.start_ps = run_start_ps_;
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0_).count();
   r.simulated_ps = now_ps();
@@ -532,7 +532,7 @@ RunResult TpbCore::finish() {
     r.message = control_.message();
     r.fault = control_.fault_info();
     r.simulated_ps = std::max(r.simulated_ps, control_.fault_time_ps());
-    if (core_tracer_ && r.fault->engine == isa::Engine::Sfu)
+    if (core_tracer_ && r.fault->engine == isa::Queue::Sfu)
       core_tracer_->sfu_fault(control_.fault_time_ps(), r.message);
   } else if (control_.watchdog() != sc::RunControl::Watchdog::None) {
     // Stopped at the watchdog's time: nothing was recorded after it.
@@ -580,11 +580,11 @@ RunResult TpbCore::finish() {
   return r;
 }
 
-RunResult TpbCore::run() { return run(default_setup_); }
+CoreRunResult TpbCore::run() { return run(default_setup_); }
 
 TpbCore::~TpbCore() = default;
 
-RunResult TpbCore::run(const RunSetup& setup) {
+CoreRunResult TpbCore::run(const CoreRunSetup& setup) {
   if (sc_core::sc_get_status() == sc_core::SC_RUNNING)
     throw std::logic_error(
         "TpbCore::run drives the simulation: call it from sc_main (execute() "
@@ -610,7 +610,7 @@ RunResult TpbCore::run(const RunSetup& setup) {
   return finish();
 }
 
-RunResult TpbCore::execute(const RunSetup& setup) {
+CoreRunResult TpbCore::execute(const CoreRunSetup& setup) {
   if (sc_core::sc_get_status() != sc_core::SC_RUNNING ||
       !sc_core::sc_get_current_process_handle().valid())
     throw std::logic_error(

@@ -83,14 +83,14 @@ struct TraceSetup {
   // --trace-level: bundle slices and the pc signal (false: instructions only).
   bool bundles = true;
   // --trace-engines: engines whose signals and tracks are not recorded.
-  std::vector<isa::Engine> hidden_engines;
+  std::vector<isa::Queue> hidden_engines;
   // Streaming sinks (nullptr: the recorder keeps the events in memory).
   trace::ChangeSink* vcd = nullptr;
   trace::SliceSink* perfetto = nullptr;
 };
 
 // One run's set-up.
-struct RunSetup {
+struct CoreRunSetup {
   TraceSetup trace;
   // Watchdogs (0: off). No instruction is recorded or retired after
   // max_sim_ps (from the run's start); past max_wall_seconds of host time
@@ -127,7 +127,7 @@ enum class RunStatus { Ok, Fault, Deadlock, Watchdog, Interrupted };
 // "ok", "fault", "deadlock", "watchdog", "interrupted"
 const char* status_name(RunStatus s);
 
-struct RunResult {
+struct CoreRunResult {
   RunStatus status = RunStatus::Ok;
   std::string message;                 // fault / deadlock / watchdog description
   std::optional<sc::FaultInfo> fault;  // a fault's engine, instruction, predicates
@@ -165,10 +165,10 @@ class TpbCore : public sc_core::sc_module {
   // The same from a program read into spools (isa::SpooledProgram): the
   // words stay on disk and stream in as the engines run.
   void load_program(isa::SpooledProgram& p);
-  void load_queue(isa::Engine e, const std::vector<isa::RawInst>& words);
-  void load_queue(isa::Engine e, std::unique_ptr<isa::InstructionSource> src);
-  void set_reg(isa::Engine e, unsigned r, std::uint32_t v);
-  std::uint32_t reg(isa::Engine e, unsigned r) const;
+  void load_queue(isa::Queue e, const std::vector<isa::RawInst>& words);
+  void load_queue(isa::Queue e, std::unique_ptr<isa::InstructionSource> src);
+  void set_reg(isa::Queue e, unsigned r, std::uint32_t v);
+  std::uint32_t reg(isa::Queue e, unsigned r) const;
 
   // Backdoor (transport_dbg through the router, untimed). Throws
   // std::runtime_error naming the address when any byte is not backed, or
@@ -181,8 +181,8 @@ class TpbCore : public sc_core::sc_module {
   // or a watchdog's limit, driving sc_start itself (call from sc_main, not
   // from a process). Runs any number of times. The traces end at the end of
   // the run (a fault's time: nothing past it is recorded).
-  RunResult run(const RunSetup& setup);
-  RunResult run();  // with the default set-up (set_retire_sink; no traces, no watchdogs)
+  CoreRunResult run(const CoreRunSetup& setup);
+  CoreRunResult run();  // with the default set-up (set_retire_sink; no traces, no watchdogs)
   // The retire sink of the default set-up.
   void set_retire_sink(std::function<void(const sc::RetireRecord&)> f) {
     default_setup_.retire_sink = std::move(f);
@@ -192,11 +192,11 @@ class TpbCore : public sc_core::sc_module {
   // loaded program and returns when every engine has finished (a deadlock
   // is not detected here: it waits, up to max_sim_ps when that is set).
   // start() / finish() are its two halves around wait(done_event()).
-  RunResult execute(const RunSetup& setup);
-  void start(const RunSetup& setup);
+  CoreRunResult execute(const CoreRunSetup& setup);
+  void start(const CoreRunSetup& setup);
   const sc_core::sc_event& done_event() const { return control_.done_event(); }
   bool running() const { return running_; }
-  RunResult finish();
+  CoreRunResult finish();
 
   // Stats of the last run; program path left empty.
   trace::RunStats stats() const;
@@ -234,11 +234,11 @@ class TpbCore : public sc_core::sc_module {
 
   const sc::AddressRouter& router() const { return router_; }
   sc::SemaphoreBank& semaphores() { return sems_; }
-  sc::Sequencer& sequencer(isa::Engine e) { return seqs_[static_cast<unsigned>(e)]; }
+  sc::Sequencer& sequencer(isa::Queue e) { return seqs_[static_cast<unsigned>(e)]; }
   // The SFU tile file (SPEC §6), in the SFU sequencer's engine state: the
   // backdoor for `--load / --dump tile:N` and tests.
   sfu::TileFile& tile_file() {
-    return sequencer(isa::Engine::Sfu).engine_state().get<sfu::TileFile>();
+    return sequencer(isa::Queue::Sfu).engine_state().get<sfu::TileFile>();
   }
 
  private:
@@ -296,8 +296,8 @@ class TpbCore : public sc_core::sc_module {
   bool running_ = false;
   // This core's number in a device (its agents' in the race check).
   unsigned core_id_ = 0;
-  RunSetup setup_;
-  RunSetup default_setup_;
+  CoreRunSetup setup_;
+  CoreRunSetup default_setup_;
   std::chrono::steady_clock::time_point wall0_;
   std::uint64_t run_start_ps_ = 0;
   std::vector<std::unique_ptr<sc::EngineStatsCollector>> stats_;
@@ -336,7 +336,7 @@ class TpbCore : public sc_core::sc_module {
   void commit_retires(std::uint64_t before);
   // Every one ending at or before `stop_ps` and drops the rest.
   void commit_retires_at_stop(std::uint64_t stop_ps);
-  RunResult last_;
+  CoreRunResult last_;
   std::uint64_t stop_ps_ = trace::kForever;  // the last run's stop (a fault or a watchdog)
   // Bytes moved to and from each memory (SBUF quadrants, PSUM), over every
   // engine's MemPort counters.

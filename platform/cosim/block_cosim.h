@@ -190,8 +190,8 @@ class BlockCosim : public sc_core::sc_module {
 // attaches to a core. Registered by the block's RTL build (rtl_dut.cpp) at
 // static initialisation.
 struct LinkedBlock {
-  const char* kind;    // "dequant", "quantize_mx"
-  isa::Engine engine;  // the engine whose instructions it co-simulates
+  const char* kind;   // "dequant", "quantize_mx"
+  isa::Queue engine;  // the engine whose instructions it co-simulates
   RtlLibrary* rtl;
   // A new driver of the block, attached to `engine`'s sequencer.
   BlockCosim* (*attach)(RtlLibrary& rtl, sc::Sequencer& engine, const BlockConfig& cfg);

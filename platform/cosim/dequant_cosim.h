@@ -44,7 +44,7 @@ class DequantCosim : public BlockCosim, public fw::DequantStreamObserver {
  public:
   using Pins = DequantPins;
   static constexpr const char* kKind = "dequant";
-  static constexpr isa::Engine kEngine = isa::Engine::Pool;
+  static constexpr isa::Queue kEngine = isa::Queue::Pool;
   static constexpr unsigned kLanes = isa::kNumPartitions;
 
   // Builds the 128 lanes (elaboration: before the run) and attaches to the

@@ -64,7 +64,7 @@ class QuantizeMxCosim : public BlockCosim, public fw::QuantizeMxObserver {
  public:
   using Pins = QuantizeMxPins;
   static constexpr const char* kKind = "quantize_mx";
-  static constexpr isa::Engine kEngine = isa::Engine::Dve;
+  static constexpr isa::Queue kEngine = isa::Queue::Dve;
   static constexpr unsigned kLanes = 16;  // 128 partitions / 8
 
   // Builds the 16 lanes (elaboration: before the run) and attaches to the

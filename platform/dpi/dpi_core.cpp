@@ -87,11 +87,11 @@ int run_program(Core& c, std::unique_ptr<isa::SpooledProgram> p) {
     return fail(fmt::format("the program is for {} (.arch) but the core is {}",
                             isa::arch_name(*p->arch()), isa::arch_name(c.arch)));
   c.session->load(*p);
-  run::RunRequest req;
+  run::SessionRequest req;
   req.max_sim_ps = c.max_sim_ps;
   req.max_wall_seconds = c.max_wall_seconds;
   req.racecheck = c.racecheck;
-  const run::RunReport rep = c.session->run(req);
+  const run::SessionReport rep = c.session->run(req);
   c.status = platform::status_name(rep.result.status);
   c.message = rep.result.message;
   c.instructions = rep.result.instructions;

@@ -1,5 +1,5 @@
 // tpbsim._tpbsim: the Python extension (pybind11) over the run API
-// (platform/run: Session, RunRequest, RunReport) and the pure C++ layers
+// (platform/run: Session, SessionRequest, SessionReport) and the pure C++ layers
 // (models/isa: assembler, checker; models/numerics: convert). It converts
 // arguments and results and nothing else: every rule (memory layout, range
 // checks, option syntax, conversions, validity) is the C++ code's, so
@@ -118,7 +118,7 @@ py::dict fault_dict(const sc::FaultInfo& f) {
   return d;
 }
 
-// One retired instruction (RunRequest::keep_retires).
+// One retired instruction (SessionRequest::keep_retires).
 struct Retire {
   std::uint64_t start_ps, end_ps;
   std::string engine;
@@ -127,12 +127,12 @@ struct Retire {
   std::string mnemonic;
 };
 
-// The outcome of one run: the RunReport, and the exception a signal
+// The outcome of one run: the SessionReport, and the exception a signal
 // handler raised when the run was interrupted.
 class Report {
  public:
-  Report(run::RunReport r, std::string arch) : r_(std::move(r)), arch_(std::move(arch)) {}
-  const run::RunReport& report() const { return r_; }
+  Report(run::SessionReport r, std::string arch) : r_(std::move(r)), arch_(std::move(arch)) {}
+  const run::SessionReport& report() const { return r_; }
   const std::string& arch() const { return arch_; }
   py::object pending;  // None, or the exception of an interrupt
 
@@ -151,7 +151,7 @@ class Report {
   }
 
  private:
-  run::RunReport r_;
+  run::SessionReport r_;
   std::string arch_;
 };
 
@@ -344,7 +344,7 @@ class Session {
   void set_core_id(unsigned id) {
     run::Session& s = this->s();
     for (unsigned e = 0; e < isa::kNumEngines; ++e)
-      s.core().set_reg(static_cast<isa::Engine>(e), run::kCoreIdRegister, id);
+      s.core().set_reg(static_cast<isa::Queue>(e), run::kCoreIdRegister, id);
   }
   std::uint32_t reg(const std::string& engine, py::handle r) {
     run::Session& s = this->s();
@@ -387,7 +387,7 @@ class Session {
                               const std::string& program_name, bool timing_only, py::handle threads,
                               bool racecheck, const std::string& races) {
     run::Session& s = this->s();
-    run::RunRequest req;
+    run::SessionRequest req;
     req.vcd = vcd;
     req.perfetto = perfetto;
     req.stats = stats;
@@ -433,7 +433,7 @@ class Session {
       return true;
     };
     running_ = true;
-    run::RunReport rep;
+    run::SessionReport rep;
     try {
       py::gil_scoped_release unlocked;
       rep = s.run(req);

@@ -15,7 +15,7 @@
 
 namespace tpb::run {
 
-OutputSet::OutputSet(const RunRequest& req) : req_(&req), inputs_(req.inputs) {
+OutputSet::OutputSet(const SessionRequest& req) : req_(&req), inputs_(req.inputs) {
   for (const auto& [opt, path] : {std::pair<const char*, const std::string*>{"--vcd", &req.vcd},
                                   {"--perfetto", &req.perfetto},
                                   {"--stats", &req.stats},
@@ -85,7 +85,7 @@ void OutputSet::open_files() {
 
 // The retire file and the trace writers, which stream to their staged files.
 void OutputSet::open_streams() {
-  const RunRequest& req = *req_;
+  const SessionRequest& req = *req_;
   if (!req.retire.empty()) {
     // A staging file is new and empty: opened for update, not truncated
     // (an ofstream's O_TRUNC has ext4 write back the whole log at its close;
@@ -109,7 +109,8 @@ void OutputSet::open_streams() {
 // ------------------------------------------------------------- writing
 
 void OutputSet::write_one(const std::string& option, const std::string& path,
-                          const std::function<void(const std::string&)>& writer, RunReport& rep) {
+                          const std::function<void(const std::string&)>& writer,
+                          SessionReport& rep) {
   OutputFile& f = find(path)->file;
   try {
     writer(f.write_path());
@@ -122,7 +123,7 @@ void OutputSet::write_one(const std::string& option, const std::string& path,
   }
 }
 
-void OutputSet::write_timing(const nlohmann::json& effective, RunReport& rep) {
+void OutputSet::write_timing(const nlohmann::json& effective, SessionReport& rep) {
   const std::string& path = req_->dump_timing;
   if (path.empty()) return;
   write_one(
@@ -139,8 +140,8 @@ void OutputSet::write_timing(const nlohmann::json& effective, RunReport& rep) {
 }
 
 // The traces were streamed and finished by the run; commit them.
-std::vector<trace::TraceFileStats> OutputSet::finish_traces(Session& s, RunReport& rep) {
-  const RunRequest& req = *req_;
+std::vector<trace::TraceFileStats> OutputSet::finish_traces(Session& s, SessionReport& rep) {
+  const SessionRequest& req = *req_;
   std::vector<trace::TraceFileStats> files;
   if (vcd_) {
     write_one(
@@ -172,8 +173,8 @@ std::vector<trace::TraceFileStats> OutputSet::finish_traces(Session& s, RunRepor
   return files;
 }
 
-void OutputSet::finish(Session& s, RunReport& rep) {
-  const RunRequest& req = *req_;
+void OutputSet::finish(Session& s, SessionReport& rep) {
+  const SessionRequest& req = *req_;
   if (retire_)
     write_one(
         "--retire", req.retire,

@@ -31,7 +31,7 @@ class OutputSet {
  public:
   // Lists every output `req` names (and the inputs they must not name);
   // `req` must outlive the set.
-  explicit OutputSet(const RunRequest& req);
+  explicit OutputSet(const SessionRequest& req);
   OutputSet(OutputSet&&) = default;
   OutputSet& operator=(OutputSet&&) = default;
 
@@ -53,11 +53,11 @@ class OutputSet {
 
   // Before the run: --dump-timing, the profile the core runs with. A
   // failure is reported with the others and does not stop the run.
-  void write_timing(const nlohmann::json& effective, RunReport& rep);
+  void write_timing(const nlohmann::json& effective, SessionReport& rep);
   // After the run, on every outcome: every other output written (the
   // traces committed, the stats made), each in `rep`'s files or its
   // output_errors.
-  void finish(Session& s, RunReport& rep);
+  void finish(Session& s, SessionReport& rep);
 
  private:
   struct Output {
@@ -67,12 +67,12 @@ class OutputSet {
   void add(const std::string& option, const std::string& path);
   Output* find(const std::string& path);
   void write_one(const std::string& option, const std::string& path,
-                 const std::function<void(const std::string&)>& writer, RunReport& rep);
+                 const std::function<void(const std::string&)>& writer, SessionReport& rep);
   void open_files();
   void open_streams();
-  std::vector<trace::TraceFileStats> finish_traces(Session& s, RunReport& rep);
+  std::vector<trace::TraceFileStats> finish_traces(Session& s, SessionReport& rep);
 
-  const RunRequest* req_;
+  const SessionRequest* req_;
   std::vector<Output> outs_;  // in the order checked and opened
   std::vector<std::pair<std::string, std::string>> inputs_;
   std::string gtkw_;  // --vcd's GTKWave save file ("": none)

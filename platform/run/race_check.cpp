@@ -21,7 +21,7 @@ race::CoreProgram core_program(platform::TpbCore& core, const isa::SpooledProgra
     c.source.binary = p->binary();
     if (p->keeps_notes())
       for (unsigned e = 0; e < isa::kNumQueues; ++e)
-        c.notes[e] = &p->notes(static_cast<isa::Engine>(e));
+        c.notes[e] = &p->notes(static_cast<isa::Queue>(e));
   }
   for (unsigned i = 0; i < isa::kNumSemaphores; ++i) c.semaphores[i] = core.semaphores().get(i);
   return c;

@@ -30,8 +30,8 @@ TraceLevel parse_trace_level(const std::string& s) {
   throw InputError(fmt::format("--trace-level '{}' is not instr, bundle or auto", s));
 }
 
-std::vector<isa::Engine> parse_trace_engines(const std::string& s) {
-  std::vector<isa::Engine> out;
+std::vector<isa::Queue> parse_trace_engines(const std::string& s) {
+  std::vector<isa::Queue> out;
   for (const std::string& name : split(s, ',')) {
     const auto e = isa::parse_queue(name.c_str());
     if (!e)

@@ -1,4 +1,4 @@
-// The fields of a RunRequest from their option text (SPEC §9 `--trace-*`):
+// The fields of a SessionRequest from their option text (SPEC §9 `--trace-*`):
 // one parser under `tpbsim run` and every binding, so `--trace-window
 // 2us:10us` and `core.run(..., trace_window="2us:10us")` mean the same.
 #pragma once
@@ -22,7 +22,7 @@ trace::TraceWindow parse_trace_window(const std::string& s);
 // `instr`, `bundle` or `auto`. InputError otherwise.
 TraceLevel parse_trace_level(const std::string& s);
 // A comma-separated list of engine names (pool,pe). InputError naming a bad one.
-std::vector<isa::Engine> parse_trace_engines(const std::string& s);
+std::vector<isa::Queue> parse_trace_engines(const std::string& s);
 // `--arch`: sunda, cayman, mariana or maverick. InputError otherwise.
 isa::Arch parse_arch_option(const std::string& s);
 // `--mx-emax`: `ocp` or `neuron-alt`. InputError otherwise.

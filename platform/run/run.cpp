@@ -18,7 +18,7 @@ namespace {
 // Everything a run needs, checked before anything runs (every error exit 1).
 struct Prepared {
   CoreSpec spec;
-  RunRequest req;
+  SessionRequest req;
   std::vector<std::unique_ptr<isa::SpooledProgram>> programs;  // program i runs on core i
   unsigned lnc = 1;  // --lnc: physical cores per program (each reads its own copy)
   std::vector<MemSpec> loads;
@@ -28,7 +28,7 @@ struct Prepared {
 };
 
 // The watchdogs and the host threads.
-void parse_limits(const RunOptions& o, RunRequest& req) {
+void parse_limits(const RunOptions& o, SessionRequest& req) {
   for (const auto& [opt, text] :
        {std::pair<const char*, const std::string*>{"--max-sim-time", &o.max_sim_time},
         {"--max-wall-time", &o.max_wall_time}}) {
@@ -84,7 +84,7 @@ void parse_cores(const RunOptions& o, Prepared& p) {
 
 // The programs (each read once into per-engine spools: bounded memory, any
 // length), the generation and the options of the core and the traces.
-void read_program(const RunOptions& o, Prepared& p, RunOutcome& out) {
+void read_program(const RunOptions& o, Prepared& p, CommandOutcome& out) {
   std::vector<std::string> files{o.program};
   files.insert(files.end(), o.more_programs.begin(), o.more_programs.end());
   for (const std::string& f : files)
@@ -149,7 +149,7 @@ void read_memory_specs(const RunOptions& o, Prepared& p) {
 // Every output against the inputs and the others, opened before anything
 // runs; the RTL's waves go to their staging file from the core's first run.
 void open_outputs(const RunOptions& o, Prepared& p) {
-  RunRequest& req = p.req;
+  SessionRequest& req = p.req;
   req.vcd = o.vcd;
   req.perfetto = o.perfetto;
   req.stats = o.stats;
@@ -169,7 +169,7 @@ void open_outputs(const RunOptions& o, Prepared& p) {
   if (!o.cosim_vcd.empty()) p.spec.cosim_vcd = p.outputs->write_path(o.cosim_vcd);
 }
 
-void prepare(const RunOptions& o, Prepared& p, RunOutcome& out) {
+void prepare(const RunOptions& o, Prepared& p, CommandOutcome& out) {
   parse_limits(o, p.req);
   p.req.timing_only = o.timing_only;
   p.req.racecheck = o.racecheck;
@@ -184,8 +184,8 @@ void prepare(const RunOptions& o, Prepared& p, RunOutcome& out) {
 
 }  // namespace
 
-RunOutcome run_once(const RunOptions& o) {
-  RunOutcome out;
+CommandOutcome run_once(const RunOptions& o) {
+  CommandOutcome out;
   Prepared p;
   try {
     prepare(o, p, out);
@@ -202,7 +202,7 @@ RunOutcome run_once(const RunOptions& o) {
       // --lnc 2: the physical core's place in its logical core (SPEC §15).
       if (p.lnc > 1)
         for (unsigned e = 0; e < isa::kNumEngines; ++e)
-          session->core().set_reg(static_cast<isa::Engine>(e), kCoreIdRegister, i % p.lnc);
+          session->core().set_reg(static_cast<isa::Queue>(e), kCoreIdRegister, i % p.lnc);
     }
     session->select(0);
     for (std::size_t k = 0; k < p.loads.size(); ++k)

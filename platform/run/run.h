@@ -12,12 +12,12 @@
 
 namespace tpb::run {
 
-struct RunOutcome {
+struct CommandOutcome {
   // SPEC §9: 0 ok, 1 bad input or an output not written, 2, 3, 4; 5 races (§14)
   int exit_code = 1;
   bool ran = false;  // false: refused before running (exit 1)
   std::string arch;  // the generation that ran
-  RunReport report;
+  SessionReport report;
   // What to tell the user, one message each, in order: errors (for stderr,
   // "tool: error: " is the caller's prefix unless the message is a
   // FILE:LINE:COL diagnostic), notes.
@@ -28,6 +28,6 @@ struct RunOutcome {
 
 // Runs `o` (o.program must be set). Never throws for bad input: the outcome
 // says what went wrong.
-RunOutcome run_once(const RunOptions& o);
+CommandOutcome run_once(const RunOptions& o);
 
 }  // namespace tpb::run

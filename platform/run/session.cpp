@@ -124,7 +124,7 @@ void check_lnc(long long lnc, unsigned cores) {
 void check_remote_cores(isa::SpooledProgram& p, unsigned cores) {
   std::vector<isa::RawInst> buf(256);
   for (unsigned q = isa::kNumEngines; q < isa::kNumQueues; ++q) {
-    const auto e = static_cast<isa::Engine>(q);
+    const auto e = static_cast<isa::Queue>(q);
     if (p.count(e) == 0) continue;
     std::unique_ptr<isa::InstructionSource> src = p.source(e);
     std::uint64_t index = 0;
@@ -430,7 +430,7 @@ int exit_code(platform::RunStatus s) {
   return 1;
 }
 
-int exit_code(const RunReport& r) {
+int exit_code(const SessionReport& r) {
   const int rc = exit_code(r.result.status);
   if (rc != 0) return rc;
   if (!r.output_errors.empty()) return 1;
@@ -494,7 +494,7 @@ trace::RunStats Session::run_stats(std::vector<trace::RunStats>* per_core) {
   return all;
 }
 
-RunReport Session::run(const RunRequest& req) {
+SessionReport Session::run(const SessionRequest& req) {
   OutputSet outputs(req);
   outputs.open();
   return run(req, outputs);
@@ -502,9 +502,9 @@ RunReport Session::run(const RunRequest& req) {
 
 // What the core records and where it stops: the traces the outputs ask for
 // (bundle detail or not, hidden engines), the watchdogs, the mode.
-platform::RunSetup Session::setup_for(const RunRequest& req, OutputSet& outputs,
-                                      RunReport& rep) const {
-  platform::RunSetup setup;
+platform::CoreRunSetup Session::setup_for(const SessionRequest& req, OutputSet& outputs,
+                                          SessionReport& rep) const {
+  platform::CoreRunSetup setup;
   setup.trace.signals = !req.vcd.empty();
   setup.trace.slices = !req.perfetto.empty();
   std::uint64_t count = 0;
@@ -522,8 +522,8 @@ platform::RunSetup Session::setup_for(const RunRequest& req, OutputSet& outputs,
   if (!req.trace_engines.empty())
     for (unsigned e = 0; e < isa::kNumQueues; ++e) {
       bool keep = false;
-      for (isa::Engine k : req.trace_engines) keep = keep || static_cast<unsigned>(k) == e;
-      if (!keep) setup.trace.hidden_engines.push_back(static_cast<isa::Engine>(e));
+      for (isa::Queue k : req.trace_engines) keep = keep || static_cast<unsigned>(k) == e;
+      if (!keep) setup.trace.hidden_engines.push_back(static_cast<isa::Queue>(e));
     }
   setup.trace.vcd = outputs.vcd();
   setup.trace.perfetto = outputs.perfetto();
@@ -533,7 +533,7 @@ platform::RunSetup Session::setup_for(const RunRequest& req, OutputSet& outputs,
   return setup;
 }
 
-RunReport Session::run(const RunRequest& req, OutputSet& outputs) {
+SessionReport Session::run(const SessionRequest& req, OutputSet& outputs) {
   // One simulation at a time per process: a run of another Session in
   // another thread is waited for.
   Hosts& g = hosts();
@@ -549,10 +549,10 @@ RunReport Session::run(const RunRequest& req, OutputSet& outputs) {
     ~Done() { g.running = nullptr; }
   } done{g};
   check_run_modes(cosim_ != nullptr, req.timing_only, !req.cosim_vcd.empty());
-  RunReport rep;
+  SessionReport rep;
   rep.notes = outputs.notes();
   outputs.write_timing(device_->effective_timing(), rep);
-  platform::RunSetup setup = setup_for(req, outputs, rep);
+  platform::CoreRunSetup setup = setup_for(req, outputs, rep);
   if (req.threads != 0) fw::set_host_threads(req.threads);
   // A stop signal of a command-line process (stop_signals.h) asks too.
   setup.interrupt = [&req] { return stop_signal() != 0 || (req.interrupt && req.interrupt()); };

@@ -74,11 +74,11 @@ inline constexpr std::uint64_t kAutoBundleLimit = 16384;
 
 // One run's outputs and limits (paths: empty = not written; OutputSet owns
 // them).
-struct RunRequest {
+struct SessionRequest {
   std::string vcd, perfetto, stats, retire;
-  std::string dump_timing;                 // the profile the core runs with (JSON)
-  std::string cosim_vcd;                   // the RTL's waves (a core made with CoreSpec::cosim)
-  std::vector<isa::Engine> trace_engines;  // empty: every engine
+  std::string dump_timing;                // the profile the core runs with (JSON)
+  std::string cosim_vcd;                  // the RTL's waves (a core made with CoreSpec::cosim)
+  std::vector<isa::Queue> trace_engines;  // empty: every engine
   trace::TraceWindow trace_window;
   TraceLevel trace_level = TraceLevel::Auto;
   std::uint64_t max_sim_ps = 0;  // 0: off
@@ -87,13 +87,13 @@ struct RunRequest {
   // leaves the state at the fault).
   std::vector<MemSpec> dumps;
   std::vector<TileSpec> tile_dumps;
-  bool keep_retires = false;  // RunReport::retires
+  bool keep_retires = false;  // SessionReport::retires
   std::function<void(const sc::RetireRecord&)> on_retire;
-  std::function<bool()> interrupt;  // platform::RunSetup::interrupt
-  bool timing_only = false;         // platform::RunSetup::timing_only (SPEC §13)
+  std::function<bool()> interrupt;  // platform::CoreRunSetup::interrupt
+  bool timing_only = false;         // platform::CoreRunSetup::timing_only (SPEC §13)
   // SPEC §14 --racecheck: every access checked for races (the loaded
   // program read with its notes: load_program_file(path, true)); the report
-  // in RunReport::races and the stats, and as JSON lines in `races_file`.
+  // in SessionReport::races and the stats, and as JSON lines in `races_file`.
   bool racecheck = false;
   std::string races_file;
   unsigned threads = 0;      // host threads for the arithmetic (0: every core)
@@ -104,21 +104,21 @@ struct RunRequest {
 
 struct RetireLine {
   std::uint64_t start_ps, end_ps;
-  isa::Engine engine;
+  isa::Queue engine;
   std::uint64_t index;
   std::uint8_t opcode;
   unsigned core = 0;  // a device of several cores (SPEC §15)
 };
 
-struct RunReport {
-  platform::RunResult result;
+struct SessionReport {
+  platform::CoreRunResult result;
   trace::RunStats stats;            // per engine, per memory, SFU flags, traces, cosim
   std::vector<RetireLine> retires;  // with keep_retires
   std::vector<std::pair<std::string, std::string>> files;  // (option, path) written
   // Outputs not written: (the path the user named, the message).
   std::vector<std::pair<std::string, std::string>> output_errors;
   std::vector<std::string> notes;     // for the user (stderr)
-  std::optional<race::Report> races;  // with RunRequest::racecheck
+  std::optional<race::Report> races;  // with SessionRequest::racecheck
   // A device of several cores: each core's own stats (its engines without a
   // prefix; an idle core's table is empty). `stats` then lists every core's
   // engines and memories as coreK.NAME (SPEC §15).
@@ -172,7 +172,7 @@ class Session {
   // device's: cores x the profile's hbm.bytes).
   const platform::CoreConfig& config() const { return device_->core(0).config(); }
   // Each core's result of the last run (none: idle).
-  const std::vector<std::optional<platform::RunResult>>& per_core() const { return per_core_; }
+  const std::vector<std::optional<platform::CoreRunResult>>& per_core() const { return per_core_; }
   // The last run's stats: a core's, or a device's (every core's engines as
   // coreK.NAME; each core's own in `per_core`).
   trace::RunStats run_stats(std::vector<trace::RunStats>* per_core);
@@ -192,10 +192,10 @@ class Session {
   // Runs what is loaded. Throws InputError (nothing run) for an output that
   // names an input or another output, or that cannot be created, and for
   // modes that cannot go together (check_run_modes).
-  RunReport run(const RunRequest& req);
+  SessionReport run(const SessionRequest& req);
   // The same with its outputs checked and opened already (`outputs` made
   // from `req`; `tpbsim run` opens them before it builds the core).
-  RunReport run(const RunRequest& req, OutputSet& outputs);
+  SessionReport run(const SessionRequest& req, OutputSet& outputs);
 
   // Memory in the layout of --load / --dump (SPEC §9): `rows` rows of
   // `row_bytes`, row r at partition + r, offset; checked whole before
@@ -212,13 +212,14 @@ class Session {
   std::vector<bool> loaded_cores() const;
   // Makes this Session's simulation context SystemC's current one.
   void activate() const;
-  platform::RunSetup setup_for(const RunRequest& req, OutputSet& outputs, RunReport& rep) const;
+  platform::CoreRunSetup setup_for(const SessionRequest& req, OutputSet& outputs,
+                                   SessionReport& rep) const;
   CoreHost* host_ = nullptr;  // its elaboration
   platform::Device* device_ = nullptr;
   unsigned selected_ = 0;
   cosim::Cosim* cosim_ = nullptr;
   std::vector<isa::SpooledProgram*> loaded_;  // per core: the program of the next run
-  std::vector<std::optional<platform::RunResult>> per_core_;
+  std::vector<std::optional<platform::CoreRunResult>> per_core_;
 };
 
 // Reads a program file into per-engine spools; InputError with
@@ -248,6 +249,6 @@ int exit_code(platform::RunStatus s);
 inline constexpr int kExitRace = 5;
 // The exit code of a report: exit_code of its status, 1 when an output was
 // not written, else 5 when the race check found a race, else 0.
-int exit_code(const RunReport& r);
+int exit_code(const SessionReport& r);
 
 }  // namespace tpb::run

@@ -1,5 +1,5 @@
 """core.run(timing_only=..., threads=...): the run modes of SPEC §13 reach the run
-API (RunRequest::timing_only, ::threads). A timing-only run times as the full run
+API (SessionRequest::timing_only, ::threads). A timing-only run times as the full run
 (time, per-engine busy and stall cycles, the retire records) and says its mode in
 the stats; its PE computes nothing (PSUM keeps what was there). Any thread count
 gives the same bits."""

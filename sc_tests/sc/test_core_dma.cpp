@@ -27,7 +27,7 @@ TEST(CoreDma, OneRowNearTheEndOfHbmKeepsHostMemorySmallAndResetEmptiesIt) {
   platref::load_mariana_asm(
       core, ".engine dma9\ndma_copy rows=1 row_bytes=64 src=sbuf(5, 0x100) dst=hbm(" +
                 std::to_string(cap - 64) + ")\n");
-  const platform::RunResult r = core.run();
+  const platform::CoreRunResult r = core.run();
   ASSERT_EQ(r.status, platform::RunStatus::Ok) << r.message;
   EXPECT_EQ(core.dump_memory(isa::hbm_addr(cap - 64), 64), row);
   EXPECT_LT(core.hbm.resident_bytes(), 1 * kMiB);
@@ -49,10 +49,10 @@ TEST(CoreDma, PastTheConfiguredCapacityFaultsNamingThePredicateAndWritesNothing)
       core,
       ".engine dma2\ndma_copy rows=2 row_bytes=4096 src=hbm(0xff000, stride=4096) "
       "dst=sbuf(0, 0x0) update=inc(sem1)\n");
-  const platform::RunResult r = core.run();
+  const platform::CoreRunResult r = core.run();
   ASSERT_EQ(r.status, platform::RunStatus::Fault);
   ASSERT_TRUE(r.fault.has_value());
-  EXPECT_EQ(r.fault->engine, isa::Engine::Dma2);
+  EXPECT_EQ(r.fault->engine, isa::Queue::Dma2);
   EXPECT_EQ(r.fault->index, 0u);
   // Judged statically against the configured capacity (as the default one is).
   EXPECT_EQ(r.fault->kind, "invalid");
@@ -67,7 +67,7 @@ TEST(CoreDma, PastTheConfiguredCapacityFaultsNamingThePredicateAndWritesNothing)
                             ".engine dma4\ntensor_copy channels=1 out_dtype=bf16 "
                             "src=t3d(sbuf(0, 0x0), step=[1, 0, 0], num=[4, 1, 1]) "
                             "dst=t3d(sbuf(0, 0x100), step=[1, 0, 0], num=[4, 1, 1])\n");
-  const platform::RunResult r2 = core.run();
+  const platform::CoreRunResult r2 = core.run();
   ASSERT_EQ(r2.status, platform::RunStatus::Fault);
   EXPECT_EQ(r2.fault->kind, "dispatch");
   EXPECT_NE(r2.message.find("a DMA queue executes DMA descriptors only"), std::string::npos)

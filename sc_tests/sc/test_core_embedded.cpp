@@ -59,7 +59,7 @@ const char* kDequant =
 TEST(CoreEmbedded, HostWritesRunsAndReadsThroughTheHostSocket) {
   platform::TpbCore core("core", platform::default_core_config(isa::Arch::Mariana));
   std::uint8_t out[8] = {};
-  platform::RunResult r;
+  platform::CoreRunResult r;
   Host host("host", [&](Host& h) {
     // INT4 codes 0..7 and -8..-1 (two's complement nibbles): 0x87654321
     // holds 1, 2, ..., 7, -8; exact in E5M2: 1 = 0x3C, 2 = 0x40, 3 = 0x42,
@@ -68,7 +68,7 @@ TEST(CoreEmbedded, HostWritesRunsAndReadsThroughTheHostSocket) {
     EXPECT_EQ(h.transfer(tlm::TLM_WRITE_COMMAND, isa::sbuf_addr(9, 0), &w, 4),
               tlm::TLM_OK_RESPONSE);
     core.load_program(isa::parse_program(kDequant, "dequant"));
-    r = core.execute(platform::RunSetup{});
+    r = core.execute(platform::CoreRunSetup{});
     EXPECT_EQ(h.transfer(tlm::TLM_READ_COMMAND, isa::sbuf_addr(9, 0x40), out, 8),
               tlm::TLM_OK_RESPONSE);
     // Past the partition's capacity: a TLM error, not a crash.
@@ -84,14 +84,14 @@ TEST(CoreEmbedded, HostWritesRunsAndReadsThroughTheHostSocket) {
   const std::uint8_t want[8] = {0x3C, 0x40, 0x42, 0x44, 0x45, 0x46, 0x47, 0xC8};
   for (unsigned k = 0; k < 8; ++k) EXPECT_EQ(out[k], want[k]) << k;
   // run() drives the simulation: from sc_main only; execute() waits: from a process only.
-  EXPECT_THROW(core.execute(platform::RunSetup{}), std::logic_error);
+  EXPECT_THROW(core.execute(platform::CoreRunSetup{}), std::logic_error);
 }
 
 // A fault and a watchdog end the core's run; the user's simulation and its
 // other processes go on (no sc_stop), and the core runs again afterwards.
 TEST(CoreEmbedded, AFaultEndsTheRunNotTheSimulation) {
   platform::TpbCore core("core", platform::default_core_config(isa::Arch::Mariana));
-  platform::RunResult fault, wd, ok;
+  platform::CoreRunResult fault, wd, ok;
   sc_core::sc_time after_fault;
   Host host("host", [&](Host&) {
     // group 7 is no group: invalid on every generation.
@@ -100,7 +100,7 @@ TEST(CoreEmbedded, AFaultEndsTheRunNotTheSimulation) {
         "src=t3d(sbuf(9, 0x0), step=[1, 0, 0], num=[1, 1, 1]) "
         "dst=t3d(sbuf(9, 0x40), step=[1, 0, 0], num=[2, 1, 1])\n",
         "bad group"));
-    fault = core.execute(platform::RunSetup{});
+    fault = core.execute(platform::CoreRunSetup{});
     wait(1, sc_core::SC_US);
     after_fault = sc_core::sc_time_stamp();
     core.load_program(isa::parse_program(
@@ -108,11 +108,11 @@ TEST(CoreEmbedded, AFaultEndsTheRunNotTheSimulation) {
         "src=t3d(sbuf(9, 0x0), step=[1, 0, 0], num=[1, 1, 1]) "
         "dst=t3d(sbuf(9, 0x40), step=[1, 0, 0], num=[2, 1, 1]) wait=ge(sem3, 1)\n",
         "waits"));
-    platform::RunSetup limited;
+    platform::CoreRunSetup limited;
     limited.max_sim_ps = 50000;
     wd = core.execute(limited);
     core.load_program(isa::parse_program(kDequant, "dequant"));
-    ok = core.execute(platform::RunSetup{});
+    ok = core.execute(platform::CoreRunSetup{});
   });
   host.socket.bind(core.host_socket);
   sc_core::sc_start();
@@ -139,12 +139,12 @@ race::Report run_checked(platform::TpbCore& core, const isa::Program& prog,
   cp.source.file = prog.path;
   for (unsigned e = 0; e < isa::kNumQueues; ++e) cp.notes[e] = &notes[e];
   race::Report report;
-  platform::RunResult r;
+  platform::CoreRunResult r;
   Host host("host", [&](Host& h) {
     core.load_program(prog);
     for (unsigned i = 0; i < isa::kNumSemaphores; ++i) cp.semaphores[i] = core.semaphores().get(i);
     race::Detector d({cp});
-    platform::RunSetup setup;
+    platform::CoreRunSetup setup;
     setup.race = &d;
     core.start(setup);
     during(h);
@@ -183,7 +183,7 @@ TEST(CoreEmbedded, AHostWritingATileWhileTquantReadsItRaces) {
   const race::Race& x = report.races[0];
   EXPECT_EQ(x.memory, race::Memory::Tiles);
   EXPECT_EQ(x.partition_lo, 1u);
-  EXPECT_EQ(x.first.queue, isa::Engine::Sfu);
+  EXPECT_EQ(x.first.queue, isa::Queue::Sfu);
   EXPECT_TRUE(x.second.host);
   EXPECT_EQ(x.kinds, race::kWar);  // TQUANT read the tile; the host wrote it
   EXPECT_EQ(race::race_message(x, report.sources),

@@ -46,7 +46,7 @@ TEST(CoreReruns, MemoriesSemaphoresAndTimeCarryOver) {
   const std::uint32_t w1 = 0x76543210u, w2 = 0xFEDCBA98u;
   core.load_memory(isa::sbuf_addr(0, 0), &w1, 4);
   platref::load_mariana_asm(core, ".engine pool\n" + dequant(0, 0x100, "update=inc(sem5)"));
-  const platform::RunResult r1 = core.run();
+  const platform::CoreRunResult r1 = core.run();
   ASSERT_EQ(r1.status, platform::RunStatus::Ok) << r1.message;
   EXPECT_EQ(r1.instructions, 1u);
   EXPECT_EQ(r1.start_ps, 0u);
@@ -61,7 +61,7 @@ TEST(CoreReruns, MemoriesSemaphoresAndTimeCarryOver) {
       core, ".engine pool\n" + dequant(0, 0x200, "wait=ge(sem5, 1) update=inc(sem5)"));
   std::vector<std::uint64_t> ends;
   core.set_retire_sink([&](const sc::RetireRecord& r) { ends.push_back(r.end_ps); });
-  const platform::RunResult r2 = core.run();
+  const platform::CoreRunResult r2 = core.run();
   ASSERT_EQ(r2.status, platform::RunStatus::Ok) << r2.message;
   EXPECT_EQ(r2.start_ps, r1.simulated_ps);  // time carries over
   EXPECT_GT(r2.simulated_ps, r2.start_ps);
@@ -73,7 +73,7 @@ TEST(CoreReruns, MemoriesSemaphoresAndTimeCarryOver) {
 
   // A run with nothing loaded: each program runs once.
   ends.clear();
-  const platform::RunResult r3 = core.run();
+  const platform::CoreRunResult r3 = core.run();
   EXPECT_EQ(r3.status, platform::RunStatus::Ok);
   EXPECT_EQ(r3.instructions, 0u);
   EXPECT_TRUE(ends.empty());
@@ -118,10 +118,10 @@ TEST(CoreReruns, PeWeightsCarryOverAndResetClearsThem) {
   EXPECT_EQ(core.dump_memory(isa::psum_addr(5, 0), 64 * 4), std::vector<std::uint8_t>(256, 0));
   fill();
   platref::load_mariana_asm(core, mm);  // no weights after a reset
-  const platform::RunResult nw = core.run();
+  const platform::CoreRunResult nw = core.run();
   ASSERT_EQ(nw.status, platform::RunStatus::Fault);
   ASSERT_TRUE(nw.fault.has_value());
-  EXPECT_EQ(nw.fault->engine, isa::Engine::Pe);
+  EXPECT_EQ(nw.fault->engine, isa::Queue::Pe);
   EXPECT_EQ(nw.fault->index, 0u);
 
   platref::load_mariana_asm(core, ld);
@@ -145,7 +145,7 @@ TEST(CoreReruns, ResetCoreTimesLikeAFreshOne) {
   platform::TpbCore core("tpb", cfg);
   struct Run {
     std::vector<std::uint64_t> ends;
-    platform::RunResult r;
+    platform::CoreRunResult r;
     std::uint64_t busy[isa::kNumEngines];
   };
   auto run = [&] {
@@ -188,7 +188,7 @@ TEST(CoreReruns, NothingOfAnAbortedRunExecutesInTheNext) {
   // Deadlock: POOL's second instruction waits on sem9, which nobody sets.
   platref::load_mariana_asm(
       core, ".engine pool\n" + dequant(0, 0x100) + dequant(0, 0x400, "wait=ge(sem9, 1)"));
-  const platform::RunResult d = core.run();
+  const platform::CoreRunResult d = core.run();
   ASSERT_EQ(d.status, platform::RunStatus::Deadlock);
   EXPECT_NE(d.message.find("pool instruction 1 waits for sem[9] >= 1"), std::string::npos)
       << d.message;
@@ -198,23 +198,23 @@ TEST(CoreReruns, NothingOfAnAbortedRunExecutesInTheNext) {
   for (int i = 0; i < 62; ++i) zero_qmx += " 00";
   platref::load_mariana_asm(core, ".engine pool\n" + dequant(0, 0x500, "wait=ge(sem9, 1)") +
                                       ".engine dve\n" + zero_qmx + "\n");
-  const platform::RunResult f = core.run();
+  const platform::CoreRunResult f = core.run();
   ASSERT_EQ(f.status, platform::RunStatus::Fault) << f.message;
-  EXPECT_EQ(f.fault->engine, isa::Engine::Dve);
+  EXPECT_EQ(f.fault->engine, isa::Queue::Dve);
   EXPECT_FALSE(f.fault->predicates.empty());
   // Now sem9 is set by the DVE; POOL's aborted waits must not wake.
-  std::vector<std::pair<isa::Engine, std::size_t>> retired;
+  std::vector<std::pair<isa::Queue, std::size_t>> retired;
   core.set_retire_sink([&](const sc::RetireRecord& r) { retired.emplace_back(r.engine, r.index); });
   platref::load_mariana_asm(core,
                             ".engine dve\nquantize_mx channels=32 in_dtype=bf16 out_dtype=fp8_e4m3 "
                             "src=t3d(sbuf(0, 0x1000), step=[1, 0, 0], num=[16, 1, 1]) "
                             "dst=mx1d(data=sbuf(0, 0x4000), scale=sbuf(0, 0x6000), num=4, step=1) "
                             "update=set(sem9, 1)\n");
-  const platform::RunResult ok = core.run();
+  const platform::CoreRunResult ok = core.run();
   ASSERT_EQ(ok.status, platform::RunStatus::Ok) << ok.message;
   EXPECT_EQ(core.semaphores().get(9), 1u);
   ASSERT_EQ(retired.size(), 1u);
-  EXPECT_EQ(retired[0].first, isa::Engine::Dve);
+  EXPECT_EQ(retired[0].first, isa::Queue::Dve);
   // Neither aborted POOL instruction wrote its destination.
   EXPECT_EQ(core.dump_memory(isa::sbuf_addr(0, 0x400), 8), std::vector<std::uint8_t>(8, 0));
   EXPECT_EQ(core.dump_memory(isa::sbuf_addr(0, 0x500), 8), std::vector<std::uint8_t>(8, 0));
@@ -245,7 +245,7 @@ TEST(CoreReruns, SessionsOpenAtOnceAreCoresOfTheirOwnThenOneIsReused) {
   c.timing_overrides = {{"clocks_mhz.pool", 600}};
   run::Session s3(c);
   EXPECT_EQ(s3.config().arch, isa::Arch::Cayman);
-  EXPECT_EQ(s3.config().timing.clock(isa::Engine::Pool), 600u);
+  EXPECT_EQ(s3.config().timing.clock(isa::Queue::Pool), 600u);
   EXPECT_EQ(s3.partition_bytes(isa::Region::Sbuf), 224u * 1024);
   std::uint32_t got = 1;
   s3.read_rows(isa::Region::Sbuf, 0, 0, reinterpret_cast<std::uint8_t*>(&got), 1, 4);
@@ -267,7 +267,7 @@ TEST(CoreReruns, SessionsOpenAtOnceAreCoresOfTheirOwnThenOneIsReused) {
 // applies to the next run.
 TEST(CoreReruns, TracedRunThenHostWritesResetAndTracedRunAgain) {
   platform::TpbCore core("tpb", platform::default_core_config(isa::Arch::Mariana));
-  platform::RunSetup traced;
+  platform::CoreRunSetup traced;
   traced.trace.signals = true;
   traced.trace.slices = true;
   const std::uint32_t w = 0x76543210u;

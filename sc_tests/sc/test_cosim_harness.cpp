@@ -90,7 +90,7 @@ class FakeLibrary : public cosim::DutLibrary<DequantPins> {
 };
 
 struct Outcome {
-  platform::RunResult run;
+  platform::CoreRunResult run;
   trace::CosimBlockStats stats;
   std::uint64_t model_end_ps = 0;
 };
@@ -102,7 +102,7 @@ Outcome run_on(platform::TpbCore* core, const std::function<trace::CosimBlockSta
     const std::vector<std::uint32_t> w = platref::make_words(40, c, 0);
     core->load_memory(isa::sbuf_addr(20 + c, 0), w.data(), w.size() * 4);
   }
-  core->load_queue(isa::Engine::Pool,
+  core->load_queue(isa::Queue::Pool,
                    {platref::dequant_inst(1, 0, 3, platref::t3d(isa::sbuf_addr(20, 0), 1, 40),
                                           platref::t3d(isa::sbuf_addr(50, 0x1000), 1, 80))});
   Outcome o;
@@ -119,7 +119,7 @@ Outcome run_with(Mode mode, std::uint64_t stall_cycles = 4096) {
   cosim::BlockConfig cc;
   cc.clock_mhz = 1200;
   cc.stall_cycles = stall_cycles;
-  auto* h = new cosim::DequantCosim("cosim", *lib, core->sequencer(isa::Engine::Pool), cc);
+  auto* h = new cosim::DequantCosim("cosim", *lib, core->sequencer(isa::Queue::Pool), cc);
   return run_on(core, [h] { return h->stats(); });
 }
 
@@ -180,7 +180,7 @@ TEST(CosimHarness, ADutOfferingMoreWordsThanTheModelFaults) {
 // the run's "cosim" section (as a Verilated block's object file links it).
 TEST(CosimHarness, ALinkedBlockIsAttachedToItsEngineByTheList) {
   static FakeLibrary lib(Mode::Correct);
-  cosim::link_block({"dequant", isa::Engine::Pool, &lib,
+  cosim::link_block({"dequant", isa::Queue::Pool, &lib,
                      [](cosim::RtlLibrary& rtl, sc::Sequencer& engine,
                         const cosim::BlockConfig& cfg) -> cosim::BlockCosim* {
                        return new cosim::DequantCosim("dequant", rtl, engine, cfg);

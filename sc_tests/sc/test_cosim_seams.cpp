@@ -39,8 +39,8 @@ TEST(MemoryTap, RecordsTheKernelsOutputWordsInTime) {
   // Codes 0..7 of FP4 E2M1 = 0, 0.5, 1, 1.5, 2, 3, 4, 6; twice (2 words).
   const std::uint32_t src[2] = {0x76543210u, 0x76543210u};
   core->load_memory(isa::sbuf_addr(2, 0), src, sizeof src);
-  core->load_queue(isa::Engine::Pool, {dequant_inst(1, 0, 1, t3d(isa::sbuf_addr(2, 0), 1, 2),
-                                                    t3d(isa::sbuf_addr(2, dst), 1, 4))});
+  core->load_queue(isa::Queue::Pool, {dequant_inst(1, 0, 1, t3d(isa::sbuf_addr(2, 0), 1, 2),
+                                                   t3d(isa::sbuf_addr(2, dst), 1, 4))});
   const auto r = core->run();
   ASSERT_EQ(r.status, platform::RunStatus::Ok) << r.message;
   // E5M2 (1-5-2, bias 15): 0 = 0x00, 0.5 = 0x38, 1 = 0x3C, 1.5 = 0x3E,

@@ -107,7 +107,7 @@ struct DmaCore {
     return core.sbuf[partition / 32].backdoor((std::uint64_t{partition % 32} << 18) + off, len);
   }
   std::uint8_t* hbm_at(std::uint64_t off, std::uint64_t len) { return core.hbm.backdoor(off, len); }
-  platform::RunResult run() {
+  platform::CoreRunResult run() {
     start = core.now_ps();
     return core.run();
   }
@@ -435,7 +435,7 @@ void expect_fault(const DmaDescriptor& d, const std::string& what,
   for (unsigned p = 0; p < 128; ++p) std::memset(b.sbuf_at(p, 0, cap), 0xA5, cap);
   std::memset(b.hbm_at(0, kMiB), 0x5A, kMiB);
   b.queue(0, {d});
-  const platform::RunResult r = b.run();
+  const platform::CoreRunResult r = b.run();
   EXPECT_EQ(r.status, platform::RunStatus::Fault);
   EXPECT_NE(r.message.find(what), std::string::npos) << r.message;
   EXPECT_TRUE(b.done.empty());

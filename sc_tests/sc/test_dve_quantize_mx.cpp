@@ -142,7 +142,7 @@ TEST(DveQuantizeMx, HandWrittenBlockMatchesSpecArithmetic) {
     if (p >= 8) row[0] = std::ldexp(1.0f, -10), row[1] = row[2] = row[3] = 0.0f;
     core->load_memory(isa::sbuf_addr(p, 0), row, 16);
   }
-  core->load_queue(isa::Engine::Dve,
+  core->load_queue(isa::Queue::Dve,
                    {qmx_inst(Dtype::Fp32, true, 32, t3(isa::sbuf_addr(0, 0), 1, 4),
                              isa::sbuf_addr(0, 0x100), isa::sbuf_addr(0, 0x200), 1)});
   const auto r = core->run();
@@ -169,15 +169,15 @@ TEST(DveQuantizeMx, RegisterAddressesAndShapesResolveAtRunTime) {
   Expected expect;
   auto prog = load_cases(*core, {c}, false, expect);
   auto q = isa::decode_as<isa::S3DMX1Quant>(prog[0]);
-  core->set_reg(isa::Engine::Dve, 3, q.src_mem_pattern.t.start_addr.raw);
-  core->set_reg(isa::Engine::Dve, 5, q.dst_mem_pattern.t.start_addr.raw);
-  core->set_reg(isa::Engine::Dve, 6, 16);
-  core->set_reg(isa::Engine::Dve, 9, q.dst_mem_pattern.t.scale_addr.raw);
+  core->set_reg(isa::Queue::Dve, 3, q.src_mem_pattern.t.start_addr.raw);
+  core->set_reg(isa::Queue::Dve, 5, q.dst_mem_pattern.t.start_addr.raw);
+  core->set_reg(isa::Queue::Dve, 6, 16);
+  core->set_reg(isa::Queue::Dve, 9, q.dst_mem_pattern.t.scale_addr.raw);
   q.src_mem_pattern.t.start_addr.raw = 0x80000000u | 3;
   q.dst_mem_pattern.t.start_addr.raw = 0xC0000000u | 5;  // ADDR_SHAPE_REG
   q.dst_mem_pattern.t.num_elem[0] = 999;                 // ignored: the shape is in r6
   q.dst_mem_pattern.t.scale_addr.raw = 0x80000000u | 9;
-  core->load_queue(isa::Engine::Dve, {isa::encode(q)});
+  core->load_queue(isa::Queue::Dve, {isa::encode(q)});
   const auto r = core->run();
   ASSERT_EQ(r.status, platform::RunStatus::Ok) << r.message;
   check_windows(*core, expect);
@@ -185,11 +185,11 @@ TEST(DveQuantizeMx, RegisterAddressesAndShapesResolveAtRunTime) {
 
 namespace {
 
-platform::RunResult run_one(const isa::RawInst& inst,
-                            const std::vector<std::pair<unsigned, std::uint32_t>>& regs = {}) {
+platform::CoreRunResult run_one(const isa::RawInst& inst,
+                                const std::vector<std::pair<unsigned, std::uint32_t>>& regs = {}) {
   auto* core = new platform::TpbCore("tpb", platform::default_core_config(isa::Arch::Mariana));
-  for (const auto& [r, v] : regs) core->set_reg(isa::Engine::Dve, r, v);
-  core->load_queue(isa::Engine::Dve, {inst});
+  for (const auto& [r, v] : regs) core->set_reg(isa::Queue::Dve, r, v);
+  core->load_queue(isa::Queue::Dve, {inst});
   return core->run();
 }
 

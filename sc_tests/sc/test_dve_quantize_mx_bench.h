@@ -123,12 +123,12 @@ inline void check_windows(platform::TpbCore& core, const Expected& expect) {
 }
 
 // Runs `cases` as one DVE stream and checks every window.
-inline platform::RunResult run_cases(const std::vector<QmxCase>& cases,
-                                     isa::Arch arch = isa::Arch::Mariana) {
+inline platform::CoreRunResult run_cases(const std::vector<QmxCase>& cases,
+                                         isa::Arch arch = isa::Arch::Mariana) {
   auto* core = new platform::TpbCore("tpb", platform::default_core_config(arch));
   Expected expect;
-  core->load_queue(isa::Engine::Dve, load_cases(*core, cases, false, expect));
-  const platform::RunResult r = core->run();
+  core->load_queue(isa::Queue::Dve, load_cases(*core, cases, false, expect));
+  const platform::CoreRunResult r = core->run();
   EXPECT_EQ(r.status, platform::RunStatus::Ok) << r.message;
   EXPECT_EQ(r.instructions, cases.size());
   check_windows(*core, expect);

@@ -56,7 +56,7 @@ TEST(DveQuantizeMxTiming, SimulatedTimeFollowsTheProfileFormula) {
   std::vector<std::string> retired;
   core->set_retire_sink(
       [&](const sc::RetireRecord& rr) { retired.push_back(platform::TpbCore::format_retire(rr)); });
-  core->load_queue(isa::Engine::Dve,
+  core->load_queue(isa::Queue::Dve,
                    {// FP32, 32 channels, 96 elements -> 24 x4 words per partition.
                     qmx_inst(Dtype::Fp32, true, 32, t3(isa::sbuf_addr(0, 0), 1, 96),
                              isa::sbuf_addr(0, 0x1000), isa::sbuf_addr(0, 0x2000), 24),
@@ -92,7 +92,7 @@ TEST(DveQuantizeMxTiming, SimulatedTimeFollowsTheProfileFormula) {
   EXPECT_NE(retired[0].find("dve"), std::string::npos) << retired[0];
   EXPECT_NE(retired[0].find("0xe3"), std::string::npos) << retired[0];
   const auto s = core->stats();
-  const auto& dve = s.engines[static_cast<unsigned>(isa::Engine::Dve)];
+  const auto& dve = s.engines[static_cast<unsigned>(isa::Queue::Dve)];
   EXPECT_EQ(dve.instructions, 2u);
   EXPECT_EQ(dve.busy_cycles, end1 - 5);  // in flight from the first issue to the end
   EXPECT_EQ(dve.bundles.at("dve.qmx.pack"), 24u + 8u);
@@ -110,7 +110,7 @@ TEST(DveQuantizeMxTiming, DefaultProfileRunsAtTheDveClock) {
   // (64 + 1 + 5 + 3 + 4 + 64 + 1 + 3 = 145 cycles) is 120.83 ns; the whole
   // instruction is at least that plus the fetch.
   auto* core = new platform::TpbCore("tpb", platform::default_core_config(isa::Arch::Mariana));
-  core->load_queue(isa::Engine::Dve,
+  core->load_queue(isa::Queue::Dve,
                    {qmx_inst(Dtype::Fp32, true, 128, t3(isa::sbuf_addr(0, 0), 1, 256),
                              isa::sbuf_addr(0, 0x1000), isa::sbuf_addr(0, 0x2000), 64)});
   const auto r = core->run();
@@ -164,12 +164,12 @@ TEST(DveQuantizeMxStreams, PoolAndDveOrderedOnlyBySemaphores) {
       core->load_memory(isa::sbuf_addr(p, off), guard.data(), guard.size());
   }
   core->load_queue(
-      isa::Engine::Pool,
+      isa::Queue::Pool,
       {platref::dequant_inst(1, 0, 32, t3(isa::sbuf_addr(0, 0), 1, 16),
                              t3(isa::sbuf_addr(0, 0x1000), 1, 32), events(0, 0, 1, 1, 0)),
        platref::dequant_inst(1, 0, 32, t3(isa::sbuf_addr(0, 0x2000), 1, 16),
                              t3(isa::sbuf_addr(0, 0x4000), 1, 32), events(2, 2, 0, 0, 1))});
-  core->load_queue(isa::Engine::Dve,
+  core->load_queue(isa::Queue::Dve,
                    {qmx_inst(Dtype::Fp16, true, 32, t3(isa::sbuf_addr(0, 0x1000), 1, 64),
                              isa::sbuf_addr(0, 0x2000), isa::sbuf_addr(0, 0x3000), 16, 1, 0,
                              events(2, 1, 1, 2, 1))});
@@ -227,10 +227,10 @@ TEST(DveQuantizeMxStreams, EachWaitingOnTheOtherIsADeadlockNamingBothEngines) {
   const std::vector<std::uint8_t> guard(64, 0xA5);
   for (unsigned p = 0; p < 32; ++p) core->load_memory(isa::sbuf_addr(p, 0x2000), guard.data(), 64);
   core->load_queue(
-      isa::Engine::Pool,
+      isa::Queue::Pool,
       {platref::dequant_inst(1, 0, 32, t3(isa::sbuf_addr(0, 0), 1, 16),
                              t3(isa::sbuf_addr(0, 0x1000), 1, 32), events(2, 2, 1, 1, 1))});
-  core->load_queue(isa::Engine::Dve,
+  core->load_queue(isa::Queue::Dve,
                    {qmx_inst(Dtype::Fp16, true, 32, t3(isa::sbuf_addr(0, 0x1000), 1, 64),
                              isa::sbuf_addr(0, 0x2000), isa::sbuf_addr(0, 0x3000), 16, 1, 0,
                              events(2, 1, 1, 2, 1))});
@@ -257,7 +257,7 @@ TEST(DveQuantizeMxKernel, CoreMxEmaxSettingReachesTheKernel) {
   c.src = t3(0, 1, 64);
   c.num = 16;
   Expected expect;
-  core->load_queue(isa::Engine::Dve, load_cases(*core, {c}, true, expect));
+  core->load_queue(isa::Queue::Dve, load_cases(*core, {c}, true, expect));
   ASSERT_EQ(core->run().status, platform::RunStatus::Ok);
   check_windows(*core, expect);
 }

@@ -84,8 +84,8 @@ void run_every_pair(isa::Arch arch) {
       cases.push_back(std::move(c));
       ++k;
     }
-  core->load_queue(isa::Engine::Dve, prog);
-  const platform::RunResult r = core->run();
+  core->load_queue(isa::Queue::Dve, prog);
+  const platform::CoreRunResult r = core->run();
   ASSERT_EQ(r.status, platform::RunStatus::Ok) << r.message;
   EXPECT_EQ(r.instructions, 81u);
   for (const PairCase& c : cases) {
@@ -116,13 +116,13 @@ std::vector<std::uint64_t> cycles_of(std::uint16_t n, const std::vector<unsigned
   std::vector<isa::RawInst> prog;
   for (unsigned p : parts)
     prog.push_back(tcopy(0x08, 0x05, p, isa::psum_addr(0, 0), isa::sbuf_addr(0, 0x1000), n));
-  core->load_queue(isa::Engine::Dve, prog);
+  core->load_queue(isa::Queue::Dve, prog);
   std::vector<std::uint64_t> cycles;
   core->set_retire_sink([&](const sc::RetireRecord& r) {
     // ps -> DVE cycles at 1.2 GHz (1200 MHz on MARIANA).
     cycles.push_back(((r.end_ps - r.start_ps) * 1200 + 500000) / 1000000);
   });
-  const platform::RunResult r = core->run();
+  const platform::CoreRunResult r = core->run();
   EXPECT_EQ(r.status, platform::RunStatus::Ok) << r.message;
   return cycles;
 }

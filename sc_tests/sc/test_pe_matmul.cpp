@@ -285,17 +285,17 @@ platform::TpbCore* make_core(isa::Arch arch) {
   return new platform::TpbCore("tpb", platform::default_core_config(arch));
 }
 
-platform::RunResult run_ok(platform::TpbCore& core, const std::vector<isa::RawInst>& prog) {
-  core.load_queue(isa::Engine::Pe, prog);
-  const platform::RunResult r = core.run();
+platform::CoreRunResult run_ok(platform::TpbCore& core, const std::vector<isa::RawInst>& prog) {
+  core.load_queue(isa::Queue::Pe, prog);
+  const platform::CoreRunResult r = core.run();
   EXPECT_EQ(r.status, platform::RunStatus::Ok) << r.message;
   EXPECT_EQ(r.instructions, prog.size());
   return r;
 }
 
 std::string run_fault(platform::TpbCore& core, const std::vector<isa::RawInst>& prog) {
-  core.load_queue(isa::Engine::Pe, prog);
-  const platform::RunResult r = core.run();
+  core.load_queue(isa::Queue::Pe, prog);
+  const platform::CoreRunResult r = core.run();
   EXPECT_EQ(r.status, platform::RunStatus::Fault);
   return r.message;
 }
@@ -543,7 +543,7 @@ TEST(PeMatmulFaults, RegisterDataAddressOutsideTheScaleQuadrant) {
   std::memcpy(&t, &i.src_mem_pattern, sizeof t);
   t.start_addr.raw = 0x80000004;  // ADDR_REG r4
   std::memcpy(&i.src_mem_pattern, &t, sizeof t);
-  f.core->set_reg(isa::Engine::Pe, 4, isa::sbuf_addr(32, 0));
+  f.core->set_reg(isa::Queue::Pe, 4, isa::sbuf_addr(32, 0));
   const std::string m = run_fault(*f.core, {isa::encode(i)});
   EXPECT_NE(m.find("valid_mx_sbuf_quadrant failed at run time"), std::string::npos) << m;
 }
@@ -556,7 +556,7 @@ TEST(PeMatmulFaults, RegisterDstNotInPsum) {
   std::memcpy(&t, &i.dst_mem_pattern, sizeof t);
   t.start_addr.raw = 0x80000002;  // ADDR_REG r2 -> SBUF
   std::memcpy(&i.dst_mem_pattern, &t, sizeof t);
-  f.core->set_reg(isa::Engine::Pe, 2, isa::sbuf_addr(0, 0x8000));
+  f.core->set_reg(isa::Queue::Pe, 2, isa::sbuf_addr(0, 0x8000));
   const std::string m = run_fault(*f.core, {lw_v4(f.w, f.pw), isa::encode(i)});
   EXPECT_NE(m.find("matmul_mx: dst address 0x0008000 is not in PSUM"), std::string::npos) << m;
 }
@@ -609,7 +609,7 @@ Timed run_timed(isa::Arch arch, const std::vector<std::pair<Tensor, Place>>& ops
   for (const auto& [t, p] : ops) place(core, t, p);
   Timed out;
   core.set_retire_sink([&](const sc::RetireRecord& r) {
-    if (r.engine == isa::Engine::Pe) {
+    if (r.engine == isa::Queue::Pe) {
       out.ps.push_back(r.end_ps - r.start_ps);
       out.start.push_back(r.start_ps);
       out.end.push_back(r.end_ps);
@@ -656,7 +656,7 @@ void matmul_cost_follows_n(unsigned rows) {
     EXPECT_LT(t.start[2], t.end[1]) << rows;
     EXPECT_NEAR(pe_cycles(t.start[3] - t.start[1]), 512.0, 512 * 0.15) << rows;
     // MACs: M x N x 4K per matmul.
-    const auto& pe = t.stats.engines[static_cast<unsigned>(isa::Engine::Pe)];
+    const auto& pe = t.stats.engines[static_cast<unsigned>(isa::Queue::Pe)];
     EXPECT_EQ(pe.counters.at("macs"), 128ull * (512 + 16) * 4 * rows);
   }
 }
@@ -691,8 +691,8 @@ TEST(DequantUnionRun, MxTensorV2OperandFaultsNotModelled) {
   i.src_mem_pattern = m3d_mx(pl);
   i.dst_mem_pattern = m3d_t(isa::sbuf_addr(0, 0x4000), 8);
   ASSERT_TRUE(isa::check_instruction(isa::encode(i), isa::Arch::Mariana).valid());
-  core.load_queue(isa::Engine::Pool, {isa::encode(i)});
-  const platform::RunResult r = core.run();
+  core.load_queue(isa::Queue::Pool, {isa::encode(i)});
+  const platform::CoreRunResult r = core.run();
   EXPECT_EQ(r.status, platform::RunStatus::Fault);
   EXPECT_NE(r.message.find("MXTENSOR_V2) is not modelled"), std::string::npos) << r.message;
 }
@@ -765,13 +765,13 @@ ThreadsRun run_with_threads(unsigned threads, const std::string& dir) {
         core.load_memory(isa::sbuf_addr(p, 0), bytes.data(), bytes.size());
       }
       std::string retire;
-      platform::RunSetup setup;
+      platform::CoreRunSetup setup;
       setup.trace.signals = setup.trace.slices = true;
       setup.retire_sink = [&](const sc::RetireRecord& r) {
         retire += platform::TpbCore::format_retire(r) + "\n";
       };
       const std::uint64_t s0 = fw::split_jobs();
-      const platform::RunResult r = core.run(setup);
+      const platform::CoreRunResult r = core.run(setup);
       out.splits = fw::split_jobs() - s0;
       out.status = static_cast<int>(r.status);
       out.instructions = r.instructions;

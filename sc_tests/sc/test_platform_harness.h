@@ -42,7 +42,7 @@ inline std::vector<std::int64_t> pattern_offsets(const isa::Tensor3D& t) {
 }
 
 struct BenchResult {
-  platform::RunResult run;
+  platform::CoreRunResult run;
   trace::RunStats stats;
 };
 
@@ -78,7 +78,7 @@ inline BenchResult run_dequant_cases(const std::vector<DequantCase>& cases, unsi
       core->load_memory(isa::sbuf_addr(dst_part + ch, dst_win), guard.data(), kWindowBytes);
     }
   }
-  core->load_queue(isa::Engine::Pool, prog);
+  core->load_queue(isa::Queue::Pool, prog);
   BenchResult br;
   br.run = core->run();
   br.stats = core->stats();

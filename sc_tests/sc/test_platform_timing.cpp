@@ -13,7 +13,7 @@ using namespace tpb::platref;
 
 namespace {
 
-std::string retire_line(std::uint64_t end_ps, isa::Engine e, std::size_t index, std::uint8_t op) {
+std::string retire_line(std::uint64_t end_ps, isa::Queue e, std::size_t index, std::uint8_t op) {
   sc::RetireRecord r{};
   r.engine = e, r.index = index, r.opcode = op, r.end_ps = end_ps;
   return platform::TpbCore::format_retire(r);
@@ -55,7 +55,7 @@ TEST(PlatformTiming, SimulatedTimeFollowsTheProfileFormula) {
       x.bundles.emplace_back(rr.bundles[k].bundle->name, rr.bundles[k].trips);
     records.push_back(x);
   });
-  core->load_queue(isa::Engine::Pool,
+  core->load_queue(isa::Queue::Pool,
                    {// FP4 group 0, 1 channel: 16 src words -> 32 dst words (128 B).
                     dequant_inst(1, 0, 1, t3d(isa::sbuf_addr(0, 0), 1, 16),
                                  t3d(isa::sbuf_addr(0, 0x400), 1, 32)),
@@ -88,8 +88,8 @@ TEST(PlatformTiming, SimulatedTimeFollowsTheProfileFormula) {
   ASSERT_EQ(t1, 401u);
   EXPECT_EQ(r.simulated_ps, t1 * 1000);
   ASSERT_EQ(retired.size(), 2u);
-  EXPECT_EQ(retired[0], retire_line(t0 * 1000, isa::Engine::Pool, 0, 0x7b));
-  EXPECT_EQ(retired[1], retire_line(t1 * 1000, isa::Engine::Pool, 1, 0x7b));
+  EXPECT_EQ(retired[0], retire_line(t0 * 1000, isa::Queue::Pool, 0, 0x7b));
+  EXPECT_EQ(retired[1], retire_line(t1 * 1000, isa::Queue::Pool, 1, 0x7b));
   EXPECT_NE(retired[0].find("174000 pool"), std::string::npos) << retired[0];
   // The structured record: issue after the 5 ns fetch, retire at t0; the
   // bundles in execution order with their trips (trampoline, then decode).
@@ -132,35 +132,35 @@ TEST(PlatformTiming, LoopTripsOf128Channels) {
 
 TEST(TimingConfig, DefaultsPerGeneration) {
   const auto v3 = sc::default_timing(isa::Arch::Cayman);
-  EXPECT_EQ(v3.clock(isa::Engine::Pe), 2400u);
-  EXPECT_EQ(v3.clock(isa::Engine::Dve), 960u);
-  EXPECT_EQ(v3.clock(isa::Engine::Pool), 1200u);
+  EXPECT_EQ(v3.clock(isa::Queue::Pe), 2400u);
+  EXPECT_EQ(v3.clock(isa::Queue::Dve), 960u);
+  EXPECT_EQ(v3.clock(isa::Queue::Pool), 1200u);
   EXPECT_EQ(v3.sbuf_bytes_per_partition, 224u * 1024);
   const auto v4 = sc::default_timing(isa::Arch::Mariana);
-  EXPECT_EQ(v4.clock(isa::Engine::Dve), 1200u);
+  EXPECT_EQ(v4.clock(isa::Queue::Dve), 1200u);
   EXPECT_EQ(v4.sbuf_bytes_per_partition, 256u * 1024);
   // TIMING.md: about 64 cycles per instruction (the front end, latency
   // only), GpSimd's startup about 150 (holding the issue).
-  EXPECT_EQ(v4.overhead(isa::Engine::Dve), 64u);
-  EXPECT_EQ(v4.overhead(isa::Engine::Pe), 64u);
-  EXPECT_EQ(v4.overhead(isa::Engine::Pool), 0u);
-  EXPECT_EQ(v4.issue_overhead(isa::Engine::Pool), 150u);
-  EXPECT_EQ(v4.issue_overhead(isa::Engine::Dve), 0u);
+  EXPECT_EQ(v4.overhead(isa::Queue::Dve), 64u);
+  EXPECT_EQ(v4.overhead(isa::Queue::Pe), 64u);
+  EXPECT_EQ(v4.overhead(isa::Queue::Pool), 0u);
+  EXPECT_EQ(v4.issue_overhead(isa::Queue::Pool), 150u);
+  EXPECT_EQ(v4.issue_overhead(isa::Queue::Dve), 0u);
   // [E]: minimum initiation interval about 64 (Vector, Scalar/SFU); [A]:
   // runs of N << 128 do not overlap.
-  EXPECT_EQ(v4.min_ii(isa::Engine::Dve), 64u);
-  EXPECT_EQ(v4.min_ii(isa::Engine::Sfu), 64u);
-  EXPECT_EQ(v4.min_ii(isa::Engine::Pe), 0u);
-  EXPECT_EQ(v4.pipeline_min_stream(isa::Engine::Dve), 128u);
-  EXPECT_EQ(v4.pipeline_min_stream(isa::Engine::Pe), 0u);
+  EXPECT_EQ(v4.min_ii(isa::Queue::Dve), 64u);
+  EXPECT_EQ(v4.min_ii(isa::Queue::Sfu), 64u);
+  EXPECT_EQ(v4.min_ii(isa::Queue::Pe), 0u);
+  EXPECT_EQ(v4.pipeline_min_stream(isa::Queue::Dve), 128u);
+  EXPECT_EQ(v4.pipeline_min_stream(isa::Queue::Pe), 0u);
   const auto v2 = sc::default_timing(isa::Arch::Sunda);
   EXPECT_EQ(v2.sbuf_bytes_per_partition, 192u * 1024);
   // SPEC §8 / TIMING.md [A]: v2 PE 2.8, Vector 1.12, Scalar 1.4, GpSimd 1.4 GHz.
-  EXPECT_EQ(v2.clock(isa::Engine::Pe), 2800u);
-  EXPECT_EQ(v2.clock(isa::Engine::Dve), 1120u);
-  EXPECT_EQ(v2.clock(isa::Engine::Sfu), 1400u);
-  EXPECT_EQ(v2.clock(isa::Engine::Pool), 1400u);
-  EXPECT_EQ(v3.clock(isa::Engine::Sfu), 1200u);
+  EXPECT_EQ(v2.clock(isa::Queue::Pe), 2800u);
+  EXPECT_EQ(v2.clock(isa::Queue::Dve), 1120u);
+  EXPECT_EQ(v2.clock(isa::Queue::Sfu), 1400u);
+  EXPECT_EQ(v2.clock(isa::Queue::Pool), 1400u);
+  EXPECT_EQ(v3.clock(isa::Queue::Sfu), 1200u);
   // Conflicts [A] [B]: v2 SBUF and PSUM contended; v3+ only the PSUM, per bank.
   EXPECT_GT(v2.sbuf.contention_window_cycles, 0u);
   EXPECT_GT(v2.psum.contention_window_cycles, 0u);
@@ -177,7 +177,7 @@ TEST(TimingConfig, MergeRoundTripAndErrors) {
   sc::merge_timing(c, nlohmann::json::parse(
                           R"({"clocks_mhz": {"pe": 3000}, "sbuf": {"latency_cycles": 3},
                               "bundle_issue_cycles": {"pool.mx8.loop": 9}})"));
-  EXPECT_EQ(c.clock(isa::Engine::Pe), 3000u);
+  EXPECT_EQ(c.clock(isa::Queue::Pe), 3000u);
   EXPECT_EQ(c.sbuf.latency_cycles, 3u);
   EXPECT_EQ(c.bundle_issue_cycles.at("pool.mx8.loop"), 9u);
   EXPECT_EQ(c.bundle_issue_cycles.count("pool.mx8.entry"), 0u);  // the stub's cycles apply

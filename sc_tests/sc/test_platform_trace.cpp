@@ -36,7 +36,7 @@ std::vector<std::uint64_t> values_of(const trace::Recorder& rec, std::uint32_t i
 TEST(PlatformTrace, SignalsSlicesAndMarker) {
   platform::CoreConfig cfg = platform::default_core_config(isa::Arch::Mariana);
   auto* core = new platform::TpbCore("tpb", cfg);
-  platform::RunSetup traced;
+  platform::CoreRunSetup traced;
   traced.trace.signals = traced.trace.slices = true;
   isa::Events post{};
   post.update_mode = 1, post.update_idx = 7;
@@ -46,7 +46,7 @@ TEST(PlatformTrace, SignalsSlicesAndMarker) {
   i0[3] = 0x5a;  // debug_hint
   isa::RawInst i1 = dequant_inst(3, 8, 1, t3d(isa::sbuf_addr(40, 0), 1, 5),
                                  t3d(isa::sbuf_addr(40, 0x200), 1, 8), post);
-  core->load_queue(isa::Engine::Pool, {i0, i1});
+  core->load_queue(isa::Queue::Pool, {i0, i1});
   const auto r = core->run(traced);
   ASSERT_EQ(r.status, platform::RunStatus::Ok) << r.message;
   const trace::Recorder& rec = core->recorder();
@@ -95,11 +95,11 @@ TEST(PlatformTrace, SignalsSlicesAndMarker) {
 TEST(PlatformTrace, SlicesBalancedAfterAFault) {
   platform::CoreConfig cfg = platform::default_core_config(isa::Arch::Mariana);
   auto* core = new platform::TpbCore("tpb", cfg);
-  platform::RunSetup traced;
+  platform::CoreRunSetup traced;
   traced.trace.signals = traced.trace.slices = true;
-  core->set_reg(isa::Engine::Pool, 1, isa::sbuf_addr(3, 0x3FFF8));  // run crosses the slot end
-  core->load_queue(isa::Engine::Pool, {dequant_inst(1, 0, 1, t3d(0x80000001u, 1, 4),
-                                                    t3d(isa::sbuf_addr(3, 0x100), 1, 8))});
+  core->set_reg(isa::Queue::Pool, 1, isa::sbuf_addr(3, 0x3FFF8));  // run crosses the slot end
+  core->load_queue(isa::Queue::Pool, {dequant_inst(1, 0, 1, t3d(0x80000001u, 1, 4),
+                                                   t3d(isa::sbuf_addr(3, 0x100), 1, 8))});
   const auto r = core->run(traced);
   ASSERT_EQ(r.status, platform::RunStatus::Fault);
   EXPECT_NE(r.message.find("outside the partition"), std::string::npos) << r.message;
@@ -121,13 +121,13 @@ TEST(EngineTracer, InstructionSliceArgsForEveryIndexWidth) {
   const std::uint8_t opcodes[] = {0x00, 0x09, 0x0a, 0x0f, 0x7b, 0xa0, 0xf0, 0xff};
   trace::Recorder rec;
   rec.enable_slices(true);
-  sc::EngineTracer tracer(rec, isa::Engine::Pool, fw::builtin_kernels().num_bundles());
+  sc::EngineTracer tracer(rec, isa::Queue::Pool, fw::builtin_kernels().num_bundles());
   const isa::RawInst raw{};
   std::vector<std::string> expected;
   std::uint64_t t = 0;
   for (std::uint64_t index : indices)
     for (std::uint8_t op : opcodes) {
-      tracer.on_issue(sc::IssueEvent{isa::Engine::Pool, index, op, &raw, t});
+      tracer.on_issue(sc::IssueEvent{isa::Queue::Pool, index, op, &raw, t});
       sc::RetireRecord r{};
       r.end_ps = t + 1;
       tracer.on_retire(r);

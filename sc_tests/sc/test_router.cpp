@@ -265,7 +265,7 @@ TEST(CoreMemoryMap, GlobalAccessesReachTheRightTarget) {
     const std::uint32_t r5 = 0x1234;
     ASSERT_EQ(cb.init.write(isa::kEngineRegBase + 2 * isa::kEngineRegStride + 4 * 5, &r5, 4).status,
               tlm::TLM_OK_RESPONSE);
-    EXPECT_EQ(cb.regs.get(isa::Engine::Pe, 5), 0x1234u);
+    EXPECT_EQ(cb.regs.get(isa::Queue::Pe, 5), 0x1234u);
 
     isa::RawInst inst{};
     for (std::size_t i = 0; i < inst.size(); ++i) inst[i] = static_cast<std::uint8_t>(0x80 + i);

@@ -26,7 +26,7 @@ std::vector<std::uint8_t> run_once(run::Session& s) {
   s.write_rows(isa::Region::Sbuf, 0, 0, in.data(), 1, in.size());
   auto p = run::program_from_text(kDequant, "<test>");
   s.load(*p);
-  const run::RunReport r = s.run(run::RunRequest{});
+  const run::SessionReport r = s.run(run::SessionRequest{});
   EXPECT_EQ(r.result.status, platform::RunStatus::Ok) << r.result.message;
   std::vector<std::uint8_t> out(32);
   s.read_rows(isa::Region::Sbuf, 0, 0x100, out.data(), 1, out.size());

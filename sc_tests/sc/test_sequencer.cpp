@@ -28,12 +28,12 @@ isa::RawInst small_dequant(unsigned part, std::uint32_t src_off, std::uint32_t d
                       t3d(isa::sbuf_addr(part, dst_off), 1, 8), ev);
 }
 
-platform::RunResult run_pool(
+platform::CoreRunResult run_pool(
     const std::vector<isa::RawInst>& pool, const std::vector<isa::RawInst>& dve = {},
     platform::CoreConfig cfg = platform::default_core_config(isa::Arch::Mariana)) {
   auto* core = new platform::TpbCore("tpb", cfg);
-  core->load_queue(isa::Engine::Pool, pool);
-  core->load_queue(isa::Engine::Dve, dve);
+  core->load_queue(isa::Queue::Pool, pool);
+  core->load_queue(isa::Queue::Dve, dve);
   return core->run();
 }
 
@@ -60,10 +60,10 @@ TEST(KernelInfo, PoolTableIsTheSeventeenRecordSeedTable) {
 }
 
 TEST(KernelInfo, DveAndPeTablesPointAtTheirTrampolines) {
-  const auto dve = sc::default_kernel_info(isa::Engine::Dve, isa::Arch::Mariana);
+  const auto dve = sc::default_kernel_info(isa::Queue::Dve, isa::Arch::Mariana);
   ASSERT_TRUE(dve.lookup(0xe3).has_value());
   EXPECT_EQ(dve.lookup(0xe3)->func_va, 0x317au);
-  const auto pe = sc::default_kernel_info(isa::Engine::Pe, isa::Arch::Mariana);
+  const auto pe = sc::default_kernel_info(isa::Queue::Pe, isa::Arch::Mariana);
   EXPECT_EQ(pe.lookup(0x09)->func_va, 0x2bafu);
   EXPECT_EQ(pe.lookup(0x0a)->func_va, 0x2bb7u);
   const fw::KernelRegistry& k = fw::builtin_kernels();
@@ -131,8 +131,8 @@ TEST(Sequencer, AddressPastCapacityFromARegisterFaults) {
   platform::CoreConfig cfg = platform::default_core_config(isa::Arch::Cayman);
   auto* core = new platform::TpbCore("tpb", cfg);
   isa::Tensor3D src = t3d(0x80000000u | 5u, 1, 4);  // ADDR_REG r5
-  core->set_reg(isa::Engine::Pool, 5, isa::sbuf_addr(2, 0x3F000));
-  core->load_queue(isa::Engine::Pool,
+  core->set_reg(isa::Queue::Pool, 5, isa::sbuf_addr(2, 0x3F000));
+  core->load_queue(isa::Queue::Pool,
                    {dequant_inst(1, 0, 1, src, t3d(isa::sbuf_addr(2, 0x100), 1, 8))});
   const auto r = core->run();
   ASSERT_EQ(r.status, platform::RunStatus::Fault);
@@ -145,14 +145,14 @@ TEST(Sequencer, AddressPastCapacityFromARegisterFaults) {
 TEST(Sequencer, RegisterAddressAndShape) {
   // ADDR_SHAPE_REG: src address in r3, shape in r4..r6; dst address in r10.
   auto* core = new platform::TpbCore("tpb", platform::default_core_config(isa::Arch::Mariana));
-  core->set_reg(isa::Engine::Pool, 3, isa::sbuf_addr(9, 0x40));
-  core->set_reg(isa::Engine::Pool, 4, 2);
-  core->set_reg(isa::Engine::Pool, 5, 3);
-  core->set_reg(isa::Engine::Pool, 6, 1);
-  core->set_reg(isa::Engine::Pool, 10, isa::sbuf_addr(9, 0x800));
+  core->set_reg(isa::Queue::Pool, 3, isa::sbuf_addr(9, 0x40));
+  core->set_reg(isa::Queue::Pool, 4, 2);
+  core->set_reg(isa::Queue::Pool, 5, 3);
+  core->set_reg(isa::Queue::Pool, 6, 1);
+  core->set_reg(isa::Queue::Pool, 10, isa::sbuf_addr(9, 0x800));
   const isa::Tensor3D src = t3d(0xC0000000u | 3u, 1, 0, 2, 0);  // 2 x 3 words, rows 2 apart
   const isa::Tensor3D dst = t3d(0x80000000u | 10u, 1, 12);
-  core->load_queue(isa::Engine::Pool, {dequant_inst(2, 0, 1, src, dst)});
+  core->load_queue(isa::Queue::Pool, {dequant_inst(2, 0, 1, src, dst)});
   const std::vector<std::uint32_t> words = {0x76543210u, 0xFEDCBA98u, 0xdeadbeefu,
                                             0x01234567u, 0x89abcdefu, 0x0f0f0f0fu};
   core->load_memory(isa::sbuf_addr(9, 0x40), words.data(), 24);
@@ -171,12 +171,12 @@ TEST(Sequencer, RegisterAddressAndShape) {
 
 TEST(Sequencer, ShapeRegisterRuntimeCountCheckFaults) {
   auto* core = new platform::TpbCore("tpb", platform::default_core_config(isa::Arch::Mariana));
-  core->set_reg(isa::Engine::Pool, 0, 7);  // r1..r3 = 7 x 1 x 1 src words
-  core->set_reg(isa::Engine::Pool, 1, 7);
-  core->set_reg(isa::Engine::Pool, 2, 1);
-  core->set_reg(isa::Engine::Pool, 3, 1);
+  core->set_reg(isa::Queue::Pool, 0, 7);  // r1..r3 = 7 x 1 x 1 src words
+  core->set_reg(isa::Queue::Pool, 1, 7);
+  core->set_reg(isa::Queue::Pool, 2, 1);
+  core->set_reg(isa::Queue::Pool, 3, 1);
   const isa::Tensor3D src = t3d(0x40000000u | isa::sbuf_addr(0, 0), 1, 0);  // SHAPE_REG, N = 0
-  core->load_queue(isa::Engine::Pool,
+  core->load_queue(isa::Queue::Pool,
                    {dequant_inst(1, 8, 1, src, t3d(isa::sbuf_addr(0, 0x800), 1, 8))});
   const auto r = core->run();
   ASSERT_EQ(r.status, platform::RunStatus::Fault);
@@ -204,9 +204,9 @@ TEST(Sequencer, SemaphoresOrderTwoEnginesStreams) {
   std::vector<isa::RawInst> pool;
   for (int i = 0; i < 3; ++i) pool.push_back(small_dequant(1, 0, 0x400 + 0x100 * i));
   pool.push_back(small_dequant(1, 0, 0x100, post));
-  core->load_queue(isa::Engine::Pool, pool);
+  core->load_queue(isa::Queue::Pool, pool);
   // DVE: B (first 4 of the 8 words at 0x100) -> 8 words at 0x200.
-  core->load_queue(isa::Engine::Dve, {small_dequant(1, 0x100, 0x200, wait)});
+  core->load_queue(isa::Queue::Dve, {small_dequant(1, 0x100, 0x200, wait)});
   const auto r = core->run();
   ASSERT_EQ(r.status, platform::RunStatus::Ok) << r.message;
   ASSERT_EQ(retired.size(), 5u);
@@ -248,8 +248,8 @@ TEST(Sequencer, DeadlockNamesEveryBlockedEngine) {
 TEST(EngineCycles, RoundsToNearestOnBothSidesOfThe64BitEdge) {
   sc::TimingConfig c;
   auto cycles = [&](std::uint32_t mhz, std::uint64_t ps) {
-    c.clock_mhz[static_cast<unsigned>(isa::Engine::Pool)] = mhz;
-    return sc::engine_cycles(c, isa::Engine::Pool, sc::ps_time(ps));
+    c.clock_mhz[static_cast<unsigned>(isa::Queue::Pool)] = mhz;
+    return sc::engine_cycles(c, isa::Queue::Pool, sc::ps_time(ps));
   };
   EXPECT_EQ(cycles(1200, 0), 0u);
   EXPECT_EQ(cycles(1200, 416), 0u);   // 0.4992 cycles

@@ -55,14 +55,14 @@ TEST(SfuTileTarget, Region2PayloadDescriptorsFlagsAndErrors) {
   EXPECT_EQ(core->tile_file().valid_bytes(3)[4], reinterpret_cast<const std::uint8_t*>(&nine)[0]);
 
   // A block on the SFU queue publishes T0 and raises flags, visible in region 2.
-  core->set_reg(isa::Engine::Sfu, 1, 0x3f800000u);
-  core->load_queue(isa::Engine::Sfu,
+  core->set_reg(isa::Queue::Sfu, 1, 0x3f800000u);
+  core->load_queue(isa::Queue::Sfu,
                    {isa::assemble_tquant_block(
                        "BSTART.SFU TQUANT, FP32; B.DATR S8, RNE, Sat=1; B.DIM LB0=4; B.DIM "
                        "LB1=2; B.DIM LB2=6; B.IOR r1, r2; B.IOT T3, mask=1, <last>, ->T0<1>; "
                        "BSTOP",
                        isa::SourceLoc{"t", 1, 1})});
-  const platform::RunResult r = core->run();
+  const platform::CoreRunResult r = core->run();
   ASSERT_EQ(r.status, platform::RunStatus::Ok) << r.message;
   const auto y = core->dump_memory(kBase, 6);
   EXPECT_EQ(static_cast<std::int8_t>(y[0]), 0);   // 0.5 -> RNE 0

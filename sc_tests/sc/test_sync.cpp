@@ -223,16 +223,16 @@ TEST(EngineRegisterFile, CppApiAndTlmViewAgree) {
   EngineRegisterFile regs("regs");
   TestInitiator init("init");
   init.socket.bind(regs.socket);
-  EXPECT_THROW(regs.get(isa::Engine::Pe, 32), std::out_of_range);
-  EXPECT_THROW(regs.set(static_cast<isa::Engine>(4), 0, 1), std::out_of_range);
+  EXPECT_THROW(regs.get(isa::Queue::Pe, 32), std::out_of_range);
+  EXPECT_THROW(regs.set(static_cast<isa::Queue>(4), 0, 1), std::out_of_range);
   run_sc([&] {
-    regs.set(isa::Engine::Dve, 31, 0xD0E31);
+    regs.set(isa::Queue::Dve, 31, 0xD0E31);
     EXPECT_EQ(init.read_u32(1 * 0x100 + 4 * 31), 0xD0E31u);
     const std::uint32_t v[4] = {10, 11, 12, 13};
     ASSERT_EQ(init.write(3 * 0x100 + 4 * 4, v, 16).status, tlm::TLM_OK_RESPONSE);
-    EXPECT_EQ(regs.get(isa::Engine::Sfu, 4), 10u);
-    EXPECT_EQ(regs.get(isa::Engine::Sfu, 7), 13u);
-    EXPECT_EQ(regs.get(isa::Engine::Pool, 4), 0u);
+    EXPECT_EQ(regs.get(isa::Queue::Sfu, 4), 10u);
+    EXPECT_EQ(regs.get(isa::Queue::Sfu, 7), 13u);
+    EXPECT_EQ(regs.get(isa::Queue::Pool, 4), 0u);
     std::uint32_t r[2];
     EXPECT_EQ(init.read(0x80, r, 4).status, tlm::TLM_ADDRESS_ERROR_RESPONSE);  // hole
     EXPECT_EQ(init.read(0x7C, r, 8).status, tlm::TLM_ADDRESS_ERROR_RESPONSE);  // runs into hole

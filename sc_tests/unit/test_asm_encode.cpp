@@ -364,10 +364,10 @@ TEST(AsmEncode, DirectivesEnginesRegsArch) {
   ASSERT_TRUE(p.arch.has_value());
   EXPECT_EQ(*p.arch, Arch::Maverick);
   ASSERT_EQ(p.regs.size(), 2u);
-  EXPECT_EQ(p.regs[0].engine, Engine::Pool);
+  EXPECT_EQ(p.regs[0].engine, Queue::Pool);
   EXPECT_EQ(p.regs[0].reg, 0u);
   EXPECT_EQ(p.regs[0].value, 0xffffffffu);
-  EXPECT_EQ(p.regs[1].engine, Engine::Pe);
+  EXPECT_EQ(p.regs[1].engine, Queue::Pe);
   EXPECT_EQ(p.regs[1].reg, 31u);
   EXPECT_EQ(p.regs[1].value, 0xffffffffu);
   EXPECT_EQ(p.queues[0].size(), 1u);
@@ -386,15 +386,15 @@ TEST(AsmEncode, DirectivesEnginesRegsArch) {
 }
 
 TEST(AsmEncode, HomeEngines) {
-  EXPECT_EQ(home_engine(0x7b), Engine::Pool);
-  EXPECT_EQ(home_engine(0xbe), Engine::Pool);
-  EXPECT_EQ(home_engine(0xf2), Engine::Pool);
-  EXPECT_EQ(home_engine(0xe3), Engine::Dve);
-  EXPECT_EQ(home_engine(0x01), Engine::Pe);
-  EXPECT_EQ(home_engine(0x02), Engine::Pe);
-  EXPECT_EQ(home_engine(0x09), Engine::Pe);
-  EXPECT_EQ(home_engine(0x0a), Engine::Pe);
-  EXPECT_EQ(home_engine(0x55), Engine::Pool);
+  EXPECT_EQ(home_engine(0x7b), Queue::Pool);
+  EXPECT_EQ(home_engine(0xbe), Queue::Pool);
+  EXPECT_EQ(home_engine(0xf2), Queue::Pool);
+  EXPECT_EQ(home_engine(0xe3), Queue::Dve);
+  EXPECT_EQ(home_engine(0x01), Queue::Pe);
+  EXPECT_EQ(home_engine(0x02), Queue::Pe);
+  EXPECT_EQ(home_engine(0x09), Queue::Pe);
+  EXPECT_EQ(home_engine(0x0a), Queue::Pe);
+  EXPECT_EQ(home_engine(0x55), Queue::Pool);
 }
 
 TEST(AsmEncode, ParseBinary) {

@@ -171,7 +171,7 @@ TEST(AsmRoundTrip, WholeProgramKeepsEnginesRegsArch) {
   ASSERT_TRUE(q.arch.has_value());
   EXPECT_EQ(*q.arch, Arch::Cayman);
   ASSERT_EQ(q.regs.size(), 1u);
-  EXPECT_EQ(q.regs[0].engine, Engine::Dve);
+  EXPECT_EQ(q.regs[0].engine, Queue::Dve);
   EXPECT_EQ(q.regs[0].reg, 4u);
   EXPECT_EQ(q.regs[0].value, 0x10u);
   for (unsigned e = 0; e < kNumEngines; ++e) {

@@ -372,10 +372,10 @@ TEST(IsaNames, Dtypes) {
 }
 
 TEST(IsaNames, Engines) {
-  EXPECT_STREQ(engine_name(Engine::Pool), "pool");
-  EXPECT_STREQ(engine_name(Engine::Sfu), "sfu");
-  EXPECT_EQ(parse_engine("dve"), Engine::Dve);
-  EXPECT_EQ(parse_engine("PE"), Engine::Pe);
+  EXPECT_STREQ(engine_name(Queue::Pool), "pool");
+  EXPECT_STREQ(engine_name(Queue::Sfu), "sfu");
+  EXPECT_EQ(parse_engine("dve"), Queue::Dve);
+  EXPECT_EQ(parse_engine("PE"), Queue::Pe);
   EXPECT_EQ(parse_engine("act"), std::nullopt);
   EXPECT_EQ(parse_engine(nullptr), std::nullopt);
 }

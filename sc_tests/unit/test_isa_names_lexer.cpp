@@ -141,8 +141,8 @@ TEST(IsaNames, EveryOtherEnumHasOneTableThatPrintsAndParses) {
   // Engines.
   const char* engines[] = {"pool", "dve", "pe", "sfu"};
   for (unsigned e = 0; e < kNumEngines; ++e) {
-    EXPECT_STREQ(engine_name(static_cast<Engine>(e)), engines[e]);
-    EXPECT_EQ(parse_engine(upper(engines[e]).c_str()), static_cast<Engine>(e));
+    EXPECT_STREQ(engine_name(static_cast<Queue>(e)), engines[e]);
+    EXPECT_EQ(parse_engine(upper(engines[e]).c_str()), static_cast<Queue>(e));
   }
   EXPECT_FALSE(parse_engine("npu").has_value());
   EXPECT_FALSE(parse_engine(nullptr).has_value());

@@ -49,7 +49,7 @@ struct Access {
 // address), untimed; DMI granted when `dmi`.
 class RecordingContext : public fw::KernelContext {
  public:
-  RecordingContext(isa::Arch arch, isa::Engine engine, bool dmi)
+  RecordingContext(isa::Arch arch, isa::Queue engine, bool dmi)
       : arch_(arch), engine_(engine), dmi_(dmi), timing_(timing::default_timing(arch)) {}
   void set_inst(const isa::RawInst& r) {
     inst_ = r;
@@ -57,7 +57,7 @@ class RecordingContext : public fw::KernelContext {
   }
   const isa::RawInst& inst() const override { return inst_; }
   isa::Arch arch() const override { return arch_; }
-  isa::Engine engine() const override { return engine_; }
+  isa::Queue engine() const override { return engine_; }
   std::uint32_t reg(unsigned) const override { return 0; }
   const timing::TimingConfig& timing() const override { return timing_; }
   fw::EngineState& engine_state() override { return state_; }
@@ -109,7 +109,7 @@ class RecordingContext : public fw::KernelContext {
   }
   isa::RawInst inst_{};
   isa::Arch arch_;
-  isa::Engine engine_;
+  isa::Queue engine_;
   bool dmi_;
   timing::TimingConfig timing_;
   fw::EngineState state_;
@@ -131,7 +131,7 @@ struct Outcome {
 };
 
 // Runs `prog` from the memory `setup` leaves, with `threads` host threads.
-Outcome run(unsigned threads, isa::Arch arch, isa::Engine engine, bool dmi,
+Outcome run(unsigned threads, isa::Arch arch, isa::Queue engine, bool dmi,
             const std::function<void(RecordingContext&)>& setup, const std::vector<Step>& prog) {
   fw::set_host_threads(threads);
   RecordingContext ctx(arch, engine, dmi);
@@ -166,7 +166,7 @@ std::map<std::pair<std::uint32_t, bool>, std::vector<Access>> lanes(const std::v
 
 // Runs with 1, 2 and 3 threads and checks that nothing differs; returns the
 // one-thread outcome. `split`: whether 2 and 3 threads must have split.
-Outcome same_for_1_2_3(const std::string& what, isa::Arch arch, isa::Engine engine, bool dmi,
+Outcome same_for_1_2_3(const std::string& what, isa::Arch arch, isa::Queue engine, bool dmi,
                        const std::function<void(RecordingContext&)>& setup,
                        const std::vector<Step>& prog, bool split, bool global_order) {
   const Outcome one = run(1, arch, engine, dmi, setup, prog);
@@ -275,7 +275,7 @@ TEST(KernelThreads, PeMatmulMxIsTheSameFor1To3Threads) {
     }
     const std::string what = "PE trial " + std::to_string(trial);
     const Outcome one =
-        same_for_1_2_3(what, isa::Arch::Mariana, isa::Engine::Pe, true, setup, prog, true, true);
+        same_for_1_2_3(what, isa::Arch::Mariana, isa::Queue::Pe, true, setup, prog, true, true);
     ASSERT_TRUE(one.fault.empty()) << one.fault;
     // PSUM = 2 x (W^T X) accumulated: the second matmul adds every product
     // again onto the first's result. Sampled outputs against the reference.
@@ -336,7 +336,7 @@ TEST(KernelThreads, PePlainMatmulIsTheSameFor1To3Threads) {
     mm.num_active_rows = std::uint8_t(rows);
     mm.dst_mem_pattern = m3d(isa::psum_addr(0, 0), N);
     const Outcome one = same_for_1_2_3(
-        std::string("plain ") + (eb == 4 ? "fp32" : "bf16"), isa::Arch::Maverick, isa::Engine::Pe,
+        std::string("plain ") + (eb == 4 ? "fp32" : "bf16"), isa::Arch::Maverick, isa::Queue::Pe,
         true, setup,
         {{fw::kPeLdweightsHandlerVa, isa::encode(lw)}, {fw::kPeMatmulHandlerVa, isa::encode(mm)}},
         true, true);
@@ -387,7 +387,7 @@ TEST(KernelThreads, DequantIsTheSameFor1To3Threads) {
         platref::t3d(isa::sbuf_addr(0, 0), std::int16_t(c.src_step), std::uint16_t(c.src_words)),
         platref::t3d(isa::sbuf_addr(c.dst_part, dst_off), 1, std::uint16_t(dst_words)));
     const bool split = c.channels > 1 && c.dst_part == 0;
-    const Outcome one = same_for_1_2_3(what, isa::Arch::Mariana, isa::Engine::Pool, c.dmi, setup,
+    const Outcome one = same_for_1_2_3(what, isa::Arch::Mariana, isa::Queue::Pool, c.dmi, setup,
                                        {{fw::kTensorDequantizeTrampolineVa, inst}}, split, false);
     ASSERT_TRUE(one.fault.empty()) << what << ": " << one.fault;
     if (c.dst_part != 0) continue;  // aliasing: the output feeds later channels
@@ -413,7 +413,7 @@ TEST(KernelThreads, DequantFaultIsTheSameFor1To3Threads) {
       1, 0, 64, platref::t3d(isa::sbuf_addr(0, 0), 2, 1024),
       platref::t3d(isa::sbuf_addr(64, 0x3F000), 1, 2048));  // 8 KiB from 0x3F000: past 256 KiB
   const Outcome one =
-      same_for_1_2_3("dequant fault", isa::Arch::Mariana, isa::Engine::Pool, true, setup,
+      same_for_1_2_3("dequant fault", isa::Arch::Mariana, isa::Queue::Pool, true, setup,
                      {{fw::kTensorDequantizeTrampolineVa, inst}}, false, false);
   EXPECT_NE(one.fault.find("outside the partition"), std::string::npos) << one.fault;
 }
@@ -442,7 +442,7 @@ TEST(KernelThreads, QuantizeMxIsTheSameFor1To3Threads) {
         in, e4m3, channels, dveref::t3(isa::sbuf_addr(0, 0), 1, std::uint16_t(4 * cols)),
         isa::sbuf_addr(0, 0x10000), isa::sbuf_addr(0, 0x20000), cols);
     const std::string what = "QuantizeMX trial " + std::to_string(trial);
-    const Outcome one = same_for_1_2_3(what, isa::Arch::Mariana, isa::Engine::Dve, true, setup,
+    const Outcome one = same_for_1_2_3(what, isa::Arch::Mariana, isa::Queue::Dve, true, setup,
                                        {{fw::kQuantizeMxTrampolineVa, inst}}, true, true);
     ASSERT_TRUE(one.fault.empty()) << one.fault;
     // The first and the last block row against the reference.

@@ -26,7 +26,7 @@ constexpr Arch kGenerations[] = {Arch::Sunda, Arch::Cayman, Arch::Mariana, Arch:
 struct Expected {
   std::uint8_t opcode;
   const char* mnemonic;
-  Engine home;
+  Queue home;
   std::vector<Arch> on;  // generations on which the opcode exists
   const char* contract;  // "" when none
   bool asm_form;
@@ -35,51 +35,51 @@ struct Expected {
 // Written from the seeds, independently of the table.
 const std::vector<Expected>& expected_rows() {
   static const std::vector<Expected> rows = {
-      {0x01, "ldweights", Engine::Pe, {Arch::Maverick}, "is_valid_s3_lw", true},
-      {0x02, "matmul", Engine::Pe, {Arch::Maverick}, "is_valid_s3d3_mm", true},
-      {0x09, "ldweights_mx", Engine::Pe, {Arch::Mariana}, "is_valid_smx1_lw", true},
-      {0x0A, "matmul_mx", Engine::Pe, {Arch::Mariana}, "is_valid_smx1d3_mm", true},
+      {0x01, "ldweights", Queue::Pe, {Arch::Maverick}, "is_valid_s3_lw", true},
+      {0x02, "matmul", Queue::Pe, {Arch::Maverick}, "is_valid_s3d3_mm", true},
+      {0x09, "ldweights_mx", Queue::Pe, {Arch::Mariana}, "is_valid_smx1_lw", true},
+      {0x0A, "matmul_mx", Queue::Pe, {Arch::Mariana}, "is_valid_smx1d3_mm", true},
       // SPEC §11 (opcode a convention): every generation (TIMING.md [M]).
       {0x23,
        "tensor_copy",
-       Engine::Dve,
+       Queue::Dve,
        {Arch::Sunda, Arch::Cayman, Arch::Mariana, Arch::Maverick},
        "is_valid_tensor_copy",
        true},
       {0x6a,
        "tquant",
-       Engine::Sfu,
+       Queue::Sfu,
        {Arch::Cayman, Arch::Mariana, Arch::Maverick},
        "is_valid_tquant_block",
        false},
       {0x7b,
        "tensor_dequantize",
-       Engine::Pool,
+       Queue::Pool,
        {Arch::Cayman, Arch::Mariana, Arch::Maverick},
        "is_valid_tensor_dequantize",
        true},
       {0xbe,
        "get_sequence_bounds",
-       Engine::Pool,
+       Queue::Pool,
        {Arch::Sunda, Arch::Cayman, Arch::Mariana, Arch::Maverick},
        "",
        false},
       // SPEC §10 (opcode a convention): on a DMA queue, every generation.
       {0xd0,
        "dma_copy",
-       Engine::Dma0,
+       Queue::Dma0,
        {Arch::Sunda, Arch::Cayman, Arch::Mariana, Arch::Maverick},
        "is_valid_dma_copy",
        true},
       {0xe3,
        "quantize_mx",
-       Engine::Dve,
+       Queue::Dve,
        {Arch::Mariana, Arch::Maverick},
        "is_valid_s3dmx1_quant",
        true},
       {0xf2,
        "nonzero_with_count",
-       Engine::Pool,
+       Queue::Pool,
        {Arch::Sunda, Arch::Cayman, Arch::Mariana, Arch::Maverick},
        "",
        false},
@@ -118,7 +118,7 @@ TEST(OpcodeTable, UnknownOpcodes) {
     const auto b = static_cast<std::uint8_t>(op);
     EXPECT_EQ(opcode_info(b), nullptr) << op;
     EXPECT_EQ(opcode_mnemonic(b), "") << op;
-    EXPECT_EQ(home_engine(b), Engine::Pool) << op;  // convention
+    EXPECT_EQ(home_engine(b), Queue::Pool) << op;  // convention
     EXPECT_EQ(asm_mnemonic(b), "") << op;
     EXPECT_EQ(contract_for_opcode(b), "") << op;
   }
@@ -207,7 +207,7 @@ std::vector<std::uint8_t> cat(std::vector<std::vector<std::uint8_t>> recs) {
 TEST(OpcodeTable, DefaultKernelInfoTables) {
   for (Arch a : kGenerations) {
     SCOPED_TRACE(arch_name(a));
-    const std::vector<std::uint8_t> pool = default_kernel_info_bytes(Engine::Pool, a);
+    const std::vector<std::uint8_t> pool = default_kernel_info_bytes(Queue::Pool, a);
     ASSERT_EQ(pool.size(), 17u * 8);
     for (std::size_t i = 0; i < 14 * 8; ++i) EXPECT_EQ(pool[i], 0) << i;  // idx0..13 empty
     // seed 000 §1: idx16 = 00 00 00 7b | c4 4d 00 01.
@@ -215,17 +215,17 @@ TEST(OpcodeTable, DefaultKernelInfoTables) {
               (std::vector<std::uint8_t>{0x00, 0x00, 0x00, 0x7b, 0xc4, 0x4d, 0x00, 0x01}));
     EXPECT_EQ(std::vector<std::uint8_t>(pool.begin() + 14 * 8, pool.begin() + 16 * 8),
               cat({record(0xbe, 0x010049a0), record(0xf2, 0x01004b40)}));
-    EXPECT_EQ(default_kernel_info_bytes(Engine::Dve, a),
+    EXPECT_EQ(default_kernel_info_bytes(Queue::Dve, a),
               cat({record(0xe3, 0x0000317a), record(0x23, 0x00003200)}));
     // The DMA queues execute descriptors directly: no table.
     for (unsigned q = 0; q < kNumDmaQueues; ++q)
       EXPECT_TRUE(default_kernel_info_bytes(dma_queue(q), a).empty());
-    EXPECT_EQ(default_kernel_info_bytes(Engine::Sfu, a), record(0x6a, 0x00004a00));
+    EXPECT_EQ(default_kernel_info_bytes(Queue::Sfu, a), record(0x6a, 0x00004a00));
     if (a == Arch::Maverick)
-      EXPECT_EQ(default_kernel_info_bytes(Engine::Pe, a),
+      EXPECT_EQ(default_kernel_info_bytes(Queue::Pe, a),
                 cat({record(0x01, 0x2baf), record(0x02, 0x2bb7)}));
     else
-      EXPECT_EQ(default_kernel_info_bytes(Engine::Pe, a),
+      EXPECT_EQ(default_kernel_info_bytes(Queue::Pe, a),
                 cat({record(0x09, 0x00002baf), record(0x0A, 0x00002bb7)}));
   }
 }
@@ -261,25 +261,25 @@ TEST(OpcodeTable, TrampolineVas) {
 TEST(NameTables, Engines) {
   const char* names[] = {"pool", "dve", "pe", "sfu"};
   for (unsigned e = 0; e < kNumEngines; ++e) {
-    EXPECT_STREQ(engine_name(static_cast<Engine>(e)), names[e]);
-    EXPECT_EQ(parse_engine(names[e]), static_cast<Engine>(e));
+    EXPECT_STREQ(engine_name(static_cast<Queue>(e)), names[e]);
+    EXPECT_EQ(parse_engine(names[e]), static_cast<Queue>(e));
   }
-  EXPECT_EQ(parse_engine("DVE"), Engine::Dve);
+  EXPECT_EQ(parse_engine("DVE"), Queue::Dve);
   EXPECT_EQ(parse_engine("tpb"), std::nullopt);
   // The 16 DMA queues follow the compute engines (SPEC §10).
   EXPECT_EQ(kNumDmaQueues, 16u);
   for (unsigned q = 0; q < kNumDmaQueues; ++q) {
-    const Engine e = dma_queue(q);
+    const Queue e = dma_queue(q);
     EXPECT_EQ(static_cast<unsigned>(e), 4 + q);
     EXPECT_TRUE(is_dma_queue(e));
     EXPECT_EQ(dma_queue_index(e), q);
     EXPECT_EQ(engine_name(e), "dma" + std::to_string(q));
   }
-  EXPECT_EQ(dma_queue(0), Engine::Dma0);
-  EXPECT_EQ(dma_queue(15), Engine::Dma15);
-  for (unsigned e = 0; e < kNumEngines; ++e) EXPECT_FALSE(is_dma_queue(static_cast<Engine>(e)));
-  EXPECT_FALSE(is_dma_queue(static_cast<Engine>(20)));
-  EXPECT_STREQ(engine_name(static_cast<Engine>(20)), "");
+  EXPECT_EQ(dma_queue(0), Queue::Dma0);
+  EXPECT_EQ(dma_queue(15), Queue::Dma15);
+  for (unsigned e = 0; e < kNumEngines; ++e) EXPECT_FALSE(is_dma_queue(static_cast<Queue>(e)));
+  EXPECT_FALSE(is_dma_queue(static_cast<Queue>(20)));
+  EXPECT_STREQ(engine_name(static_cast<Queue>(20)), "");
 }
 
 // A binary names no queue: its DMA descriptors all go to dma0, in file
@@ -294,28 +294,28 @@ TEST(OpcodeTable, BinaryDmaDescriptorsGoToDma0) {
   bin[64] = 0x7b;
   bin[65] = kInstWordLen;
   const Program p = parse_binary(bin, "p.bin");
-  const auto& q = p.queues[static_cast<unsigned>(Engine::Dma0)];
+  const auto& q = p.queues[static_cast<unsigned>(Queue::Dma0)];
   ASSERT_EQ(q.size(), 2u);
   EXPECT_EQ(q[0].raw[12], 1);
   EXPECT_EQ(q[1].raw[12], 3);
-  EXPECT_EQ(p.queues[static_cast<unsigned>(Engine::Pool)].size(), 1u);
-  for (unsigned e = static_cast<unsigned>(Engine::Dma1); e < kNumQueues; ++e)
+  EXPECT_EQ(p.queues[static_cast<unsigned>(Queue::Pool)].size(), 1u);
+  for (unsigned e = static_cast<unsigned>(Queue::Dma1); e < kNumQueues; ++e)
     EXPECT_TRUE(p.queues[e].empty());
 }
 
 // `.engine` takes every queue (dma0..dma15 too), `.reg` only engines with registers.
 TEST(OpcodeTable, EngineDirectiveNamesEveryQueue) {
-  EXPECT_EQ(parse_queue("dma0"), Engine::Dma0);
-  EXPECT_EQ(parse_queue("DMA15"), Engine::Dma15);
-  EXPECT_EQ(parse_queue("pool"), Engine::Pool);
+  EXPECT_EQ(parse_queue("dma0"), Queue::Dma0);
+  EXPECT_EQ(parse_queue("DMA15"), Queue::Dma15);
+  EXPECT_EQ(parse_queue("pool"), Queue::Pool);
   EXPECT_EQ(parse_queue("dma16"), std::nullopt);
   EXPECT_EQ(parse_engine("dma0"), std::nullopt);  // registers, clocks: compute engines only
   const Program p = parse_program(
       ".engine dma12\ndma_copy rows=1 row_bytes=4 src=hbm(0x10000000000) "
       "dst=sbuf(3, 0x40)\n",
       "t.tpb");
-  ASSERT_EQ(p.queues[static_cast<unsigned>(Engine::Dma12)].size(), 1u);
-  const RawInst& r = p.queues[static_cast<unsigned>(Engine::Dma12)][0].raw;
+  ASSERT_EQ(p.queues[static_cast<unsigned>(Queue::Dma12)].size(), 1u);
+  const RawInst& r = p.queues[static_cast<unsigned>(Queue::Dma12)][0].raw;
   DmaDescriptor d;
   std::memcpy(&d, r.data(), sizeof d);
   EXPECT_EQ(d.num_rows, 1);
@@ -342,7 +342,7 @@ TEST(NameTables, Memories) {
     EXPECT_STREQ(memory_name(static_cast<CoreMemory>(m)), names[m]);
   for (unsigned q = 0; q < kNumQuadrants; ++q)
     EXPECT_STREQ(memory_name(sbuf_quadrant_memory(q)), names[q]);
-  EXPECT_STREQ(memory_name(queue_memory(Engine::Pe)), "queue.pe");
+  EXPECT_STREQ(memory_name(queue_memory(Queue::Pe)), "queue.pe");
   EXPECT_EQ(kNumDataMemories, 5u);  // sbuf.q0..sbuf.q3, psum
 }
 

@@ -24,7 +24,7 @@ TEST(ProgramCheck, InvalidExampleFailuresAreTheContractsOwn) {
   EXPECT_EQ(c.arch, Arch::Cayman);
   const InstructionCheck& f = c.failures[0];
   EXPECT_EQ(f.loc.line, 9);
-  EXPECT_EQ(f.engine, Engine::Pool);
+  EXPECT_EQ(f.engine, Queue::Pool);
   EXPECT_EQ(f.index, 0u);
   EXPECT_EQ(f.opcode, 0x7B);
   EXPECT_EQ(std::vector<std::string>(f.result.failed.begin(), f.result.failed.end()),
@@ -63,7 +63,7 @@ TEST(ProgramCheck, TextWordsAndArchChoice) {
   dma[64] = 0xd0;
   const ProgramCheck d = check_program_words(dma.data(), dma.size(), "d.bin", Arch::Mariana);
   ASSERT_EQ(d.failures.size(), 2u);
-  EXPECT_EQ(d.failures[1].engine, Engine::Dma0);
+  EXPECT_EQ(d.failures[1].engine, Queue::Dma0);
   EXPECT_EQ(d.failures[1].index, 0u);
   const auto& f = d.failures[1].result.failed;
   EXPECT_NE(std::find(f.begin(), f.end(), std::string_view("dma_valid_num_rows")), f.end());
@@ -99,7 +99,7 @@ TEST(ProgramCheck, AnInstructionOnAQueueThatDoesNotExecuteItIsInvalid) {
   EXPECT_EQ(failed(check(".engine dma3\n" + dma + " queue=5")), V{"dma_copy_on_its_queue"});
   EXPECT_TRUE(check(".engine dma3\n" + dma + " queue=3").failures.empty());
   EXPECT_EQ(failed(check(".engine dma3\n" + dma + " queue=16")), V{"dma_valid_queue"});
-  EXPECT_TRUE(queue_executes_opcode(Engine::Pool, 0x00));  // unknown: has_known_opcode's
+  EXPECT_TRUE(queue_executes_opcode(Queue::Pool, 0x00));  // unknown: has_known_opcode's
 }
 
 // A binary keeps each descriptor's queue: the `queue` byte is the .engine it
@@ -116,10 +116,10 @@ TEST(ProgramCheck, ABinaryKeepsEachDescriptorsQueue) {
   EXPECT_EQ(bin[64 + 15], 7u);
   EXPECT_EQ(bin[128 + 15], 12u);
   const Program b = parse_binary(bin, "p.bin");
-  EXPECT_EQ(b.queues[static_cast<unsigned>(Engine::Dma7)].size(), 1u);
-  EXPECT_EQ(b.queues[static_cast<unsigned>(Engine::Dma12)].size(), 1u);
-  EXPECT_EQ(b.queues[static_cast<unsigned>(Engine::Dma9)].size(), 1u);
-  EXPECT_EQ(b.queues[static_cast<unsigned>(Engine::Dma2)].size(), 0u);
+  EXPECT_EQ(b.queues[static_cast<unsigned>(Queue::Dma7)].size(), 1u);
+  EXPECT_EQ(b.queues[static_cast<unsigned>(Queue::Dma12)].size(), 1u);
+  EXPECT_EQ(b.queues[static_cast<unsigned>(Queue::Dma9)].size(), 1u);
+  EXPECT_EQ(b.queues[static_cast<unsigned>(Queue::Dma2)].size(), 0u);
   const std::string text = disassemble(b);
   EXPECT_NE(text.find(".engine dma7\ndma_copy rows=1 row_bytes=64 src=hbm(0x0) dst=sbuf(0, 0x0)\n"),
             std::string::npos)
@@ -142,7 +142,7 @@ TEST(ProgramCheck, HbmOffsetsAreU64) {
       ".engine dma0\ndma_copy rows=1 row_bytes=64 src=hbm(0x8000000000000000) dst=sbuf(0, 0x0)\n"
       "dma_copy rows=1 row_bytes=64 src=hbm(18446744073709551615) dst=sbuf(0, 0x0)\n",
       "p.tpb");
-  const auto& q = p.queues[static_cast<unsigned>(Engine::Dma0)];
+  const auto& q = p.queues[static_cast<unsigned>(Queue::Dma0)];
   ASSERT_EQ(q.size(), 2u);
   std::uint64_t a = 0, b = 0;
   std::memcpy(&a, q[0].raw.data() + 32, 8);

@@ -10,7 +10,7 @@
 namespace tpb::race {
 namespace {
 
-using isa::Engine;
+using isa::Queue;
 using namespace tpb::race::test;
 
 // ------------------------------------------------------------------ shadow
@@ -112,23 +112,23 @@ Report pool_then_dve(const Prog& p, bool dve_first) {
     w.push_back({sbuf(part, 0), 256, true});
     rd.push_back({sbuf(part, 0), 256, false});
   }
-  if (dve_first) run_compute(d, p, Engine::Dve, 0, rd);
-  run_compute(d, p, Engine::Pool, 0, w);
-  if (!dve_first) run_compute(d, p, Engine::Dve, 0, rd);
+  if (dve_first) run_compute(d, p, Queue::Dve, 0, rd);
+  run_compute(d, p, Queue::Pool, 0, w);
+  if (!dve_first) run_compute(d, p, Queue::Dve, 0, rd);
   return d.finish();
 }
 
 TEST(RaceDetector, AnEngineReadingWhatAnotherWroteWithoutASemaphoreIsARaw) {
   Prog p;
-  p.add(Engine::Pool);
-  p.add(Engine::Dve);
+  p.add(Queue::Pool);
+  p.add(Queue::Dve);
   const Report r = pool_then_dve(p, false);
   ASSERT_EQ(r.races.size(), 1u);
   EXPECT_EQ(r.total, 1u);
   const Race& x = r.races[0];
-  EXPECT_EQ(x.first.queue, Engine::Pool);
+  EXPECT_EQ(x.first.queue, Queue::Pool);
   EXPECT_EQ(x.first.line, 1u);
-  EXPECT_EQ(x.second.queue, Engine::Dve);
+  EXPECT_EQ(x.second.queue, Queue::Dve);
   EXPECT_EQ(x.second.index, 0u);
   EXPECT_EQ(x.kinds, kRaw);
   EXPECT_EQ(x.memory, Memory::Sbuf);
@@ -144,8 +144,8 @@ TEST(RaceDetector, AnEngineReadingWhatAnotherWroteWithoutASemaphoreIsARaw) {
 
 TEST(RaceDetector, TheReportIsTheSameWhicheverSideRanFirst) {
   Prog p;
-  p.add(Engine::Pool);
-  p.add(Engine::Dve);
+  p.add(Queue::Pool);
+  p.add(Queue::Dve);
   const Report a = pool_then_dve(p, false), b = pool_then_dve(p, true);
   ASSERT_EQ(a.races.size(), 1u);
   ASSERT_EQ(b.races.size(), 1u);
@@ -154,19 +154,19 @@ TEST(RaceDetector, TheReportIsTheSameWhicheverSideRanFirst) {
 
 TEST(RaceDetector, ASemaphoreUpdateAndASatisfiedWaitOrderThem) {
   Prog p;
-  p.add(Engine::Pool, inc(1));
-  p.add(Engine::Dve, wait_ge(1, 1));
+  p.add(Queue::Pool, inc(1));
+  p.add(Queue::Dve, wait_ge(1, 1));
   EXPECT_TRUE(pool_then_dve(p, false).races.empty());
 }
 
 TEST(RaceDetector, WarAndWawAreNamedByWhatTheEarlierInstructionInTheProgramDid) {
   for (const bool pool_writes : {false, true}) {
     Prog p;
-    p.add(Engine::Pool);
-    p.add(Engine::Dve);
+    p.add(Queue::Pool);
+    p.add(Queue::Dve);
     Detector d({p.core()});
-    run_compute(d, p, Engine::Dve, 0, {{sbuf(3, 0x100), 64, true}});
-    run_compute(d, p, Engine::Pool, 0, {{sbuf(3, 0x120), 64, pool_writes}});
+    run_compute(d, p, Queue::Dve, 0, {{sbuf(3, 0x100), 64, true}});
+    run_compute(d, p, Queue::Pool, 0, {{sbuf(3, 0x120), 64, pool_writes}});
     const Report r = d.finish();
     ASSERT_EQ(r.races.size(), 1u);
     EXPECT_EQ(r.races[0].kinds, pool_writes ? kWaw : kWar);
@@ -183,16 +183,16 @@ TEST(RaceDetector, APsumAccumulationIsAReadAndAWrite) {
   for (const bool dve_writes : {false, true})
     for (const bool dve_first : {false, true}) {
       Prog p;
-      p.add(Engine::Pe);
-      p.add(Engine::Dve);
+      p.add(Queue::Pe);
+      p.add(Queue::Dve);
       Detector d({p.core()});
       const std::vector<MemAccess> dve = {{psum(0, 0), 512, dve_writes}};
-      if (dve_first) run_compute(d, p, Engine::Dve, 0, dve);
-      run_compute(d, p, Engine::Pe, 0, {{psum(0, 0), 512, false}, {psum(0, 0), 512, true}});
-      if (!dve_first) run_compute(d, p, Engine::Dve, 0, dve);
+      if (dve_first) run_compute(d, p, Queue::Dve, 0, dve);
+      run_compute(d, p, Queue::Pe, 0, {{psum(0, 0), 512, false}, {psum(0, 0), 512, true}});
+      if (!dve_first) run_compute(d, p, Queue::Dve, 0, dve);
       const Report r = d.finish();
       ASSERT_EQ(r.races.size(), 1u);
-      EXPECT_EQ(r.races[0].first.queue, Engine::Pe);
+      EXPECT_EQ(r.races[0].first.queue, Queue::Pe);
       EXPECT_EQ(r.races[0].kinds, dve_writes ? kWar | kWaw : kRaw);
       EXPECT_EQ(r.races[0].memory, Memory::Psum);
     }
@@ -204,17 +204,17 @@ TEST(RaceDetector, TransfersOfOneQueueOnDifferentDmaEnginesAreNotOrdered) {
   // same DMA engine) they do not.
   for (const unsigned into : {64u, 0u}) {
     Prog p;
-    p.add(Engine::Dma0);
-    p.add(Engine::Dma0);
+    p.add(Queue::Dma0);
+    p.add(Queue::Dma0);
     Detector d({p.core()});
-    d.begin(0, Engine::Dma0, 0, 0xd0, p.ev(Engine::Dma0, 0));
+    d.begin(0, Queue::Dma0, 0, 0xd0, p.ev(Queue::Dma0, 0));
     for (unsigned r = 0; r < 8; ++r)
-      d.dma_move(0, Engine::Dma0, store_from(0), r, sbuf(r, 0), hbm(32 * r), 32);
-    d.end(0, Engine::Dma0, 0, p.ev(Engine::Dma0, 0));
-    d.begin(0, Engine::Dma0, 1, 0xd0, p.ev(Engine::Dma0, 1));
+      d.dma_move(0, Queue::Dma0, store_from(0), r, sbuf(r, 0), hbm(32 * r), 32);
+    d.end(0, Queue::Dma0, 0, p.ev(Queue::Dma0, 0));
+    d.begin(0, Queue::Dma0, 1, 0xd0, p.ev(Queue::Dma0, 1));
     for (unsigned r = 0; r < 8; ++r)
-      d.dma_move(0, Engine::Dma0, load_to(into), r, hbm(32 * r), sbuf(into + r, 0), 32);
-    d.end(0, Engine::Dma0, 1, p.ev(Engine::Dma0, 1));
+      d.dma_move(0, Queue::Dma0, load_to(into), r, hbm(32 * r), sbuf(into + r, 0), 32);
+    d.end(0, Queue::Dma0, 1, p.ev(Queue::Dma0, 1));
     const Report rep = d.finish();
     if (into == 0) {
       EXPECT_TRUE(rep.races.empty());
@@ -231,21 +231,21 @@ TEST(RaceDetector, TransfersOfOneQueueOnDifferentDmaEnginesAreNotOrdered) {
 TEST(RaceDetector, ADmaWaitOrdersEveryEngineAndACompletionReleasesEveryEngine) {
   for (const bool ordered : {true, false}) {
     Prog p;
-    p.add(Engine::Pool, ordered ? inc(0) : isa::Events{});
-    p.add(Engine::Dma0, ordered ? wait_ge_inc(0, 1, 1) : isa::Events{});
-    p.add(Engine::Dve, ordered ? wait_ge(1, 1) : isa::Events{});
+    p.add(Queue::Pool, ordered ? inc(0) : isa::Events{});
+    p.add(Queue::Dma0, ordered ? wait_ge_inc(0, 1, 1) : isa::Events{});
+    p.add(Queue::Dve, ordered ? wait_ge(1, 1) : isa::Events{});
     Detector d({p.core()});
     std::vector<MemAccess> all;
     for (unsigned part = 0; part < 128; ++part) all.push_back({sbuf(part, 0), 64, true});
-    run_compute(d, p, Engine::Pool, 0, all);
-    d.begin(0, Engine::Dma0, 0, 0xd0, p.ev(Engine::Dma0, 0));
+    run_compute(d, p, Queue::Pool, 0, all);
+    d.begin(0, Queue::Dma0, 0, 0xd0, p.ev(Queue::Dma0, 0));
     for (unsigned r = 0; r < 128; ++r)  // stores 0-127, overwriting its source from HBM
-      d.dma_move(0, Engine::Dma0, store_from(0), r, sbuf(r, 0), hbm(64 * r), 64);
+      d.dma_move(0, Queue::Dma0, store_from(0), r, sbuf(r, 0), hbm(64 * r), 64);
     for (unsigned r = 0; r < 128; ++r)
-      d.dma_move(0, Engine::Dma0, load_to(0), r, hbm(64 * r), sbuf(r, 0), 64);
-    d.end(0, Engine::Dma0, 0, p.ev(Engine::Dma0, 0));
+      d.dma_move(0, Queue::Dma0, load_to(0), r, hbm(64 * r), sbuf(r, 0), 64);
+    d.end(0, Queue::Dma0, 0, p.ev(Queue::Dma0, 0));
     for (auto& a : all) a.write = false;
-    run_compute(d, p, Engine::Dve, 0, all);
+    run_compute(d, p, Queue::Dve, 0, all);
     const Report r = d.finish();
     if (ordered) {
       EXPECT_TRUE(r.races.empty());
@@ -254,10 +254,10 @@ TEST(RaceDetector, ADmaWaitOrdersEveryEngineAndACompletionReleasesEveryEngine) {
     // pool / dma0 (dma0 reads and writes), pool / dve (pool's write raced
     // with dma0's, so both stay), dma0 / dve.
     ASSERT_EQ(r.races.size(), 3u);
-    EXPECT_EQ(r.races[0].second.queue, Engine::Dma0);
+    EXPECT_EQ(r.races[0].second.queue, Queue::Dma0);
     EXPECT_EQ(r.races[0].second.dma_engines, 0xFFFF);
     EXPECT_EQ(r.races[0].kinds, kRaw | kWaw);
-    EXPECT_EQ(r.races[1].second.queue, Engine::Dve);
+    EXPECT_EQ(r.races[1].second.queue, Queue::Dve);
     EXPECT_EQ(race_message(r.races[2], r.sources),
               "no semaphore orders dve[0] quantize_mx (t.tpb:3) after dma0[0] dma_copy (t.tpb:2, "
               "DMA engines 0-15): RAW on sbuf partitions 0-127 bytes 0x0-0x3f");
@@ -270,19 +270,19 @@ TEST(RaceDetector, ACompletionReleasesEachEngineAsItEndedTheTransfer) {
   // transfer 0; transfer 0's update then releases engine 0 as it was at its
   // end, so the waiter is not ordered after transfer 1.
   Prog p;
-  p.add(Engine::Dma0, inc(2));
-  p.add(Engine::Dma0);
-  p.add(Engine::Pool, wait_ge(2, 1));
+  p.add(Queue::Dma0, inc(2));
+  p.add(Queue::Dma0);
+  p.add(Queue::Pool, wait_ge(2, 1));
   Detector d({p.core()});
-  const isa::Events& e0 = p.ev(Engine::Dma0, 0);
-  for (unsigned e : {0u, 8u}) d.dma_engine_begin(0, Engine::Dma0, 0, e, 0xd0, e0);
-  d.dma_move(0, Engine::Dma0, load_to(0), 0, hbm(0), sbuf(0, 0), 16);
-  d.dma_engine_end(0, Engine::Dma0, 0, 0);
-  d.dma_engine_begin(0, Engine::Dma0, 1, 0, 0xd0, p.ev(Engine::Dma0, 1));
-  d.dma_move(0, Engine::Dma0, load_to(0), 0, hbm(0x100), sbuf(0, 0x100), 16);
-  d.dma_move(0, Engine::Dma0, load_to(64), 0, hbm(0x200), sbuf(64, 0), 16);
-  d.end(0, Engine::Dma0, 0, e0);
-  run_compute(d, p, Engine::Pool, 0,
+  const isa::Events& e0 = p.ev(Queue::Dma0, 0);
+  for (unsigned e : {0u, 8u}) d.dma_engine_begin(0, Queue::Dma0, 0, e, 0xd0, e0);
+  d.dma_move(0, Queue::Dma0, load_to(0), 0, hbm(0), sbuf(0, 0), 16);
+  d.dma_engine_end(0, Queue::Dma0, 0, 0);
+  d.dma_engine_begin(0, Queue::Dma0, 1, 0, 0xd0, p.ev(Queue::Dma0, 1));
+  d.dma_move(0, Queue::Dma0, load_to(0), 0, hbm(0x100), sbuf(0, 0x100), 16);
+  d.dma_move(0, Queue::Dma0, load_to(64), 0, hbm(0x200), sbuf(64, 0), 16);
+  d.end(0, Queue::Dma0, 0, e0);
+  run_compute(d, p, Queue::Pool, 0,
               {{sbuf(0, 0), 16, false}, {sbuf(0, 0x100), 16, false}, {sbuf(64, 0), 16, false}});
   const Report r = d.finish();
   ASSERT_EQ(r.races.size(), 1u);
@@ -295,31 +295,31 @@ TEST(RaceDetector, ACompletionReleasesEachEngineAsItEndedTheTransfer) {
 // waits ge(sem3, k) and reads 0-63.
 Report two_producers(std::uint32_t k) {
   Prog p;
-  p.add(Engine::Dma0, inc(3));
-  p.add(Engine::Dma1, inc(3));
-  p.add(Engine::Pool, wait_ge(3, k));
+  p.add(Queue::Dma0, inc(3));
+  p.add(Queue::Dma1, inc(3));
+  p.add(Queue::Pool, wait_ge(3, k));
   Detector d({p.core()});
-  auto load = [&](Engine q, unsigned part) {
+  auto load = [&](Queue q, unsigned part) {
     d.begin(0, q, 0, 0xd0, p.ev(q, 0));
     for (unsigned r = 0; r < 32; ++r)
       d.dma_move(0, q, load_to(part), r, hbm(0x1000 * part + 128 * r), sbuf(part + r, 0), 128);
     d.end(0, q, 0, p.ev(q, 0));
   };
-  load(Engine::Dma0, 0);
+  load(Queue::Dma0, 0);
   std::vector<MemAccess> rd;
   for (unsigned part = 0; part < 64; ++part) rd.push_back({sbuf(part, 0), 128, false});
-  if (k == 1) run_compute(d, p, Engine::Pool, 0, rd);  // satisfied by dma0 alone in this run
-  load(Engine::Dma1, 32);
-  if (k == 2) run_compute(d, p, Engine::Pool, 0, rd);
+  if (k == 1) run_compute(d, p, Queue::Pool, 0, rd);  // satisfied by dma0 alone in this run
+  load(Queue::Dma1, 32);
+  if (k == 2) run_compute(d, p, Queue::Pool, 0, rd);
   return d.finish();
 }
 
 TEST(RaceDetector, WithTwoProducersGe1IsOrderedAfterNeitherAndGe2AfterBoth) {
   const Report one = two_producers(1);
   ASSERT_EQ(one.races.size(), 2u);  // dma0 / pool and dma1 / pool
-  EXPECT_EQ(one.races[0].first.queue, Engine::Dma0);
+  EXPECT_EQ(one.races[0].first.queue, Queue::Dma0);
   EXPECT_EQ(one.races[0].first.dma_engines, 0x000F);
-  EXPECT_EQ(one.races[1].first.queue, Engine::Dma1);
+  EXPECT_EQ(one.races[1].first.queue, Queue::Dma1);
   EXPECT_EQ(one.races[1].partition_lo, 32u);
   EXPECT_EQ(one.races[1].kinds, kRaw);  // in program order, though pool read first
   EXPECT_TRUE(one.timing_dependent.empty());
@@ -333,15 +333,15 @@ TEST(RaceDetector, WhatEveryWayToReachTheCountHasInCommonOrdersTheWait) {
   // increment of sem2 is needed). Without pool's increment it is.
   for (const bool chained : {true, false}) {
     Prog p;
-    p.add(Engine::Pool, chained ? inc(1) : isa::Events{});
-    p.add(Engine::Dve, chained ? wait_ge_inc(1, 1, 2) : inc(2));
-    p.add(Engine::Pe, chained ? wait_ge_inc(1, 1, 2) : inc(2));
-    p.add(Engine::Sfu, wait_ge(2, 1));
+    p.add(Queue::Pool, chained ? inc(1) : isa::Events{});
+    p.add(Queue::Dve, chained ? wait_ge_inc(1, 1, 2) : inc(2));
+    p.add(Queue::Pe, chained ? wait_ge_inc(1, 1, 2) : inc(2));
+    p.add(Queue::Sfu, wait_ge(2, 1));
     Detector d({p.core()});
-    run_compute(d, p, Engine::Pool, 0, {{sbuf(5, 0), 64, true}});
-    run_compute(d, p, Engine::Pe, 0, {});
-    run_compute(d, p, Engine::Sfu, 0, {{sbuf(5, 0), 64, false}});
-    run_compute(d, p, Engine::Dve, 0, {});
+    run_compute(d, p, Queue::Pool, 0, {{sbuf(5, 0), 64, true}});
+    run_compute(d, p, Queue::Pe, 0, {});
+    run_compute(d, p, Queue::Sfu, 0, {{sbuf(5, 0), 64, false}});
+    run_compute(d, p, Queue::Dve, 0, {});
     const Report r = d.finish();
     EXPECT_EQ(r.races.size(), chained ? 0u : 1u);
   }
@@ -349,13 +349,13 @@ TEST(RaceDetector, WhatEveryWayToReachTheCountHasInCommonOrdersTheWait) {
 
 TEST(RaceDetector, ADecrementOrAnEqWaitOrdersByWhatTheRunObservedAndSaysSo) {
   Prog p;
-  p.add(Engine::Pool, events(0, 0, 1, 3, 5));  // set sem5 = 1
-  p.add(Engine::Dve, wait_eq(5, 1));
-  p.add(Engine::Pe, events(0, 0, 0, 2, 6));  // decrement sem6
+  p.add(Queue::Pool, events(0, 0, 1, 3, 5));  // set sem5 = 1
+  p.add(Queue::Dve, wait_eq(5, 1));
+  p.add(Queue::Pe, events(0, 0, 0, 2, 6));  // decrement sem6
   Detector d({p.core()});
-  run_compute(d, p, Engine::Pool, 0, {{sbuf(0, 0), 16, true}});
-  run_compute(d, p, Engine::Dve, 0, {{sbuf(0, 0), 16, false}});
-  run_compute(d, p, Engine::Pe, 0, {});
+  run_compute(d, p, Queue::Pool, 0, {{sbuf(0, 0), 16, true}});
+  run_compute(d, p, Queue::Dve, 0, {{sbuf(0, 0), 16, false}});
+  run_compute(d, p, Queue::Pe, 0, {});
   const Report r = d.finish();
   EXPECT_TRUE(r.races.empty());
   ASSERT_EQ(r.timing_dependent.size(), 1u);  // sem6 was never waited on
@@ -365,12 +365,12 @@ TEST(RaceDetector, ADecrementOrAnEqWaitOrdersByWhatTheRunObservedAndSaysSo) {
 
 TEST(RaceDetector, ASemaphoreTheHostWritesDuringTheRunIsObserved) {
   Prog p;
-  p.add(Engine::Pool, inc(7));
-  p.add(Engine::Dve, wait_ge(7, 1));
+  p.add(Queue::Pool, inc(7));
+  p.add(Queue::Dve, wait_ge(7, 1));
   Detector d({p.core()});
   d.host_semaphore(0, 7, true);
-  run_compute(d, p, Engine::Dve, 0, {{sbuf(0, 0), 16, false}});
-  run_compute(d, p, Engine::Pool, 0, {{sbuf(0, 0), 16, true}});
+  run_compute(d, p, Queue::Dve, 0, {{sbuf(0, 0), 16, false}});
+  run_compute(d, p, Queue::Pool, 0, {{sbuf(0, 0), 16, true}});
   const Report r = d.finish();
   ASSERT_EQ(r.races.size(), 1u);
   EXPECT_EQ(r.races[0].kinds, kRaw);  // pool's write is first in the program
@@ -380,9 +380,9 @@ TEST(RaceDetector, ASemaphoreTheHostWritesDuringTheRunIsObserved) {
 
 TEST(RaceDetector, TheTileFileIsAMemoryByTileAndByte) {
   Prog p;
-  p.add(Engine::Sfu);
+  p.add(Queue::Sfu);
   Detector d({p.core()});
-  run_compute(d, p, Engine::Sfu, 0, {{tile(3, 0), 1024, true}});
+  run_compute(d, p, Queue::Sfu, 0, {{tile(3, 0), 1024, true}});
   d.host_access(0, tile(3, 512), 16, false);
   const Report r = d.finish();
   ASSERT_EQ(r.races.size(), 1u);
@@ -394,11 +394,11 @@ TEST(RaceDetector, TheTileFileIsAMemoryByTileAndByte) {
 
 TEST(RaceDetector, EachPairOfInstructionsIsReportedOnceWithTheUnionOfItsBytes) {
   Prog p;
-  p.add(Engine::Pool);
-  p.add(Engine::Dve);
+  p.add(Queue::Pool);
+  p.add(Queue::Dve);
   Detector d({p.core()});
-  run_compute(d, p, Engine::Pool, 0, {{sbuf(2, 0), 16, true}, {sbuf(9, 64), 16, true}});
-  run_compute(d, p, Engine::Dve, 0, {{sbuf(2, 0), 16, false}, {sbuf(9, 64), 16, true}});
+  run_compute(d, p, Queue::Pool, 0, {{sbuf(2, 0), 16, true}, {sbuf(9, 64), 16, true}});
+  run_compute(d, p, Queue::Dve, 0, {{sbuf(2, 0), 16, false}, {sbuf(9, 64), 16, true}});
   const Report r = d.finish();
   ASSERT_EQ(r.races.size(), 1u);
   EXPECT_EQ(r.races[0].kinds, kRaw | kWaw);
@@ -409,11 +409,11 @@ TEST(RaceDetector, EachPairOfInstructionsIsReportedOnceWithTheUnionOfItsBytes) {
 
 TEST(RaceDetector, ControlRegionAddressesAreNotMemory) {
   Prog p;
-  p.add(Engine::Pool);
-  p.add(Engine::Dve);
+  p.add(Queue::Pool);
+  p.add(Queue::Dve);
   Detector d({p.core()});
-  run_compute(d, p, Engine::Pool, 0, {{isa::kSemaphoreBase, 4, true}});
-  run_compute(d, p, Engine::Dve, 0, {{isa::kSemaphoreBase, 4, true}});
+  run_compute(d, p, Queue::Pool, 0, {{isa::kSemaphoreBase, 4, true}});
+  run_compute(d, p, Queue::Dve, 0, {{isa::kSemaphoreBase, 4, true}});
   EXPECT_TRUE(d.finish().races.empty());
   EXPECT_EQ(d.live_segments(), 0u);
 }

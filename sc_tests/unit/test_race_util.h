@@ -26,15 +26,15 @@ inline isa::Events wait_ge_inc(unsigned wsem, std::uint32_t k, unsigned usem) {
   return events(2, wsem, k, 1, usem);
 }
 
-inline std::uint8_t opcode_of(isa::Engine q) {
+inline std::uint8_t opcode_of(isa::Queue q) {
   switch (q) {
-    case isa::Engine::Pool:
+    case isa::Queue::Pool:
       return 0x7b;  // tensor_dequantize
-    case isa::Engine::Dve:
+    case isa::Queue::Dve:
       return 0xe3;  // quantize_mx
-    case isa::Engine::Pe:
+    case isa::Queue::Pe:
       return 0x0a;  // matmul_mx
-    case isa::Engine::Sfu:
+    case isa::Queue::Sfu:
       return 0x6a;
     default:
       return 0xd0;  // dma_copy
@@ -46,12 +46,12 @@ struct Prog {
   std::array<std::uint32_t, isa::kNumSemaphores> start{};
   std::uint32_t line = 0;
   // Adds an instruction to queue q; returns its index.
-  std::uint64_t add(isa::Engine q, isa::Events ev = {}) {
+  std::uint64_t add(isa::Queue q, isa::Events ev = {}) {
     auto& v = notes[static_cast<unsigned>(q)];
     v.push_back(isa::InstructionNote{++line, ev, opcode_of(q)});
     return v.size() - 1;
   }
-  const isa::Events& ev(isa::Engine q, std::uint64_t i) const {
+  const isa::Events& ev(isa::Queue q, std::uint64_t i) const {
     return notes[static_cast<unsigned>(q)][i].events;
   }
   CoreProgram core(const std::string& file = "t.tpb") const {
@@ -91,7 +91,7 @@ struct MemAccess {
   std::uint64_t addr, len;
   bool write;
 };
-inline void run_compute(Detector& d, const Prog& p, isa::Engine q, std::uint64_t i,
+inline void run_compute(Detector& d, const Prog& p, isa::Queue q, std::uint64_t i,
                         const std::vector<MemAccess>& acc) {
   d.begin(0, q, i, opcode_of(q), p.ev(q, i));
   for (const MemAccess& a : acc) d.access(0, q, a.addr, a.len, a.write);

@@ -60,8 +60,8 @@ TEST(TquantBlock, MultiLineFormAndSfuQueue) {
       "BSTART.SFU TQUANT, FP32; B.DATR U8, RMM, Sat=0; B.DIM LB0=4; B.DIM LB1=2; B.DIM LB2=8; "
       "B.IOR r3, r4; B.IOT T2, mask=1, <last>, ->T5<2>; BSTOP\n";
   const Program p = parse_program(text, "m.tpb");
-  ASSERT_EQ(p.queues[static_cast<unsigned>(Engine::Sfu)].size(), 2u);
-  EXPECT_TRUE(p.queues[static_cast<unsigned>(Engine::Pool)].empty());
+  ASSERT_EQ(p.queues[static_cast<unsigned>(Queue::Sfu)].size(), 2u);
+  EXPECT_TRUE(p.queues[static_cast<unsigned>(Queue::Pool)].empty());
   EXPECT_EQ(p.queues[3][0].raw, assemble_statement(kExample, SourceLoc{"t", 1, 1}));
   EXPECT_EQ(p.queues[3][0].loc.line, 2);
   const std::string second = disassemble_inst(p.queues[3][1].raw);

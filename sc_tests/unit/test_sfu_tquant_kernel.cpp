@@ -33,7 +33,7 @@ class SfuContext : public fw::KernelContext {
  public:
   const isa::RawInst& inst() const override { return inst_; }
   isa::Arch arch() const override { return isa::Arch::Mariana; }
-  isa::Engine engine() const override { return isa::Engine::Sfu; }
+  isa::Queue engine() const override { return isa::Queue::Sfu; }
   std::uint32_t reg(unsigned r) const override {
     ++reg_reads;
     return regs.at(r);

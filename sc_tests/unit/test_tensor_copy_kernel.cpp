@@ -28,7 +28,7 @@ class MemContext : public fw::KernelContext {
   explicit MemContext(const isa::RawInst& inst) : inst_(inst) {}
   const isa::RawInst& inst() const override { return inst_; }
   isa::Arch arch() const override { return isa::Arch::Mariana; }
-  isa::Engine engine() const override { return isa::Engine::Dve; }
+  isa::Queue engine() const override { return isa::Queue::Dve; }
   std::uint32_t reg(unsigned r) const override { return regs[r]; }
   const timing::TimingConfig& timing() const override { return timing_; }
   fw::EngineState& engine_state() override { return state_; }

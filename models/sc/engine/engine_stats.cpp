@@ -4,7 +4,7 @@
 
 namespace tpb::sc {
 
-EngineStatsCollector::EngineStatsCollector(isa::Engine engine, const fw::KernelRegistry& kernels,
+EngineStatsCollector::EngineStatsCollector(isa::Queue engine, const fw::KernelRegistry& kernels,
                                            MemPort& port, const RunControl& control)
     : engine_(engine),
       dma_queue_(isa::is_dma_queue(engine)),

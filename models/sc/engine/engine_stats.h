@@ -60,7 +60,7 @@ class Fifo {
 
 class EngineStatsCollector : public SequencerObserver {
  public:
-  EngineStatsCollector(isa::Engine engine, const fw::KernelRegistry& kernels, MemPort& port,
+  EngineStatsCollector(isa::Queue engine, const fw::KernelRegistry& kernels, MemPort& port,
                        const RunControl& control);
 
   // A new run (and a new timing profile): everything back to zero, the
@@ -99,7 +99,7 @@ class EngineStatsCollector : public SequencerObserver {
   std::uint64_t& stall_field(unsigned kind);
   std::uint64_t cycles(std::uint64_t ps) const;
 
-  isa::Engine engine_;
+  isa::Queue engine_;
   bool dma_queue_;
   const fw::KernelRegistry& kernels_;
   MemPort& port_;

@@ -7,7 +7,7 @@
 
 namespace tpb::sc {
 
-EngineTracer::EngineTracer(trace::Recorder& rec, isa::Engine engine, std::size_t num_bundles,
+EngineTracer::EngineTracer(trace::Recorder& rec, isa::Queue engine, std::size_t num_bundles,
                            const trace::TraceNames& names)
     : rec_(rec),
       engine_(engine),

@@ -31,7 +31,7 @@ class EngineTracer : public SequencerObserver {
  public:
   // Registers the engine's signals and track in `rec`; `num_bundles` is the
   // kernel registry's bundle count (names are interned by Bundle::id).
-  EngineTracer(trace::Recorder& rec, isa::Engine engine, std::size_t num_bundles,
+  EngineTracer(trace::Recorder& rec, isa::Queue engine, std::size_t num_bundles,
                const trace::TraceNames& names = {});
 
   void on_issue(const IssueEvent& e) override;
@@ -64,7 +64,7 @@ class EngineTracer : public SequencerObserver {
   void end_open_slices(std::uint64_t t_ps);
 
   trace::Recorder& rec_;
-  isa::Engine engine_;
+  isa::Queue engine_;
   std::string process_;  // its Perfetto process (TraceNames::process)
   bool dma_queue_;
   trace::SignalId sig_busy_, sig_in_flight_, sig_opcode_, sig_pc_, sig_index_, sig_retired_,

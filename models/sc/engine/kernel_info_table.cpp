@@ -38,18 +38,18 @@ std::vector<std::uint8_t> KernelInfoTable::bytes() const {
 }
 
 std::vector<std::uint8_t> pool_kernel_info_bytes(isa::Arch arch) {
-  return isa::default_kernel_info_bytes(isa::Engine::Pool, arch);
+  return isa::default_kernel_info_bytes(isa::Queue::Pool, arch);
 }
 
 std::vector<std::uint8_t> dve_kernel_info_bytes(isa::Arch arch) {
-  return isa::default_kernel_info_bytes(isa::Engine::Dve, arch);
+  return isa::default_kernel_info_bytes(isa::Queue::Dve, arch);
 }
 
 std::vector<std::uint8_t> pe_kernel_info_bytes(isa::Arch arch) {
-  return isa::default_kernel_info_bytes(isa::Engine::Pe, arch);
+  return isa::default_kernel_info_bytes(isa::Queue::Pe, arch);
 }
 
-KernelInfoTable default_kernel_info(isa::Engine e, isa::Arch arch) {
+KernelInfoTable default_kernel_info(isa::Queue e, isa::Arch arch) {
   return KernelInfoTable(isa::default_kernel_info_bytes(e, arch));
 }
 

@@ -63,6 +63,6 @@ std::vector<std::uint8_t> dve_kernel_info_bytes(isa::Arch arch = isa::Arch::Mari
 // MATMUL 0x02 reuse those handler VAs (convention: no v5 bytes in the seeds).
 std::vector<std::uint8_t> pe_kernel_info_bytes(isa::Arch arch);
 // The default table of an engine (SFU: empty, TQUANT is a PTO tile op).
-KernelInfoTable default_kernel_info(isa::Engine e, isa::Arch arch);
+KernelInfoTable default_kernel_info(isa::Queue e, isa::Arch arch);
 
 }  // namespace tpb::sc

@@ -24,7 +24,7 @@ namespace tpb::sc {
 // What a fault names (SPEC §9 exit 2): the engine, the instruction, the
 // opcode and, for an invalid instruction, every failed predicate.
 struct FaultInfo {
-  isa::Engine engine = isa::Engine::Pool;
+  isa::Queue engine = isa::Queue::Pool;
   std::uint64_t index = 0;
   std::uint8_t opcode = 0;
   // "invalid", "address", "kernel", "fetch", "dispatch", "time".

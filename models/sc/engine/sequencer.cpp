@@ -57,7 +57,7 @@ class Sequencer::Context : public fw::KernelContext {
   }
   const isa::RawInst& inst() const override { return s_.raw_; }
   isa::Arch arch() const override { return s_.cfg_.arch; }
-  isa::Engine engine() const override { return s_.engine_; }
+  isa::Queue engine() const override { return s_.engine_; }
   std::uint32_t reg(unsigned r) const override { return s_.env_.regs->get(s_.engine_, r); }
   const TimingConfig& timing() const override { return *s_.cfg_.timing; }
   fw::EngineState& engine_state() override { return s_.state_; }
@@ -163,7 +163,7 @@ class Sequencer::Context : public fw::KernelContext {
   std::uint64_t deferred_ = 0;  // compute cycles of the open streaming bundle
 };
 
-Sequencer::Sequencer(sc_core::sc_module_name name, isa::Engine engine, SequencerEnv env,
+Sequencer::Sequencer(sc_core::sc_module_name name, isa::Queue engine, SequencerEnv env,
                      SequencerConfig cfg)
     : sc_core::sc_module(name),
       port("port"),
@@ -185,7 +185,7 @@ void Sequencer::configure(SequencerConfig cfg) {
   clock_ = timing::ClockDivider(cfg_.timing->clock(engine_));
   issue_overhead_ps_ = TimingConfig::cycles_to_ps(cfg_.timing->issue_overhead(engine_), clock_);
   min_ii_ps_ = TimingConfig::cycles_to_ps(cfg_.timing->min_ii(engine_), clock_);
-  psum_reads_exempt_ = engine_ == isa::Engine::Pe;
+  psum_reads_exempt_ = engine_ == isa::Queue::Pe;
   const unsigned cores = dma_caps_.cores;  // the device's, kept (set_device_semaphores)
   dma_caps_ = dma_capacities(*cfg_.timing);
   dma_caps_.has_hbm = env_.dma != nullptr;
@@ -521,7 +521,7 @@ const fw::Kernel* Sequencer::dispatch(const std::optional<KernelInfoRecord>& rec
 unsigned Sequencer::issue_unit(const fw::Kernel& worker) const {
   // The PE loads the next stationary in the background of the running
   // matmul (TIMING.md [A]): its LoadStationary kernels have a unit of their own.
-  return engine_ == isa::Engine::Pe && worker.va == isa::kva::kPeLdweightsMx
+  return engine_ == isa::Queue::Pe && worker.va == isa::kva::kPeLdweightsMx
              ? timing::IssuePipeline::kStationary
              : timing::IssuePipeline::kMoving;
 }

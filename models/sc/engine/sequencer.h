@@ -87,13 +87,12 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
  public:
   MemPort port;  // bind port.socket to the router's target_socket
 
-  Sequencer(sc_core::sc_module_name name, isa::Engine engine, SequencerEnv env,
-            SequencerConfig cfg);
+  Sequencer(sc_core::sc_module_name name, isa::Queue engine, SequencerEnv env, SequencerConfig cfg);
   ~Sequencer() override;
 
   // A new configuration (between runs): generation, timing, kernel_info.
   void configure(SequencerConfig cfg);
-  isa::Engine engine() const { return engine_; }
+  isa::Queue engine() const { return engine_; }
   const KernelInfoTable& kernel_info() const { return cfg_.table; }
   // State the engine's kernels keep across instructions (fw::EngineState);
   // the platform sets per-engine options here before the run.
@@ -229,7 +228,7 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
     for (SequencerObserver* o : observers_) f(*o);
   }
 
-  isa::Engine engine_;
+  isa::Queue engine_;
   SequencerEnv env_;
   SequencerConfig cfg_;
   fw::EngineState state_;
@@ -250,11 +249,11 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
 
   // The issue pipeline (SPEC §8).
   timing::IssuePipeline pipe_;
-  timing::Footprint footprint_;      // of the instruction being executed
-  bool psum_reads_exempt_ = false;   // the PE: PSUM accumulates near memory
-  std::uint64_t issue_ps_ = 0;       // the current instruction's issue-bound time
-  std::uint64_t stream_cycles_ = 0;  // its streams' length, engine cycles
-  std::uint64_t exec_start_ps_ = 0;  // where its kernel ran from
+  timing::Footprint footprint_;        // of the instruction being executed
+  bool psum_reads_exempt_ = false;     // the PE: PSUM accumulates near memory
+  std::uint64_t issue_ps_ = 0;         // the current instruction's issue-bound time
+  std::uint64_t stream_cycles_ = 0;    // its streams' length, engine cycles
+  std::uint64_t exec_start_ps_ = 0;    // where its kernel ran from
   std::uint64_t gate_overlap_ps_ = 0;  // a retire gate held the thread this long (fetch())
   unsigned unit_ = 0;
 

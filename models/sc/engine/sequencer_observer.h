@@ -26,7 +26,7 @@ struct BundleRecord {
 // What a retire sink receives for every retired instruction (structured:
 // a scoreboard or a co-simulation harness reads fields, not text).
 struct RetireRecord {
-  isa::Engine engine;
+  isa::Queue engine;
   std::size_t index;  // in the engine's instruction stream
   std::uint8_t opcode;
   std::uint64_t start_ps;       // issue: after fetch, the semaphore wait and the interlock
@@ -41,7 +41,7 @@ struct RetireRecord {
 // An instruction as it issues (after its fetch, its semaphore wait and the
 // engine's pipeline let it start).
 struct IssueEvent {
-  isa::Engine engine;
+  isa::Queue engine;
   std::uint64_t index;
   std::uint8_t opcode;
   const isa::RawInst* raw;  // valid during the call

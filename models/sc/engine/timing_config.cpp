@@ -10,11 +10,11 @@ void check_time_resolution() {
                            sc_core::sc_get_time_resolution().to_string());
 }
 
-sc_core::sc_time engine_time(const TimingConfig& c, isa::Engine e, std::uint64_t cycles) {
+sc_core::sc_time engine_time(const TimingConfig& c, isa::Queue e, std::uint64_t cycles) {
   return ps_time(TimingConfig::cycles_to_ps(cycles, c.clock(e)));
 }
 
-std::uint64_t engine_cycles(const TimingConfig& c, isa::Engine e, const sc_core::sc_time& t) {
+std::uint64_t engine_cycles(const TimingConfig& c, isa::Queue e, const sc_core::sc_time& t) {
   // Rounded to nearest. ps x MHz can overflow 64 bits: then in 128-bit
   // integers; else in 64, where the division by the constant is a multiply
   // (the 128-bit one is a library call, and this runs on every retire).

@@ -33,9 +33,9 @@ inline sc_core::sc_time ps_time(std::uint64_t ps) { return sc_core::sc_time::fro
 // Throws std::logic_error unless the time resolution is 1 ps.
 void check_time_resolution();
 // The duration of `cycles` of engine `e`.
-sc_core::sc_time engine_time(const TimingConfig& c, isa::Engine e, std::uint64_t cycles);
+sc_core::sc_time engine_time(const TimingConfig& c, isa::Queue e, std::uint64_t cycles);
 // Engine cycles (rounded to nearest) of a duration.
-std::uint64_t engine_cycles(const TimingConfig& c, isa::Engine e, const sc_core::sc_time& t);
+std::uint64_t engine_cycles(const TimingConfig& c, isa::Queue e, const sc_core::sc_time& t);
 // The duration of `cycles` of the memory clock.
 sc_core::sc_time mem_cycles_time(const TimingConfig& c, std::uint64_t cycles);
 // MemTiming of a target for the memory modules and for DMI users.

@@ -8,13 +8,13 @@ std::string sbuf_quadrant_name(unsigned q) {
   return q < isa::kNumQuadrants ? isa::memory_name(isa::sbuf_quadrant_memory(q)) : "?";
 }
 
-std::string queue_route_name(isa::Engine e) {
+std::string queue_route_name(isa::Queue e) {
   if (static_cast<unsigned>(e) < isa::kNumEngines) return isa::memory_name(isa::queue_memory(e));
   return isa::is_dma_queue(e) ? std::string("queue.") + isa::engine_name(e) : "?";
 }
 
 namespace {
-void map_queue(AddressRouter& router, isa::Engine eng, InstructionQueue* qm) {
+void map_queue(AddressRouter& router, isa::Queue eng, InstructionQueue* qm) {
   if (!qm)
     throw std::invalid_argument("map_core_memories: queue of " + queue_route_name(eng) +
                                 " is null");
@@ -61,7 +61,7 @@ void map_core_memories(AddressRouter& router, std::array<PartitionedMemory*, 4>&
   router.add_target(isa::memory_name(isa::CoreMemory::Regs), isa::kEngineRegBase,
                     EngineRegisterFile::kSpan, regs.socket);
   for (unsigned e = 0; e < isa::kNumEngines; ++e)
-    map_queue(router, static_cast<isa::Engine>(e), queues[e]);
+    map_queue(router, static_cast<isa::Queue>(e), queues[e]);
 }
 
 }  // namespace tpb::sc

@@ -43,12 +43,12 @@ inline constexpr std::uint64_t kSbufQuadrantSpan = std::uint64_t{isa::kPartition
                                                    << isa::kPartitionShift;
 inline constexpr std::uint64_t kPsumSpan = std::uint64_t{isa::kNumPartitions}
                                            << isa::kPartitionShift;
-inline constexpr std::uint64_t queue_base(isa::Engine e) {
+inline constexpr std::uint64_t queue_base(isa::Queue e) {
   return isa::kQueueBase + std::uint64_t{static_cast<unsigned>(e)} * isa::kQueueBytes;
 }
 std::string sbuf_quadrant_name(unsigned q);  // isa::memory_name: "sbuf.q0".."sbuf.q3"
 // isa::memory_name: "queue.pool", ...; a DMA queue's: "queue.dma0" ...
-std::string queue_route_name(isa::Engine e);
+std::string queue_route_name(isa::Queue e);
 inline constexpr const char* kHbmRouteName = "hbm";
 
 // Adds the rows above to `router` (binding its initiator socket to each
@@ -59,7 +59,7 @@ void map_core_memories(AddressRouter& router, std::array<PartitionedMemory*, 4>&
                        PartitionedMemory& psum, SemaphoreBank& sem, EngineRegisterFile& regs,
                        std::array<InstructionQueue*, 4>& queues);
 
-// The DMA queues' instruction queues (queues[q] of Engine::Dma0 + q) and the
+// The DMA queues' instruction queues (queues[q] of Queue::Dma0 + q) and the
 // HBM; throws as map_core_memories.
 void map_dma_queues(AddressRouter& router,
                     std::array<InstructionQueue*, isa::kNumDmaQueues>& queues);

@@ -15,7 +15,7 @@ EngineRegisterFile::EngineRegisterFile(sc_core::sc_module_name name, MemTiming t
   socket.register_get_direct_mem_ptr(this, &EngineRegisterFile::get_direct_mem_ptr);
 }
 
-void EngineRegisterFile::check(isa::Engine e, unsigned r) {
+void EngineRegisterFile::check(isa::Queue e, unsigned r) {
   if (static_cast<unsigned>(e) >= isa::kNumEngines)
     throw std::out_of_range("engine ordinal " + std::to_string(static_cast<unsigned>(e)) +
                             " >= " + std::to_string(isa::kNumEngines));
@@ -24,12 +24,12 @@ void EngineRegisterFile::check(isa::Engine e, unsigned r) {
                             std::to_string(kRegs));
 }
 
-std::uint32_t EngineRegisterFile::get(isa::Engine e, unsigned r) const {
+std::uint32_t EngineRegisterFile::get(isa::Queue e, unsigned r) const {
   check(e, r);
   return regs_[static_cast<unsigned>(e)][r];
 }
 
-void EngineRegisterFile::set(isa::Engine e, unsigned r, std::uint32_t v) {
+void EngineRegisterFile::set(isa::Queue e, unsigned r, std::uint32_t v) {
   check(e, r);
   regs_[static_cast<unsigned>(e)][r] = v;
 }

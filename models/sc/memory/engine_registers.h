@@ -31,8 +31,8 @@ class EngineRegisterFile : public sc_core::sc_module {
   }
 
   // r >= 32 or an engine ordinal >= 4 throws std::out_of_range.
-  std::uint32_t get(isa::Engine e, unsigned r) const;
-  void set(isa::Engine e, unsigned r, std::uint32_t v);
+  std::uint32_t get(isa::Queue e, unsigned r) const;
+  void set(isa::Queue e, unsigned r, std::uint32_t v);
 
  private:
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
@@ -41,7 +41,7 @@ class EngineRegisterFile : public sc_core::sc_module {
   // Checks the access; on success `e`, `r` are the first engine/register.
   tlm::tlm_response_status decode(const tlm::tlm_generic_payload& trans, unsigned& e, unsigned& r,
                                   bool debug) const;
-  static void check(isa::Engine e, unsigned r);
+  static void check(isa::Queue e, unsigned r);
 
   MemTiming timing_;
   std::array<std::array<std::uint32_t, kRegs>, isa::kNumEngines> regs_{};
