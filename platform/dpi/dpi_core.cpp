@@ -34,19 +34,30 @@ struct Core {
   std::string race_text;                   // tpb_dpi_core_race's string
 };
 
-// A chandle this library made and has not freed (the one core of the process).
-Core* g_core = nullptr;
+// The chandles this library made and has not freed: any number of cores, each
+// its own Session (its own elaboration, SPEC §15's one-core device). Never
+// destroyed: a core the host did not free lives until the process ends, as
+// the SystemC kernel it runs in.
+std::vector<std::unique_ptr<Core>>& live_cores() {
+  static auto* cores = new std::vector<std::unique_ptr<Core>>;
+  return *cores;
+}
+
+// The live core behind `h`, or null (a freed or foreign handle).
+Core* live(void* h) {
+  for (const auto& c : live_cores())
+    if (c.get() == h) return c.get();
+  return nullptr;
+}
 
 Core* core_of(void* h) {
   if (!h) {
     fail("the core handle is null");
     return nullptr;
   }
-  if (h != g_core) {
-    fail("the core handle is not a live core of this library (freed, or never made)");
-    return nullptr;
-  }
-  return static_cast<Core*>(h);
+  Core* c = live(h);
+  if (!c) fail("the core handle is not a live core of this library (freed, or never made)");
+  return c;
 }
 
 // The memory, partition and offset of a row access, by the hosts' checks
@@ -121,10 +132,6 @@ extern "C" {
 void* tpb_dpi_core_new(const char* arch, const char* timing_file) {
   void* out = nullptr;
   dpi::session_call([&] {
-    if (dpi::g_core)
-      return fail(
-          "a core is already open in this process (SystemC elaborates once per "
-          "process): tpb_dpi_core_free it first");
     run::CoreSpec spec;
     isa::Arch a = isa::Arch::Mariana;
     if (arch && *arch && !isa::parse_arch(arch, a))
@@ -134,8 +141,8 @@ void* tpb_dpi_core_new(const char* arch, const char* timing_file) {
     auto c = std::make_unique<dpi::Core>();
     c->session = std::make_unique<run::Session>(spec);
     c->arch = a;
-    dpi::g_core = c.release();
-    out = dpi::g_core;
+    out = c.get();
+    dpi::live_cores().push_back(std::move(c));
     return TPB_DPI_OK;
   });
   return out;
@@ -145,8 +152,12 @@ int tpb_dpi_core_free(void* core) {
   return dpi::session_call([&] {
     dpi::Core* c = dpi::core_of(core);
     if (!c) return TPB_DPI_EARG;
-    dpi::g_core = nullptr;
-    delete c;
+    auto& cores = dpi::live_cores();
+    for (auto it = cores.begin(); it != cores.end(); ++it)
+      if (it->get() == c) {
+        cores.erase(it);
+        break;
+      }
     return TPB_DPI_OK;
   });
 }
@@ -281,32 +292,32 @@ int tpb_dpi_core_run_file(void* core, const char* path) {
 }
 
 const char* tpb_dpi_core_status(void* core) {
-  const dpi::Core* c = core && core == dpi::g_core ? static_cast<dpi::Core*>(core) : nullptr;
+  const dpi::Core* c = dpi::live(core);
   return c ? c->status.c_str() : "none";
 }
 
 const char* tpb_dpi_core_fault(void* core) {
-  const dpi::Core* c = core && core == dpi::g_core ? static_cast<dpi::Core*>(core) : nullptr;
+  const dpi::Core* c = dpi::live(core);
   return c ? c->message.c_str() : "";
 }
 
 long long tpb_dpi_core_time_ps(void* core) {
-  dpi::Core* c = core && core == dpi::g_core ? static_cast<dpi::Core*>(core) : nullptr;
+  dpi::Core* c = dpi::live(core);
   return c ? static_cast<long long>(c->session->core().now_ps()) : -1;
 }
 
 long long tpb_dpi_core_instructions(void* core) {
-  const dpi::Core* c = core && core == dpi::g_core ? static_cast<dpi::Core*>(core) : nullptr;
+  const dpi::Core* c = dpi::live(core);
   return c ? static_cast<long long>(c->instructions) : -1;
 }
 
 long long tpb_dpi_core_races(void* core) {
-  const dpi::Core* c = core && core == dpi::g_core ? static_cast<dpi::Core*>(core) : nullptr;
+  const dpi::Core* c = dpi::live(core);
   return c ? static_cast<long long>(c->races) : -1;
 }
 
 const char* tpb_dpi_core_race(void* core, int i) {
-  dpi::Core* c = core && core == dpi::g_core ? static_cast<dpi::Core*>(core) : nullptr;
+  dpi::Core* c = dpi::live(core);
   if (!c || i < 0 || static_cast<std::size_t>(i) >= c->race_messages.size()) return "";
   c->race_text = c->race_messages[static_cast<std::size_t>(i)];
   return c->race_text.c_str();

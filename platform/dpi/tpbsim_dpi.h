@@ -120,9 +120,9 @@ const char* tpb_dpi_disassemble(const unsigned int* word);
 
 /* ---- A core (SPEC §12): the run API's core behind a chandle --------------
  * Programs run one after another on it; memories, the tile file, PE weights,
- * semaphores and simulated time carry over. One core per process at a time
- * (SystemC elaborates once per process): free it before making another. It
- * runs the model alone (no co-simulation). The host must not run a SystemC
+ * semaphores and simulated time carry over. Any number of cores may be open
+ * at once, each its own; runs go one at a time in the process. A core runs
+ * the model alone (no co-simulation). The host must not run a SystemC
  * kernel of its own in the same process. */
 
 /* A core of `arch` ("mariana", ...; "" or NULL: mariana) with a timing

@@ -192,11 +192,40 @@ TEST(DpiCore, AFaultAndADeadlockComeBackAsEfaultAndTheCoreGoesOn) {
   EXPECT_EQ(tpb_dpi_core_free(core), TPB_DPI_OK);
 }
 
-TEST(DpiCore, OneCoreAtATimeAndANewOneAfterFree) {
+TEST(DpiCore, SeveralCoresAtOnceEachWithItsOwnMemoryAndTime) {
   void* a = tpb_dpi_core_new("mariana", "");
   ASSERT_NE(a, nullptr) << dpi_error();
-  EXPECT_EQ(tpb_dpi_core_new("cayman", ""), nullptr);
-  EXPECT_NE(dpi_error().find("a core is already open"), std::string::npos) << dpi_error();
+  void* b = tpb_dpi_core_new("cayman", "");
+  ASSERT_NE(b, nullptr) << dpi_error();
+  ASSERT_NE(a, b);
+  write_words(a, 7, 0, {0x01234567u});
+  write_words(b, 7, 0, {0x89ABCDEFu});
+  // a runs; b's memory and time are untouched by it.
+  ASSERT_EQ(tpb_dpi_core_run(a, dequant_program("e2m1_to_e5m2", 0, 1, 7, 1, 7, 2).c_str()),
+            TPB_DPI_OK)
+      << dpi_error();
+  EXPECT_EQ(read_words(a, 7, 0x4000, 2), platref::dequant_ref(1, 0, {0x01234567u}));
+  EXPECT_GT(tpb_dpi_core_time_ps(a), 0);
+  EXPECT_EQ(tpb_dpi_core_time_ps(b), 0);
+  EXPECT_EQ(read_words(b, 7, 0, 1), std::vector<std::uint32_t>{0x89ABCDEFu});
+  EXPECT_EQ(read_words(b, 7, 0x4000, 2), (std::vector<std::uint32_t>{0, 0}));
+  EXPECT_EQ(tpb_dpi_core_instructions(a), 1);
+  EXPECT_EQ(tpb_dpi_core_instructions(b), 0);
+  // Freeing one leaves the other running.
+  EXPECT_EQ(tpb_dpi_core_free(a), TPB_DPI_OK);
+  ASSERT_EQ(tpb_dpi_core_run(
+                b, (".arch cayman\n" + dequant_program("nf4_to_e4m3", 0, 1, 7, 1, 7, 2)).c_str()),
+            TPB_DPI_OK)
+      << dpi_error();
+  const auto want = platref::dequant_ref(3, 0, {0x89ABCDEFu});
+  const auto got = read_words(b, 7, 0x4000, 2);
+  for (int w = 0; w < 2; ++w) EXPECT_TRUE(platref::fp8_word_equal(true, got[w], want[w]));
+  EXPECT_EQ(tpb_dpi_core_free(b), TPB_DPI_OK);
+}
+
+TEST(DpiCore, AFreedCoreIsNoLongerLiveAndANewOneWorks) {
+  void* a = tpb_dpi_core_new("mariana", "");
+  ASSERT_NE(a, nullptr) << dpi_error();
   EXPECT_EQ(tpb_dpi_core_free(a), TPB_DPI_OK);
   EXPECT_EQ(tpb_dpi_core_free(a), TPB_DPI_EARG);  // freed
   EXPECT_NE(dpi_error().find("not a live core"), std::string::npos) << dpi_error();
