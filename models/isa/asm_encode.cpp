@@ -341,93 +341,108 @@ std::uint32_t want_plain_addr(Lexer& lx, const Val& v, const std::string& what) 
 void put_list(Lexer& lx, const Val& v, const std::string& what, std::size_t n,
               const std::function<void(std::size_t, const Val&)>& each);
 
+using PatternBytes = std::array<std::uint8_t, 16>;
+
+// Bytes [off, off + len) of a pattern field, little-endian.
+void set_le(PatternBytes& bytes, unsigned off, unsigned len, std::uint64_t val) {
+  for (unsigned i = 0; i < len; ++i) bytes[off + i] = static_cast<std::uint8_t>(val >> (8 * i));
+}
+
+// MEM_PATTERN3D: t3d(ADDR, step=[..], num=[..]).
+void pattern_t3d(Lexer& lx, const Val& v, const std::string& what, PatternBytes& bytes) {
+  check_args(lx, v, 1, {"step", "num"});
+  if (v.args.size() != 1) lx.fail(v.at, "t3d(ADDR, step=[..], num=[..]) needs a start address");
+  set_le(bytes, 0, 4, want_addr4(lx, v.args[0], what));
+  std::int16_t step[3] = {1, 0, 0};
+  std::uint16_t num[3] = {1, 1, 1};
+  if (const Val* s = find_named(v, "step"))
+    put_list(lx, *s, "t3d step", 3,
+             [&](std::size_t i, const Val& e) { step[i] = want_i16(lx, e, "t3d step"); });
+  if (const Val* s = find_named(v, "num"))
+    put_list(lx, *s, "t3d num", 3, [&](std::size_t i, const Val& e) {
+      num[i] = static_cast<std::uint16_t>(want_u(lx, e, "t3d num", 2));
+    });
+  for (unsigned i = 0; i < 3; ++i) {
+    set_le(bytes, 4 + 2 * i, 2, static_cast<std::uint16_t>(step[i]));
+    set_le(bytes, 10 + 2 * i, 2, num[i]);
+  }
+}
+
+// MXTENSOR_V2 (seed 003 §3.3): mx(data=, scale=, ...); data carries the
+// MXTENSOR_V2 marker.
+void pattern_mx(Lexer& lx, const Val& v, PatternBytes& bytes) {
+  check_args(lx, v, 0,
+             {"data", "scale", "num", "step_data", "step_scale", "p", "f", "scale_dtype"});
+  std::uint32_t data = want_addr4(lx, required_named(lx, v, "data"), "mx data");
+  if ((data >> 27) == addr4::kMarkerImm) data |= std::uint32_t{addr4::kMarkerMxTensorV2} << 27;
+  set_le(bytes, 0, 4, data);
+  set_le(bytes, 4, 4, want_addr4(lx, required_named(lx, v, "scale"), "mx scale"));
+  std::uint8_t num[2] = {1, 1};
+  if (const Val* s = find_named(v, "num"))
+    put_list(lx, *s, "mx num", 2, [&](std::size_t i, const Val& e) {
+      num[i] = static_cast<std::uint8_t>(want_u(lx, e, "mx num", 1));
+    });
+  set_le(bytes, 8, 1, num[0]);
+  set_le(bytes, 9, 1, num[1]);
+  if (const Val* s = find_named(v, "step_data"))
+    set_le(bytes, 10, 2, static_cast<std::uint16_t>(want_i16(lx, *s, "mx step_data")));
+  if (const Val* s = find_named(v, "step_scale"))
+    set_le(bytes, 12, 2, static_cast<std::uint16_t>(want_i16(lx, *s, "mx step_scale")));
+  unsigned p = 0, fdim = 0;
+  if (const Val* s = find_named(v, "p"))
+    p = static_cast<unsigned>(want_range(lx, *s, "mx p", 0, 15, "4 bits"));
+  if (const Val* s = find_named(v, "f"))
+    fdim = static_cast<unsigned>(want_range(lx, *s, "mx f", 0, 15, "4 bits"));
+  set_le(bytes, 14, 1, (fdim << 4) | p);
+  std::uint8_t sd = static_cast<std::uint8_t>(Dtype::Sfp8E8);
+  if (const Val* s = find_named(v, "scale_dtype")) sd = want_dtype(lx, *s, "mx scale_dtype");
+  set_le(bytes, 15, 1, sd);
+}
+
+// MXTENSOR1D (seed 003 §3.2): mx1d(data=, scale=, ...).
+void pattern_mx1d(Lexer& lx, const Val& v, PatternBytes& bytes) {
+  check_args(lx, v, 0, {"data", "scale", "num", "step", "scale_pidx", "reserved"});
+  set_le(bytes, 0, 4, want_addr4(lx, required_named(lx, v, "data"), "mx1d data"));
+  set_le(bytes, 4, 4, want_addr4(lx, required_named(lx, v, "scale"), "mx1d scale"));
+  std::uint16_t num = 1;
+  std::int8_t step = 1;
+  if (const Val* s = find_named(v, "num"))
+    num = static_cast<std::uint16_t>(want_u(lx, *s, "mx1d num", 2));
+  if (const Val* s = find_named(v, "step"))
+    step = static_cast<std::int8_t>(want_range(lx, *s, "mx1d step", -128, 127, "i8"));
+  set_le(bytes, 8, 2, num);
+  set_le(bytes, 10, 1, static_cast<std::uint8_t>(step));
+  if (const Val* s = find_named(v, "scale_pidx"))
+    set_le(bytes, 11, 1, want_u(lx, *s, "mx1d scale_pidx", 1));
+  if (const Val* s = find_named(v, "reserved"))
+    put_list(lx, *s, "mx1d reserved", 4, [&](std::size_t i, const Val& e) {
+      bytes[12 + i] = static_cast<std::uint8_t>(want_u(lx, e, "mx1d reserved", 1));
+    });
+}
+
 // Writes a 16-byte pattern field. `one_d` selects MXMEM_PATTERN1D.
 void put_pattern(Builder& b, const Val& v, const FieldSpec& f, int key) {
   Lexer& lx = b.lx();
-  const std::string what = std::string("field '") + f.name + "'";
-  RawInst& r = b.raw();
-  std::array<std::uint8_t, 16> bytes{};
-  auto set = [&](unsigned off, unsigned len, std::uint64_t val) {
-    for (unsigned i = 0; i < len; ++i) bytes[off + i] = static_cast<std::uint8_t>(val >> (8 * i));
-  };
+  PatternBytes bytes{};
   const bool one_d = f.kind == FK::Mem1D;
-  const char* forms = one_d ? "mx1d(...) or i(...)" : "t3d(...), mx(...) or i(...)";
-  const char* type = one_d ? "MXMEM_PATTERN1D" : "MEM_PATTERN3D";
   if (v.kind == Val::Hex) {
     if (v.bytes.size() != 16)
       lx.fail(v.at, "i(...) needs 16 bytes, got " + std::to_string(v.bytes.size()));
     std::copy(v.bytes.begin(), v.bytes.end(), bytes.begin());
   } else if (v.kind == Val::Call && v.name == "t3d" && !one_d) {
-    check_args(lx, v, 1, {"step", "num"});
-    if (v.args.size() != 1) lx.fail(v.at, "t3d(ADDR, step=[..], num=[..]) needs a start address");
-    set(0, 4, want_addr4(lx, v.args[0], what));
-    std::int16_t step[3] = {1, 0, 0};
-    std::uint16_t num[3] = {1, 1, 1};
-    if (const Val* s = find_named(v, "step"))
-      put_list(lx, *s, "t3d step", 3,
-               [&](std::size_t i, const Val& e) { step[i] = want_i16(lx, e, "t3d step"); });
-    if (const Val* s = find_named(v, "num"))
-      put_list(lx, *s, "t3d num", 3, [&](std::size_t i, const Val& e) {
-        num[i] = static_cast<std::uint16_t>(want_u(lx, e, "t3d num", 2));
-      });
-    for (unsigned i = 0; i < 3; ++i) {
-      set(4 + 2 * i, 2, static_cast<std::uint16_t>(step[i]));
-      set(10 + 2 * i, 2, num[i]);
-    }
+    pattern_t3d(lx, v, std::string("field '") + f.name + "'", bytes);
   } else if (v.kind == Val::Call && v.name == "mx" && !one_d) {
-    // MXTENSOR_V2 (seed 003 §3.3); data carries the MXTENSOR_V2 marker.
-    check_args(lx, v, 0,
-               {"data", "scale", "num", "step_data", "step_scale", "p", "f", "scale_dtype"});
-    std::uint32_t data = want_addr4(lx, required_named(lx, v, "data"), "mx data");
-    if ((data >> 27) == addr4::kMarkerImm) data |= std::uint32_t{addr4::kMarkerMxTensorV2} << 27;
-    set(0, 4, data);
-    set(4, 4, want_addr4(lx, required_named(lx, v, "scale"), "mx scale"));
-    std::uint8_t num[2] = {1, 1};
-    if (const Val* s = find_named(v, "num"))
-      put_list(lx, *s, "mx num", 2, [&](std::size_t i, const Val& e) {
-        num[i] = static_cast<std::uint8_t>(want_u(lx, e, "mx num", 1));
-      });
-    set(8, 1, num[0]);
-    set(9, 1, num[1]);
-    if (const Val* s = find_named(v, "step_data"))
-      set(10, 2, static_cast<std::uint16_t>(want_i16(lx, *s, "mx step_data")));
-    if (const Val* s = find_named(v, "step_scale"))
-      set(12, 2, static_cast<std::uint16_t>(want_i16(lx, *s, "mx step_scale")));
-    unsigned p = 0, fdim = 0;
-    if (const Val* s = find_named(v, "p"))
-      p = static_cast<unsigned>(want_range(lx, *s, "mx p", 0, 15, "4 bits"));
-    if (const Val* s = find_named(v, "f"))
-      fdim = static_cast<unsigned>(want_range(lx, *s, "mx f", 0, 15, "4 bits"));
-    set(14, 1, (fdim << 4) | p);
-    std::uint8_t sd = static_cast<std::uint8_t>(Dtype::Sfp8E8);
-    if (const Val* s = find_named(v, "scale_dtype")) sd = want_dtype(lx, *s, "mx scale_dtype");
-    set(15, 1, sd);
+    pattern_mx(lx, v, bytes);
   } else if (v.kind == Val::Call && v.name == "mx1d" && one_d) {
-    // MXTENSOR1D (seed 003 §3.2)
-    check_args(lx, v, 0, {"data", "scale", "num", "step", "scale_pidx", "reserved"});
-    set(0, 4, want_addr4(lx, required_named(lx, v, "data"), "mx1d data"));
-    set(4, 4, want_addr4(lx, required_named(lx, v, "scale"), "mx1d scale"));
-    std::uint16_t num = 1;
-    std::int8_t step = 1;
-    if (const Val* s = find_named(v, "num"))
-      num = static_cast<std::uint16_t>(want_u(lx, *s, "mx1d num", 2));
-    if (const Val* s = find_named(v, "step"))
-      step = static_cast<std::int8_t>(want_range(lx, *s, "mx1d step", -128, 127, "i8"));
-    set(8, 2, num);
-    set(10, 1, static_cast<std::uint8_t>(step));
-    if (const Val* s = find_named(v, "scale_pidx"))
-      set(11, 1, want_u(lx, *s, "mx1d scale_pidx", 1));
-    if (const Val* s = find_named(v, "reserved"))
-      put_list(lx, *s, "mx1d reserved", 4, [&](std::size_t i, const Val& e) {
-        bytes[12 + i] = static_cast<std::uint8_t>(want_u(lx, e, "mx1d reserved", 1));
-      });
+    pattern_mx1d(lx, v, bytes);
   } else {
+    const char* forms = one_d ? "mx1d(...) or i(...)" : "t3d(...), mx(...) or i(...)";
+    const char* type = one_d ? "MXMEM_PATTERN1D" : "MEM_PATTERN3D";
     const std::string found =
         v.kind == Val::Call ? "'" + v.name + "(...)'" : std::string(kind_name(v));
     lx.fail(v.at, std::string("field '") + f.name + "' is a " + type + ": expected " + forms +
                       ", found " + found);
   }
-  (void)r;
   for (unsigned i = 0; i < 16; ++i) b.put_byte(f.off + i, bytes[i], key, v.at);
 }
 
@@ -488,6 +503,60 @@ void put_dma_end(Builder& b, const Val& v, const FieldSpec& f, int key) {
   for (unsigned i = 0; i < 3; ++i) b.put_byte(f.off + 13u + i, reserved[i], key, v.at);
 }
 
+// wait=none | eq(semN, V) | ge(semN, V)  (SPEC §2 wait_mode 0/1/2)
+void put_wait(Builder& b, const FieldSpec& f, const Val& v, int key) {
+  Lexer& lx = b.lx();
+  if (v.kind == Val::Ident && v.name == "none") {
+    b.put(f.off, 2, 0, key, v.at);
+    return;
+  }
+  const auto mode = v.kind == Val::Call ? wait_mode_names().parse_exact(v.name) : std::nullopt;
+  if (!mode) lx.fail(v.at, "expected none, eq(semN, VALUE) or ge(semN, VALUE) for field 'wait'");
+  check_args(lx, v, 2, {});
+  if (v.args.size() != 2) lx.fail(v.at, v.name + "(semN, VALUE) takes two arguments");
+  const unsigned idx = want_index(lx, v.args[0], "sem", 255, std::string("field '") + f.name + "'");
+  const std::uint32_t val = want_u(lx, v.args[1], "the wait value", 4);
+  b.put(4, 1, *mode, key, v.at);
+  b.put(5, 1, idx, key, v.args[0].at);
+  b.put(8, 4, val, key, v.args[1].at);
+}
+
+// update=none | inc(semN) | dec(semN) | set(semN, V)  (SPEC §2 update_mode
+// 0..3); semN may be coreK:semN, another core's semaphore (a DMA
+// descriptor's only, SPEC §15).
+void put_update(Builder& b, const FieldSpec& f, const Val& v, int key) {
+  Lexer& lx = b.lx();
+  const std::string what = std::string("field '") + f.name + "'";
+  if (v.kind == Val::Ident && v.name == "none") {
+    b.put(f.off, 2, 0, key, v.at);
+    return;
+  }
+  const auto mode = v.kind == Val::Call ? update_mode_names().parse_exact(v.name) : std::nullopt;
+  if (!mode)
+    lx.fail(v.at, "expected none, inc(semN), dec(semN) or set(semN, VALUE) for field 'update'");
+  const bool is_set = *mode == kUpdateSet;
+  check_args(lx, v, is_set ? 2 : 1, {});
+  if (v.args.size() != (is_set ? 2u : 1u))
+    lx.fail(v.at,
+            v.name + (is_set ? "(semN, VALUE) takes two arguments" : "(semN) takes one argument"));
+  Val sem = v.args[0];
+  if (sem.kind == Val::Ident && sem.name.rfind("core", 0) == 0 &&
+      sem.name.find(':') != std::string::npos) {
+    const std::size_t colon = sem.name.find(':');
+    Val core = sem;
+    core.name = sem.name.substr(0, colon);
+    const unsigned k = want_index(lx, core, "core", kMaxDeviceCores - 1, what);
+    sem.name = sem.name.substr(colon + 1);
+    b.remote_core = k + 1;
+    b.remote_at = v.args[0].at;
+    b.remote_key = key;
+  }
+  const unsigned idx = want_index(lx, sem, "sem", 255, what);
+  b.put(6, 1, *mode, key, v.at);
+  b.put(7, 1, idx, key, v.args[0].at);
+  if (is_set) b.put(8, 4, want_u(lx, v.args[1], "the set value", 4), key, v.args[1].at);
+}
+
 void put_field(Builder& b, const FieldSpec& f, const Val& v, int key) {
   Lexer& lx = b.lx();
   const std::string what = std::string("field '") + f.name + "'";
@@ -524,60 +593,12 @@ void put_field(Builder& b, const FieldSpec& f, const Val& v, int key) {
     case FK::DmaOp:
       b.put(f.off, 1, want_enum(lx, v, what, dma_rmw_op_names(), "dst_rmw_op"), key, v.at);
       return;
-    case FK::Wait: {
-      // wait=none | eq(semN, V) | ge(semN, V)  (SPEC §2 wait_mode 0/1/2)
-      if (v.kind == Val::Ident && v.name == "none") {
-        b.put(f.off, 2, 0, key, v.at);
-        return;
-      }
-      const auto mode = v.kind == Val::Call ? wait_mode_names().parse_exact(v.name) : std::nullopt;
-      if (mode) {
-        check_args(lx, v, 2, {});
-        if (v.args.size() != 2) lx.fail(v.at, v.name + "(semN, VALUE) takes two arguments");
-        const unsigned idx = want_index(lx, v.args[0], "sem", 255, what);
-        const std::uint32_t val = want_u(lx, v.args[1], "the wait value", 4);
-        b.put(4, 1, *mode, key, v.at);
-        b.put(5, 1, idx, key, v.args[0].at);
-        b.put(8, 4, val, key, v.args[1].at);
-        return;
-      }
-      lx.fail(v.at, "expected none, eq(semN, VALUE) or ge(semN, VALUE) for field 'wait'");
-    }
-    case FK::Update: {
-      // update=none | inc(semN) | dec(semN) | set(semN, V)  (SPEC §2 update_mode 0..3)
-      if (v.kind == Val::Ident && v.name == "none") {
-        b.put(f.off, 2, 0, key, v.at);
-        return;
-      }
-      const auto mode =
-          v.kind == Val::Call ? update_mode_names().parse_exact(v.name) : std::nullopt;
-      if (mode) {
-        const bool is_set = *mode == kUpdateSet;
-        check_args(lx, v, is_set ? 2 : 1, {});
-        if (v.args.size() != (is_set ? 2u : 1u))
-          lx.fail(v.at, v.name + (is_set ? "(semN, VALUE) takes two arguments"
-                                         : "(semN) takes one argument"));
-        // coreK:semN: another core's semaphore (a DMA descriptor's only).
-        Val sem = v.args[0];
-        if (sem.kind == Val::Ident && sem.name.rfind("core", 0) == 0 &&
-            sem.name.find(':') != std::string::npos) {
-          const std::size_t colon = sem.name.find(':');
-          Val core = sem;
-          core.name = sem.name.substr(0, colon);
-          const unsigned k = want_index(lx, core, "core", kMaxDeviceCores - 1, what);
-          sem.name = sem.name.substr(colon + 1);
-          b.remote_core = k + 1;
-          b.remote_at = v.args[0].at;
-          b.remote_key = key;
-        }
-        const unsigned idx = want_index(lx, sem, "sem", 255, what);
-        b.put(6, 1, *mode, key, v.at);
-        b.put(7, 1, idx, key, v.args[0].at);
-        if (is_set) b.put(8, 4, want_u(lx, v.args[1], "the set value", 4), key, v.args[1].at);
-        return;
-      }
-      lx.fail(v.at, "expected none, inc(semN), dec(semN) or set(semN, VALUE) for field 'update'");
-    }
+    case FK::Wait:
+      put_wait(b, f, v, key);
+      return;
+    case FK::Update:
+      put_update(b, f, v, key);
+      return;
   }
 }
 

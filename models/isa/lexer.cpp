@@ -130,70 +130,9 @@ Tok Lexer::lex_uncached(std::size_t p) const {
     t.end = q;
     return t;
   }
-  if (block) {
-    if (c == '-' && p + 1 < n && s[p + 1] == '>') {
-      t.kind = Tok::Punct;
-      t.text = "->";
-      t.end = p + 2;
-      return t;
-    }
-    if (is_digit(c) || (c == '-' && p + 1 < n && is_digit(s[p + 1]))) {
-      std::size_t q = p + 1;
-      while (q < n && is_alnum(s[q])) ++q;
-      t.kind = Tok::Num;
-      t.text = s.substr(p, q - p);
-      t.end = q;
-      return t;
-    }
-    if (std::strchr(",=<>()", c)) {
-      t.kind = Tok::Punct;
-      t.text = std::string(1, c);
-      t.end = p + 1;
-      return t;
-    }
-    fail(p, "unexpected character '" + character_at(s, p, n) + "' in a TQUANT block");
-  }
-  if (is_digit(c) || ((c == '-' || c == '+') && p + 1 < n && is_digit(s[p + 1]))) {
-    std::size_t q = p;
-    bool neg = false;
-    if (s[q] == '-' || s[q] == '+') neg = s[q++] == '-';
-    unsigned base = 10;
-    if (s[q] == '0' && q + 1 < n && (s[q + 1] == 'x' || s[q + 1] == 'X')) {
-      base = 16;
-      q += 2;
-    }
-    const std::size_t digits = q;
-    std::uint64_t v = 0;
-    bool overflow = false;
-    while (q < n && is_ident(s[q])) {
-      const char d = static_cast<char>(std::tolower(static_cast<unsigned char>(s[q])));
-      unsigned dv;
-      if (d >= '0' && d <= '9')
-        dv = static_cast<unsigned>(d - '0');
-      else if (base == 16 && d >= 'a' && d <= 'f')
-        dv = static_cast<unsigned>(d - 'a' + 10);
-      else
-        fail(p, "bad number '" + s.substr(p, q - p + 1) + "'");
-      if (v > (std::numeric_limits<std::uint64_t>::max() - dv) / base) overflow = true;
-      v = v * base + dv;
-      ++q;
-    }
-    if (q == digits) fail(p, "bad number '" + s.substr(p, q - p) + "'");
-    constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
-    if (overflow || (neg && v > kMax + 1))
-      fail(p, "number '" + s.substr(p, q - p) + "' is too large");
-    t.kind = Tok::Num;
-    if (!neg && v > kMax) {  // a u64 (hbm offsets): only want_u64 takes it
-      t.wide = true;
-      t.unum = v;
-      t.num = std::numeric_limits<std::int64_t>::max();
-    } else {
-      t.num = neg ? static_cast<std::int64_t>(0 - v) : static_cast<std::int64_t>(v);
-    }
-    t.text = s.substr(p, q - p);
-    t.end = q;
-    return t;
-  }
+  if (block) return lex_block(t);
+  if (is_digit(c) || ((c == '-' || c == '+') && p + 1 < n && is_digit(s[p + 1])))
+    return lex_number(t);
   if (std::strchr("()[],=", c)) {
     t.kind = Tok::Punct;
     t.text = std::string(1, c);
@@ -201,6 +140,77 @@ Tok Lexer::lex_uncached(std::size_t p) const {
     return t;
   }
   fail(p, "unexpected character '" + character_at(s, p, n) + "'");
+}
+
+Tok Lexer::lex_block(Tok t) const {
+  const std::string& s = line_.text;
+  const std::size_t p = t.at, n = end_;
+  const char c = s[p];
+  if (c == '-' && p + 1 < n && s[p + 1] == '>') {
+    t.kind = Tok::Punct;
+    t.text = "->";
+    t.end = p + 2;
+    return t;
+  }
+  if (is_digit(c) || (c == '-' && p + 1 < n && is_digit(s[p + 1]))) {
+    std::size_t q = p + 1;
+    while (q < n && is_alnum(s[q])) ++q;
+    t.kind = Tok::Num;
+    t.text = s.substr(p, q - p);
+    t.end = q;
+    return t;
+  }
+  if (std::strchr(",=<>()", c)) {
+    t.kind = Tok::Punct;
+    t.text = std::string(1, c);
+    t.end = p + 1;
+    return t;
+  }
+  fail(p, "unexpected character '" + character_at(s, p, n) + "' in a TQUANT block");
+}
+
+Tok Lexer::lex_number(Tok t) const {
+  const std::string& s = line_.text;
+  const std::size_t p = t.at, n = end_;
+  std::size_t q = p;
+  bool neg = false;
+  if (s[q] == '-' || s[q] == '+') neg = s[q++] == '-';
+  unsigned base = 10;
+  if (s[q] == '0' && q + 1 < n && (s[q + 1] == 'x' || s[q + 1] == 'X')) {
+    base = 16;
+    q += 2;
+  }
+  const std::size_t digits = q;
+  std::uint64_t v = 0;
+  bool overflow = false;
+  while (q < n && is_ident(s[q])) {
+    const char d = static_cast<char>(std::tolower(static_cast<unsigned char>(s[q])));
+    unsigned dv;
+    if (d >= '0' && d <= '9')
+      dv = static_cast<unsigned>(d - '0');
+    else if (base == 16 && d >= 'a' && d <= 'f')
+      dv = static_cast<unsigned>(d - 'a' + 10);
+    else
+      fail(p, "bad number '" + s.substr(p, q - p + 1) + "'");
+    if (v > (std::numeric_limits<std::uint64_t>::max() - dv) / base) overflow = true;
+    v = v * base + dv;
+    ++q;
+  }
+  if (q == digits) fail(p, "bad number '" + s.substr(p, q - p) + "'");
+  constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  if (overflow || (neg && v > kMax + 1))
+    fail(p, "number '" + s.substr(p, q - p) + "' is too large");
+  t.kind = Tok::Num;
+  if (!neg && v > kMax) {  // a u64 (hbm offsets): only want_u64 takes it
+    t.wide = true;
+    t.unum = v;
+    t.num = std::numeric_limits<std::int64_t>::max();
+  } else {
+    t.num = neg ? static_cast<std::int64_t>(0 - v) : static_cast<std::int64_t>(v);
+  }
+  t.text = s.substr(p, q - p);
+  t.end = q;
+  return t;
 }
 
 }  // namespace tpb::isa

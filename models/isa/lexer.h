@@ -99,6 +99,11 @@ class Lexer {
  private:
   Tok lex_at(std::size_t p) const;
   Tok lex_uncached(std::size_t p) const;
+  // The rest of token t (t.at set) of the block dialect: ->, a number, punctuation.
+  Tok lex_block(Tok t) const;
+  // The rest of number token t (t.at set) of the mnemonic dialect: decimal or
+  // 0x hex, signed, a u64 above the int64 range (`wide`).
+  Tok lex_number(Tok t) const;
 
   // The parser peeks the same tokens again and again: the last two are kept.
   struct Memo {

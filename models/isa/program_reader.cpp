@@ -226,13 +226,101 @@ Queue binary_queue(const RawInst& raw, const std::string& /*path*/, std::uint64_
   return home_engine(raw[0]);
 }
 
-void parse_program_stream(std::istream& in, const std::string& path, ProgramSink& sink) {
+namespace {
+
+// What the directives set: the program's .arch, the queue of what follows.
+struct ReaderState {
   std::optional<Arch> arch;
   Queue engine = Queue::Pool;
-  // An open TQUANT block: its statements (separated by ';' or line ends) may
-  // span lines; the word goes to the SFU queue at BSTOP.
-  std::optional<TquantBlockBuilder> block;
-  SourceLoc block_loc;
+};
+
+// An open TQUANT block: its statements (separated by ';' or line ends) may
+// span lines; the word goes to the SFU queue at BSTOP.
+struct OpenBlock {
+  std::optional<TquantBlockBuilder> builder;
+  SourceLoc loc;
+  explicit operator bool() const { return builder.has_value(); }
+};
+
+// The block statements of `line` from b on.
+void block_statements(const AsmLine& line, std::size_t b, const std::string& path, Lexer& lx,
+                      OpenBlock& block, ProgramSink& sink) {
+  std::size_t start = b;
+  for (;;) {
+    const std::size_t semi = line.text.find(';', start);
+    const std::size_t end = semi == std::string::npos ? line.text.size() : semi;
+    std::size_t p = start;
+    while (p < end && std::isspace(static_cast<unsigned char>(line.text[p]))) ++p;
+    if (p < end) {
+      if (!block) {
+        if (!starts_tquant_block(std::string_view(line.text).substr(p, end - p)))
+          lx.fail(p, "statement after BSTOP on the same line");
+        block.builder.emplace();
+        block.loc = lx.loc(p);
+      }
+      if (block.builder->add(line, p, end, path)) {
+        sink.inst(Queue::Sfu, block.builder->word(), block.loc);
+        block.builder.reset();
+      }
+    }
+    if (semi == std::string::npos) break;
+    start = semi + 1;
+  }
+}
+
+// .reg ENGINE rN = VALUE (the lexer past the directive).
+void reg_directive(Lexer& lx, std::size_t b, ProgramSink& sink) {
+  const Queue e = want_engine(lx, lx.next());
+  const unsigned idx = want_register(lx, lx.next(), ".reg");
+  lx.expect('=', "in .reg ENGINE rN = VALUE");
+  const Tok v = lx.next();
+  if (v.kind != Tok::Num)
+    lx.fail(v.at, "expected a number for the .reg value, found " + lx.describe(v));
+  if (v.num < -2147483648ll || v.num > 0xFFFFFFFFll)
+    lx.fail(v.at, "value " + v.text + " out of range for a 32-bit register");
+  sink.reg(RegInit{e, idx, static_cast<std::uint32_t>(v.num), lx.loc(b)});
+  expect_end(lx, ".reg ENGINE rN = VALUE");
+}
+
+// The directive at b: .raw, .engine, .arch or .reg.
+void directive(const AsmLine& line, std::size_t b, Lexer& lx, ReaderState& st, ProgramSink& sink) {
+  std::size_t q = b + 1;
+  while (q < line.text.size() && std::isalnum(static_cast<unsigned char>(line.text[q]))) ++q;
+  const std::string dir = line.text.substr(b, q - b);
+  lx.set_pos(q);
+  if (dir == ".raw") {
+    const auto bytes = lx.hex_bytes('\0');
+    if (bytes.size() != kInstBytes)
+      lx.fail(q, ".raw needs 64 bytes (128 hex digits), got " + std::to_string(bytes.size()));
+    RawInst raw;
+    std::copy(bytes.begin(), bytes.end(), raw.begin());
+    sink.inst(st.engine, raw, lx.loc(b));
+  } else if (dir == ".engine") {
+    st.engine = want_queue(lx, lx.next());
+    expect_end(lx, ".engine NAME");
+  } else if (dir == ".arch") {
+    const Tok t = lx.next();
+    Arch a;
+    if (t.kind != Tok::Ident || !parse_arch(t.text, a))
+      lx.fail(t.at, "unknown arch " + lx.describe(t) + " (" + arch_list() + ")");
+    if (st.arch && *st.arch != a)
+      lx.fail(t.at, "conflicting .arch: already " + std::string(arch_name(*st.arch)));
+    if (!st.arch) sink.arch(a, lx.loc(b));
+    st.arch = a;
+    expect_end(lx, ".arch NAME");
+  } else if (dir == ".reg") {
+    reg_directive(lx, b, sink);
+  } else {
+    lx.fail(b, "unknown directive '" + dir + "' (.arch, .engine, .raw, .reg)");
+  }
+}
+
+}  // namespace
+
+void parse_program_stream(std::istream& in, const std::string& path, ProgramSink& sink) {
+  ReaderState state;
+  Queue& engine = state.engine;
+  OpenBlock block;
   LineReader reader(in, path);
   AsmLine line;
   while (reader.next(line)) {
@@ -242,75 +330,15 @@ void parse_program_stream(std::istream& in, const std::string& path, ProgramSink
     Lexer lx(line, b, path);
     if (block || starts_tquant_block(std::string_view(line.text).substr(b))) {
       if (line.text[b] == '.') lx.fail(b, "directive inside a TQUANT block (no BSTOP yet)");
-      std::size_t start = b;
-      for (;;) {
-        const std::size_t semi = line.text.find(';', start);
-        const std::size_t end = semi == std::string::npos ? line.text.size() : semi;
-        std::size_t p = start;
-        while (p < end && std::isspace(static_cast<unsigned char>(line.text[p]))) ++p;
-        if (p < end) {
-          if (!block) {
-            if (!starts_tquant_block(std::string_view(line.text).substr(p, end - p)))
-              lx.fail(p, "statement after BSTOP on the same line");
-            block.emplace();
-            block_loc = lx.loc(p);
-          }
-          if (block->add(line, p, end, path)) {
-            sink.inst(Queue::Sfu, block->word(), block_loc);
-            block.reset();
-          }
-        }
-        if (semi == std::string::npos) break;
-        start = semi + 1;
-      }
-      continue;
-    }
-    if (line.text[b] != '.') {
+      block_statements(line, b, path, lx, block, sink);
+    } else if (line.text[b] != '.') {
       const RawInst raw = assemble(lx, engine);
       sink.inst(engine, raw, lx.loc(b));
-      continue;
-    }
-    std::size_t q = b + 1;
-    while (q < line.text.size() && std::isalnum(static_cast<unsigned char>(line.text[q]))) ++q;
-    const std::string dir = line.text.substr(b, q - b);
-    lx.set_pos(q);
-    if (dir == ".raw") {
-      const auto bytes = lx.hex_bytes('\0');
-      if (bytes.size() != kInstBytes)
-        lx.fail(q, ".raw needs 64 bytes (128 hex digits), got " + std::to_string(bytes.size()));
-      RawInst raw;
-      std::copy(bytes.begin(), bytes.end(), raw.begin());
-      sink.inst(engine, raw, lx.loc(b));
-    } else if (dir == ".engine") {
-      engine = want_queue(lx, lx.next());
-      expect_end(lx, ".engine NAME");
-    } else if (dir == ".arch") {
-      const Tok t = lx.next();
-      Arch a;
-      if (t.kind != Tok::Ident || !parse_arch(t.text, a))
-        lx.fail(t.at, "unknown arch " + lx.describe(t) + " (" + arch_list() + ")");
-      if (arch && *arch != a)
-        lx.fail(t.at, "conflicting .arch: already " + std::string(arch_name(*arch)));
-      if (!arch) sink.arch(a, lx.loc(b));
-      arch = a;
-      expect_end(lx, ".arch NAME");
-    } else if (dir == ".reg") {
-      // .reg ENGINE rN = VALUE
-      const Queue e = want_engine(lx, lx.next());
-      const unsigned idx = want_register(lx, lx.next(), ".reg");
-      lx.expect('=', "in .reg ENGINE rN = VALUE");
-      const Tok v = lx.next();
-      if (v.kind != Tok::Num)
-        lx.fail(v.at, "expected a number for the .reg value, found " + lx.describe(v));
-      if (v.num < -2147483648ll || v.num > 0xFFFFFFFFll)
-        lx.fail(v.at, "value " + v.text + " out of range for a 32-bit register");
-      sink.reg(RegInit{e, idx, static_cast<std::uint32_t>(v.num), lx.loc(b)});
-      expect_end(lx, ".reg ENGINE rN = VALUE");
     } else {
-      lx.fail(b, "unknown directive '" + dir + "' (.arch, .engine, .raw, .reg)");
+      directive(line, b, lx, state, sink);
     }
   }
-  if (block) throw AsmError(block_loc, "TQUANT block without BSTOP");
+  if (block) throw AsmError(block.loc, "TQUANT block without BSTOP");
 }
 
 Program parse_program(std::string_view text, const std::string& path) {

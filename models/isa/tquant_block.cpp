@@ -142,6 +142,173 @@ std::string bits(unsigned v) {
   return s;
 }
 
+// B.DATR DataType[, RMode][, Field=V ...]: the first sets the word's fields
+// (a second is parsed for its syntax and counted: it is illegal).
+void parse_datr(Lexer& lx, const Tok& k, TquantBlock& w) {
+  const bool first = w.datr_count == 0;
+  if (w.datr_count == 255) lx.fail(k.at, "too many B.DATR");
+  ++w.datr_count;
+  TquantBlock t = w;
+  t.dst_dtype = tile_type(lx, "B.DATR DataType");
+  bool rmode_seen = false;
+  std::vector<std::string> seen;
+  while (lx.accept(",")) {
+    const Tok a = lx.next();
+    if (a.kind != Tok::Ident || !lx.accept("=")) {
+      if (rmode_seen) lx.fail(a.at, "B.DATR takes one RMode");
+      rmode_seen = true;
+      t.rmode = rmode(lx, a);
+      continue;
+    }
+    for (const auto& f : seen)
+      if (iequal(f, a.text)) lx.fail(a.at, "duplicate B.DATR field '" + a.text + "'");
+    seen.push_back(a.text);
+    const Tok v = lx.next();
+    if (iequal(a.text, "RMode")) {
+      if (rmode_seen) lx.fail(a.at, "duplicate RMode");
+      rmode_seen = true;
+      t.rmode = rmode(lx, v);
+      continue;
+    }
+    const auto n = static_cast<std::uint8_t>(number(lx, v, a.text, 0, 255));
+    if (iequal(a.text, "Sat"))
+      t.sat = n;
+    else if (iequal(a.text, "Canonicalize"))
+      t.canonicalize = n;
+    else if (iequal(a.text, "Layout"))
+      t.layout = n;
+    else if (iequal(a.text, "CMode"))
+      t.cmode = n;
+    else if (iequal(a.text, "PadValue") || iequal(a.text, "PadValueOrByteId"))
+      t.pad_value = n;
+    else
+      lx.fail(a.at, "unknown B.DATR field '" + a.text +
+                        "' (RMode, Sat, Canonicalize, Layout, CMode, PadValue)");
+  }
+  end_of(lx, "B.DATR");
+  if (first) {
+    t.datr_count = w.datr_count;
+    w = t;
+  }
+}
+
+// B.DIM LBd=V[, ...]: a binding of a dimension already bound is counted.
+void parse_dim(Lexer& lx, TquantBlock& w) {
+  do {
+    const Tok a = lx.next();
+    if (a.kind != Tok::Ident || a.text.size() != 3 || !iequal(a.text.substr(0, 2), "LB") ||
+        a.text[2] < '0' || a.text[2] > '7')
+      lx.fail(a.at, "expected a B.DIM binding LB0..LB7, found " + lx.describe(a));
+    const unsigned d = static_cast<unsigned>(a.text[2] - '0');
+    lx.expect("=", "after " + a.text);
+    const auto v = static_cast<std::uint16_t>(number(lx, lx.next(), a.text, 0, 0xFFFF));
+    if (w.dim_mask >> d & 1u) {
+      if (w.dim_repeats == 255) lx.fail(a.at, "too many B.DIM bindings");
+      ++w.dim_repeats;
+      continue;
+    }
+    w.dim_mask = static_cast<std::uint8_t>(w.dim_mask | (1u << d));
+    if (d == 0) w.lb0 = v;
+    if (d == 1) w.lb1 = v;
+    if (d == 2) w.lb2 = v;
+  } while (lx.accept(","));
+  end_of(lx, "B.DIM");
+}
+
+// B.IOR rM, rZ[, rS2[, rD]]: the first sets the GPRs.
+void parse_ior(Lexer& lx, const Tok& k, TquantBlock& w) {
+  if (w.ior_count == 255) lx.fail(k.at, "too many B.IOR");
+  const bool first = w.ior_count++ == 0;
+  std::uint8_t r[4] = {0, 0, 0, 0};
+  unsigned n = 0;
+  do {
+    if (n == 4) lx.fail(lx.peek().at, "B.IOR takes at most four GPRs (RegSrc0..2, RegDst)");
+    r[n++] = static_cast<std::uint8_t>(
+        indexed(lx, lx.next(), 'r', kNumEngineRegs - 1, "a GPR of B.IOR"));
+  } while (lx.accept(","));
+  end_of(lx, "B.IOR");
+  if (n < 2) lx.fail(lx.end_pos(), "B.IOR needs two GPRs: multiplier, zero point");
+  if (first) {
+    w.reg_src0 = r[0];
+    w.reg_src1 = r[1];
+    w.reg_src2 = r[2];
+    w.reg_dst = r[3];
+  }
+}
+
+// One operand of B.IOT: <last>, ->Tn<TSize>, mask=BITS or a source tile Tn.
+void parse_iot_operand(Lexer& lx, TquantBlock& t, bool& mask_seen) {
+  const Tok a = lx.peek();
+  if (lx.accept("<")) {
+    const Tok l = lx.next();
+    if (l.kind != Tok::Ident || !iequal(l.text, "last"))
+      lx.fail(l.at, "expected <last>, found " + lx.describe(l));
+    lx.expect(">", "after <last");
+    if (t.last) lx.fail(a.at, "duplicate <last>");
+    t.last = 1;
+  } else if (lx.accept("->")) {
+    const auto d =
+        static_cast<std::uint8_t>(indexed(lx, lx.next(), 't', 255, "a destination tile"));
+    lx.expect("<", "before the destination TSize (->Tn<TSize>)");
+    const auto n = static_cast<std::uint16_t>(number(lx, lx.next(), "TSize", 0, 0xFFFF));
+    lx.expect(">", "after the destination TSize");
+    if (t.dst_count == 255) lx.fail(a.at, "too many destinations");
+    if (t.dst_count == 0) {
+      t.dst_tile = d;
+      t.tsize = n;
+    } else if (t.dst_count == 1) {
+      if (n > 255) lx.fail(a.at, "a second destination's TSize is at most 255");
+      t.dst2_tile = d;
+      t.dst2_tsize = static_cast<std::uint8_t>(n);
+    }
+    ++t.dst_count;
+  } else if (a.kind == Tok::Ident && iequal(a.text, "mask")) {
+    lx.next();
+    lx.expect("=", "after mask");
+    if (mask_seen) lx.fail(a.at, "duplicate mask");
+    mask_seen = true;
+    t.mask = static_cast<std::uint16_t>(number(lx, lx.next(), "PE_MASK", 0, 0xFFFF, true));
+  } else {
+    const auto src = static_cast<std::uint8_t>(indexed(lx, lx.next(), 't', 255, "a source tile"));
+    if (t.src_count == 255) lx.fail(a.at, "too many sources");
+    if (t.src_count == 0) t.src_tile = src;
+    if (t.src_count == 1) t.src2_tile = src;
+    ++t.src_count;
+  }
+}
+
+// B.IOT operands...: the first sets the tiles (a second is parsed for its
+// syntax only: it is illegal and counted).
+void parse_iot(Lexer& lx, const Tok& k, TquantBlock& w) {
+  if (w.iot_count == 255) lx.fail(k.at, "too many B.IOT");
+  const bool first = w.iot_count++ == 0;
+  TquantBlock t = first ? w : TquantBlock{};
+  bool mask_seen = false;
+  if (lx.peek().kind != Tok::End) do
+      parse_iot_operand(lx, t, mask_seen);
+    while (lx.accept(","));
+  end_of(lx, "B.IOT");
+  if (first) {
+    t.iot_count = w.iot_count;
+    w = t;
+  }
+}
+
+// BSTART.SFU TQUANT, DataType: the block's first statement.
+void parse_bstart(Lexer& lx, const Tok& k, TquantBlock& w) {
+  const std::string& kw = k.text;
+  if (kw.size() < 6 || !iequal(kw.substr(0, 6), "BSTART"))
+    lx.fail(k.at, "a TQUANT block starts with BSTART.SFU, found " + lx.describe(k));
+  if (!iequal(kw, "BSTART.SFU"))
+    lx.fail(k.at, "'" + kw + "': TQUANT blocks are written BSTART.SFU (seed 002)");
+  const Tok op = lx.next();
+  if (op.kind != Tok::Ident || !iequal(op.text, "TQUANT"))
+    lx.fail(op.at, "unknown block operation " + lx.describe(op) + " (TQUANT)");
+  lx.expect(",", "after TQUANT");
+  w.src_dtype = tile_type(lx, "BSTART DataType");
+  end_of(lx, "BSTART");
+}
+
 }  // namespace
 
 bool starts_tquant_block(std::string_view s) {
@@ -173,18 +340,9 @@ bool TquantBlockBuilder::add(const AsmLine& line, std::size_t begin, std::size_t
             "BSTOP), found " +
                 lx.describe(k));
   if (done_) lx.fail(k.at, "statement after BSTOP");
-  const std::string kw = k.text;
+  const std::string& kw = k.text;
   if (!started_) {
-    if (kw.size() < 6 || !iequal(kw.substr(0, 6), "BSTART"))
-      lx.fail(k.at, "a TQUANT block starts with BSTART.SFU, found " + lx.describe(k));
-    if (!iequal(kw, "BSTART.SFU"))
-      lx.fail(k.at, "'" + kw + "': TQUANT blocks are written BSTART.SFU (seed 002)");
-    const Tok op = lx.next();
-    if (op.kind != Tok::Ident || !iequal(op.text, "TQUANT"))
-      lx.fail(op.at, "unknown block operation " + lx.describe(op) + " (TQUANT)");
-    lx.expect(",", "after TQUANT");
-    w_.src_dtype = tile_type(lx, "BSTART DataType");
-    end_of(lx, "BSTART");
+    parse_bstart(lx, k, w_);
     started_ = true;
     raw_ = encode(w_);
     return false;
@@ -196,143 +354,16 @@ bool TquantBlockBuilder::add(const AsmLine& line, std::size_t begin, std::size_t
   } else if (iequal(kw, "BSTART") || (kw.size() > 6 && iequal(kw.substr(0, 7), "BSTART."))) {
     lx.fail(k.at, "BSTART inside a block (the previous block has no BSTOP)");
   } else if (iequal(kw, "B.DATR")) {
-    const bool first = w_.datr_count == 0;
-    if (w_.datr_count == 255) lx.fail(k.at, "too many B.DATR");
-    ++w_.datr_count;
-    TquantBlock t = w_;
-    t.dst_dtype = tile_type(lx, "B.DATR DataType");
-    bool rmode_seen = false;
-    std::vector<std::string> seen;
-    while (lx.accept(",")) {
-      const Tok a = lx.next();
-      if (a.kind == Tok::Ident && lx.accept("=")) {
-        for (const auto& s : seen)
-          if (iequal(s, a.text)) lx.fail(a.at, "duplicate B.DATR field '" + a.text + "'");
-        seen.push_back(a.text);
-        const Tok v = lx.next();
-        if (iequal(a.text, "RMode")) {
-          if (rmode_seen) lx.fail(a.at, "duplicate RMode");
-          rmode_seen = true;
-          t.rmode = rmode(lx, v);
-          continue;
-        }
-        const auto n = static_cast<std::uint8_t>(number(lx, v, a.text, 0, 255));
-        if (iequal(a.text, "Sat"))
-          t.sat = n;
-        else if (iequal(a.text, "Canonicalize"))
-          t.canonicalize = n;
-        else if (iequal(a.text, "Layout"))
-          t.layout = n;
-        else if (iequal(a.text, "CMode"))
-          t.cmode = n;
-        else if (iequal(a.text, "PadValue") || iequal(a.text, "PadValueOrByteId"))
-          t.pad_value = n;
-        else
-          lx.fail(a.at, "unknown B.DATR field '" + a.text +
-                            "' (RMode, Sat, Canonicalize, Layout, CMode, PadValue)");
-      } else {
-        if (rmode_seen) lx.fail(a.at, "B.DATR takes one RMode");
-        rmode_seen = true;
-        t.rmode = rmode(lx, a);
-      }
-    }
-    end_of(lx, "B.DATR");
-    if (first) {
-      t.datr_count = w_.datr_count;
-      w_ = t;
-    }
+    parse_datr(lx, k, w_);
   } else if (iequal(kw, "B.DIM")) {
-    do {
-      const Tok a = lx.next();
-      if (a.kind != Tok::Ident || a.text.size() != 3 || !iequal(a.text.substr(0, 2), "LB") ||
-          a.text[2] < '0' || a.text[2] > '7')
-        lx.fail(a.at, "expected a B.DIM binding LB0..LB7, found " + lx.describe(a));
-      const unsigned d = static_cast<unsigned>(a.text[2] - '0');
-      lx.expect("=", "after " + a.text);
-      const auto v = static_cast<std::uint16_t>(number(lx, lx.next(), a.text, 0, 0xFFFF));
-      if (w_.dim_mask >> d & 1u) {
-        if (w_.dim_repeats == 255) lx.fail(a.at, "too many B.DIM bindings");
-        ++w_.dim_repeats;
-        continue;
-      }
-      w_.dim_mask = static_cast<std::uint8_t>(w_.dim_mask | (1u << d));
-      if (d == 0) w_.lb0 = v;
-      if (d == 1) w_.lb1 = v;
-      if (d == 2) w_.lb2 = v;
-    } while (lx.accept(","));
-    end_of(lx, "B.DIM");
+    parse_dim(lx, w_);
   } else if (iequal(kw, "B.IOR")) {
-    if (w_.ior_count == 255) lx.fail(k.at, "too many B.IOR");
-    const bool first = w_.ior_count++ == 0;
-    std::uint8_t r[4] = {0, 0, 0, 0};
-    unsigned n = 0;
-    do {
-      if (n == 4) lx.fail(lx.peek().at, "B.IOR takes at most four GPRs (RegSrc0..2, RegDst)");
-      r[n++] = static_cast<std::uint8_t>(
-          indexed(lx, lx.next(), 'r', kNumEngineRegs - 1, "a GPR of B.IOR"));
-    } while (lx.accept(","));
-    end_of(lx, "B.IOR");
-    if (n < 2) lx.fail(lx.end_pos(), "B.IOR needs two GPRs: multiplier, zero point");
-    if (first) {
-      w_.reg_src0 = r[0];
-      w_.reg_src1 = r[1];
-      w_.reg_src2 = r[2];
-      w_.reg_dst = r[3];
-    }
+    parse_ior(lx, k, w_);
   } else if (iequal(kw, "B.IOS")) {
     if (w_.ios_count == 255) lx.fail(k.at, "too many B.IOS");
     ++w_.ios_count;  // its operands are not interpreted: B.IOS is illegal in TQUANT
   } else if (iequal(kw, "B.IOT")) {
-    if (w_.iot_count == 255) lx.fail(k.at, "too many B.IOT");
-    const bool first = w_.iot_count++ == 0;
-    // A second B.IOT is parsed for its syntax only (it is illegal and counted).
-    TquantBlock t = first ? w_ : TquantBlock{};
-    bool mask_seen = false;
-    if (lx.peek().kind != Tok::End) do {
-        const Tok a = lx.peek();
-        if (lx.accept("<")) {
-          const Tok l = lx.next();
-          if (l.kind != Tok::Ident || !iequal(l.text, "last"))
-            lx.fail(l.at, "expected <last>, found " + lx.describe(l));
-          lx.expect(">", "after <last");
-          if (t.last) lx.fail(a.at, "duplicate <last>");
-          t.last = 1;
-        } else if (lx.accept("->")) {
-          const auto d =
-              static_cast<std::uint8_t>(indexed(lx, lx.next(), 't', 255, "a destination tile"));
-          lx.expect("<", "before the destination TSize (->Tn<TSize>)");
-          const auto n = static_cast<std::uint16_t>(number(lx, lx.next(), "TSize", 0, 0xFFFF));
-          lx.expect(">", "after the destination TSize");
-          if (t.dst_count == 255) lx.fail(a.at, "too many destinations");
-          if (t.dst_count == 0) {
-            t.dst_tile = d;
-            t.tsize = n;
-          } else if (t.dst_count == 1) {
-            if (n > 255) lx.fail(a.at, "a second destination's TSize is at most 255");
-            t.dst2_tile = d;
-            t.dst2_tsize = static_cast<std::uint8_t>(n);
-          }
-          ++t.dst_count;
-        } else if (a.kind == Tok::Ident && iequal(a.text, "mask")) {
-          lx.next();
-          lx.expect("=", "after mask");
-          if (mask_seen) lx.fail(a.at, "duplicate mask");
-          mask_seen = true;
-          t.mask = static_cast<std::uint16_t>(number(lx, lx.next(), "PE_MASK", 0, 0xFFFF, true));
-        } else {
-          const auto s =
-              static_cast<std::uint8_t>(indexed(lx, lx.next(), 't', 255, "a source tile"));
-          if (t.src_count == 255) lx.fail(a.at, "too many sources");
-          if (t.src_count == 0) t.src_tile = s;
-          if (t.src_count == 1) t.src2_tile = s;
-          ++t.src_count;
-        }
-      } while (lx.accept(","));
-    end_of(lx, "B.IOT");
-    if (first) {
-      t.iot_count = w_.iot_count;
-      w_ = t;
-    }
+    parse_iot(lx, k, w_);
   } else {
     lx.fail(k.at,
             "unknown block statement '" + kw + "' (B.DATR, B.DIM, B.IOR, B.IOS, B.IOT, BSTOP)");

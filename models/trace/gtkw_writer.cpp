@@ -71,8 +71,11 @@ std::string gtkw_path_for(const std::string& vcd_path) {
   return vcd_path + ".gtkw";
 }
 
-void write_gtkw(const std::vector<Signal>& signals, const std::string& vcd_path,
-                const std::string& path, Picos end, const std::string& top) {
+namespace {
+
+// The signals in groups: one per engine (its signals in engine_rank order),
+// the memories, the semaphores (closed), the rest.
+std::vector<Group> group_signals(const std::vector<Signal>& signals, const std::string& top) {
   std::vector<Group> groups;
   for (const char* e : kEngineScopes) groups.push_back({e, false, {}});
   const std::size_t kMem = groups.size();
@@ -95,7 +98,28 @@ void write_gtkw(const std::vector<Signal>& signals, const std::string& vcd_path,
                      [&](std::size_t a, std::size_t b) {
                        return engine_rank(signals[a].name) < engine_rank(signals[b].name);
                      });
+  return groups;
+}
 
+// The scopes opened in the signal search tree: the top's and every signal's.
+std::vector<std::string> opened_scopes(const std::vector<Signal>& signals, const std::string& top) {
+  std::vector<std::string> opened;
+  if (!top.empty()) opened.push_back(top + ".");
+  for (const Signal& s : signals) {
+    if (s.hidden) continue;
+    std::string sc = s.scope;
+    if (!top.empty() && sc != top && sc.rfind(top + ".", 0) != 0) sc = top + "." + sc;
+    if (std::find(opened.begin(), opened.end(), sc + ".") == opened.end())
+      opened.push_back(sc + ".");
+  }
+  return opened;
+}
+
+}  // namespace
+
+void write_gtkw(const std::vector<Signal>& signals, const std::string& vcd_path,
+                const std::string& path, Picos end, const std::string& top) {
+  const std::vector<Group> groups = group_signals(signals, top);
   std::error_code ec;
   const std::string vcd_abs = std::filesystem::absolute(vcd_path, ec).string();
   // The wave pane shows 2^-zoom time units per pixel: fit the run (at least
@@ -124,17 +148,7 @@ void write_gtkw(const std::vector<Signal>& signals, const std::string& vcd_path,
   out << "[size] 1400 800\n[pos] -1 -1\n";
   out << "*" << zoom << " -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 "
       << "-1 -1 -1 -1\n";
-  // The scopes opened in the signal search tree.
-  std::vector<std::string> opened;
-  if (!top.empty()) opened.push_back(top + ".");
-  for (const Signal& s : signals) {
-    if (s.hidden) continue;
-    std::string sc = s.scope;
-    if (!top.empty() && sc != top && sc.rfind(top + ".", 0) != 0) sc = top + "." + sc;
-    if (std::find(opened.begin(), opened.end(), sc + ".") == opened.end())
-      opened.push_back(sc + ".");
-  }
-  for (const std::string& o : opened) out << "[treeopen] " << o << "\n";
+  for (const std::string& o : opened_scopes(signals, top)) out << "[treeopen] " << o << "\n";
   out << "[sst_width] 260\n[signals_width] 240\n[sst_expanded] 1\n[sst_vpaned_height] 240\n";
   for (const Group& g : groups) {
     if (g.members.empty()) continue;

@@ -134,23 +134,7 @@ Device::Result Device::run(const std::vector<bool>& active, const CoreRunSetup& 
       running.push_back(cores_[i].get());
     }
     rec.attach(setup.trace.vcd, setup.trace.perfetto);
-    const auto any_running = [&] {
-      for (TpbCore* c : running)
-        if (c->control_.running()) return true;
-      return false;
-    };
-    // Each core pauses the simulation when it ends; the others go on. A
-    // simulation that starves with cores still running is a deadlock of
-    // those: their waiting engines are released, as a core's run does.
-    while (any_running()) {
-      sc_core::sc_start();
-      if (!any_running()) break;
-      if (sc_core::sc_pending_activity()) continue;
-      for (TpbCore* c : running)
-        if (c->control_.running()) c->control_.abort();
-      while (any_running()) sc_core::sc_start();
-    }
-    for (TpbCore* c : running) c->control_.set_pause_when_done(false);
+    drive(running);
   } catch (...) {
     rec.detach();
     throw;
@@ -163,7 +147,34 @@ Device::Result Device::run(const std::vector<bool>& active, const CoreRunSetup& 
     trace_end = std::max(trace_end, stops[c->core_id()]);
   }
   merge.commit_at_stop(stops);
-  out.total.start_ps = first.now_ps();
+  finish_cores(running, out);
+  if (running.empty()) out.total.simulated_ps = first.now_ps();
+  rec.finish(running.empty() ? trace::kForever : trace_end);
+  return out;
+}
+
+void Device::drive(const std::vector<TpbCore*>& running) {
+  const auto any_running = [&] {
+    for (TpbCore* c : running)
+      if (c->control_.running()) return true;
+    return false;
+  };
+  // Each core pauses the simulation when it ends; the others go on. A
+  // simulation that starves with cores still running is a deadlock of
+  // those: their waiting engines are released, as a core's run does.
+  while (any_running()) {
+    sc_core::sc_start();
+    if (!any_running()) break;
+    if (sc_core::sc_pending_activity()) continue;
+    for (TpbCore* c : running)
+      if (c->control_.running()) c->control_.abort();
+    while (any_running()) sc_core::sc_start();
+  }
+  for (TpbCore* c : running) c->control_.set_pause_when_done(false);
+}
+
+void Device::finish_cores(const std::vector<TpbCore*>& running, Result& out) {
+  out.total.start_ps = cores_[0]->now_ps();
   bool first_result = true;
   for (TpbCore* c : running) {
     CoreRunResult r = c->finish();
@@ -181,9 +192,6 @@ Device::Result Device::run(const std::vector<bool>& active, const CoreRunSetup& 
     }
     out.per[c->core_id()] = std::move(r);
   }
-  if (running.empty()) out.total.simulated_ps = first.now_ps();
-  rec.finish(running.empty() ? trace::kForever : trace_end);
-  return out;
 }
 
 }  // namespace tpb::platform

@@ -88,6 +88,10 @@ class Device {
   // The device's wiring after every reset: the HBM shared, every DMA queue
   // given the cores' semaphore banks (remote updates, SPEC §15).
   void connect();
+  // run(): sc_start until every running core has ended (a starved rest is
+  // aborted as deadlocked), then each core's result into `out`.
+  static void drive(const std::vector<TpbCore*>& running);
+  void finish_cores(const std::vector<TpbCore*>& running, Result& out);
   CoreConfig cfg_;
   std::vector<std::unique_ptr<TpbCore>> cores_;
   std::unique_ptr<trace::Recorder> recorder_;

@@ -905,18 +905,10 @@ py::list formats() {
 
 }  // namespace tpb::python
 
-PYBIND11_MODULE(_tpbsim, m) {
-  using namespace tpb;
-  using namespace tpb::python;
-  m.doc() =
-      "The compiled core of the tpbsim package (pybind11 over the run API). Use the tpbsim "
-      "package, not this module: its names and signatures are not fixed.";
+namespace tpb::python {
+namespace {
 
-  // SystemC's banner and its "simulation stopped" info would go to stdout.
-  setenv("SYSC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
-  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-  py::register_exception_translator(&translate);
-
+void bind_retire(py::module_& m) {
   py::class_<Retire>(m, "Retire",
                      "One retired instruction, in retire order (end_ps, engine, index).")
       .def_readonly("start_ps", &Retire::start_ps,
@@ -937,7 +929,9 @@ PYBIND11_MODULE(_tpbsim, m) {
         return a.start_ps == b.start_ps && a.end_ps == b.end_ps && a.engine == b.engine &&
                a.index == b.index && a.opcode == b.opcode;
       });
+}
 
+void bind_report(py::module_& m) {
   py::class_<Report>(m, "Report")
       .def_property_readonly(
           "status", [](const Report& r) { return platform::status_name(r.report().result.status); })
@@ -980,7 +974,9 @@ PYBIND11_MODULE(_tpbsim, m) {
                              [](const Report& r) { return r.report().output_errors; })
       .def_property_readonly("notes", [](const Report& r) { return r.report().notes; })
       .def_readonly("pending", &Report::pending);
+}
 
+void bind_session(py::module_& m) {
   py::class_<Session>(m, "Session")
       .def(py::init<const std::optional<std::string>&, const std::string&, const std::string&,
                     const std::string&, py::handle>(),
@@ -1012,7 +1008,10 @@ PYBIND11_MODULE(_tpbsim, m) {
       .def("load_file", &Session::load_file)
       .def("program_arch", &Session::program_arch)
       .def("run", &Session::run);
+}
 
+// The module's functions: the ISA tools, the numerics and the host checks.
+void bind_functions(py::module_& m) {
   m.def("assemble", &assemble);
   m.def("disassemble_words", &disassemble_words);
   m.def("disassemble_text", &disassemble_text);
@@ -1051,4 +1050,25 @@ PYBIND11_MODULE(_tpbsim, m) {
     if (!run::parse_sim_time(s, ps, why)) throw run::InputError(why);
     return ps;
   });
+}
+
+}  // namespace
+}  // namespace tpb::python
+
+PYBIND11_MODULE(_tpbsim, m) {
+  using namespace tpb;
+  using namespace tpb::python;
+  m.doc() =
+      "The compiled core of the tpbsim package (pybind11 over the run API). Use the tpbsim "
+      "package, not this module: its names and signatures are not fixed.";
+
+  // SystemC's banner and its "simulation stopped" info would go to stdout.
+  setenv("SYSC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  py::register_exception_translator(&translate);
+
+  bind_retire(m);
+  bind_report(m);
+  bind_session(m);
+  bind_functions(m);
 }

@@ -591,21 +591,7 @@ bool Sequencer::issue() {
     return false;
   }
   // The retire gate (co-simulation): on the kernel's clock, it may wait.
-  if (retire_gate_) {
-    set_now(s0 + latency + shift);
-    sync();
-    try {
-      retire_gate_();  // may wait
-      refresh_stamp();
-    } catch (const fw::KernelFault& e) {
-      refresh_stamp();
-      fault("cosim", e.what());
-      return false;
-    }
-    latency = now_ps() - start;
-    ii = latency;
-    gate_overlap_ps_ = latency;
-  }
+  if (retire_gate_ && !pass_retire_gate(s0 + latency + shift, start, latency, ii)) return false;
   const std::uint64_t end = pipe_.commit(unit_, start, ii, latency, footprint_);
   if (end >= TimingConfig::kMaxPs) {
     fault("time", fmt::format("simulated time reached {} ps (2^62): the timing profile's cycle "
@@ -613,16 +599,7 @@ bool Sequencer::issue() {
                               TimingConfig::kMaxPs));
     return false;
   }
-  notify([&](SequencerObserver& o) {
-    o.on_issue(IssueEvent{engine_, index_, opcode_, &raw_, start, end});
-  });
-  for (BundleRecord& b : bundles_) {
-    b.start_ps += shift;
-    b.end_ps += shift;
-    for (SequencerObserver* o : bundle_observers_)
-      o->on_bundle(*b.bundle, b.start_ps, b.trips, b.cycles);
-    for (SequencerObserver* o : bundle_end_observers_) o->on_bundle_end(*b.bundle, b.end_ps);
-  }
+  tell_issue(start, end, shift);
   // Past a watchdog's stop it does not complete.
   if (!env_.control->proceed(end)) {
     watchdog_stop();
@@ -651,6 +628,37 @@ bool Sequencer::issue() {
   // In order: the next instruction's fetch starts where this one started.
   set_now(std::max(start, stamp_ps_));
   return true;
+}
+
+bool Sequencer::pass_retire_gate(std::uint64_t at, std::uint64_t start, std::uint64_t& latency,
+                                 std::uint64_t& ii) {
+  set_now(at);
+  sync();
+  try {
+    retire_gate_();  // may wait
+    refresh_stamp();
+  } catch (const fw::KernelFault& e) {
+    refresh_stamp();
+    fault("cosim", e.what());
+    return false;
+  }
+  latency = now_ps() - start;
+  ii = latency;
+  gate_overlap_ps_ = latency;
+  return true;
+}
+
+void Sequencer::tell_issue(std::uint64_t start, std::uint64_t end, std::uint64_t shift) {
+  notify([&](SequencerObserver& o) {
+    o.on_issue(IssueEvent{engine_, index_, opcode_, &raw_, start, end});
+  });
+  for (BundleRecord& b : bundles_) {
+    b.start_ps += shift;
+    b.end_ps += shift;
+    for (SequencerObserver* o : bundle_observers_)
+      o->on_bundle(*b.bundle, b.start_ps, b.trips, b.cycles);
+    for (SequencerObserver* o : bundle_end_observers_) o->on_bundle_end(*b.bundle, b.end_ps);
+  }
 }
 
 void Sequencer::deliver(const Completion& c) {

@@ -175,6 +175,13 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   const fw::Kernel* dispatch(const std::optional<KernelInfoRecord>& record, bool unknown_only);
   bool execute(const fw::Kernel& worker);
   bool issue();
+  // issue()'s steps: the co-simulation's retire gate at `at` (it may wait;
+  // the latency and interval become the gated ones; false: it faulted), and
+  // the issue and bundle observers told of [start, end) (bundles moved by
+  // the interlock's shift).
+  bool pass_retire_gate(std::uint64_t at, std::uint64_t start, std::uint64_t& latency,
+                        std::uint64_t& ii);
+  void tell_issue(std::uint64_t start, std::uint64_t end, std::uint64_t shift);
   // A DMA queue's dispatch (SPEC §10): the descriptor, checked, to the DMA
   // engines; no kernel_info. false: it faulted.
   bool submit_dma();
