@@ -60,22 +60,17 @@ Core* core_of(void* h) {
   return c;
 }
 
-// The memory, partition and offset of a row access, by the hosts' checks
-// (platform/run/host_args.h, arrays.h): RangeError / InputError, which
-// session_call turns into TPB_DPI_EARG with the message. HBM has no rows
-// here: tpb_dpi_core_load_npy / dump_npy take hbm:OFFSET specs.
-isa::Region row_place(const char* mem, int partition, int offset, int nbytes, int max_bytes) {
-  const std::string m = mem ? mem : "";
-  if (run::is_hbm(m))
-    throw run::InputError(
-        "memory 'hbm' has no rows here: tpb_dpi_core_load_npy / tpb_dpi_core_dump_npy take "
-        "hbm:OFFSET specs");
-  const isa::Region r = run::memory_region(m);
-  run::check_partition(partition);
-  run::check_offset(offset);
+// The place of a row access, by the hosts' checks (platform/run/host_args.h,
+// arrays.h): RangeError / InputError, which session_call turns into
+// TPB_DPI_EARG with the message. "hbm" is reached by byte offset (partition
+// 0), as Python's Core.write / read reach it.
+run::HostPlace row_place(const Core& c, const char* mem, int partition, int offset, int nbytes,
+                         int max_bytes) {
+  const run::HostPlace p =
+      run::checked_place(mem ? mem : "", partition, offset, c.session->config().timing.hbm.bytes);
   if (nbytes < 1 || nbytes > max_bytes)
     throw run::InputError(fmt::format("{} bytes: give 1..{}", nbytes, max_bytes));
-  return r;
+  return p;
 }
 
 // The Session's errors (bad spec, bad file, a second core) are the user's:
@@ -167,13 +162,12 @@ int tpb_dpi_core_write(void* core, const char* mem, int partition, int offset,
   return dpi::session_call([&] {
     dpi::Core* c = dpi::core_of(core);
     if (!c) return TPB_DPI_EARG;
-    const isa::Region r = dpi::row_place(mem, partition, offset, nbytes, 64);
+    const run::HostPlace place = dpi::row_place(*c, mem, partition, offset, nbytes, 64);
     if (!data) return fail("data is null");
     std::uint8_t bytes[64];
     for (int i = 0; i < nbytes; ++i)
       bytes[i] = static_cast<std::uint8_t>(data[i / 4] >> (8 * (i % 4)));
-    c->session->write_rows(r, static_cast<unsigned>(partition), static_cast<std::uint32_t>(offset),
-                           bytes, 1, static_cast<std::size_t>(nbytes));
+    run::write_place(*c->session, place, bytes, 1, static_cast<std::size_t>(nbytes));
     return TPB_DPI_OK;
   });
 }
@@ -183,11 +177,10 @@ int tpb_dpi_core_read(void* core, const char* mem, int partition, int offset, un
   return dpi::session_call([&] {
     dpi::Core* c = dpi::core_of(core);
     if (!c) return TPB_DPI_EARG;
-    const isa::Region r = dpi::row_place(mem, partition, offset, nbytes, 64);
+    const run::HostPlace place = dpi::row_place(*c, mem, partition, offset, nbytes, 64);
     if (!data) return fail("data is null");
     std::uint8_t bytes[64] = {};
-    c->session->read_rows(r, static_cast<unsigned>(partition), static_cast<std::uint32_t>(offset),
-                          bytes, 1, static_cast<std::size_t>(nbytes));
+    run::read_place(*c->session, place, bytes, 1, static_cast<std::size_t>(nbytes));
     for (int i = 0; i < 16; ++i) data[i] = 0;
     for (int i = 0; i < nbytes; ++i)
       data[i / 4] |= static_cast<unsigned int>(bytes[i]) << (8 * (i % 4));

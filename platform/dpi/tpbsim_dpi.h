@@ -131,10 +131,11 @@ const char* tpb_dpi_disassemble(const unsigned int* word);
 void* tpb_dpi_core_new(const char* arch, const char* timing_file);
 int tpb_dpi_core_free(void* core);
 /* Memory "sbuf" or "psum": nbytes (1..64) at a partition (0..127) and byte
- * offset; byte i is bits [8i+7:8i] of data (bit [511:0]). A partition,
- * offset or memory outside the core, or bytes past the partition, is
+ * offset; "hbm": at a byte offset (partition 0), as Python's Core.write /
+ * read. Byte i is bits [8i+7:8i] of data (bit [511:0]). A partition, offset
+ * or memory outside the core, or bytes past the partition or the HBM, is
  * TPB_DPI_EARG with the message `tpbsim run` and Python give ("partition 128
- * does not exist (0..127)"). HBM: tpb_dpi_core_load_npy / dump_npy. */
+ * does not exist (0..127)"). */
 int tpb_dpi_core_write(void* core, const char* mem, int partition, int offset,
                        const unsigned int* data, int nbytes);
 int tpb_dpi_core_read(void* core, const char* mem, int partition, int offset, unsigned int* data,

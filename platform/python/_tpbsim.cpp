@@ -215,48 +215,26 @@ class Session {
   void write(const std::string& mem, py::handle partition_arg, py::handle offset_arg,
              const py::buffer& buf, std::size_t rows, std::size_t row_bytes) {
     run::Session& s = this->s();
-    const run::HostInt partition = host_int(partition_arg, "partition");
-    const run::HostInt offset = host_int(offset_arg, "offset");
-    if (run::is_hbm(mem)) {  // the array's bytes, row-major, from HBM byte `offset`
-      const std::uint64_t off =
-          run::check_hbm_offset(partition, offset, s.config().timing.hbm.bytes);
-      const py::buffer_info bi = buf.request();
-      if (static_cast<std::size_t>(bi.size) * static_cast<std::size_t>(bi.itemsize) !=
-          rows * row_bytes)
-        throw std::logic_error("write: the buffer is not rows x row_bytes");
-      const auto* data = static_cast<const std::uint8_t*>(bi.ptr);
-      py::gil_scoped_release unlocked;
-      run::write_hbm(s, off, data, rows * row_bytes);
-      return;
-    }
-    const isa::Region region = run::memory_region(mem);
-    const unsigned p = run::check_partition(partition);
-    const std::uint32_t off = run::check_offset(offset);
+    // HBM: the array's bytes, row-major, from byte `offset`.
+    const run::HostPlace place =
+        run::checked_place(mem, host_int(partition_arg, "partition"),
+                           host_int(offset_arg, "offset"), s.config().timing.hbm.bytes);
     const py::buffer_info bi = buf.request();
     if (static_cast<std::size_t>(bi.size) * static_cast<std::size_t>(bi.itemsize) !=
         rows * row_bytes)
       throw std::logic_error("write: the buffer is not rows x row_bytes");
     const auto* data = static_cast<const std::uint8_t*>(bi.ptr);
     py::gil_scoped_release unlocked;
-    s.write_rows(region, p, off, data, rows, row_bytes);
+    run::write_place(s, place, data, rows, row_bytes);
   }
   // A new array of `shape` (1-D: one row; 2-D: row r from partition + r) of
   // NumPy type `descr`, checked against the partitions before it is made.
   py::array read(const std::string& mem, py::handle partition_arg, py::handle offset_arg,
                  const std::vector<py::ssize_t>& shape, const std::string& descr) {
     run::Session& s = this->s();
-    const bool hbm = run::is_hbm(mem);
-    const isa::Region region = hbm ? isa::Region::Sbuf : run::memory_region(mem);
-    const run::HostInt partition_i = host_int(partition_arg, "partition");
-    const run::HostInt offset_i = host_int(offset_arg, "offset");
-    std::uint64_t offset = 0;
-    unsigned partition = 0;
-    if (hbm) {
-      offset = run::check_hbm_offset(partition_i, offset_i, s.config().timing.hbm.bytes);
-    } else {
-      partition = run::check_partition(partition_i);
-      offset = run::check_offset(offset_i);
-    }
+    const run::HostPlace place =
+        run::checked_place(mem, host_int(partition_arg, "partition"),
+                           host_int(offset_arg, "offset"), s.config().timing.hbm.bytes);
     const py::dtype dt(descr);
     if (shape.empty() || shape.size() > 2)
       throw std::logic_error("read: the shape is not 1-D or 2-D");
@@ -268,24 +246,12 @@ class Session {
     const std::uint64_t item = static_cast<std::uint64_t>(dt.itemsize());
     const std::size_t row_bytes = static_cast<std::size_t>(
         cols > (std::uint64_t{1} << 40) / item ? std::uint64_t{1} << 40 : cols * item);
-    if (hbm) {
-      const unsigned __int128 total = static_cast<unsigned __int128>(rows) * row_bytes;
-      run::check_hbm(s, static_cast<std::uint64_t>(offset),
-                     total > UINT64_MAX ? UINT64_MAX : static_cast<std::uint64_t>(total));
-      py::array a(dt, shape);
-      auto* out = static_cast<std::uint8_t*>(a.mutable_data());
-      py::gil_scoped_release unlocked;
-      run::read_hbm(s, static_cast<std::uint64_t>(offset), out, rows * row_bytes);
-      return a;
-    }
-    run::checked_rows(s, region, static_cast<unsigned>(partition),
-                      static_cast<std::uint32_t>(offset), rows, row_bytes);
+    run::check_place(s, place, rows, row_bytes);  // before the array is made
     py::array a(dt, shape);
     auto* out = static_cast<std::uint8_t*>(a.mutable_data());
     {
       py::gil_scoped_release unlocked;
-      s.read_rows(region, static_cast<unsigned>(partition), static_cast<std::uint32_t>(offset), out,
-                  rows, row_bytes);
+      run::read_place(s, place, out, rows, row_bytes);
     }
     return a;
   }

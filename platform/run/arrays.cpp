@@ -29,6 +29,38 @@ void read_hbm(Session& s, std::uint64_t offset, std::uint8_t* out, std::size_t b
   s.core().dump_memory(isa::hbm_addr(offset), out, bytes);
 }
 
+namespace {
+// rows x row_bytes, saturated (a count past 64 bits runs past any HBM).
+std::uint64_t extent(std::size_t rows, std::size_t row_bytes) {
+  const unsigned __int128 total = static_cast<unsigned __int128>(rows) * row_bytes;
+  return total > UINT64_MAX ? UINT64_MAX : static_cast<std::uint64_t>(total);
+}
+}  // namespace
+
+void check_place(const Session& s, const HostPlace& p, std::size_t rows, std::size_t row_bytes) {
+  if (p.hbm)
+    check_hbm(s, p.offset, extent(rows, row_bytes));
+  else
+    checked_rows(s, p.region, p.partition, static_cast<std::uint32_t>(p.offset), rows, row_bytes);
+}
+
+void write_place(Session& s, const HostPlace& p, const std::uint8_t* data, std::size_t rows,
+                 std::size_t row_bytes) {
+  if (p.hbm)
+    write_hbm(s, p.offset, data, rows * row_bytes);
+  else
+    s.write_rows(p.region, p.partition, static_cast<std::uint32_t>(p.offset), data, rows,
+                 row_bytes);
+}
+
+void read_place(Session& s, const HostPlace& p, std::uint8_t* out, std::size_t rows,
+                std::size_t row_bytes) {
+  if (p.hbm)
+    read_hbm(s, p.offset, out, rows * row_bytes);
+  else
+    s.read_rows(p.region, p.partition, static_cast<std::uint32_t>(p.offset), out, rows, row_bytes);
+}
+
 MemSpec checked_rows(const Session& s, isa::Region region, unsigned partition, std::uint32_t offset,
                      std::size_t rows, std::size_t row_bytes) {
   MemSpec m;

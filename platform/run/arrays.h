@@ -29,6 +29,13 @@ void read_hbm(Session& s, std::uint64_t offset, std::uint8_t* out, std::size_t b
 // `s`: RangeError naming the problem when a row would run past partition
 // 127 or past the end of its partition. Session::write_rows / read_rows
 // check with this before they touch anything.
+// rows x row_bytes at a place (HBM: row-major from its offset), checked whole
+// (RangeError) before any byte moves.
+void check_place(const Session& s, const HostPlace& p, std::size_t rows, std::size_t row_bytes);
+void write_place(Session& s, const HostPlace& p, const std::uint8_t* data, std::size_t rows,
+                 std::size_t row_bytes);
+void read_place(Session& s, const HostPlace& p, std::uint8_t* out, std::size_t rows,
+                std::size_t row_bytes);
 MemSpec checked_rows(const Session& s, isa::Region region, unsigned partition, std::uint32_t offset,
                      std::size_t rows, std::size_t row_bytes);
 

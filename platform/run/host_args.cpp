@@ -68,6 +68,20 @@ std::uint64_t check_hbm_offset(const HostInt& partition, const HostInt& offset,
   return static_cast<std::uint64_t>(offset.value);
 }
 
+HostPlace checked_place(const std::string& mem, const HostInt& partition, const HostInt& offset,
+                        std::uint64_t hbm_bytes) {
+  HostPlace p;
+  if (is_hbm(mem)) {
+    p.hbm = true;
+    p.offset = check_hbm_offset(partition, offset, hbm_bytes);
+    return p;
+  }
+  p.region = memory_region(mem);
+  p.partition = check_partition(partition);
+  p.offset = check_offset(offset);
+  return p;
+}
+
 unsigned check_tile(const HostInt& n) {
   const long long last = sfu::kNumTiles - 1;
   return static_cast<unsigned>(within<RangeError>(

@@ -49,6 +49,18 @@ std::uint32_t check_offset(const HostInt& offset);
 // from it are checked by check_hbm).
 std::uint64_t check_hbm_offset(const HostInt& partition, const HostInt& offset,
                                std::uint64_t capacity);
+// Where a host's memory access goes (Python's Core.write / read, the DPI row
+// calls): HBM by byte offset (partition 0), or SBUF / PSUM rows from a
+// partition. checked_place checks the name, the partition and the offset;
+// the extent is checked with the rows (arrays.h: check_place).
+struct HostPlace {
+  bool hbm = false;
+  isa::Region region = isa::Region::Sbuf;
+  unsigned partition = 0;
+  std::uint64_t offset = 0;
+};
+HostPlace checked_place(const std::string& mem, const HostInt& partition, const HostInt& offset,
+                        std::uint64_t hbm_bytes);
 // An SFU Local tile T0..T31.
 unsigned check_tile(const HostInt& n);
 // A tile's physical Col, 1..65535.
