@@ -106,6 +106,16 @@ Tok Lexer::lex_at(std::size_t p) const {
   return m.tok;
 }
 
+namespace {
+// Token t (t.at set) as the punctuation `text`.
+Tok punct(Tok t, std::string text) {
+  t.kind = Tok::Punct;
+  t.end = t.at + text.size();
+  t.text = std::move(text);
+  return t;
+}
+}  // namespace
+
 Tok Lexer::lex_uncached(std::size_t p) const {
   const std::string& s = line_.text;
   const std::size_t n = end_;
@@ -133,12 +143,7 @@ Tok Lexer::lex_uncached(std::size_t p) const {
   if (block) return lex_block(t);
   if (is_digit(c) || ((c == '-' || c == '+') && p + 1 < n && is_digit(s[p + 1])))
     return lex_number(t);
-  if (std::strchr("()[],=", c)) {
-    t.kind = Tok::Punct;
-    t.text = std::string(1, c);
-    t.end = p + 1;
-    return t;
-  }
+  if (std::strchr("()[],=", c)) return punct(t, std::string(1, c));
   fail(p, "unexpected character '" + character_at(s, p, n) + "'");
 }
 
@@ -146,12 +151,7 @@ Tok Lexer::lex_block(Tok t) const {
   const std::string& s = line_.text;
   const std::size_t p = t.at, n = end_;
   const char c = s[p];
-  if (c == '-' && p + 1 < n && s[p + 1] == '>') {
-    t.kind = Tok::Punct;
-    t.text = "->";
-    t.end = p + 2;
-    return t;
-  }
+  if (c == '-' && p + 1 < n && s[p + 1] == '>') return punct(t, "->");
   if (is_digit(c) || (c == '-' && p + 1 < n && is_digit(s[p + 1]))) {
     std::size_t q = p + 1;
     while (q < n && is_alnum(s[q])) ++q;
@@ -160,12 +160,7 @@ Tok Lexer::lex_block(Tok t) const {
     t.end = q;
     return t;
   }
-  if (std::strchr(",=<>()", c)) {
-    t.kind = Tok::Punct;
-    t.text = std::string(1, c);
-    t.end = p + 1;
-    return t;
-  }
+  if (std::strchr(",=<>()", c)) return punct(t, std::string(1, c));
   fail(p, "unexpected character '" + character_at(s, p, n) + "' in a TQUANT block");
 }
 

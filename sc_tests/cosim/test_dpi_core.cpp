@@ -192,6 +192,19 @@ TEST(DpiCore, AFaultAndADeadlockComeBackAsEfaultAndTheCoreGoesOn) {
   EXPECT_EQ(tpb_dpi_core_free(core), TPB_DPI_OK);
 }
 
+// A cayman core dequantizes the NF4 word at partition p, offset 0, into
+// 0x4000: the reference's FP8 E4M3 values.
+void expect_nf4_dequant_on_cayman(void* core, unsigned p, std::uint32_t word) {
+  ASSERT_EQ(
+      tpb_dpi_core_run(
+          core, (".arch cayman\n" + dequant_program("nf4_to_e4m3", 0, 1, p, 1, p, 2)).c_str()),
+      TPB_DPI_OK)
+      << dpi_error();
+  const auto want = platref::dequant_ref(3, 0, {word});
+  const auto got = read_words(core, p, 0x4000, 2);
+  for (int w = 0; w < 2; ++w) EXPECT_TRUE(platref::fp8_word_equal(true, got[w], want[w]));
+}
+
 TEST(DpiCore, SeveralCoresAtOnceEachWithItsOwnMemoryAndTime) {
   void* a = tpb_dpi_core_new("mariana", "");
   ASSERT_NE(a, nullptr) << dpi_error();
@@ -213,13 +226,7 @@ TEST(DpiCore, SeveralCoresAtOnceEachWithItsOwnMemoryAndTime) {
   EXPECT_EQ(tpb_dpi_core_instructions(b), 0);
   // Freeing one leaves the other running.
   EXPECT_EQ(tpb_dpi_core_free(a), TPB_DPI_OK);
-  ASSERT_EQ(tpb_dpi_core_run(
-                b, (".arch cayman\n" + dequant_program("nf4_to_e4m3", 0, 1, 7, 1, 7, 2)).c_str()),
-            TPB_DPI_OK)
-      << dpi_error();
-  const auto want = platref::dequant_ref(3, 0, {0x89ABCDEFu});
-  const auto got = read_words(b, 7, 0x4000, 2);
-  for (int w = 0; w < 2; ++w) EXPECT_TRUE(platref::fp8_word_equal(true, got[w], want[w]));
+  expect_nf4_dequant_on_cayman(b, 7, 0x89ABCDEFu);
   EXPECT_EQ(tpb_dpi_core_free(b), TPB_DPI_OK);
 }
 
@@ -233,13 +240,7 @@ TEST(DpiCore, AFreedCoreIsNoLongerLiveAndANewOneWorks) {
   void* b = tpb_dpi_core_new("cayman", "");
   ASSERT_NE(b, nullptr) << dpi_error();
   write_words(b, 0, 0, {0xFEDCBA98u});
-  ASSERT_EQ(tpb_dpi_core_run(
-                b, (".arch cayman\n" + dequant_program("nf4_to_e4m3", 0, 1, 0, 1, 0, 2)).c_str()),
-            TPB_DPI_OK)
-      << dpi_error();
-  const auto want = platref::dequant_ref(3, 0, {0xFEDCBA98u});
-  const auto got = read_words(b, 0, 0x4000, 2);
-  for (int w = 0; w < 2; ++w) EXPECT_TRUE(platref::fp8_word_equal(true, got[w], want[w]));
+  expect_nf4_dequant_on_cayman(b, 0, 0xFEDCBA98u);
   // A program for another generation is refused, nothing run.
   EXPECT_EQ(tpb_dpi_core_run(b, ".arch mariana\n"), TPB_DPI_EARG);
   EXPECT_NE(dpi_error().find("the program is for mariana (.arch) but the core is cayman"),
