@@ -103,7 +103,7 @@ TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
       psum("psum", isa::kNumPartitions, cfg_.timing.psum_bytes_per_partition,
            sc::mem_timing(cfg_.timing, cfg_.timing.psum)),
       router_("router"),
-      hbm("hbm", cfg_.timing.hbm.bytes, sc::hbm_timing(cfg_.timing)),
+      hbm(sc::kHbmRouteName, cfg_.timing.hbm.bytes, sc::hbm_timing(cfg_.timing)),
       sems_("sem", sc::mem_timing(cfg_.timing, cfg_.timing.control)),
       regs_("regs", sc::mem_timing(cfg_.timing, cfg_.timing.control)),
       queues("queue"),

@@ -99,7 +99,7 @@ MemSpec parse_mem_spec(const std::string& full, bool dump) {
     throw SpecError(fmt::format("'{}': expected ...=FILE.npy", spec));
   m.file = spec.substr(at);
   const std::vector<std::string> f = split(spec.substr(0, at - 1), ':');
-  if (!f.empty() && f[0] == "hbm") {
+  if (!f.empty() && is_hbm(f[0])) {
     if (prefixed && spec != full)
       throw SpecError(fmt::format(
           "'{}': the HBM is the device's: hbm: takes no core prefix (every core sees it)", full));
