@@ -294,7 +294,8 @@ class Plan:
             return (ra * slot + self.a_mx_slots() * (_c64(4 * MTILE) + _c64(MTILE))
                     + (_c64(NTILE) if unit else 0)
                     + min(2, self.n_groups) * bank
-                    + min(C_RING, self.n_groups * self.n_mt) * _c64(4 * gc))
+                    + (_c64(4 * self.npad) if self.c_merged()
+                       else min(C_RING, self.n_groups * self.n_mt) * _c64(4 * gc)))
         a = self.n_kt * sum(c * _c64(8 * mw) for c, mw in _tiles(self.m, MTILE))
         ring = (lookahead + 1) * (_c64(4 * MTILE) + _c64(MTILE))
 
@@ -611,10 +612,12 @@ class Kernel:
             self.banks.append(bank)
         ngi = len(p.groups) * len(p.mt)
         self.rc = min(C_RING, ngi)
-        self.cslot = [lay.take(4 * gc, f"C slot {c}") for c in range(self.rc)]
-        # One store of all of C (Plan.c_merged) reads the slots as one row.
-        assert not p.c_merged() or all(self.cslot[g] == self.cslot[0] + 4 * NTILE
-                                       * p.group_start(g) for g in range(p.n_groups))
+        if p.c_merged():
+            # One store of all of C: the panels' slots side by side, one row.
+            row = lay.take(4 * p.npad, "C row")
+            self.cslot = [row + 4 * NTILE * p.group_start(g) for g in range(p.n_groups)]
+        else:
+            self.cslot = [lay.take(4 * gc, f"C slot {c}") for c in range(self.rc)]
         if lay.top > lay.capacity:
             raise GemmError(
                 f"the {p.m} x {p.k} x {p.n} GEMM's DMA buffers need {lay.top // 1024} KiB per "
