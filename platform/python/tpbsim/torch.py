@@ -17,10 +17,10 @@ What runs where:
 * On the host: the weights are transposed and quantized once, at conversion
   (again only if the weight tensor is changed in place, e.g. by an optimizer
   step); the bias is added in FP32 and the result cast to the layer's dtype.
-* One core per process (SystemC elaborates once): the layers share it, and it is
-  remade only when a layer of another arch or timing runs. :func:`release`
-  closes it (so that a tpbsim.Core of your own can be made);
-  tpbsim.kernels.run without ``core=`` closes it itself.
+* The converted layers share one core of their own (:func:`core`), remade only
+  when a layer of another arch or timing runs; :func:`release` closes it.
+  Other tpbsim.Core objects may be open beside it (any number per process,
+  docs/PYTHON.md).
 * ``backward()`` is straight-through: the gradients are those of the FP32
   ``nn.Linear`` (grad_input = grad_output @ W, grad_W = grad_output^T @ input),
   as if the quantization were the identity.
