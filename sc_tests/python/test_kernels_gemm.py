@@ -501,6 +501,22 @@ def test_a_gemm_over_cores_is_the_one_core_gemm_bit_for_bit(fmt, arch, cores):
     assert many["one_core_ns"] == pytest.approx(one["simulated_ns"])
 
 
+def test_columns_that_round_past_n_still_split_over_every_core():
+    """4200 columns over 8 cores: blocks of whole N-tiles (1024) would leave the
+    last cores nothing, so the blocks are 525 columns each; bit for bit the
+    one-core C."""
+    m, k, n = 3, 64, 4200
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    w = rng.standard_normal((k, n)).astype(np.float32)
+    one = gemm.run(a=a, w=w, weights="mxfp8", traces=False, log=None, check="full")
+    many = gemm.run(a=a, w=w, weights="mxfp8", log=None, check="full", cores=8)
+    assert many["status"] == "ok" and many["check"]["bit_exact"] is True
+    assert (many["split"]["rows"], many["split"]["cols"]) == (1, 8)
+    assert [p["cols"][1] - p["cols"][0] for p in many["per_core"]] == [525] * 8
+    assert np.array_equal(many["_c"].view(np.uint32), one.c_array.view(np.uint32))
+
+
 @pytest.mark.parametrize("fmt", ["mxfp8", "mxfp4"])
 def test_the_4096_cubed_gemm_scales_over_eight_cores(fmt):
     r = gemm.run(4096, 4096, 4096, fmt, timing_only=True, log=None, cores=8)

@@ -20,14 +20,15 @@ from .report import SATURATED_PCT
 
 
 def _splits(total, parts, unit, gran):
-    """Block sizes of `total` in `parts` blocks: multiples of `unit` when each block
-    gets at least one, else of the granule `gran`; None when `parts` blocks cannot
-    each be non-empty."""
-    size = _ceil(total, parts)
-    size = _ceil(size, unit) * unit if total >= parts * unit else _ceil(size, gran) * gran
-    if (parts - 1) * size >= total:
-        return None
-    return [min(size, total - i * size) for i in range(parts)]
+    """Block sizes of `total` in `parts` blocks: multiples of `unit` when every block
+    is then non-empty, else of the granule `gran` (4200 columns in 8: blocks of
+    1024 would leave the last ones empty, so 525 each); None when `parts` blocks
+    cannot each be non-empty."""
+    for step in ((unit, gran) if total >= parts * unit else (gran,)):
+        size = _ceil(_ceil(total, parts), step) * step
+        if (parts - 1) * size < total:
+            return [min(size, total - i * size) for i in range(parts)]
+    return None
 
 
 def choose_grid(m, k, n, weights, arch, cores, timing, caps):
