@@ -248,10 +248,11 @@ class Recorder {
     if (id.v >= masks_.size()) unknown_signal(id);
     const std::uint64_t mask = masks_[id.v];
     if (mask == 0) return;  // hidden
-    if (!changes_.empty() && t < changes_.back().t) changes_sorted_ = false;
     // Field by field in place: a temporary built by narrower stores and
     // copied by wider loads stalls on store forwarding.
-    ValueChange& c = changes_.emplace_back();
+    ValueChange& c = !changes_.empty() && t < changes_.back().t
+                         ? place_late(changes_, t, changes_sorted_)
+                         : changes_.emplace_back();
     c.t = t;
     c.signal = id.v;
     c.value = value & mask;
@@ -272,8 +273,9 @@ class Recorder {
   SliceRecord* new_slice(TrackId id, Picos t, SliceKind kind, std::uint32_t name, double value) {
     if (id.v >= tracks_.size()) unknown_track(id);
     if (tracks_[id.v].hidden) return nullptr;
-    if (!slices_.empty() && t < slices_.back().t) slices_sorted_ = false;
-    SliceRecord& e = slices_.emplace_back();
+    SliceRecord& e = !slices_.empty() && t < slices_.back().t
+                         ? place_late(slices_, t, slices_sorted_)
+                         : slices_.emplace_back();
     e.t = t;
     e.track = id.v;
     e.kind = kind;
@@ -285,6 +287,22 @@ class Recorder {
     e.counter_value = value;
     ++slices_recorded_;
     return &e;
+  }
+  // A new element of `v` (time-ordered so far) for an event at t, earlier
+  // than the last: inserted after the events of time <= t when it is among
+  // the last kNearLate (a retire recorded at its issue, then the next
+  // issues; the order a stable sort by time would give), else appended and
+  // `sorted` cleared (a decoupled engine far behind: sorted at the flush).
+  template <typename Event>
+  static Event& place_late(std::vector<Event>& v, Picos t, bool& sorted) {
+    constexpr std::size_t kNearLate = 32;
+    std::size_t at = v.size();
+    while (at > 0 && v[at - 1].t > t && v.size() - at < kNearLate) --at;
+    if (!sorted || (at > 0 && v[at - 1].t > t)) {
+      sorted = false;
+      return v.emplace_back();
+    }
+    return *v.emplace(v.begin() + static_cast<std::ptrdiff_t>(at));
   }
   void note_time(Picos t) {
     if (t > last_time_) last_time_ = t;
