@@ -540,3 +540,9 @@ def test_cores_cli_and_bad_counts(tmp_path):
         assert p.returncode != 0 and "--cores" in p.stderr, p.stderr
     with pytest.raises(gemm.GemmError, match="cores"):
         gemm.run(8, 64, 8, "mxfp8", cores=2, placement="sbuf", log=None)
+    # Fewer rows and columns than cores in every grid: refused naming the shape.
+    with pytest.raises(gemm.GemmError, match=r"C of 1 x 4 cannot be split into 8 non-empty"):
+        gemm.run(1, 64, 4, "mxfp8", cores=8, timing_only=True, log=None)
+    p = _cli(tmp_path, "gemm", "--m", 8, "--k", 64, "--n", 8, "--weights", "mxfp8",
+             "--cores", 20, "--timing-only", "--out", out)
+    assert p.returncode == 1 and "C of 8 x 8 cannot be split into 20 non-empty blocks" in p.stderr
