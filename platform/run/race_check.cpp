@@ -29,13 +29,6 @@ race::CoreProgram core_program(platform::TpbCore& core, const isa::SpooledProgra
 
 }  // namespace
 
-std::unique_ptr<race::Detector> make_detector(platform::TpbCore& core,
-                                              const isa::SpooledProgram* p) {
-  std::vector<race::CoreProgram> cores;
-  cores.push_back(core_program(core, p));
-  return std::make_unique<race::Detector>(std::move(cores));
-}
-
 std::unique_ptr<race::Detector> make_detector(const std::vector<platform::TpbCore*>& cores,
                                               const std::vector<isa::SpooledProgram*>& programs) {
   std::vector<race::CoreProgram> v;

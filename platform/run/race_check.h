@@ -14,15 +14,13 @@
 
 namespace tpb::run {
 
-// The detector of `p`'s next run on `core` (its notes, when it kept them:
-// without them the report has no lines and every wait is ordered by what
-// the run observed), with the core's semaphores as they are now.
-std::unique_ptr<race::Detector> make_detector(platform::TpbCore& core,
-                                              const isa::SpooledProgram* p);
-// The same for a device of several cores (SPEC §15): core i's program
-// `programs[i]` (null: idle); accesses of every core are checked against
-// each other (the HBM is the device's), and a DMA descriptor's update of
-// another core's semaphore releases into that core's.
+// The detector of the next run of a device's cores (one, or several: SPEC
+// §15): core i's program `programs[i]` (null: idle) with its notes, when it
+// kept them (without them the report has no lines and every wait is ordered
+// by what the run observed), and the core's semaphores as they are now.
+// Accesses of every core are checked against each other (the HBM is the
+// device's), and a DMA descriptor's update of another core's semaphore
+// releases into that core's.
 std::unique_ptr<race::Detector> make_detector(const std::vector<platform::TpbCore*>& cores,
                                               const std::vector<isa::SpooledProgram*>& programs);
 

@@ -571,13 +571,10 @@ SessionReport Session::run(const SessionRequest& req, OutputSet& outputs) {
   // SPEC §14: the detector of this run's program, made before it starts.
   std::unique_ptr<race::Detector> detector;
   if (req.racecheck) {
-    if (several) {  // every core's accesses against every other's (SPEC §15)
-      std::vector<platform::TpbCore*> cores;
-      for (unsigned c = 0; c < device_->cores(); ++c) cores.push_back(&device_->core(c));
-      detector = make_detector(cores, loaded_);
-    } else {
-      detector = make_detector(device_->core(0), loaded_[0]);
-    }
+    // Every core's accesses against every other's (SPEC §15).
+    std::vector<platform::TpbCore*> cores;
+    for (unsigned c = 0; c < device_->cores(); ++c) cores.push_back(&device_->core(c));
+    detector = make_detector(cores, loaded_);
     setup.race = detector.get();
   }
   {
