@@ -296,9 +296,10 @@ class Recorder {
   template <typename Event>
   static Event& place_late(std::vector<Event>& v, Picos t, bool& sorted) {
     constexpr std::size_t kNearLate = 32;
+    if (!sorted) return v.emplace_back();  // sorted at the flush anyway
     std::size_t at = v.size();
     while (at > 0 && v[at - 1].t > t && v.size() - at < kNearLate) --at;
-    if (!sorted || (at > 0 && v[at - 1].t > t)) {
+    if (at > 0 && v[at - 1].t > t) {
       sorted = false;
       return v.emplace_back();
     }
