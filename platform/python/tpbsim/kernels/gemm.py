@@ -183,9 +183,6 @@ class Plan:
     # Each of these is what the Kernel's layouts and program come to, in closed
     # form: checked before a list is made (tests compare them with the Kernel's).
 
-    def _kt_sizes(self):
-        return _tiles(self.kpad // 4, 128)
-
     @property
     def n_full_kt(self):
         """K-tiles of 128 partitions (every one but a shorter last)."""
@@ -243,7 +240,8 @@ class Plan:
         return chunks
 
     def _w_tail_extra(self, rb):
-        """Transfers the last panel's split adds (w_chunks), in closed form."""
+        """Transfers the last panel's split adds (w_chunks), in closed form: its
+        last chunk's K-tiles less one (a shorter last K-tile is a chunk alone)."""
         if self.n_kt > self.n_full_kt or not self.n_full_kt or 2 * rb < W_CHUNK:
             return 0
         j = self._chunk(rb, W_CHUNK)
