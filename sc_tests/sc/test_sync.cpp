@@ -276,8 +276,49 @@ TEST(InstructionQueue, FetchesLoadedWordsAndFaultsPastThem) {
     EXPECT_EQ(init.read(64 * 4, got.data(), 64).status, tlm::TLM_OK_RESPONSE);
     EXPECT_EQ(got, isa::RawInst{});  // the gap reads as zeros
     EXPECT_EQ(init.write(64 * 8, w.data(), 64).status, tlm::TLM_ADDRESS_ERROR_RESPONSE);
+  });
+}
+
+TEST(InstructionQueue, GrantsReadDmiOverTheLoadedWordsAndTakesItBackWhenTheyChange) {
+  MemTiming t;
+  t.latency = ns(2);
+  t.per_beat = ns(1);
+  InstructionQueue q("queue", 64 * 8, t);
+  TestInitiator init("init");
+  init.socket.bind(q.socket);
+  q.load({word(1), word(2), word(3)});
+  run_sc([&] {
+    // The three words loaded, read only, at the queue's latency (2 ns).
     tlm::tlm_dmi dmi;
-    EXPECT_FALSE(init.get_dmi(0, dmi));
+    ASSERT_TRUE(init.get_dmi(64, dmi));
+    EXPECT_EQ(dmi.get_start_address(), 0u);
+    EXPECT_EQ(dmi.get_end_address(), 64u * 3 - 1);
+    EXPECT_TRUE(dmi.is_read_allowed());
+    EXPECT_FALSE(dmi.is_write_allowed());
+    EXPECT_EQ(dmi.get_read_latency(), ns(2));
+    isa::RawInst got{};
+    std::memcpy(got.data(), dmi.get_dmi_ptr() + 64 * 2, 64);
+    EXPECT_EQ(got, word(3));
+    // Past them: denied up to the end of the capacity.
+    tlm::tlm_dmi past;
+    EXPECT_FALSE(init.get_dmi(64 * 3, past));
+    EXPECT_EQ(past.get_start_address(), 64u * 3);
+    EXPECT_EQ(past.get_end_address(), 64u * 8 - 1);
+    EXPECT_TRUE(init.invalidations.empty());
+    // A write that extends the words takes both answers back, once.
+    const isa::RawInst w = word(9);
+    ASSERT_EQ(init.write(64 * 4, w.data(), 64).status, tlm::TLM_OK_RESPONSE);
+    ASSERT_EQ(init.invalidations.size(), 1u);
+    EXPECT_EQ(init.invalidations[0], std::make_pair(std::uint64_t{0}, std::uint64_t{64 * 8 - 1}));
+    ASSERT_EQ(init.write(64 * 4, w.data(), 64).status, tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(init.invalidations.size(), 1u);  // the count did not change
+    ASSERT_TRUE(init.get_dmi(64 * 4, dmi));
+    EXPECT_EQ(dmi.get_end_address(), 64u * 5 - 1);
+    std::memcpy(got.data(), dmi.get_dmi_ptr() + 64 * 4, 64);
+    EXPECT_EQ(got, w);
+    // A new program takes it back again.
+    q.load({word(4)});
+    EXPECT_EQ(init.invalidations.size(), 2u);
   });
 }
 

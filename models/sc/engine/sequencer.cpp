@@ -416,7 +416,7 @@ bool Sequencer::fetch() {
   sc_core::sc_time d = qk_.get_local_time();
   const sc_core::sc_time before = d;
   const std::uint64_t addr = queue_base(engine_) + env_.queue->slot_addr(index_);
-  const tlm::tlm_response_status st = port.read(addr, raw_.data(), isa::kInstBytes, d);
+  const tlm::tlm_response_status st = port.read_control(addr, raw_.data(), isa::kInstBytes, d);
   // After a retire gate held the thread to the instruction's end, the fetch
   // happened in the shadow of that instruction, as it does without a gate
   // (issue() fetches the next word from the instruction's start).

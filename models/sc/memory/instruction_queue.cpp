@@ -26,7 +26,7 @@ InstructionQueue::InstructionQueue(sc_core::sc_module_name name, std::uint32_t c
 void InstructionQueue::reset(MemTiming timing) {
   timing_ = timing;
   std::memset(bytes_.get(), 0, count_ * isa::kInstBytes);
-  count_ = 0;
+  set_count(0);
   loaded_ = 0;
   ring_words_ = 1;
   src_.reset();
@@ -44,7 +44,7 @@ void InstructionQueue::attach(std::unique_ptr<isa::InstructionSource> src,
     throw std::invalid_argument(std::string(name()) + ": a ring of " + std::to_string(ring_words) +
                                 " words does not fit the queue's " + std::to_string(cap));
   std::memset(bytes_.get(), 0, count_ * isa::kInstBytes);
-  count_ = 0;
+  set_count(0);
   loaded_ = 0;
   ring_words_ = ring_words;
   src_ = std::move(src);
@@ -67,7 +67,7 @@ std::size_t InstructionQueue::refill(std::size_t n) {
                                std::to_string(src_->size()) + " words");
     loaded_ += k;
     done += k;
-    count_ = std::max<std::size_t>(count_, slot + k);
+    set_count(std::max<std::size_t>(count_, slot + k));
   }
   return done;
 }
@@ -99,7 +99,7 @@ void InstructionQueue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_
     std::memcpy(trans.get_data_ptr(), bytes_.get() + addr, len);
   } else {
     std::memcpy(bytes_.get() + addr, trans.get_data_ptr(), len);
-    count_ = std::max<std::size_t>(count_, (addr + len + isa::kInstBytes - 1) / isa::kInstBytes);
+    set_count(std::max<std::size_t>(count_, (addr + len + isa::kInstBytes - 1) / isa::kInstBytes));
   }
   delay += timing_.access_delay(len);
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -120,12 +120,41 @@ unsigned InstructionQueue::transport_dbg(tlm::tlm_generic_payload& trans) {
   return n;
 }
 
-bool InstructionQueue::get_direct_mem_ptr(tlm::tlm_generic_payload&, tlm::tlm_dmi& dmi) {
-  // No DMI: reads are bounded by count(), which a raw pointer cannot enforce.
+bool InstructionQueue::get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi) {
+  // Reads of the loaded words only: reads are bounded by count(), so the
+  // grant ends there (and is taken back when count() changes); writes go
+  // through b_transport, which extends count().
+  dmi_answered_ = true;
+  const std::uint64_t loaded = std::uint64_t{count_} * isa::kInstBytes;
+  const std::uint64_t addr = trans.get_address();
+  if (addr >= loaded) {
+    dmi.set_start_address(loaded);
+    dmi.set_end_address(size_ - 1);
+    dmi.allow_none();
+    return false;
+  }
+  dmi.set_dmi_ptr(bytes_.get());
   dmi.set_start_address(0);
-  dmi.set_end_address(size_ - 1);
-  dmi.allow_none();
-  return false;
+  dmi.set_end_address(loaded - 1);  // inclusive
+  dmi.allow_read();
+  dmi.set_read_latency(timing_.latency);
+  dmi.set_write_latency(timing_.latency);
+  // The full timing: an initiator charges access_delay(len), as b_transport does.
+  if (auto* ext = trans.get_extension<DmiTimingExtension>()) {
+    ext->timing = timing_;
+    ext->arbiter = nullptr;
+    ext->filled = true;
+  }
+  return true;
+}
+
+void InstructionQueue::set_count(std::size_t n) {
+  if (n == count_) return;
+  count_ = n;
+  if (dmi_answered_) {
+    dmi_answered_ = false;
+    socket->invalidate_direct_mem_ptr(0, size_ - 1);
+  }
 }
 
 }  // namespace tpb::sc

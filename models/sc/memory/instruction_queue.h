@@ -1,6 +1,8 @@
 // One engine's instruction queue (SPEC §7, §9): a ring of 64-byte instruction
 // words, instruction i at target-local byte 64 * (i mod ring words). The
-// sequencer fetches through TLM; the platform attaches the engine's
+// sequencer fetches through TLM (DMI for reads of the words loaded: the
+// grant covers [0, 64 * count()) and is taken back when count() changes);
+// the platform attaches the engine's
 // instruction source before the start, which fills the first ring-full, and
 // the sequencer's instruction fetch refills freed slots during the run, so a
 // program of any length streams through. load() fills it from a vector.
@@ -60,6 +62,8 @@ class InstructionQueue : public sc_core::sc_module {
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   unsigned transport_dbg(tlm::tlm_generic_payload& trans);
   bool get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi);
+  // count_ becomes n: a DMI answer given for the old count is taken back.
+  void set_count(std::size_t n);
 
   MemTiming timing_;
   // The ring (calloc: a queue that runs nothing, as most DMA queues do,
@@ -70,6 +74,7 @@ class InstructionQueue : public sc_core::sc_module {
   std::unique_ptr<isa::InstructionSource> src_;
   std::uint32_t ring_words_ = 1;
   std::uint64_t loaded_ = 0;
+  bool dmi_answered_ = false;  // a DMI grant or denial is out (initiators cache both)
 };
 
 }  // namespace tpb::sc

@@ -157,6 +157,16 @@ tlm::tlm_response_status MemPort::read(std::uint64_t addr, void* dst, unsigned l
   return transport(tlm::TLM_READ_COMMAND, addr, dst, len, delay);
 }
 
+tlm::tlm_response_status MemPort::read_control(std::uint64_t addr, void* dst, unsigned len,
+                                               sc_core::sc_time& delay) {
+  if (len == 0) return tlm::TLM_OK_RESPONSE;
+  if (const std::uint8_t* p = direct(addr, len, false, delay)) {
+    std::memcpy(dst, p, len);
+    return tlm::TLM_OK_RESPONSE;
+  }
+  return transport(tlm::TLM_READ_COMMAND, addr, dst, len, delay);
+}
+
 tlm::tlm_response_status MemPort::write(std::uint64_t addr, const void* src, unsigned len,
                                         sc_core::sc_time& delay) {
   if (len == 0) return tlm::TLM_OK_RESPONSE;

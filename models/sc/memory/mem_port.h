@@ -53,6 +53,10 @@ class MemPort : public sc_core::sc_module {
                                 sc_core::sc_time& delay);
   tlm::tlm_response_status write(std::uint64_t addr, const void* src, unsigned len,
                                  sc_core::sc_time& delay);
+  // read() of control bytes the model itself needs (an instruction word):
+  // copied in a timing-only run too.
+  tlm::tlm_response_status read_control(std::uint64_t addr, void* dst, unsigned len,
+                                        sc_core::sc_time& delay);
 
   struct DmiSpan {
     std::uint8_t* ptr;  // points at `addr`
