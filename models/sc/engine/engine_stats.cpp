@@ -84,6 +84,13 @@ void EngineStatsCollector::on_bundle(const fw::Bundle& b, std::uint64_t, std::ui
   ++flight_.back().trips;
 }
 
+void EngineStatsCollector::on_bundles(const BundleRecord* b, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) bundle_trips_[b[i].bundle->id] += b[i].trips;
+  if (flight_.empty()) return;
+  for (std::size_t i = 0; i < n; ++i) trips_.push_back({b[i].bundle->id, b[i].trips});
+  flight_.back().trips += static_cast<std::uint32_t>(n);
+}
+
 void EngineStatsCollector::forget_passed() {
   const std::uint64_t now = control_.rel_ps(sc_core::sc_time_stamp());
   while (!flight_.empty() && flight_.front().end_ps < now) {

@@ -71,6 +71,7 @@ class EngineStatsCollector : public SequencerObserver {
   void on_issue(const IssueEvent& e) override;
   void on_bundle(const fw::Bundle& b, std::uint64_t t_ps, std::uint64_t trips,
                  std::uint32_t cycles) override;
+  void on_bundles(const BundleRecord* b, std::size_t n) override;
   bool wants_bundle_ends() const override { return false; }
   void on_count(const char* name, std::uint64_t n) override;
   void on_retire(const RetireRecord& r) override;

@@ -194,7 +194,7 @@ void Sequencer::configure(SequencerConfig cfg) {
 
 void Sequencer::add_observer(SequencerObserver* o) {
   observers_.push_back(o);
-  if (o->wants_bundle_starts()) bundle_observers_.push_back(o);
+  if (o->wants_bundle_starts() || o->wants_bundle_ends()) bundle_observers_.push_back(o);
   if (o->wants_bundle_ends()) bundle_end_observers_.push_back(o);
 }
 
@@ -652,13 +652,15 @@ void Sequencer::tell_issue(std::uint64_t start, std::uint64_t end, std::uint64_t
   notify([&](SequencerObserver& o) {
     o.on_issue(IssueEvent{engine_, index_, opcode_, &raw_, start, end});
   });
-  for (BundleRecord& b : bundles_) {
-    b.start_ps += shift;
-    b.end_ps += shift;
-    for (SequencerObserver* o : bundle_observers_)
-      o->on_bundle(*b.bundle, b.start_ps, b.trips, b.cycles);
-    for (SequencerObserver* o : bundle_end_observers_) o->on_bundle_end(*b.bundle, b.end_ps);
+  if (shift != 0) {
+    for (BundleRecord& b : bundles_) {
+      b.start_ps += shift;
+      b.end_ps += shift;
+    }
   }
+  // Each observer takes the instruction's bundles in one call (observers
+  // are independent: the order among them does not matter).
+  for (SequencerObserver* o : bundle_observers_) o->on_bundles(bundles_.data(), bundles_.size());
 }
 
 void Sequencer::deliver(const Completion& c) {

@@ -240,7 +240,8 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   SequencerConfig cfg_;
   fw::EngineState state_;
   std::vector<SequencerObserver*> observers_;
-  // Those of observers_ that want on_bundle / on_bundle_end, in its order.
+  // Those of observers_ that want on_bundle or on_bundle_end (told through
+  // on_bundles), and those that want on_bundle_end, in its order.
   std::vector<SequencerObserver*> bundle_observers_, bundle_end_observers_;
   InstructionFetch fetch_;
   std::function<void()> retire_gate_;

@@ -73,6 +73,16 @@ class SequencerObserver {
   virtual void on_bundle(const fw::Bundle& /*b*/, std::uint64_t /*t_ps*/, std::uint64_t /*trips*/,
                          std::uint32_t /*cycles*/) {}
   virtual void on_bundle_end(const fw::Bundle& /*b*/, std::uint64_t /*t_ps*/) {}
+  // A whole instruction's bundles at its issue (records valid during the
+  // call), to an observer that wants bundle starts or ends: by default
+  // on_bundle then on_bundle_end of each, in order; an observer may take
+  // them in one pass.
+  virtual void on_bundles(const BundleRecord* b, std::size_t n) {
+    for (const BundleRecord* e = b + n; b != e; ++b) {
+      on_bundle(*b->bundle, b->start_ps, b->trips, b->cycles);
+      on_bundle_end(*b->bundle, b->end_ps);
+    }
+  }
   // Whether on_bundle / on_bundle_end are wanted at all (asked once, when
   // the observer is added): the sequencer calls only those observers that
   // do, ten bundles an instruction. An observer that overrides either hook
