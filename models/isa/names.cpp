@@ -2,6 +2,7 @@
 // address_map.h that read them.
 #include "models/isa/names.h"
 
+#include <array>
 #include <cctype>
 
 namespace tpb::isa {
@@ -218,10 +219,16 @@ bool parse_dtype(std::string_view s, std::uint8_t& out) {
   return v.has_value();
 }
 
-unsigned dtype_size(std::uint8_t d) {
-  const DtypeRow* r = dtype_table().find(d);
-  return r ? r->size : 0;
-}
+// dtype_size by ordinal, from kDtypes (the first row of an ordinal, as
+// DtypeTable::find); 0 for none. Every predicate of an operand asks it.
+constexpr std::array<std::uint8_t, 256> kDtypeSizes = [] {
+  std::array<std::uint8_t, 256> a{};
+  for (std::size_t i = std::size(kDtypes); i-- > 0;)
+    a[kDtypes[i].ordinal] = static_cast<std::uint8_t>(kDtypes[i].size);
+  return a;
+}();
+
+unsigned dtype_size(std::uint8_t d) { return kDtypeSizes[d]; }
 
 const char* dequant_fmt_name(DequantFmt f) {
   const DequantFmtRow* r = dequant_fmt_row(static_cast<std::uint8_t>(f));
