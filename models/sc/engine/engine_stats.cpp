@@ -115,7 +115,6 @@ void EngineStatsCollector::on_retire(const RetireRecord& r) {
     covered_ps_ = std::max(covered_ps_, r.end_ps);
   }
   busy_ps_ += added;
-  stats_.busy_cycles = cycles(busy_ps_);
   // A compute engine's retire is its latest issue's; a DMA queue's transfer
   // is found among those in flight.
   for (std::size_t i = flight_.size(); i-- > 0;) {
@@ -176,7 +175,6 @@ void EngineStatsCollector::stop_at(std::uint64_t t_ps) {
     const std::uint64_t from = std::max(open_from, covered_ps_);
     if (t_ps > from) busy_ps_ += t_ps - from;
   }
-  stats_.busy_cycles = cycles(busy_ps_);
   flight_.clear();
   trips_.clear();
   counts_fifo_.clear();
@@ -185,6 +183,8 @@ void EngineStatsCollector::stop_at(std::uint64_t t_ps) {
 
 trace::EngineStats EngineStatsCollector::stats() const {
   trace::EngineStats s = stats_;
+  // Busy cycles from the busy time when asked (not at every retire).
+  if (timing_) s.busy_cycles = cycles(busy_ps_);
   for (std::uint32_t id = 0; id < bundle_trips_.size(); ++id)
     if (bundle_trips_[id] != 0) s.bundles[kernels_.bundle(id)->name] = bundle_trips_[id];
   s.bytes_read = s.bytes_written = 0;
