@@ -249,14 +249,25 @@ isa::RawInst word(std::uint8_t fill) {
   return w;
 }
 
-TEST(InstructionQueue, FetchesLoadedWordsAndFaultsPastThem) {
-  MemTiming t;
-  t.latency = ns(2);
-  t.per_beat = ns(1);
-  InstructionQueue q("queue", 64 * 8, t);
-  TestInitiator init("init");
-  init.socket.bind(q.socket);
-  q.load({word(1), word(2), word(3)});
+// A queue of 8 words holding three, read at 2 ns + 1 ns per 64-byte beat,
+// bound to a test initiator.
+class InstructionQueueOfThree : public ::testing::Test {
+ protected:
+  static MemTiming timing() {
+    MemTiming t;
+    t.latency = ns(2);
+    t.per_beat = ns(1);
+    return t;
+  }
+  InstructionQueueOfThree() : q("queue", 64 * 8, timing()), init("init") {
+    init.socket.bind(q.socket);
+    q.load({word(1), word(2), word(3)});
+  }
+  InstructionQueue q;
+  TestInitiator init;
+};
+
+TEST_F(InstructionQueueOfThree, FetchesLoadedWordsAndFaultsPastThem) {
   EXPECT_EQ(q.count(), 3u);
   run_sc([&] {
     for (std::uint8_t i = 0; i < 3; ++i) {
@@ -279,14 +290,7 @@ TEST(InstructionQueue, FetchesLoadedWordsAndFaultsPastThem) {
   });
 }
 
-TEST(InstructionQueue, GrantsReadDmiOverTheLoadedWordsAndTakesItBackWhenTheyChange) {
-  MemTiming t;
-  t.latency = ns(2);
-  t.per_beat = ns(1);
-  InstructionQueue q("queue", 64 * 8, t);
-  TestInitiator init("init");
-  init.socket.bind(q.socket);
-  q.load({word(1), word(2), word(3)});
+TEST_F(InstructionQueueOfThree, GrantsReadDmiOverTheLoadedWordsAndTakesItBackWhenTheyChange) {
   run_sc([&] {
     // The three words loaded, read only, at the queue's latency (2 ns).
     tlm::tlm_dmi dmi;

@@ -76,12 +76,11 @@ void EngineStatsCollector::on_issue(const IssueEvent& e) {
   if (dma_queue_ && dma_open_++ == 0) dma_busy_from_ = e.t_ps;
 }
 
-void EngineStatsCollector::on_bundle(const fw::Bundle& b, std::uint64_t, std::uint64_t trips,
-                                     std::uint32_t) {
-  bundle_trips_[b.id] += trips;
-  if (flight_.empty()) return;
-  trips_.push_back({b.id, trips});
-  ++flight_.back().trips;
+void EngineStatsCollector::on_bundle(const fw::Bundle& b, std::uint64_t t_ps, std::uint64_t trips,
+                                     std::uint32_t cycles) {
+  // One bundle (a faulting instruction's are told one by one): as on_bundles.
+  const BundleRecord r{&b, t_ps, t_ps, trips, cycles};
+  on_bundles(&r, 1);
 }
 
 void EngineStatsCollector::on_bundles(const BundleRecord* b, std::size_t n) {

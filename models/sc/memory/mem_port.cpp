@@ -149,19 +149,19 @@ std::uint8_t* MemPort::direct(std::uint64_t addr, std::uint64_t len, bool for_wr
 
 tlm::tlm_response_status MemPort::read(std::uint64_t addr, void* dst, unsigned len,
                                        sc_core::sc_time& delay) {
-  if (len == 0) return tlm::TLM_OK_RESPONSE;
-  if (const std::uint8_t* p = direct(addr, len, false, delay)) {
-    if (!timing_only_) std::memcpy(dst, p, len);
-    return tlm::TLM_OK_RESPONSE;
-  }
-  return transport(tlm::TLM_READ_COMMAND, addr, dst, len, delay);
+  return read_into(addr, dst, len, delay, !timing_only_);
 }
 
 tlm::tlm_response_status MemPort::read_control(std::uint64_t addr, void* dst, unsigned len,
                                                sc_core::sc_time& delay) {
+  return read_into(addr, dst, len, delay, true);
+}
+
+tlm::tlm_response_status MemPort::read_into(std::uint64_t addr, void* dst, unsigned len,
+                                            sc_core::sc_time& delay, bool copy) {
   if (len == 0) return tlm::TLM_OK_RESPONSE;
   if (const std::uint8_t* p = direct(addr, len, false, delay)) {
-    std::memcpy(dst, p, len);
+    if (copy) std::memcpy(dst, p, len);
     return tlm::TLM_OK_RESPONSE;
   }
   return transport(tlm::TLM_READ_COMMAND, addr, dst, len, delay);

@@ -161,6 +161,10 @@ class MemPort : public sc_core::sc_module {
   const Region* lookup(std::uint64_t addr);
   // The region when [addr, addr+len) may be served through DMI, else null.
   const Region* dmi_region(std::uint64_t addr, std::uint64_t len, bool for_write);
+  // read() and read_control(): through DMI when granted, copying the bytes
+  // when `copy`; else b_transport, which always moves them.
+  tlm::tlm_response_status read_into(std::uint64_t addr, void* dst, unsigned len,
+                                     sc_core::sc_time& delay, bool copy);
   tlm::tlm_response_status transport(tlm::tlm_command cmd, std::uint64_t addr, void* data,
                                      unsigned len, sc_core::sc_time& delay);
   void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end);
