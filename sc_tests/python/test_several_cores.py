@@ -133,3 +133,34 @@ def test_a_closed_core_still_says_so():
     c.close()  # twice is harmless
     with pytest.raises(tpbsim.Error, match="this Core is closed"):
         c.read("sbuf", 0, 0, 4, "u8")
+
+
+def test_runs_of_cores_in_two_threads_take_turns():
+    """Issue 40: a second thread's write, load or run of another Core while one
+    runs raised InputError ("another core of this process is running now");
+    runs of Cores, Devices and their memory calls from several threads take
+    turns (PYTHON.md), each thread's results its own."""
+    import threading
+    expected = np.load(WL / "expected.npy")
+    errors, outs = [], []
+
+    def work(make):
+        try:
+            with make() as m:
+                core = m.core(1) if isinstance(m, tpbsim.Device) else m
+                for _ in range(6):
+                    _, out = pipeline(core)
+                    outs.append(out)
+        except Exception as e:  # noqa: BLE001 (the test reports any)
+            errors.append(f"{type(e).__name__}: {e}")
+
+    makers = [tpbsim.Core, tpbsim.Core, lambda: tpbsim.Device(cores=2)]
+    threads = [threading.Thread(target=work, args=(mk,)) for mk in makers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(outs) == 18
+    for out in outs:
+        np.testing.assert_array_equal(out, expected)
