@@ -5,7 +5,6 @@ cannot run (named), 2 when the result differs, the race check found a race or th
 run faulted, 3 deadlock."""
 
 import argparse
-import json
 import os
 import sys
 
@@ -13,6 +12,7 @@ import numpy as np
 
 from ..errors import Error
 from . import gemm
+from .plan import cli_messages
 from .quant import WEIGHT_FORMATS
 
 
@@ -110,7 +110,11 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.cmd != "gemm":
         ap.error("a command is needed: gemm")
-    token = gemm._CLI.set(True)   # messages name --flags
+    with cli_messages():   # messages name --flags
+        return _gemm(args)
+
+
+def _gemm(args):
     try:
         a = _load(args.a, "--a") if args.a is not None else None
         w = _load(args.w, "--w") if args.w is not None else None
@@ -142,8 +146,6 @@ def main(argv=None):
         print(f"gemm: interrupted: {held} (no report.json: the run did not finish; an earlier "
               "run's files were removed)", file=sys.stderr)
         return 130
-    finally:
-        gemm._CLI.reset(token)
     outs = rep.get("_outputs")
     notes = []
     if outs is not None and outs.removed:

@@ -15,7 +15,7 @@ import numpy as np
 from ..device import Device
 from ..errors import Deadlock, Error, Fault
 from . import gemm
-from .gemm import GemmError, MTILE, NTILE, Plan, _ceil
+from .plan import MTILE, NTILE, GemmError, Plan, ceil_div as _ceil
 from .report import SATURATED_PCT
 
 
