@@ -101,6 +101,13 @@ void translate(std::exception_ptr p) {
     raise_as("InputError", e.what());
   } catch (const std::runtime_error& e) {  // a spool file, a backdoor access
     raise_as("Error", e.what());
+  } catch (const sc_core::sc_report& e) {  // SystemC's own: E518, no memory for its stacks
+    std::string m = e.what();
+    m = m.substr(0, m.find('\n'));
+    if (m.find("(E518)") != std::string::npos)
+      m += " (the address space this process may take, ulimit -v, is too small for the cores' "
+           "stacks)";
+    raise_as("Error", ("SystemC: " + m).c_str());
   }
 }
 
@@ -1009,6 +1016,7 @@ void bind_functions(py::module_& m) {
     }
     return out;
   });
+  m.attr("MAX_CORES") = platform::Device::kMaxCores;
   m.def("check_threads", [](py::handle n) { return run::check_threads(host_int(n, "threads")); });
   m.def("parse_sim_time", [](const std::string& s) {
     std::uint64_t ps = 0;

@@ -4,11 +4,14 @@ of one core)."""
 
 from collections.abc import Mapping
 
-from . import _args, _machine
+from . import _args, _machine, _tpbsim
 from .core import core_view
 from .errors import ArgumentTypeError, InputError, OutOfRange
 
-__all__ = ["Device"]
+__all__ = ["Device", "MAX_CORES"]
+
+#: The most cores a device has (SPEC §15).
+MAX_CORES = _tpbsim.MAX_CORES
 
 
 class Device(_machine.Surface):

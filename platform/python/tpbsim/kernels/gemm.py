@@ -1,22 +1,31 @@
-"""C = A @ W on the modelled core: the run of a GEMM, its check and its report
-(SPEC §12, docs/KERNELS.md). The tiling is plan.py's, the program
-program.py's, the operands operands.py's, the report report.py's; the names
-this module had before they moved are kept here."""
+"""C = A @ W on the modelled core, or over the cores of a device: the run of a
+GEMM, its check and its report (SPEC §12, §15, docs/KERNELS.md). One path for
+one core or many: the request checked whole, --out inspected, the blocks of C
+over the device's cores (grid.py; one core: one block) planned and their sizes
+checked, their programs made, then each block's operands placed, every
+program run together, C read back, checked and reported.
+
+The tiling is plan.py's, the program program.py's, the operands operands.py's,
+the split grid.py's, --out outputs.py's, the report report.py's; the names this
+module had before they moved are kept here for scripts."""
 
 import collections
 import os
 import time
+import types
 
 import numpy as np
 
 from .. import _args
+from .._machine import turn
 from ..core import Core
+from ..device import MAX_CORES, Device
 from ..errors import Deadlock, Error, Fault
-from . import quant
+from . import grid, quant
 from .operands import (CHECK_MODES, CHECK_SAMPLES, ShapeOnly, Weights, check_result, dims_text,
                        infer_shape, is_tensor, operand_array, operands, prepare, quantize,
                        torch_module)
-from .outputs import OUTPUT_FILES, OutputDir
+from .outputs import OUTPUT_FILES, OutputDir, program_files
 from .plan import (A_CHUNK, A_RAW_BYTES, A_RESIDENT_BYTES, A_RING, ARCHS, C_RING, GROUP, KTILE,
                    MAX_INSTRUCTIONS, MTILE, NTILE, PLACEMENTS, PROGRAM_BYTES_PER_INSTRUCTION,
                    PSUM_BANK, PSUM_BANKS, W_CHUNK, DEFAULT_CAPACITIES, Capacities, GemmError,
@@ -24,7 +33,8 @@ from .plan import (A_CHUNK, A_RAW_BYTES, A_RESIDENT_BYTES, A_RING, ARCHS, C_RING
                    peak_tflops, size_text)
 from .program import (A_QUEUES, C_QUEUES, ENGINE_SEMS, UNIT_SCALE, W_QUEUES, Kernel, Layout,
                       ProgramCheckError, make_kernel)
-from .report import ACT_RUNS_AS, RUNS_AS, make_report, ordering, races
+from .report import (ACT_RUNS_AS, RUNS_AS, CoreRun, device_report, make_report, ordering, plot,
+                     plot_cores, races)
 
 # The names of this module before the tiling, the program, the operands and
 # the report moved to modules of their own: scripts import them from here.
@@ -39,6 +49,7 @@ __all__ = [
     "operand_array", "operands", "ordering", "peak_tflops", "prepare", "quantize", "races", "run",
     "size_text",
 ]
+
 
 def _check_args(act, placement, seed, threads, out, timing, lookahead, check=True,
                 check_samples=CHECK_SAMPLES):
@@ -82,84 +93,181 @@ def _check_args(act, placement, seed, threads, out, timing, lookahead, check=Tru
                         "(1 or more)")
 
 
-def _make_core(arch, timing):
-    # A run without core= makes a core of its own; any number may be open in a
-    # process (docs/PYTHON.md), tpbsim.torch's layers' core among them.
-    try:
-        return Core(arch, timing)
-    except Error as e:
-        if timing is None:
-            raise GemmError(f"cannot make a {arch} core: {e}") from None
-        if isinstance(timing, dict):
-            raise GemmError(f"timing overrides: {e}") from None
-        raise GemmError(f"{arg('timing', os.fspath(timing), r=False)}: {e}") from None
+
+def _check_cores(r):
+    """``cores`` and what goes with it: a device's count, the DMA placement, a
+    device of its own; messages name only what the caller could have given."""
+    cores = r.cores
+    if isinstance(cores, bool) or not isinstance(cores, (int, np.integer)) \
+            or not 1 <= cores <= MAX_CORES:
+        raise GemmError(f"{arg('cores', cores)}: a count of cores (1..{MAX_CORES}, the cores of "
+                        "a device)")
+    if cores == 1:
+        return
+    if r.placement != "dma":
+        raise GemmError(f"{arg('cores', cores)} splits C over the device's HBM: the DMA placement, "
+                        f"not {arg('placement', r.placement)}")
+    if r.core is not None:
+        raise GemmError(f"cores={cores} runs on a device of its own: no core= with it")
+    if r.drop_wait is not None:
+        raise GemmError(f"cores={cores}: drop_wait (a removed wait, for tests) is for one core")
+    if r.emit_only and not r.timing_only:
+        raise GemmError(f"{arg('emit_only')} over several cores writes a timing-only workload: "
+                        f"add {arg('timing_only')}")
 
 
-class Report(dict):
-    """What run() returns: the report (a dict, report.json's keys) and the run's
-    arrays as attributes.
+def _w_layout(w, w_layout):
+    if w_layout is None:
+        if is_tensor(w) and isinstance(w, torch_module().nn.Parameter):
+            raise GemmError("w is an nn.Parameter (a layer's weight, which torch stores [out, "
+                            f"in] = N x K): say {arg('w_layout', 'nk')} (or "
+                            f"{arg('w_layout', 'kn')} for K x N)")
+        return "kn"
+    if w_layout not in ("kn", "nk"):
+        raise GemmError(f"{arg('w_layout', w_layout)}: 'kn' (W is K x N, C = A @ W) or 'nk' "
+                        "(W is N x K, torch's [out, in]: C = A @ W.T)")
+    return w_layout
 
-    * ``.c``: C = A @ W, float32, M x N (the leading shape of ``a`` kept: a of
-      B x S x K gives B x S x N); a torch tensor when ``a`` was one, else a
-      NumPy array. ``.c_array`` is always the NumPy array.
-    * ``.a_used`` / ``.w_used``: the float32 values the PE multiplied (M x K,
-      K x N), after every quantization.
-    * ``.result``: the tpbsim.Result of the run; ``.kernel``: the generator's
-      Kernel (its program and placement).
-    """
+
+def _request(r):
+    """run()'s arguments (a namespace of them) checked, the operands read and the
+    shape taken from them: everything before anything is made."""
+    _check_args(r.act, r.placement, r.seed, r.threads, r.out, r.timing, r.lookahead, r.check,
+                r.check_samples)
+    _check_cores(r)
+    r.timing_only, r.racecheck, r.values = bool(r.timing_only), bool(r.racecheck), \
+        not r.timing_only
+    r.is_torch = is_tensor(r.a)
+    r.w_layout = _w_layout(r.w, r.w_layout)
+    r.a = operand_array(r.a, arg("a"), ndim=None)
+    r.lead = None
+    if r.a is not None and r.a.ndim > 2:
+        r.lead = r.a.shape[:-1]
+        r.a = r.a.reshape(-1, r.a.shape[-1])
+    if isinstance(r.w, Weights):
+        q = r.w
+        if q.arch != r.arch or q.weights != r.weights:
+            raise GemmError(f"{arg('w')} was quantized for {q.weights} on {q.arch}, the run is "
+                            f"{arg('weights', r.weights)} {arg('arch', r.arch)}")
+        if r.a is not None and r.a.shape[1] != q.k:
+            raise GemmError(f"{arg('a')} is {dims_text(r.a)}, the quantized {arg('w')} is K x N "
+                            f"= {q.k} x {q.n}: their K differ ({r.a.shape[1]} and {q.k})")
+        if r.cores > 1:
+            raise GemmError(f"cores={r.cores}: a w quantized once (quantize) runs on one core; "
+                            "pass its array")
+        r.m, r.k, r.n = infer_shape(r.m, r.k, r.n, r.a, ShapeOnly((q.k, q.n)), "kn")
+    else:
+        r.w = operand_array(r.w, arg("w"), grad=True)
+        r.m, r.k, r.n = infer_shape(r.m, r.k, r.n, r.a, r.w, r.w_layout)
+    _check_core(r)
+    r.plan = Plan(r.m, r.k, r.n, r.weights, r.arch)
+    if r.emit_only and r.out is None:
+        raise GemmError(f"{arg('emit_only')} needs {arg('out')} DIR")
+    if r.emit_only and r.placement != "dma" and r.values:
+        raise GemmError(f"{arg('emit_only')} with values needs the DMA placement (the inputs are "
+                        f"one HBM image); add {arg('timing_only')} or drop "
+                        f"{arg('placement', 'sbuf')}")
+    return r
+
+
+def _check_core(r):
+    if r.core is None:
+        return
+    if not isinstance(r.core, Core):
+        raise GemmError(f"{arg('core')}: a tpbsim.Core, not {type(r.core).__name__}")
+    if r.core.closed:
+        raise GemmError(f"{arg('core')}: the core is closed")
+    if r.core.arch != r.arch:
+        raise GemmError(f"{arg('core')} is a {r.core.arch} core, the run is "
+                        f"{arg('arch', r.arch)}")
+    if r.timing is not None:
+        raise GemmError(f"{arg('timing')} with {arg('core')}: the core has its timing "
+                        "(give it to tpbsim.Core)")
+
+
+def _planned(r):
+    """The files the run will write into --out (what OutputDir checks room for)."""
+    progs = program_files(r.cores)
+    if r.emit_only:
+        return progs + ["cmd.txt"] + ([] if r.timing_only else ["hbm_inputs.npy", "expected.npy"])
+    files = progs + ["report.json"]
+    if r.values:
+        files += ["out.npy", "a_used.npy", "w_used.npy"]
+    if r.traces:
+        files += ["stats.json", "retire.txt", "trace.perfetto.json", "report.png"]
+    return files
+
+
+class _Target:
+    """Where a GEMM runs: a device of its own (one core, or ``cores``), made and
+    closed here, or the Core given (one of its own, or a core of a Device),
+    kept open; ``views``: the Cores its blocks run on."""
+
+    def __init__(self, r):
+        self.device = None
+        if r.core is not None:
+            self.views = [r.core]
+            return
+        try:
+            self.device = Device(r.arch, r.cores, r.timing)
+        except Error as e:
+            if r.timing is None:
+                what = (f"a {r.arch} core" if r.cores == 1 else
+                        f"a device of {r.cores} {r.arch} cores")
+                raise GemmError(f"cannot make {what}: {e}") from None
+            if isinstance(r.timing, dict):
+                raise GemmError(f"timing overrides: {e}") from None
+            raise GemmError(f"{arg('timing', os.fspath(r.timing), r=False)}: {e}") from None
+        self.views = [self.device.core(i) for i in range(r.cores)]
 
     @property
-    def c_array(self):
-        c = self["_arrays"]["c"]
-        shape = self.get("_lead")
-        return c if c is None or shape is None else c.reshape(*shape, c.shape[-1])
+    def first(self):
+        return self.views[0].index
 
-    @property
-    def c(self):
-        c = self.c_array
-        if c is not None and self.get("_torch"):
-            return torch_module().from_numpy(np.ascontiguousarray(c))
-        return c
+    def view(self, core):
+        return self.views[core - self.first]
 
-    @property
-    def a_used(self):
-        return self["_arrays"]["a_used"]
+    def run(self, sp, **options):
+        if self.device is None:
+            return self.views[0].run(sp.blocks[0].text, **options)
+        return self.device.run({b.core: b.text for b in sp.blocks}, **options)
 
-    @property
-    def w_used(self):
-        return self["_arrays"]["w_used"]
-
-    @property
-    def result(self):
-        return self.get("_result")
-
-    @property
-    def kernel(self):
-        return self.get("_kernel")
+    def close(self):
+        if self.device is not None:
+            self.device.close()
 
 
-# Kernels by everything they depend on, so that a run of the same shape (a torch
-# layer called again) does not generate and verify its program again.
+# Kernels by everything they depend on, so that a run of the same shape on a
+# given core (a torch layer called again) does not generate and verify its
+# program again.
 _KERNELS = collections.OrderedDict()
 _KERNELS_KEEP = 32
 
 
-def _kernel_for(plan, core, lookahead, placement, queues, values, drop_wait):
-    caps = capacities(core)
-    key = (plan.m, plan.k, plan.n, plan.weights, plan.arch, caps, lookahead, placement,
-           None if queues is None else tuple(sorted((k, tuple(v)) for k, v in queues.items())),
-           values, drop_wait)
-    hit = _KERNELS.get(key)
-    if hit is not None:
-        _KERNELS.move_to_end(key)
-        return hit
-    kernel = make_kernel(plan, caps, lookahead, placement, queues, values)
-    text = kernel.program(drop_wait)
-    verdict = kernel.verify(text)
-    _KERNELS[key] = (kernel, text, verdict)
-    while len(_KERNELS) > _KERNELS_KEEP:
-        _KERNELS.popitem(last=False)
-    return kernel, text, verdict
+def _kernel_maker(r, caps):
+    """kernel_of(plan, hbm capacity, hbm base) -> (kernel, text, verdict) for
+    grid.make_blocks: cached for a given core (one core for many GEMMs)."""
+    queues = None if r.queues is None else tuple(sorted((k, tuple(v))
+                                                        for k, v in r.queues.items()))
+
+    def kernel_of(plan, hbm_capacity, hbm_base):
+        key = (plan.m, plan.k, plan.n, plan.weights, plan.arch, plan.group, caps, hbm_capacity,
+               hbm_base, r.lookahead, r.placement, queues, r.drop_wait)
+        hit = _KERNELS.get(key) if r.core is not None else None
+        if hit is not None:
+            _KERNELS.move_to_end(key)
+            return hit
+        kernel = Kernel(plan, caps.sbuf, r.lookahead, r.placement, hbm_capacity, r.queues,
+                        hbm_base=hbm_base)
+        text = kernel.program(r.drop_wait)
+        made = (kernel, text, kernel.verify(text))
+        if r.core is not None:
+            _KERNELS[key] = made
+            while len(_KERNELS) > _KERNELS_KEEP:
+                _KERNELS.popitem(last=False)
+        return made
+
+    return kernel_of
 
 
 def run(m=None, k=None, n=None, weights="mxfp4", act="bf16", arch="mariana", a=None, w=None,
@@ -205,229 +313,291 @@ def run(m=None, k=None, n=None, weights="mxfp4", act="bf16", arch="mariana", a=N
     instructions, host memory) before anything is allocated. ``out`` is emptied
     of an earlier run's files first (OutputDir). A KeyboardInterrupt leaves only
     this run's files, listed in the exception's ``gemm_written``."""
-    _check_args(act, placement, seed, threads, out, timing, lookahead, check, check_samples)
-    if isinstance(cores, bool) or not isinstance(cores, (int, np.integer)) or cores < 1:
-        raise GemmError(f"{arg('cores', cores)}: a count of cores (1 or more)")
-    if cores > 1:
-        if core is not None or placement != "dma" or drop_wait is not None:
-            raise GemmError(f"{arg('cores', cores)} runs on a device of its own with the DMA "
-                            f"placement: no {arg('core')}, {arg('placement', 'sbuf')} or "
-                            "drop_wait with it")
-        from .gemm_cores import run_cores
-        if w is not None and w_layout == "nk":
-            w = operand_array(w, arg("w")).T
-        a2 = operand_array(a, arg("a"), ndim=None)
-        if a2 is not None and a2.ndim > 2:
-            a2 = a2.reshape(-1, a2.shape[-1])
-        w2 = operand_array(w, arg("w")) if w is not None else None
-        m, k, n = infer_shape(m, k, n, a2, w2, "kn")
-        return run_cores(m, k, n, weights, arch, int(cores), a=a2, w=w2, out=out, timing=timing,
-                         timing_only=timing_only, seed=seed, check=check,
-                         check_samples=check_samples, log=log, racecheck=racecheck,
-                         emit_only=emit_only)
-    is_torch = is_tensor(a)
-    if w_layout is None:
-        if is_tensor(w) and isinstance(w, torch_module().nn.Parameter):
-            raise GemmError("w is an nn.Parameter (a layer's weight, which torch stores [out, "
-                            f"in] = N x K): say {arg('w_layout', 'nk')} (or "
-                            f"{arg('w_layout', 'kn')} for K x N)")
-        w_layout = "kn"
-    if w_layout not in ("kn", "nk"):
-        raise GemmError(f"{arg('w_layout', w_layout)}: 'kn' (W is K x N, C = A @ W) or 'nk' "
-                        "(W is N x K, torch's [out, in]: C = A @ W.T)")
-    a = operand_array(a, arg("a"), ndim=None)
-    lead = None
-    if a is not None and a.ndim > 2:
-        lead = a.shape[:-1]
-        a = a.reshape(-1, a.shape[-1])
-    prepared = w if isinstance(w, Weights) else None
-    if prepared is not None:
-        if prepared.arch != arch or prepared.weights != weights:
-            raise GemmError(f"{arg('w')} was quantized for {prepared.weights} on "
-                            f"{prepared.arch}, the run "
-                            f"is {arg('weights', weights)} {arg('arch', arch)}")
-        wk, wn = prepared.k, prepared.n
-        if a is not None and a.shape[1] != wk:
-            raise GemmError(f"{arg('a')} is {dims_text(a)}, the quantized {arg('w')} is K x N = "
-                            f"{wk} x {wn}: their K "
-                            f"differ ({a.shape[1]} and {wk})")
-        m, k, n = infer_shape(m, k, n, a, ShapeOnly((wk, wn)), "kn")
-    else:
-        w = operand_array(w, arg("w"))
-        m, k, n = infer_shape(m, k, n, a, w, w_layout)
-    if core is not None:
-        if not isinstance(core, Core):
-            raise GemmError(f"{arg('core')}: a tpbsim.Core, not {type(core).__name__}")
-        if core.closed:
-            raise GemmError(f"{arg('core')}: the core is closed")
-        if core.arch != arch:
-            raise GemmError(f"{arg('core')} is a {core.arch} core, the run is "
-                            f"{arg('arch', arch)}")
-        if timing is not None:
-            raise GemmError(f"{arg('timing')} with {arg('core')}: the core has its timing "
-                            "(give it to tpbsim.Core)")
-    plan = Plan(m, k, n, weights, arch)
-    values = not timing_only
-    if emit_only and out is None:
-        raise GemmError(f"{arg('emit_only')} needs {arg('out')} DIR")
-    if emit_only and placement != "dma" and values:
-        raise GemmError(f"{arg('emit_only')} with values needs the DMA placement (the inputs are "
-                        f"one HBM image); add {arg('timing_only')} or drop "
-                        f"{arg('placement', 'sbuf')}")
+    r = _request(types.SimpleNamespace(**locals()))
+    outs = OutputDir(r.out, _planned(r))
     wall0 = time.perf_counter()
-    own = core is None
-    if own:
-        core = _make_core(arch, timing)
-    times = {}
-    outs = None
+    target = _Target(r)
     try:
-        try:
-            t0 = time.perf_counter()
-            if own:
-                kernel = make_kernel(plan, core, lookahead, placement, queues, values)
-                text = kernel.program(drop_wait)
-                verdict = kernel.verify(text)
-            else:   # one core for many GEMMs (tpbsim.torch): a shape's program made once
-                kernel, text, verdict = _kernel_for(plan, core, lookahead, placement, queues,
-                                                    values, drop_wait)
-            plan = kernel.plan
-            times["generate_s"] = time.perf_counter() - t0
-            if not verdict.ok and drop_wait is None:
-                raise ProgramCheckError(
-                    "the generated program fails its own hazard check (a bug of the generator): "
-                    + "; ".join(verdict.problems[:3])
-                    + (f" (+{len(verdict.problems) - 3} more)" if len(verdict.problems) > 3
-                       else ""))
-            if values:
-                a, w = operands(plan, a, w, seed, w_layout)
-            elif a is not None or w is not None:
-                operands(plan, a if a is not None else np.zeros((plan.m, plan.k), np.float32),
-                         w if w is not None else np.zeros((plan.k, plan.n), np.float32),
-                         w_layout=w_layout if w is not None else "kn")
-            outs = OutputDir(out)
-            if emit_only:
-                return emit_workload(plan, kernel, text, outs, timing_only, a, w, w_layout)
-            rep = _run_on(core, plan, kernel, text, verdict, outs, a, w, times, wall0,
-                          timing_only, traces, check, log, threads, racecheck, w_layout,
-                          check_samples, seed, perfetto)
-            rep["_lead"] = lead
-            rep["_torch"] = is_torch
-            return rep
-        finally:
-            if own:
-                core.close()
+        return _run(r, target, outs, wall0)
     except KeyboardInterrupt as e:
-        e.gemm_written = list(outs.written) if outs else []
-        e.gemm_out = out
+        outs.abort(keep_written=True)
+        e.gemm_written, e.gemm_removed, e.gemm_earlier, e.gemm_out = \
+            list(outs.written), list(outs.removed), outs.earlier, out
         raise
+    except BaseException:
+        outs.abort(keep_written=False)
+        raise
+    finally:
+        target.close()
 
 
-def _run_on(core, plan, kernel, text, verdict, outs, a, w, times, wall0, timing_only, traces,
-            check, log, threads, racecheck, w_layout="kn", check_samples=CHECK_SAMPLES, seed=0,
-            perfetto=None):
+def _run(r, target, outs, wall0):
+    """The blocks planned and made, then emitted or run."""
+    times = {}
     t0 = time.perf_counter()
-    if timing_only:
-        # No values: nothing to quantize or place (SPEC §13).
-        a_used = qw = None
+    view = target.views[0]
+    prof, caps = view.timing, capacities(view)
+    sp = grid.split(r.plan, r.cores, prof, caps, r.values, r.placement, r.lookahead, target.first)
+    grid.make_blocks(sp, r.cores * caps.hbm, _kernel_maker(r, caps), check=r.drop_wait is None)
+    times["generate_s"] = time.perf_counter() - t0
+    if r.values:
+        a, w = operands(r.plan, r.a, r.w, r.seed, r.w_layout)
     else:
-        a_bits, a_used, qw = prepare(plan, a, w, w_layout)
-        kernel.place(core, a_bits, qw)
-    times["host_data_s"] = time.perf_counter() - t0
-    if outs:
-        outs.text("program.tpb", text)
-    run_kw = {"timing_only": bool(timing_only), "threads": threads,
-              "racecheck": bool(racecheck)}
-    if outs and traces:
-        run_kw.update(stats=outs.file("stats.json"), retire=outs.file("retire.txt"),
-                      perfetto=outs.file("trace.perfetto.json"))
-    if perfetto is not None:
-        run_kw["perfetto"] = perfetto
-    for i in range(len(core.semaphores)):
-        core.set_semaphore(i, 0)
+        if r.a is not None or r.w is not None:   # given ones are checked all the same
+            operands(r.plan, r.a if r.a is not None else np.zeros((r.m, r.k), np.float32),
+                     r.w if r.w is not None else np.zeros((r.k, r.n), np.float32),
+                     w_layout=r.w_layout if r.w is not None else "kn")
+        a = w = None
+    outs.open()
+    if r.emit_only:
+        return _emit(r, sp, outs, a, w)
+    with turn():   # a core given may be another thread's too: its data, run and C ours
+        t0 = time.perf_counter()
+        a_used, w_used = _place(r, target, sp, a, w) if r.values else (None, None)
+        times["host_data_s"] = time.perf_counter() - t0
+        for name, b in zip(program_files(len(sp.blocks)), sp.blocks):
+            outs.text(name, b.text)
+        t0 = time.perf_counter()
+        result, status, message = _execute(r, target, sp, outs)
+        times["run_s"] = time.perf_counter() - t0
+        c = _read_c(r, target, sp) if status == "ok" and r.values else None
+    rep = _report(r, sp, result, status, prof, time.perf_counter() - wall0)
+    rep["wall"] = times
+    if message:
+        rep["message"] = message
+    rep["check"] = _check(r, c, a_used, w_used, status, times)
+    rep["races"] = races(result)
+    if sp.several and status == "ok":
+        _scaling(r, rep, times)
+    return _finish(r, sp, rep, outs, result, c, a_used, w_used, wall0)
+
+
+def _place(r, target, sp, a, w):
+    """Each block's operands prepared on the host (quantized) and written where its
+    program expects them; (a_used, w_used): the values the PE multiplies, the
+    whole GEMM's (padded K)."""
+    if not sp.several:
+        b = sp.blocks[0]
+        a_bits, a_used, qw = prepare(b.plan, a, w, r.w_layout)
+        b.kernel.place(target.view(b.core), a_bits, qw)
+        return a_used, qw.used
+    a_used = np.zeros((r.m, r.plan.kpad), np.float32)
+    w_used = np.zeros((r.plan.kpad, r.n), np.float32)
+    for b in sp.blocks:
+        wb = w[:, b.c0:b.c0 + b.cols] if r.w_layout == "kn" else w[b.c0:b.c0 + b.cols]
+        a_bits, au, qw = prepare(b.plan, a[b.r0:b.r0 + b.rows], wb, r.w_layout)
+        b.kernel.place(target.view(b.core), a_bits, qw)
+        a_used[b.r0:b.r0 + b.rows] = au
+        w_used[:, b.c0:b.c0 + b.cols] = qw.used[:, :b.cols]
+    return a_used, w_used
+
+
+def _execute(r, target, sp, outs):
+    """Every block's program run together from zeroed semaphores: (result, status,
+    message); a fault or a deadlock is a run that ended, reported."""
+    options = {"timing_only": r.timing_only, "threads": r.threads, "racecheck": r.racecheck,
+               "name": "gemm.tpb"}
+    traced = bool(outs) and r.traces
+    if traced:
+        options.update(stats=outs.staged("stats.json"), retire=outs.staged("retire.txt"),
+                       perfetto=outs.staged("trace.perfetto.json"))
+    if r.perfetto is not None:
+        options["perfetto"] = r.perfetto
+    for b in sp.blocks:
+        view = target.view(b.core)
+        for i in range(len(view.semaphores)):
+            view.set_semaphore(i, 0)
     status, message = "ok", ""
-    t0 = time.perf_counter()
     try:
-        result = core.run(text, name="gemm.tpb", **run_kw)
+        result = target.run(sp, **options)
     except Deadlock as e:
         status, result, message = "deadlock", e.result, e.message
     except Fault as e:
         status, result, message = "fault", e.result, e.message
-        if log:
-            log(f"fault: {e}")
-    if outs and traces:
+        if r.log:
+            r.log(f"fault: {e}")
+    if traced:
         for name in ("stats.json", "retire.txt", "trace.perfetto.json"):
             outs.made(name)
-    times["run_s"] = time.perf_counter() - t0
-    c = kernel.read_c(core) if status == "ok" and not timing_only else None
-    timing_profile = core.timing
-    wall = time.perf_counter() - wall0
+    return result, status, message
 
-    report = Report(make_report(plan, kernel, result, timing_profile, status, wall, timing_only))
-    report["weights_run_as"] = RUNS_AS[plan.weights]
-    report["act_run_as"] = ACT_RUNS_AS
-    report["w_layout"] = w_layout
-    report["wall"] = times
-    if message:
-        report["message"] = message
-    if c is not None and check:
+
+def _read_c(r, target, sp):
+    if not sp.several:
+        b = sp.blocks[0]
+        return b.kernel.read_c(target.view(b.core))
+    c = np.empty((r.m, r.n), np.float32)
+    for b in sp.blocks:
+        c[b.r0:b.r0 + b.rows, b.c0:b.c0 + b.cols] = b.kernel.read_c(target.view(b.core))
+    return c
+
+
+def _report(r, sp, result, status, prof, wall):
+    """The report of the run: one block's (make_report) or a device's."""
+    runs = [CoreRun(result, b.core) if result is not None else None for b in sp.blocks]
+    if sp.several:
+        return Report(device_report(r.plan, sp, runs, prof, status, r.timing_only))
+    b = sp.blocks[0]
+    rep = Report(make_report(b.plan, b.kernel, runs[0], prof, status, wall, r.timing_only))
+    rep["weights_run_as"] = RUNS_AS[r.weights]
+    rep["act_run_as"] = ACT_RUNS_AS
+    rep["w_layout"] = r.w_layout
+    rep["ordering"] = ordering(b.verdict, runs[0] if status == "ok" else None)
+    return rep
+
+
+def _check(r, c, a_used, w_used, status, times):
+    """The report's "check": C against the FP32 k-ascending sum of the values the
+    PE multiplied, or why there is none."""
+    if c is not None and r.check:
         t0 = time.perf_counter()
-        report["check"] = check_result(c, a_used, qw.used, "full" if check == "full" else
-                                       "sample", int(check_samples), int(seed))
+        got = check_result(c, a_used, w_used, "full" if r.check == "full" else "sample",
+                           int(r.check_samples), int(r.seed))
         times["check_s"] = time.perf_counter() - t0
-    elif timing_only:
-        report["check"] = {"bit_exact": None,
-                           "reason": "not checked: a timing-only run computes no values "
-                                     "(out.npy, a_used.npy, w_used.npy not written)"}
-    elif not check:
-        report["check"] = {"bit_exact": None, "reason": f"not checked ({arg('check', check)})"}
+        return got
+    if r.timing_only:
+        why = ("not checked: a timing-only run computes no values (out.npy, a_used.npy, "
+               "w_used.npy not written)")
+    elif not r.check:
+        why = f"not checked ({arg('check', r.check)})"
     else:
-        report["check"] = {"bit_exact": None,
-                           "reason": f"not checked: the run ended in a {status} (out.npy not "
-                                     "written)"}
-    report["ordering"] = ordering(verdict, result if status == "ok" else None)
-    report["races"] = races(result)
+        why = f"not checked: the run ended in a {status} (out.npy not written)"
+    return {"bit_exact": None, "reason": why}
+
+
+def _scaling(r, rep, times):
+    """The same GEMM on one core (timing only): the scaling efficiency."""
+    t0 = time.perf_counter()
+    one = run(r.m, r.k, r.n, r.weights, arch=r.arch, timing=r.timing, timing_only=True,
+              traces=False, check=None, racecheck=False, log=None)
+    rep["one_core_ns"] = one["simulated_ns"]
+    rep["scaling_efficiency"] = (one["simulated_ns"] / (r.cores * rep["simulated_ns"])
+                                 if rep["simulated_ns"] else 0.0)
+    times["one_core_s"] = time.perf_counter() - t0
+
+
+def _finish(r, sp, rep, outs, result, c, a_used, w_used, wall0):
+    """The files (values, C, the picture, report.json last) and the arrays."""
     if outs:
         if a_used is not None:
-            outs.npy("a_used.npy", a_used[:, :plan.k])
-            outs.npy("w_used.npy", qw.used[:plan.k, :plan.n])
+            outs.npy("a_used.npy", a_used[:, :r.k])
+            outs.npy("w_used.npy", w_used[:r.k, :r.n])
         if c is not None:
             outs.npy("out.npy", c)
-        if result is not None and traces:
-            from .report import plot
+        if result is not None and r.traces:
             t0 = time.perf_counter()
-            outs.png("report.png", lambda p: plot(report, result.retires, p))
-            report["wall"]["plot_s"] = time.perf_counter() - t0
-    report["wall_seconds"] = time.perf_counter() - wall0
+            if sp.several:
+                outs.png("report.png", lambda p: plot_cores(rep, p))
+            else:
+                outs.png("report.png", lambda p: plot(rep, CoreRun(result, sp.blocks[0].core)
+                                                      .retires, p))
+            rep["wall"]["plot_s"] = time.perf_counter() - t0
+    rep["wall_seconds"] = time.perf_counter() - wall0
     if outs:
-        report["files"] = outs.written + ["report.json"]
-        outs.json("report.json", report)
-    report["_arrays"] = dict(
-        c=c, a_used=None if a_used is None else a_used[:, :plan.k],
-        w_used=None if qw is None else qw.used[:plan.k, :plan.n], a_used_pad=a_used,
-        w_used_pad=None if qw is None else qw.used)
-    report["_kernel"] = kernel
-    report["_result"] = result
-    report["_outputs"] = outs
-    return report
+        rep["files"] = outs.written + ["report.json"]
+        outs.json("report.json", dict(rep))
+        outs.close()
+    rep["_arrays"] = dict(
+        c=c, a_used=None if a_used is None else a_used[:, :r.k],
+        w_used=None if w_used is None else w_used[:r.k, :r.n], a_used_pad=a_used,
+        w_used_pad=w_used)
+    rep["_kernel"] = None if sp.several else sp.blocks[0].kernel
+    rep["_result"] = result
+    rep["_outputs"] = outs
+    rep["_lead"] = r.lead
+    rep["_torch"] = r.is_torch
+    return rep
 
 
-def emit_workload(plan, kernel, text, outs, timing_only, a, w, w_layout="kn"):
-    """A workload directory as traces/workloads/ holds them (docs/SWEEPS.md)."""
-    outs.text("program.tpb", text)
-    shape = f"{plan.m} x {plan.k} x {plan.n}, {plan.weights} weights, {plan.arch}"
-    lines = ["# tpbsim run arguments, paths relative to this directory",
-             f"# C = A @ W {shape}, generated by python3 -m tpbsim.kernels gemm --emit-only",
-             "program.tpb"]
-    if timing_only:
-        lines.append("--timing-only")
+def _emit(r, sp, outs, a, w):
+    """A workload directory as traces/workloads/ holds them (docs/SWEEPS.md): the
+    program(s) and cmd.txt (tpbsim run's arguments); with values (one core), the
+    HBM image it loads and the C its --dump writes. Runs nothing."""
+    names = program_files(len(sp.blocks))
+    for name, b in zip(names, sp.blocks):
+        outs.text(name, b.text)
+    p = r.plan
+    shape = f"{p.m} x {p.k} x {p.n}, {p.weights} weights, {p.arch}"
+    if sp.several:
+        cores = len(sp.blocks)
+        cmd = ("# tpbsim run arguments, paths relative to this directory\n"
+               f"# C = A @ W {p.m} x {p.k} x {p.n}, {p.weights} weights, {p.arch}, over {cores} "
+               f"cores ({sp.reason}), generated by python3 -m tpbsim.kernels gemm --cores {cores} "
+               "--emit-only --timing-only\n"
+               f"--cores {cores}\n" + "".join(f"{x}\n" for x in names) + "--timing-only\n")
+        shape += f", {cores} cores"
     else:
-        a_bits, a_used, qw = prepare(plan, a, w, w_layout)
-        outs.npy("hbm_inputs.npy", kernel.hbm_image(a_bits, qw))
-        # C as the dump writes it (M x padded N), the reference of the check.
-        outs.npy("expected.npy", quant.fp32_ksum(a_used, qw.used))
-        lines += ["--load hbm:0x0=hbm_inputs.npy",
-                  f"--dump hbm:{kernel.h_c:#x}:{plan.m}x{plan.npad}:f32=out.npy"]
-    outs.text("cmd.txt", "\n".join(lines) + "\n")
-    return {"emitted": outs.path, "files": sorted(outs.written), "shape": shape,
-            "instructions": len(kernel.sched.ops), "_outputs": outs}
+        b = sp.blocks[0]
+        lines = ["# tpbsim run arguments, paths relative to this directory",
+                 f"# C = A @ W {shape}, generated by python3 -m tpbsim.kernels gemm --emit-only",
+                 "program.tpb"]
+        if r.timing_only:
+            lines.append("--timing-only")
+        else:
+            a_bits, a_used, qw = prepare(b.plan, a, w, r.w_layout)
+            outs.npy("hbm_inputs.npy", b.kernel.hbm_image(a_bits, qw))
+            # C as the dump writes it (M x padded N), the reference of the check.
+            outs.npy("expected.npy", quant.fp32_ksum(a_used, qw.used))
+            lines += ["--load hbm:0x0=hbm_inputs.npy",
+                      f"--dump hbm:{b.kernel.h_c:#x}:{p.m}x{b.plan.npad}:f32=out.npy"]
+        cmd = "\n".join(lines) + "\n"
+    outs.text("cmd.txt", cmd)
+    outs.close()
+    rep = Report({"emitted": outs.path, "files": sorted(outs.written), "shape": shape,
+                  "instructions": sum(len(b.kernel.sched.ops) for b in sp.blocks)})
+    if sp.several:
+        rep["split"] = sp.reason
+    rep["_outputs"] = outs
+    return rep
+
+
+class Report(dict):
+    """What run() returns: the report (a dict, report.json's keys) and the run's
+    arrays as attributes.
+
+    * ``.c``: C = A @ W, float32, M x N (the leading shape of ``a`` kept: a of
+      B x S x K gives B x S x N); a torch tensor when ``a`` was one, else a
+      NumPy array. ``.c_array`` is always the NumPy array.
+    * ``.a_used`` / ``.w_used``: the float32 values the PE multiplied (M x K,
+      K x N), after every quantization.
+    * ``.result``: the tpbsim.Result of the run; ``.kernel``: the generator's
+      Kernel (its program and placement).
+    """
+
+    @property
+    def c_array(self):
+        c = self["_arrays"]["c"]
+        shape = self.get("_lead")
+        return c if c is None or shape is None else c.reshape(*shape, c.shape[-1])
+
+    @property
+    def c(self):
+        c = self.c_array
+        if c is not None and self.get("_torch"):
+            return torch_module().from_numpy(np.ascontiguousarray(c))
+        return c
+
+    @property
+    def a_used(self):
+        return self["_arrays"]["a_used"]
+
+    @property
+    def w_used(self):
+        return self["_arrays"]["w_used"]
+
+    @property
+    def result(self):
+        return self.get("_result")
+
+    @property
+    def kernel(self):
+        return self.get("_kernel")
+
+    def __reduce__(self):
+        # A copy (copy.deepcopy, pickle, torch.save of a layer holding one) keeps
+        # the report and its arrays; the run's Result, Kernel and --out are
+        # left behind (a live core's, and big).
+        kept = {k: v for k, v in self.items() if k not in ("_result", "_kernel", "_outputs")}
+        return (Report, (kept,))
+
 

@@ -17,20 +17,32 @@ CHECK_MODES = ("sample", "full")
 CHECK_SAMPLES = 4096
 
 
-def _torch_array(x, what):
-    """A torch tensor as a float32 NumPy array (its own memory when it can), after
-    the checks a tensor needs: a real floating dtype, on the CPU, not requiring grad."""
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _torch_array(x, what, grad):
+    """A torch tensor as a NumPy array of its values (float32, or float64 kept
+    for the range check), after the checks a tensor needs: dense, a real
+    floating dtype, on the CPU, not requiring grad unless ``grad`` (the
+    weights: an nn.Parameter is a layer's weight, read as data)."""
+    torch = torch_module()
     dt = str(x.dtype).replace("torch.", "")
+    if x.layout != torch.strided:
+        raise GemmError(f"{what}: a {str(x.layout).replace('torch.', '')} tensor; the GEMM takes "
+                        f"a dense one: pass {what}.to_dense()")
     if x.is_complex() or not x.is_floating_point():
         raise GemmError(f"{what}: a {dt} tensor; the GEMM takes real floating-point values "
                         "(float32; float16, bfloat16 and float64 are converted)")
     if x.device.type != "cpu":
         raise GemmError(f"{what}: a tensor on {x.device}; the modelled core reads host memory: "
                         f"pass {what}.cpu()")
-    if x.requires_grad:
+    if x.requires_grad and not grad:
         raise GemmError(f"{what} requires grad: tpbsim.kernels.run is not part of autograd; pass "
                         f"{what}.detach() (tpbsim.torch.Linear has a straight-through backward)")
-    return x.detach().to(dtype=torch_module().float32).contiguous().numpy()
+    x = x.detach()
+    if x.dtype == torch.float64:
+        return x.contiguous().numpy()
+    return x.to(dtype=torch.float32).contiguous().numpy()
 
 
 def torch_module():
@@ -43,15 +55,16 @@ def is_tensor(x):
     return t is not None and isinstance(x, t.Tensor)
 
 
-def operand_array(x, what, ndim=2):
-    """A given operand as a float32 NumPy array: an ndarray, a torch tensor (CPU, a
-    floating dtype, not requiring grad) or anything NumPy takes (a list);
-    float16 / bfloat16 / float64 are converted. ndim: 2, or None for 2-D or more
+def operand_array(x, what, ndim=2, grad=False):
+    """A given operand as a float32 NumPy array: an ndarray, a torch tensor (dense,
+    on the CPU, a floating dtype, not requiring grad unless ``grad``) or anything
+    NumPy takes (a list); float16 / bfloat16 / float64 are converted, a float64
+    value past the float32 range refused. ndim: 2, or None for 2-D or more
     (activations of any leading shape)."""
     if x is None:
         return None
     if is_tensor(x):
-        a = _torch_array(x, what)
+        a = _torch_array(x, what, grad)
     else:
         try:
             a = np.asarray(x)
@@ -66,6 +79,13 @@ def operand_array(x, what, ndim=2):
                         "the leading dimensions are rows)")
     if ndim is not None and a.ndim != ndim:
         raise GemmError(f"{what}: {a.ndim}-D; the GEMM takes a 2-D array")
+    if a.dtype.itemsize > 4:
+        with np.errstate(invalid="ignore"):
+            past = np.isfinite(a) & (np.abs(a) > FLOAT32_MAX)   # float32 cannot hold them
+        if past.any():
+            at = tuple(int(i) for i in np.argwhere(past)[0])
+            raise GemmError(f"{what} holds {a[at]!r} at {at}: past the float32 range "
+                            f"(+-{FLOAT32_MAX:.8g}); the GEMM takes float32 values")
     return a.astype(np.float32, copy=False)
 
 

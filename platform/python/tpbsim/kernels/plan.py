@@ -428,10 +428,25 @@ def capacities(core):
 
 def check_sizes(plan, caps, placement="dma", lookahead=2, values=True):
     """Refuses at once, naming the sizes, a GEMM the core or this host cannot hold
-    (HBM, SBUF, PSUM, the program's instructions, host memory); nothing is made
+    (SBUF, PSUM, HBM, the program's instructions, host memory); nothing is made
     before. Returns the plan with the widest weight panel (4, 2 or 1 N-tiles per
     group) whose double buffer fits in SBUF (the DMA placement)."""
-    shape = f"the {plan.m} x {plan.k} x {plan.n} GEMM"
+    shape = shape_text(plan)
+    plan = fit_core(plan, caps, placement, lookahead, shape)
+    check_totals(shape, plan.instructions(placement),
+                 plan.hbm_bytes() if placement == "dma" else 0, caps.hbm, "the core",
+                 host_bytes(plan, placement) if values else None)
+    return plan
+
+
+def shape_text(plan):
+    return f"the {plan.m} x {plan.k} x {plan.n} GEMM"
+
+
+def fit_core(plan, caps, placement, lookahead, shape):
+    """The plan whose buffers fit one core's SBUF and PSUM (the widest weight
+    panel of 4, 2 or 1 N-tiles whose double buffer fits, the DMA placement);
+    GemmError naming ``shape`` and the sizes when none does."""
     sbuf, psum = caps.sbuf, caps.psum
     if placement == "dma":
         for group in (plan.group, 2, 1):
@@ -445,11 +460,6 @@ def check_sizes(plan, caps, placement="dma", lookahead=2, values=True):
                 f"{shape}'s DMA buffers need {need // 1024} KiB per SBUF partition ({p.group} "
                 f"N-tiles per weight panel, K {p.kpad}), {sbuf // 1024} KiB exist: K is too deep "
                 "for a double-buffered weight panel")
-        hbm = caps.hbm
-        need = plan.hbm_bytes()
-        if need > hbm:
-            raise GemmError(f"{shape} needs {size_text(need)} of HBM (A, W and C in their tiled "
-                            f"layouts), the core has {size_text(hbm)}")
     else:
         need = plan.sbuf_bytes("sbuf", lookahead)
         if need > sbuf:
@@ -462,18 +472,26 @@ def check_sizes(plan, caps, placement="dma", lookahead=2, values=True):
         raise GemmError(f"{shape} accumulates in {size_text(need)} of PSUM per partition (two "
                         f"halves of four 2 KiB banks), the core has {size_text(psum)}: a profile "
                         "with more PSUM (psum bytes), or N up to 2048")
-    count = plan.instructions(placement)
+    return plan
+
+
+def check_totals(shape, count, hbm_need, hbm, holder, values_bytes):
+    """Refuses what the whole GEMM (``shape``, a program of ``count`` instructions
+    in all) needs past ``holder``'s HBM (``hbm`` bytes) or this host's memory
+    (the programs, and ``values_bytes`` of values: None for a timing-only run)."""
+    if hbm_need > hbm:
+        raise GemmError(f"{shape} needs {size_text(hbm_need)} of HBM (A, W and C in their tiled "
+                        f"layouts), {holder} has {size_text(hbm)}")
     if count > MAX_INSTRUCTIONS:
         raise GemmError(f"{shape} is a program of {count} instructions, more than the "
                         f"{MAX_INSTRUCTIONS} the generator makes: split it")
     program = PROGRAM_BYTES_PER_INSTRUCTION * count
-    need, avail = program + (host_bytes(plan, placement) if values else 0), host_memory_available()
+    need, avail = program + (values_bytes or 0), host_memory_available()
     if avail is not None and need > avail:
         what = (f"its program ({count} instructions, {size_text(program)})"
                 + (" and its values (A, W, their quantized forms, C and the memory image)"
-                   if values else ""))
+                   if values_bytes is not None else ""))
         raise GemmError(f"{shape} needs about {size_text(need)} of host memory for {what}, "
                         f"{size_text(avail)} are available: a smaller shape"
-                        + (", or --timing-only (no values)" if values else ""))
-    return plan
-
+                        + (f", or {arg('timing_only')} (no values)" if values_bytes is not None
+                           else ""))
