@@ -110,17 +110,18 @@ class OutputDir:
         self._ours, self._old_staging = _written_before(path, names)
         self.earlier = sorted(n for n in self._ours if n in names and is_output(n)
                               and n != MANIFEST)
-        foreign = [n for n in names if is_output(n) and n not in self._ours and n != MANIFEST]
-        if foreign:
-            raise GemmError(
-                f"{_out(path)}: holds {' '.join(foreign[:8])}{' ...' if len(foreign) > 8 else ''}"
-                ", which no GEMM run wrote there (its .gemm-files does not list them): another "
-                f"{arg('out')}, or remove them")
         for name in self.planned + [MANIFEST]:
             full = os.path.join(path, name)
             if os.path.isdir(full) and not os.path.islink(full):
                 raise GemmError(f"{_out(path)}: {name} is a directory, where this command writes "
                                 "a file")
+        foreign = [n for n in names if is_output(n) and n not in self._ours and n != MANIFEST
+                   and not os.path.isdir(os.path.join(path, n))]
+        if foreign:
+            raise GemmError(
+                f"{_out(path)}: holds {' '.join(foreign[:8])}{' ...' if len(foreign) > 8 else ''}"
+                ", which no GEMM run wrote there (its .gemm-files does not list them): another "
+                f"{arg('out')}, or remove them")
         self.others = [n for n in names if n not in self._ours and n not in self._old_staging
                        and n != MANIFEST]
 
