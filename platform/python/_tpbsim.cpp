@@ -388,9 +388,7 @@ class Session {
     req.timing_only = timing_only;
     req.threads = threads.is_none() ? 0 : run::check_threads(host_int(threads, "threads"));
     if (!races.empty() && !racecheck)
-      throw run::InputError(
-          "races=FILE needs racecheck=True (as --races FILE needs --racecheck): the races it "
-          "would list");
+      throw run::InputError("races=FILE needs racecheck=True: the races it would list");
     req.racecheck = racecheck;
     req.races_file = races;
 

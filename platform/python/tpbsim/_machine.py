@@ -13,6 +13,7 @@ import dataclasses
 import inspect
 import json
 import os
+import re
 import threading
 import warnings
 from collections.abc import Mapping
@@ -75,15 +76,28 @@ def _profile(timing):
 
 
 # The C++ run API's option messages name the command line's flags; from
-# Python they name the keyword.
-_KEYWORDS = {"--arch ": "arch ", "--mx-emax ": "mx_emax "}
+# Python they name the keywords (the run keywords' flags, and the
+# constructor's --arch / --mx-emax).
+_FLAG = re.compile(r"--([a-z][a-z-]*)")
 
 
 def _keyword_message(message):
-    for flag, keyword in _KEYWORDS.items():
-        if message.startswith(flag):
-            return keyword + message[len(flag):]
-    return message
+    keywords = {f.name for f in dataclasses.fields(RunOptions)} | {"arch", "mx_emax"}
+
+    def keyword(m):
+        name = m.group(1).replace("-", "_")
+        return name if name in keywords else m.group(0)
+    return _FLAG.sub(keyword, message)
+
+
+def _python_names(call, *args):
+    """``call(*args)``, an InputError of the C++ run API renamed in Python's terms."""
+    try:
+        return call(*args)
+    except InputError as e:
+        if type(e) is not InputError:   # a ProgramError, an ArgumentTypeError: as they are
+            raise
+        raise InputError(_keyword_message(str(e))) from None
 
 
 class Machine:
@@ -99,11 +113,9 @@ class Machine:
         if arch is not None:
             arch = _args.text(arch, "arch")
         mx_emax = _args.text(mx_emax, "mx_emax")
-        try:
-            with turn():   # making one elaborates: not while another runs
-                self._raw = _tpbsim.Session(arch, timing_file, timing_json, mx_emax, cores)
-        except InputError as e:
-            raise InputError(_keyword_message(str(e))) from None
+        with turn():   # making one elaborates: not while another runs
+            self._raw = _python_names(_tpbsim.Session, arch, timing_file, timing_json, mx_emax,
+                                      cores)
 
     def _live(self):
         raw = self._raw
@@ -166,7 +178,7 @@ class Machine:
             finally:
                 raw.select(0)
             head, tail = options.arguments()
-            return _outcome(raw.run(*head, " ".join(names), *tail))
+            return _outcome(_python_names(raw.run, *head, " ".join(names), *tail))
 
 
 def _warn_arch(raw, program_name, noun, stacklevel):
