@@ -353,11 +353,11 @@ def _cycles(graph):
     return out
 
 
-def main_python(root):
-    files, problems = check_python(root)
+def report(files, problems, rule, what):
+    """Prints each violation and the count; the exit status."""
     for p in problems:
         print(p)
-    print(f"Python layer rule: {files} modules checked, {len(problems)} violations")
+    print(f"{rule}: {files} {what} checked, {len(problems)} violations")
     return 1 if problems else 0
 
 
@@ -401,18 +401,15 @@ def main():
     if args == ["--self-test"]:
         return self_test() or self_test_python()
     if args[:1] == ["--python"]:
-        return main_python(pathlib.Path(args[1] if len(args) > 1 else ".").resolve())
+        root = pathlib.Path(args[1] if len(args) > 1 else ".").resolve()
+        return report(*check_python(root), "Python layer rule", "modules")
     if args == ["--map"]:
         sys.stdout.write(folder_map())
         return 0
     if len(args) == 2 and args[0] in ("--check-map", "--write-map"):
         return check_map(args[1]) if args[0] == "--check-map" else write_map(args[1])
     root = pathlib.Path(args[0] if args else ".").resolve()
-    files, problems = check(root)
-    for p in problems:
-        print(p)
-    print(f"layer rule: {files} files checked, {len(problems)} violations")
-    return 1 if problems else 0
+    return report(*check(root), "layer rule", "files")
 
 
 def self_test():

@@ -29,13 +29,37 @@ DATA = pathlib.Path(__file__).parent / "data"
 N_EDGES = [2047, 2048, 2049, 4097, 6145]
 
 
-def _cli(cwd, *args, timeout=300, **kw):
+def _env():
+    """This environment, its PYTHONPATH absolute (the command runs elsewhere)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(d) for d in
                                         env.get("PYTHONPATH", "").split(os.pathsep) if d)
+    return env
+
+
+def _cli(cwd, *args, timeout=300, **kw):
     return subprocess.run([sys.executable, "-m", "tpbsim.kernels", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout,
+                          capture_output=True, text=True, cwd=cwd, env=_env(), timeout=timeout,
                           **kw)
+
+
+def _start(cwd, *args):
+    """The command started in the background (a Popen), for a signal mid-run."""
+    return subprocess.Popen([sys.executable, "-m", "tpbsim.kernels", *map(str, args)], cwd=cwd,
+                            env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for(proc, ready, step=0.05):
+    """Waits (up to 240 s, the process alive) until ``ready()``."""
+    deadline = time.monotonic() + 240
+    while not ready() and time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(step)
+
+
+# A run long enough to be stopped in the middle (its program is made in a few
+# seconds, its run takes longer).
+LONG = ["gemm", "--m", 1024, "--k", 4096, "--n", 8192, "--weights", "mxfp4", "--timing-only"]
 
 
 def _kernel(m, k, n, fmt, arch, placement="dma", **kw):
@@ -287,19 +311,9 @@ def test_ctrl_c_leaves_only_this_runs_files_and_says_so(tmp_path):
     out = tmp_path / "o"
     assert _cli(tmp_path, "gemm", "--m", 8, "--k", 64, "--n", 64, "--weights", "mxfp4",
                 "--out", out).returncode == 0
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(d) for d in
-                                        env.get("PYTHONPATH", "").split(os.pathsep) if d)
-    proc = subprocess.Popen([sys.executable, "-m", "tpbsim.kernels", "gemm", "--m", "1024",
-                             "--k", "4096", "--n", "8192", "--weights", "mxfp4", "--out",
-                             str(out), "--timing-only"], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = _start(tmp_path, *LONG, "--out", out)
     # This run's program.tpb: written after the earlier run's files were removed.
-    deadline = time.monotonic() + 240
-    while ((out / "report.json").exists() or not (out / "program.tpb").exists()) \
-            and time.monotonic() < deadline:
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
+    _wait_for(proc, lambda: not (out / "report.json").exists() and (out / "program.tpb").exists())
     time.sleep(0.3)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
@@ -577,26 +591,18 @@ def test_ctrl_c_of_a_run_over_cores_says_what_out_holds(tmp_path):
     out = tmp_path / "o"
     assert _cli(tmp_path, "gemm", *SMALL, "--out", out).returncode == 0
     earlier = _listing(out)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(d) for d in
-                                        env.get("PYTHONPATH", "").split(os.pathsep) if d)
-    proc = subprocess.Popen([sys.executable, "-m", "tpbsim.kernels", "gemm", "--m", "1024",
-                             "--k", "4096", "--n", "8192", "--weights", "mxfp4", "--cores", "2",
-                             "--out", str(out), "--timing-only"], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 240
-    while not (out / "program_1.tpb").exists() and time.monotonic() < deadline:
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
+    proc = _start(tmp_path, *LONG, "--cores", 2, "--out", out)
+    _wait_for(proc, (out / "program_1.tpb").exists)
     time.sleep(0.3)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert "this run's program_0.tpb program_1.tpb" in err and "Traceback" not in err, err
     left = _listing(out)
-    assert "report.json" not in left and not (earlier - {"program.tpb"}) & left, left
-    said = err.split("an earlier run's ")[1].split(" were removed")[0].split()
-    assert set(said) == earlier and not set(said) & left, (said, left)
+    done = set(err.split("holds this run's ")[1].split(" only")[0].split())
+    removed = set(err.split("an earlier run's ")[1].split(" were removed")[0].split())
+    assert "report.json" not in left and done == left, (done, left)
+    assert removed == earlier and not (removed - done) & left, (removed, left)
 
 
 def test_the_whole_problems_sizes_are_refused_at_once_over_cores(tmp_path):
@@ -627,19 +633,11 @@ def test_staging_names_cannot_be_planted(tmp_path):
     out.mkdir()
     victims = tmp_path / "victims"
     victims.mkdir()
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(d) for d in
-                                        env.get("PYTHONPATH", "").split(os.pathsep) if d)
-    proc = subprocess.Popen([sys.executable, "-m", "tpbsim.kernels", "gemm", "--m", "512",
-                             "--k", "2048", "--n", "2048", "--weights", "mxfp8", "--out",
-                             str(out)], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = _start(tmp_path, "gemm", "--m", 512, "--k", 2048, "--n", 2048, "--weights", "mxfp8",
+                  "--out", out)
     # After the start: once the run wrote its first file, a link at each name
     # the old staging would use next.
-    deadline = time.monotonic() + 240
-    while not (out / "program.tpb").exists() and time.monotonic() < deadline:
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.01)
+    _wait_for(proc, (out / "program.tpb").exists, 0.01)
     for name in gemm.OUTPUT_FILES:
         (out / f".gemm-tmp{proc.pid}.{name}").symlink_to(victims / name)
     _, err = proc.communicate(timeout=240)
@@ -699,17 +697,8 @@ def test_a_run_killed_outright_leaves_what_the_next_run_removes(tmp_path):
     directory and files of its manifest; the next run into the directory
     removes them and leaves only its own."""
     out = tmp_path / "o"
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(d) for d in
-                                        env.get("PYTHONPATH", "").split(os.pathsep) if d)
-    proc = subprocess.Popen([sys.executable, "-m", "tpbsim.kernels", "gemm", "--m", "1024",
-                             "--k", "4096", "--n", "8192", "--weights", "mxfp4", "--out",
-                             str(out), "--timing-only"], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 240
-    while not (out / "program.tpb").exists() and time.monotonic() < deadline:
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
+    proc = _start(tmp_path, *LONG, "--out", out)
+    _wait_for(proc, (out / "program.tpb").exists)
     proc.kill()
     proc.communicate(timeout=60)
     left = set(os.listdir(out))
