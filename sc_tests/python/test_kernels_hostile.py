@@ -788,3 +788,17 @@ def test_operands_torch_cannot_hand_over_are_named():
         gemm.run(a=a, w=lin.weight, weights="mxfp8", log=None)
     r = gemm.run(a=a, w=lin.weight, w_layout="nk", weights="mxfp8", log=None)
     assert r["check"]["bit_exact"] is True and r.c.shape == (4, 8)
+
+
+def test_a_directory_another_run_is_writing_is_refused(tmp_path):
+    """Two runs into one --out at once: the second removed the first's files
+    under it. The manifest names the writing run: the second is refused, the
+    first completes."""
+    out = tmp_path / "o"
+    proc = _start(tmp_path, *LONG, "--out", out)
+    _wait_for(proc, (out / "program.tpb").exists)
+    with pytest.raises(gemm.GemmError, match=r"another GEMM run \(process \d+\) is writing"):
+        gemm.run(8, 64, 64, "mxfp8", out=out, log=None)
+    _, err = proc.communicate(timeout=240)
+    assert proc.returncode == 0, err
+    assert set(json.loads((out / "report.json").read_text())["files"]) == _listing(out)

@@ -55,27 +55,36 @@ def _out(path):
     return arg("out", os.fsdecode(path), r=False)
 
 
+def _read_json(path):
+    """The JSON object in ``path``, or None (none there, not one)."""
+    try:
+        with open(path) as f:
+            obj = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def _names(obj, key, pattern):
+    return {n for n in obj.get(key) or [] if isinstance(n, str) and pattern(n)}
+
+
 def _written_before(path, names):
     """(files, staging directories) an earlier GEMM run wrote into ``path``: its
     manifest's, else an older run's report.json's "files", plus what an older
-    run's interrupted staging left."""
+    run's interrupted staging left. GemmError when that run is still writing."""
     files, staging = set(), set()
-    try:
-        with open(os.path.join(path, MANIFEST)) as f:
-            m = json.load(f)
-        files.update(n for n in m.get("files", []) if isinstance(n, str) and is_output(n))
-        staging.update(n for n in m.get("staging", []) if isinstance(n, str)
-                       and STAGING.fullmatch(n))
-    except (OSError, ValueError, AttributeError):
-        try:
-            with open(os.path.join(path, "report.json")) as f:
-                rep = json.load(f)
-            if isinstance(rep, dict) and rep.get("command") == "gemm":
-                files.update(n for n in rep.get("files", []) if isinstance(n, str)
-                             and is_output(n))
-                files.add("report.json")
-        except (OSError, ValueError, AttributeError, TypeError):
-            pass
+    m = _read_json(os.path.join(path, MANIFEST))
+    if m is not None:
+        files = _names(m, "files", is_output)
+        staging = _names(m, "staging", STAGING.fullmatch)
+        if any(os.path.isdir(os.path.join(path, n)) for n in staging) and _running(m):
+            raise GemmError(f"{_out(path)}: another GEMM run (process {m['pid']}) is writing "
+                            f"into it: wait for it, or another {arg('out')}")
+    else:
+        rep = _read_json(os.path.join(path, "report.json"))
+        if rep is not None and rep.get("command") == "gemm":
+            files = _names(rep, "files", is_output) | {"report.json"}
     for name in names:
         old = OLD_STAGED.fullmatch(name)
         if old and is_output(old.group(1)):
@@ -111,12 +120,11 @@ class OutputDir:
         self.earlier = sorted(n for n in self._ours if n in names and is_output(n)
                               and n != MANIFEST)
         for name in self.planned + [MANIFEST]:
-            full = os.path.join(path, name)
-            if os.path.isdir(full) and not os.path.islink(full):
+            if _is_dir(os.path.join(path, name)):
                 raise GemmError(f"{_out(path)}: {name} is a directory, where this command writes "
                                 "a file")
         foreign = [n for n in names if is_output(n) and n not in self._ours and n != MANIFEST
-                   and not os.path.isdir(os.path.join(path, n))]
+                   and not _is_dir(os.path.join(path, n))]
         if foreign:
             raise GemmError(
                 f"{_out(path)}: holds {' '.join(foreign[:8])}{' ...' if len(foreign) > 8 else ''}"
@@ -178,7 +186,8 @@ class OutputDir:
         tmp = os.path.join(self._stage, MANIFEST)
         with open(tmp, "w") as f:
             json.dump({"written by": "python3 -m tpbsim.kernels gemm (docs/KERNELS.md)",
-                       "files": files, "staging": staging}, f, indent=1)
+                       "files": files, "staging": staging,
+                       "pid": os.getpid() if staging else None}, f, indent=1)
             f.write("\n")
         os.replace(tmp, os.path.join(self.path, MANIFEST))
 
@@ -256,6 +265,26 @@ class OutputDir:
                 os.rmdir(self.path)
             except OSError:
                 pass
+
+
+def _is_dir(path):
+    """A directory itself (a link to one is a file's name here: replaced)."""
+    return os.path.isdir(path) and not os.path.islink(path)
+
+
+def _running(manifest):
+    """Whether the run a manifest notes is still writing: its staging directory
+    there and its process alive."""
+    pid = manifest.get("pid")
+    if not isinstance(pid, int) or pid <= 0 or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:   # alive, another user's
+        return True
+    return True
 
 
 def _remove_staging(path):
