@@ -164,3 +164,34 @@ def test_runs_of_cores_in_two_threads_take_turns():
     assert len(outs) == 18
     for out in outs:
         np.testing.assert_array_equal(out, expected)
+
+
+def test_a_child_forked_while_another_thread_holds_the_turn_runs():
+    """The process's turn (a lock every call takes) held by another thread at a
+    fork would be held for ever in the child: the child gets a fresh one and
+    its new core runs (the C++ run lock is renewed likewise, EMBEDDING.md)."""
+    import threading
+    from tpbsim import _machine
+    held, done = threading.Event(), threading.Event()
+
+    def hold():
+        with _machine.turn():
+            held.set()
+            done.wait(30)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    held.wait(30)
+    pid = os.fork()
+    if pid == 0:   # the child: a new core, a run, within 30 s
+        import signal
+        signal.alarm(30)
+        try:
+            with tpbsim.Core() as c:
+                os._exit(0 if c.run(".engine pool\n").status == "ok" else 2)
+        except BaseException:  # noqa: BLE001 (any failure is the child's exit 3)
+            os._exit(3)
+    _, status = os.waitpid(pid, 0)
+    done.set()
+    t.join()
+    assert os.waitstatus_to_exitcode(status) == 0
