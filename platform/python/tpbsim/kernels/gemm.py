@@ -303,16 +303,20 @@ def run(m=None, k=None, n=None, weights="mxfp4", act="bf16", arch="mariana", a=N
       which `tpbsim run` and `tpbsim sweep` take; with values, the HBM image it
       loads and the C it dumps) and runs nothing.
 
-    * ``cores``: more than 1 runs C split over that many cores of one device
-      (tpbsim.kernels.gemm_cores.run_cores, docs/KERNELS.md "Over several
-      cores"): the report gains ``split``, ``per_core`` and
-      ``scaling_efficiency``; the DMA placement, no ``core=`` or ``emit_only``.
+    * ``cores``: more than 1 (up to 32) runs C split over that many cores of a
+      device of its own (docs/KERNELS.md "Over several cores"): the same run,
+      files and Report, which gains ``split``, ``per_core`` and
+      ``scaling_efficiency``; the DMA placement, no ``core=``; ``emit_only``
+      writes a timing-only workload.
 
     Every argument is checked before anything is made (GemmError, a
-    tpbsim.InputError, naming it), every size the shape implies (HBM, SBUF, PSUM,
-    instructions, host memory) before anything is allocated. ``out`` is emptied
-    of an earlier run's files first (OutputDir). A KeyboardInterrupt leaves only
-    this run's files, listed in the exception's ``gemm_written``."""
+    tpbsim.InputError, naming it), every size the whole GEMM implies (HBM,
+    SBUF, PSUM, instructions, host memory) before anything is allocated, and
+    ``out`` whole before anything in it is touched (outputs.OutputDir); the
+    files an earlier GEMM run wrote there are removed once this run starts
+    writing. A KeyboardInterrupt leaves this run's files written so far,
+    listed in the exception's ``gemm_written`` (``gemm_removed``: the earlier
+    run's it removed); any other error leaves none of them."""
     r = _request(types.SimpleNamespace(**locals()))
     outs = OutputDir(r.out, _planned(r))
     wall0 = time.perf_counter()
