@@ -93,7 +93,6 @@ def _check_args(act, placement, seed, threads, out, timing, lookahead, check=Tru
                         "(1 or more)")
 
 
-
 def _check_cores(r):
     """``cores`` and what goes with it: a device's count, the DMA placement, a
     device of its own; messages name only what the caller could have given."""
