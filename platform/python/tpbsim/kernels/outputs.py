@@ -116,7 +116,9 @@ class OutputDir:
         if not os.access(path, os.W_OK | os.X_OK):
             raise GemmError(f"{_out(path)}: cannot write in it (permission denied)")
         names = sorted(os.listdir(path))
-        self._ours, self._old_staging = _written_before(path, names)
+        ours, self._old_staging = _written_before(path, names)
+        # A directory is never removed as an earlier file (it is left alone).
+        self._ours = {n for n in ours if not _is_dir(os.path.join(path, n))}
         self.earlier = sorted(n for n in self._ours if n in names and is_output(n)
                               and n != MANIFEST)
         for name in self.planned + [MANIFEST]:
