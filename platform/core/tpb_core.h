@@ -38,7 +38,7 @@
 #include "models/isa/encodings.h"
 #include "models/isa/program.h"
 #include "models/isa/program_spool.h"
-#include "models/numerics/dequant_stream.h"
+#include "models/numerics/mx_quantize.h"
 #include "models/race/detector.h"
 #include "models/sc/engine/dma_engine_tracer.h"
 #include "models/sc/engine/dma_engines.h"

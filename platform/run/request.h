@@ -10,7 +10,7 @@
 
 #include "models/isa/address_map.h"
 #include "models/isa/encodings.h"
-#include "models/numerics/dequant_stream.h"
+#include "models/numerics/mx_quantize.h"
 #include "models/trace/vcd_writer.h"
 #include "platform/run/session.h"
 
