@@ -128,11 +128,11 @@ struct Retire {
   std::string mnemonic;
 };
 
-// The outcome of one run: the SessionReport, and the exception a signal
-// handler raised when the run was interrupted.
-class Report {
+// A run's SessionReport as Python holds it (tpbsim.Result reads it), and the
+// exception a signal handler raised when the run was interrupted.
+class BoundReport {
  public:
-  Report(run::SessionReport r, std::string arch) : r_(std::move(r)), arch_(std::move(arch)) {}
+  BoundReport(run::SessionReport r, std::string arch) : r_(std::move(r)), arch_(std::move(arch)) {}
   const run::SessionReport& report() const { return r_; }
   const std::string& arch() const { return arch_; }
   py::object pending;  // None, or the exception of an interrupt
@@ -163,10 +163,7 @@ class Session {
     run::CoreSpec spec;
     if (!cores_arg.is_none()) {  // SPEC §15: a device of several cores
       const run::HostInt n = host_int(cores_arg, "cores");
-      if (!n.in(1, platform::Device::kMaxCores))
-        throw run::InputError(fmt::format("cores={}: a device has 1 to {} cores", n.str(),
-                                          platform::Device::kMaxCores));
-      spec.cores = static_cast<unsigned>(n.value);
+      spec.cores = run::from_argument("cores=", [&] { return run::check_cores(n); });
     }
     if (arch) spec.arch = run::parse_arch_option(*arch);
     spec.timing_file = timing_file;
@@ -217,9 +214,8 @@ class Session {
              const py::buffer& buf, std::size_t rows, std::size_t row_bytes) {
     run::Session& s = this->s();
     // HBM: the array's bytes, row-major, from byte `offset`.
-    const run::HostPlace place =
-        run::checked_place(mem, host_int(partition_arg, "partition"),
-                           host_int(offset_arg, "offset"), s.config().timing.hbm.bytes);
+    const run::HostPlace place = run::checked_place(mem, host_int(partition_arg, "partition"),
+                                                    host_int(offset_arg, "offset"), s.hbm_bytes());
     const py::buffer_info bi = buf.request();
     if (static_cast<std::size_t>(bi.size) * static_cast<std::size_t>(bi.itemsize) !=
         rows * row_bytes)
@@ -233,9 +229,8 @@ class Session {
   py::array read(const std::string& mem, py::handle partition_arg, py::handle offset_arg,
                  const std::vector<py::ssize_t>& shape, const std::string& descr) {
     run::Session& s = this->s();
-    const run::HostPlace place =
-        run::checked_place(mem, host_int(partition_arg, "partition"),
-                           host_int(offset_arg, "offset"), s.config().timing.hbm.bytes);
+    const run::HostPlace place = run::checked_place(mem, host_int(partition_arg, "partition"),
+                                                    host_int(offset_arg, "offset"), s.hbm_bytes());
     const py::dtype dt(descr);
     if (shape.empty() || shape.size() > 2)
       throw std::logic_error("read: the shape is not 1-D or 2-D");
@@ -308,11 +303,7 @@ class Session {
   }
   // --lnc 2 (SPEC §15): the selected core's place in its logical core, in
   // register r31 of every compute engine.
-  void set_core_id(unsigned id) {
-    run::Session& s = this->s();
-    for (unsigned e = 0; e < isa::kNumEngines; ++e)
-      s.core().set_reg(static_cast<isa::Queue>(e), run::kCoreIdRegister, id);
-  }
+  void set_core_id(unsigned id) { s().set_core_id(id); }
   std::uint32_t reg(const std::string& engine, py::handle r) {
     run::Session& s = this->s();
     const auto e = isa::parse_engine(engine.c_str());
@@ -346,13 +337,14 @@ class Session {
     return p && p->arch() ? std::string(isa::arch_name(*p->arch())) : "";
   }
 
-  std::unique_ptr<Report> run(const std::string& vcd, const std::string& perfetto,
-                              const std::string& stats, const std::string& retire,
-                              const std::string& trace_engines, const std::string& trace_window,
-                              const std::string& trace_level, const std::string& max_sim_time,
-                              const std::string& max_wall_time, bool keep_retires,
-                              const std::string& program_name, bool timing_only, py::handle threads,
-                              bool racecheck, const std::string& races) {
+  std::unique_ptr<BoundReport> run(const std::string& vcd, const std::string& perfetto,
+                                   const std::string& stats, const std::string& retire,
+                                   const std::string& trace_engines,
+                                   const std::string& trace_window, const std::string& trace_level,
+                                   const std::string& max_sim_time,
+                                   const std::string& max_wall_time, bool keep_retires,
+                                   const std::string& program_name, bool timing_only,
+                                   py::handle threads, bool racecheck, const std::string& races) {
     run::Session& s = this->s();
     run::SessionRequest req;
     req.vcd = vcd;
@@ -376,12 +368,9 @@ class Session {
     req.program_name = program_name;
     req.timing_only = timing_only;
     req.threads = threads.is_none() ? 0 : run::check_threads(host_int(threads, "threads"));
-    if (!races.empty() && !racecheck)
-      throw run::InputError(
-          "races=FILE needs racecheck=True (as --races FILE needs --racecheck): the races it "
-          "would list");
     req.racecheck = racecheck;
     req.races_file = races;
+    run::check_races_file(req, "races=FILE", "racecheck=True, as --races FILE needs --racecheck");
 
     // Signals: Python's C handler only records a signal; its Python handler
     // runs in PyErr_CheckSignals, asked here (with the GIL, at most every
@@ -410,7 +399,7 @@ class Session {
     }
     running_ = false;
     s.select(0);
-    auto out = std::make_unique<Report>(std::move(rep), arch());
+    auto out = std::make_unique<BoundReport>(std::move(rep), arch());
     if (etype) {
       PyErr_NormalizeException(&etype, &evalue, &etb);
       if (etb) PyException_SetTraceback(evalue, etb);
@@ -731,48 +720,51 @@ void bind_retire(py::module_& m) {
 }
 
 void bind_report(py::module_& m) {
-  py::class_<Report>(m, "Report")
+  py::class_<BoundReport>(m, "SessionReport")
       .def_property_readonly(
-          "status", [](const Report& r) { return platform::status_name(r.report().result.status); })
-      .def_property_readonly("message", [](const Report& r) { return r.report().result.message; })
-      .def_property_readonly("start_ps", [](const Report& r) { return r.report().result.start_ps; })
+          "status",
+          [](const BoundReport& r) { return platform::status_name(r.report().result.status); })
+      .def_property_readonly("message",
+                             [](const BoundReport& r) { return r.report().result.message; })
+      .def_property_readonly("start_ps",
+                             [](const BoundReport& r) { return r.report().result.start_ps; })
       .def_property_readonly("simulated_ps",
-                             [](const Report& r) { return r.report().result.simulated_ps; })
+                             [](const BoundReport& r) { return r.report().result.simulated_ps; })
       .def_property_readonly("instructions",
-                             [](const Report& r) { return r.report().result.instructions; })
+                             [](const BoundReport& r) { return r.report().result.instructions; })
       .def_property_readonly("wall_seconds",
-                             [](const Report& r) { return r.report().result.wall_seconds; })
-      .def_property_readonly("arch", &Report::arch)
+                             [](const BoundReport& r) { return r.report().result.wall_seconds; })
+      .def_property_readonly("arch", &BoundReport::arch)
       .def_property_readonly("fault",
-                             [](const Report& r) -> py::object {
+                             [](const BoundReport& r) -> py::object {
                                const auto& f = r.report().result.fault;
                                if (!f) return py::none();
                                return fault_dict(*f);
                              })
       .def_property_readonly("stats_json",
-                             [](const Report& r) {
+                             [](const BoundReport& r) {
                                return trace::stats_to_json(r.report().stats)
                                    .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
                              })
       .def_property_readonly("race_count",
-                             [](const Report& r) -> py::object {
+                             [](const BoundReport& r) -> py::object {
                                const auto& x = r.report().races;
                                if (!x) return py::none();
                                return py::int_(x->total);
                              })
-      .def("retires", &Report::retires)
+      .def("retires", &BoundReport::retires)
       .def_property_readonly("core_count",
-                             [](const Report& r) { return r.report().core_stats.size(); })
+                             [](const BoundReport& r) { return r.report().core_stats.size(); })
       .def("core_stats_json",
-           [](const Report& r, std::size_t i) {
+           [](const BoundReport& r, std::size_t i) {
              return trace::stats_to_json(r.report().core_stats.at(i))
                  .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
            })
-      .def_property_readonly("files", [](const Report& r) { return r.report().files; })
+      .def_property_readonly("files", [](const BoundReport& r) { return r.report().files; })
       .def_property_readonly("output_errors",
-                             [](const Report& r) { return r.report().output_errors; })
-      .def_property_readonly("notes", [](const Report& r) { return r.report().notes; })
-      .def_readonly("pending", &Report::pending);
+                             [](const BoundReport& r) { return r.report().output_errors; })
+      .def_property_readonly("notes", [](const BoundReport& r) { return r.report().notes; })
+      .def_readonly("pending", &BoundReport::pending);
 }
 
 void bind_session(py::module_& m) {

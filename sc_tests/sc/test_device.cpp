@@ -38,7 +38,7 @@ TEST(Device, CoresShareTheHbmRetireInOneOrderAndSignalEachOther) {
   std::vector<sc::RetireRecord> order;
   platform::CoreRunSetup setup;
   setup.retire_sink = [&](const sc::RetireRecord& r) { order.push_back(r); };
-  const platform::Device::Result r = dev.run({true, true, false}, setup);
+  const platform::DeviceRunResult r = dev.run({true, true, false}, setup);
   ASSERT_EQ(r.total.status, platform::RunStatus::Ok) << r.total.message;
   ASSERT_TRUE(r.per[0] && r.per[1]);
   EXPECT_FALSE(r.per[2]);
@@ -62,7 +62,7 @@ TEST(Device, ACoreThatWaitsForEverIsTheDeadlockOfThatCoreOnly) {
                             ".engine dma1\n"
                             "dma_copy rows=1 row_bytes=64 src=hbm(0x0) dst=sbuf(0, 0x0) "
                             "wait=ge(sem3, 1)\n");
-  const platform::Device::Result r = dev.run({true, true}, platform::CoreRunSetup{});
+  const platform::DeviceRunResult r = dev.run({true, true}, platform::CoreRunSetup{});
   EXPECT_EQ(r.total.status, platform::RunStatus::Deadlock);
   ASSERT_TRUE(r.per[0] && r.per[1]);
   EXPECT_EQ(r.per[0]->status, platform::RunStatus::Ok);
