@@ -179,7 +179,24 @@ TpbCore::TpbCore(sc_core::sc_module_name name, Profile profile)
     hooks_.push_back(std::make_unique<EngineHook>(*this));
   }
 
-  // The ONE address table (SPEC §2), then every initiator on the router.
+  map_and_bind();
+
+  SC_HAS_PROCESS(TpbCore);
+  SC_METHOD(on_sim_limit);
+  sensitive << limit_ev_;
+  dont_initialize();
+
+  // Semaphore changes go to the run's core tracer.
+  sems_.set_observer([this](unsigned idx, std::uint32_t v) {
+    if (core_tracer_) core_tracer_->semaphore(idx, v, now_ps());
+  });
+  apply_config();
+}
+
+// The ONE address table (SPEC §2), then every initiator on the router and the
+// host socket's forwarding.
+void TpbCore::map_and_bind() {
+  const timing::TimingConfig& t = config().timing;
   std::array<sc::PartitionedMemory*, 4> sb{&sbuf[0], &sbuf[1], &sbuf[2], &sbuf[3]};
   std::array<sc::InstructionQueue*, 4> qs{&queues[0], &queues[1], &queues[2], &queues[3]};
   sc::map_core_memories(router_, sb, psum, sems_, regs_, qs);
@@ -206,17 +223,6 @@ TpbCore::TpbCore(sc_core::sc_module_name name, Profile profile)
   host_socket.register_transport_dbg(this, &TpbCore::host_transport_dbg);
   host_socket.register_get_direct_mem_ptr(this, &TpbCore::host_get_dmi);
   host_fwd_.register_invalidate_direct_mem_ptr(this, &TpbCore::host_invalidate);
-
-  SC_HAS_PROCESS(TpbCore);
-  SC_METHOD(on_sim_limit);
-  sensitive << limit_ev_;
-  dont_initialize();
-
-  // Semaphore changes go to the run's core tracer.
-  sems_.set_observer([this](unsigned idx, std::uint32_t v) {
-    if (core_tracer_) core_tracer_->semaphore(idx, v, now_ps());
-  });
-  apply_config();
 }
 
 void TpbCore::apply_config() {

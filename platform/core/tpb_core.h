@@ -284,6 +284,7 @@ class TpbCore : public sc_core::sc_module {
   // Each engine that has not finished: its pending instruction, its wait
   // condition and the semaphore's value.
   std::string pending_report() const;
+  void map_and_bind();  // the constructor's address map and socket bindings
   void apply_config();
   // A host socket access during a run with the race check (core_race.cpp).
   void race_host(const tlm::tlm_generic_payload& t);
