@@ -11,7 +11,6 @@
 #include <fmt/format.h>
 
 #include "firmware_stubs/common/host_threads.h"
-#include "firmware_stubs/kernel.h"
 #include "models/isa/input_file.h"
 #include "models/isa/program.h"
 #include "models/sc/memory/core_memory_map.h"
@@ -20,7 +19,6 @@
 #include "platform/run/host_args.h"
 #include "platform/run/output_set.h"
 #include "platform/run/race_check.h"
-#include "platform/run/request.h"
 #include "platform/run/stop_signals.h"
 
 namespace tpb::run {
