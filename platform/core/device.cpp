@@ -1,3 +1,5 @@
+// A device of 1..N cores (device.h) and DeviceRun, the one way cores run: a
+// device's run, and a core alone's run(), execute() and start() / finish().
 #include "platform/core/device.h"
 
 #include <algorithm>
