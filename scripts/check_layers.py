@@ -40,23 +40,27 @@ LAYERS = [
     ("platform/dpi", 8, False,
      "libtpbsim_dpi: the model behind a C ABI and a DPI-C package (docs/COSIM.md)"),
     ("platform/run", 7, False,
-     "the run API: run options, Session (a device of N cores, any number per process), a run's outputs (OutputSet), "
+     "the run API: run options, the one profile load, Session (a device of 1..N cores, any "
+     "number per process), memories as arrays and .npy files, a run's outputs (OutputSet), "
      "--load / --dump specs, stop signals"),
     ("platform/cosim", 6, False,
      "co-simulation: the block harness, one driver per RTL block, the RTL (rtl/), testbenches "
      "(tb/), WordScoreboard, MemoryTap"),
-    ("platform/core", 5, False, "TpbCore: one NeuronCore, owns and binds every module below; Device: N cores sharing one HBM"),
+    ("platform/core", 5, False,
+     "TpbCore: one NeuronCore, owns and binds every module below; Profile: its checked "
+     "configuration; Device: 1..N cores sharing one HBM; DeviceRun: the one way cores run"),
     ("models/sc", 4, False, "SystemC / TLM-2.0 modules"),
     ("models/sc/memory", 4, False,
      "PartitionedMemory (SBUF quadrant, PSUM), HbmMemory, TileFileTarget, AddressRouter, "
      "SemaphoreBank, EngineRegisterFile, InstructionQueue, MemPort, BandwidthShare, "
      "BandwidthArbiter, mem_access_cost (THE cost of a memory access)"),
     ("models/sc/engine", 4, False,
-     "Sequencer (one per engine and DMA queue), KernelInfoTable, DmaEngines (the core's 16 DMA "
+     "Sequencer (one per queue: compute engine or DMA queue), KernelInfoTable, DmaEngines (the core's 16 DMA "
      "engines), dma_check (a descriptor's run-time checks), timing_config.h (the profile turned "
      "into sc_time: the only place)"),
     ("firmware_stubs", 3, True,
-     "pure C++: kernels as bundles {name, VA, issue cycles, trips, step, stream}"),
+     "pure C++: the engines' firmware as exact kernels (not stubs: each computes its "
+     "instruction's exact result), as bundles {name, VA, issue cycles, trips, step, stream}"),
     ("firmware_stubs/common", 3, True,
      "KernelRegistry (builtin_kernels), EngineState, resolve_pattern, pattern walks, host threads"),
     ("firmware_stubs/pool", 3, True, "TensorDequantize"),
@@ -74,8 +78,8 @@ LAYERS = [
      "memory, the semaphore plan, the report"),
     ("platform/io", 2, True, "pure C++: NumPy .npy read / write"),
     ("models/numerics", 1, True,
-     "pure C++: every numeric format, dequant word streams, MX block quantize, element "
-     "conversion and add"),
+     "pure C++: every numeric format, dequant word streams, MX block quantize (the scale "
+     "rule, the DVE's block, the host's quantizers), element conversion and add"),
     ("models/isa", 0, True,
      "pure C++: the opcode table, encodings (static_asserted), predicates, checker, name "
      "tables, lexer, encoder, formatter, program reader"),
