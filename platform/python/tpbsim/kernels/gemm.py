@@ -341,7 +341,7 @@ def _run(r, target, outs, wall0):
     view = target.views[0]
     prof, caps = view.timing, capacities(view)
     sp = grid.split(r.plan, r.cores, prof, caps, r.values, r.placement, r.lookahead, target.first)
-    grid.make_blocks(sp, caps.hbm, _kernel_maker(r, caps), check=r.drop_wait is None)
+    grid.make_blocks(sp, r.cores * caps.hbm, _kernel_maker(r, caps), check=r.drop_wait is None)
     times["generate_s"] = time.perf_counter() - t0
     if r.values:
         a, w = operands(r.plan, r.a, r.w, r.seed, r.w_layout)

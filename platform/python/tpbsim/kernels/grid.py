@@ -124,10 +124,10 @@ def choose_grid(plan, cores, timing, caps, placement="dma", lookahead=2):
 def split(plan, cores, timing, caps, values, placement="dma", lookahead=2, first_core=0):
     """C's blocks over ``cores`` cores (the first on core ``first_core``), every
     size of the whole GEMM checked before anything is made: each block's SBUF
-    and PSUM, then the device's HBM (``caps.hbm``: a device's profile holds its
-    cores' together), the programs' instructions and the host memory of the
-    programs and (``values``) of the operands, C and the memory images, all
-    blocks together."""
+    and PSUM, then the device's HBM (``cores`` x ``caps.hbm``, a core's in the
+    profile), the programs' instructions and the host memory of the programs
+    and (``values``) of the operands, C and the memory images, all blocks
+    together."""
     shape = shape_text(plan)
     if cores == 1:
         fitted = fit_core(plan, caps, placement, lookahead, shape)
@@ -148,7 +148,7 @@ def split(plan, cores, timing, caps, values, placement="dma", lookahead=2, first
     hbm = (sum(ceil_div(b.plan.hbm_bytes(), HBM_ALIGN) * HBM_ALIGN for b in blocks[:-1])
            + blocks[-1].plan.hbm_bytes()) if placement == "dma" else 0
     check_totals(shape, sum(b.plan.instructions(placement) for b in blocks), hbm,
-                 caps.hbm, "the core" if cores == 1 else f"the device of {cores} cores",
+                 cores * caps.hbm, "the core" if cores == 1 else f"the device of {cores} cores",
                  host_bytes(plan, placement) if values else None)
     return Split(gm, gn, why, blocks)
 
