@@ -36,6 +36,7 @@
 #include "models/numerics/convert_array.h"
 #include "models/numerics/formats.h"
 #include "models/numerics/mx_quantize.h"
+#include "models/timing/timing_profile.h"
 #include "models/trace/stats_writer.h"
 #include "platform/io/npy.h"
 #include "platform/run/arrays.h"
@@ -1010,6 +1011,10 @@ void bind_functions(py::module_& m) {
     return out;
   });
   m.attr("MAX_CORES") = platform::Device::kMaxCores;
+  // A generation's own profile (no file, no overrides), as --dump-timing writes it.
+  m.def("default_timing", [](const std::string& arch) {
+    return timing::to_json(timing::default_timing(run::parse_arch_option(arch))).dump();
+  });
   m.def("output_problem", &run::output_problem);
   m.def("write_output", &write_output);
   m.def("check_threads", [](py::handle n) { return run::check_threads(host_int(n, "threads")); });
