@@ -15,7 +15,7 @@ import pytest
 import reference as ref
 import tpbsim
 from test_kernels_gemm import _cli, handed_values, ref_activations
-from tpbsim.kernels import gemm, quant
+from tpbsim.kernels import gemm, plan, quant
 
 FORMATS = list(quant.WEIGHT_FORMATS)
 # OCP MX v1.0: emax of each element format (the largest normal's exponent).
@@ -319,3 +319,14 @@ def test_an_interpreter_without_numpy_is_told_which_to_use():
     last = p.stderr.strip().splitlines()[-1]
     assert last.startswith("ImportError: tpbsim needs NumPy, which this interpreter")
     assert "/usr/bin/python3" in last and "build/tpbsim-python" in last
+
+
+def test_default_capacities_are_the_generations_profiles():
+    """gemm.DEFAULT_CAPACITIES (and default_capacities(arch)) read the model's own
+    profile: the capacities a core of that generation has (CONVENTIONS.md: SBUF
+    192 KiB on v2, 256 KiB on v4 / v5; PSUM 16 KiB; HBM 18 GiB on v4)."""
+    assert gemm.DEFAULT_CAPACITIES == (256 * 1024, 16 * 1024, 18 * 2**30)
+    for arch in tpbsim.ARCHS:
+        with tpbsim.Core(arch) as core:
+            assert plan.default_capacities(arch) == gemm.capacities(core), arch
+    assert plan.default_capacities("sunda").sbuf == 192 * 1024
