@@ -225,14 +225,24 @@ void Detector::dma_queue_begin(unsigned core, isa::Queue q, std::uint64_t index,
 void Detector::catch_up(unsigned core, isa::Queue q, unsigned engine, std::uint64_t upto) {
   Queue& qu = queue(core, q);
   const auto bit = static_cast<std::uint16_t>(1u << engine);
-  // Index order: each is begun and ended before the next (no insertion here).
-  for (std::size_t i = 0; i < qu.in_flight.size() && qu.in_flight[i].index < upto; ++i) {
-    Transfer& t = qu.in_flight[i];
+  // Index order: each is begun and ended before the next (no insertion
+  // here). The engine has taken every registered transfer below its mark
+  // (transfers register in index order, before any engine begins them), so
+  // a queue of many transfers in flight costs no scan per call.
+  std::uint64_t& mark = qu.caught_up[engine];
+  for (auto it = first_at(qu, mark); it != qu.in_flight.end() && it->index < upto; ++it) {
+    Transfer& t = *it;
     if (!t.registered || (t.begun & bit)) continue;
     t.begun = static_cast<std::uint16_t>(t.begun | bit);
     start(core, q, qu.agents[engine], t.index, t.ev);
     dma_engine_end(core, q, t.index, engine);
   }
+  mark = std::max(mark, upto);
+}
+
+std::deque<Detector::Transfer>::iterator Detector::first_at(Queue& qu, std::uint64_t index) {
+  return std::lower_bound(qu.in_flight.begin(), qu.in_flight.end(), index,
+                          [](const Transfer& t, std::uint64_t i) { return t.index < i; });
 }
 
 void Detector::note_opcode(Queue& qu, std::uint64_t index, std::uint8_t opcode) {
@@ -253,12 +263,12 @@ void Detector::start(unsigned core, isa::Queue q, AgentIdx a, std::uint64_t inde
 }
 
 Detector::Transfer& Detector::transfer(Queue& qu, std::uint64_t index) {
-  for (Transfer& t : qu.in_flight)
-    if (t.index == index) return t;
+  // In index order (a binary search: a queue may have a ring of transfers
+  // in flight); a new one is almost always the last.
+  const auto at = first_at(qu, index);
+  if (at != qu.in_flight.end() && at->index == index) return *at;
   Transfer t;
   t.index = index;
-  auto at = std::find_if(qu.in_flight.begin(), qu.in_flight.end(),
-                         [&](const Transfer& x) { return x.index > index; });
   return *qu.in_flight.insert(at, std::move(t));
 }
 
@@ -346,7 +356,7 @@ void Detector::end(unsigned core, isa::Queue q, std::uint64_t index, const isa::
   // this one's release holds the earlier ones'.
   t.released.join(qu.completed);
   qu.completed = std::move(t.released);
-  qu.in_flight.erase(qu.in_flight.begin() + (&t - qu.in_flight.data()));
+  qu.in_flight.erase(first_at(qu, index));
   if (updates) release(sem_id(target, ev.update_idx), qu.completed, qid, ev);
 }
 

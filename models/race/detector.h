@@ -24,6 +24,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -180,7 +181,8 @@ class Detector {
   struct Queue {
     bool known = false, dma = false;
     std::array<AgentIdx, 16> agents{};
-    std::vector<Transfer> in_flight;  // in index order
+    std::deque<Transfer> in_flight;  // in index order
+    std::array<std::uint64_t, 16> caught_up{};  // by engine: catch_up's mark
     VectorClock completed;            // a DMA queue: the release of its last transfer
     const std::vector<isa::InstructionNote>* notes = nullptr;
     std::vector<std::uint8_t> opcodes;                    // without notes: seen at begin
@@ -222,6 +224,8 @@ class Detector {
                bool ge);
   void release(SemId s, const VectorClock& vc, QueueId qid, const isa::Events& ev);
   Transfer& transfer(Queue& q, std::uint64_t index);
+  // The first transfer in flight of index >= `index`.
+  static std::deque<Transfer>::iterator first_at(Queue& qu, std::uint64_t index);
   // Records [addr, addr + len) of `mask` by `agent`.
   void record(AgentIdx agent, std::uint64_t addr, std::uint64_t len, std::uint8_t mask,
               unsigned core);

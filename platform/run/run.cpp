@@ -214,6 +214,9 @@ CommandOutcome run_once(const RunOptions& o) {
   }
   try {
     out.report = session->run(p.req, *p.outputs);
+  } catch (const HostError& e) {
+    out.errors.push_back(e.what());
+    return out;
   } catch (const InputError& e) {
     out.errors.push_back(e.what());
     return out;

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <new>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 #include <fmt/format.h>
@@ -589,7 +590,18 @@ SessionReport Session::run(const SessionRequest& req, OutputSet& outputs) {
   // on a thread of its own: after sc_start the main thread's stack is one
   // SystemC's coroutines switched away from, and AddressSanitizer misreads
   // an exception thrown there (a write error) as a stack-buffer-overflow.
-  std::thread([&] { outputs.finish(*this, rep); }).join();
+  // A host out of address space (HBM chunks a run mapped, under ulimit -v)
+  // may have no room for that thread's stack: then on this one.
+  try {
+    std::thread([&] { outputs.finish(*this, rep); }).join();
+  } catch (const std::system_error&) {
+    outputs.finish(*this, rep);
+  }
+  // The host could not hold what the run touched (HBM chunks under
+  // ulimit -v): an error of the host, not of the program, after every
+  // output was written up to the stop.
+  if (rep.result.fault && rep.result.fault->kind == "host")
+    throw HostError(rep.result.message + " (the outputs are complete up to the stop)");
   return rep;
 }
 

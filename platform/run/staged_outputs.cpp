@@ -386,9 +386,13 @@ void OutputFile::commit() {
 std::string refused_outputs(const std::vector<std::pair<std::string, std::string>>& outputs,
                             const std::vector<std::pair<std::string, std::string>>& inputs) {
   namespace fs = std::filesystem;
+  // Two names of one file: each resolved to the file it would write (the
+  // final target of a chain of links, followed even when it does not exist
+  // yet, as the output's writer follows it), then to its canonical path.
   auto same = [](const std::string& a, const std::string& b) {
     std::error_code e1, e2;
-    const fs::path pa = fs::weakly_canonical(a, e1), pb = fs::weakly_canonical(b, e2);
+    const fs::path pa = fs::weakly_canonical(output_target(a), e1);
+    const fs::path pb = fs::weakly_canonical(output_target(b), e2);
     return e1 || e2 ? a == b : pa == pb;
   };
   std::vector<std::string> bad;

@@ -7,6 +7,7 @@
 #include "models/isa/address_map.h"
 #include "models/numerics/element_ops.h"
 #include "models/race/detector.h"
+#include "models/sc/memory/zeroed_storage.h"
 
 namespace tpb::sc {
 
@@ -72,6 +73,7 @@ void DmaEngines::reset_run() {
 }
 
 void DmaEngines::set_timing_only(bool on) {
+  timing_only_ = on;
   for (auto& p : ports) p.set_timing_only(on);
 }
 
@@ -166,10 +168,7 @@ void DmaEngines::engine_thread(unsigned e) {
       s = Share{};
       continue;
     }
-    try {
-      move(e, s);
-    } catch (const DmaFault& f) {
-      clients_[s.t->queue]->transfer_fault(*s.t, f.what());
+    if (!move_or_fault(e, s)) {
       s = Share{};
       continue;
     }
@@ -237,6 +236,47 @@ void DmaEngines::move(unsigned e, const Share& s) {
       access(dst + off, acc_.data(), n, false, "dst");
       num::add_elements(d.rmw_dtype, buf_.data(), acc_.data(), n / es);
       access(dst + off, acc_.data(), n, true, "dst");
+    }
+  }
+}
+
+bool DmaEngines::move_or_fault(unsigned e, const Share& s) {
+  Client& c = *clients_[s.t->queue];
+  try {
+    if (timing_only_)
+      count_only(e, s);
+    else
+      move(e, s);
+    return true;
+  } catch (const DmaFault& f) {
+    const std::string what = f.what();
+    c.transfer_fault(*s.t, what.rfind("address error", 0) == 0 ? "address" : "kernel", what);
+  } catch (const HostSpaceError& f) {
+    c.transfer_fault(*s.t, "host", f.what());
+  } catch (const std::bad_alloc&) {
+    c.transfer_fault(*s.t, "host",
+                     "out of host memory (the machine, or a memory limit such as ulimit -v)");
+  }
+  return false;
+}
+
+void DmaEngines::count_only(unsigned e, const Share& s) {
+  // The descriptor was checked whole before it was submitted (check_dma):
+  // every access would be served; each is counted as move() counts it.
+  const DmaDescriptor& d = s.t->desc;
+  MemPort& port = ports[e];
+  const bool add = dma_adds(d);
+  const std::uint32_t chunk = std::min<std::uint32_t>(kChunkBytes, d.row_bytes);
+  for (unsigned r : s.rows) {
+    const std::uint64_t src = row_addr(d.src, r), dst = row_addr(d.dst, r);
+    for (std::uint32_t off = 0; off < d.row_bytes; off += chunk) {
+      const std::uint32_t n = std::min(chunk, d.row_bytes - off);
+      if (race_)
+        race_->dma_engine_move(race_core_, isa::dma_queue(s.t->queue), e, d, src + off, dst + off,
+                               n);
+      port.account(src + off, n, false);
+      if (add) port.account(dst + off, n, false);
+      port.account(dst + off, n, true);
     }
   }
 }

@@ -71,12 +71,15 @@ struct DmaShareRecord {
 class DmaEngines : public sc_core::sc_module {
  public:
   // What a queue's sequencer implements: called at the transfer's
-  // completion (the simulated time is done_ps) or at its fault.
+  // completion (the simulated time is done_ps) or at its fault, of kind
+  // "address" (an access refused), "kernel" or "host" (the host has no
+  // memory left for the storage it touches: HostSpaceError).
   class Client {
    public:
     virtual ~Client() = default;
     virtual void transfer_done(DmaTransfer& t) = 0;
-    virtual void transfer_fault(DmaTransfer& t, const std::string& what) = 0;
+    virtual void transfer_fault(DmaTransfer& t, const std::string& kind,
+                                const std::string& what) = 0;
   };
   // Stats and traces of the engines: told at the simulated time of each.
   class Observer {
@@ -108,6 +111,8 @@ class DmaEngines : public sc_core::sc_module {
   }
   // A new run: every engine idle, the stats cleared.
   void reset_run();
+  // Timing-only (SPEC §13): the engines move no byte and touch no storage
+  // (every access counted as the full run's).
   void set_timing_only(bool on);
   void set_observer(Observer* o) { observer_ = o; }
   // The race check (SPEC §14): every share an engine takes, moves and ends
@@ -156,6 +161,11 @@ class DmaEngines : public sc_core::sc_module {
   // earliest ready time of any share in `wake`).
   int pick(Engine& en, std::uint64_t now, std::uint64_t& wake);
   void move(unsigned e, const Share& s);
+  // move() (count_only() in a timing-only run); false: the transfer faulted
+  // (its client told).
+  bool move_or_fault(unsigned e, const Share& s);
+  // move() of a timing-only run: the race check and the byte counts only.
+  void count_only(unsigned e, const Share& s);
   void finish_share(unsigned e, Share& s, std::uint64_t start, std::uint64_t data_end);
   std::uint64_t now_ps() const;
 
@@ -176,6 +186,7 @@ class DmaEngines : public sc_core::sc_module {
   race::Detector* race_ = nullptr;
   unsigned race_core_ = 0;
   std::vector<std::uint8_t> buf_, acc_;
+  bool timing_only_ = false;
 };
 
 }  // namespace tpb::sc

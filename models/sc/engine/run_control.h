@@ -27,7 +27,8 @@ struct FaultInfo {
   isa::Queue engine = isa::Queue::Pool;
   std::uint64_t index = 0;
   std::uint8_t opcode = 0;
-  // "invalid", "address", "kernel", "fetch", "dispatch", "time".
+  // "invalid", "address", "kernel", "fetch", "dispatch", "time", "host" (the host
+  // had no memory left for what the run touched: an error, not the program's).
   std::string kind;
   std::vector<std::string> predicates;  // kind "invalid": the failed predicates
   std::string message;                  // the whole message, engine and index first

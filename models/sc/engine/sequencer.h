@@ -55,6 +55,7 @@
 #include "models/sc/memory/instruction_queue.h"
 #include "models/sc/memory/mem_port.h"
 #include "models/sc/memory/semaphore_bank.h"
+#include "models/sc/memory/zeroed_storage.h"
 #include "models/timing/issue_pipeline.h"
 
 namespace tpb::race {
@@ -185,9 +186,12 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   // A DMA queue's dispatch (SPEC §10): the descriptor, checked, to the DMA
   // engines; no kernel_info. false: it faulted.
   bool submit_dma();
+  // Waits while the queue's ring is full of transfers in flight; false: a
+  // watchdog stopped it meanwhile.
+  bool await_dma_slot();
   // DmaEngines::Client, called by a DMA engine's thread at the time of it.
   void transfer_done(DmaTransfer& t) override;
-  void transfer_fault(DmaTransfer& t, const std::string& what) override;
+  void transfer_fault(DmaTransfer& t, const std::string& kind, const std::string& what) override;
 
   // Completions (SC_METHOD on complete_ev_): delivers every one due now.
   void complete_due();
@@ -225,6 +229,9 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   // bundles issued. Its max(...) holds the engine's issue; the fill does not.
   void open_pipeline();
   void close_pipeline();
+  // The host ran out of memory for the instruction (HostSpaceError,
+  // std::bad_alloc): the run ends with a fault of kind "host".
+  void host_fault(const std::string& what);
   // A watchdog stop at RunControl::stop_ps(): the instruction is not retired.
   void watchdog_stop();
   // The issue unit of the instruction being dispatched (timing::IssuePipeline).
@@ -271,6 +278,7 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   sc_core::sc_event complete_ev_, drained_ev_;
   // A DMA queue's transfers submitted and not yet done.
   std::size_t dma_in_flight_ = 0;
+  sc_core::sc_event dma_slot_ev_;  // one of them is done
   // A DMA queue's transfers in submit order, until they complete: a queue
   // completes its transfers in order (docs/CONVENTIONS.md), so one that
   // lands before an earlier one waits here for it (second: landed).

