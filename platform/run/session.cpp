@@ -20,6 +20,7 @@
 #include "platform/cosim/cosim.h"
 #include "platform/io/npy.h"
 #include "platform/run/arrays.h"
+#include "platform/run/coroutine_fork.h"
 #include "platform/run/output_set.h"
 #include "platform/run/race_check.h"
 #include "platform/run/request.h"
@@ -69,6 +70,8 @@ void after_fork_in_child() {
   if (h.running) {
     const_cast<CoreHost*>(h.running)->broken = true;
     h.running = nullptr;
+    // The coroutine that thread ran at the fork is no current one here.
+    reset_coroutines_after_fork();
   }
 }
 void make_current(sc_core::sc_simcontext* ctx) {
@@ -601,7 +604,7 @@ SessionReport Session::run(const SessionRequest& req, OutputSet& outputs) {
   // ulimit -v): an error of the host, not of the program, after every
   // output was written up to the stop.
   if (rep.result.fault && rep.result.fault->kind == "host")
-    throw HostError(rep.result.message + " (the outputs are complete up to the stop)");
+    throw HostError(rep.result.message + " (the run stopped there; its outputs are complete up to that point)");
   return rep;
 }
 
