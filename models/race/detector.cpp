@@ -281,6 +281,14 @@ void Detector::dma_engine_end(unsigned core, isa::Queue q, std::uint64_t index, 
   t.released.join(agents_[qu.agents[e]].vc);
 }
 
+void Detector::dma_engines_join(unsigned core, isa::Queue q, const std::vector<unsigned>& from,
+                                const std::vector<unsigned>& to) {
+  Queue& qu = queue(core, q);
+  VectorClock all;
+  for (unsigned e : from) all.join(agents_[qu.agents[e % kDmaEngines]].vc);
+  for (unsigned e : to) agents_[qu.agents[e % kDmaEngines]].vc.join(all);
+}
+
 void Detector::acquire(const AgentIdx* agents, unsigned n, QueueId qid, SemId s,
                        std::uint64_t index, bool ge) {
   SemState& st = sem(s);

@@ -140,6 +140,11 @@ class Detector {
   // of engines of its own: engine mod 16).
   void dma_engine_move(unsigned core, isa::Queue q, unsigned engine, const isa::DmaDescriptor& d,
                        std::uint64_t src, std::uint64_t dst, std::uint32_t len);
+  // The agents of DMA engines `to` of queue q are ordered after everything
+  // the agents of engines `from` did so far (a transfer its engines take
+  // together: SBUF -> SBUF across engines, SPEC §10).
+  void dma_engines_join(unsigned core, isa::Queue q, const std::vector<unsigned>& from,
+                        const std::vector<unsigned>& to);
   // DMA engine `engine` has moved its share of transfer `index`.
   void dma_engine_end(unsigned core, isa::Queue q, std::uint64_t index, unsigned engine);
   // The instruction retires, and its EVENTS update, if any, is applied now
@@ -181,9 +186,9 @@ class Detector {
   struct Queue {
     bool known = false, dma = false;
     std::array<AgentIdx, 16> agents{};
-    std::deque<Transfer> in_flight;  // in index order
+    std::deque<Transfer> in_flight;             // in index order
     std::array<std::uint64_t, 16> caught_up{};  // by engine: catch_up's mark
-    VectorClock completed;            // a DMA queue: the release of its last transfer
+    VectorClock completed;                      // a DMA queue: the release of its last transfer
     const std::vector<isa::InstructionNote>* notes = nullptr;
     std::vector<std::uint8_t> opcodes;                    // without notes: seen at begin
     std::unordered_map<SemId, std::uint64_t> increments;  // by semaphore: made so far

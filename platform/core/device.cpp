@@ -166,8 +166,20 @@ void Device::drive(const std::vector<TpbCore*>& running) {
     sc_core::sc_start();
     if (!any_running()) break;
     if (sc_core::sc_pending_activity()) continue;
+    // A core that a watchdog stopped stops the device there: the cores
+    // still waiting end as that watchdog's stop, as the engines of one core
+    // do when one waits for ever and another reaches the limit.
+    const sc::RunControl* stopped = nullptr;
     for (TpbCore* c : running)
-      if (c->control_.running()) c->control_.abort();
+      if (!stopped && c->control_.watchdog() != sc::RunControl::Watchdog::None)
+        stopped = &c->control_;
+    for (TpbCore* c : running)
+      if (c->control_.running()) {
+        if (stopped)
+          c->control_.expire(stopped->watchdog(), stopped->stop_ps());
+        else
+          c->control_.abort();
+      }
     while (any_running()) sc_core::sc_start();
   }
   for (TpbCore* c : running) c->control_.set_pause_when_done(false);

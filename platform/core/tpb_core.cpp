@@ -420,7 +420,19 @@ std::string TpbCore::pending_report() const {
     const std::string_view m = isa::opcode_mnemonic(s.opcode());
     const std::string op = fmt::format("opcode 0x{:02x}{}{}", s.opcode(), m.empty() ? "" : " ", m);
     const isa::Events& ev = s.blocked_on();
-    msg += fmt::format("{}{} instruction {} ", msg.empty() ? "" : "; ",
+    msg += msg.empty() ? "" : "; ";
+    // A DMA queue: its transfers in flight, then the descriptor it has not
+    // submitted yet (none once all are: its index is then past the last).
+    const std::uint64_t first = s.dma_unretired_first(), end = s.dma_unretired_end();
+    if (end > first)
+      msg += fmt::format(
+          "{} transfer{} {} not completed (dma_copy)", isa::engine_name(s.engine()),
+          end - first == 1 ? "" : "s",
+          end - first == 1 ? fmt::format("{}", first) : fmt::format("{}-{}", first, end - 1));
+    if (isa::is_dma_queue(s.engine()) &&
+        s.index() >= queues[static_cast<unsigned>(s.engine())].total())
+      continue;
+    msg += fmt::format("{}{} instruction {} ", end > first ? "; " : "",
                        isa::engine_name(s.engine()), s.index());
     if (s.blocked())
       msg += fmt::format("waits for sem[{}] {} {} (sem[{}] = {}): {}", ev.wait_idx,

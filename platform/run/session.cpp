@@ -604,7 +604,8 @@ SessionReport Session::run(const SessionRequest& req, OutputSet& outputs) {
   // ulimit -v): an error of the host, not of the program, after every
   // output was written up to the stop.
   if (rep.result.fault && rep.result.fault->kind == "host")
-    throw HostError(rep.result.message + " (the run stopped there; its outputs are complete up to that point)");
+    throw HostError(rep.result.message +
+                    " (the run stopped there; its outputs are complete up to that point)");
   return rep;
 }
 

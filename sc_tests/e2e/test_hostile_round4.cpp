@@ -182,5 +182,69 @@ TEST(HostileRound4, HostAddressSpaceRunningOutMidRunIsAnErrorNotAnAbort) {
   }
 }
 
+// Issue 40 (minor): `--threads ""`, `--cores ""`, `--lnc ""` (any setting
+// given an empty value) are errors, not the default.
+TEST(HostileRound4, AnEmptyValueOfASettingIsAnError) {
+  const std::string d = scratch_dir("empty-values");
+  const std::string prog = put(d, "p.tpb", ".arch mariana\n.engine pool\n");
+  for (const char* opt : {"threads", "cores", "lnc", "arch", "mx-emax", "trace-engines",
+                          "trace-window", "max-sim-time", "max-wall-time"}) {
+    const ToolResult r = run_tool("run " + prog + " --" + opt + " ''");
+    EXPECT_EQ(r.exit_code, 1) << opt << ": " << r.out << r.err;
+    EXPECT_NE(r.err.find(std::string("--") + opt +
+                         " '': an empty value (leave the option out for its default)"),
+              std::string::npos)
+        << r.err;
+  }
+}
+
+// Three 64 KiB loads on dma4 and a sim-time limit before the first lands.
+std::string three_loads(const std::string& d) {
+  std::string p = ".arch mariana\n.engine dma4\n";
+  for (int i = 0; i < 3; ++i)
+    p += "dma_copy rows=1 row_bytes=65536 src=hbm(0x0, stride=65536) dst=sbuf(64, 0x0)\n";
+  return put(d, "three.tpb", p);
+}
+
+// Issue 40 (minor): a watchdog's "pending" list names a DMA queue's
+// transfers in flight, not its next-to-issue index ("dma4 instruction 3" of
+// 3 descriptors).
+TEST(HostileRound4, APendingListNamesTheTransfersInFlight) {
+  const std::string d = scratch_dir("pending-dma");
+  const ToolResult r = run_tool("run " + three_loads(d) + " --max-sim-time 2us");
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_NE(r.err.find("pending: dma4 transfers 0-2 not completed (dma_copy)"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("instruction 3"), std::string::npos) << r.err;
+}
+
+// Issue 40 (minor): a device whose core 0 reaches --max-sim-time while core
+// 1 waits for ever ends as one core would with those two engines: a
+// watchdog (exit 4), every trace and the stats cut at the limit (it was a
+// deadlock, exit 3, its traces running past the limit).
+TEST(HostileRound4, ADeviceStoppedByAWatchdogWhileACoreWaitsIsAWatchdog) {
+  const std::string d = scratch_dir("device-watchdog");
+  std::string longer = ".arch mariana\n.engine dma0\n";
+  for (int i = 0; i < 50; ++i)
+    longer += "dma_copy rows=1 row_bytes=65536 src=hbm(0x0, stride=65536) dst=sbuf(64, 0x0)\n";
+  const std::string waits =
+      ".engine dma1\ndma_copy rows=1 row_bytes=64 src=hbm(0x0, stride=64) "
+      "dst=sbuf(0, 0x0) wait=ge(sem3, 1)\n";
+  const std::string p0 = put(d, "p0.tpb", longer), p1 = put(d, "p1.tpb", ".arch mariana\n" + waits);
+  const std::string one = put(d, "one.tpb", longer + waits);
+  const ToolResult single = run_tool("run " + one + " --max-sim-time 20us");
+  EXPECT_EQ(single.exit_code, 4) << single.err;
+  const ToolResult r = run_tool("run --cores 2 " + p0 + " " + p1 + " --max-sim-time 20us --stats " +
+                                d + "/s.json --retire " + d + "/r.txt");
+  EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
+  EXPECT_NE(r.out.find("simulated 20000.000 ns"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("core1: simulated time limit 20000000 ps reached; pending: dma1 "
+                       "instruction 0 waits for sem[3]"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(read_text(d + "/s.json").find("\"simulated_ps\": 20000000,"), std::string::npos);
+  for (const RetireLine& l : read_retire_lines(d + "/r.txt")) EXPECT_LE(l.end_ps, 20000000u);
+}
+
 }  // namespace
 }  // namespace tpb::e2e

@@ -127,8 +127,7 @@ void EngineStatsCollector::on_retire(const RetireRecord& r) {
       f.busy_ps = added;
       break;
     }
-    while (first_open_ < flight_.size() && flight_[first_open_].end_ps != UINT64_MAX)
-      ++first_open_;
+    while (first_open_ < flight_.size() && flight_[first_open_].end_ps != UINT64_MAX) ++first_open_;
   } else {
     for (std::size_t i = flight_.size(); i-- > 0;) {
       InFlight& f = flight_[i];

@@ -380,6 +380,7 @@ void Sequencer::run_program() {
   completions_.clear();
   dma_order_.clear();
   dma_in_flight_ = 0;
+  dma_submitted_ = dma_retired_ = 0;
   gate_overlap_ps_ = 0;
   pipe_.reset(now_ps());
   const std::uint64_t count = env_.queue->total();
@@ -680,6 +681,7 @@ void Sequencer::tell_issue(std::uint64_t start, std::uint64_t end, std::uint64_t
 }
 
 void Sequencer::deliver(const Completion& c) {
+  if (isa::is_dma_queue(engine_)) ++dma_retired_;  // in queue order
   if (!c.retired) {
     const RetireRecord rr{engine_, c.index, c.opcode,   c.start_ps,  c.end_ps,
                           nullptr, 0,       c.fetch_ps, c.fetched_ps};
@@ -795,6 +797,7 @@ bool Sequencer::submit_dma() {
     o.on_issue(IssueEvent{engine_, index_, opcode_, &raw_, t->issue_ps, 0});
   });
   ++dma_in_flight_;
+  ++dma_submitted_;
   dma_order_.emplace_back().first.index = index_;
   return true;
 }

@@ -147,6 +147,9 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   std::uint8_t opcode() const { return opcode_; }
   std::size_t index() const { return index_; }
   const isa::Events& blocked_on() const { return events_; }
+  // A DMA queue's transfers submitted and not retired: indices [first, end).
+  std::uint64_t dma_unretired_first() const { return dma_retired_; }
+  std::uint64_t dma_unretired_end() const { return dma_submitted_; }
   // Completions still to deliver (semaphore updates; DMA: transfers in flight).
   std::size_t in_flight() const { return completions_.size() + dma_in_flight_; }
 
@@ -278,6 +281,9 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   sc_core::sc_event complete_ev_, drained_ev_;
   // A DMA queue's transfers submitted and not yet done.
   std::size_t dma_in_flight_ = 0;
+  // A DMA queue's transfers submitted and retired this run (retires come in
+  // queue order: the first not retired is index dma_retired_).
+  std::uint64_t dma_submitted_ = 0, dma_retired_ = 0;
   sc_core::sc_event dma_slot_ev_;  // one of them is done
   // A DMA queue's transfers in submit order, until they complete: a queue
   // completes its transfers in order (docs/CONVENTIONS.md), so one that

@@ -69,8 +69,8 @@ std::uint8_t* HbmStorage::chunk(std::uint64_t addr) {
       c = zeroed_storage(kChunkBytes).release();
     } catch (const std::bad_alloc&) {
       throw HostSpaceError("HBM: no host address space left for 2 MiB of HBM at offset 0x" +
-                               fmt_hex(chunk_start(addr)) + " (" + std::to_string(mapped_) +
-                               " chunks mapped)");
+                           fmt_hex(chunk_start(addr)) + " (" + std::to_string(mapped_) +
+                           " chunks mapped)");
     }
     ++mapped_;
   }
