@@ -62,8 +62,8 @@ std::string range_text(unsigned lo, unsigned hi) {
   return lo == hi ? fmt::format("{}", lo) : fmt::format("{}-{}", lo, hi);
 }
 
-// The kinds of one conflict: what the earlier instruction in the program
-// did (f) and what the later one did (s).
+// The kinds of one conflict: what the side whose access happened first did
+// (f) and what the other did (s).
 std::uint8_t kinds_of(std::uint8_t f, std::uint8_t s) {
   std::uint8_t k = 0;
   if ((f & kWrite) && (s & kRead)) k |= kRaw;
@@ -137,6 +137,7 @@ Detector::Detector(std::vector<CoreProgram> cores) : cores_(std::move(cores)) {
   PlanInput in;
   for (unsigned c = 0; c < cores_.size(); ++c) {
     in.start.push_back(cores_[c].semaphores);
+    in.update_targets.push_back(cores_[c].update_targets);
     bool all = true;
     for (const auto* n : cores_[c].notes) all = all && n != nullptr;
     if (!all) continue;  // without every queue's notes, the core's waits are observed
@@ -505,17 +506,23 @@ RaceSide Detector::side_of(AgentIdx ai, std::uint32_t clock, std::uint8_t mask) 
 
 void Detector::conflict(AgentIdx now, std::uint8_t now_mask, const Conflict& c, Memory m,
                         unsigned core, unsigned partition) {
+  // The sides in the order their accesses happened in this run (the
+  // earlier one first), and the kind in that order: a producer written after
+  // its consumer in the text that ran first is the consumer's RAW.
   RaceSide x = side_of(c.earlier.agent, c.earlier.clock, c.earlier_mask);
   RaceSide y = side_of(now, agents_[now].clock, now_mask);
-  if (order_key(y) < order_key(x)) std::swap(x, y);
   const std::uint8_t kinds = kinds_of(x.mask, y.mask);
   auto qid = [](const RaceSide& s) {
     return s.host ? kHostQueue + s.core : queue_id(s.core, s.queue);
   };
-  const RaceKey key{qid(x),
-                    qid(y),
-                    x.index,
-                    y.index,
+  // One entry per pair of instructions, whichever happened first.
+  const bool text_order = !(order_key(y) < order_key(x));
+  const RaceSide& a = text_order ? x : y;
+  const RaceSide& b = text_order ? y : x;
+  const RaceKey key{qid(a),
+                    qid(b),
+                    a.index,
+                    b.index,
                     static_cast<std::uint8_t>(m),
                     static_cast<std::uint16_t>(core)};
   auto it = race_index_.find(key);
@@ -542,15 +549,19 @@ void Detector::conflict(AgentIdx now, std::uint8_t now_mask, const Conflict& c, 
   }
   if (it->second == SIZE_MAX) return;
   Race& r = races_[it->second];
-  r.first.mask |= x.mask;
-  r.second.mask |= y.mask;
-  r.first.dma_engines |= x.dma_engines;
-  r.second.dma_engines |= y.dma_engines;
+  // The pair seen before, perhaps the other way round this time.
+  const bool same = qid(r.first) == qid(x) && r.first.index == x.index;
+  RaceSide& rx = same ? r.first : r.second;
+  RaceSide& ry = same ? r.second : r.first;
+  rx.mask |= x.mask;
+  ry.mask |= y.mask;
+  rx.dma_engines |= x.dma_engines;
+  ry.dma_engines |= y.dma_engines;
   r.partition_lo = std::min(r.partition_lo, partition);
   r.partition_hi = std::max(r.partition_hi, partition);
   r.lo = std::min(r.lo, c.lo);
   r.hi = std::max(r.hi, c.hi);
-  r.kinds |= kinds;
+  r.kinds |= same ? kinds : kinds_of(y.mask, x.mask);
 }
 
 Report Detector::finish() {

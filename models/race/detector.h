@@ -49,8 +49,8 @@ unsigned dma_engine_of_row(const isa::DmaDescriptor& d, unsigned row);
 enum class Memory : std::uint8_t { Sbuf, Psum, Tiles, Hbm };
 const char* memory_name(Memory m);  // "sbuf", "psum", "tile", "hbm"
 
-// Race kinds, by what the earlier instruction in the program (first) and
-// the later one (second) did to the bytes.
+// Race kinds, by what the instruction whose access happened first (first)
+// and the other (second) did to the bytes.
 enum RaceKind : std::uint8_t { kRaw = 1, kWar = 2, kWaw = 4 };
 
 struct RaceSide {
@@ -65,7 +65,10 @@ struct RaceSide {
 };
 
 struct Race {
-  RaceSide first, second;  // in program order (line, then core, queue, index)
+  // In the order their accesses happened in this run (first: the earlier;
+  // the kinds are what first did, then second: a consumer that read before
+  // its producer wrote is a WAR of the consumer's read and the write).
+  RaceSide first, second;
   Memory memory = Memory::Sbuf;
   unsigned core = 0;                            // the memory's core (HBM: the device's, 0)
   unsigned partition_lo = 0, partition_hi = 0;  // tiles: tile numbers; HBM: 0
@@ -80,7 +83,9 @@ struct ProgramSource {
 };
 
 struct Report {
-  std::vector<Race> races;  // each pair of instructions once, in program order
+  // Each pair of instructions once, sorted by their sides' places in the
+  // program (line, then core, queue, index).
+  std::vector<Race> races;
   std::uint64_t total = 0;  // distinct races found (races.size() unless capped)
   // Semaphores whose waits this run ordered by what it observed (so a
   // result through them holds for this timing only), with why.
@@ -95,6 +100,10 @@ struct CoreProgram {
   // (the report then has no lines and the queue's waits are observed).
   std::array<const std::vector<isa::InstructionNote>*, isa::kNumQueues> notes{};
   std::array<std::uint32_t, isa::kNumSemaphores> semaphores{};  // values at the start
+  // The core a DMA descriptor's `coreK:` updates, by K (logical cores,
+  // `--lnc 2`); empty: core K. The model reports updates by the core they
+  // reach (end()'s update_core).
+  std::vector<unsigned> update_targets;
 };
 
 class Detector {

@@ -68,11 +68,16 @@ void Device::connect() {
   owner.hbm.bandwidth.reset(hbm_bytes_per_s());
   sems_.clear();
   for (auto& c : cores_) sems_.push_back(&c->semaphores());
-  for (auto& c : cores_) {
-    c->share_hbm(owner);
+  for (auto& c : cores_) c->share_hbm(owner);
+  connect_semaphores();
+}
+
+void Device::connect_semaphores() {
+  for (unsigned i = 0; i < cores(); ++i)
     for (unsigned q = isa::kNumEngines; q < isa::kNumQueues; ++q)
-      c->sequencer(static_cast<isa::Queue>(q)).set_device_semaphores(&sems_);
-  }
+      cores_[i]
+          ->sequencer(static_cast<isa::Queue>(q))
+          .set_device_semaphores(&sems_, update_targets(i));
 }
 
 void Device::reset(CoreConfig cfg) {
@@ -89,7 +94,31 @@ nlohmann::json Device::effective_timing() const {
   return j;
 }
 
+void Device::set_logical_cores(unsigned lnc) {
+  if (lnc == 0 || cores() % lnc != 0)
+    throw std::invalid_argument(
+        fmt::format("logical cores of {} on a device of {} cores", lnc, cores()));
+  lnc_ = lnc;
+}
+
+std::vector<unsigned> Device::update_targets(unsigned core) const {
+  std::vector<unsigned> t;
+  if (lnc_ == 1) return t;
+  for (unsigned k = 0; k < cores() / lnc_; ++k) t.push_back(lnc_ * k + core % lnc_);
+  return t;
+}
+
 Device::Result Device::run(const std::vector<bool>& active, const CoreRunSetup& setup) {
+  // A run's logical cores are its own: the next run names physical ones
+  // unless it says so again.
+  struct Logical {
+    Device& d;
+    ~Logical() {
+      d.lnc_ = 1;
+      if (d.cores() > 1) d.connect_semaphores();
+    }
+  } logical{*this};
+  if (cores() > 1) connect_semaphores();
   Result out;
   out.per.resize(cores());
   if (cores() == 1) {

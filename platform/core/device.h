@@ -80,6 +80,14 @@ class Device {
   // its traces hold every core. A device of one core: TpbCore::run.
   Result run(const std::vector<bool>& active, const CoreRunSetup& setup);
 
+  // Logical cores of `lnc` physical cores (SPEC §15, `--lnc 2`) for the next
+  // run: a descriptor's `coreK:` names logical core K, i.e. the physical
+  // core at the updating core's place in K's pair (lnc K + place). Reset to 1
+  // by every run. std::invalid_argument when lnc does not divide the cores.
+  void set_logical_cores(unsigned lnc);
+  // The physical core of each `coreK:` for core `core` (empty: core K).
+  std::vector<unsigned> update_targets(unsigned core) const;
+
   // The last run's recorder (a device of one core: the core's).
   trace::Recorder& recorder() { return cores() == 1 ? cores_[0]->recorder() : *recorder_; }
 
@@ -88,6 +96,8 @@ class Device {
   // The device's wiring after every reset: the HBM shared, every DMA queue
   // given the cores' semaphore banks (remote updates, SPEC §15).
   void connect();
+  // Every DMA queue given the banks and its core's update targets.
+  void connect_semaphores();
   // run(): sc_start until every running core has ended (a starved rest is
   // aborted as deadlocked), then each core's result into `out`.
   static void drive(const std::vector<TpbCore*>& running);
@@ -96,6 +106,7 @@ class Device {
   std::vector<std::unique_ptr<TpbCore>> cores_;
   std::unique_ptr<trace::Recorder> recorder_;
   std::vector<sc::SemaphoreBank*> sems_;  // by core
+  unsigned lnc_ = 1;                      // set_logical_cores
 };
 
 // The status of a device run: the worst of its cores' (fault, deadlock,

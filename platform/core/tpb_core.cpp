@@ -265,7 +265,17 @@ void TpbCore::ensure_elaborated() {
   if (sc_core::sc_get_status() != sc_core::SC_ELABORATION) return;
   // Completes elaboration (port binding) so the backdoor can call through
   // the router; the sequencers wait for the start event.
-  sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  try {
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  } catch (const sc_core::sc_report& r) {
+    // The engines' coroutine stacks are mapped now: a process address-space
+    // limit too low for them is SystemC's E518, said plainly.
+    if (std::string(r.what()).find("(E518)") == std::string::npos) throw;
+    throw sc::HostSpaceError(
+        "no host address space left for the coroutine stacks of the cores' engines (SystemC: "
+        "stack setup failed): the process's address-space limit (ulimit -v) is too low for this "
+        "many cores (each takes about 100 MiB of address space, docs/PERFORMANCE.md)");
+  }
 }
 
 void TpbCore::backdoor(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,

@@ -307,11 +307,7 @@ class Session {
   }
   // --lnc 2 (SPEC §15): the selected core's place in its logical core, in
   // register r31 of every compute engine.
-  void set_core_id(unsigned id) {
-    run::Session& s = this->s();
-    for (unsigned e = 0; e < isa::kNumEngines; ++e)
-      s.core().set_reg(static_cast<isa::Queue>(e), run::kCoreIdRegister, id);
-  }
+  void set_core_id(unsigned id) { this->s().set_core_id(id); }
   std::uint32_t reg(const std::string& engine, py::handle r) {
     run::Session& s = this->s();
     const auto e = isa::parse_engine(engine.c_str());

@@ -137,7 +137,10 @@ void check_remote_cores(isa::SpooledProgram& p, unsigned cores) {
         const isa::RawInst& w = buf[i];
         if (w[0] != static_cast<std::uint8_t>(isa::Opcode::DmaCopy)) continue;
         const unsigned core = w[offsetof(isa::DmaDescriptor, update_core)];
-        if (core <= cores) continue;
+        // Without an update mode the byte updates nothing: the run's check
+        // names it (dma_valid_update_core), not as an update of a semaphore.
+        const unsigned mode = w[offsetof(isa::DmaDescriptor, events) + 2];
+        if (core <= cores || mode == 0) continue;
         throw InputError(fmt::format(
             "{}: {}[{}] dma_copy updates a semaphore of core{} (update=...(core{}:sem{})), a core "
             "this device of {} core{} does not have",
@@ -186,7 +189,14 @@ void Session::open(platform::CoreConfig cfg, unsigned cores, bool cosim,
     auto fresh = std::make_unique<CoreHost>();
     fresh->ctx = g.all.empty() ? sc_core::sc_get_curr_simcontext() : new sc_core::sc_simcontext;
     make_current(fresh->ctx);
-    fresh->device = new platform::Device(cores, std::move(cfg));
+    try {
+      fresh->device = new platform::Device(cores, std::move(cfg));
+    } catch (const std::bad_alloc&) {
+      throw sc::HostSpaceError(fmt::format(
+          "no host address space left to make a device of {} core{} (each takes about 100 MiB "
+          "of address space, docs/PERFORMANCE.md): the machine, or a limit such as ulimit -v",
+          cores, cores == 1 ? "" : "s"));
+    }
     if (cosim) fresh->cosim = cosim::attach(fresh->device->core(0), {cosim_vcd});
     cosim_ = fresh->cosim;
     h = fresh.release();
@@ -205,6 +215,13 @@ void Session::select(unsigned core) {
                                  device_->cores(), device_->cores() == 1 ? "" : "s",
                                  device_->cores() - 1));
   selected_ = core;
+}
+
+void Session::set_core_id(unsigned id) {
+  activate();
+  for (unsigned e = 0; e < isa::kNumEngines; ++e)
+    device_->core(selected_).set_reg(static_cast<isa::Queue>(e), kCoreIdRegister, id);
+  if (device_->cores() % 2 == 0) device_->set_logical_cores(2);
 }
 
 std::vector<bool> Session::loaded_cores() const {
@@ -577,8 +594,12 @@ SessionReport Session::run(const SessionRequest& req, OutputSet& outputs) {
   if (req.racecheck) {
     // Every core's accesses against every other's (SPEC §15).
     std::vector<platform::TpbCore*> cores;
-    for (unsigned c = 0; c < device_->cores(); ++c) cores.push_back(&device_->core(c));
-    detector = make_detector(cores, loaded_);
+    std::vector<std::vector<unsigned>> targets;  // logical cores: whom coreK: updates
+    for (unsigned c = 0; c < device_->cores(); ++c) {
+      cores.push_back(&device_->core(c));
+      targets.push_back(device_->update_targets(c));
+    }
+    detector = make_detector(cores, loaded_, targets);
     setup.race = detector.get();
   }
   {

@@ -167,6 +167,11 @@ class Session {
   // The core that core(), load(), write_rows / read_rows and the tile and
   // .npy helpers below address from now on (RangeError past the device).
   void select(unsigned core);
+  // `--lnc 2` (SPEC §15) for the next run: the selected core is place `id`
+  // (0, 1) of its logical core: r31 of every compute engine, and a
+  // descriptor's `coreK:` names logical core K (the physical core at this
+  // place of K's pair; platform::Device::set_logical_cores).
+  void set_core_id(unsigned id);
   unsigned selected() const { return selected_; }
   // A core's configuration (on a device of several, its HBM capacity is the
   // device's: cores x the profile's hbm.bytes).

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -396,16 +397,19 @@ std::string refused_outputs(const std::vector<std::pair<std::string, std::string
     return e1 || e2 ? a == b : pa == pb;
   };
   std::vector<std::string> bad;
+  // Each clash once (a program given for two cores is one input).
+  auto refuse = [&bad](std::string line) {
+    if (std::find(bad.begin(), bad.end(), line) == bad.end()) bad.push_back(std::move(line));
+  };
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const auto& [opt, path] = outputs[i];
     for (const auto& [iopt, ipath] : inputs)
       if (same(path, ipath))
-        bad.push_back(
-            fmt::format("{} {} names the input of {}", shown(opt), shown(path), shown(iopt)));
+        refuse(fmt::format("{} {} names the input of {}", shown(opt), shown(path), shown(iopt)));
     for (std::size_t j = 0; j < i; ++j)
       if (same(path, outputs[j].second))
-        bad.push_back(fmt::format("{} {} names the output of {} too", shown(opt), shown(path),
-                                  shown(outputs[j].first)));
+        refuse(fmt::format("{} {} names the output of {} too", shown(opt), shown(path),
+                           shown(outputs[j].first)));
   }
   if (bad.empty())
     for (const auto& [opt, path] : outputs) {

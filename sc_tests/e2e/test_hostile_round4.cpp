@@ -246,5 +246,132 @@ TEST(HostileRound4, ADeviceStoppedByAWatchdogWhileACoreWaitsIsAWatchdog) {
   for (const RetireLine& l : read_retire_lines(d + "/r.txt")) EXPECT_LE(l.end_ps, 20000000u);
 }
 
+// Issue 40 (minor): a raw descriptor with an update-core byte and no update
+// mode updates nothing: the run faults naming the predicate, as `check`
+// does (it was refused as updating `core1:sem0`).
+TEST(HostileRound4, AnUpdateCoreByteWithoutAnUpdateIsInvalidNotAnUpdate) {
+  const std::string d = scratch_dir("update-core");
+  const std::string one = put(d, "u.tpb",
+                              ".arch mariana\n.engine dma0\n"
+                              "dma_copy rows=1 row_bytes=64 src=hbm(0x40, stride=64) "
+                              "dst=sbuf(5, 0x0) update=inc(core1:sem0)\n");
+  ASSERT_EQ(run_tool("asm " + one + " -o " + d + "/u.bin").exit_code, 0);
+  std::string w = read_text(d + "/u.bin");
+  ASSERT_EQ(w.size(), 64u);
+  w[6] = 0;  // EVENTS update_mode: none (byte 20 still says core1)
+  std::ofstream(d + "/n.bin", std::ios::binary) << w;
+  const ToolResult r = run_tool("run " + d + "/n.bin");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("failed dma_valid_update_core"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("core1:sem0"), std::string::npos) << r.err;
+  expect_tool("check " + d + "/n.bin", 2, "INVALID dma_valid_update_core");
+}
+
+// Issue 40 (minor): programs of different generations on one device are
+// refused (all ran on program 0's); --arch runs them all on one.
+TEST(HostileRound4, ProgramsOfDifferentGenerationsAreRefused) {
+  const std::string d = scratch_dir("two-archs");
+  const std::string a = put(d, "a.tpb", ".arch mariana\n.engine pool\n");
+  const std::string b = put(d, "b.tpb", ".arch cayman\n.engine pool\n");
+  const std::string none = put(d, "n.tpb", ".engine pool\n");
+  const ToolResult r = run_tool("run --cores 2 " + a + " " + b);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find(b + " says .arch cayman and " + a +
+                       " .arch mariana: the cores of a device are of one generation"),
+            std::string::npos)
+      << r.err;
+  expect_tool("run --cores 2 " + a + " " + b + " --arch cayman", 0, "arch cayman");
+  expect_tool("run --cores 2 " + none + " " + b, 0, "arch cayman");
+}
+
+// Issue 40 (minor): `tpbsim check --cores N` judges the HBM of a device of
+// N cores (a descriptor valid on two cores was INVALID).
+TEST(HostileRound4, CheckJudgesTheHbmOfTheDevice) {
+  const std::string d = scratch_dir("check-cores");
+  // 20 GiB: past one mariana core's 18 GiB, inside two cores' 36 GiB.
+  const std::string p = put(d, "p.tpb",
+                            ".arch mariana\n.engine dma0\n"
+                            "dma_copy rows=1 row_bytes=64 src=hbm(0x500000000, stride=64) "
+                            "dst=sbuf(0, 0x0)\n");
+  expect_tool("check " + p, 2, "INVALID dma_hbm_in_capacity");
+  expect_tool("check " + p + " --cores 2", 0, "1 ok, 0 invalid");
+  expect_tool("check " + p + " --cores 33", 1, "--cores '33' is not a number of cores (1 to 32)");
+  expect_tool("check " + p + " --cores x", 1, "--cores 'x' is not a number of cores");
+}
+
+// Issue 40 (minor): a device of 32 cores runs in 4 GiB of address space
+// (SPEC §15; SystemC's "(E518) stack setup failed" before); a limit too low
+// for the coroutine stacks is said plainly, exit 1.
+TEST(HostileRound4, ThirtyTwoCoresFitInFourGiB) {
+  if (kAddressSanitizer) GTEST_SKIP() << "ulimit -v and AddressSanitizer's shadow conflict";
+  const std::string d = scratch_dir("cores32");
+  const std::string p = put(d, "p.tpb",
+                            ".arch mariana\n.engine dma0\n"
+                            "dma_copy rows=1 row_bytes=64 src=hbm(0x40, stride=64) "
+                            "dst=sbuf(5, 0x0)\n");
+  const std::string run = std::string(TPBSIM_BIN) + " run --cores 32 " + p;
+  const ToolResult ok = shell("ulimit -v 4000000; " + run);
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("1 instructions"), std::string::npos) << ok.out;
+  const ToolResult low = shell("ulimit -v 2500000; " + run);
+  EXPECT_EQ(low.exit_code, 1) << low.err;
+  EXPECT_NE(low.err.find("no host address space left"), std::string::npos) << low.err;
+  EXPECT_EQ(low.err.find("E518"), std::string::npos) << low.err;
+  EXPECT_EQ(low.err.find("bad_alloc"), std::string::npos) << low.err;
+}
+
+// Issue 40 (minor): a clash is said once (a program given for two cores is
+// one input), and a spec is echoed as given (`core1:core1:sbuf:...` was
+// shown stripped of its first prefix).
+TEST(HostileRound4, AClashIsSaidOnceAndASpecAsGiven) {
+  const std::string d = scratch_dir("clash-once");
+  const std::string p = put(d, "p.tpb", ".arch mariana\n.engine pool\n");
+  const ToolResult twice = run_tool("run --cores 2 " + p + " " + p + " --stats " + p);
+  EXPECT_EQ(twice.exit_code, 1);
+  const std::string line = "--stats " + p + " names the input of PROGRAM";
+  const std::size_t at = twice.err.find(line);
+  ASSERT_NE(at, std::string::npos) << twice.err;
+  EXPECT_EQ(twice.err.find(line, at + 1), std::string::npos) << twice.err;
+  const ToolResult spec =
+      run_tool("run --cores 2 " + p + " --dump core1:core1:sbuf:0:0:1x4:u8=" + d + "/a.npy");
+  EXPECT_EQ(spec.exit_code, 1);
+  EXPECT_NE(spec.err.find("'core1:core1:sbuf:0:0:1x4:u8=" + d + "/a.npy'"), std::string::npos)
+      << spec.err;
+}
+
+// Issue 40 (minor): under --lnc 2, `coreK:` names logical core K (the same
+// half of K's pair): docs/ASM.md's hand-off example runs on two logical cores
+// (it deadlocked: core1 was physical core 1, the program's own other half).
+TEST(HostileRound4, TheHandOffExampleRunsOnLogicalCores) {
+  const std::string d = scratch_dir("lnc-handoff");
+  const std::string p0 = put(d, "p0.tpb",
+                             ".arch mariana\n.engine dma1\n"
+                             "dma_copy rows=16 row_bytes=256 src=sbuf(0, 0x0) dst=hbm(0x40000, "
+                             "stride=256) update=inc(core1:sem5)\n");
+  const std::string p1 = put(d, "p1.tpb",
+                             ".arch mariana\n.engine dma3\n"
+                             "dma_copy rows=16 row_bytes=256 src=hbm(0x40000, stride=256) "
+                             "dst=sbuf(32, 0x100) wait=ge(sem5, 1)\n");
+  // 16 rows of 256 bytes, row r all r + 1, on both halves of logical core 0.
+  std::string npy = "{'descr': '|u1', 'fortran_order': False, 'shape': (16, 256), }";
+  npy += std::string(64 - (10 + npy.size() + 1) % 64, ' ') + "\n";
+  npy = std::string("\x93NUMPY\x01\x00", 8) + char(npy.size() & 0xFF) + char(npy.size() >> 8) + npy;
+  for (int r = 0; r < 16; ++r) npy += std::string(256, static_cast<char>(r + 1));
+  put(d, "in.npy", npy);
+  const ToolResult r =
+      run_tool("run --cores 4 --lnc 2 " + p0 + " " + p1 + " --load core0:sbuf:0:0=" + d +
+               "/in.npy --load core1:sbuf:0:0=" + d + "/in.npy --dump " +
+               "core2:sbuf:32:0x100:16x256:u8=" + d + "/c2.npy --dump " +
+               "core3:sbuf:32:0x100:16x256:u8=" + d + "/c3.npy");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const char* f : {"/c2.npy", "/c3.npy"}) {
+    const std::string got = read_text(d + f);
+    ASSERT_GE(got.size(), 4096u) << f;
+    EXPECT_EQ(got.substr(got.size() - 4096), npy.substr(npy.size() - 4096)) << f;
+  }
+  // Physical cores as before without --lnc: core1 is core 1.
+  expect_tool("run --cores 2 " + p0 + " " + p1, 0, "2 instructions");
+}
+
 }  // namespace
 }  // namespace tpb::e2e

@@ -38,8 +38,15 @@ DmaEngines::DmaEngines(sc_core::sc_module_name name, RunControl& control)
       ports("port", kMaxEngines),
       control_(control),
       engine_(kMaxEngines) {
+  // A small coroutine stack (SystemC's default is 256 KiB): a core has 128
+  // engine threads, so a device of 32 cores fits in 4 GiB of address space
+  // (SPEC §15). An engine thread runs no kernel: its deepest call is a
+  // transfer's completion through its queue's sequencer and observers.
+  sc_core::sc_spawn_options opts;
+  opts.set_stack_size(kEngineStackBytes);
   for (unsigned e = 0; e < kMaxEngines; ++e)
-    sc_core::sc_spawn([this, e] { engine_thread(e); }, sc_core::sc_gen_unique_name("engine"));
+    sc_core::sc_spawn([this, e] { engine_thread(e); }, sc_core::sc_gen_unique_name("engine"),
+                      &opts);
 }
 
 void DmaEngines::configure(const TimingConfig& t, BandwidthShare* hbm,

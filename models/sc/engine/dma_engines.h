@@ -104,6 +104,8 @@ class DmaEngines : public sc_core::sc_module {
   };
 
   static constexpr unsigned kMaxEngines = isa::kNumPartitions;
+  // Each engine thread's coroutine stack.
+  static constexpr std::size_t kEngineStackBytes = 64 * 1024;
   // Each engine's initiator, bound to the core's router.
   sc_core::sc_vector<MemPort> ports;
 

@@ -693,7 +693,8 @@ void Sequencer::deliver(const Completion& c) {
 }
 
 SemaphoreBank& Sequencer::update_bank(unsigned update_core) const {
-  // 1 + K: core K's of the device (checked against the device by check_dma).
+  // 1 + K: core K's of the device (checked against the device by check_dma;
+  // already the physical core: transfer_done).
   if (update_core == 0 || !device_sems_) return *env_.sems;
   return *device_sems_->at(update_core - 1);
 }
@@ -835,7 +836,7 @@ void Sequencer::transfer_done(DmaTransfer& t) {
   Completion& c = it->first;
   c.opcode = static_cast<std::uint8_t>(isa::Opcode::DmaCopy);
   c.events = t.desc.events;
-  c.update_core = t.desc.update_core;
+  c.update_core = physical_update_core(t.desc.update_core);
   c.fetch_ps = t.fetch_ps;
   c.fetched_ps = t.fetched_ps;
   c.start_ps = t.issue_ps;

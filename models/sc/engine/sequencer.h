@@ -115,9 +115,15 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   // A DMA queue of a core of a device (SPEC §15): the device's semaphore
   // banks by core, which a descriptor's remote update (update_core) changes.
   // Null: a core alone. Between runs.
-  void set_device_semaphores(const std::vector<SemaphoreBank*>* banks) {
+  // `targets`: the core a descriptor's `coreK:` names, by K (logical cores,
+  // `--lnc 2`: K's core at this core's place in its pair); empty: core K.
+  void set_device_semaphores(const std::vector<SemaphoreBank*>* banks,
+                             std::vector<unsigned> targets = {}) {
     device_sems_ = banks;
-    dma_caps_.cores = banks ? static_cast<unsigned>(banks->size()) : 1;
+    update_targets_ = std::move(targets);
+    dma_caps_.cores = !update_targets_.empty() ? static_cast<unsigned>(update_targets_.size())
+                      : banks                  ? static_cast<unsigned>(banks->size())
+                                               : 1;
   }
   void set_race(race::Detector* d, unsigned core) {
     race_ = d;
@@ -291,6 +297,12 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   std::deque<std::pair<Completion, bool>> dma_order_;
   DmaCapacities dma_caps_;
   const std::vector<SemaphoreBank*>* device_sems_ = nullptr;  // set_device_semaphores
+  std::vector<unsigned> update_targets_;                      // ... and its targets
+  // A descriptor's update_core byte (1 + K) as 1 + the core it updates.
+  unsigned physical_update_core(unsigned update_core) const {
+    if (update_core == 0 || update_core > update_targets_.size()) return update_core;
+    return 1 + update_targets_[update_core - 1];
+  }
 
   bool done_ = false, blocked_ = false, stopped_ = false;
   std::size_t index_ = 0;
