@@ -308,6 +308,15 @@ void DmaEngines::move(unsigned e, const Share& s) {
       if (race_)
         race_->dma_engine_move(race_core_, isa::dma_queue(s.t->queue), e, d, src + off, dst + off,
                                n);
+      if (timing_only_) {
+        // SPEC §13: no byte moves and no storage is touched (the descriptor
+        // was checked whole: every access would be served); each counted as
+        // it would be moved.
+        port.account(src + off, n, false);
+        if (add) port.account(dst + off, n, false);
+        port.account(dst + off, n, true);
+        continue;
+      }
       access(src + off, buf_.data(), n, false, "src");
       if (!add) {
         access(dst + off, buf_.data(), n, true, "dst");
@@ -323,10 +332,7 @@ void DmaEngines::move(unsigned e, const Share& s) {
 bool DmaEngines::move_or_fault(unsigned e, const Share& s) {
   Client& c = *clients_[s.t->queue];
   try {
-    if (timing_only_)
-      count_only(e, s);
-    else
-      move(e, s);
+    move(e, s);
     return true;
   } catch (const DmaFault& f) {
     const std::string what = f.what();
@@ -338,27 +344,6 @@ bool DmaEngines::move_or_fault(unsigned e, const Share& s) {
                      "out of host memory (the machine, or a memory limit such as ulimit -v)");
   }
   return false;
-}
-
-void DmaEngines::count_only(unsigned e, const Share& s) {
-  // The descriptor was checked whole before it was submitted (check_dma):
-  // every access would be served; each is counted as move() counts it.
-  const DmaDescriptor& d = s.t->desc;
-  MemPort& port = ports[e];
-  const bool add = dma_adds(d);
-  const std::uint32_t chunk = std::min<std::uint32_t>(kChunkBytes, d.row_bytes);
-  for (unsigned r : s.rows) {
-    const std::uint64_t src = row_addr(d.src, r), dst = row_addr(d.dst, r);
-    for (std::uint32_t off = 0; off < d.row_bytes; off += chunk) {
-      const std::uint32_t n = std::min(chunk, d.row_bytes - off);
-      if (race_)
-        race_->dma_engine_move(race_core_, isa::dma_queue(s.t->queue), e, d, src + off, dst + off,
-                               n);
-      port.account(src + off, n, false);
-      if (add) port.account(dst + off, n, false);
-      port.account(dst + off, n, true);
-    }
-  }
 }
 
 trace::EngineStats DmaEngines::stats(unsigned e, std::uint64_t stop_ps) const {

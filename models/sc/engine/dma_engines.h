@@ -182,11 +182,8 @@ class DmaEngines : public sc_core::sc_module {
   void arrive(unsigned e, Share& part);
   void release(DmaTransfer& t);
   void move(unsigned e, const Share& s);
-  // move() (count_only() in a timing-only run); false: the transfer faulted
-  // (its client told).
+  // move(); false: the transfer faulted (its client told).
   bool move_or_fault(unsigned e, const Share& s);
-  // move() of a timing-only run: the race check and the byte counts only.
-  void count_only(unsigned e, const Share& s);
   void finish_share(unsigned e, Share& s, std::uint64_t start, std::uint64_t data_end);
   std::uint64_t now_ps() const;
 
