@@ -47,7 +47,8 @@ void Device::connect() {
 void Device::connect_semaphores() {
   for (unsigned i = 0; i < cores(); ++i)
     for (unsigned q = isa::kNumEngines; q < isa::kNumQueues; ++q)
-      cores_[i]->sequencer(static_cast<isa::Queue>(q))
+      cores_[i]
+          ->sequencer(static_cast<isa::Queue>(q))
           .set_device_semaphores(&sems_, update_targets(i));
 }
 
