@@ -44,6 +44,17 @@ isa::CheckingSink::OnCheck print_each(const std::string& input) {
   };
 }
 
+// --cores N: a device of 1..32 cores (its HBM the cores' pooled).
+bool parse_cores(const std::string& text, unsigned& cores) {
+  const bool digits = !text.empty() && text.size() <= 3 &&
+                      text.find_first_not_of("0123456789") == std::string::npos;
+  cores = digits ? static_cast<unsigned>(std::stoul(text)) : 0;
+  if (cores >= 1 && cores <= isa::kMaxDeviceCores) return true;
+  std::fprintf(stderr, "tpbsim check: error: --cores '%s' is not a number of cores (1 to %u)\n",
+               isa::excerpt(text).c_str(), isa::kMaxDeviceCores);
+  return false;
+}
+
 }  // namespace
 
 int cmd_check(const Args& args) {
@@ -81,16 +92,7 @@ int cmd_check(const Args& args) {
     return 1;
   }
   unsigned cores = 1;
-  if (vm.count("cores")) {
-    const bool digits = !cores_text.empty() && cores_text.size() <= 3 &&
-                        cores_text.find_first_not_of("0123456789") == std::string::npos;
-    cores = digits ? static_cast<unsigned>(std::stoul(cores_text)) : 0;
-    if (cores < 1 || cores > isa::kMaxDeviceCores) {
-      std::fprintf(stderr, "tpbsim check: error: --cores '%s' is not a number of cores (1 to %u)\n",
-                   isa::excerpt(cores_text).c_str(), isa::kMaxDeviceCores);
-      return 1;
-    }
-  }
+  if (vm.count("cores") && !parse_cores(cores_text, cores)) return 1;
   isa::Arch cli_arch{};
   if (!arch_text.empty() && !isa::parse_arch(arch_text, cli_arch)) {
     std::fprintf(stderr, "tpbsim check: error: unknown --arch '%s' (%s)\n", arch_text.c_str(),
