@@ -185,8 +185,13 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   // A DMA queue's dispatch (SPEC §10): the descriptor, checked, to the DMA
   // engines; no kernel_info. false: it faulted.
   bool submit_dma();
+  // The wait-only instruction on a DMA queue: nothing to the engines; it
+  // completes in order with the queue's transfers.
+  bool submit_dma_nop();
   // DmaEngines::Client, called by a DMA engine's thread at the time of it.
   void transfer_done(DmaTransfer& t) override;
+  // Completes the queue's leading finished transfers, in order.
+  void complete_in_order();
   void transfer_fault(DmaTransfer& t, const std::string& what) override;
 
   // Completions (SC_METHOD on complete_ev_): delivers every one due now.
