@@ -71,13 +71,17 @@ def reference(lhsT, rhs):
 
 
 # Tolerance (docs/NKI.md): each operand value is rounded to FP8 E4M3 under a
-# shared power-of-two scale (3 mantissa bits: relative error <= 2^-4 for a
-# value in the normal range of its block), so each product is within about
-# 2^-3 of exact; the bound below also covers the block's small values that
-# land among the subnormals.
+# shared power-of-two scale (3 mantissa bits: a relative error up to 2^-4 per
+# value, more for a block's small values among the subnormals); over random
+# operands the products' errors largely cancel in the sum: every element
+# within 5% of the largest |C| (measured 3.4% at K = 1024; a result 10% off
+# everywhere fails).
+TOLERANCE = 0.05
+
+
 def within_tolerance(c, lhsT, rhs):
-    bound = 0.25 * (np.abs(lhsT.astype(np.float64)).T @ np.abs(rhs.astype(np.float64)))
-    return bool(np.all(np.abs(c - reference(lhsT, rhs)) <= bound + 1e-30))
+    ref = reference(lhsT, rhs)
+    return bool(np.all(np.abs(c - ref) <= TOLERANCE * np.abs(ref).max()))
 
 
 if __name__ == "__main__":

@@ -71,16 +71,10 @@ def fail(rule, detail, loc=None):
 
 
 def strip_traceback(e):
-    """The exception without the frames inside tpbsim (the kernel writer's
-    own frames kept), so that an NKIError shows no traceback from inside the
-    package."""
-    tb = e.__traceback__
-    frames = []
-    while tb is not None:
-        if _outside(tb.tb_frame.f_code.co_filename):
-            frames.append(tb)
-        tb = tb.tb_next
-    e.__traceback__ = None
+    """The exception with only the kernel writer's frames in its traceback (the
+    kernel's lines kept, the frames inside tpbsim left out), so that an
+    NKIError shows no traceback from inside the package."""
+    e.__traceback__ = _user_frames(e.__traceback__)
     e.__cause__ = None
     e.__context__ = None
     e.__suppress_context__ = True

@@ -18,6 +18,7 @@ from .tensor import HBM, NkiTensor
 from .trace import Trace
 
 DEFAULT_ARCH = "mariana"
+KEEP_RETIRES = 200000      # a longer program's Result keeps no retire list (memory)
 # --dump DTYPE of an output's elements (the raw bits where --dump has no such type).
 _DUMP = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int8": "i8", "uint8": "u8",
          "uint16": "u16", "uint32": "u32", "int32": "u32", "int16": "u16", "bool_": "u8",
@@ -240,7 +241,8 @@ def run_kernel(fn, args, kwargs, arch=None, timing=None, perfetto=None, vcd=None
         if perfetto:
             outs["perfetto"] = perfetto
         result = core.run(program, name=f"{traced.trace.kernel_name}.tpb", racecheck=racecheck,
-                          timing_only=timing_only, keep_retires=False, **outs)
+                          timing_only=timing_only,
+                          keep_retires=len(lw.builder.instrs) <= KEEP_RETIRES, **outs)
         wall["run"] = time.perf_counter() - t2
         outputs, outputs_dict, dumps = _read_outputs(core, traced, timing_only)
     finally:
