@@ -205,3 +205,37 @@ def _drop_wait(lines, k):
     if out[k].split("#")[0].strip() == "nop":
         out[k] = "nop"
     return out
+
+
+def test_the_index_finds_every_live_access_that_meets_a_new_one():
+    """Tracker's search (by span, or by phase in a stride's group, rows that
+    wrap past the stride included) against brute force over random regions."""
+    rnd = random.Random(5)
+    for trial in range(40):
+        ix = R._Index()
+        recs = []
+        for n in range(60):
+            stride = rnd.choice([0, 0, 64, 96, 100])
+            lo = rnd.randrange(0, 2000)
+            w = rnd.randrange(1, (stride or 80) + 1)
+            reg = R.region(R.HBM, 0, 1, lo, lo + w, stride, rnd.randrange(1, 9) if stride else 1)
+            lo_, hi_ = R.span(reg)
+            width = reg[4] - reg[3]
+            key = ((reg[5], max(0, (width - 1).bit_length()), reg[3] % reg[5], n)
+                   if reg[6] > 1 and width <= reg[5] else
+                   (0, max(0, (hi_ - lo_ - 1).bit_length()), lo_, n))
+            rec = R.Record(n, 0, True, reg, key, lo_, hi_)
+            ix.insert(rec)
+            recs.append(rec)
+            if recs and rnd.random() < 0.2:
+                gone = recs.pop(rnd.randrange(len(recs)))
+                ix.remove(gone)
+        for q in range(30):
+            stride = rnd.choice([0, 64, 96, 100, 128])
+            lo = rnd.randrange(0, 2100)
+            w = rnd.randrange(1, (stride or 300) + 1)
+            query = R.region(R.HBM, 0, 1, lo, lo + w, stride, rnd.randrange(1, 9) if stride else 1)
+            got = {r.key[3] for r in ix.meeting(*R.span(query), query)}
+            want = {r.key[3] for r in recs if R.overlaps(r.region, query)}
+            assert want <= got, (trial, query, want - got)
+            assert len(got) == len(ix.meeting(*R.span(query), query))   # each once

@@ -201,8 +201,13 @@ def _engines(result):
 
 
 def _bound_by(engines):
-    busiest = max(engines.items(), key=lambda kv: kv[1]["busy_pct"], default=None)
-    return busiest[0] if busiest else None
+    """The busiest resource: a compute engine, or "dma" (the busiest of the 16
+    DMA engines, which the queues share)."""
+    busy = {k: v["busy_pct"] for k, v in engines.items() if not k.startswith("dma")}
+    dma = [v["busy_pct"] for k, v in engines.items() if k.startswith("dma_engine")]
+    if dma:
+        busy["dma"] = max(dma)
+    return max(busy, key=busy.get) if busy else None
 
 
 # ------------------------------------------------------------------ simulate / profile
@@ -260,8 +265,7 @@ def run_kernel(fn, args, kwargs, arch=None, timing=None, perfetto=None, vcd=None
     return Profile(kernel=kernel_name or traced.trace.kernel_name, arch=arch,
                    outputs=outputs, outputs_dict=outputs_dict,
                    simulated_ns=result.simulated_ps / 1000, engines=engines,
-                   bound_by=_bound_by({k: v for k, v in engines.items()
-                                       if not k.startswith("dma_engine")}),
+                   bound_by=_bound_by(engines),
                    program=program, result=result, races=races, stats=stats, wall=wall,
                    timing_only=timing_only, mx_emax=mx_emax,
                    timing=timing,

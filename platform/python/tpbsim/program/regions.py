@@ -100,58 +100,109 @@ class Record:
         self.queue = queue      # its queue (an int)
         self.write = write
         self.region = region
-        self.key = key          # (memory, size class, start, serial): where the index holds it
+        self.key = key          # (stride group or 0, size class, phase or start, serial)
         self.lo, self.hi = lo, hi   # its span
 
 
-class _Index:
-    """Live records of one memory, by size class: class c holds the records
-    whose span is at most 2^c bytes, sorted by their first byte, so that the
-    records meeting [lo, hi) are among those of class c starting in
-    [lo - 2^c, hi): a bisection per class, whatever the number of records."""
+def _search(lists, lo, hi, recs, out):
+    """Records of `lists` ({class: sorted [(key, serial)]}) whose key lies in
+    [lo - 2^class, hi)."""
+    for c, keys in lists.items():
+        i = bisect.bisect_left(keys, (lo - (1 << c),))
+        n = len(keys)
+        while i < n:
+            k, serial = keys[i]
+            if k >= hi:
+                break
+            out.append(recs[serial])
+            i += 1
 
-    __slots__ = ("starts", "recs")
+
+class _Index:
+    """Live records of one memory. A record of evenly spaced rows (stride s
+    at least its row's width: a column tile of a row-major tensor) is held in
+    the group of its stride, sorted by its phase (first byte mod s) in classes
+    of row width, so that the tiles of one tensor meeting a tile of it are
+    found by a bisection on the phase; any other record by its first byte in
+    classes of span size (class c: span at most 2^c bytes, found among the
+    records starting in [lo - 2^c, hi)). Either way a search is a bisection
+    per class, whatever the number of records."""
+
+    __slots__ = ("starts", "recs", "groups")
 
     def __init__(self):
-        self.starts = {}        # class -> sorted [(start, serial)]
+        self.starts = {}        # class -> sorted [(first byte, serial)]
         self.recs = {}          # serial -> Record
+        self.groups = {}        # stride -> [ {class: sorted [(phase, serial)]}, lo, hi ]
 
-    def meeting(self, lo, hi):
-        recs = self.recs
+    def meeting(self, lo, hi, region=None):
+        """Records whose span meets [lo, hi) (for a strided `region` in its
+        stride's group: only those its rows' phases meet). Each once."""
         out = []
-        for c, starts in self.starts.items():
-            i = bisect.bisect_left(starts, (lo - (1 << c),))
-            n = len(starts)
-            while i < n:
-                st, serial = starts[i]
-                if st >= hi:
-                    break
-                out.append(recs[serial])
-                i += 1
+        recs = self.recs
+        _search(self.starts, lo, hi, recs, out)
+        if not self.groups:
+            return out
+        s_q = region[5] if region is not None and region[6] > 1 else 0
+        found = []
+        for s, (phases, spans, glo, ghi) in self.groups.items():
+            if glo >= hi or lo >= ghi:
+                continue
+            if s == s_q and region[4] - region[3] <= s:
+                q0 = region[3] % s
+                q1 = q0 + region[4] - region[3]
+                _search(phases, q0, q1, recs, found)
+                if q1 > s:                      # the row wraps past the stride
+                    _search(phases, 0, q1 - s, recs, found)
+                if q0 < 1 << max(phases, default=0):    # rows wrapping onto q0
+                    _search(phases, q0 + s, s + 1, recs, found)
+            else:
+                _search(spans, lo, hi, recs, found)
+        if found:
+            seen = set()
+            for r in found:
+                if r.key[3] not in seen:
+                    seen.add(r.key[3])
+                    out.append(r)
         return out
 
     def starting_at(self, lo):
         """The records whose span starts at byte lo."""
-        out = []
-        for starts in self.starts.values():
-            i = bisect.bisect_left(starts, (lo,))
-            while i < len(starts) and starts[i][0] == lo:
-                out.append(self.recs[starts[i][1]])
-                i += 1
-        return out
+        return [r for r in self.meeting(lo, lo + 1) if r.lo == lo]
 
     def insert(self, rec):
-        _, c, lo, serial = rec.key
+        s, c, pos, serial = rec.key
         self.recs[serial] = rec
-        bisect.insort(self.starts.setdefault(c, []), (lo, serial))
+        if s:
+            g = self.groups.get(s)
+            if g is None:
+                g = self.groups[s] = [{}, {}, rec.lo, rec.hi]
+            g[2], g[3] = min(g[2], rec.lo), max(g[3], rec.hi)
+            bisect.insort(g[0].setdefault(c, []), (pos, serial))
+            bisect.insort(g[1].setdefault(_span_class(rec), []), (rec.lo, serial))
+        else:
+            bisect.insort(self.starts.setdefault(c, []), (pos, serial))
 
     def remove(self, rec):
-        _, c, lo, serial = rec.key
-        starts = self.starts[c]
-        del starts[bisect.bisect_left(starts, (lo, serial))]
-        if not starts:
-            del self.starts[c]
+        s, c, pos, serial = rec.key
+        if s:
+            g = self.groups[s]
+            _unlist(g[0], c, (pos, serial))
+            _unlist(g[1], _span_class(rec), (rec.lo, serial))
+        else:
+            _unlist(self.starts, c, (pos, serial))
         del self.recs[serial]
+
+
+def _span_class(rec):
+    return max(0, (rec.hi - rec.lo - 1).bit_length())
+
+
+def _unlist(lists, c, item):
+    keys = lists[c]
+    del keys[bisect.bisect_left(keys, item)]
+    if not keys:
+        del lists[c]
 
 
 class Tracker:
@@ -181,9 +232,9 @@ class Tracker:
         if ix is None:
             return []
         lo, hi = span(region)
-        found = ix[0].meeting(lo, hi)
+        found = ix[0].meeting(lo, hi, region)
         if write:
-            found += ix[1].meeting(lo, hi)
+            found += ix[1].meeting(lo, hi, region)
         p0, p1, simple = region[1], region[2], region[6] == 1
         out = []
         for rec in found:
@@ -200,7 +251,7 @@ class Tracker:
         if write:
             p0, p1 = region[1], region[2]
             for ix in (writes, reads):
-                for rec in ix.meeting(lo, hi):
+                for rec in ix.meeting(lo, hi, region):
                     r = rec.region
                     if (p0 <= r[1] and r[2] <= p1 and lo <= rec.lo and rec.hi <= hi
                             and covers(region, r)):
@@ -210,9 +261,14 @@ class Tracker:
             for rec in reads.starting_at(lo):
                 if rec.queue == queue and rec.region[7] == engine and covers(region, rec.region):
                     reads.remove(rec)
-        c = max(0, (hi - lo - 1).bit_length())
         self._serial += 1
-        rec = Record(inst, queue, write, region, (region[0], c, lo, self._serial), lo, hi)
+        width = region[4] - region[3]
+        if region[6] > 1 and 0 < width <= region[5]:    # evenly spaced rows: by phase
+            key = (region[5], max(0, (width - 1).bit_length()), region[3] % region[5],
+                   self._serial)
+        else:
+            key = (0, max(0, (hi - lo - 1).bit_length()), lo, self._serial)
+        rec = Record(inst, queue, write, region, key, lo, hi)
         (writes if write else reads).insert(rec)
 
     def live(self):
