@@ -115,7 +115,7 @@ def test_matmul_shapes_that_do_not_fit():
 
 @nki.jit
 def fp8_on_v3(a):
-    t = nl.ndarray((128, 64), dtype=nl.float8_e4m3fn, buffer=nl.sbuf)   # <- dtype
+    nl.ndarray((128, 64), dtype=nl.float8_e4m3fn, buffer=nl.sbuf)   # <- dtype
     return a
 
 

@@ -16,6 +16,7 @@ from ..program import Builder, regions
 from ..program import operands as op
 from . import alloc, patterns
 from .errors import NKIError
+from .tensor import HBM, NkiTensor
 
 VIRT = 1 << 40                 # an on-chip partition in a virtual byte space (never merges)
 ROW_LIMIT = 128                # rows of one DMA descriptor (SPEC §10)
@@ -68,8 +69,8 @@ class Lowering:
         st = self.consts.get(key)
         if st is None or st.nbytes < nbytes:
             count = -(-nbytes // dt.itemsize)
-            st = self.trace.new_storage(_hbm_buffer(), (count,), dt, f"fill{len(self.consts)}",
-                                        None, "const")
+            st = self.trace.new_storage(HBM, (count,), dt, f"fill{len(self.consts)}", None,
+                                        "const")
             st.host = np.frombuffer(elem * count, dtype=np.uint8)
             self.place_hbm(st)
             self.consts[key] = st
@@ -87,11 +88,6 @@ class Lowering:
     # ------------------------------------------------------------ emit
     def emit(self, queue, mnemonic, fields, reads, writes, call):
         self.builder.add(queue, mnemonic, fields, reads, writes, call.where())
-
-
-def _hbm_buffer():
-    from .tensor import HBM
-    return HBM
 
 
 def _encode(dt, value):
@@ -296,7 +292,6 @@ def _memset(lw, call):
     dst = call.dst
     if call.engine != "dma":
         needs("memset")(lw, call)
-    from .tensor import NkiTensor
     if dst.storage.on_chip:
         parts = dst.dims[0][1]
         free = [n for _, n in dst.dims[1:]]

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..core import Core
 from . import dtypes, host, lower
-from .errors import NKIError, strip_traceback
+from .errors import NKIError
 from .tensor import HBM, NkiTensor
 from .trace import Trace
 
@@ -70,7 +70,7 @@ def _check_annotation(fn, name, h, ann):
                        f"{dt.name}", loc)
 
 
-def trace_call(fn, arch, args, kwargs):
+def trace_call(fn, arch, args, kwargs, progress=None):
     """Runs the kernel function on traced tensors; returns a Traced."""
     sig = inspect.signature(fn)
     try:
@@ -80,6 +80,7 @@ def trace_call(fn, arch, args, kwargs):
                        (fn.__code__.co_filename, fn.__code__.co_firstlineno)) from None
     inputs = []
     t = Trace(arch, fn.__name__)
+    t.progress = progress
     for name, value in list(bound.arguments.items()):
         if host.is_array(value):
             h = host.host_array(name, value)
@@ -218,7 +219,7 @@ def run_kernel(fn, args, kwargs, arch=None, timing=None, perfetto=None, vcd=None
     arch = resolve_arch(arch)
     wall = {}
     t0 = time.perf_counter()
-    traced = trace_call(fn, arch, args, kwargs)
+    traced = trace_call(fn, arch, args, kwargs, progress)
     wall["trace"] = time.perf_counter() - t0
     if progress:
         progress(f"traced {len(traced.trace.calls)} isa calls")
@@ -337,11 +338,3 @@ def _view_bytes(v, raw):
         idx = idx[..., None] + s * np.arange(n, dtype=np.int64)
     b = (idx.reshape(-1)[:, None] * es + np.arange(es)).reshape(-1)
     return np.asarray(raw).reshape(-1)[b]
-
-
-def call_kernel(kernel, args, kwargs, **opts):
-    """simulate's call: the outputs; NKIError without frames inside tpbsim."""
-    try:
-        return run_kernel(kernel.func, args, kwargs, racecheck=False, **opts).outputs
-    except NKIError as e:
-        raise strip_traceback(e) from None

@@ -51,6 +51,7 @@ class Trace:
         self.calls = []
         self.storages = []
         self.names = {}
+        self.progress = None      # a callback told every 50000 calls
 
     def __enter__(self):
         _current.append(self)
@@ -81,6 +82,8 @@ class Trace:
             if d is not None:
                 d.storage.written = True
         self.calls.append(call)
+        if self.progress and i % 50000 == 49999:
+            self.progress(f"traced {i + 1} isa calls")
         return call
 
 
