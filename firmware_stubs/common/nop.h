@@ -3,7 +3,8 @@
 // dispatch and applies its update at the retire; the kernel only issues.
 //
 // Dispatch (conventions, docs/CONVENTIONS.md): each compute engine's
-// kernel_info record idx31 {0, 0, 0, 0xf0, VA} -> a one-bundle worker at
+// kernel_info record {0, 0, 0, 0xf0, VA} (POOL idx13, the others idx31) ->
+// a one-bundle worker at
 // that VA (`pool.nop` 0x01004f00, `dve.nop` 0x3300, `pe.nop` 0x2c00,
 // `sfu.nop` 0x4b00), one issue cycle of its engine. The DMA queues execute
 // it without a kernel (they take no kernel_info).

@@ -14,7 +14,10 @@ constexpr std::uint32_t kUint32 = static_cast<std::uint32_t>(Dtype::Uint32);
 constexpr std::uint32_t kFp32 = static_cast<std::uint32_t>(Dtype::Fp32);
 
 constexpr std::array<ContractFn, kNumArchs> kNoContract{};
-constexpr std::uint8_t kNopRecord = 31;  // the wait-only instruction's record, every engine
+// The wait-only instruction's record: POOL idx13 (its table stays seed 000's 17
+// records; idx0..13 are not recovered by the seed), DVE / PE / SFU idx31.
+constexpr std::uint8_t kNopPoolRecord = 13;
+constexpr std::uint8_t kNopRecord = 31;
 // The same contract function on every generation: the contract's own
 // generation predicate (e.g. smx1_lw_valid_nc) reports the ones it is not on.
 constexpr std::array<ContractFn, kNumArchs> every_arch(ContractFn fn) { return {fn, fn, fn, fn}; }
@@ -199,8 +202,8 @@ const std::vector<OpcodeInfo>& opcode_table() {
       // SPEC §18: the wait-only instruction (opcode, encoding and records:
       // conventions). Every compute engine and DMA queue executes it; its
       // `queue` byte says which (a binary's routing), its home is POOL for a
-      // word that names none. Each compute engine's table holds it at idx31,
-      // clear of the records other instructions take.
+      // word that names none. Each compute engine's table holds it: POOL at
+      // idx13, the others at idx31, clear of the records others take.
       {Opcode::Nop,
        "nop",
        Queue::Pool,
@@ -209,7 +212,7 @@ const std::vector<OpcodeInfo>& opcode_table() {
        every_arch(contract::nop),
        std::vector<AsmField>{{"queue", K::U8, 12, 1, false, 0},
                              {"reserved", K::Bytes, 13, 51, false, 0}},
-       {{kEveryArch, kNopRecord, 0, kva::kPoolNop, Queue::Pool},
+       {{kEveryArch, kNopPoolRecord, 0, kva::kPoolNop, Queue::Pool},
         {kEveryArch, kNopRecord, 0, kva::kDveNop, Queue::Dve},
         {kEveryArch, kNopRecord, 0, kva::kPeNop, Queue::Pe},
         {kEveryArch, kNopRecord, 0, kva::kSfuNop, Queue::Sfu}}},

@@ -148,7 +148,7 @@ void append_kernel_info_record(std::vector<std::uint8_t>& out, std::uint8_t spec
                                std::uint8_t opcode, std::uint32_t func_va);
 // The default kernel_info table of `engine` on `arch`, built from the rows:
 // as many records as the highest index used + 1, unused indices all zero
-// (POOL: 17 records, idx0..13 empty; SFU: none).
+// (POOL: 17 records, idx0..12 empty, idx13 the wait-only nop).
 std::vector<std::uint8_t> default_kernel_info_bytes(Queue engine, Arch arch);
 
 }  // namespace tpb::isa

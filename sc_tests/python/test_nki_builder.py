@@ -132,7 +132,7 @@ def test_regions_overlap_as_their_bytes_do():
 SB_SLOTS, HBM_SLOTS, SLOT = 6, 6, 1024      # bytes per partition (SBUF) / rows (HBM)
 
 
-def random_program(rnd, steps):
+def random_program(rnd, steps, kinds=("load", "store", "copy", "sbuf2sbuf")):
     """Random copies between SBUF slots (partition ranges x 1 KiB) and HBM
     slots (rows of 1 KiB) on random queues; also the sequential result, by
     NumPy: (builder, sbuf [128][SB_SLOTS * SLOT], hbm bytes)."""
@@ -141,7 +141,7 @@ def random_program(rnd, steps):
     hbm = np.frombuffer(rnd.randbytes(HBM_SLOTS * 128 * SLOT), dtype=np.uint8).copy()
     init = hbm.copy()
     for _ in range(steps):
-        kind = rnd.choice(["load", "store", "copy", "sbuf2sbuf"])
+        kind = rnd.choice(kinds)
         p0 = rnd.choice([0, 8, 32, 64, 96])
         rows = rnd.choice([8, 16, 32])
         n = rnd.choice([64, 256, 1024])
@@ -186,8 +186,11 @@ def test_random_programs_have_no_race_and_the_sequential_result(seed):
 
 def test_every_wait_of_a_random_program_is_needed():
     """Leaving out any one wait (of instructions, nops included) makes a race:
-    the builder makes no wait the program could do without."""
-    b, _, _, init = random_program(random.Random(11), 30)
+    the builder makes no wait the program could do without. (SBUF -> SBUF
+    copies left out: the builder orders them by their source's DMA engine,
+    SPEC §10's split; a model that orders them on every partition they touch
+    needs fewer waits.)"""
+    b, _, _, init = random_program(random.Random(11), 30, ("load", "store", "copy"))
     text = b.text().splitlines()
     lines = [k for k, line in enumerate(text) if " wait=" in line]
     assert lines
