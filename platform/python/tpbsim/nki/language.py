@@ -95,8 +95,8 @@ def _op(name):
 
 # The lowering of every tile-level call: (isa call, engine). docs/NKI.md prints it.
 LOWERING = {
-    "load": ("dma_copy", "a DMA queue (loads in turn on dma0..dma11)"),
-    "store": ("dma_copy", "a DMA queue (stores in turn on dma12..dma15)"),
+    "load": ("dma_copy", "a DMA queue (loads on dma0..dma11, in turn by tile)"),
+    "store": ("dma_copy", "a DMA queue (stores on dma12..dma15, in turn by tile)"),
     "copy": ("tensor_copy", "Vector"),
     "zeros / ones / full (SBUF, HBM)": ("dma_copy from a constant block in HBM",
                                         "a DMA queue"),

@@ -40,6 +40,7 @@ class Lowering:
         self.hbm_top = 0
         self.consts = {}          # (dtype name, value bytes) -> Storage
         self._loads = self._stores = 0
+        self._queue_of = {}       # ("load", dst tile) / ("store", src tile) -> queue
         self.progress = progress
 
     # ------------------------------------------------------------ placement
@@ -76,14 +77,24 @@ class Lowering:
             self.consts[key] = st
         return st
 
-    def dma_queue(self, into_chip):
-        if into_chip:
-            q = LOAD_QUEUES[self._loads % len(LOAD_QUEUES)]
-            self._loads += 1
+    def dma_queue(self, dst, src):
+        """The DMA queue of a copy: loads (into SBUF) on dma0..dma11, the others
+        on dma12..dma15, each set in turn by tile: every load into one tile
+        (and every store out of one tile) goes to the queue that tile got first,
+        so that its reader waits on one queue, not on one per piece."""
+        if dst.storage.on_chip:
+            key, queues = ("load", dst.storage.id), LOAD_QUEUES
         else:
-            q = STORE_QUEUES[self._stores % len(STORE_QUEUES)]
-            self._stores += 1
-        return f"dma{q}"
+            key, queues = ("store", src.storage.id), STORE_QUEUES
+        q = self._queue_of.get(key)
+        if q is None:
+            n = self._loads if queues is LOAD_QUEUES else self._stores
+            q = self._queue_of[key] = f"dma{queues[n % len(queues)]}"
+            if queues is LOAD_QUEUES:
+                self._loads += 1
+            else:
+                self._stores += 1
+        return q
 
     # ------------------------------------------------------------ emit
     def emit(self, queue, mnemonic, fields, reads, writes, call):
@@ -198,7 +209,7 @@ def lower_dma(lw, call, dst, src):
     plan = dma_plan(dst, src)
     if len(plan) > MAX_PIECES:
         _too_many(call, MAX_PIECES, "DMA descriptors")
-    queue = lw.dma_queue(dst.storage.on_chip)
+    queue = lw.dma_queue(dst, src)
     for rows, row_bytes, s, d in plan:
         reads, writes = regions.dma_regions(rows, row_bytes, s, d)
         lw.emit(queue, "dma_copy", op.dma_fields(rows, row_bytes, _ep_text(s), _ep_text(d)),
