@@ -107,8 +107,8 @@ MemSpec parse_mem_spec(const std::string& full, bool dump) {
       throw SpecError(
           fmt::format("'{}': expected {}", spec,
                       dump ? "hbm:OFFSET:ROWSxCOLS:DTYPE=FILE.npy" : "hbm:OFFSET=FILE.npy"));
-    m.hbm = true;
-    m.hbm_offset = parse_uint(f[1], "HBM offset", spec);
+    m.place.hbm = true;
+    m.place.offset = parse_uint(f[1], "HBM offset", spec);
     if (dump) parse_dump_shape(m, f[2], f[3]);
     return m;
   }
@@ -118,12 +118,12 @@ MemSpec parse_mem_spec(const std::string& full, bool dump) {
                                 dump ? "sbuf|psum:PARTITION:OFFSET:ROWSxCOLS:DTYPE=FILE.npy"
                                      : "sbuf|psum:PARTITION:OFFSET=FILE.npy"));
   try {  // the name check of every host (host_args.h)
-    m.region = memory_region(f[0]);
+    m.place.region = memory_region(f[0]);
   } catch (const InputError& e) {
     throw SpecError(fmt::format("'{}': {}", spec, e.what()));
   }
-  m.partition = in_spec(spec, check_partition, parse_uint(f[1], "partition", spec));
-  m.offset = in_spec(spec, check_offset, parse_uint(f[2], "offset", spec));
+  m.place.partition = in_spec(spec, check_partition, parse_uint(f[1], "partition", spec));
+  m.place.offset = in_spec(spec, check_offset, parse_uint(f[2], "offset", spec));
   if (dump) parse_dump_shape(m, f[3], f[4]);
   return m;
 }
@@ -155,46 +155,43 @@ TileSpec parse_tile_spec(const std::string& full, bool dump) {
   return t;
 }
 
-std::uint64_t mem_addr(const MemSpec& m, std::size_t row) {
-  return m.region == isa::Region::Sbuf
-             ? isa::sbuf_addr(m.partition + static_cast<unsigned>(row), m.offset)
-             : isa::psum_addr(m.partition + static_cast<unsigned>(row), m.offset);
-}
-
 void check_rows(const MemSpec& m, std::size_t rows) {
-  in_spec(m.text, check_partition, m.partition);
+  const unsigned partition = in_spec(m.text, check_partition, m.place.partition);
   // Overflow-safe: rows can be anything a user or a .npy header gives.
-  if (rows > isa::kNumPartitions - m.partition)
+  if (rows > isa::kNumPartitions - partition)
     throw SpecError(fmt::format("'{}': {} rows from partition {} run past partition 127", m.text,
-                                rows, m.partition));
+                                rows, partition));
 }
 
 // Every row stays inside its partition: checked before anything runs, in
 // overflow-safe arithmetic.
 void check_row_fits(const MemSpec& m, std::uint64_t row_bytes, std::uint32_t cap) {
-  const std::uint64_t room = m.offset < cap ? cap - m.offset : 0;
+  const std::uint64_t offset = m.place.offset;
+  const std::uint64_t room = offset < cap ? cap - offset : 0;
   if (row_bytes > room)
     throw SpecError(fmt::format(
         "'{}': a row of {} bytes from offset 0x{:x} runs {} bytes past the end of the partition "
         "({} bytes)",
-        m.text, row_bytes, m.offset, row_bytes - room, cap));
+        m.text, row_bytes, offset, row_bytes - room, cap));
 }
 
 void check_dump_fits(const MemSpec& m, std::uint32_t cap) {
   check_rows(m, m.rows);
   const std::uint64_t item = io::npy_itemsize(m.dtype);
-  if (m.cols > (m.offset < cap ? cap - m.offset : 0) / item)
+  const std::uint64_t offset = m.place.offset;
+  if (m.cols > (offset < cap ? cap - offset : 0) / item)
     throw SpecError(fmt::format(
         "'{}': {} columns of {} bytes from offset 0x{:x} run past the end of the partition "
         "({} bytes)",
-        m.text, m.cols, item, m.offset, cap));
+        m.text, m.cols, item, offset, cap));
 }
 
 void check_hbm_fits(const MemSpec& m, std::uint64_t bytes, std::uint64_t capacity) {
-  if (m.hbm_offset > capacity || bytes > capacity - m.hbm_offset)
+  const std::uint64_t offset = m.place.offset;
+  if (offset > capacity || bytes > capacity - offset)
     throw SpecError(
         fmt::format("'{}': {} bytes from HBM offset 0x{:x} run past the HBM capacity of {} bytes",
-                    m.text, bytes, m.hbm_offset, capacity));
+                    m.text, bytes, offset, capacity));
 }
 
 std::uint64_t dump_bytes(const MemSpec& m) {

@@ -338,3 +338,31 @@ def test_traces_of_a_device_whose_core0_is_idle(tmp_path):
     cli("run", "--cores", "2", "idle.tpb", "p1.tpb", "--vcd", "t.vcd", cwd=tmp_path)
     gtkw = (tmp_path / "t.gtkw").read_text()
     assert "tpb.core1.dma2" in gtkw
+
+
+def test_program_keys_and_run_flags_are_checked_and_named():
+    """Issue 40: {"1": p} raised a raw TypeError, {True: p} ran core 1,
+    racecheck="no" checked; a closed Device said "this Core is closed"."""
+    prog = ".engine pool\n"
+    dev = tpbsim.Device(cores=2)
+    with pytest.raises(tpbsim.ArgumentTypeError, match="the key '1' must be a core number"):
+        dev.run({"1": prog})
+    with pytest.raises(tpbsim.ArgumentTypeError, match="the key True must be a core number"):
+        dev.run({True: prog})
+    assert dev.run({np.int64(1): prog}).status == "ok"
+    for flag in ("racecheck", "timing_only", "keep_retires"):
+        for bad in ("no", 1, None):
+            with pytest.raises(tpbsim.ArgumentTypeError, match=f"{flag} must be True or False"):
+                dev.run([prog], **{flag: bad})
+            with pytest.raises(tpbsim.ArgumentTypeError, match=f"{flag} must be True or False"):
+                dev.core(0).run(prog, **{flag: bad})
+    assert dev.run([prog], racecheck=np.bool_(True)).races == []
+    dev.close()
+    for call in (lambda: dev.run([prog]), lambda: dev.core(1).read("sbuf", 0, 0, 4, "u8"),
+                 lambda: dev.now_ps):
+        with pytest.raises(tpbsim.Error, match="this Device is closed"):
+            call()
+    with pytest.raises(tpbsim.Error, match="this Core is closed"):
+        c = tpbsim.Core()
+        c.close()
+        c.run(prog)

@@ -490,7 +490,7 @@ def test_a_gemm_over_cores_is_the_one_core_gemm_bit_for_bit(fmt, arch, cores):
     many = gemm.run(a=a, w=w, weights=fmt, arch=arch, log=None, check="full", cores=cores)
     assert many["status"] == "ok" and many["check"]["bit_exact"] is True
     assert many["races"]["count"] == 0
-    assert np.array_equal(many["_c"].view(np.uint32), one.c_array.view(np.uint32))
+    assert np.array_equal(many.c_array.view(np.uint32), one.c_array.view(np.uint32))
     # Every element of C in exactly one core's block.
     cover = np.zeros((m, n), np.int32)
     for p in many["per_core"]:
@@ -514,7 +514,7 @@ def test_columns_that_round_past_n_still_split_over_every_core():
     assert many["status"] == "ok" and many["check"]["bit_exact"] is True
     assert (many["split"]["rows"], many["split"]["cols"]) == (1, 8)
     assert [p["cols"][1] - p["cols"][0] for p in many["per_core"]] == [525] * 8
-    assert np.array_equal(many["_c"].view(np.uint32), one.c_array.view(np.uint32))
+    assert np.array_equal(many.c_array.view(np.uint32), one.c_array.view(np.uint32))
 
 
 @pytest.mark.parametrize("fmt", ["mxfp8", "mxfp4"])

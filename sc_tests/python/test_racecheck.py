@@ -58,7 +58,8 @@ def test_ordered_by_a_semaphore_there_is_none_and_without_the_check_nothing(core
 def test_timing_only_finds_it_too_and_races_needs_the_check(core, tmp_path):
     r = core.run(RACY.format(u="", w=""), racecheck=True, timing_only=True)
     assert r.race_count == 1
-    with pytest.raises(tpbsim.InputError, match="needs --racecheck"):
+    with pytest.raises(tpbsim.InputError,
+                       match=r"^races=FILE needs racecheck=True \(the races it would list\)$"):
         core.run(RACY.format(u="", w=""), races=tmp_path / "r.jsonl")
 
 

@@ -41,7 +41,7 @@ DmaEngines::DmaEngines(sc_core::sc_module_name name, RunControl& control)
     sc_core::sc_spawn([this, e] { engine_thread(e); }, sc_core::sc_gen_unique_name("engine"));
 }
 
-void DmaEngines::configure(const TimingConfig& t, BandwidthShare* hbm,
+void DmaEngines::configure(const timing::TimingConfig& t, BandwidthShare* hbm,
                            std::vector<Client*> clients) {
   engines_ = std::clamp<unsigned>(t.dma.engines, 1, kMaxEngines);
   part_per_engine_ = t.dma_partitions_per_engine();
@@ -52,7 +52,7 @@ void DmaEngines::configure(const TimingConfig& t, BandwidthShare* hbm,
   latency_ps_ = std::uint64_t{t.dma.latency_ns} * 1000;
   cost_ps_ = std::uint64_t{t.dma.transfer_cost_ns} * 1000;
   hbm_latency_ps_ = std::uint64_t{t.hbm.latency_ns} * 1000;
-  sbuf_latency_ps_ = TimingConfig::cycles_to_ps(t.sbuf.latency_cycles, t.memory_clock_mhz);
+  sbuf_latency_ps_ = timing::TimingConfig::cycles_to_ps(t.sbuf.latency_cycles, t.memory_clock_mhz);
   for (unsigned q = 0; q < isa::kNumDmaQueues; ++q)
     weights_[q] = std::max<std::uint32_t>(1, t.dma.queue_weights[q]);
   sbuf_bytes_ = t.sbuf_bytes_per_partition;

@@ -97,7 +97,7 @@ class DmaEngines : public sc_core::sc_module {
 
   // A new configuration (between runs): timing, the HBM's bandwidth share
   // (nullptr: none) and the queues' clients (by queue index).
-  void configure(const TimingConfig& t, BandwidthShare* hbm, std::vector<Client*> clients);
+  void configure(const timing::TimingConfig& t, BandwidthShare* hbm, std::vector<Client*> clients);
   // The HBM bandwidth share of a device of several cores (SPEC §15): this
   // core's flows go to `hbm` as group `group` (its core index), so that the
   // device bandwidth is shared max-min fairly among the cores. Between runs,

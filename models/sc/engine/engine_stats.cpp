@@ -12,7 +12,7 @@ EngineStatsCollector::EngineStatsCollector(isa::Queue engine, const fw::KernelRe
       port_(port),
       control_(control) {}
 
-void EngineStatsCollector::reset(const TimingConfig& timing) {
+void EngineStatsCollector::reset(const timing::TimingConfig& timing) {
   timing_ = &timing;
   stats_ = trace::EngineStats{};
   stats_.name = isa::engine_name(engine_);

@@ -65,7 +65,7 @@ class EngineStatsCollector : public SequencerObserver {
 
   // A new run (and a new timing profile): everything back to zero, the
   // port's byte counters included.
-  void reset(const TimingConfig& timing);
+  void reset(const timing::TimingConfig& timing);
 
   void on_stall(StallKind kind, std::uint64_t cycles) override;
   void on_issue(const IssueEvent& e) override;
@@ -105,7 +105,7 @@ class EngineStatsCollector : public SequencerObserver {
   const fw::KernelRegistry& kernels_;
   MemPort& port_;
   const RunControl& control_;
-  const TimingConfig* timing_ = nullptr;
+  const timing::TimingConfig* timing_ = nullptr;
   trace::EngineStats stats_;
   std::vector<std::uint64_t> bundle_trips_;                  // by fw::Bundle::id
   Fifo<InFlight> flight_;                                    // issue order

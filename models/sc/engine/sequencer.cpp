@@ -59,7 +59,7 @@ class Sequencer::Context : public fw::KernelContext {
   isa::Arch arch() const override { return s_.cfg_.arch; }
   isa::Queue engine() const override { return s_.engine_; }
   std::uint32_t reg(unsigned r) const override { return s_.env_.regs->get(s_.engine_, r); }
-  const TimingConfig& timing() const override { return *s_.cfg_.timing; }
+  const timing::TimingConfig& timing() const override { return *s_.cfg_.timing; }
   fw::EngineState& engine_state() override { return s_.state_; }
   // Absolute simulated time: a co-simulation harness compares it with
   // sc_time_stamp().
@@ -126,9 +126,8 @@ class Sequencer::Context : public fw::KernelContext {
   }
 
  private:
-  // The instruction's footprint, for the engine's interlock (SPEC §8).
   // An access of the instruction: the race check's record (SPEC §14) and its
-  // interlock footprint (SPEC §8).
+  // footprint, for the engine's interlock (SPEC §8).
   void note(std::uint64_t addr, std::size_t len, bool is_write) {
     if (s_.race_) s_.race_->access(s_.race_core_, s_.engine_, addr, len, is_write);
     if (is_write) {
@@ -183,11 +182,12 @@ Sequencer::~Sequencer() = default;
 void Sequencer::configure(SequencerConfig cfg) {
   cfg_ = std::move(cfg);
   clock_ = timing::ClockDivider(cfg_.timing->clock(engine_));
-  issue_overhead_ps_ = TimingConfig::cycles_to_ps(cfg_.timing->issue_overhead(engine_), clock_);
-  min_ii_ps_ = TimingConfig::cycles_to_ps(cfg_.timing->min_ii(engine_), clock_);
+  issue_overhead_ps_ =
+      timing::TimingConfig::cycles_to_ps(cfg_.timing->issue_overhead(engine_), clock_);
+  min_ii_ps_ = timing::TimingConfig::cycles_to_ps(cfg_.timing->min_ii(engine_), clock_);
   psum_reads_exempt_ = engine_ == isa::Queue::Pe;
   const unsigned cores = dma_caps_.cores;  // the device's, kept (set_device_semaphores)
-  dma_caps_ = dma_capacities(*cfg_.timing);
+  dma_caps_ = dma_capacities(*cfg_.timing, cfg_.hbm_capacity);
   dma_caps_.has_hbm = env_.dma != nullptr;
   dma_caps_.cores = cores;
 }
@@ -229,7 +229,7 @@ void Sequencer::sync() {
 
 void Sequencer::add_cycles(std::uint64_t cycles) {
   inst_cycles_ = cycles > UINT64_MAX - inst_cycles_ ? UINT64_MAX : inst_cycles_ + cycles;
-  const std::uint64_t after = TimingConfig::cycles_to_ps(inst_cycles_, clock_);
+  const std::uint64_t after = timing::TimingConfig::cycles_to_ps(inst_cycles_, clock_);
   pending_ps_ += after - inst_ps_;
   inst_ps_ = after;
 }
@@ -245,7 +245,7 @@ void Sequencer::close_pipeline() {
   flush_time();
   port.end_stream();
   pipeline_open_ = false;
-  const TimingConfig& t = *cfg_.timing;
+  const timing::TimingConfig& t = *cfg_.timing;
   const sc_core::sc_time compute = engine_time(t, engine_, pipeline_compute_);
   const sc_core::sc_time mem = std::max(lanes_.max_read(), lanes_.max_write());
   // The compute is already on the clock; add the fill and what memory takes
@@ -479,10 +479,11 @@ bool Sequencer::check(std::optional<KernelInfoRecord>& record, bool& unknown_onl
   // what the dispatch makes of it: unknown (no kernel_info record) or not
   // modelled (a record whose kernel this model does not implement).
   // Against the core's configured capacities (a profile may enlarge HBM or SBUF).
-  const TimingConfig& tc = *cfg_.timing;
-  isa::CheckResult check = isa::check_instruction(
-      raw_, cfg_.arch,
-      isa::MemoryCapacity{tc.sbuf_bytes_per_partition, tc.psum_bytes_per_partition, tc.hbm.bytes});
+  const timing::TimingConfig& tc = *cfg_.timing;
+  isa::CheckResult check =
+      isa::check_instruction(raw_, cfg_.arch,
+                             isa::MemoryCapacity{tc.sbuf_bytes_per_partition,
+                                                 tc.psum_bytes_per_partition, cfg_.hbm_capacity});
   if (!isa::dma_copy_on_its_queue(engine_, raw_)) check.failed.push_back("dma_copy_on_its_queue");
   if (!isa::nop_on_its_queue(engine_, raw_)) check.failed.push_back("nop_on_its_queue");
   record = cfg_.table.lookup(opcode_);
@@ -528,7 +529,7 @@ unsigned Sequencer::issue_unit(const fw::Kernel& worker) const {
 }
 
 bool Sequencer::execute(const fw::Kernel& worker) {
-  const TimingConfig& timing = *cfg_.timing;
+  const timing::TimingConfig& timing = *cfg_.timing;
   // The kernel runs from the earliest time its unit may start; the
   // interlock may move it later once its accesses are known (issue()).
   unit_ = issue_unit(worker);
@@ -561,18 +562,18 @@ bool Sequencer::execute(const fw::Kernel& worker) {
   if (pipeline_open_) close_pipeline();
   // Simulated time never wraps: a profile whose values push an instruction
   // past kMaxPs (2^62 ps) faults here instead.
-  if (now_ps() >= TimingConfig::kMaxPs) {
+  if (now_ps() >= timing::TimingConfig::kMaxPs) {
     fault("time",
           fmt::format("simulated time reached {} ps (2^62): the timing profile's cycle counts are "
                       "too large for this program",
-                      TimingConfig::kMaxPs));
+                      timing::TimingConfig::kMaxPs));
     return false;
   }
   return true;
 }
 
 bool Sequencer::issue() {
-  const TimingConfig& timing = *cfg_.timing;
+  const timing::TimingConfig& timing = *cfg_.timing;
   flush_time();
   const std::uint64_t s0 = exec_start_ps_;
   std::uint64_t latency = now_ps() - s0;
@@ -597,10 +598,10 @@ bool Sequencer::issue() {
   // The retire gate (co-simulation): on the kernel's clock, it may wait.
   if (retire_gate_ && !pass_retire_gate(s0 + latency + shift, start, latency, ii)) return false;
   const std::uint64_t end = pipe_.commit(unit_, start, ii, latency, footprint_);
-  if (end >= TimingConfig::kMaxPs) {
+  if (end >= timing::TimingConfig::kMaxPs) {
     fault("time", fmt::format("simulated time reached {} ps (2^62): the timing profile's cycle "
                               "counts are too large for this program",
-                              TimingConfig::kMaxPs));
+                              timing::TimingConfig::kMaxPs));
     return false;
   }
   tell_issue(start, end, shift);

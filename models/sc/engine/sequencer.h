@@ -78,8 +78,11 @@ struct SequencerEnv {
 // the next configure()).
 struct SequencerConfig {
   isa::Arch arch = isa::Arch::Mariana;
-  const TimingConfig* timing = nullptr;
+  const timing::TimingConfig* timing = nullptr;
   const fw::BundleCosts* costs = nullptr;  // kernels->resolve_costs(*timing)
+  // The HBM bytes this core reaches: its device's (SPEC §15), the cores x
+  // the profile's per-core hbm.bytes.
+  std::uint64_t hbm_capacity = 0;
   KernelInfoTable table;
 };
 
@@ -108,16 +111,16 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   }
   bool timing_only() const { return timing_only_; }
 
-  // The race check (SPEC §14): the detector this engine tells its
-  // instructions, memory accesses and semaphore operations, as core
-  // `core`'s (nullptr: none, nothing recorded). Set between runs.
   // A DMA queue of a core of a device (SPEC §15): the device's semaphore
   // banks by core, which a descriptor's remote update (update_core) changes.
-  // Null: a core alone. Between runs.
+  // Null: a core outside a platform::Device. Between runs.
   void set_device_semaphores(const std::vector<SemaphoreBank*>* banks) {
     device_sems_ = banks;
     dma_caps_.cores = banks ? static_cast<unsigned>(banks->size()) : 1;
   }
+  // The race check (SPEC §14): the detector this engine tells its
+  // instructions, memory accesses and semaphore operations, as core
+  // `core`'s (nullptr: none, nothing recorded). Set between runs.
   void set_race(race::Detector* d, unsigned core) {
     race_ = d;
     race_core_ = core;

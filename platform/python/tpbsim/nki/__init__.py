@@ -30,7 +30,7 @@ from . import isa, language, typing
 from .errors import NKIError, strip_traceback
 from .host import bits
 from .run import Profile, resolve_arch, run_kernel
-from .trace import _current
+from .trace import active
 
 __all__ = ["jit", "simulate", "profile", "install", "NKIError", "Kernel", "Profile", "bits",
            "isa", "language", "typing", "reference"]
@@ -48,7 +48,7 @@ class Kernel:
         functools.update_wrapper(self, func)
 
     def __call__(self, *args, **kwargs):
-        if _current:
+        if active():
             return self.func(*args, **kwargs)
         return simulate(self)(*args, **kwargs)
 

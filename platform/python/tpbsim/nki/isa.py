@@ -13,7 +13,7 @@ import math
 from . import dtypes
 from .errors import caller_loc, fail
 from .tensor import NkiTensor
-from .trace import current, tensor_of
+from .trace import current, new_tensor, tensor_of
 
 __all__ = [
     "engine", "reduce_cmd", "dge_mode", "oob_mode", "matmul_perf_mode", "nc_version",
@@ -228,17 +228,16 @@ def _dma_convert(dst, src, loc):
     """A DMA converts nothing: the conversion is a tensor_copy on the Vector
     engine before a store or after a load, through a tile of the other dtype
     (docs/NKI.md)."""
-    from .language import _new
     on = dst if dst.storage.on_chip else src if src.storage.on_chip else None
     if on is None:
         fail("dtype", f"dma_copy HBM -> HBM from {src.dtype.name} to {dst.dtype.name}: the DMA "
              "converts nothing; load into SBUF, convert with tensor_copy, store", loc)
     shape = (on.shape[0], on.size // on.shape[0])
     if on is dst:
-        tmp = _new(shape, src.dtype, "sbuf", "", loc)
+        tmp = new_tensor(shape, src.dtype, "sbuf", "", loc)
         _record("dma_copy", "dma", tmp, (src,), {}, loc)
         return _record("tensor_copy", "dve", dst, (tmp,), {}, loc)
-    tmp = _new(shape, dst.dtype, "sbuf", "", loc)
+    tmp = new_tensor(shape, dst.dtype, "sbuf", "", loc)
     _record("tensor_copy", "dve", tmp, (src,), {}, loc)
     return _record("dma_copy", "dma", dst, (tmp,), {}, loc)
 

@@ -13,8 +13,9 @@ import numpy as np
 from . import dtypes, isa
 from .dtypes import BY_NAME as _D
 from .errors import at as _at, caller_loc, fail
+from . import tensor as _tensor
 from .tensor import (HBM, PRIVATE_HBM, PSUM, SBUF, SHARED_HBM, DynSlice, NkiTensor, buffer_of)
-from .trace import current
+from .trace import current, new_tensor, norm_shape
 
 # ------------------------------------------------------------------ dtypes, buffers
 bool_, int8, int16, int32 = _D["bool_"], _D["int8"], _D["int16"], _D["int32"]
@@ -127,32 +128,7 @@ _UNARY_ACT = ("exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "gelu",
 
 # ------------------------------------------------------------------ creation
 
-def _shape(shape, loc):
-    if isinstance(shape, int):
-        shape = (shape,)
-    try:
-        shape = tuple(int(n) for n in shape)
-    except (TypeError, ValueError):
-        fail("shape", f"{shape!r} is not a shape", loc)
-    if not shape or any(n <= 0 for n in shape):
-        fail("shape", f"{shape} is not a shape of positive sizes", loc)
-    return shape
-
-
-def _new(shape, dt, buffer, name, loc, kind=None):
-    t = current()
-    buf = buffer_of(buffer, loc)
-    shape = _shape(shape, loc)
-    dt = dtypes.lookup(dt)
-    dtypes.check_arch(dt, t.arch, f"tensor {name or ''}".strip(), loc)
-    if buf.kind in ("sbuf", "psum") and shape[0] > 128:
-        fail("partition dimension over 128",
-             f"{buf.kind} tensor {shape}: its first (partition) dimension is {shape[0]}, more "
-             f"than the {tile_size.pmax} partitions (nl.tile_size.pmax)", loc)
-    kind = kind or ("tile" if buf.kind in ("sbuf", "psum") else "hbm")
-    st = t.new_storage(buf, shape, dt, name, loc, kind)
-    st.site = loc
-    return NkiTensor(st)
+_new = new_tensor
 
 
 def ndarray(shape, dtype, buffer=sbuf, name="", address=None):
@@ -287,6 +263,9 @@ def copy_into(dst, value, loc):
             isa.memset(dst, value)
 
 
+_tensor.ASSIGN = copy_into      # `view[...] = value`
+
+
 @_op("copy")
 def copy(x, dtype=None):
     loc = caller_loc()
@@ -303,7 +282,7 @@ def broadcast_to(x, shape, dtype=None):
     stride; along free axes: a tensor_copy with a zero step."""
     loc = caller_loc()
     x = _tile(x, "x", loc)
-    shape = _shape(shape, loc)
+    shape = norm_shape(shape, loc)
     if len(shape) != x.ndim or any(a != b and a != 1 for a, b in zip(x.shape, shape)):
         fail("shape", f"broadcast_to: {x.shape} cannot broadcast to {shape}", loc)
     dt = dtypes.lookup(dtype) if dtype is not None else x.dtype

@@ -15,7 +15,7 @@ import numpy as np
 from .. import numerics
 from . import host
 from .errors import NKIError
-from .run import trace_call
+from .run import host_bytes, trace_call
 
 EMAX = {("e4m3", "ocp"): 8, ("e5m2", "ocp"): 15, ("e4m3", "neuron-alt"): 7,
         ("e5m2", "neuron-alt"): 14}
@@ -31,8 +31,7 @@ class Memory:
             if st.kind == "input":
                 b[:] = st.host.raw
             elif st.kind == "const":
-                from .run import _host_bytes
-                b[:] = _host_bytes(st)
+                b[:] = host_bytes(st)
             self.buf[st.id] = b
 
     @staticmethod

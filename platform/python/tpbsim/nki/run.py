@@ -236,7 +236,7 @@ def run_kernel(fn, args, kwargs, arch=None, timing=None, perfetto=None, vcd=None
                      f"({lw.builder.nops} nop), running")
         loads = []
         for st in lw.hbm:
-            raw = _host_bytes(st)
+            raw = host_bytes(st)
             if raw is not None:
                 core.write("hbm", 0, st.addr, raw)
                 loads.append((st.name, st.addr, raw))
@@ -273,7 +273,9 @@ def run_kernel(fn, args, kwargs, arch=None, timing=None, perfetto=None, vcd=None
                    hbm_loads=loads, hbm_dumps=dumps)
 
 
-def _host_bytes(st):
+def host_bytes(st):
+    """The bytes the host writes to a storage before the run (inputs, constants),
+    or None."""
     if st.kind == "input":
         return st.host.raw
     if st.kind == "const":

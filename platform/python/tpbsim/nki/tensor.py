@@ -17,6 +17,9 @@ from . import dtypes
 from .errors import caller_loc, fail
 
 ON_CHIP = ("sbuf", "psum")
+# `view[...] = value`: nki.language's copy_into, set when it is imported (a
+# copy or a fill is an isa call, which this module does not import).
+ASSIGN = None
 
 
 class Buffer(str):
@@ -241,8 +244,7 @@ class NkiTensor:
         return self._new(offset, dims, loc=loc)
 
     def __setitem__(self, key, value):
-        from . import language
-        language.copy_into(self[key], value, caller_loc())
+        ASSIGN(self[key], value, caller_loc())
 
     # ------------------------------------------------------------ views
     def ap(self, pattern=None, offset=None, scalar_offset=None, vector_offset=None,

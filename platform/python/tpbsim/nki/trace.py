@@ -3,9 +3,15 @@ they touch, and the generation it is traced for."""
 
 from . import dtypes
 from .errors import NKIError, caller_loc, fail
-from .tensor import NkiTensor, Storage
+from .tensor import NkiTensor, Storage, buffer_of
 
+PMAX = 128      # partitions (nl.tile_size.pmax)
 _current = []
+
+
+def active():
+    """Whether a kernel is being traced."""
+    return bool(_current)
 
 
 def current():
@@ -92,3 +98,34 @@ def tensor_of(x, what, loc):
     if isinstance(x, NkiTensor):
         return x
     raise NKIError("operand", f"{what} must be a tensor, not {type(x).__name__}", loc)
+
+
+def norm_shape(shape, loc):
+    """A shape as a tuple of positive ints (an int is one dimension)."""
+    if isinstance(shape, int):
+        shape = (shape,)
+    try:
+        shape = tuple(int(n) for n in shape)
+    except (TypeError, ValueError):
+        fail("shape", f"{shape!r} is not a shape", loc)
+    if not shape or any(n <= 0 for n in shape):
+        fail("shape", f"{shape} is not a shape of positive sizes", loc)
+    return shape
+
+
+def new_tensor(shape, dt, buffer, name, loc, kind=None):
+    """A new tensor of the trace: its storage, checked (the shape, the dtype on
+    this generation, at most 128 partitions on chip)."""
+    t = current()
+    buf = buffer_of(buffer, loc)
+    shape = norm_shape(shape, loc)
+    dt = dtypes.lookup(dt)
+    dtypes.check_arch(dt, t.arch, f"tensor {name or ''}".strip(), loc)
+    if buf.kind in ("sbuf", "psum") and shape[0] > PMAX:
+        fail("partition dimension over 128",
+             f"{buf.kind} tensor {shape}: its first (partition) dimension is {shape[0]}, more "
+             f"than the {PMAX} partitions (nl.tile_size.pmax)", loc)
+    kind = kind or ("tile" if buf.kind in ("sbuf", "psum") else "hbm")
+    st = t.new_storage(buf, shape, dt, name, loc, kind)
+    st.site = loc
+    return NkiTensor(st)
