@@ -70,6 +70,15 @@ class PredicateSink {
 };
 using ContractFn = void (*)(const RawInst& raw, Arch arch, PredicateSink& sink);
 
+// A predicate's call in a contract and the name it is reported by, written
+// once: the name is the function's own (`f` is the contract's sink).
+// TPB_PRED_ON adds the operand it is applied to ("mem3d_valid(src)");
+// TPB_PRED_IF judges only when `cond` holds and passes otherwise (a
+// predicate of one operand form), so that every contract offers every name.
+#define TPB_PRED(pred, ...) f(pred(__VA_ARGS__), #pred)
+#define TPB_PRED_ON(operand, pred, ...) f(pred(__VA_ARGS__), #pred "(" #operand ")")
+#define TPB_PRED_IF(cond, pred, ...) f(!(cond) || pred(__VA_ARGS__), #pred)
+
 namespace contract {
 void tensor_dequantize_t3d(const RawInst&, Arch, PredicateSink&);  // seed 000 §2.1 (TENSOR3D)
 void tensor_dequantize_m3d(const RawInst&, Arch, PredicateSink&);  // seed 000 §2 CORRECTION

@@ -20,8 +20,18 @@ constexpr std::array<ContractFn, kNumArchs> every_arch(ContractFn fn) { return {
 
 }  // namespace
 
-// Rows in opcode order. Assembler field offsets: encodings.h (static_asserted
-// there), seed 000 §2 and seed 003 §2.5, §3.2, §3.3. contract_fns are indexed
+// An assembler field of instruction struct S: its byte offset and width are
+// the struct's own (encodings.h static_asserts the layout), so a field's
+// place is written once. TPB_ASM_GRP: a group mask whose default derives from
+// the count field `count`.
+#define TPB_ASM(S, member, name, kind, required, def) \
+  AsmField { name, K::kind, offsetof(S, member), sizeof(S::member), required, def }
+#define TPB_ASM_GRP(S, member, name, count) \
+  AsmField { name, K::Grp, offsetof(S, member), sizeof(S::member), false, 0, offsetof(S, count) }
+
+// Rows in opcode order. Assembler fields: the members of the instruction's
+// struct (encodings.h; seed 000 §2 and seed 003 §2.5, §3.2, §3.3), printed in
+// the order listed. contract_fns are indexed
 // SUNDA, CAYMAN, MARIANA, MAVERICK. The POOL and DVE kernel_info tables are
 // the same on every generation; the PE table changes at MAVERICK. The DVE
 // table: idx0 QuantizeMX (seed 003 §1), idx1 tensor_copy (convention).
@@ -29,23 +39,25 @@ const std::vector<OpcodeInfo>& opcode_table() {
   static const std::vector<OpcodeInfo> rows = {
       // seed 003 §3.3 LDWEIGHTS (v5). Its kernel_info record reuses the v4
       // handler VA (convention: no v5 bytes in the seeds); so does MATMUL's.
+      // A LoadStationary: it issues on the PE's stationary unit.
       {Opcode::Ldweights,
        "ldweights",
        Queue::Pe,
        arch_bit(Arch::Maverick),
        "is_valid_s3_lw",
        every_arch(contract::s3_lw),
-       std::vector<AsmField>{{"in_dtype", K::Dtype, 32, 1, true, 0},
-                             {"rows", K::U8, 33, 1, true, 0},
-                             {"cols", K::U8, 34, 1, true, 0},
-                             {"row_grp", K::Grp, 35, 1, false, 0, 33},
-                             {"col_grp", K::Grp, 36, 1, false, 0xF},
-                             {"perf", K::Perf, 39, 1, false, 0},
-                             {"src", K::Mem3D, 12, 16, true, 0},
-                             {"reserved0", K::Bytes, 28, 4, false, 0},
-                             {"reserved1", K::Bytes, 37, 2, false, 0},
-                             {"reserved2", K::Bytes, 40, 24, false, 0}},
-       {{arch_bit(Arch::Maverick), 0, 0, kva::kPeLdweightsMx}}},
+       std::vector<AsmField>{TPB_ASM(S3Lw, in_dtype, "in_dtype", Dtype, true, 0),
+                             TPB_ASM(S3Lw, num_active_rows, "rows", U8, true, 0),
+                             TPB_ASM(S3Lw, num_active_cols, "cols", U8, true, 0),
+                             TPB_ASM_GRP(S3Lw, row_grp, "row_grp", num_active_rows),
+                             TPB_ASM(S3Lw, col_grp, "col_grp", Grp, false, 0xF),
+                             TPB_ASM(S3Lw, mx_perf_mode, "perf", Perf, false, 0),
+                             TPB_ASM(S3Lw, src_mem_pattern, "src", Mem3D, true, 0),
+                             TPB_ASM(S3Lw, reserved0, "reserved0", Bytes, false, 0),
+                             TPB_ASM(S3Lw, reserved1, "reserved1", Bytes, false, 0),
+                             TPB_ASM(S3Lw, reserved2, "reserved2", Bytes, false, 0)},
+       {{arch_bit(Arch::Maverick), 0, 0, kva::kPeLdweightsMx}},
+       IssueUnit::Stationary},
       // seed 003 §3.3 MATMUL (v5)
       {Opcode::Matmul,
        "matmul",
@@ -53,36 +65,37 @@ const std::vector<OpcodeInfo>& opcode_table() {
        arch_bit(Arch::Maverick),
        "is_valid_s3d3_mm",
        every_arch(contract::s3d3_mm),
-       std::vector<AsmField>{{"in_dtype", K::Dtype, 32, 1, true, 0},
-                             {"out_dtype", K::Dtype, 33, 1, false, kFp32},
-                             {"rows", K::U8, 34, 1, true, 0},
-                             {"acc", K::U8, 35, 1, false, 0},
-                             {"perf", K::Perf, 40, 1, false, 0},
-                             {"src", K::Mem3D, 12, 16, true, 0},
-                             {"dst", K::Mem3D, 44, 16, true, 0},
-                             {"reserved0", K::Bytes, 28, 4, false, 0},
-                             {"reserved1", K::Bytes, 36, 4, false, 0},
-                             {"reserved2", K::Bytes, 41, 3, false, 0},
-                             {"reserved3", K::Bytes, 60, 4, false, 0}},
+       std::vector<AsmField>{TPB_ASM(S3D3Mm, in_dtype, "in_dtype", Dtype, true, 0),
+                             TPB_ASM(S3D3Mm, out_dtype, "out_dtype", Dtype, false, kFp32),
+                             TPB_ASM(S3D3Mm, num_active_rows, "rows", U8, true, 0),
+                             TPB_ASM(S3D3Mm, psum_accumulate_flags, "acc", U8, false, 0),
+                             TPB_ASM(S3D3Mm, mx_perf_mode, "perf", Perf, false, 0),
+                             TPB_ASM(S3D3Mm, src_mem_pattern, "src", Mem3D, true, 0),
+                             TPB_ASM(S3D3Mm, dst_mem_pattern, "dst", Mem3D, true, 0),
+                             TPB_ASM(S3D3Mm, reserved0, "reserved0", Bytes, false, 0),
+                             TPB_ASM(S3D3Mm, reserved1, "reserved1", Bytes, false, 0),
+                             TPB_ASM(S3D3Mm, reserved2, "reserved2", Bytes, false, 0),
+                             TPB_ASM(S3D3Mm, reserved3, "reserved3", Bytes, false, 0)},
        {{arch_bit(Arch::Maverick), 1, 0, kva::kPeMatmulMx}}},
-      // seed 003 §3.1, §3.2 LdweightsMX (v4)
+      // seed 003 §3.1, §3.2 LdweightsMX (v4): a LoadStationary.
       {Opcode::LdweightsMX,
        "ldweights_mx",
        Queue::Pe,
        arch_bit(Arch::Mariana),
        "is_valid_smx1_lw",
        every_arch(contract::smx1_lw),
-       std::vector<AsmField>{{"in_dtype", K::Dtype, 32, 1, true, 0},
-                             {"rows", K::U8, 38, 1, true, 0},
-                             {"cols", K::U8, 39, 1, true, 0},
-                             {"row_grp", K::Grp, 44, 1, false, 0, 38},
-                             {"col_grp", K::Grp, 45, 1, false, 0xF},
-                             {"src", K::Mem1D, 16, 16, true, 0},
-                             {"reserved0", K::Bytes, 12, 4, false, 0},
-                             {"reserved1", K::Bytes, 33, 5, false, 0},
-                             {"reserved2", K::Bytes, 40, 4, false, 0},
-                             {"reserved3", K::Bytes, 46, 18, false, 0}},
-       {{archs_until(Arch::Mariana), 0, 0, kva::kPeLdweightsMx}}},
+       std::vector<AsmField>{TPB_ASM(SMX1Lw, in_dtype, "in_dtype", Dtype, true, 0),
+                             TPB_ASM(SMX1Lw, num_active_rows, "rows", U8, true, 0),
+                             TPB_ASM(SMX1Lw, num_active_cols, "cols", U8, true, 0),
+                             TPB_ASM_GRP(SMX1Lw, row_grp, "row_grp", num_active_rows),
+                             TPB_ASM(SMX1Lw, col_grp, "col_grp", Grp, false, 0xF),
+                             TPB_ASM(SMX1Lw, src_mem_pattern, "src", Mem1D, true, 0),
+                             TPB_ASM(SMX1Lw, reserved0, "reserved0", Bytes, false, 0),
+                             TPB_ASM(SMX1Lw, reserved1, "reserved1", Bytes, false, 0),
+                             TPB_ASM(SMX1Lw, reserved2, "reserved2", Bytes, false, 0),
+                             TPB_ASM(SMX1Lw, reserved3, "reserved3", Bytes, false, 0)},
+       {{archs_until(Arch::Mariana), 0, 0, kva::kPeLdweightsMx}},
+       IssueUnit::Stationary},
       // seed 003 §3.1, §3.2 MatmulMX (v4)
       {Opcode::MatmulMX,
        "matmul_mx",
@@ -90,17 +103,17 @@ const std::vector<OpcodeInfo>& opcode_table() {
        arch_bit(Arch::Mariana),
        "is_valid_smx1d3_mm",
        every_arch(contract::smx1d3_mm),
-       std::vector<AsmField>{{"in_dtype", K::Dtype, 32, 1, true, 0},
-                             {"out_dtype", K::Dtype, 40, 1, false, kFp32},
-                             {"rows", K::U8, 38, 1, true, 0},
-                             {"acc", K::U8, 43, 1, false, 0},
-                             {"src", K::Mem1D, 16, 16, true, 0},
-                             {"dst", K::Mem3D, 48, 16, true, 0},
-                             {"reserved0", K::Bytes, 12, 4, false, 0},
-                             {"reserved1", K::Bytes, 33, 5, false, 0},
-                             {"reserved2", K::Bytes, 39, 1, false, 0},
-                             {"reserved3", K::Bytes, 41, 2, false, 0},
-                             {"reserved4", K::Bytes, 44, 4, false, 0}},
+       std::vector<AsmField>{TPB_ASM(SMX1D3Mm, in_dtype, "in_dtype", Dtype, true, 0),
+                             TPB_ASM(SMX1D3Mm, out_dtype, "out_dtype", Dtype, false, kFp32),
+                             TPB_ASM(SMX1D3Mm, num_active_rows, "rows", U8, true, 0),
+                             TPB_ASM(SMX1D3Mm, psum_accumulate_flags, "acc", U8, false, 0),
+                             TPB_ASM(SMX1D3Mm, src_mem_pattern, "src", Mem1D, true, 0),
+                             TPB_ASM(SMX1D3Mm, dst_mem_pattern, "dst", Mem3D, true, 0),
+                             TPB_ASM(SMX1D3Mm, reserved0, "reserved0", Bytes, false, 0),
+                             TPB_ASM(SMX1D3Mm, reserved1, "reserved1", Bytes, false, 0),
+                             TPB_ASM(SMX1D3Mm, reserved2, "reserved2", Bytes, false, 0),
+                             TPB_ASM(SMX1D3Mm, reserved3, "reserved3", Bytes, false, 0),
+                             TPB_ASM(SMX1D3Mm, reserved4, "reserved4", Bytes, false, 0)},
        {{archs_until(Arch::Mariana), 1, 0, kva::kPeMatmulMx}}},
       // SPEC §11 DVE tensor_copy (encoding, opcode and record: conventions).
       // Generations: every one (TIMING.md [M]: tensor_copy on v2 on).
@@ -110,14 +123,14 @@ const std::vector<OpcodeInfo>& opcode_table() {
        kEveryArch,
        "is_valid_tensor_copy",
        every_arch(contract::tensor_copy),
-       std::vector<AsmField>{{"channels", K::U8, 34, 1, true, 0},
-                             {"in_dtype", K::Dtype, 32, 1, false, kFp32},
-                             {"out_dtype", K::Dtype, 33, 1, true, 0},
-                             {"src", K::Mem3D, 12, 16, true, 0},
-                             {"dst", K::Mem3D, 44, 16, true, 0},
-                             {"reserved0", K::Bytes, 28, 4, false, 0},
-                             {"reserved1", K::Bytes, 35, 9, false, 0},
-                             {"reserved2", K::Bytes, 60, 4, false, 0}},
+       std::vector<AsmField>{TPB_ASM(S3D3TensorCopy, num_active_channels, "channels", U8, true, 0),
+                             TPB_ASM(S3D3TensorCopy, in_dtype, "in_dtype", Dtype, false, kFp32),
+                             TPB_ASM(S3D3TensorCopy, out_dtype, "out_dtype", Dtype, true, 0),
+                             TPB_ASM(S3D3TensorCopy, src_mem_pattern, "src", Mem3D, true, 0),
+                             TPB_ASM(S3D3TensorCopy, dst_mem_pattern, "dst", Mem3D, true, 0),
+                             TPB_ASM(S3D3TensorCopy, reserved0, "reserved0", Bytes, false, 0),
+                             TPB_ASM(S3D3TensorCopy, reserved1, "reserved1", Bytes, false, 0),
+                             TPB_ASM(S3D3TensorCopy, reserved2, "reserved2", Bytes, false, 0)},
        {{kEveryArch, 1, 0, kva::kDveTensorCopy}}},
       // seed 002: the SFU TQUANT block word (selector 0x06A, Mode 3, Function
       // 10). No mnemonic form: it is written in the block syntax
@@ -131,7 +144,8 @@ const std::vector<OpcodeInfo>& opcode_table() {
        every_arch(contract::tquant_block),
        std::nullopt,
        {{kEveryArch, 0, 0, kva::kSfuTquant}}},
-      // seed 000 §1, §2; TENSOR3D operands on SUNDA / CAYMAN, MEM_PATTERN3D from MARIANA
+      // seed 000 §1, §2; TENSOR3D operands on SUNDA / CAYMAN, MEM_PATTERN3D
+      // from MARIANA (the two structs have the same layout).
       {Opcode::TensorDequantize,
        "tensor_dequantize",
        Queue::Pool,
@@ -139,16 +153,17 @@ const std::vector<OpcodeInfo>& opcode_table() {
        "is_valid_tensor_dequantize",
        {contract::tensor_dequantize_t3d, contract::tensor_dequantize_t3d,
         contract::tensor_dequantize_m3d, contract::tensor_dequantize_m3d},
-       std::vector<AsmField>{{"fmt", K::DqFmt, 35, 1, true, 0},
-                             {"group", K::U8, 36, 1, false, 0},
-                             {"channels", K::U8, 34, 1, true, 0},
-                             {"in_dtype", K::Dtype, 32, 1, false, kUint32},
-                             {"out_dtype", K::Dtype, 33, 1, false, kUint32},
-                             {"src", K::Mem3D, 12, 16, true, 0},
-                             {"dst", K::Mem3D, 44, 16, true, 0},
-                             {"reserved0", K::Bytes, 28, 4, false, 0},
-                             {"reserved1", K::Bytes, 37, 7, false, 0},
-                             {"reserved2", K::Bytes, 60, 4, false, 0}},
+       std::vector<AsmField>{
+           TPB_ASM(S3D3TensDequant, dequant_fmt, "fmt", DqFmt, true, 0),
+           TPB_ASM(S3D3TensDequant, group_size, "group", U8, false, 0),
+           TPB_ASM(S3D3TensDequant, num_active_channels, "channels", U8, true, 0),
+           TPB_ASM(S3D3TensDequant, in_dtype, "in_dtype", Dtype, false, kUint32),
+           TPB_ASM(S3D3TensDequant, out_dtype, "out_dtype", Dtype, false, kUint32),
+           TPB_ASM(S3D3TensDequant, src_mem_pattern, "src", Mem3D, true, 0),
+           TPB_ASM(S3D3TensDequant, dst_mem_pattern, "dst", Mem3D, true, 0),
+           TPB_ASM(S3D3TensDequant, reserved0, "reserved0", Bytes, false, 0),
+           TPB_ASM(S3D3TensDequant, reserved1, "reserved1", Bytes, false, 0),
+           TPB_ASM(S3D3TensDequant, reserved2, "reserved2", Bytes, false, 0)},
        {{kEveryArch, 16, 0, kva::kPoolTensorDequantize}}},
       // seed 000 §1: POOL kernel_info idx14 (not modelled)
       {Opcode::GetSequenceBounds,
@@ -169,15 +184,15 @@ const std::vector<OpcodeInfo>& opcode_table() {
        kEveryArch,
        "is_valid_dma_copy",
        every_arch(contract::dma_copy),
-       std::vector<AsmField>{{"rows", K::U8, 12, 1, true, 0},
-                             {"row_bytes", K::U32, 16, 4, true, 0},
-                             {"src", K::DmaEnd, 32, 16, true, 0},
-                             {"dst", K::DmaEnd, 48, 16, true, 0},
-                             {"rmw", K::DmaOp, 13, 1, false, 0},
-                             {"rmw_dtype", K::Dtype, 14, 1, false, 0},
-                             {"queue", K::U8, 15, 1, false, 0},
-                             {"update_core", K::U8, 20, 1, false, 0},
-                             {"reserved1", K::Bytes, 21, 11, false, 0}},
+       std::vector<AsmField>{TPB_ASM(DmaDescriptor, num_rows, "rows", U8, true, 0),
+                             TPB_ASM(DmaDescriptor, row_bytes, "row_bytes", U32, true, 0),
+                             TPB_ASM(DmaDescriptor, src, "src", DmaEnd, true, 0),
+                             TPB_ASM(DmaDescriptor, dst, "dst", DmaEnd, true, 0),
+                             TPB_ASM(DmaDescriptor, dst_rmw_op, "rmw", DmaOp, false, 0),
+                             TPB_ASM(DmaDescriptor, rmw_dtype, "rmw_dtype", Dtype, false, 0),
+                             TPB_ASM(DmaDescriptor, queue, "queue", U8, false, 0),
+                             TPB_ASM(DmaDescriptor, update_core, "update_core", U8, false, 0),
+                             TPB_ASM(DmaDescriptor, reserved1, "reserved1", Bytes, false, 0)},
        {}},
       // seed 003 §1, §2.5, §6.1
       {Opcode::QuantizeMX,
@@ -186,14 +201,14 @@ const std::vector<OpcodeInfo>& opcode_table() {
        archs_from(Arch::Mariana),
        "is_valid_s3dmx1_quant",
        every_arch(contract::s3dmx1_quant),
-       std::vector<AsmField>{{"channels", K::U8, 33, 1, true, 0},
-                             {"in_dtype", K::Dtype, 34, 1, false, kFp32},
-                             {"out_dtype", K::Dtype, 35, 1, true, 0},
-                             {"src", K::Mem3D, 16, 16, true, 0},
-                             {"dst", K::Mem1D, 48, 16, true, 0},
-                             {"reserved0", K::Bytes, 12, 4, false, 0},
-                             {"reserved1", K::Bytes, 32, 1, false, 0},
-                             {"reserved2", K::Bytes, 36, 12, false, 0}},
+       std::vector<AsmField>{TPB_ASM(S3DMX1Quant, num_active_channels, "channels", U8, true, 0),
+                             TPB_ASM(S3DMX1Quant, in_dtype, "in_dtype", Dtype, false, kFp32),
+                             TPB_ASM(S3DMX1Quant, out_dtype, "out_dtype", Dtype, true, 0),
+                             TPB_ASM(S3DMX1Quant, src_mem_pattern, "src", Mem3D, true, 0),
+                             TPB_ASM(S3DMX1Quant, dst_mem_pattern, "dst", Mem1D, true, 0),
+                             TPB_ASM(S3DMX1Quant, reserved0, "reserved0", Bytes, false, 0),
+                             TPB_ASM(S3DMX1Quant, reserved1, "reserved1", Bytes, false, 0),
+                             TPB_ASM(S3DMX1Quant, reserved2, "reserved2", Bytes, false, 0)},
        {{kEveryArch, 0, 0, kva::kDveQuantizeMx}}},
       // seed 000 §1: POOL kernel_info idx15 (not modelled)
       {Opcode::NonzeroWithCount,
@@ -207,6 +222,9 @@ const std::vector<OpcodeInfo>& opcode_table() {
   };
   return rows;
 }
+
+#undef TPB_ASM
+#undef TPB_ASM_GRP
 
 const OpcodeInfo* opcode_info(std::uint8_t opcode) {
   static const std::array<const OpcodeInfo*, 256> by_code = [] {

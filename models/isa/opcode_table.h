@@ -5,9 +5,8 @@
 // checker, the assembler / disassembler, the default kernel_info tables, the
 // firmware stubs' trampoline VAs) reads this table.
 //
-// Adding an opcode: its struct and Opcode value (encodings.h), its predicates
-// (predicates.h) and contract function (checker.h / checker.cpp), one row in
-// opcode_table.cpp, and its kernel (firmware_stubs/<engine>/).
+// Adding an opcode: docs/ARCHITECTURE.md "Adding an opcode" (the ctest
+// OpcodeChecklist.* walks every place for every row).
 #pragma once
 
 #include <array>
@@ -99,6 +98,12 @@ struct KernelInfoSlot {
   std::uint32_t func_va;  // trampoline VA (a kva:: constant)
 };
 
+// The issue unit of its engine an instruction holds for its initiation
+// interval (SPEC §8, timing::IssuePipeline): the moving unit, or the PE's
+// stationary unit, on which a LoadStationary loads the next weights in the
+// background of the running matmul (TIMING.md [A]).
+enum class IssueUnit : std::uint8_t { Moving, Stationary };
+
 // ---------------------------------------------------------------------------
 // One row of the table.
 struct OpcodeInfo {
@@ -114,6 +119,7 @@ struct OpcodeInfo {
   // no mnemonic form and is written as `.raw`.
   std::optional<std::vector<AsmField>> asm_fields;
   std::vector<KernelInfoSlot> kernel_info;
+  IssueUnit issue_unit = IssueUnit::Moving;
 
   std::uint8_t code() const { return static_cast<std::uint8_t>(opcode); }
   bool exists_on(Arch a) const { return arch_index(a) < kNumArchs && (archs & arch_bit(a)) != 0; }
