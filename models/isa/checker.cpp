@@ -34,10 +34,19 @@ void dequant_fields(const Inst& i, Arch nc, Sink& f) {
 // The in_dtype / MX-operand part shared by v5 LDWEIGHTS and MATMUL (SPEC §5).
 // A predicate that applies to one operand form only passes on the other, so
 // that every contract names each of its predicates on every word.
-void v5_src_dtype(const MemPattern3D& src, std::uint8_t in_dtype, Sink& f) {
+void v5_src_dtype(const MemPattern3D& src, std::uint8_t in_dtype, Arch nc, Sink& f) {
   const bool mx = mxtensorv2_pattern(pattern_addr(src));
   TPB_PRED_IF(mx, is_valid_mx_dtype, in_dtype);
-  TPB_PRED_IF(!mx, valid_plain_mm_dtype, in_dtype);
+  TPB_PRED_IF(!mx, valid_plain_mm_dtype, in_dtype, nc);
+}
+// The rows of a load or a matmul: MX mode's groups of 32 (seed 003), plain
+// mode's 1..128 (SPEC §18).
+void pe_rows(const MemPattern3D& src, std::uint8_t row_grp, std::uint8_t rows, bool load, Sink& f) {
+  const bool mx = mxtensorv2_pattern(pattern_addr(src));
+  TPB_PRED_IF(mx && load, valid_row_grp_active_rows, row_grp, rows);
+  TPB_PRED_IF(!mx && load, valid_plain_row_grp_active_rows, row_grp, rows);
+  TPB_PRED_IF(mx && !load, valid_mm_active_rows, rows);
+  TPB_PRED_IF(!mx && !load, valid_plain_mm_active_rows, rows);
 }
 void v5_src_pattern(const MemPattern3D& src, std::uint8_t in_dtype, std::uint8_t rows, Arch nc,
                     Sink& f) {
@@ -46,6 +55,44 @@ void v5_src_pattern(const MemPattern3D& src, std::uint8_t in_dtype, std::uint8_t
   TPB_PRED_ON(src, check_m3d_active_channels, src, rows);
   const bool mx = mxtensorv2_pattern(pattern_addr(src));
   TPB_PRED_IF(mx, valid_mx_sbuf_quadrant, pattern_mx(src).data_addr, pattern_mx(src).scale_addr);
+}
+
+constexpr std::uint8_t kFp32Dtype = static_cast<std::uint8_t>(Dtype::Fp32);
+
+// An operand of the vector instructions (SPEC §18): a TENSOR3D pattern in
+// SBUF, or in PSUM on every engine but GpSimd, of a vector DTYPE.
+void vector_src(const MemPattern3D& src, std::uint8_t dtype, std::uint8_t ch, Queue eng, Arch nc,
+                Sink& f) {
+  TPB_PRED_ON(src, valid_vector_dtype, dtype);
+  TPB_PRED_ON(src, mem3d_valid, src, dtype, WriteTensor::False, psum_for(eng), AllowedInSBUF::True,
+              nc, AllowIndirect::False);
+  TPB_PRED_ON(src, check_m3d_active_channels, src, ch);
+}
+void vector_dst(const MemPattern3D& dst, std::uint8_t dtype, std::uint8_t ch, Queue eng, Arch nc,
+                Sink& f) {
+  TPB_PRED_ON(dst, valid_vector_dtype, dtype);
+  TPB_PRED_ON(dst, mem3d_valid, dst, dtype, WriteTensor::True, psum_for(eng), AllowedInSBUF::True,
+              nc, AllowIndirect::False);
+  TPB_PRED_ON(dst, check_m3d_active_channels, dst, ch);
+}
+// The second source (Steps3D: the first's shape).
+void vector_src1(const MemPattern3D& src, const Steps3D& s1, std::uint8_t dtype, std::uint8_t ch,
+                 Queue eng, Arch nc, Sink& f) {
+  const Tensor3D t = steps3d_pattern(s1, pattern_t(src));
+  TPB_PRED_ON(src1, valid_vector_dtype, dtype);
+  TPB_PRED_ON(src1, tensor3d_valid, t, dtype, WriteTensor::False, psum_for(eng),
+              AllowedInSBUF::True, nc);
+  TPB_PRED_ON(src1, start_addr_active_channels, t.start_addr, ch);
+}
+// The one-input layout: header and events; then its channels and operands.
+void unary_head(const S3D3Unary& i, Sink& f) {
+  TPB_PRED(has_valid_neuron_header, i.header);
+  TPB_PRED(has_valid_neuron_events, i.events);
+}
+void unary_operands(const S3D3Unary& i, Queue eng, Arch nc, Sink& f) {
+  TPB_PRED(check_active_channels, i.num_active_channels);
+  vector_src(i.src_mem_pattern, i.in_dtype, i.num_active_channels, eng, nc, f);
+  vector_dst(i.dst_mem_pattern, i.out_dtype, i.num_active_channels, eng, nc, f);
 }
 
 }  // namespace
@@ -148,38 +195,44 @@ void smx1d3_mm(const RawInst& raw, Arch nc, Sink& f) {
               AllowedInPSUM::True, AllowedInSBUF::False, nc, AllowIndirect::False);
 }
 
-// seed 003 §3.3 LDWEIGHTS (v5).
+// seed 003 §3.3 LDWEIGHTS (v5 MX mode; plain mode on every generation).
 void s3_lw(const RawInst& raw, Arch nc, Sink& f) {
   const auto i = decode_as<S3Lw>(raw);
   TPB_PRED(has_valid_neuron_header, i.header);
   TPB_PRED(has_valid_neuron_events, i.events);
   TPB_PRED(has_ldweights_opcode, i.header);
-  TPB_PRED(s3_lw_valid_nc, nc);
+  TPB_PRED(s3_lw_valid_nc, nc, i.src_mem_pattern);
   TPB_PRED(s3_lw_reserved_zero, i);
   TPB_PRED(s3_lw_mode_checks, i.src_mem_pattern);
-  v5_src_dtype(i.src_mem_pattern, i.in_dtype, f);
+  v5_src_dtype(i.src_mem_pattern, i.in_dtype, nc, f);
   TPB_PRED(valid_mx_perf_mode, i.mx_perf_mode);
   TPB_PRED(mx_perf_mode_only_in_mx_mode, i.mx_perf_mode, i.src_mem_pattern);
-  TPB_PRED(valid_row_grp_active_rows, i.row_grp, i.num_active_rows);
+  TPB_PRED(valid_matmul_perf_mode, i.perf, i.in_dtype, nc);
+  TPB_PRED(plain_fields_only_in_plain_mode, i.perf, 0, i.src_mem_pattern);
+  pe_rows(i.src_mem_pattern, i.row_grp, i.num_active_rows, true, f);
   TPB_PRED(valid_col_grp_active_cols, i.col_grp, i.num_active_cols);
   v5_src_pattern(i.src_mem_pattern, i.in_dtype, i.num_active_rows, nc, f);
 }
 
-// seed 003 §3.3 MATMUL (v5).
+// seed 003 §3.3 MATMUL (v5 MX mode; plain mode on every generation).
 void s3d3_mm(const RawInst& raw, Arch nc, Sink& f) {
   const auto i = decode_as<S3D3Mm>(raw);
   TPB_PRED(has_valid_neuron_header, i.header);
   TPB_PRED(has_valid_neuron_events, i.events);
   TPB_PRED(has_matmul_opcode, i.header);
-  TPB_PRED(s3d3_mm_valid_nc, nc);
+  TPB_PRED(s3d3_mm_valid_nc, nc, i.src_mem_pattern);
   TPB_PRED(s3d3_mm_reserved_zero, i);
   TPB_PRED(s3d3_mm_mode_checks, i.src_mem_pattern);
-  v5_src_dtype(i.src_mem_pattern, i.in_dtype, f);
-  TPB_PRED(valid_mm_out_dtype, i.out_dtype);
-  TPB_PRED(valid_mm_active_rows, i.num_active_rows);
+  v5_src_dtype(i.src_mem_pattern, i.in_dtype, nc, f);
+  TPB_PRED_IF(i.transpose != 1, valid_mm_out_dtype, i.out_dtype);
+  TPB_PRED_IF(i.transpose == 1, matmul_transpose_out_dtype, i.out_dtype, i.in_dtype);
+  pe_rows(i.src_mem_pattern, 0, i.num_active_rows, false, f);
   TPB_PRED(valid_psum_accumulate_flags, i.psum_accumulate_flags);
   TPB_PRED(valid_mx_perf_mode, i.mx_perf_mode);
   TPB_PRED(mx_perf_mode_only_in_mx_mode, i.mx_perf_mode, i.src_mem_pattern);
+  TPB_PRED(valid_matmul_perf_mode, i.perf, i.in_dtype, nc);
+  TPB_PRED(valid_matmul_transpose, i.transpose);
+  TPB_PRED(plain_fields_only_in_plain_mode, i.perf, i.transpose, i.src_mem_pattern);
   v5_src_pattern(i.src_mem_pattern, i.in_dtype, i.num_active_rows, nc, f);
   TPB_PRED_ON(dst, mem3d_valid, i.dst_mem_pattern, i.out_dtype, WriteTensor::True,
               AllowedInPSUM::True, AllowedInSBUF::False, nc, AllowIndirect::False);
@@ -194,7 +247,7 @@ void tquant_block(const RawInst& raw, Arch nc, Sink& f) {
   TPB_PRED(tquant_valid_nc, nc);
 }
 
-// SPEC §11 DVE tensor_copy (predicate names: conventions). It exists on
+// SPEC §11, §18 tensor_copy (predicate names: conventions). It exists on
 // every generation (TIMING.md [M]), so it has no generation predicate.
 void tensor_copy(const RawInst& raw, Arch nc, Sink& f) {
   const auto i = decode_as<S3D3TensorCopy>(raw);
@@ -202,18 +255,177 @@ void tensor_copy(const RawInst& raw, Arch nc, Sink& f) {
   TPB_PRED(has_valid_neuron_events, i.events);
   TPB_PRED(has_tensor_copy_opcode, i.header);
   TPB_PRED(tensor_copy_reserved_zero, i);
-  TPB_PRED(check_active_channels, i.num_active_channels);
-  TPB_PRED_ON(src, is_valid_dtype, i.in_dtype, AllowFP32R::False);
-  TPB_PRED_ON(dst, is_valid_dtype, i.out_dtype, AllowFP32R::False);
-  TPB_PRED(tensor_copy_valid_dtype_pair, i.in_dtype, i.out_dtype);
-  // PSUM or SBUF on either side (SPEC §11); TENSOR3D operands only.
-  TPB_PRED_ON(src, mem3d_valid, i.src_mem_pattern, i.in_dtype, WriteTensor::False,
-              AllowedInPSUM::True, AllowedInSBUF::True, nc, AllowIndirect::False);
-  TPB_PRED_ON(dst, mem3d_valid, i.dst_mem_pattern, i.out_dtype, WriteTensor::True,
-              AllowedInPSUM::True, AllowedInSBUF::True, nc, AllowIndirect::False);
-  TPB_PRED_ON(src, check_m3d_active_channels, i.src_mem_pattern, i.num_active_channels);
-  TPB_PRED_ON(dst, check_m3d_active_channels, i.dst_mem_pattern, i.num_active_channels);
+  unary_operands(i, word_engine(raw, nc, Opcode::TensorCopy), nc, f);
   TPB_PRED(tensor_copy_element_count_check, i);
+}
+
+// SPEC §18 activation: dst = f(src x scale + bias), the optional reduce.
+void activation(const RawInst& raw, Arch nc, Sink& f) {
+  const auto i = decode_as<S3D3Act>(raw);
+  const Queue eng = word_engine(raw, nc, Opcode::Activation);
+  const std::uint8_t ch = i.num_active_channels;
+  TPB_PRED(has_valid_neuron_header, i.header);
+  TPB_PRED(has_valid_neuron_events, i.events);
+  TPB_PRED(has_activation_opcode, i.header);
+  TPB_PRED(activation_reserved_zero, i);
+  TPB_PRED(check_active_channels, ch);
+  TPB_PRED(activation_valid_func, i.func);
+  vector_src(i.src_mem_pattern, i.in_dtype, ch, eng, nc, f);
+  vector_dst(i.dst_mem_pattern, i.out_dtype, ch, eng, nc, f);
+  TPB_PRED_ON(dst, same_element_count, i.src_mem_pattern, i.dst_mem_pattern);
+  TPB_PRED_ON_IF(i.flags & 1u, scale, vector_operand_valid, Addr4{i.scale}, kFp32Dtype, ch,
+                 psum_for(eng), nc);
+  TPB_PRED_ON_IF(i.bias_dtype != 0, bias, valid_vector_dtype, i.bias_dtype);
+  TPB_PRED_ON_IF(i.bias_dtype != 0, bias, vector_operand_valid, i.bias_addr, i.bias_dtype, ch,
+                 psum_for(eng), nc);
+  TPB_PRED(activation_valid_reduce, i.reduce);
+  TPB_PRED(activation_reduce_op_on_nc, i.reduce, nc);
+  TPB_PRED_ON_IF(i.reduce_dtype != 0, reduce_res, valid_vector_dtype, i.reduce_dtype);
+  TPB_PRED_ON_IF(i.reduce_dtype != 0, reduce_res, vector_operand_valid, i.reduce_addr,
+                 i.reduce_dtype, ch, psum_for(eng), nc);
+}
+
+// SPEC §18 tensor_tensor: dst = src <op> src1.
+void tensor_tensor(const RawInst& raw, Arch nc, Sink& f) {
+  const auto i = decode_as<S3D3Tt>(raw);
+  const Queue eng = word_engine(raw, nc, Opcode::TensorTensor);
+  const std::uint8_t ch = i.num_active_channels;
+  TPB_PRED(has_valid_neuron_header, i.header);
+  TPB_PRED(has_valid_neuron_events, i.events);
+  TPB_PRED(has_tensor_tensor_opcode, i.header);
+  TPB_PRED(tensor_tensor_reserved_zero, i);
+  TPB_PRED(check_active_channels, ch);
+  TPB_PRED(tensor_tensor_valid_op, i.op, eng);
+  vector_src(i.src_mem_pattern, i.in_dtype, ch, eng, nc, f);
+  vector_src1(i.src_mem_pattern, i.src1, i.in1_dtype, ch, eng, nc, f);
+  vector_dst(i.dst_mem_pattern, i.out_dtype, ch, eng, nc, f);
+  TPB_PRED(inputs_not_both_psum, pattern_addr(i.src_mem_pattern),
+           steps3d_pattern(i.src1, pattern_t(i.src_mem_pattern)).start_addr);
+  TPB_PRED_ON(dst, same_element_count, i.src_mem_pattern, i.dst_mem_pattern);
+}
+
+// SPEC §18 tensor_scalar: dst = (src <op0> operand0) <op1> operand1.
+void tensor_scalar(const RawInst& raw, Arch nc, Sink& f) {
+  const auto i = decode_as<S3D3Ts>(raw);
+  const Queue eng = word_engine(raw, nc, Opcode::TensorScalar);
+  const std::uint8_t ch = i.num_active_channels;
+  TPB_PRED(has_valid_neuron_header, i.header);
+  TPB_PRED(has_valid_neuron_events, i.events);
+  TPB_PRED(has_tensor_scalar_opcode, i.header);
+  TPB_PRED(tensor_scalar_reserved_zero, i);
+  TPB_PRED(check_active_channels, ch);
+  TPB_PRED(tensor_scalar_valid_ops, i.op0, i.op1, eng);
+  vector_src(i.src_mem_pattern, i.in_dtype, ch, eng, nc, f);
+  vector_dst(i.dst_mem_pattern, i.out_dtype, ch, eng, nc, f);
+  TPB_PRED_ON(dst, same_element_count, i.src_mem_pattern, i.dst_mem_pattern);
+  TPB_PRED_ON_IF(i.op0 & kAluVectorBit, operand0, vector_operand_valid, Addr4{i.operand0},
+                 kFp32Dtype, ch, psum_for(eng), nc);
+  TPB_PRED_ON_IF(i.op1 & kAluVectorBit, operand1, vector_operand_valid, Addr4{i.operand1},
+                 kFp32Dtype, ch, psum_for(eng), nc);
+}
+
+// SPEC §18 tensor_reduce: the innermost `axes` dimensions reduced.
+void tensor_reduce(const RawInst& raw, Arch nc, Sink& f) {
+  const auto i = decode_as<S3D3Reduce>(raw);
+  const Queue eng = word_engine(raw, nc, Opcode::TensorReduce);
+  const std::uint8_t ch = i.num_active_channels;
+  TPB_PRED(has_valid_neuron_header, i.header);
+  TPB_PRED(has_valid_neuron_events, i.events);
+  TPB_PRED(has_tensor_reduce_opcode, i.header);
+  TPB_PRED(tensor_reduce_reserved_zero, i);
+  TPB_PRED(check_active_channels, ch);
+  TPB_PRED(tensor_reduce_valid_op, i.op);
+  TPB_PRED(tensor_reduce_valid_axes, i.axes);
+  TPB_PRED(tensor_reduce_valid_keepdims, i.keepdims);
+  vector_src(i.src_mem_pattern, i.in_dtype, ch, eng, nc, f);
+  vector_dst(i.dst_mem_pattern, i.out_dtype, ch, eng, nc, f);
+  TPB_PRED(tensor_reduce_element_count_check, i);
+}
+
+// SPEC §18 tensor_tensor_scan: acc = op1(op0(src[k], acc), src1[k]).
+void tensor_tensor_scan(const RawInst& raw, Arch nc, Sink& f) {
+  const auto i = decode_as<S3D3Scan>(raw);
+  const Queue eng = word_engine(raw, nc, Opcode::TensorTensorScan);
+  const std::uint8_t ch = i.num_active_channels;
+  TPB_PRED(has_valid_neuron_header, i.header);
+  TPB_PRED(has_valid_neuron_events, i.events);
+  TPB_PRED(has_tensor_tensor_scan_opcode, i.header);
+  TPB_PRED(tensor_tensor_scan_reserved_zero, i);
+  TPB_PRED(check_active_channels, ch);
+  TPB_PRED(tensor_tensor_scan_valid_ops, i.op0, i.op1);
+  vector_src(i.src_mem_pattern, i.in_dtype, ch, eng, nc, f);
+  vector_src1(i.src_mem_pattern, i.src1, i.in1_dtype, ch, eng, nc, f);
+  vector_dst(i.dst_mem_pattern, i.out_dtype, ch, eng, nc, f);
+  TPB_PRED(inputs_not_both_psum, pattern_addr(i.src_mem_pattern),
+           steps3d_pattern(i.src1, pattern_t(i.src_mem_pattern)).start_addr);
+  TPB_PRED_ON(dst, same_element_count, i.src_mem_pattern, i.dst_mem_pattern);
+  TPB_PRED_ON_IF(i.op0 & kAluVectorBit, initial, vector_operand_valid, Addr4{i.initial}, kFp32Dtype,
+                 ch, psum_for(eng), nc);
+}
+
+// SPEC §18 memset.
+void memset(const RawInst& raw, Arch nc, Sink& f) {
+  const auto i = decode_as<S3D3Memset>(raw);
+  TPB_PRED(has_valid_neuron_header, i.header);
+  TPB_PRED(has_valid_neuron_events, i.events);
+  TPB_PRED(has_memset_opcode, i.header);
+  TPB_PRED(memset_reserved_zero, i);
+  TPB_PRED(check_active_channels, i.num_active_channels);
+  vector_dst(i.dst_mem_pattern, i.out_dtype, i.num_active_channels,
+             word_engine(raw, nc, Opcode::Memset), nc, f);
+}
+
+// SPEC §18 iota: the destination is in SBUF (nki.isa).
+void iota(const RawInst& raw, Arch nc, Sink& f) {
+  const auto i = decode_as<S3D3Iota>(raw);
+  TPB_PRED(has_valid_neuron_header, i.header);
+  TPB_PRED(has_valid_neuron_events, i.events);
+  TPB_PRED(has_iota_opcode, i.header);
+  TPB_PRED(iota_reserved_zero, i);
+  TPB_PRED(check_active_channels, i.num_active_channels);
+  TPB_PRED(iota_valid_pattern, i);
+  vector_dst(i.dst_mem_pattern, i.out_dtype, i.num_active_channels, Queue::Pool, nc, f);
+  TPB_PRED(iota_element_count_check, i);
+}
+
+// SPEC §18 reciprocal, bn_stats, bn_aggr, nc_transpose (the DVE's).
+void reciprocal(const RawInst& raw, Arch nc, Sink& f) {
+  const auto i = decode_as<S3D3Unary>(raw);
+  unary_head(i, f);
+  TPB_PRED(has_reciprocal_opcode, i.header);
+  TPB_PRED(unary_reserved_zero, i);
+  unary_operands(i, word_engine(raw, nc, Opcode::Reciprocal), nc, f);
+  TPB_PRED_ON(dst, same_element_count, i.src_mem_pattern, i.dst_mem_pattern);
+}
+void bn_stats(const RawInst& raw, Arch nc, Sink& f) {
+  const auto i = decode_as<S3D3Unary>(raw);
+  unary_head(i, f);
+  TPB_PRED(has_bn_stats_opcode, i.header);
+  TPB_PRED(unary_reserved_zero, i);
+  unary_operands(i, word_engine(raw, nc, Opcode::BnStats), nc, f);
+  TPB_PRED(bn_stats_element_count_check, i);
+}
+void bn_aggr(const RawInst& raw, Arch nc, Sink& f) {
+  const auto i = decode_as<S3D3Unary>(raw);
+  unary_head(i, f);
+  TPB_PRED(has_bn_aggr_opcode, i.header);
+  TPB_PRED(unary_reserved_zero, i);
+  unary_operands(i, word_engine(raw, nc, Opcode::BnAggr), nc, f);
+  TPB_PRED(bn_aggr_element_count_check, i);
+}
+void nc_transpose(const RawInst& raw, Arch nc, Sink& f) {
+  const auto i = decode_as<S3D3Unary>(raw);
+  const Queue eng = word_engine(raw, nc, Opcode::NcTranspose);
+  unary_head(i, f);
+  TPB_PRED(has_nc_transpose_opcode, i.header);
+  TPB_PRED(unary_reserved_zero, i);
+  TPB_PRED(check_active_channels, i.num_active_channels);
+  TPB_PRED(nc_transpose_valid_shape, i);
+  TPB_PRED(nc_transpose_same_dtype, i.in_dtype, i.out_dtype);
+  vector_src(i.src_mem_pattern, i.in_dtype, i.num_active_channels, eng, nc, f);
+  vector_dst(i.dst_mem_pattern, i.out_dtype, 1, eng, nc, f);
+  TPB_PRED(nc_transpose_element_count_check, i);
+  TPB_PRED(nc_transpose_dst_partitions, i);
 }
 
 // SPEC §10 DMA descriptor (predicate names: conventions). DMA exists on
@@ -274,7 +486,11 @@ CheckResult check_instruction(const RawInst& raw, Arch arch) {
     r.failed.push_back("has_known_opcode");
     return r;
   }
-  return run(raw, arch, row->contract, fn);
+  CheckResult r = run(raw, arch, row->contract, fn);
+  // Where it runs (SPEC §18): the engine its header names runs the opcode.
+  PredicateSink f(r.failed);
+  TPB_PRED(valid_engine_for_opcode, raw, arch);
+  return r;
 }
 
 CheckResult check_instruction(const RawInst& raw, Arch arch, const MemoryCapacity& cap) {
@@ -312,7 +528,7 @@ const std::vector<std::string_view>& all_predicate_names() {
     for (const OpcodeInfo& row : opcode_table())
       for (Arch a : {Arch::Sunda, Arch::Cayman, Arch::Mariana, Arch::Maverick})
         if (const ContractFn fn = row.contract_fn(a)) fn(word, a, every);
-    std::vector<std::string_view> v = {"has_known_opcode"};
+    std::vector<std::string_view> v = {"has_known_opcode", "valid_engine_for_opcode"};
     for (std::string_view n : offered)
       if (std::find(v.begin(), v.end(), n) == v.end()) v.push_back(n);
     return v;

@@ -91,11 +91,12 @@ void parse_program_stream(std::istream& in, const std::string& path, ProgramSink
 // Streams a program file (text or binary, decided as load_program does) into
 // `sink`, reading it once in bounded memory.
 void stream_program(const std::string& path, ProgramSink& sink);
-// A raw binary: a whole number of 64-byte words, each sent to the home engine
-// of its opcode (home_engine()). Throws std::runtime_error on a size error.
+// A raw binary: a whole number of 64-byte words, each sent to the queue it
+// is for (binary_queue()). Throws std::runtime_error on a size error.
 Program parse_binary(const std::vector<std::uint8_t>& bytes, const std::string& path);
-// The queue binary word `word` of `path` goes to: its opcode's home engine; a
-// DMA descriptor's is the DMA queue of its `queue` byte (15), dma0 when that
+// The queue binary word `word` of `path` goes to (word_queue): the engine
+// its header's selector names, else its opcode's home engine; a DMA
+// descriptor's is the DMA queue of its `queue` byte (15), dma0 when that
 // names none (dma_valid_queue fails then). Every word has one, so it does not
 // throw today; `path` and `word` name the word if that changes.
 Queue binary_queue(const RawInst& raw, const std::string& path, std::uint64_t word);
@@ -114,9 +115,10 @@ inline constexpr std::size_t kMaxProgramLineBytes = std::size_t{16} << 20;
 // Queue that executes an opcode (POOL for unknown opcodes; convention).
 Queue home_engine(std::uint8_t opcode);
 // Where an instruction is (tpbsim check, and the run): a DMA queue executes
-// dma_copy only, a compute engine the opcodes whose home it is (the others
-// have no record in its kernel_info table).
-bool queue_executes_opcode(Queue queue, std::uint8_t opcode);
+// dma_copy only, a compute engine the words for it: an opcode whose home it
+// is (selector 0), or one whose header's engine selector names it (SPEC
+// §18; word_queue in opcode_table.h).
+bool queue_executes_opcode(Queue queue, const RawInst& raw);
 // A dma_copy on a DMA queue names that queue in its `queue` byte (true for
 // any other word, and for a byte past dma15: dma_valid_queue's failure): a
 // binary sends it where the text ran it.

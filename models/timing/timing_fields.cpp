@@ -82,37 +82,41 @@ void set_mem(TimingConfig& c, unsigned slot, std::uint64_t v) {
 std::string src_clocks(Arch a) {
   switch (a) {
     case Arch::Sunda:
-      return "TIMING.md [A] (v2): PE 2.8, Vector 1.12, Scalar 1.4, GpSimd 1.4 GHz; the SFU "
+      return "TIMING.md [A] (v2): PE 2.8, Vector 1.12, Scalar (act) 1.4, GpSimd 1.4 GHz; the SFU "
              "at the Scalar clock (convention)";
     case Arch::Cayman:
-      return "TIMING.md [B] (v3): PE 2.4, Vector 0.96, Scalar 1.2, GpSimd 1.2 GHz; the SFU "
+      return "TIMING.md [B] (v3): PE 2.4, Vector 0.96, Scalar (act) 1.2, GpSimd 1.2 GHz; the SFU "
              "at the Scalar clock (convention)";
     case Arch::Mariana:
-      return "TIMING.md [C] (v4): PE 2.4, Vector 1.2, Scalar 1.2, GpSimd 1.2 GHz; the SFU "
+      return "TIMING.md [C] (v4): PE 2.4, Vector 1.2, Scalar (act) 1.2, GpSimd 1.2 GHz; the SFU "
              "at the Scalar clock (convention)";
     case Arch::Maverick:
       break;
   }
-  return "convention: as v4, TIMING.md [C] (no public v5 figures)";
+  return "convention: as v4, TIMING.md [C] (no public v5 figures); the act queue runs on the "
+         "DVE (seed 003: MAVERICK folds ACT into the DVE), so its clock is not used";
 }
 std::string src_overhead(Arch) {
   return "TIMING.md [A, E]: the front end (decode, semaphore check, dispatch) of about 64 engine "
          "cycles; latency only, it overlaps the previous instruction of the engine "
-         "(convention); GpSimd's startup is an issue overhead instead";
+         "(convention); GpSimd's startup is an issue overhead instead; the ACT's 255 fitted to "
+         "TIMING.md [D]: dependent 1-element Scalar activations 264 ScalarE cycles apart (v2; "
+         "the same cycles on v3 and v4, convention)";
 }
 std::string src_issue_overhead(Arch) {
   return "TIMING.md [A, E]: GpSimd startup about 150 cycles (iota = 150 + N), run in software "
          "on its 8 cores, so it holds the issue; 0 for the other engines";
 }
 std::string src_min_ii(Arch) {
-  return "TIMING.md [E]: minimum initiation interval about 64 engine cycles (Vector; the SFU as "
-         "Scalar); 0 for the PE, whose MAC loop has its own max(N, 64) and whose LoadStationary "
+  return "TIMING.md [E]: minimum initiation interval about 64 engine cycles (Vector, Scalar; the "
+         "SFU as Scalar); 0 for the PE, whose MAC loop has its own max(N, 64) and whose "
+         "LoadStationary "
          "may be shorter [A, D], and for GpSimd, bound by its startup";
 }
 std::string src_min_stream(Arch) {
   return "TIMING.md [A]: the Vector/Scalar static overhead (about 100 cycles) is added to "
          "back-to-back instructions with N << 128: a stream shorter than 128 cycles holds the "
-         "issue for the whole latency (the SFU as Scalar); 0 for PE and GpSimd";
+         "issue for the whole latency (Vector, Scalar; the SFU as Scalar); 0 for PE and GpSimd";
 }
 std::string src_memory_clock(Arch) {
   return "convention (the v2 engine clock of [A]); memory cycles below count in it";
@@ -254,20 +258,24 @@ class Builder {
 
 std::vector<TimingField> build() {
   Builder b;
+  // pool, dve, pe, sfu, act (isa::engine_index order).
   b.engines<&TimingConfig::clock_mhz>("clocks_mhz", 1, "MHz",
                                       {{1400, 1200, 1200, 1200},
                                        {1120, 960, 1200, 1200},
                                        {2800, 2400, 2400, 2400},
+                                       {1400, 1200, 1200, 1200},
                                        {1400, 1200, 1200, 1200}},
                                       src_clocks);
   b.engines<&TimingConfig::instruction_overhead_cycles>(
-      "instruction_overhead_cycles", 0, "engine cycles", {{0}, {64}, {64}, {64}}, src_overhead);
+      "instruction_overhead_cycles", 0, "engine cycles", {{0}, {64}, {64}, {64}, {255}},
+      src_overhead);
   b.engines<&TimingConfig::issue_overhead_cycles>("issue_overhead_cycles", 0, "engine cycles",
-                                                  {{150}, {0}, {0}, {0}}, src_issue_overhead);
+                                                  {{150}, {0}, {0}, {0}, {0}}, src_issue_overhead);
   b.engines<&TimingConfig::min_ii_cycles>("min_ii_cycles", 0, "engine cycles",
-                                          {{0}, {64}, {0}, {64}}, src_min_ii);
+                                          {{0}, {64}, {0}, {64}, {64}}, src_min_ii);
   b.engines<&TimingConfig::pipeline_min_stream_cycles>(
-      "pipeline_min_stream_cycles", 0, "engine cycles", {{0}, {128}, {0}, {128}}, src_min_stream);
+      "pipeline_min_stream_cycles", 0, "engine cycles", {{0}, {128}, {0}, {128}, {128}},
+      src_min_stream);
 
   b.row("memory_clock_mhz", "memory_clock_mhz", 1, UINT32_MAX, "MHz", TPB_FIELD(memory_clock_mhz),
         0, 1400, src_memory_clock);

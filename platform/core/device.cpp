@@ -70,8 +70,8 @@ void Device::connect() {
   for (auto& c : cores_) sems_.push_back(&c->semaphores());
   for (auto& c : cores_) {
     c->share_hbm(owner);
-    for (unsigned q = isa::kNumEngines; q < isa::kNumQueues; ++q)
-      c->sequencer(static_cast<isa::Queue>(q)).set_device_semaphores(&sems_);
+    for (unsigned q = 0; q < isa::kNumDmaQueues; ++q)
+      c->sequencer(isa::dma_queue(q)).set_device_semaphores(&sems_);
   }
 }
 

@@ -309,13 +309,13 @@ class Session {
   // register r31 of every compute engine.
   void set_core_id(unsigned id) {
     run::Session& s = this->s();
-    for (unsigned e = 0; e < isa::kNumEngines; ++e)
-      s.core().set_reg(static_cast<isa::Queue>(e), run::kCoreIdRegister, id);
+    for (isa::Queue e : isa::kEngines) s.core().set_reg(e, run::kCoreIdRegister, id);
   }
   std::uint32_t reg(const std::string& engine, py::handle r) {
     run::Session& s = this->s();
     const auto e = isa::parse_engine(engine.c_str());
-    if (!e) throw run::InputError(fmt::format("engine '{}' is not one of pool dve pe sfu", engine));
+    if (!e)
+      throw run::InputError(fmt::format("engine '{}' is not one of pool dve pe sfu act", engine));
     return s.core().reg(*e, run::check_register(host_int(r, "r")));
   }
 

@@ -201,8 +201,7 @@ CommandOutcome run_once(const RunOptions& o) {
       session->load(*p.programs[i]);
       // --lnc 2: the physical core's place in its logical core (SPEC §15).
       if (p.lnc > 1)
-        for (unsigned e = 0; e < isa::kNumEngines; ++e)
-          session->core().set_reg(static_cast<isa::Queue>(e), kCoreIdRegister, i % p.lnc);
+        for (isa::Queue e : isa::kEngines) session->core().set_reg(e, kCoreIdRegister, i % p.lnc);
     }
     session->select(0);
     for (std::size_t k = 0; k < p.loads.size(); ++k)

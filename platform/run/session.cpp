@@ -123,8 +123,8 @@ void check_lnc(long long lnc, unsigned cores) {
 
 void check_remote_cores(isa::SpooledProgram& p, unsigned cores) {
   std::vector<isa::RawInst> buf(256);
-  for (unsigned q = isa::kNumEngines; q < isa::kNumQueues; ++q) {
-    const auto e = static_cast<isa::Queue>(q);
+  for (unsigned q = 0; q < isa::kNumDmaQueues; ++q) {
+    const isa::Queue e = isa::dma_queue(q);
     if (p.count(e) == 0) continue;
     std::unique_ptr<isa::InstructionSource> src = p.source(e);
     std::uint64_t index = 0;

@@ -73,15 +73,26 @@ TEST(OpcodeChecklist, EveryRowIsFoundByItsOpcodeAndItsFieldsFitTheWord) {
     EXPECT_EQ(opcode_info(row.code()), &row) << row.mnemonic;
     EXPECT_TRUE(mnemonics.insert(row.mnemonic).second) << row.mnemonic << " twice";
     if (!row.asm_fields) continue;
-    std::vector<bool> used(kInstBytes, false);
+    std::vector<bool> used(kInstBytes * 8, false);  // by bit
+    const auto claim = [&](unsigned byte, unsigned bit, const char* name) {
+      EXPECT_FALSE(used[byte * 8 + bit])
+          << row.mnemonic << " " << name << " overlaps at byte " << byte << " bit " << bit;
+      used[byte * 8 + bit] = true;
+    };
     for (const AsmField& f : *row.asm_fields) {
       ASSERT_GE(f.off, 12) << row.mnemonic << " " << f.name;
       ASSERT_LE(f.off + f.len, static_cast<int>(kInstBytes)) << row.mnemonic << " " << f.name;
-      for (unsigned b = f.off; b < f.off + f.len; ++b) {
-        EXPECT_FALSE(used[b]) << row.mnemonic << " " << f.name << " overlaps at byte " << b;
-        used[b] = true;
-      }
+      for (unsigned b = f.off; b < f.off + f.len; ++b)
+        for (unsigned bit = 0; bit < 8; ++bit)
+          if (f.len != 1 || (f.mask() >> bit) & 1u) claim(b, bit, f.name);
+      // A scalar-or-vector operand owns its flag bit too.
+      if (f.kind == AsmFieldKind::Scalar) claim(static_cast<unsigned>(f.from), f.shift, f.name);
     }
+    // Every bit of the word past the header and events is some field's, so
+    // every word is reachable from text.
+    for (unsigned bit = 12 * 8; bit < kInstBytes * 8; ++bit)
+      EXPECT_TRUE(used[bit]) << row.mnemonic << ": byte " << bit / 8 << " bit " << bit % 8
+                             << " belongs to no field";
   }
 }
 
@@ -124,13 +135,23 @@ TEST(OpcodeChecklist, EveryContractAndPredicateIsDocumented) {
 // "DVE", ..., or "a DMA queue".
 std::vector<std::string> engine_words(const OpcodeInfo& row) {
   if (is_dma_queue(row.home)) return {"a DMA queue"};
-  std::string up(engine_name(row.home));
-  for (char& c : up) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return {up};
+  std::vector<std::string> words;
+  for (Queue e : kEngines) {
+    if (!row.has_engine(e)) continue;
+    std::string up(engine_name(e));
+    for (char& c : up) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    words.push_back(up);
+  }
+  return words;
 }
 
-// The byte cell of a field in docs/ASM.md's tables: "34" or "12..27".
+// The byte cell of a field in docs/ASM.md's tables: "34", "12..27", or a
+// bit field's "42 (bits 4:0)" / "31 (bit 7)".
 std::string byte_cell(const AsmField& f) {
+  if (f.bits == 1) return std::to_string(f.off) + " (bit " + std::to_string(f.shift) + ")";
+  if (f.bits > 1)
+    return std::to_string(f.off) + " (bits " + std::to_string(f.shift + f.bits - 1) + ":" +
+           std::to_string(f.shift) + ")";
   return f.len == 1 ? std::to_string(f.off)
                     : std::to_string(f.off) + ".." + std::to_string(f.off + f.len - 1);
 }
@@ -158,7 +179,7 @@ TEST(OpcodeChecklist, EveryMnemonicHasItsSectionWithItsEnginesAndFields) {
     const std::size_t end = asm_doc.find("\n### ", at + 1);
     const std::string section = asm_doc.substr(at, end - at);
     std::map<std::string, std::string> listed;
-    const std::regex field_row(R"(\n\| `([a-z_0-9]+)` \| ([0-9.]+) \|)");
+    const std::regex field_row(R"(\n\| `([a-z_0-9]+)` \| ([0-9.]+(?: \(bits? [0-9:]+\))?) \|)");
     for (auto it = std::sregex_iterator(section.begin(), section.end(), field_row);
          it != std::sregex_iterator(); ++it)
       listed[(*it)[1]] = (*it)[2];
@@ -174,11 +195,12 @@ TEST(OpcodeChecklist, EveryModelledOpcodeHasAKernelAtItsVa) {
   for (const OpcodeInfo& row : opcode_table()) {
     if (!is_modelled(row)) continue;
     for (Arch a : kChecklistArchs)
-      if (const KernelInfoSlot* slot = row.kernel_info_on(a)) {
-        EXPECT_NE(fw::builtin_kernels().find(slot->func_va), nullptr)
-            << row.mnemonic << " on " << arch_name(a) << ": no kernel at VA 0x" << std::hex
-            << slot->func_va;
-      }
+      for (Queue e : kEngines)
+        if (const KernelInfoSlot* slot = row.kernel_info_on(e, a)) {
+          EXPECT_NE(fw::builtin_kernels().find(slot->func_va), nullptr)
+              << row.mnemonic << " on " << engine_name(e) << " of " << arch_name(a)
+              << ": no kernel at VA 0x" << std::hex << slot->func_va;
+        }
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include "models/isa/checker.h"
 #include "models/isa/opcode_table.h"
+#include "models/isa/predicates.h"
 #include "models/isa/program.h"
 #include "models/race/detector.h"
 #include "models/sc/memory/core_memory_map.h"
@@ -485,6 +486,11 @@ bool Sequencer::check(std::optional<KernelInfoRecord>& record, bool& unknown_onl
       raw_, cfg_.arch,
       isa::MemoryCapacity{tc.sbuf_bytes_per_partition, tc.psum_bytes_per_partition, tc.hbm.bytes});
   if (!isa::dma_copy_on_its_queue(engine_, raw_)) check.failed.push_back("dma_copy_on_its_queue");
+  // A word its header sends to another engine (SPEC §18: several engines run
+  // its opcode) is not this engine's to run.
+  if (isa::is_compute_engine(engine_) && isa::engine_selector(raw_) != 0 &&
+      isa::pred::word_engine(raw_, cfg_.arch) != engine_)
+    check.failed.push_back("queue_executes_opcode");
   record = cfg_.table.lookup(opcode_);
   unknown_only = check.failed.size() == 1 && check.failed[0] == "has_known_opcode";
   if (check.valid() || unknown_only) return true;
