@@ -369,3 +369,59 @@ def test_a_dtype_the_generation_lacks_is_a_fault_by_name(make_core, arch, dtype)
     with pytest.raises(tpbsim.Fault) as e:
         core.run(mm_program(dtype, 32, 8, 8))
     assert "valid_plain_mm_dtype" in e.value.predicates
+
+
+# ---- faults: what the static contract cannot see, named at run time ---------------------
+
+@pytest.mark.parametrize("arch,program,needle", [
+    # the moving and the stationary DTYPEs: FP32 only with FP32
+    ("mariana", mm_program("bf16", 32, 8, 8).replace("matmul in_dtype=bf16", "matmul in_dtype=fp32"),
+     "valid_plain_mm_dtype_pair failed at run time: moving fp32 with stationary bf16"),
+    # the legacy and the OCP E4M3 not together (v4 has both)
+    ("mariana", mm_program("fp8_e4m3", 32, 8, 8).replace("matmul in_dtype=fp8_e4m3",
+                                                         "matmul in_dtype=fp8_e4m3_legacy"),
+     "the legacy and the OCP fp8_e4m3 not together"),
+    # double row on one of the two
+    ("cayman", mm_program("fp8_e5m2", 32, 8, 8, perf="double_row").replace(
+        "acc=0 perf_mode=double_row", "acc=0 perf_mode=none").replace(
+        f"num=[16, 1, 1]) dst", "num=[8, 1, 1]) dst"),
+     "perf_mode double_row on one of the two operands"),
+    # transpose mode overwrites: no accumulation
+    ("mariana", mm_program("bf16", 16, 8, 16, acc=1, transpose=True, out="bf16"),
+     "transpose mode writes the stationary's bf16 elements, overwriting"),
+    # an engine that never runs the opcode: its word keeps its home engine,
+    # and this queue has no record of it (as quantize_mx under .engine pe)
+    ("mariana", ".engine pool\ntensor_reduce op=add channels=1 out_dtype=fp32 src=t3d(0) "
+                "dst=t3d(0x40)\n", "unknown opcode 0x24: no record in the pool kernel_info table"),
+    # the POOL cannot reach PSUM: an address from a register
+    ("mariana", ".reg pool r3 = 0x2000000\n.engine pool\nmemset channels=4 out_dtype=fp32 "
+                "dst=t3d(reg(r3), num=[8, 1, 1])\n", "which GpSimd (pool) cannot reach"),
+])
+def test_run_time_faults_name_the_rule(make_core, arch, program, needle):
+    core = make_core(arch)
+    with pytest.raises(tpbsim.Fault) as e:
+        core.run(program)
+    assert needle in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("arch,program,predicate", [
+    # the ACT of v2 has no tensor_copy (nki.isa)
+    ("sunda", ".engine act\ntensor_copy channels=1 out_dtype=fp32 src=t3d(0) dst=t3d(0x40)\n",
+     "valid_engine_for_opcode"),
+    # the ACT's tensor_scalar runs (multiply, add), (multiply, -), (add, -) only
+    ("mariana", ".engine act\ntensor_scalar op0=divide operand0=2.0 channels=1 out_dtype=fp32 "
+                "src=t3d(0) dst=t3d(0x40)\n", "tensor_scalar_valid_ops"),
+    # GpSimd never reads PSUM
+    ("mariana", ".engine pool\ntensor_copy channels=1 out_dtype=fp32 src=t3d(psum(0, 0x0)) "
+                "dst=t3d(0x40)\n", "mem3d_valid(src)"),
+    # a max reduce of the activation needs v3
+    ("sunda", ".engine act\nactivation func=exp channels=1 out_dtype=fp32 src=t3d(0) "
+              "dst=t3d(0x40) reduce_op=max reduce_cmd=reset_reduce\n",
+     "activation_reduce_op_on_nc"),
+])
+def test_what_a_generation_or_engine_lacks_is_a_fault_by_name(make_core, arch, program,
+                                                             predicate):
+    core = make_core(arch)
+    with pytest.raises(tpbsim.Fault) as e:
+        core.run(program)
+    assert predicate in e.value.predicates, (e.value.predicates, str(e.value))
