@@ -81,14 +81,9 @@ std::uint32_t act_fields(KernelContext& ctx) {
   if (!num::valid_act_func(i.func))
     throw KernelFault(fmt::format("activation_valid_func: function {} is not one of the table",
                                   unsigned{i.func}));
-  VecPlan& plan = new_vec_plan(ctx);
-  plan.channels = i.num_active_channels;
-  plan.in.push_back(vec_tensor(ctx, isa::pattern_t(i.src_mem_pattern), i.in_dtype, plan.channels,
-                               false, "activation src", "src"));
-  plan.out.push_back(vec_tensor(ctx, isa::pattern_t(i.dst_mem_pattern), i.out_dtype, plan.channels,
-                                true, "activation dst", "dst"));
-  if (plan.in[0].count != plan.out[0].count)
-    throw KernelFault("same_element_count(dst) failed at run time");
+  VecPlan& plan =
+      vec_plan_src_dst(ctx, i.num_active_channels, isa::pattern_t(i.src_mem_pattern), i.in_dtype,
+                       isa::pattern_t(i.dst_mem_pattern), i.out_dtype, "activation", true);
   vec_scalar(ctx, plan, i.scale, i.flags & 1u, "activation scale", "scale");
   if (i.bias_dtype != 0)
     plan.in.push_back(vec_vector(ctx, i.bias_addr, i.bias_dtype, plan.channels, false,

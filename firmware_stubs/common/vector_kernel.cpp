@@ -38,23 +38,30 @@ std::uint32_t partition_addr(std::uint32_t start, unsigned p) {
   return start + (p << isa::kPartitionShift);
 }
 
-std::uint32_t load_step(KernelContext& ctx) {
-  VecPlan& plan = plan_of(ctx);
-  for (VecOperand& op : plan.in) {
-    const std::size_t row = op.count * op.bytes;
-    op.raw.assign(op.partitions * row, 0);
-    const unsigned p0 = isa::partition_of(op.pat.start);
-    for (unsigned c = 0; c < op.partitions; ++c) {
-      if (op.per_partition) {
-        ctx.read(partition_addr(op.pat.start, c), op.raw.data() + c * row, op.bytes);
-        continue;
-      }
-      for_each_run(op.pat, op.bytes, p0 + c, "operand",
-                   [&](std::uint64_t addr, std::uint64_t k, std::uint32_t run) {
-                     ctx.read(addr, op.raw.data() + c * row + k * op.bytes,
-                              std::size_t{run} * op.bytes);
-                   });
+// Every run of contiguous elements of an operand, partition by partition:
+// access(address, its bytes in op.raw, length).
+template <typename Access>
+void each_operand_run(VecOperand& op, Access access) {
+  const std::size_t row = op.count * op.bytes;
+  const unsigned p0 = isa::partition_of(op.pat.start);
+  for (unsigned c = 0; c < op.partitions; ++c) {
+    if (op.per_partition) {
+      access(partition_addr(op.pat.start, c), op.raw.data() + c * row, std::size_t{op.bytes});
+      continue;
     }
+    for_each_run(op.pat, op.bytes, p0 + c, "operand",
+                 [&](std::uint64_t addr, std::uint64_t k, std::uint32_t run) {
+                   access(addr, op.raw.data() + c * row + k * op.bytes,
+                          std::size_t{run} * op.bytes);
+                 });
+  }
+}
+
+std::uint32_t load_step(KernelContext& ctx) {
+  for (VecOperand& op : plan_of(ctx).in) {
+    op.raw.assign(op.partitions * op.count * op.bytes, 0);
+    each_operand_run(op,
+                     [&](std::uint64_t a, std::uint8_t* p, std::size_t n) { ctx.read(a, p, n); });
   }
   return 0;
 }
@@ -68,21 +75,9 @@ std::uint32_t compute_step(KernelContext& ctx) {
 }
 
 std::uint32_t store_step(KernelContext& ctx) {
-  VecPlan& plan = plan_of(ctx);
-  for (VecOperand& op : plan.out) {
-    const std::size_t row = op.count * op.bytes;
-    const unsigned p0 = isa::partition_of(op.pat.start);
-    for (unsigned c = 0; c < op.partitions; ++c) {
-      if (op.per_partition) {
-        ctx.write(partition_addr(op.pat.start, c), op.raw.data() + c * row, op.bytes);
-        continue;
-      }
-      for_each_run(op.pat, op.bytes, p0 + c, "operand",
-                   [&](std::uint64_t addr, std::uint64_t k, std::uint32_t run) {
-                     ctx.write(addr, op.raw.data() + c * row + k * op.bytes,
-                               std::size_t{run} * op.bytes);
-                   });
-    }
+  for (VecOperand& op : plan_of(ctx).out) {
+    each_operand_run(op,
+                     [&](std::uint64_t a, std::uint8_t* p, std::size_t n) { ctx.write(a, p, n); });
     op.raw = {};
   }
   return 0;
@@ -166,6 +161,38 @@ VecOperand vec_tensor(KernelContext& ctx, const isa::Tensor3D& t, std::uint8_t d
   op.count = op.pat.count();
   check_vec_operand(op.pat, op.bytes, partitions, write, ctx.engine(), ctx.timing(), operand, name);
   return op;
+}
+
+VecPlan& vec_plan_dst(KernelContext& ctx, unsigned channels, const isa::Tensor3D& dst,
+                      std::uint8_t out_dtype, const char* mnemonic) {
+  VecPlan& plan = new_vec_plan(ctx);
+  plan.channels = channels;
+  plan.out.push_back(vec_tensor(ctx, dst, out_dtype, channels, true,
+                                fmt::format("{} dst", mnemonic).c_str(), "dst"));
+  return plan;
+}
+
+VecPlan& vec_plan_src_dst(KernelContext& ctx, unsigned channels, const isa::Tensor3D& src,
+                          std::uint8_t in_dtype, const isa::Tensor3D& dst, std::uint8_t out_dtype,
+                          const char* mnemonic, bool same_count) {
+  VecOperand in = vec_tensor(ctx, src, in_dtype, channels, false,
+                             fmt::format("{} src", mnemonic).c_str(), "src");
+  VecPlan& plan = vec_plan_dst(ctx, channels, dst, out_dtype, mnemonic);
+  plan.in.push_back(std::move(in));
+  if (same_count && plan.in[0].count != plan.out[0].count)
+    throw KernelFault(fmt::format(
+        "same_element_count(dst) failed at run time: src holds {} elements per partition, dst {}",
+        plan.in[0].count, plan.out[0].count));
+  return plan;
+}
+
+void vec_plan_src1(KernelContext& ctx, VecPlan& plan, const isa::Tensor3D& src1, std::uint8_t dtype,
+                   const char* mnemonic) {
+  plan.in.push_back(vec_tensor(ctx, src1, dtype, plan.channels, false,
+                               fmt::format("{} src1", mnemonic).c_str(), "src1"));
+  if (isa::region_of(plan.in[0].pat.start) == isa::Region::Psum &&
+      isa::region_of(plan.in[1].pat.start) == isa::Region::Psum)
+    throw KernelFault("inputs_not_both_psum failed at run time: src and src1 are both in PSUM");
 }
 
 VecOperand vec_vector(KernelContext& ctx, isa::Addr4 a, std::uint8_t dtype, unsigned partitions,

@@ -80,6 +80,18 @@ void add_vector_kernel(KernelRegistry& r, const std::string& prefix, std::uint32
 VecPlan& new_vec_plan(KernelContext& ctx);
 VecOperand vec_tensor(KernelContext& ctx, const isa::Tensor3D& t, std::uint8_t dtype,
                       unsigned partitions, bool write, const char* name, const char* operand);
+// A new plan (new_vec_plan) of `channels` partitions with the operands of
+// the common shapes, `mnemonic` naming them in faults: src -> dst
+// (same_count: count(src) == count(dst), `same_element_count(dst)`), or a
+// dst alone; vec_plan_src1 adds a second source of src's counts
+// (`inputs_not_both_psum`).
+VecPlan& vec_plan_src_dst(KernelContext& ctx, unsigned channels, const isa::Tensor3D& src,
+                          std::uint8_t in_dtype, const isa::Tensor3D& dst, std::uint8_t out_dtype,
+                          const char* mnemonic, bool same_count);
+VecPlan& vec_plan_dst(KernelContext& ctx, unsigned channels, const isa::Tensor3D& dst,
+                      std::uint8_t out_dtype, const char* mnemonic);
+void vec_plan_src1(KernelContext& ctx, VecPlan& plan, const isa::Tensor3D& src1, std::uint8_t dtype,
+                   const char* mnemonic);
 // A per-partition vector operand at `a` (ADDR4: immediate or ADDR_REG).
 VecOperand vec_vector(KernelContext& ctx, isa::Addr4 a, std::uint8_t dtype, unsigned partitions,
                       bool write, const char* name, const char* operand);

@@ -65,23 +65,15 @@ void tt_compute(KernelContext& ctx, VecPlan& plan) {
 
 std::uint32_t tt_fields(KernelContext& ctx) {
   const auto i = isa::decode_as<isa::S3D3Tt>(ctx.inst());
-  VecPlan& plan = new_vec_plan(ctx);
-  plan.channels = i.num_active_channels;
   const isa::Tensor3D src = isa::pattern_t(i.src_mem_pattern);
-  plan.in.push_back(
-      vec_tensor(ctx, src, i.in_dtype, plan.channels, false, "tensor_tensor src", "src"));
-  plan.in.push_back(vec_tensor(ctx, isa::steps3d_pattern(i.src1, src), i.in1_dtype, plan.channels,
-                               false, "tensor_tensor src1", "src1"));
-  plan.out.push_back(vec_tensor(ctx, isa::pattern_t(i.dst_mem_pattern), i.out_dtype, plan.channels,
-                                true, "tensor_tensor dst", "dst"));
-  if (plan.in[0].count != plan.out[0].count)
-    throw KernelFault("same_element_count(dst) failed at run time");
-  const auto region = [&](int k) {
-    return isa::region_of(plan.in[static_cast<unsigned>(k)].pat.start);
+  VecPlan& plan =
+      vec_plan_src_dst(ctx, i.num_active_channels, src, i.in_dtype,
+                       isa::pattern_t(i.dst_mem_pattern), i.out_dtype, "tensor_tensor", true);
+  vec_plan_src1(ctx, plan, isa::steps3d_pattern(i.src1, src), i.in1_dtype, "tensor_tensor");
+  const auto psum = [&](int k) {
+    return isa::region_of(plan.in[static_cast<unsigned>(k)].pat.start) == isa::Region::Psum;
   };
-  const bool psum0 = region(0) == isa::Region::Psum, psum1 = region(1) == isa::Region::Psum;
-  if (psum0 && psum1)
-    throw KernelFault("inputs_not_both_psum failed at run time: src and src1 are both in PSUM");
+  const bool psum0 = psum(0), psum1 = psum(1);
   // TIMING.md [O] (the Vector engine): N with one input in PSUM, or SBUF
   // BF16 add / multiply / subtract on contiguous data; else 2N. The POOL
   // streams 32 bits per partition a cycle (TIMING.md [A, E]): max(words
@@ -122,14 +114,9 @@ void ts_compute(KernelContext& ctx, VecPlan& plan) {
 
 std::uint32_t ts_fields(KernelContext& ctx) {
   const auto i = isa::decode_as<isa::S3D3Ts>(ctx.inst());
-  VecPlan& plan = new_vec_plan(ctx);
-  plan.channels = i.num_active_channels;
-  plan.in.push_back(vec_tensor(ctx, isa::pattern_t(i.src_mem_pattern), i.in_dtype, plan.channels,
-                               false, "tensor_scalar src", "src"));
-  plan.out.push_back(vec_tensor(ctx, isa::pattern_t(i.dst_mem_pattern), i.out_dtype, plan.channels,
-                                true, "tensor_scalar dst", "dst"));
-  if (plan.in[0].count != plan.out[0].count)
-    throw KernelFault("same_element_count(dst) failed at run time");
+  VecPlan& plan =
+      vec_plan_src_dst(ctx, i.num_active_channels, isa::pattern_t(i.src_mem_pattern), i.in_dtype,
+                       isa::pattern_t(i.dst_mem_pattern), i.out_dtype, "tensor_scalar", true);
   vec_scalar(ctx, plan, i.operand0, i.op0 & isa::kAluVectorBit, "tensor_scalar operand0",
              "operand0");
   vec_scalar(ctx, plan, i.operand1, i.op1 & isa::kAluVectorBit, "tensor_scalar operand1",
@@ -159,12 +146,9 @@ void reduce_compute(KernelContext& ctx, VecPlan& plan) {
 
 std::uint32_t reduce_fields(KernelContext& ctx) {
   const auto i = isa::decode_as<isa::S3D3Reduce>(ctx.inst());
-  VecPlan& plan = new_vec_plan(ctx);
-  plan.channels = i.num_active_channels;
-  plan.in.push_back(vec_tensor(ctx, isa::pattern_t(i.src_mem_pattern), i.in_dtype, plan.channels,
-                               false, "tensor_reduce src", "src"));
-  plan.out.push_back(vec_tensor(ctx, isa::pattern_t(i.dst_mem_pattern), i.out_dtype, plan.channels,
-                                true, "tensor_reduce dst", "dst"));
+  VecPlan& plan =
+      vec_plan_src_dst(ctx, i.num_active_channels, isa::pattern_t(i.src_mem_pattern), i.in_dtype,
+                       isa::pattern_t(i.dst_mem_pattern), i.out_dtype, "tensor_reduce", false);
   std::uint64_t kept = 1;
   for (unsigned d = i.axes; d < 3; ++d) kept *= plan.in[0].pat.num[d];
   if (plan.out[0].count != kept)
@@ -198,20 +182,11 @@ void scan_compute(KernelContext& ctx, VecPlan& plan) {
 
 std::uint32_t scan_fields(KernelContext& ctx) {
   const auto i = isa::decode_as<isa::S3D3Scan>(ctx.inst());
-  VecPlan& plan = new_vec_plan(ctx);
-  plan.channels = i.num_active_channels;
   const isa::Tensor3D src = isa::pattern_t(i.src_mem_pattern);
-  plan.in.push_back(
-      vec_tensor(ctx, src, i.in_dtype, plan.channels, false, "tensor_tensor_scan src", "src"));
-  plan.in.push_back(vec_tensor(ctx, isa::steps3d_pattern(i.src1, src), i.in1_dtype, plan.channels,
-                               false, "tensor_tensor_scan src1", "src1"));
-  plan.out.push_back(vec_tensor(ctx, isa::pattern_t(i.dst_mem_pattern), i.out_dtype, plan.channels,
-                                true, "tensor_tensor_scan dst", "dst"));
-  if (plan.in[0].count != plan.out[0].count)
-    throw KernelFault("same_element_count(dst) failed at run time");
-  if (isa::region_of(plan.in[0].pat.start) == isa::Region::Psum &&
-      isa::region_of(plan.in[1].pat.start) == isa::Region::Psum)
-    throw KernelFault("inputs_not_both_psum failed at run time: src and src1 are both in PSUM");
+  VecPlan& plan =
+      vec_plan_src_dst(ctx, i.num_active_channels, src, i.in_dtype,
+                       isa::pattern_t(i.dst_mem_pattern), i.out_dtype, "tensor_tensor_scan", true);
+  vec_plan_src1(ctx, plan, isa::steps3d_pattern(i.src1, src), i.in1_dtype, "tensor_tensor_scan");
   vec_scalar(ctx, plan, i.initial, i.op0 & isa::kAluVectorBit, "tensor_tensor_scan initial",
              "initial");
   plan.trips = 2 * plan.in[0].count;  // TIMING.md [O]: 2N
@@ -230,10 +205,8 @@ void memset_compute(KernelContext& ctx, VecPlan& plan) {
 
 std::uint32_t memset_fields(KernelContext& ctx) {
   const auto i = isa::decode_as<isa::S3D3Memset>(ctx.inst());
-  VecPlan& plan = new_vec_plan(ctx);
-  plan.channels = i.num_active_channels;
-  plan.out.push_back(vec_tensor(ctx, isa::pattern_t(i.dst_mem_pattern), i.out_dtype, plan.channels,
-                                true, "memset dst", "dst"));
+  VecPlan& plan = vec_plan_dst(ctx, i.num_active_channels, isa::pattern_t(i.dst_mem_pattern),
+                               i.out_dtype, "memset");
   // TIMING.md [O]: N / 2 for a zero BF16 / FP16 fill, else N.
   const bool half = i.value == 0 && (is(i.out_dtype, Dtype::Bf16) || is(i.out_dtype, Dtype::Fp16));
   plan.trips = half ? (plan.out[0].count + 1) / 2 : plan.out[0].count;
@@ -243,15 +216,10 @@ std::uint32_t memset_fields(KernelContext& ctx) {
 
 // ---- reciprocal, bn_stats, bn_aggr, nc_transpose (the one-input layout) ---------
 
-VecPlan& unary_plan(KernelContext& ctx, const char* src_name, const char* dst_name) {
+VecPlan& unary_plan(KernelContext& ctx, const char* mnemonic, bool same_count) {
   const auto i = isa::decode_as<isa::S3D3Unary>(ctx.inst());
-  VecPlan& plan = new_vec_plan(ctx);
-  plan.channels = i.num_active_channels;
-  plan.in.push_back(vec_tensor(ctx, isa::pattern_t(i.src_mem_pattern), i.in_dtype, plan.channels,
-                               false, src_name, "src"));
-  plan.out.push_back(vec_tensor(ctx, isa::pattern_t(i.dst_mem_pattern), i.out_dtype, plan.channels,
-                                true, dst_name, "dst"));
-  return plan;
+  return vec_plan_src_dst(ctx, i.num_active_channels, isa::pattern_t(i.src_mem_pattern), i.in_dtype,
+                          isa::pattern_t(i.dst_mem_pattern), i.out_dtype, mnemonic, same_count);
 }
 
 void reciprocal_compute(KernelContext&, VecPlan& plan) {
@@ -261,9 +229,7 @@ void reciprocal_compute(KernelContext&, VecPlan& plan) {
   vec_out_f32(plan.out[0], out);
 }
 std::uint32_t reciprocal_fields(KernelContext& ctx) {
-  VecPlan& plan = unary_plan(ctx, "reciprocal src", "reciprocal dst");
-  if (plan.in[0].count != plan.out[0].count)
-    throw KernelFault("same_element_count(dst) failed at run time");
+  VecPlan& plan = unary_plan(ctx, "reciprocal", true);
   plan.trips = 8 * plan.in[0].count;  // TIMING.md [O]: 8N
   plan.compute = reciprocal_compute;
   return 0;
@@ -284,7 +250,7 @@ void stats_compute(KernelContext&, VecPlan& plan) {
   vec_out_f32(plan.out[0], out);
 }
 std::uint32_t bn_stats_fields(KernelContext& ctx) {
-  VecPlan& plan = unary_plan(ctx, "bn_stats src", "bn_stats dst");
+  VecPlan& plan = unary_plan(ctx, "bn_stats", false);
   if (plan.in[0].count == 0 || plan.in[0].count > 512 || plan.out[0].count != 6)
     throw KernelFault(fmt::format(
         "bn_stats_element_count_check failed at run time: src {} elements (1..512), dst {} (6)",
@@ -294,7 +260,7 @@ std::uint32_t bn_stats_fields(KernelContext& ctx) {
   return 0;
 }
 std::uint32_t bn_aggr_fields(KernelContext& ctx) {
-  VecPlan& plan = unary_plan(ctx, "bn_aggr src", "bn_aggr dst");
+  VecPlan& plan = unary_plan(ctx, "bn_aggr", false);
   if (plan.in[0].count == 0 || plan.in[0].count % 3 != 0 || plan.out[0].count != 2)
     throw KernelFault(fmt::format(
         "bn_aggr_element_count_check failed at run time: src {} elements (3k), dst {} (2)",

@@ -53,10 +53,8 @@ void iota_compute(KernelContext& ctx, VecPlan& plan) {
 
 std::uint32_t iota_fields(KernelContext& ctx) {
   const auto i = isa::decode_as<isa::S3D3Iota>(ctx.inst());
-  VecPlan& plan = new_vec_plan(ctx);
-  plan.channels = i.num_active_channels;
-  plan.out.push_back(vec_tensor(ctx, isa::pattern_t(i.dst_mem_pattern), i.out_dtype, plan.channels,
-                                true, "iota dst", "dst"));
+  VecPlan& plan = vec_plan_dst(ctx, i.num_active_channels, isa::pattern_t(i.dst_mem_pattern),
+                               i.out_dtype, "iota");
   if (isa::region_of(plan.out[0].pat.start) != isa::Region::Sbuf)
     throw KernelFault("mem3d_valid(dst) failed at run time: iota writes SBUF only");
   if (plan.out[0].count != std::uint64_t{i.num[0]} * i.num[1] * i.num[2])

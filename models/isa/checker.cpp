@@ -84,11 +84,15 @@ void vector_src1(const MemPattern3D& src, const Steps3D& s1, std::uint8_t dtype,
               AllowedInSBUF::True, nc);
   TPB_PRED_ON(src1, start_addr_active_channels, t.start_addr, ch);
 }
-// The one-input layout: header and events; then its channels and operands.
-void unary_head(const S3D3Unary& i, Sink& f) {
-  TPB_PRED(has_valid_neuron_header, i.header);
-  TPB_PRED(has_valid_neuron_events, i.events);
-}
+// The head of every SPEC §18 word: its header, events, opcode and reserved
+// bytes.
+#define TPB_VECTOR_HEAD(i, opcode_pred, reserved_pred) \
+  TPB_PRED(has_valid_neuron_header, (i).header);       \
+  TPB_PRED(has_valid_neuron_events, (i).events);       \
+  TPB_PRED(opcode_pred, (i).header);                   \
+  TPB_PRED(reserved_pred, i)
+
+// The one-input layout's channels and operands.
 void unary_operands(const S3D3Unary& i, Queue eng, Arch nc, Sink& f) {
   TPB_PRED(check_active_channels, i.num_active_channels);
   vector_src(i.src_mem_pattern, i.in_dtype, i.num_active_channels, eng, nc, f);
@@ -251,10 +255,7 @@ void tquant_block(const RawInst& raw, Arch nc, Sink& f) {
 // every generation (TIMING.md [M]), so it has no generation predicate.
 void tensor_copy(const RawInst& raw, Arch nc, Sink& f) {
   const auto i = decode_as<S3D3TensorCopy>(raw);
-  TPB_PRED(has_valid_neuron_header, i.header);
-  TPB_PRED(has_valid_neuron_events, i.events);
-  TPB_PRED(has_tensor_copy_opcode, i.header);
-  TPB_PRED(tensor_copy_reserved_zero, i);
+  TPB_VECTOR_HEAD(i, has_tensor_copy_opcode, tensor_copy_reserved_zero);
   unary_operands(i, word_engine(raw, nc, Opcode::TensorCopy), nc, f);
   TPB_PRED(tensor_copy_element_count_check, i);
 }
@@ -264,10 +265,7 @@ void activation(const RawInst& raw, Arch nc, Sink& f) {
   const auto i = decode_as<S3D3Act>(raw);
   const Queue eng = word_engine(raw, nc, Opcode::Activation);
   const std::uint8_t ch = i.num_active_channels;
-  TPB_PRED(has_valid_neuron_header, i.header);
-  TPB_PRED(has_valid_neuron_events, i.events);
-  TPB_PRED(has_activation_opcode, i.header);
-  TPB_PRED(activation_reserved_zero, i);
+  TPB_VECTOR_HEAD(i, has_activation_opcode, activation_reserved_zero);
   TPB_PRED(check_active_channels, ch);
   TPB_PRED(activation_valid_func, i.func);
   vector_src(i.src_mem_pattern, i.in_dtype, ch, eng, nc, f);
@@ -290,10 +288,7 @@ void tensor_tensor(const RawInst& raw, Arch nc, Sink& f) {
   const auto i = decode_as<S3D3Tt>(raw);
   const Queue eng = word_engine(raw, nc, Opcode::TensorTensor);
   const std::uint8_t ch = i.num_active_channels;
-  TPB_PRED(has_valid_neuron_header, i.header);
-  TPB_PRED(has_valid_neuron_events, i.events);
-  TPB_PRED(has_tensor_tensor_opcode, i.header);
-  TPB_PRED(tensor_tensor_reserved_zero, i);
+  TPB_VECTOR_HEAD(i, has_tensor_tensor_opcode, tensor_tensor_reserved_zero);
   TPB_PRED(check_active_channels, ch);
   TPB_PRED(tensor_tensor_valid_op, i.op, eng);
   vector_src(i.src_mem_pattern, i.in_dtype, ch, eng, nc, f);
@@ -309,10 +304,7 @@ void tensor_scalar(const RawInst& raw, Arch nc, Sink& f) {
   const auto i = decode_as<S3D3Ts>(raw);
   const Queue eng = word_engine(raw, nc, Opcode::TensorScalar);
   const std::uint8_t ch = i.num_active_channels;
-  TPB_PRED(has_valid_neuron_header, i.header);
-  TPB_PRED(has_valid_neuron_events, i.events);
-  TPB_PRED(has_tensor_scalar_opcode, i.header);
-  TPB_PRED(tensor_scalar_reserved_zero, i);
+  TPB_VECTOR_HEAD(i, has_tensor_scalar_opcode, tensor_scalar_reserved_zero);
   TPB_PRED(check_active_channels, ch);
   TPB_PRED(tensor_scalar_valid_ops, i.op0, i.op1, eng);
   vector_src(i.src_mem_pattern, i.in_dtype, ch, eng, nc, f);
@@ -329,10 +321,7 @@ void tensor_reduce(const RawInst& raw, Arch nc, Sink& f) {
   const auto i = decode_as<S3D3Reduce>(raw);
   const Queue eng = word_engine(raw, nc, Opcode::TensorReduce);
   const std::uint8_t ch = i.num_active_channels;
-  TPB_PRED(has_valid_neuron_header, i.header);
-  TPB_PRED(has_valid_neuron_events, i.events);
-  TPB_PRED(has_tensor_reduce_opcode, i.header);
-  TPB_PRED(tensor_reduce_reserved_zero, i);
+  TPB_VECTOR_HEAD(i, has_tensor_reduce_opcode, tensor_reduce_reserved_zero);
   TPB_PRED(check_active_channels, ch);
   TPB_PRED(tensor_reduce_valid_op, i.op);
   TPB_PRED(tensor_reduce_valid_axes, i.axes);
@@ -347,10 +336,7 @@ void tensor_tensor_scan(const RawInst& raw, Arch nc, Sink& f) {
   const auto i = decode_as<S3D3Scan>(raw);
   const Queue eng = word_engine(raw, nc, Opcode::TensorTensorScan);
   const std::uint8_t ch = i.num_active_channels;
-  TPB_PRED(has_valid_neuron_header, i.header);
-  TPB_PRED(has_valid_neuron_events, i.events);
-  TPB_PRED(has_tensor_tensor_scan_opcode, i.header);
-  TPB_PRED(tensor_tensor_scan_reserved_zero, i);
+  TPB_VECTOR_HEAD(i, has_tensor_tensor_scan_opcode, tensor_tensor_scan_reserved_zero);
   TPB_PRED(check_active_channels, ch);
   TPB_PRED(tensor_tensor_scan_valid_ops, i.op0, i.op1);
   vector_src(i.src_mem_pattern, i.in_dtype, ch, eng, nc, f);
@@ -366,10 +352,7 @@ void tensor_tensor_scan(const RawInst& raw, Arch nc, Sink& f) {
 // SPEC §18 memset.
 void memset(const RawInst& raw, Arch nc, Sink& f) {
   const auto i = decode_as<S3D3Memset>(raw);
-  TPB_PRED(has_valid_neuron_header, i.header);
-  TPB_PRED(has_valid_neuron_events, i.events);
-  TPB_PRED(has_memset_opcode, i.header);
-  TPB_PRED(memset_reserved_zero, i);
+  TPB_VECTOR_HEAD(i, has_memset_opcode, memset_reserved_zero);
   TPB_PRED(check_active_channels, i.num_active_channels);
   vector_dst(i.dst_mem_pattern, i.out_dtype, i.num_active_channels,
              word_engine(raw, nc, Opcode::Memset), nc, f);
@@ -378,10 +361,7 @@ void memset(const RawInst& raw, Arch nc, Sink& f) {
 // SPEC §18 iota: the destination is in SBUF (nki.isa).
 void iota(const RawInst& raw, Arch nc, Sink& f) {
   const auto i = decode_as<S3D3Iota>(raw);
-  TPB_PRED(has_valid_neuron_header, i.header);
-  TPB_PRED(has_valid_neuron_events, i.events);
-  TPB_PRED(has_iota_opcode, i.header);
-  TPB_PRED(iota_reserved_zero, i);
+  TPB_VECTOR_HEAD(i, has_iota_opcode, iota_reserved_zero);
   TPB_PRED(check_active_channels, i.num_active_channels);
   TPB_PRED(iota_valid_pattern, i);
   vector_dst(i.dst_mem_pattern, i.out_dtype, i.num_active_channels, Queue::Pool, nc, f);
@@ -391,34 +371,26 @@ void iota(const RawInst& raw, Arch nc, Sink& f) {
 // SPEC §18 reciprocal, bn_stats, bn_aggr, nc_transpose (the DVE's).
 void reciprocal(const RawInst& raw, Arch nc, Sink& f) {
   const auto i = decode_as<S3D3Unary>(raw);
-  unary_head(i, f);
-  TPB_PRED(has_reciprocal_opcode, i.header);
-  TPB_PRED(unary_reserved_zero, i);
+  TPB_VECTOR_HEAD(i, has_reciprocal_opcode, unary_reserved_zero);
   unary_operands(i, word_engine(raw, nc, Opcode::Reciprocal), nc, f);
   TPB_PRED_ON(dst, same_element_count, i.src_mem_pattern, i.dst_mem_pattern);
 }
 void bn_stats(const RawInst& raw, Arch nc, Sink& f) {
   const auto i = decode_as<S3D3Unary>(raw);
-  unary_head(i, f);
-  TPB_PRED(has_bn_stats_opcode, i.header);
-  TPB_PRED(unary_reserved_zero, i);
+  TPB_VECTOR_HEAD(i, has_bn_stats_opcode, unary_reserved_zero);
   unary_operands(i, word_engine(raw, nc, Opcode::BnStats), nc, f);
   TPB_PRED(bn_stats_element_count_check, i);
 }
 void bn_aggr(const RawInst& raw, Arch nc, Sink& f) {
   const auto i = decode_as<S3D3Unary>(raw);
-  unary_head(i, f);
-  TPB_PRED(has_bn_aggr_opcode, i.header);
-  TPB_PRED(unary_reserved_zero, i);
+  TPB_VECTOR_HEAD(i, has_bn_aggr_opcode, unary_reserved_zero);
   unary_operands(i, word_engine(raw, nc, Opcode::BnAggr), nc, f);
   TPB_PRED(bn_aggr_element_count_check, i);
 }
 void nc_transpose(const RawInst& raw, Arch nc, Sink& f) {
   const auto i = decode_as<S3D3Unary>(raw);
   const Queue eng = word_engine(raw, nc, Opcode::NcTranspose);
-  unary_head(i, f);
-  TPB_PRED(has_nc_transpose_opcode, i.header);
-  TPB_PRED(unary_reserved_zero, i);
+  TPB_VECTOR_HEAD(i, has_nc_transpose_opcode, unary_reserved_zero);
   TPB_PRED(check_active_channels, i.num_active_channels);
   TPB_PRED(nc_transpose_valid_shape, i);
   TPB_PRED(nc_transpose_same_dtype, i.in_dtype, i.out_dtype);
