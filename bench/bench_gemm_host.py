@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The host side of a GEMM through the Python API against its own simulation
-(docs/PERFORMANCE.md "GEMM through the Python API", issue 34): for each shape,
+(docs/PERFORMANCE.md "GEMM", issue 34): for each shape,
 tpbsim.kernels.run(a=A, w=W, ...) with the default (sampled) check, timed end to
 end, and the simulation's own wall time from the same run (report["wall"]
 ["run_s"]); goal: end to end within 2x of the simulation. A and W are made

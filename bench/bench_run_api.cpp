@@ -24,6 +24,7 @@
 #include "bench/harness.h"
 #include "models/isa/program.h"
 #include "platform/io/npy.h"
+#include "platform/run/arrays.h"
 #include "platform/run/session.h"
 
 namespace {
@@ -51,7 +52,8 @@ std::string read_file(const std::string& path) {
 void load_rows(run::Session& s, const std::string& file, std::uint32_t offset) {
   const io::NpyArray a = io::read_npy(file);
   const std::size_t rows = a.shape.size() == 2 ? a.shape[0] : 1;
-  s.write_rows(isa::Region::Sbuf, 0, offset, a.data.data(), rows, a.data.size() / rows);
+  run::write_place(s, run::HostPlace::rows(isa::Region::Sbuf, 0, offset), a.data.data(), rows,
+                   a.data.size() / rows);
 }
 
 // CPU time of the whole process (every thread), seconds: on a loaded host it

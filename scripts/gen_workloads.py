@@ -9,11 +9,13 @@ Each workload directory holds:
   cmd.txt       the `tpbsim run` arguments, paths relative to the directory
   expect.json   {"exit": code, "stderr": [substrings]} for the end-to-end tests
 
-Everything here is written from the format definitions (SPEC §2, §3; seed 000
-§2, §4), independently of the C++ model: codes are decoded by literal tables,
-scaled by 2^(s-127) and rounded into FP8 by a nearest-value search over all
-256 FP8 codes (ties to the even code, saturating). Instruction words are packed
-with struct.pack from the S3D3_TENS_DEQUANT layout of seed 000 §2.
+Everything here is written from the format definitions (SPEC §2, §3, §4, §5;
+seed 000 §2, §4), independently of the C++ model. The numerics are the tests'
+one oracle, sc_tests/python/reference.py (written from the OCP MX / IEEE 754
+field layouts and QLoRA's NF4 table, NumPy only): codes decoded by it, scaled
+by 2^(s-127) and rounded into FP8 (RNE, saturating); the MX block scale, the
+MX values and the k-ascending FP32 matmul are its. Instruction words are
+packed with struct.pack from the S3D3_TENS_DEQUANT layout of seed 000 §2.
 
 Usage: /usr/bin/python3 scripts/gen_workloads.py [OUTDIR]   (default traces/workloads)
        /usr/bin/python3 scripts/gen_workloads.py --check-asm TPBSIM   (asm round trip)
@@ -26,92 +28,32 @@ import struct
 import subprocess
 import sys
 import tempfile
-from fractions import Fraction
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sc_tests",
+                                "python"))
+import reference  # noqa: E402  (the tests' oracle: sc_tests/python/reference.py)
+
 # ---------------------------------------------------------------------------
-# Number formats, written from their definitions.
+# Number formats: reference.py's, from their definitions.
 
-# FP4 E2M1 magnitudes of codes 0..7 (OCP MX): bit 3 is the sign.
-FP4_E2M1 = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]
-
-# QLoRA NormalFloat4 codebook, seed 000 §4.2 (FP32 values; index 7 = 0.0).
-NF4 = [float(np.float32(v)) for v in (
-    -1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453,
-    -0.28444138169288635, -0.18477343022823334, -0.09105003625154495, 0.0,
-    0.07958029955625534, 0.16093020141124725, 0.24611230194568634, 0.33791524171829224,
-    0.44070982933044434, 0.5626170039176941, 0.7229568362236023, 1.0)]
-
-
-def dec_fp4_e2m1(c):
-    v = FP4_E2M1[c & 7]
-    return -v if c & 8 else v
-
-
-def dec_int4(c):
-    return float(c - 16 if c & 8 else c)
-
-
-def dec_nf4(c):
-    return NF4[c & 15]
-
-
-def dec_fp6_e2m3(c):
-    """FP6 E2M3 [s:1 e:2 m:3], bias 1, no Inf/NaN; subnormal = m/8."""
-    s, e, m = (c >> 5) & 1, (c >> 3) & 3, c & 7
-    v = m / 8.0 if e == 0 else 2.0 ** (e - 1) * (1 + m / 8.0)
-    return -v if s else v
-
-
-def fp8_value(code, fmt):
-    """Exact value of an FP8 code; None for NaN, +-inf for E5M2 Inf."""
-    s = -1.0 if code & 0x80 else 1.0
-    if fmt == "e5m2":  # IEEE-like, bias 15
-        e, m = (code >> 2) & 31, code & 3
-        if e == 31:
-            return s * float("inf") if m == 0 else None
-        return s * (m / 4.0 * 2.0 ** -14 if e == 0 else (1 + m / 4.0) * 2.0 ** (e - 15))
-    # e4m3 "fn": bias 7, no Inf, NaN = S.1111.111
-    e, m = (code >> 3) & 15, code & 7
-    if e == 15 and m == 7:
-        return None
-    return s * (m / 8.0 * 2.0 ** -6 if e == 0 else (1 + m / 8.0) * 2.0 ** (e - 7))
-
-
-FP8_MAX = {"e5m2": 57344.0, "e4m3": 448.0}
-FP8_NAN = 0x7F
-_FINITE = {
-    fmt: [(c, Fraction(fp8_value(c, fmt))) for c in range(256)
-          if fp8_value(c, fmt) is not None and abs(fp8_value(c, fmt)) != float("inf")]
-    for fmt in ("e5m2", "e4m3")
-}
+FP8_NAN = 0x7F  # the canonical NaN of both FP8 formats' outputs (docs/CONVENTIONS.md)
 
 
 def round_fp8(x, fmt):
-    """RNE of the exact value x into fmt by nearest-value search, saturating."""
+    """RNE of the exact value x into fmt, saturating (None: NaN)."""
     if x is None:
         return FP8_NAN
-    mx = FP8_MAX[fmt]
-    neg = x < 0 or (x == 0 and np.signbit(x))
-    if abs(x) >= mx:
-        x = -mx if neg else mx
-    fx = Fraction(x)
-    best = None
-    for c, v in _FINITE[fmt]:
-        d = abs(v - fx)
-        key = (d, c & 1, (c >> 7) != neg)  # nearest, then even code, then same sign (+-0)
-        if best is None or key < best[0]:
-            best = (key, c)
-    return best[1]
+    return int(reference.encode_minifloat(fmt, x, saturate=True))
 
 
 # DEQUANT_FMT (seed 000 §4): code width, decoder, output format.
 FMTS = {
-    1: ("e2m1", 4, dec_fp4_e2m1, "e5m2"),
-    2: ("int4", 4, dec_int4, "e5m2"),
-    3: ("nf4", 4, dec_nf4, "e4m3"),
-    4: ("fp6", 6, dec_fp6_e2m3, "e4m3"),
+    1: ("e2m1", 4, "fp4_e2m1", "e5m2"),
+    2: ("int4", 4, "int4", "e5m2"),
+    3: ("nf4", 4, "nf4", "e4m3"),
+    4: ("fp6", 6, "fp6_e2m3", "e4m3"),
 }
 FMT_ID = {v[0]: k for k, v in FMTS.items()}
 
@@ -122,11 +64,11 @@ def dequant_code(fmt, code, scale):
     """Output FP8 byte of one code; scale None (group 0) or an E8M0 byte."""
     key = (fmt, code, scale)
     if key not in _CODE_CACHE:
-        _, _, dec, out = FMTS[fmt]
+        _, _, code_fmt, out = FMTS[fmt]
         if scale == 0xFF:
             r = FP8_NAN
         else:
-            v = dec(code)
+            v = float(reference.decode(code_fmt, code))
             if scale is not None:
                 v = v * 2.0 ** (scale - 127)  # exact in a double: |scale-127| <= 127
             r = round_fp8(v, out)
@@ -521,22 +463,15 @@ class QuantizeMx:
                     for i0 in range(self.src.num[0])]
             vals.append([float(np.frombuffer(bytes(part[o:o + 2]), dtype="<f2")[0])
                          for o in offs])
+        # FP16 widens exactly to FP32.
+        codes, scales = reference.mx_quantize(np.array(vals, dtype=np.float32), "e4m3")
         for b in range(self.channels // 8):
             for j in range(n // 4):
-                block = [vals[8 * b + r][4 * j + k] for r in range(8) for k in range(4)]
-                if any(not np.isfinite(v) for v in block):
-                    s, q = 0xFF, [[0x7F] * 4 for _ in range(8)]
-                else:
-                    # biased FP32 exponent of each element (FP16 widens exactly)
-                    e = max(int((np.float32(v).view(np.uint32) >> 23) & 0xFF) for v in block)
-                    s = min(max(e - 8, 0), 254)
-                    q = [[round_fp8(vals[8 * b + r][4 * j + k] * 2.0 ** (127 - s), "e4m3")
-                          for k in range(4)] for r in range(8)]
                 for r in range(8):
                     mem.part(8 * b + r)[self.data_off + 4 * j:self.data_off + 4 * j + 4] = \
-                        bytes(q[r])
+                        bytes(int(c) for c in codes[8 * b + r, 4 * j:4 * j + 4])
                 scale_part = 32 * (b // 4) + (b % 4)
-                mem.part(scale_part)[self.scale_off + j] = s
+                mem.part(scale_part)[self.scale_off + j] = int(scales[b, j])
 
 
 def pool_dve_pipeline(rng):
@@ -576,54 +511,6 @@ def pool_dve_pipeline(rng):
     return (raw, mn), files, args, dict(exit=0, stderr=[], **t)
 
 
-def mx_quantize_e4m3(vals):
-    """SPEC §4 QuantizeMX of [rows][elements] values (exact FP32 values), ocp emax 8:
-    blocks of 8 partitions x 4 elements; returns (codes [rows][elements], scales
-    [rows // 8][elements // 4])."""
-    rows, n = len(vals), len(vals[0])
-    codes = [[0] * n for _ in range(rows)]
-    scales = [[0] * (n // 4) for _ in range(rows // 8)]
-    for b in range(rows // 8):
-        for j in range(n // 4):
-            block = [vals[8 * b + r][4 * j + k] for r in range(8) for k in range(4)]
-            if any(not np.isfinite(v) for v in block):
-                s = 0xFF
-            else:
-                e = max(int((np.float32(v).view(np.uint32) >> 23) & 0xFF) for v in block)
-                s = min(max(e - 8, 0), 254)
-            scales[b][j] = s
-            for r in range(8):
-                for k in range(4):
-                    codes[8 * b + r][4 * j + k] = (
-                        FP8_NAN if s == 0xFF else
-                        round_fp8(vals[8 * b + r][4 * j + k] * 2.0 ** (127 - s), "e4m3"))
-    return codes, scales
-
-
-def mx_values_e4m3(codes, scales):
-    """FP32 values [4 * rows][cols] of an MXFP8 E4M3 tensor, k = 4p + lane (SPEC §5):
-    code value x 2^(s-127) as one FP32 multiply (exact here)."""
-    rows, n = len(codes), len(codes[0])
-    out = np.zeros((4 * rows, n // 4), dtype=np.float32)
-    for p in range(rows):
-        for j in range(n // 4):
-            s = scales[p // 8][j]
-            sc = np.float32(np.nan) if s == 0xFF else np.float32(2.0 ** (s - 127))
-            for lane in range(4):
-                v = fp8_value(codes[p][4 * j + lane], "e4m3")
-                out[4 * p + lane, j] = np.float32(np.nan) if v is None else np.float32(v) * sc
-    return out
-
-
-def fp32_matmul_k_ascending(w, x):
-    """PSUM[m][n] = sum over k ascending of w[k][m] * x[k][n], FP32, one rounding per
-    multiply and per add (numpy float32 element-wise ops; no FMA)."""
-    acc = w[0][:, None] * x[0][None, :]
-    for k in range(1, w.shape[0]):
-        acc = acc + w[k][:, None] * x[k][None, :]
-    return acc.astype(np.float32)
-
-
 def pe_pipeline(rng):
     """POOL dequant -> DVE QuantizeMX -> PE matmul, ordered only by semaphores (MARIANA).
 
@@ -656,9 +543,10 @@ def pe_pipeline(rng):
     x16 = (xf.view(np.uint32) >> 16).astype(np.uint16)
     xvals = (x16.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
     # DVE QuantizeMX of both, then the PE's MX matmul.
-    xc, xs = mx_quantize_e4m3(xvals.tolist())
-    wc, ws = mx_quantize_e4m3(wvals.tolist())
-    psum = fp32_matmul_k_ascending(mx_values_e4m3(wc, ws), mx_values_e4m3(xc, xs))
+    xc, xs = reference.mx_quantize(xvals, "e4m3")
+    wc, ws = reference.mx_quantize(wvals, "e4m3")
+    psum = reference.matmul_fp32(reference.mx_values(wc, ws, "e4m3"),
+                                 reference.mx_values(xc, xs, "e4m3"))
     # The unquantized product in float64: W[k][m] = wvals[k // 4][4m + k % 4].
     wk = wvals.reshape(K, M, 4).transpose(0, 2, 1).reshape(4 * K, M)
     xk = xvals.reshape(K, N, 4).transpose(0, 2, 1).reshape(4 * K, N)
@@ -737,10 +625,8 @@ def pe_pipeline(rng):
 
 def bf16_rne_bits(f32):
     """FP32 -> BF16 bits, round to nearest even (finite inputs; SPEC §11 tensor_copy)."""
-    b = np.asarray(f32, dtype=np.float32).view(np.uint32).astype(np.uint64)
     assert np.all(np.isfinite(f32))
-    r = (b + 0x7FFF + ((b >> 16) & 1)) >> 16
-    out = r.astype(np.uint16)
+    out = reference.encode_bf16(f32).astype(np.uint16)
     # No value reaches the BF16 overflow range here (it would saturate to 0x7F7F).
     assert np.all((out & 0x7F80) != 0x7F80)
     return out
@@ -854,18 +740,10 @@ def hbm_pipeline():
 
 
 # ---------------------------------------------------------------------------
-# SPEC §18 kernels: the vector instructions' convention (docs/CONVENTIONS.md,
-# "Vector instructions"): every operator one FP32 rounding (NumPy float32
-# arithmetic), a transcendental in double by the C library (math) then one
-# rounding, sums in ascending index order, BF16 by RNE from the FP32 bits.
-
-def f32_sum_rows(a):
-    """Row sums in FP32, ascending index order, from the first element."""
-    acc = a[:, 0].copy()
-    for i in range(1, a.shape[1]):
-        acc = acc + a[:, i]
-    return acc
-
+# SPEC §18 kernels: each instruction's result by reference.py, the
+# convention of docs/CONVENTIONS.md ("Vector instructions"): every operator
+# one FP32 rounding, a transcendental in double by the C library then one
+# rounding, reductions in ascending index order, BF16 by RNE.
 
 def mnemonic_workload(arch, title, lines):
     text = header(arch, title).replace(
@@ -878,17 +756,15 @@ def softmax(arch):
     """Row softmax of x [128, 512] FP32: DVE max, ACT exp with the -max bias
     and the add reduce, DVE reciprocal, POOL multiply (the reciprocal
     broadcast along the row) into BF16; engines ordered by semaphores."""
-    import math
     rng = np.random.default_rng(1818)
     P, N = 128, 512
     x = (rng.standard_normal((P, N)) * rng.uniform(0.5, 6, (P, 1))).astype(np.float32)
-    m = x.max(axis=1)
-    nm = m * np.float32(-1)
-    u = x * np.float32(1) + nm[:, None]
-    e = np.vectorize(lambda d: math.exp(d), otypes=[np.float64])(u.astype(np.float64))
-    e = e.astype(np.float32)
-    rs = np.float32(1) / f32_sum_rows(e)
-    out = bf16_rne_bits(e * rs[:, None])
+    alu = reference.alu
+    nm = alu("multiply", reference.reduce_rows("maximum", x), np.float32(-1))  # DVE
+    e = reference.activation_function(                                          # ACT
+        "exp", alu("add", alu("multiply", x, np.float32(1)), nm[:, None]))
+    rs = alu("reciprocal", reference.reduce_rows("add", e))                      # DVE
+    out = bf16_rne_bits(alu("multiply", e, rs[:, None]))                         # POOL
     X, MX, NMX, SUM, RS, E, OUT = 0x0, 0x2000, 0x2004, 0x2008, 0x200C, 0x3000, 0x4000
     t = "step=[1, 0, 0], num=[%d, 1, 1]" % N
     lines = [
@@ -946,37 +822,19 @@ def layernorm():
     """LayerNorm of x [128, 384] FP32 with gamma and beta (CAYMAN): DVE
     bn_stats / bn_aggr, var + eps, POOL rsqrt, DVE -mean x rstd, ACT
     x x rstd + (-mean x rstd), DVE gamma and beta into BF16."""
-    import math
     rng = np.random.default_rng(1819)
     P, N = 128, 384
     x = (rng.standard_normal((P, N)) * rng.uniform(0.1, 8, (P, 1)) +
          rng.uniform(-4, 4, (P, 1))).astype(np.float32)
     g = np.broadcast_to(rng.uniform(0.5, 1.5, N).astype(np.float32), (P, N)).copy()
     b = np.broadcast_to(rng.uniform(-1, 1, N).astype(np.float32), (P, N)).copy()
-    f = np.float32
-    # bn_stats: (count, mean, M2) of the even-index elements, then the odd
-    stats = []
-    for half in (x[:, 0::2], x[:, 1::2]):
-        c = f(half.shape[1])
-        mean = f32_sum_rows(half) / c
-        d = half - mean[:, None]
-        stats.append((np.full(P, c, np.float32), mean, f32_sum_rows(d * d)))
-    # bn_aggr: N = sum of counts, mean = sum(count x mean) / N, var = sum(M2 +
-    # count x (mean_i - mean)^2) / N, sums ascending from 0
-    n = f(0) + stats[0][0] + stats[1][0]
-    w = (f(0) + stats[0][0] * stats[0][1]) + stats[1][0] * stats[1][1]
-    mean = w / n
-    acc = np.zeros(P, np.float32)
-    for c, mi, m2 in stats:
-        di = mi - mean
-        acc = acc + (m2 + c * (di * di))
-    var = acc / n
-    ve = var + f(1e-5)
-    rstd = (1.0 / np.sqrt(ve.astype(np.float64))).astype(np.float32)
-    nb = (mean * rstd) * f(-1)
-    y = x * rstd[:, None] + nb[:, None]
-    out = bf16_rne_bits((y * g) + b)
-    assert math.isfinite(float(np.abs(y).max()))
+    alu, f = reference.alu, np.float32
+    mean, var = reference.bn_aggr_rows(reference.bn_stats_rows(x)).T                # DVE
+    rstd = alu("rsqrt", alu("add", var, f(1e-5)))                                 # DVE, POOL
+    nb = alu("multiply", alu("multiply", mean, rstd), f(-1))                      # DVE
+    y = reference.activation_function(                                            # ACT
+        "copy", alu("add", alu("multiply", x, rstd[:, None]), nb[:, None]))
+    out = bf16_rne_bits(alu("add", alu("multiply", y, g), b))                     # DVE
     X, S, MV, VE, RSTD, NB, Y, G, B, Z, OUT = (0x0, 0x1000, 0x1020, 0x1028, 0x102C, 0x1030,
                                                0x2000, 0x3000, 0x4000, 0x5000, 0x6000)
     t = "step=[1, 0, 0], num=[%d, 1, 1]" % N
@@ -1174,10 +1032,10 @@ bytes] of the dumped region), `cmd.txt` (the `tpbsim run` arguments, paths
 relative to the directory; `#` lines are comments) and `expect.json` (exit
 code and stderr substrings, used by `sc_tests/e2e/test_run_workloads.cpp`).
 
-`expected.npy` is computed by the generator's own implementation of the format
-definitions (literal FP4 / INT4 / NF4 tables, the FP6 E2M3 formula with m/8
-subnormals, E8M0 scales 2^(s-127) with 0xFF -> NaN 0x7F, and RNE into E5M2 /
-E4M3 by a nearest-value search over all 256 FP8 codes, ties to the even code,
+`expected.npy` is computed from the format definitions by the tests' oracle,
+`sc_tests/python/reference.py` (FP4 / INT4 / NF4 / FP6 E2M3 codes decoded from
+their field layouts and QLoRA's table, E8M0 scales 2^(s-127) with 0xFF -> NaN
+0x7F, RNE into E5M2 / E4M3 from the exact value, ties to the even code,
 saturating to +-57344 / +-448) — not from the C++ model.
 
 Run one by hand:

@@ -14,7 +14,7 @@
 #include "firmware_stubs/kernel.h"
 #include "models/isa/encodings.h"
 #include "models/isa/opcode_table.h"
-#include "models/numerics/dequant_stream.h"
+#include "models/numerics/mx_quantize.h"
 
 namespace tpb::fw {
 

@@ -308,35 +308,4 @@ void dequant_words(isa::DequantFmt fmt, unsigned group_size, const std::uint32_t
   }
 }
 
-std::uint8_t mx_quantize_block(const std::uint32_t in_bits[32], MxOut out, MxEmax emax,
-                               std::uint32_t out_words[8]) {
-  // SPEC §4 / seed 003 §2.2: biased FP32 exponent (>>23) max over the block.
-  static constexpr int kEmax[2][2] = {{8, 15}, {7, 14}};  // [emax][out]
-  const int off = kEmax[emax == MxEmax::Ocp ? 0 : 1][out == MxOut::E4M3 ? 0 : 1];
-  unsigned max_e = 0;
-  bool special = false;
-  for (int i = 0; i < 32; ++i) {
-    const unsigned e = (in_bits[i] >> 23) & 0xFFu;
-    special |= (e == 0xFFu);
-    max_e = e > max_e ? e : max_e;
-  }
-  if (special) {
-    for (int r = 0; r < 8; ++r) out_words[r] = 0x7F7F7F7Fu;
-    return 0xFF;
-  }
-  int s = static_cast<int>(max_e) - off;
-  s = s < 0 ? 0 : (s > 254 ? 254 : s);
-  const Format of = out == MxOut::E4M3 ? Format::E4M3 : Format::E5M2;
-  for (int r = 0; r < 8; ++r) {
-    std::uint32_t w = 0;
-    for (int j = 0; j < 4; ++j) {
-      const double x = static_cast<double>(f32_from_bits(in_bits[4 * r + j]));
-      const std::uint32_t q = encode(of, std::ldexp(x, 127 - s), Overflow::Saturate);
-      w |= q << (8 * j);
-    }
-    out_words[r] = w;
-  }
-  return static_cast<std::uint8_t>(s);
-}
-
 }  // namespace tpb::num

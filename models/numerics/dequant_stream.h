@@ -1,6 +1,6 @@
-// TensorDequantize word-stream transforms (SPEC §3) and the MX block quantize
-// (SPEC §4), written for speed: whole-byte / whole-word table lookups, no
-// per-element branching in the hot loops. Pure C++.
+// TensorDequantize word-stream transforms (SPEC §3), written for speed:
+// whole-byte / whole-word table lookups, no per-element branching in the hot
+// loops. Pure C++. (The MX block quantize of SPEC §4: mx_quantize.h.)
 #pragma once
 
 #include <cstddef>
@@ -35,17 +35,5 @@ void dequant_force_portable(bool on);
 // second algorithm): output FP8 byte of `code` under optional E8M0 scale.
 std::uint8_t dequant_code(isa::DequantFmt fmt, std::uint8_t code, bool has_scale,
                           std::uint8_t scale);
-
-// MX block quantize (SPEC §4). emax offsets: ocp = {E4M3: 8, E5M2: 15},
-// neuron-alt = {7, 14}.
-enum class MxEmax : std::uint8_t { Ocp, NeuronAlt };
-enum class MxOut : std::uint8_t { E4M3, E5M2 };
-enum class MxIn : std::uint8_t { Fp32, Bf16, Fp16 };
-
-// Quantizes one 8 (partition) x 4 (element) block given as FP32 bit patterns
-// in row-major order (row = partition). Writes the 8 packed u32 words (one per
-// partition, element 4j.. in byte 0..) and returns the E8M0 scale byte.
-std::uint8_t mx_quantize_block(const std::uint32_t in_bits[32], MxOut out, MxEmax emax,
-                               std::uint32_t out_words[8]);
 
 }  // namespace tpb::num

@@ -383,7 +383,15 @@ nlohmann::json nest_key(const std::vector<std::string>& path, const nlohmann::js
   return j;
 }
 
-nlohmann::json expand_dotted_keys(const nlohmann::json& overrides, const nlohmann::json& profile) {
+const nlohmann::json& profile_shape() {
+  // Every field is in every profile; the bundle overrides are not looked up
+  // here (a bundle_issue_cycles.NAME key names its bundle whole).
+  static const nlohmann::json shape = to_json(TimingConfig{});
+  return shape;
+}
+
+nlohmann::json expand_dotted_keys(const nlohmann::json& overrides) {
+  const nlohmann::json& profile = profile_shape();
   if (!overrides.is_object()) throw TimingError("timing overrides: not an object of keys");
   nlohmann::json out = nlohmann::json::object();
   for (auto it = overrides.begin(); it != overrides.end(); ++it) {

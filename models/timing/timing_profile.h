@@ -272,9 +272,12 @@ void deep_merge(nlohmann::json& base, const nlohmann::json& over);
 std::vector<std::string> resolve_dotted_key(const std::string& key, const nlohmann::json& profile);
 // {path[0]: {path[1]: ... value}}.
 nlohmann::json nest_key(const std::vector<std::string>& path, const nlohmann::json& value);
+// The keys of every profile (to_json's shape; the values are a default
+// profile's): what a dotted key is checked against. Made once.
+const nlohmann::json& profile_shape();
 // Overrides as --timing takes them (nested objects) from an object whose
 // keys may be dotted ({"clocks_mhz.dve": 2400, "sbuf": {"beat_bytes": 32}}),
-// each dotted key checked against `profile`.
-nlohmann::json expand_dotted_keys(const nlohmann::json& overrides, const nlohmann::json& profile);
+// each dotted key checked against profile_shape().
+nlohmann::json expand_dotted_keys(const nlohmann::json& overrides);
 
 }  // namespace tpb::timing

@@ -21,14 +21,23 @@ constexpr isa::Queue engine_at(std::size_t i) { return static_cast<isa::Queue>(i
 static_assert(TpbCore::kNumMems == isa::kNumDataMemories);
 const char* mem_name(unsigned m) { return isa::memory_name(static_cast<isa::CoreMemory>(m)); }
 
+// SPEC §15: a device's HBM, every core's hbm.bytes pooled, inside the window.
+void check_device_hbm(const CoreConfig& cfg) {
+  if (cfg.device_cores == 0 || cfg.timing.hbm.bytes > isa::kHbmWindow / cfg.device_cores)
+    throw std::invalid_argument(
+        fmt::format("a device of {} cores x hbm.bytes {} is past the 2^40 bytes of the HBM window",
+                    cfg.device_cores, cfg.timing.hbm.bytes));
+}
+
 const char* wait_op(std::uint8_t mode) { return mode == 1 ? "==" : mode == 2 ? ">=" : "?"; }
 
-sc::SequencerConfig sequencer_config(const CoreConfig& cfg, const fw::BundleCosts& costs,
-                                     unsigned i) {
+sc::SequencerConfig sequencer_config(const Profile& profile, unsigned i) {
+  const CoreConfig& cfg = profile.config();
   sc::SequencerConfig s;
   s.arch = cfg.arch;
   s.timing = &cfg.timing;
-  s.costs = &costs;
+  s.costs = &profile.costs();
+  s.hbm_capacity = cfg.hbm_capacity();
   if (!isa::is_compute_engine(engine_at(i))) return s;  // a DMA queue: no kernel_info
   const std::vector<std::uint8_t>& table = cfg.kernel_info[isa::engine_index(engine_at(i))];
   s.table =
@@ -54,7 +63,7 @@ class TpbCore::EngineHook : public sc::SequencerObserver {
 CoreConfig default_core_config(isa::Arch arch) {
   CoreConfig c;
   c.arch = arch;
-  c.timing = sc::default_timing(arch);
+  c.timing = timing::default_timing(arch);
   return c;
 }
 
@@ -74,9 +83,33 @@ const char* status_name(RunStatus s) {
   return "?";
 }
 
-void TpbCore::validate(const CoreConfig& cfg) {
-  fw::builtin_kernels().resolve_costs(cfg.timing);  // TimingError for an unknown bundle
-  const sc::TimingConfig& t = cfg.timing;
+namespace {
+
+// How bad a status is, for a device's: the worst of its cores'.
+int severity(RunStatus s) {
+  switch (s) {
+    case RunStatus::Ok:
+      return 0;
+    case RunStatus::Interrupted:
+      return 1;
+    case RunStatus::Watchdog:
+      return 2;
+    case RunStatus::Deadlock:
+      return 3;
+    case RunStatus::Fault:
+      return 4;
+  }
+  return 0;
+}
+
+}  // namespace
+
+RunStatus worse(RunStatus a, RunStatus b) { return severity(b) > severity(a) ? b : a; }
+
+Profile::Profile(CoreConfig cfg)
+    : cfg_(std::move(cfg)),
+      costs_(fw::builtin_kernels().resolve_costs(cfg_.timing)) {  // TimingError: unknown bundle
+  const timing::TimingConfig& t = cfg_.timing;
   for (const auto& [what, bytes] :
        {std::pair{"sbuf_bytes_per_partition", t.sbuf_bytes_per_partition},
         std::pair{"psum_bytes_per_partition", t.psum_bytes_per_partition}})
@@ -87,26 +120,32 @@ void TpbCore::validate(const CoreConfig& cfg) {
   if (t.fetch.ring_words == 0 || t.fetch.ring_words > ring_cap)
     throw std::invalid_argument(fmt::format("instruction_fetch.ring_words {} is not in [1, {}]",
                                             t.fetch.ring_words, ring_cap));
-  for (const std::vector<std::uint8_t>& table : cfg.kernel_info)
+  for (const std::vector<std::uint8_t>& table : cfg_.kernel_info)
     if (!table.empty()) sc::KernelInfoTable{table};
   if (t.hbm.bytes == 0 || t.hbm.bytes > isa::kHbmWindow)
     throw std::invalid_argument(fmt::format("hbm.bytes {} is not in [1, 2^40]", t.hbm.bytes));
   if (t.hbm.mbytes_per_s == 0) throw std::invalid_argument("hbm.mbytes_per_s must not be 0");
+  check_device_hbm(cfg_);
 }
 
-TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
+Profile Profile::in_device(unsigned cores) const {
+  Profile p = *this;
+  p.cfg_.device_cores = cores;
+  check_device_hbm(p.cfg_);
+  return p;
+}
+
+TpbCore::TpbCore(sc_core::sc_module_name name, Profile profile)
     : sc_core::sc_module(name),
-      cfg_((validate(cfg), std::move(cfg))),
-      costs_(fw::builtin_kernels().resolve_costs(cfg_.timing)),
-      recorder_(std::make_unique<trace::Recorder>()),
-      rec_(recorder_.get()),
+      profile_(std::move(profile)),
+      rec_(std::make_shared<trace::Recorder>()),
       sbuf("sbuf"),
-      psum("psum", isa::kNumPartitions, cfg_.timing.psum_bytes_per_partition,
-           sc::mem_timing(cfg_.timing, cfg_.timing.psum)),
+      psum("psum", isa::kNumPartitions, config().timing.psum_bytes_per_partition,
+           sc::mem_timing(config().timing, config().timing.psum)),
       router_("router"),
-      hbm(sc::kHbmRouteName, cfg_.timing.hbm.bytes, sc::hbm_timing(cfg_.timing)),
-      sems_("sem", sc::mem_timing(cfg_.timing, cfg_.timing.control)),
-      regs_("regs", sc::mem_timing(cfg_.timing, cfg_.timing.control)),
+      hbm(sc::kHbmRouteName, config().hbm_capacity(), sc::hbm_timing(config().timing)),
+      sems_("sem", sc::mem_timing(config().timing, config().timing.control)),
+      regs_("regs", sc::mem_timing(config().timing, config().timing.control)),
       queues("queue"),
       dma_engines("dma", control_),
       seqs_("seq"),
@@ -114,7 +153,7 @@ TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
       host_socket("host_socket"),
       host_fwd_("host_fwd") {
   sc::check_time_resolution();
-  const sc::TimingConfig& t = cfg_.timing;
+  const timing::TimingConfig& t = config().timing;
   sbuf.init(isa::kNumQuadrants, [&](const char* nm, std::size_t) {
     return new sc::PartitionedMemory(nm, isa::kPartitionsPerQuadrant, t.sbuf_bytes_per_partition,
                                      sc::mem_timing(t, t.sbuf));
@@ -133,7 +172,7 @@ TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
     env.control = &control_;
     if (isa::is_dma_queue(engine_at(i))) env.dma = &dma_engines;
     return new sc::Sequencer(isa::engine_name(engine_at(i)), engine_at(i), env,
-                             sequencer_config(cfg_, costs_, static_cast<unsigned>(i)));
+                             sequencer_config(profile_, static_cast<unsigned>(i)));
   });
   for (unsigned i = 0; i < isa::kNumQueues; ++i) {
     stats_.push_back(std::make_unique<sc::EngineStatsCollector>(engine_at(i), fw::builtin_kernels(),
@@ -141,7 +180,24 @@ TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
     hooks_.push_back(std::make_unique<EngineHook>(*this));
   }
 
-  // The ONE address table (SPEC §2), then every initiator on the router.
+  map_and_bind();
+
+  SC_HAS_PROCESS(TpbCore);
+  SC_METHOD(on_sim_limit);
+  sensitive << limit_ev_;
+  dont_initialize();
+
+  // Semaphore changes go to the run's core tracer.
+  sems_.set_observer([this](unsigned idx, std::uint32_t v) {
+    if (core_tracer_) core_tracer_->semaphore(idx, v, now_ps());
+  });
+  apply_config();
+}
+
+// The ONE address table (SPEC §2), then every initiator on the router and the
+// host socket's forwarding.
+void TpbCore::map_and_bind() {
+  const timing::TimingConfig& t = config().timing;
   std::array<sc::PartitionedMemory*, 4> sb{&sbuf[0], &sbuf[1], &sbuf[2], &sbuf[3]};
   std::array<sc::InstructionQueue*, 4> qs{&queues[0], &queues[1], &queues[2], &queues[3]};
   sc::map_core_memories(router_, sb, psum, sems_, regs_, qs);
@@ -170,21 +226,10 @@ TpbCore::TpbCore(sc_core::sc_module_name name, CoreConfig cfg)
   host_socket.register_transport_dbg(this, &TpbCore::host_transport_dbg);
   host_socket.register_get_direct_mem_ptr(this, &TpbCore::host_get_dmi);
   host_fwd_.register_invalidate_direct_mem_ptr(this, &TpbCore::host_invalidate);
-
-  SC_HAS_PROCESS(TpbCore);
-  SC_METHOD(on_sim_limit);
-  sensitive << limit_ev_;
-  dont_initialize();
-
-  // Semaphore changes go to the run's core tracer.
-  sems_.set_observer([this](unsigned idx, std::uint32_t v) {
-    if (core_tracer_) core_tracer_->semaphore(idx, v, now_ps());
-  });
-  apply_config();
 }
 
 void TpbCore::apply_config() {
-  const sc::TimingConfig& t = cfg_.timing;
+  const timing::TimingConfig& t = config().timing;
   const sc_core::sc_time origin = sc_core::sc_time_stamp();
   control_.set_origin(origin);
   for (auto& q : sbuf) q.reset(t.sbuf_bytes_per_partition, sc::mem_timing(t, t.sbuf), origin);
@@ -192,34 +237,31 @@ void TpbCore::apply_config() {
   sems_.reset(sc::mem_timing(t, t.control));
   regs_.reset(sc::mem_timing(t, t.control));
   for (auto& q : queues) q.reset(sc::mem_timing(t, t.queue));
-  hbm.reset(t.hbm.bytes, sc::hbm_timing(t));
+  hbm.reset(config().hbm_capacity(), sc::hbm_timing(t));
   std::vector<sc::DmaEngines::Client*> clients;
   for (unsigned i = 0; i < isa::kNumQueues; ++i) {
-    seqs_[i].configure(sequencer_config(cfg_, costs_, i));
+    seqs_[i].configure(sequencer_config(profile_, i));
     seqs_[i].engine_state().clear();
     if (isa::is_dma_queue(engine_at(i))) clients.push_back(seqs_[i].dma_client());
   }
   dma_engines.configure(t, &hbm.bandwidth, std::move(clients));
   // Per-engine options the kernels read from their engine state.
-  sequencer(isa::Queue::Dve).engine_state().get<fw::QuantizeMxOptions>().emax = cfg_.mx_emax;
+  sequencer(isa::Queue::Dve).engine_state().get<fw::QuantizeMxOptions>().emax = config().mx_emax;
   tile_file_ = &tile_file();
   if (tiles) tiles->reset(*tile_file_, sc::mem_timing(t, t.control));
   tlm::tlm_global_quantum::instance().set(
       sc_core::sc_time(static_cast<double>(t.quantum_ns), sc_core::SC_NS));
   last_ = CoreRunResult{};
-  for (unsigned i = 0; i < isa::kNumQueues; ++i) stats_[i]->reset(cfg_.timing);
+  for (unsigned i = 0; i < isa::kNumQueues; ++i) stats_[i]->reset(t);
   active_.fill(false);
 }
 
-void TpbCore::reset(CoreConfig cfg) {
+void TpbCore::reset(Profile profile) {
   if (running_) throw std::logic_error("TpbCore::reset: a run is in progress");
-  validate(cfg);
-  cfg_ = std::move(cfg);
-  costs_ = fw::builtin_kernels().resolve_costs(cfg_.timing);
+  profile_ = std::move(profile);
   core_tracer_.reset();  // (finish() dropped them; an aborted start may not have)
   tracers_.clear();
-  recorder_ = std::make_unique<trace::Recorder>();
-  rec_ = recorder_.get();
+  rec_ = std::make_shared<trace::Recorder>();
   apply_config();
 }
 
@@ -239,7 +281,7 @@ void TpbCore::load_program(const isa::Program& p) {
   std::array<std::vector<isa::RawInst>, isa::kNumQueues> words;
   for (unsigned e = 0; e < isa::kNumQueues; ++e)
     for (const isa::ProgramInst& pi : p.queues[e]) words[e].push_back(pi.raw);
-  if (cfg_.arch == isa::Arch::Maverick) {
+  if (config().arch == isa::Arch::Maverick) {
     // MAVERICK folds ACT into the DVE (seed 003): the ACT queue's words run
     // on the DVE, in line order among its own (a binary's after them).
     std::vector<isa::ProgramInst> both = p.queues[static_cast<unsigned>(isa::Queue::Dve)];
@@ -259,7 +301,7 @@ void TpbCore::load_program(const isa::Program& p) {
 }
 
 void TpbCore::load_program(isa::SpooledProgram& p) {
-  if (cfg_.arch == isa::Arch::Maverick) p.fold_act_into_dve();  // seed 003
+  if (config().arch == isa::Arch::Maverick) p.fold_act_into_dve();  // seed 003
   for (unsigned e = 0; e < isa::kNumQueues; ++e) load_queue(engine_at(e), p.source(engine_at(e)));
   for (const isa::RegInit& r : p.regs()) set_reg(r.engine, r.reg, r.value);
 }
@@ -270,7 +312,7 @@ void TpbCore::load_queue(isa::Queue e, const std::vector<isa::RawInst>& words) {
 
 void TpbCore::load_queue(isa::Queue e, std::unique_ptr<isa::InstructionSource> src) {
   if (running_) throw std::logic_error("TpbCore::load_queue: a run is in progress");
-  queues[static_cast<unsigned>(e)].attach(std::move(src), cfg_.timing.fetch.ring_words);
+  queues[static_cast<unsigned>(e)].attach(std::move(src), config().timing.fetch.ring_words);
 }
 
 void TpbCore::set_reg(isa::Queue e, unsigned r, std::uint32_t v) { regs_.set(e, r, v); }
@@ -283,7 +325,17 @@ void TpbCore::ensure_elaborated() {
   if (sc_core::sc_get_status() != sc_core::SC_ELABORATION) return;
   // Completes elaboration (port binding) so the backdoor can call through
   // the router; the sequencers wait for the start event.
-  sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  try {
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  } catch (const sc_core::sc_report& r) {
+    // The engines' coroutine stacks are mapped now: a process address-space
+    // limit too low for them is SystemC's E518, said plainly.
+    if (std::string(r.what()).find("(E518)") == std::string::npos) throw;
+    throw sc::HostSpaceError(
+        "no host address space left for the coroutine stacks of the cores' engines (SystemC: "
+        "stack setup failed): the process's address-space limit (ulimit -v) is too low for this "
+        "many cores (each takes about 100 MiB of address space, docs/PERFORMANCE.md)");
+  }
 }
 
 void TpbCore::backdoor(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
@@ -371,48 +423,10 @@ std::string TpbCore::format_retire(const sc::RetireRecord& r) {
                      r.index, r.opcode, m.empty() ? "?" : m);
 }
 
-void TpbCore::deliver(const PendingRetire& p) {
-  ++retired_;
-  if (setup_.retire_sink) {
-    sc::RetireRecord r = p.r;
-    r.bundles = p.bundles.data();
-    r.num_bundles = p.bundles.size();
-    setup_.retire_sink(r);
-  }
-}
-
-void TpbCore::commit_retires(std::uint64_t before) {
-  while (!pending_ends_.empty() && pending_ends_.top() < before) {
-    ++retired_;
-    pending_ends_.pop();
-  }
-  while (!pending_.empty() && pending_.top().r.end_ps < before) {
-    deliver(pending_.top());
-    pending_.pop();
-  }
-}
-
-void TpbCore::commit_retires_at_stop(std::uint64_t stop_ps) {
-  for (; !pending_ends_.empty(); pending_ends_.pop())
-    if (pending_ends_.top() <= stop_ps) ++retired_;
-  for (; !pending_.empty(); pending_.pop())
-    if (pending_.top().r.end_ps <= stop_ps) deliver(pending_.top());
-}
-
 void TpbCore::on_retire(const sc::RetireRecord& r) {
-  if (setup_.device_retires) {  // a device's run: the device's order
-    setup_.device_retires->push(core_id_, r);
-    setup_.device_retires->commit(now_ps());
-  } else if (setup_.retire_sink) {
-    PendingRetire p{r, {}};
-    p.bundles.assign(r.bundles, r.bundles + r.num_bundles);
-    p.r.bundles = nullptr;
-    p.r.num_bundles = 0;
-    pending_.push(std::move(p));
-  } else {
-    pending_ends_.push(r.end_ps);  // counted only
-  }
-  commit_retires(now_ps());
+  // Held in the run's one order until the global time has passed it.
+  retires_->push(core_id_, r);
+  retires_->commit(now_ps());
   if (!core_tracer_) return;
   if (r.engine == isa::Queue::Sfu) core_tracer_->sfu_flags(tile_file().flags().bits(), r.end_ps);
   if (!rec_->signals_enabled()) return;
@@ -438,7 +452,19 @@ std::string TpbCore::pending_report() const {
     const std::string_view m = isa::opcode_mnemonic(s.opcode());
     const std::string op = fmt::format("opcode 0x{:02x}{}{}", s.opcode(), m.empty() ? "" : " ", m);
     const isa::Events& ev = s.blocked_on();
-    msg += fmt::format("{}{} instruction {} ", msg.empty() ? "" : "; ",
+    msg += msg.empty() ? "" : "; ";
+    // A DMA queue: its transfers in flight, then the descriptor it has not
+    // submitted yet (none once all are: its index is then past the last).
+    const std::uint64_t first = s.dma_unretired_first(), end = s.dma_unretired_end();
+    if (end > first)
+      msg += fmt::format(
+          "{} transfer{} {} not completed (dma_copy)", isa::engine_name(s.engine()),
+          end - first == 1 ? "" : "s",
+          end - first == 1 ? fmt::format("{}", first) : fmt::format("{}-{}", first, end - 1));
+    if (isa::is_dma_queue(s.engine()) &&
+        s.index() >= queues[static_cast<unsigned>(s.engine())].total())
+      continue;
+    msg += fmt::format("{}{} instruction {} ", end > first ? "; " : "",
                        isa::engine_name(s.engine()), s.index());
     if (s.blocked())
       msg += fmt::format("waits for sem[{}] {} {} (sem[{}] = {}): {}", ev.wait_idx,
@@ -450,33 +476,19 @@ std::string TpbCore::pending_report() const {
   return msg;
 }
 
-void TpbCore::start(const CoreRunSetup& setup) {
+void TpbCore::start_in(const CoreRunSetup& setup, std::shared_ptr<trace::Recorder> rec_of_run,
+                       RetireMerge& retires) {
   if (running_) throw std::logic_error("TpbCore::start: a run is in progress");
   // The quantum is process-wide (TLM's global quantum) and cores of other
   // configurations may share the process: each run sets its own.
   tlm::tlm_global_quantum::instance().set(
-      sc_core::sc_time(static_cast<double>(cfg_.timing.quantum_ns), sc_core::SC_NS));
+      sc_core::sc_time(static_cast<double>(config().timing.quantum_ns), sc_core::SC_NS));
   setup_ = setup;
   stop_ps_ = trace::kForever;
   wall0_ = std::chrono::steady_clock::now();
-  // A fresh recorder per run: the run's own traces (a device's run: the
-  // device's, set up by the device).
-  const bool own_recorder = setup.device_recorder == nullptr;
-  if (own_recorder) {
-    recorder_ = std::make_unique<trace::Recorder>();
-    rec_ = recorder_.get();
-  } else {
-    rec_ = setup.device_recorder;
-  }
+  rec_ = std::move(rec_of_run);
+  retires_ = &retires;
   trace::Recorder& rec = *rec_;
-  if (own_recorder) {
-    rec.enable_signals(setup.trace.signals);
-    rec.enable_slices(setup.trace.slices);
-    rec.enable_bundles(setup.trace.bundles);
-    for (isa::Queue e : setup.trace.hidden_engines) rec.hide(isa::engine_name(e));
-    // No event can still be recorded before the global time.
-    rec.set_watermark([this] { return now_ps(); });
-  }
   tracers_.clear();
   tracers_.resize(isa::kNumQueues);
   core_tracer_.reset();
@@ -490,7 +502,7 @@ void TpbCore::start(const CoreRunSetup& setup) {
     dma_active_ = dma_active_ || queues[static_cast<unsigned>(isa::dma_queue(q))].total() > 0;
   for (unsigned i = 0; i < isa::kNumQueues; ++i) {
     sc::Sequencer& s = seqs_[i];
-    stats_[i]->reset(cfg_.timing);
+    stats_[i]->reset(config().timing);
     s.set_timing_only(setup.timing_only);
     s.set_race(setup.race, core_id_);
     // A DMA queue the program gives no descriptor, and the ACT engine
@@ -509,10 +521,6 @@ void TpbCore::start(const CoreRunSetup& setup) {
   if (tracing && dma_active_)
     dma_tracer_ = std::make_unique<sc::DmaEngineTracer>(rec, dma_engines.engines(), trace_names_);
   dma_engines.set_observer(dma_tracer_.get());
-  if (own_recorder) rec.attach(setup.trace.vcd, setup.trace.perfetto);
-  retired_ = 0;
-  pending_ = {};
-  pending_ends_ = {};
   run_start_ps_ = now_ps();
   control_.start(isa::kNumQueues);
   if (setup.max_sim_ps != 0)
@@ -527,7 +535,7 @@ void TpbCore::start(const CoreRunSetup& setup) {
   running_ = true;
 }
 
-CoreRunResult TpbCore::finish() {
+CoreRunResult TpbCore::end_in(const RetireMerge& retires) {
   if (!running_) throw std::logic_error("TpbCore::finish: no run in progress");
   CoreRunResult r;
   r.start_ps = run_start_ps_;
@@ -540,12 +548,7 @@ CoreRunResult TpbCore::finish() {
   if (stop_ps != trace::kForever)
     for (auto& s : stats_) s->stop_at(stop_ps);
   stop_ps_ = stop_ps;
-  // A device's run: the device committed its retires (RetireMerge) first.
-  if (setup_.device_retires)
-    retired_ = setup_.device_retires->retired(core_id_);
-  else
-    commit_retires_at_stop(stop_ps);
-  r.instructions = retired_;
+  r.instructions = retires.retired(core_id_);  // committed up to stop_ps by the run
   if (control_.faulted()) {
     r.status = RunStatus::Fault;
     r.message = control_.message();
@@ -575,7 +578,6 @@ CoreRunResult TpbCore::finish() {
   // The traces end with the run; after a fault, at its time on every engine.
   for (auto& t : tracers_)
     if (t) t->finish(stop_ps);
-  if (!setup_.device_recorder) rec_->finish(stop_ps);
   for (unsigned i = 0; i < isa::kNumQueues; ++i) {
     seqs_[i].remove_observer(stats_[i].get());
     if (tracers_[i]) seqs_[i].remove_observer(tracers_[i].get());
@@ -584,8 +586,7 @@ CoreRunResult TpbCore::finish() {
   for (auto& s : seqs_) s.set_race(nullptr, core_id_);
   dma_engines.set_race(nullptr, core_id_);
   setup_.race = nullptr;
-  setup_.device_recorder = nullptr;
-  setup_.device_retires = nullptr;
+  retires_ = nullptr;
   // The run's tracers write into its recorder: nothing between runs (a
   // host's semaphore write, a reset's) may reach them.
   core_tracer_.reset();
@@ -599,53 +600,7 @@ CoreRunResult TpbCore::finish() {
   return r;
 }
 
-CoreRunResult TpbCore::run() { return run(default_setup_); }
-
 TpbCore::~TpbCore() = default;
-
-CoreRunResult TpbCore::run(const CoreRunSetup& setup) {
-  if (sc_core::sc_get_status() == sc_core::SC_RUNNING)
-    throw std::logic_error(
-        "TpbCore::run drives the simulation: call it from sc_main (execute() "
-        "from a process)");
-  ensure_elaborated();
-  try {
-    start(setup);
-    control_.set_pause_when_done(true);
-    sc_core::sc_start();
-    if (control_.running()) {
-      // The simulation starved with engines still waiting: a deadlock. The
-      // report is taken before the waiting engines are released.
-      control_.abort();
-      while (control_.running()) sc_core::sc_start();
-    }
-    control_.set_pause_when_done(false);
-  } catch (...) {
-    // The caller's trace sinks may go with the exception: the recorder's
-    // writer thread must not outlive them.
-    recorder_->detach();
-    throw;
-  }
-  return finish();
-}
-
-CoreRunResult TpbCore::execute(const CoreRunSetup& setup) {
-  if (sc_core::sc_get_status() != sc_core::SC_RUNNING ||
-      !sc_core::sc_get_current_process_handle().valid())
-    throw std::logic_error(
-        "TpbCore::execute waits: call it from an SC_THREAD (run() from sc_main)");
-  try {
-    start(setup);
-    if (setup.max_sim_ps != 0 && setup.max_sim_ps < sc::TimingConfig::kMaxPs)
-      limit_ev_.notify(sc::ps_time(setup.max_sim_ps));
-    wait(control_.done_event());
-    limit_ev_.cancel();
-  } catch (...) {
-    recorder_->detach();  // as in run()
-    throw;
-  }
-  return finish();
-}
 
 void TpbCore::on_sim_limit() {
   if (running_ && control_.running()) control_.expire_sim_limit();
@@ -653,7 +608,7 @@ void TpbCore::on_sim_limit() {
 
 trace::RunStats TpbCore::stats() const {
   trace::RunStats s;
-  s.arch = std::string(isa::arch_name(cfg_.arch));
+  s.arch = std::string(isa::arch_name(config().arch));
   bool dma = false;
   std::uint64_t hbm_rd = 0, hbm_wr = 0;
   for (unsigned i = 0; i < isa::kNumQueues; ++i) {
@@ -691,12 +646,12 @@ trace::RunStats TpbCore::stats() const {
 }
 
 nlohmann::json TpbCore::effective_timing() const {
-  sc::TimingConfig t = cfg_.timing;
+  timing::TimingConfig t = config().timing;
   for (const auto& [name, cycles] : fw::builtin_kernels().bundle_cycles())
     t.bundle_issue_cycles.emplace(name, cycles);  // overrides already present win
-  nlohmann::json j = sc::to_json(t);
+  nlohmann::json j = timing::to_json(t);
   // The source of every number (an override says so).
-  j["sources"] = timing::profile_sources(cfg_.arch, cfg_.timing);
+  j["sources"] = timing::profile_sources(config().arch, config().timing);
   return j;
 }
 

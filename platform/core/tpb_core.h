@@ -9,7 +9,10 @@
 // run again; SBUF, PSUM, the tile file, PE weights, semaphores and simulated
 // time carry over. reset() turns it into a fresh core of another
 // configuration without a new elaboration (SystemC elaborates once per
-// process). Two ways to drive it:
+// process). Every run is a run of a device (platform::DeviceRun, device.h):
+// a core alone is a device of one, and its run(), execute() and the
+// start() / finish() halves are that run, defined with it (device.cpp).
+// Two ways to drive it:
 //  - standalone (the run API, tests, the CLI): run() from sc_main drives
 //    sc_start itself until the run ends;
 //  - embedded in a user's platform (docs/EMBEDDING.md): a host binds its
@@ -22,9 +25,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <queue>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -39,7 +40,7 @@
 #include "models/isa/encodings.h"
 #include "models/isa/program.h"
 #include "models/isa/program_spool.h"
-#include "models/numerics/dequant_stream.h"
+#include "models/numerics/mx_quantize.h"
 #include "models/race/detector.h"
 #include "models/sc/engine/dma_engine_tracer.h"
 #include "models/sc/engine/dma_engines.h"
@@ -66,16 +67,47 @@ namespace tpb::platform {
 // What makes a core (fixed between resets).
 struct CoreConfig {
   isa::Arch arch = isa::Arch::Mariana;
-  sc::TimingConfig timing = sc::default_timing(isa::Arch::Mariana);
+  timing::TimingConfig timing = timing::default_timing(isa::Arch::Mariana);
   // DVE QuantizeMX emax offsets (SPEC §4); the core puts it in the DVE's
   // engine state (fw::QuantizeMxOptions).
   num::MxEmax mx_emax = num::MxEmax::Ocp;
   // Replacement kernel_info tables (8-byte records, seed 000 §1) by compute
   // engine (isa::engine_index); empty = the default table of the engine.
   std::array<std::vector<std::uint8_t>, isa::kNumEngines> kernel_info;
+  // SPEC §15: the cores of the device this core is one of. `timing.hbm.bytes`
+  // is the profile's, per core; the HBM is the device's, and every core of
+  // it reaches hbm_capacity() bytes.
+  unsigned device_cores = 1;
+  std::uint64_t hbm_capacity() const { return timing.hbm.bytes * device_cores; }
+  // Bytes of one partition of SBUF or PSUM.
+  std::uint32_t partition_bytes(isa::Region r) const {
+    return r == isa::Region::Psum ? timing.psum_bytes_per_partition
+                                  : timing.sbuf_bytes_per_partition;
+  }
 };
-// The defaults of a generation (timing from sc::default_timing).
+// The defaults of a generation (timing from timing::default_timing).
 CoreConfig default_core_config(isa::Arch arch);
+
+// A core's configuration loaded (SPEC §8): checked whole, and every bundle's
+// cost under its timing resolved once. Cores are built from a Profile, never
+// from a configuration that was not checked; it cannot change, so its costs
+// always match its timing.
+class Profile {
+ public:
+  // Throws timing::TimingError for a bundle override that names no bundle,
+  // std::invalid_argument for an impossible configuration (a capacity out
+  // of range, a device HBM past the 2^40 window, a bad kernel_info table).
+  Profile(CoreConfig cfg);  // NOLINT: a configuration is loaded where a core needs one
+  const CoreConfig& config() const { return cfg_; }
+  const fw::BundleCosts& costs() const { return costs_; }
+  // The profile of a core of a device of `cores` cores (its HBM the
+  // device's); throws as the constructor for an HBM past the window.
+  Profile in_device(unsigned cores) const;
+
+ private:
+  CoreConfig cfg_;
+  fw::BundleCosts costs_;
+};
 
 // What one run records (SPEC §9 --vcd, --perfetto, --trace-*).
 struct TraceSetup {
@@ -83,8 +115,9 @@ struct TraceSetup {
   bool slices = false;   // Perfetto slices
   // --trace-level: bundle slices and the pc signal (false: instructions only).
   bool bundles = true;
-  // --trace-engines: engines whose signals and tracks are not recorded.
-  std::vector<isa::Queue> hidden_engines;
+  // --trace-engines: the queues (compute engines, DMA queues) whose signals
+  // and tracks are not recorded.
+  std::vector<isa::Queue> hidden_queues;
   // Streaming sinks (nullptr: the recorder keeps the events in memory).
   trace::ChangeSink* vcd = nullptr;
   trace::SliceSink* perfetto = nullptr;
@@ -116,17 +149,14 @@ struct CoreRunSetup {
   // tile file, so its flags, traces and data-dependent faults (a NaN source,
   // an undefined tile element) are the full run's.
   bool timing_only = false;
-  // A run of a device of several cores (SPEC §15; platform::Device sets
-  // them): the device's recorder, which every core traces into (a core then
-  // neither enables, attaches nor finishes it), and the device's retire
-  // order (every core's retires go there instead of into the core's hold).
-  trace::Recorder* device_recorder = nullptr;
-  RetireMerge* device_retires = nullptr;
 };
 
 enum class RunStatus { Ok, Fault, Deadlock, Watchdog, Interrupted };
 // "ok", "fault", "deadlock", "watchdog", "interrupted"
 const char* status_name(RunStatus s);
+// The worse of two statuses (fault, deadlock, watchdog, interrupted, ok): a
+// device's is the worst of its cores'.
+RunStatus worse(RunStatus a, RunStatus b);
 
 struct CoreRunResult {
   RunStatus status = RunStatus::Ok;
@@ -138,7 +168,7 @@ struct CoreRunResult {
   double wall_seconds = 0;
 };
 
-class Device;
+class DeviceRun;
 
 class TpbCore : public sc_core::sc_module {
  public:
@@ -146,18 +176,15 @@ class TpbCore : public sc_core::sc_module {
   // (MemPort::kCountSbufQ0 .. kCountPsum).
   static constexpr unsigned kNumMems = sc::MemPort::kCountPsum + 1;
 
-  // Throws std::invalid_argument for an impossible configuration and
-  // timing::TimingError for a bundle override that names no bundle (before
-  // any child module is built).
-  TpbCore(sc_core::sc_module_name name, CoreConfig cfg);
+  // A CoreConfig loads into its Profile first (throwing as Profile's
+  // constructor, before any child module is built).
+  TpbCore(sc_core::sc_module_name name, Profile profile);
   ~TpbCore() override;
 
-  // A fresh core of `cfg` between runs: every memory, register, semaphore,
-  // queue, tile and engine state cleared, time counted from now (0). Throws
-  // as the constructor does (the core is unchanged then), std::logic_error
-  // during a run.
-  void reset(CoreConfig cfg);
-  static void validate(const CoreConfig& cfg);  // throws as reset() would
+  // A fresh core of `profile` between runs: every memory, register,
+  // semaphore, queue, tile and engine state cleared, time counted from now
+  // (0). std::logic_error during a run.
+  void reset(Profile profile);
 
   // Loads every engine's queue and the register settings. A program of any
   // length: each queue is a ring the engine's instruction fetch refills.
@@ -180,8 +207,9 @@ class TpbCore : public sc_core::sc_module {
 
   // Standalone: runs the loaded program to completion, a fault, a deadlock
   // or a watchdog's limit, driving sc_start itself (call from sc_main, not
-  // from a process). Runs any number of times. The traces end at the end of
-  // the run (a fault's time: nothing past it is recorded).
+  // from a process): a DeviceRun of this core alone. Runs any number of
+  // times. The traces end at the end of the run (a fault's time: nothing
+  // past it is recorded).
   CoreRunResult run(const CoreRunSetup& setup);
   CoreRunResult run();  // with the default set-up (set_retire_sink; no traces, no watchdogs)
   // The retire sink of the default set-up.
@@ -201,11 +229,11 @@ class TpbCore : public sc_core::sc_module {
 
   // Stats of the last run; program path left empty.
   trace::RunStats stats() const;
-  // The last run's recorder (its events, without streaming sinks; a
-  // device's run: the device's).
+  // The recorder of the last run this core took part in (its events,
+  // without streaming sinks; a device's run: the device's, every core's).
   trace::Recorder& recorder() { return *rec_; }
   const trace::Recorder& recorder() const { return *rec_; }
-  const CoreConfig& config() const { return cfg_; }
+  const CoreConfig& config() const { return profile_.config(); }
   // The effective timing profile, every bundle's issue cycles included, with
   // the source of every number ("sources").
   nlohmann::json effective_timing() const;
@@ -229,9 +257,6 @@ class TpbCore : public sc_core::sc_module {
   // DMA engines move their bytes through `owner`'s bandwidth share (as
   // group core_id()). Between runs, after every reset.
   void share_hbm(TpbCore& owner);
-  // Where the current run stops recording: a fault's time, a watchdog's
-  // stop, or trace::kForever.
-  std::uint64_t stop_ps() const;
 
   const sc::AddressRouter& router() const { return router_; }
   sc::SemaphoreBank& semaphores() { return sems_; }
@@ -243,14 +268,24 @@ class TpbCore : public sc_core::sc_module {
   }
 
  private:
-  friend class Device;  // drives the cores of a device's run together
+  friend class DeviceRun;  // every run: start_in / end_in, the drive
   class EngineHook;
   void ensure_elaborated();
+  // This core's part in a run (DeviceRun): its engines started with
+  // `setup`, tracing into `rec`, retiring into `retires`; and its end, its
+  // retires committed by the run first.
+  void start_in(const CoreRunSetup& setup, std::shared_ptr<trace::Recorder> rec,
+                RetireMerge& retires);
+  CoreRunResult end_in(const RetireMerge& retires);
+  // Where the current run stops recording: a fault's time, a watchdog's
+  // stop, or trace::kForever.
+  std::uint64_t stop_ps() const;
   void backdoor(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data, std::size_t len);
   void on_retire(const sc::RetireRecord& r);
   // Each engine that has not finished: its pending instruction, its wait
   // condition and the semaphore's value.
   std::string pending_report() const;
+  void map_and_bind();  // the constructor's address map and socket bindings
   void apply_config();
   // A host socket access during a run with the race check (core_race.cpp).
   void race_host(const tlm::tlm_generic_payload& t);
@@ -264,10 +299,10 @@ class TpbCore : public sc_core::sc_module {
   void on_sim_limit();
   sc_core::sc_event limit_ev_;
 
-  CoreConfig cfg_;
-  fw::BundleCosts costs_;  // every bundle's cost under cfg_.timing, resolved once
-  std::unique_ptr<trace::Recorder> recorder_;
-  trace::Recorder* rec_ = nullptr;  // the run's: recorder_ or the device's
+  Profile profile_;
+  std::shared_ptr<trace::Recorder> rec_;  // the last run's (every core's of it)
+  RetireMerge* retires_ = nullptr;        // the current run's retire order
+  std::shared_ptr<DeviceRun> alone_;      // start() .. finish(): this core alone
   trace::TraceNames trace_names_;
   sc::RunControl control_;
 
@@ -313,30 +348,6 @@ class TpbCore : public sc_core::sc_module {
   sc::MemPort::Totals port_totals_;
   std::vector<std::unique_ptr<EngineHook>> hooks_;
   std::unique_ptr<CoreTracer> core_tracer_;
-  std::uint64_t retired_ = 0;
-  // Retires held until the global time has passed them (a fault on another
-  // engine may still come before them: then they are dropped) and delivered
-  // in time order (end, engine, index): no engine can retire before the
-  // global time, so the sink sees every record in that order whatever the
-  // quantum or the order the engine threads ran in. Their bundles are kept
-  // only when a retire sink wants them.
-  struct PendingRetire {
-    sc::RetireRecord r;
-    std::vector<sc::BundleRecord> bundles;
-    bool operator>(const PendingRetire& o) const {
-      return std::tie(r.end_ps, r.engine, r.index) > std::tie(o.r.end_ps, o.r.engine, o.r.index);
-    }
-  };
-  std::priority_queue<PendingRetire, std::vector<PendingRetire>, std::greater<PendingRetire>>
-      pending_;
-  // Without a retire sink a retire is only counted: its end time is enough.
-  std::priority_queue<std::uint64_t, std::vector<std::uint64_t>, std::greater<std::uint64_t>>
-      pending_ends_;
-  void deliver(const PendingRetire& p);
-  // Delivers the held retires that end before `before` (all with kForever).
-  void commit_retires(std::uint64_t before);
-  // Every one ending at or before `stop_ps` and drops the rest.
-  void commit_retires_at_stop(std::uint64_t stop_ps);
   CoreRunResult last_;
   std::uint64_t stop_ps_ = trace::kForever;  // the last run's stop (a fault or a watchdog)
   // Bytes moved to and from each memory (SBUF quadrants, PSUM), over every

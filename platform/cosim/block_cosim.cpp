@@ -79,7 +79,7 @@ void BlockCosim::hand_over() {
 // ------------------------------------------------------------ the transactor
 
 sc_core::sc_time BlockCosim::edge(std::uint64_t half_cycles) const {
-  return t0_ + sc_core::sc_time(static_cast<double>(sc::TimingConfig::cycles_to_ps(
+  return t0_ + sc_core::sc_time(static_cast<double>(timing::TimingConfig::cycles_to_ps(
                                     half_cycles, 2 * cfg_.clock_mhz)),
                                 sc_core::SC_PS);
 }

@@ -67,7 +67,7 @@ Core* core_of(void* h) {
 run::HostPlace row_place(const Core& c, const char* mem, int partition, int offset, int nbytes,
                          int max_bytes) {
   const run::HostPlace p =
-      run::checked_place(mem ? mem : "", partition, offset, c.session->config().timing.hbm.bytes);
+      run::checked_place(mem ? mem : "", partition, offset, c.session->hbm_bytes());
   if (nbytes < 1 || nbytes > max_bytes)
     throw run::InputError(fmt::format("{} bytes: give 1..{}", nbytes, max_bytes));
   return p;
@@ -228,7 +228,7 @@ int tpb_dpi_core_dump_npy(void* core, const char* spec) {
       return TPB_DPI_OK;
     }
     const run::MemSpec m = run::parse_mem_spec(spec, true);
-    run::check_dump_fits(m, c->session->partition_bytes(m.region));
+    run::check_dump_fits(m, c->session->partition_bytes(m.place.region));
     run::dump_npy(*c->session, m, m.file);
     return TPB_DPI_OK;
   });

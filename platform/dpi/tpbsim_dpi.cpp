@@ -21,6 +21,7 @@
 #include "models/isa/program.h"
 #include "models/numerics/dequant_stream.h"
 #include "models/numerics/formats.h"
+#include "models/numerics/mx_quantize.h"
 #include "models/numerics/tquant.h"
 #include "platform/dpi/dpi_boundary.h"
 

@@ -1,7 +1,7 @@
 // tpbsim._tpbsim: the Python extension (pybind11) over the run API
 // (platform/run: Session, SessionRequest, SessionReport) and the pure C++ layers
-// (models/isa: assembler, checker; models/numerics: convert). It converts
-// arguments and results and nothing else: every rule (memory layout, range
+// (models/isa: assembler, checker; models/numerics: convert, the MX
+// quantizers). It converts arguments and results and nothing else: every rule (memory layout, range
 // checks, option syntax, conversions, validity) is the C++ code's, so
 // `tpbsim run` and `import tpbsim` cannot disagree. The `tpbsim` package
 // (platform/python/tpbsim/) is the public surface over it (docs/PYTHON.md).
@@ -9,8 +9,12 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <poll.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -31,6 +35,7 @@
 #include "models/isa/program_check.h"
 #include "models/numerics/convert_array.h"
 #include "models/numerics/formats.h"
+#include "models/numerics/mx_quantize.h"
 #include "models/trace/stats_writer.h"
 #include "platform/io/npy.h"
 #include "platform/run/arrays.h"
@@ -38,6 +43,7 @@
 #include "platform/run/no_sc_main.h"
 #include "platform/run/request.h"
 #include "platform/run/session.h"
+#include "platform/run/staged_outputs.h"
 
 namespace py = pybind11;
 
@@ -101,6 +107,13 @@ void translate(std::exception_ptr p) {
     raise_as("InputError", e.what());
   } catch (const std::runtime_error& e) {  // a spool file, a backdoor access
     raise_as("Error", e.what());
+  } catch (const sc_core::sc_report& e) {  // SystemC's own: E518, no memory for its stacks
+    std::string m = e.what();
+    m = m.substr(0, m.find('\n'));
+    if (m.find("(E518)") != std::string::npos)
+      m += " (the address space this process may take, ulimit -v, is too small for the cores' "
+           "stacks)";
+    raise_as("Error", ("SystemC: " + m).c_str());
   }
 }
 
@@ -127,11 +140,11 @@ struct Retire {
   std::string mnemonic;
 };
 
-// The outcome of one run: the SessionReport, and the exception a signal
-// handler raised when the run was interrupted.
-class Report {
+// A run's SessionReport as Python holds it (tpbsim.Result reads it), and the
+// exception a signal handler raised when the run was interrupted.
+class BoundReport {
  public:
-  Report(run::SessionReport r, std::string arch) : r_(std::move(r)), arch_(std::move(arch)) {}
+  BoundReport(run::SessionReport r, std::string arch) : r_(std::move(r)), arch_(std::move(arch)) {}
   const run::SessionReport& report() const { return r_; }
   const std::string& arch() const { return arch_; }
   py::object pending;  // None, or the exception of an interrupt
@@ -162,10 +175,7 @@ class Session {
     run::CoreSpec spec;
     if (!cores_arg.is_none()) {  // SPEC §15: a device of several cores
       const run::HostInt n = host_int(cores_arg, "cores");
-      if (!n.in(1, platform::Device::kMaxCores))
-        throw run::InputError(fmt::format("cores={}: a device has 1 to {} cores", n.str(),
-                                          platform::Device::kMaxCores));
-      spec.cores = static_cast<unsigned>(n.value);
+      spec.cores = run::from_argument("cores=", [&] { return run::check_cores(n); });
     }
     if (arch) spec.arch = run::parse_arch_option(*arch);
     spec.timing_file = timing_file;
@@ -216,9 +226,8 @@ class Session {
              const py::buffer& buf, std::size_t rows, std::size_t row_bytes) {
     run::Session& s = this->s();
     // HBM: the array's bytes, row-major, from byte `offset`.
-    const run::HostPlace place =
-        run::checked_place(mem, host_int(partition_arg, "partition"),
-                           host_int(offset_arg, "offset"), s.config().timing.hbm.bytes);
+    const run::HostPlace place = run::checked_place(mem, host_int(partition_arg, "partition"),
+                                                    host_int(offset_arg, "offset"), s.hbm_bytes());
     const py::buffer_info bi = buf.request();
     if (static_cast<std::size_t>(bi.size) * static_cast<std::size_t>(bi.itemsize) !=
         rows * row_bytes)
@@ -232,9 +241,8 @@ class Session {
   py::array read(const std::string& mem, py::handle partition_arg, py::handle offset_arg,
                  const std::vector<py::ssize_t>& shape, const std::string& descr) {
     run::Session& s = this->s();
-    const run::HostPlace place =
-        run::checked_place(mem, host_int(partition_arg, "partition"),
-                           host_int(offset_arg, "offset"), s.config().timing.hbm.bytes);
+    const run::HostPlace place = run::checked_place(mem, host_int(partition_arg, "partition"),
+                                                    host_int(offset_arg, "offset"), s.hbm_bytes());
     const py::dtype dt(descr);
     if (shape.empty() || shape.size() > 2)
       throw std::logic_error("read: the shape is not 1-D or 2-D");
@@ -307,10 +315,7 @@ class Session {
   }
   // --lnc 2 (SPEC §15): the selected core's place in its logical core, in
   // register r31 of every compute engine.
-  void set_core_id(unsigned id) {
-    run::Session& s = this->s();
-    for (isa::Queue e : isa::kEngines) s.core().set_reg(e, run::kCoreIdRegister, id);
-  }
+  void set_core_id(unsigned id) { s().set_core_id(id); }
   std::uint32_t reg(const std::string& engine, py::handle r) {
     run::Session& s = this->s();
     const auto e = isa::parse_engine(engine.c_str());
@@ -345,13 +350,14 @@ class Session {
     return p && p->arch() ? std::string(isa::arch_name(*p->arch())) : "";
   }
 
-  std::unique_ptr<Report> run(const std::string& vcd, const std::string& perfetto,
-                              const std::string& stats, const std::string& retire,
-                              const std::string& trace_engines, const std::string& trace_window,
-                              const std::string& trace_level, const std::string& max_sim_time,
-                              const std::string& max_wall_time, bool keep_retires,
-                              const std::string& program_name, bool timing_only, py::handle threads,
-                              bool racecheck, const std::string& races) {
+  std::unique_ptr<BoundReport> run(const std::string& vcd, const std::string& perfetto,
+                                   const std::string& stats, const std::string& retire,
+                                   const std::string& trace_engines,
+                                   const std::string& trace_window, const std::string& trace_level,
+                                   const std::string& max_sim_time,
+                                   const std::string& max_wall_time, bool keep_retires,
+                                   const std::string& program_name, bool timing_only,
+                                   py::handle threads, bool racecheck, const std::string& races) {
     run::Session& s = this->s();
     run::SessionRequest req;
     req.vcd = vcd;
@@ -375,12 +381,9 @@ class Session {
     req.program_name = program_name;
     req.timing_only = timing_only;
     req.threads = threads.is_none() ? 0 : run::check_threads(host_int(threads, "threads"));
-    if (!races.empty() && !racecheck)
-      throw run::InputError(
-          "races=FILE needs racecheck=True (as --races FILE needs --racecheck): the races it "
-          "would list");
     req.racecheck = racecheck;
     req.races_file = races;
+    run::check_races_file(req, "races=FILE", "racecheck=True");  // Python's names, not flags
 
     // Signals: Python's C handler only records a signal; its Python handler
     // runs in PyErr_CheckSignals, asked here (with the GIL, at most every
@@ -409,7 +412,7 @@ class Session {
     }
     running_ = false;
     s.select(0);
-    auto out = std::make_unique<Report>(std::move(rep), arch());
+    auto out = std::make_unique<BoundReport>(std::move(rep), arch());
     if (etype) {
       PyErr_NormalizeException(&etype, &evalue, &etb);
       if (etb) PyException_SetTraceback(evalue, etb);
@@ -456,6 +459,35 @@ class Session {
   std::vector<std::unique_ptr<isa::SpooledProgram>> programs_;  // per core
   bool running_ = false;
 };
+
+// An output of the package's own (tpbsim.torch.profile's merged trace),
+// written as a run's outputs are (staged_outputs.h): through a staging file
+// nobody can predict, renamed into place; a device or FIFO in place.
+void write_output(const std::string& path, const py::bytes& data) {
+  const std::string bytes = data;
+  py::gil_scoped_release unlocked;
+  run::OutputFile f(path);
+  try {
+    const char* p = bytes.data();
+    std::size_t left = bytes.size();
+    while (left > 0) {
+      const ssize_t n = ::write(f.fd(), p, left);
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
+        pollfd w{f.fd(), POLLOUT, 0};
+        ::poll(&w, 1, 100);
+        continue;
+      }
+      if (n < 0)
+        throw run::OutputError(fmt::format("{}: cannot write ({})", path, std::strerror(errno)));
+      p += n;
+      left -= static_cast<std::size_t>(n);
+    }
+    f.commit();
+  } catch (...) {
+    f.discard();
+    throw;
+  }
+}
 
 // ----------------------------------------------------------- programs, ISA
 
@@ -542,10 +574,8 @@ py::dict check_words(const py::buffer& buf, const std::string& name,
 num::Format format_of(const std::string& name, const char* role) {
   const auto f = num::parse_format(name);
   if (!f)
-    throw run::InputError(fmt::format(
-        "unknown format '{}' ({}); formats: fp32 bf16 fp16 e4m3 e5m2 e3m4 e2m5 fp6_e2m3 "
-        "fp6_e3m2 fp4_e2m1 int4 nf4 e8m0 s8 u8",
-        name, role));
+    throw run::InputError(
+        fmt::format("unknown format '{}' ({}); formats: {}", name, role, num::format_list()));
   return *f;
 }
 
@@ -610,93 +640,16 @@ py::array decode(const std::string& fmt_name,
   return std::move(out);
 }
 
-// MX quantization along rows, for the GEMM generator's host side
-// (tpbsim.kernels.quant): x is [R][C] float32, C a multiple of `block`; each
-// block of `block` consecutive elements of a row gets the scale of SPEC §4
-// (its largest biased FP32 exponent - emax, clamped to [0, 254]) and codes
-// encode(fmt, x * 2^(127 - s)) (num::encode: RNE, saturating); `used` is the
-// value the PE multiplies, decode(code) * 2^(s - 127) as one FP32 multiply.
-// bf16_first: x is first rounded to BF16 (num::encode, saturating), as the
-// activations are before QuantizeMX; `bits` are those BF16 codes. The inputs
-// must be finite (the caller checks). No rule here that the model's numerics
-// do not already have: the element codecs are num::encode / num::decode.
-// FP32 -> BF16 code, RNE, saturating: for a finite value the same code as
-// num::encode(Format::Bf16, x) (the rounding on the FP32 bits carries into the
-// exponent; a carry into the all-ones exponent is an overflow, saturated to
-// the largest finite BF16), at a fraction of its cost; anything else goes to
-// num::encode. tpbsim.kernels' tests compare the two paths.
-inline std::uint16_t bf16_code(float x) {
-  const std::uint32_t b = num::bits_from_f32(x);
-  if (((b >> 23) & 0xFFu) == 0xFFu)
-    return static_cast<std::uint16_t>(num::encode(num::Format::Bf16, x));
-  const std::uint32_t r = (b + 0x7FFFu + ((b >> 16) & 1u)) >> 16;
-  if ((r & 0x7F80u) == 0x7F80u) return static_cast<std::uint16_t>((r & 0x8000u) | 0x7F7Fu);
-  return static_cast<std::uint16_t>(r);
+// The host's thread pool (fw::parallel_for) for numerics' independent ranges.
+void host_ranges(std::size_t n, std::size_t min_chunk, const num::RangeBody& body) {
+  fw::parallel_for(n, min_chunk, body);
 }
 
-// RNE, saturating, of a finite FP32 value to the MX element formats
-// (E4M3, FP4 E2M1, FP6 E2M3) on the FP32 bits: the mantissa rounded to m bits
-// (the carry moves into the exponent), the exponent rebiased; below the
-// smallest normal the value scaled to the subnormal quantum and rounded to an
-// integer (exact: a power-of-two scaling). The same codes as num::encode, which
-// it stands in for at a fraction of the cost: checked against it for every
-// code's value and every midpoint between neighbours when first made (any
-// difference, or another format: num::encode is used), and by tpbsim.kernels'
-// tests against the NumPy path over whole arrays.
-class FastMinifloat {
- public:
-  explicit FastMinifloat(num::Format f) : f_(f) {
-    const std::string name = num::info(f).name;
-    if (name == "e4m3")
-      set(3, 7, 0x80);
-    else if (name == "fp4_e2m1")
-      set(1, 1, 0x8);
-    else if (name == "fp6_e2m3")
-      set(3, 1, 0x20);
-    if (ok_) ok_ = self_check();
-  }
-  std::uint32_t operator()(float x) const {
-    return ok_ ? fast(x) : num::encode(f_, static_cast<double>(x));
-  }
-
- private:
-  void set(int m, int bias, std::uint32_t sign) {
-    m_ = m, bias_ = bias, sign_ = sign, ok_ = true;
-    maxcode_ = num::encode(f_, num::info(f_).max_finite) & (sign - 1);
-  }
-  std::uint32_t fast(float x) const {
-    const std::uint32_t b = num::bits_from_f32(x);
-    const std::uint32_t sgn = (b >> 31) ? sign_ : 0u;
-    const std::uint32_t a = b & 0x7FFFFFFFu;
-    const int emin = 1 - bias_;
-    std::uint32_t mag;
-    if (static_cast<int>(a >> 23) - 127 < emin) {
-      mag = static_cast<std::uint32_t>(std::nearbyint(std::ldexp(std::fabs(x), m_ - emin)));
-    } else {
-      const int shift = 23 - m_;
-      const std::uint32_t r = (a + ((1u << (shift - 1)) - 1u) + ((a >> shift) & 1u)) >> shift;
-      mag = r - (static_cast<std::uint32_t>(127 - bias_) << m_);
-    }
-    return sgn | std::min(mag, maxcode_);
-  }
-  bool self_check() const {
-    for (std::uint32_t c = 0; c <= maxcode_; ++c) {
-      const double v = num::decode(f_, c);
-      const double next = c < maxcode_ ? num::decode(f_, c + 1) : 2 * v + 1;
-      for (double x : {v, -v, (v + next) / 2, -(v + next) / 2, std::nextafter(v, next),
-                       std::nextafter((v + next) / 2, next), std::nextafter((v + next) / 2, v)}) {
-        const float xf = static_cast<float>(x);
-        if (fast(xf) != num::encode(f_, static_cast<double>(xf))) return false;
-      }
-    }
-    return true;
-  }
-  num::Format f_;
-  int m_ = 0, bias_ = 0;
-  std::uint32_t sign_ = 0, maxcode_ = 0;
-  bool ok_ = false;
-};
-
+// MX quantization along rows, for the GEMM generator's host side
+// (tpbsim.kernels.quant): num::mx_quantize_rows of x [R][C] float32 (finite:
+// the caller checks), C a multiple of `block`. Returns (codes uint8 [R][C],
+// scales uint8 [R][C/block], used float32 [R][C], BF16 codes uint16 [R][C]
+// or None).
 py::tuple mx_quantize_rows(const py::array_t<float, py::array::c_style>& x,
                            const std::string& fmt_name, int emax, int block, bool bf16_first) {
   const num::Format f = format_of(fmt_name, "format");
@@ -704,148 +657,59 @@ py::tuple mx_quantize_rows(const py::array_t<float, py::array::c_style>& x,
   if (block < 1 || x.shape(1) % block != 0)
     throw run::InputError(
         fmt::format("mx_quantize_rows: {} columns are not whole blocks of {}", x.shape(1), block));
-  const auto rows = static_cast<std::size_t>(x.shape(0));
-  const auto cols = static_cast<std::size_t>(x.shape(1));
   py::array_t<std::uint8_t> codes({x.shape(0), x.shape(1)});
-  py::array_t<std::uint8_t> scales({x.shape(0), static_cast<py::ssize_t>(cols / block)});
+  py::array_t<std::uint8_t> scales({x.shape(0), x.shape(1) / block});
   py::array_t<float> used({x.shape(0), x.shape(1)});
   py::array_t<std::uint16_t> bits(bf16_first ? std::vector<py::ssize_t>{x.shape(0), x.shape(1)}
                                              : std::vector<py::ssize_t>{0, 0});
-  const float* in = x.data();
-  std::uint8_t* co = codes.mutable_data();
-  std::uint8_t* so = scales.mutable_data();
-  float* uo = used.mutable_data();
-  std::uint16_t* bo = bf16_first ? bits.mutable_data() : nullptr;
+  num::MxRows q;
+  q.x = x.data();
+  q.rows = static_cast<std::size_t>(x.shape(0));
+  q.cols = static_cast<std::size_t>(x.shape(1));
+  q.block = static_cast<std::size_t>(block);
+  q.code = f;
+  q.emax = emax;
+  q.bf16_first = bf16_first;
+  q.codes = codes.mutable_data();
+  q.scales = scales.mutable_data();
+  q.used = used.mutable_data();
+  q.bf16 = bf16_first ? bits.mutable_data() : nullptr;
   {
     py::gil_scoped_release unlocked;
-    const unsigned nbits = num::info(f).bits;
-    std::vector<float> value(std::size_t{1} << nbits);
-    for (std::size_t c = 0; c < value.size(); ++c)
-      value[c] = static_cast<float>(num::decode(f, static_cast<std::uint32_t>(c)));
-    const FastMinifloat encode(f);
-    const auto bl = static_cast<std::size_t>(block);
-    // Rows [r0, r1): each block independent of every other.
-    auto work = [&](std::size_t r0, std::size_t r1) {
-      std::vector<float> v(bl);
-      for (std::size_t base = r0 * cols; base < r1 * cols; base += bl) {
-        int top = 0;
-        for (std::size_t i = 0; i < bl; ++i) {
-          float e = in[base + i];
-          if (bf16_first) {
-            const auto c = bf16_code(e);
-            bo[base + i] = c;
-            e = num::f32_from_bits(static_cast<std::uint32_t>(c) << 16);
-          }
-          v[i] = e;
-          top = std::max(top, static_cast<int>((num::bits_from_f32(e) >> 23) & 0xFFu));
-        }
-        const int s = std::clamp(top - emax, 0, 254);
-        so[base / bl] = static_cast<std::uint8_t>(s);
-        const float scale = std::ldexp(1.0f, s - 127);
-        for (std::size_t i = 0; i < bl; ++i) {
-          const auto c = encode(std::ldexp(v[i], 127 - s));  // exact, or far below a code
-          co[base + i] = static_cast<std::uint8_t>(c);
-          uo[base + i] = value[c] * scale;
-        }
-      }
-    };
-    // The host-thread pool over rows, in chunks of about 64 Ki elements (one
-    // for a small array).
-    fw::parallel_for(rows, std::max<std::size_t>(1, (std::size_t{1} << 16) / cols), work);
+    num::mx_quantize_rows(q, host_ranges);
   }
   return py::make_tuple(codes, scales, used,
                         bf16_first ? py::object(bits) : py::object(py::none()));
 }
 
-// The host's packing of the group-8 weight formats (fp4, int4, nf4; seed 000
-// group 8, docs/KERNELS.md "The quantizer"), from W^T [N][K] float32 (finite,
-// K % 4 == 0, N % 8 == 0). A group is 8 codes of a partition's stream: lanes
-// 0-3 (k = 4p + l) of columns 2j and 2j + 1. Its E8M0 scale: "ocp", the block's
-// largest biased exponent - 2; "absmax", the smallest power of two 2^e with
-// amax <= top x 2^e (s = e + 127, clamped to [0, 254]; 127 for an all-zero
-// group). Codes: encode(code, FP32(x x 2^(127-s))). POOL's value: the exact
-// code x 2^(s-127), clamped to +-FLT_MAX, to FP32, to the FP8 `out` format
-// (RNE, saturating). Returns (data [K/4][N/8 x 20] uint8: per 8 columns one
-// chunk of 5 little-endian words, word 0 the 4 groups' scales, word 1 + g the
-// 8 codes of group g, code j in bits 4j; used [N][K] float32, the values the PE
-// multiplies). The same as quant.py's NumPy path (the tests compare them).
+// The group-8 weight formats (fp4, int4, nf4; docs/KERNELS.md "The
+// quantizer"): num::group8_quantize of W^T [N][K] float32 (finite, K % 4 ==
+// 0, N % 8 == 0), rule "ocp" or "absmax" with its `top`. Returns (data
+// [K/4][N/8 x 20] uint8, used [N][K] float32). The same as quant.py's NumPy
+// path (the tests compare them).
 py::tuple group8_quantize(const py::array_t<float, py::array::c_style>& wt,
                           const std::string& code_name, const std::string& out_name,
                           const std::string& rule, double top) {
-  const num::Format f = format_of(code_name, "code");
-  const num::Format out = format_of(out_name, "out");
+  num::Group8 q;
+  q.code = format_of(code_name, "code");
+  q.out = format_of(out_name, "out");
   if (wt.ndim() != 2 || wt.shape(0) % 8 != 0 || wt.shape(1) % 4 != 0)
     throw run::InputError("group8_quantize: W^T must be [N][K] with N % 8 == 0, K % 4 == 0");
   if (rule != "ocp" && rule != "absmax")
     throw run::InputError("group8_quantize: rule is ocp or absmax");
-  const bool ocp = rule == "ocp";
-  const auto n = static_cast<std::size_t>(wt.shape(0));
-  const auto k = static_cast<std::size_t>(wt.shape(1));
-  const std::size_t row_bytes = n / 8 * 20;
+  q.rule = rule == "ocp" ? num::Group8Rule::Ocp : num::Group8Rule::Absmax;
+  q.top = top;
+  q.n = static_cast<std::size_t>(wt.shape(0));
+  q.k = static_cast<std::size_t>(wt.shape(1));
   py::array_t<std::uint8_t> data(
-      {static_cast<py::ssize_t>(k / 4), static_cast<py::ssize_t>(row_bytes)});
+      {static_cast<py::ssize_t>(q.k / 4), static_cast<py::ssize_t>(q.n / 8 * 20)});
   py::array_t<float> used({wt.shape(0), wt.shape(1)});
-  const float* in = wt.data();
-  std::uint8_t* dout = data.mutable_data();
-  float* uo = used.mutable_data();
+  q.wt = wt.data();
+  q.data = data.mutable_data();
+  q.used = used.mutable_data();
   {
     py::gil_scoped_release unlocked;
-    const FastMinifloat encode_code(f);
-    // POOL's value of code c under scale s depends on nothing else: a table.
-    const double big = std::numeric_limits<float>::max();
-    std::vector<float> pool_value(255 * 16);
-    for (int sc = 0; sc < 255; ++sc)
-      for (std::uint32_t c = 0; c < 16; ++c) {
-        const double v = std::clamp(std::ldexp(num::decode(f, c), sc - 127), -big, big);
-        pool_value[16 * sc + c] = static_cast<float>(
-            num::decode(out, num::encode(out, static_cast<double>(static_cast<float>(v)))));
-      }
-    auto work = [&](std::size_t p0, std::size_t p1) {
-      for (std::size_t p = p0; p < p1; ++p) {
-        std::uint8_t* row = dout + p * row_bytes;
-        for (std::size_t chunk = 0; chunk < n / 8; ++chunk) {
-          std::uint32_t words[5] = {0, 0, 0, 0, 0};
-          for (std::size_t g = 0; g < 4; ++g) {
-            const std::size_t col = 8 * chunk + 2 * g;  // columns col, col + 1
-            float x[8];
-            double amax = 0;
-            for (std::size_t i = 0; i < 8; ++i) {
-              x[i] = in[(col + i / 4) * k + 4 * p + i % 4];
-              amax = std::max(amax, std::fabs(static_cast<double>(x[i])));
-            }
-            int s;
-            if (ocp) {
-              const int bexp =
-                  static_cast<int>((num::bits_from_f32(static_cast<float>(amax)) >> 23) & 0xFFu);
-              s = std::clamp(bexp - 2, 0, 254);
-            } else if (amax > 0) {
-              int e = static_cast<int>(std::ceil(std::log2(amax / top)));
-              while (amax > std::ldexp(top, e)) ++e;
-              while (amax <= std::ldexp(top, e - 1)) --e;
-              s = std::clamp(e + 127, 0, 254);
-            } else {
-              s = 127;
-            }
-            words[0] |= static_cast<std::uint32_t>(s) << (8 * g);
-            for (std::size_t i = 0; i < 8; ++i) {
-              const auto scaled =
-                  static_cast<float>(std::ldexp(static_cast<double>(x[i]), 127 - s));
-              const std::uint32_t c = f == num::Format::Fp4E2M1
-                                          ? encode_code(scaled)
-                                          : num::encode(f, static_cast<double>(scaled));
-              words[1 + g] |= (c & 0xFu) << (4 * i);
-              uo[(col + i / 4) * k + 4 * p + i % 4] = pool_value[16 * s + (c & 0xFu)];
-            }
-          }
-          for (std::size_t w = 0; w < 5; ++w)
-            for (std::size_t b = 0; b < 4; ++b)
-              row[20 * chunk + 4 * w + b] = static_cast<std::uint8_t>(words[w] >> (8 * b));
-        }
-      }
-    };
-    // The host-thread pool over groups of 4 rows of K, in chunks of about
-    // 64 Ki elements.
-    fw::parallel_for(k / 4, std::max<std::size_t>(1, (std::size_t{1} << 16) / (4 * n)), work);
+    num::group8_quantize(q, host_ranges);
   }
   return py::make_tuple(data, used);
 }
@@ -898,48 +762,51 @@ void bind_retire(py::module_& m) {
 }
 
 void bind_report(py::module_& m) {
-  py::class_<Report>(m, "Report")
+  py::class_<BoundReport>(m, "SessionReport")
       .def_property_readonly(
-          "status", [](const Report& r) { return platform::status_name(r.report().result.status); })
-      .def_property_readonly("message", [](const Report& r) { return r.report().result.message; })
-      .def_property_readonly("start_ps", [](const Report& r) { return r.report().result.start_ps; })
+          "status",
+          [](const BoundReport& r) { return platform::status_name(r.report().result.status); })
+      .def_property_readonly("message",
+                             [](const BoundReport& r) { return r.report().result.message; })
+      .def_property_readonly("start_ps",
+                             [](const BoundReport& r) { return r.report().result.start_ps; })
       .def_property_readonly("simulated_ps",
-                             [](const Report& r) { return r.report().result.simulated_ps; })
+                             [](const BoundReport& r) { return r.report().result.simulated_ps; })
       .def_property_readonly("instructions",
-                             [](const Report& r) { return r.report().result.instructions; })
+                             [](const BoundReport& r) { return r.report().result.instructions; })
       .def_property_readonly("wall_seconds",
-                             [](const Report& r) { return r.report().result.wall_seconds; })
-      .def_property_readonly("arch", &Report::arch)
+                             [](const BoundReport& r) { return r.report().result.wall_seconds; })
+      .def_property_readonly("arch", &BoundReport::arch)
       .def_property_readonly("fault",
-                             [](const Report& r) -> py::object {
+                             [](const BoundReport& r) -> py::object {
                                const auto& f = r.report().result.fault;
                                if (!f) return py::none();
                                return fault_dict(*f);
                              })
       .def_property_readonly("stats_json",
-                             [](const Report& r) {
+                             [](const BoundReport& r) {
                                return trace::stats_to_json(r.report().stats)
                                    .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
                              })
       .def_property_readonly("race_count",
-                             [](const Report& r) -> py::object {
+                             [](const BoundReport& r) -> py::object {
                                const auto& x = r.report().races;
                                if (!x) return py::none();
                                return py::int_(x->total);
                              })
-      .def("retires", &Report::retires)
+      .def("retires", &BoundReport::retires)
       .def_property_readonly("core_count",
-                             [](const Report& r) { return r.report().core_stats.size(); })
+                             [](const BoundReport& r) { return r.report().core_stats.size(); })
       .def("core_stats_json",
-           [](const Report& r, std::size_t i) {
+           [](const BoundReport& r, std::size_t i) {
              return trace::stats_to_json(r.report().core_stats.at(i))
                  .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
            })
-      .def_property_readonly("files", [](const Report& r) { return r.report().files; })
+      .def_property_readonly("files", [](const BoundReport& r) { return r.report().files; })
       .def_property_readonly("output_errors",
-                             [](const Report& r) { return r.report().output_errors; })
-      .def_property_readonly("notes", [](const Report& r) { return r.report().notes; })
-      .def_readonly("pending", &Report::pending);
+                             [](const BoundReport& r) { return r.report().output_errors; })
+      .def_property_readonly("notes", [](const BoundReport& r) { return r.report().notes; })
+      .def_readonly("pending", &BoundReport::pending);
 }
 
 void bind_session(py::module_& m) {
@@ -1009,6 +876,9 @@ void bind_functions(py::module_& m) {
     }
     return out;
   });
+  m.attr("MAX_CORES") = platform::Device::kMaxCores;
+  m.def("output_problem", &run::output_problem);
+  m.def("write_output", &write_output);
   m.def("check_threads", [](py::handle n) { return run::check_threads(host_int(n, "threads")); });
   m.def("parse_sim_time", [](const std::string& s) {
     std::uint64_t ps = 0;

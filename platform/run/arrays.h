@@ -1,7 +1,9 @@
-// Memories and tiles of a Session as arrays in memory (SPEC §12): what a
-// binding hands over where `tpbsim run` names .npy files. `--load tile:` and
-// `--dump tile:` are built on these; memory rows go through
-// Session::write_rows / read_rows.
+// Memories and tiles of a Session as arrays (SPEC §9, §12): what a binding
+// hands over in memory, and the .npy files `tpbsim run --load / --dump`
+// names. A memory access goes to a checked place (host_args.h: SBUF / PSUM
+// rows from a partition, or HBM bytes from an offset); everything here
+// checks it whole, against the Session's configuration, before any byte
+// moves.
 #pragma once
 
 #include <cstddef>
@@ -10,34 +12,22 @@
 #include <vector>
 
 #include "models/isa/address_map.h"
+#include "platform/io/npy.h"
 #include "platform/run/host_args.h"
 #include "platform/run/mem_spec.h"
 #include "platform/run/session.h"
 
 namespace tpb::run {
 
-// memory_region and is_hbm (the memory names of every host): host_args.h.
-// `bytes` bytes from HBM byte `offset` (row-major, as `--load hbm:OFFSET`):
-// RangeError naming the capacity when they would run past it (nothing
-// written or read then).
-void check_hbm(const Session& s, std::uint64_t offset, std::uint64_t bytes);
-void write_hbm(Session& s, std::uint64_t offset, const std::uint8_t* data, std::size_t bytes);
-void read_hbm(Session& s, std::uint64_t offset, std::uint8_t* out, std::size_t bytes);
-
-// The memory spec of `rows` rows of `row_bytes` at (partition, offset) of
-// `region` ("sbuf:P:OFF" in messages), checked against the partitions of
-// `s`: RangeError naming the problem when a row would run past partition
-// 127 or past the end of its partition. Session::write_rows / read_rows
-// check with this before they touch anything.
-// rows x row_bytes at a place (HBM: row-major from its offset), checked whole
-// (RangeError) before any byte moves.
+// rows x row_bytes at a place of the selected core (HBM: row-major from its
+// offset), checked whole (RangeError naming the problem: a row past
+// partition 127 or past the end of its partition, bytes past the HBM
+// capacity) before any byte moves.
 void check_place(const Session& s, const HostPlace& p, std::size_t rows, std::size_t row_bytes);
 void write_place(Session& s, const HostPlace& p, const std::uint8_t* data, std::size_t rows,
                  std::size_t row_bytes);
 void read_place(Session& s, const HostPlace& p, std::uint8_t* out, std::size_t rows,
                 std::size_t row_bytes);
-MemSpec checked_rows(const Session& s, isa::Region region, unsigned partition, std::uint32_t offset,
-                     std::size_t rows, std::size_t row_bytes);
 
 // An SFU Local tile's valid region (SPEC §6).
 struct TileData {
@@ -56,5 +46,14 @@ TileData read_tile(Session& s, unsigned n);
 // on an error.
 void write_tile(Session& s, unsigned n, const float* values, std::size_t rows, std::size_t cols,
                 std::size_t col, const std::string& what);
+
+// --load / --dump of a Session (the .npy files of SPEC §9), on the spec's core.
+// A --load's array, read and checked against the partitions (and the HBM,
+// cfg.hbm_capacity()) before anything runs.
+io::NpyArray read_load(const MemSpec& m, const platform::CoreConfig& cfg);
+void load_npy(Session& s, const MemSpec& m, const io::NpyArray& a);
+void dump_npy(Session& s, const MemSpec& m, const std::string& file);
+void load_tile_npy(Session& s, const TileSpec& t);
+void dump_tile_npy(Session& s, const TileSpec& t, const std::string& file);
 
 }  // namespace tpb::run

@@ -82,6 +82,13 @@ HostPlace checked_place(const std::string& mem, const HostInt& partition, const 
   return p;
 }
 
+std::uint64_t row_addr(const HostPlace& p, std::size_t row) {
+  const unsigned partition = p.partition + static_cast<unsigned>(row);
+  const auto offset = static_cast<std::uint32_t>(p.offset);
+  return p.region == isa::Region::Sbuf ? isa::sbuf_addr(partition, offset)
+                                       : isa::psum_addr(partition, offset);
+}
+
 unsigned check_tile(const HostInt& n) {
   const long long last = sfu::kNumTiles - 1;
   return static_cast<unsigned>(within<RangeError>(
@@ -115,6 +122,12 @@ unsigned check_threads(const HostInt& n) {
   return static_cast<unsigned>(within<InputError>(n, 1, 1024, [&] {
     return fmt::format("{} is not a count of host threads (1..1024)", n.str());
   }));
+}
+
+unsigned check_cores(const HostInt& n) {
+  const long long last = isa::kMaxDeviceCores;
+  return static_cast<unsigned>(within<InputError>(
+      n, 1, last, [&] { return fmt::format("{}: a device has 1 to {} cores", n.str(), last); }));
 }
 
 std::uint64_t check_max_sim_ps(const HostInt& ps) {

@@ -43,24 +43,44 @@ inline bool is_hbm(const std::string& name) { return name == "hbm"; }
 // SBUF / PSUM partition 0..127.
 unsigned check_partition(const HostInt& p);
 // A byte offset inside a partition slot (0 .. 256 KiB - 1); the generation's
-// capacity is checked with the rows (checked_rows, check_row_fits).
+// capacity is checked with the rows (arrays.h: check_place).
 std::uint32_t check_offset(const HostInt& offset);
 // An HBM place: partition 0 (HBM has none), offset 0 .. capacity (the bytes
-// from it are checked by check_hbm).
+// from it are checked with them: arrays.h, check_place).
 std::uint64_t check_hbm_offset(const HostInt& partition, const HostInt& offset,
                                std::uint64_t capacity);
-// Where a host's memory access goes (Python's Core.write / read, the DPI row
-// calls): HBM by byte offset (partition 0), or SBUF / PSUM rows from a
-// partition. checked_place checks the name, the partition and the offset;
-// the extent is checked with the rows (arrays.h: check_place).
+// Where a memory access of a host goes (Python's Core.write / read, the DPI
+// row calls, a --load / --dump spec: MemSpec::place): HBM by byte offset
+// (partition 0), or SBUF / PSUM rows from a partition. checked_place checks
+// the name, the partition and the offset; the extent is checked with the
+// rows (arrays.h: check_place).
 struct HostPlace {
   bool hbm = false;
   isa::Region region = isa::Region::Sbuf;
   unsigned partition = 0;
   std::uint64_t offset = 0;
+  static HostPlace rows(isa::Region r, unsigned partition, std::uint32_t offset) {
+    return {false, r, partition, offset};
+  }
 };
 HostPlace checked_place(const std::string& mem, const HostInt& partition, const HostInt& offset,
                         std::uint64_t hbm_bytes);
+// The address of row `row` of an SBUF / PSUM place (partition + row, its
+// offset); row < isa::kNumPartitions - partition (checked with the rows).
+std::uint64_t row_addr(const HostPlace& p, std::size_t row);
+// f() with its error's message said from where the value came ("--threads ",
+// "cores="): prefixed, its type (InputError, RangeError) kept.
+template <typename F>
+auto from_argument(const std::string& where, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const RangeError& e) {
+    throw RangeError(where + e.what());
+  } catch (const InputError& e) {
+    throw InputError(where + e.what());
+  }
+}
+
 // An SFU Local tile T0..T31.
 unsigned check_tile(const HostInt& n);
 // A tile's physical Col, 1..65535.
@@ -72,6 +92,9 @@ std::uint32_t check_semaphore_value(const HostInt& v);
 unsigned check_register(const HostInt& r);
 // Host threads of a run's arithmetic, 1..1024 (InputError).
 unsigned check_threads(const HostInt& n);
+// The cores of a device (SPEC §15), 1..isa::kMaxDeviceCores (InputError
+// "N: a device has 1 to 32 cores").
+unsigned check_cores(const HostInt& n);
 // The watchdogs (InputError): a simulated time of 1 ps .. 2^62 ps, a wall
 // time of (0, 1e9] seconds. The message is the value and its range.
 std::uint64_t check_max_sim_ps(const HostInt& ps);

@@ -96,7 +96,7 @@ MemSpec parse_mem_spec(const std::string& full, bool dump) {
   m.core = core_prefix(full, spec);
   const std::size_t at = spec_file_start(spec);
   if (at == std::string::npos || at == spec.size())
-    throw SpecError(fmt::format("'{}': expected ...=FILE.npy", spec));
+    throw SpecError(fmt::format("'{}': expected ...=FILE.npy", full));
   m.file = spec.substr(at);
   const std::vector<std::string> f = split(spec.substr(0, at - 1), ':');
   if (!f.empty() && is_hbm(f[0])) {
@@ -105,25 +105,25 @@ MemSpec parse_mem_spec(const std::string& full, bool dump) {
           "'{}': the HBM is the device's: hbm: takes no core prefix (every core sees it)", full));
     if (f.size() != (dump ? 4u : 2u))
       throw SpecError(
-          fmt::format("'{}': expected {}", spec,
+          fmt::format("'{}': expected {}", full,
                       dump ? "hbm:OFFSET:ROWSxCOLS:DTYPE=FILE.npy" : "hbm:OFFSET=FILE.npy"));
-    m.hbm = true;
-    m.hbm_offset = parse_uint(f[1], "HBM offset", spec);
+    m.place.hbm = true;
+    m.place.offset = parse_uint(f[1], "HBM offset", full);
     if (dump) parse_dump_shape(m, f[2], f[3]);
     return m;
   }
   const std::size_t want = dump ? 5 : 3;
   if (f.size() != want)
-    throw SpecError(fmt::format("'{}': expected {}", spec,
+    throw SpecError(fmt::format("'{}': expected {}", full,
                                 dump ? "sbuf|psum:PARTITION:OFFSET:ROWSxCOLS:DTYPE=FILE.npy"
                                      : "sbuf|psum:PARTITION:OFFSET=FILE.npy"));
   try {  // the name check of every host (host_args.h)
-    m.region = memory_region(f[0]);
+    m.place.region = memory_region(f[0]);
   } catch (const InputError& e) {
-    throw SpecError(fmt::format("'{}': {}", spec, e.what()));
+    throw SpecError(fmt::format("'{}': {}", full, e.what()));
   }
-  m.partition = in_spec(spec, check_partition, parse_uint(f[1], "partition", spec));
-  m.offset = in_spec(spec, check_offset, parse_uint(f[2], "offset", spec));
+  m.place.partition = in_spec(full, check_partition, parse_uint(f[1], "partition", full));
+  m.place.offset = in_spec(full, check_offset, parse_uint(f[2], "offset", full));
   if (dump) parse_dump_shape(m, f[3], f[4]);
   return m;
 }
@@ -145,56 +145,53 @@ TileSpec parse_tile_spec(const std::string& full, bool dump) {
   t.core = core_prefix(full, spec);
   const std::size_t at = spec_file_start(spec);
   if (at == std::string::npos || at == spec.size())
-    throw SpecError(fmt::format("'{}': expected tile:N{}=FILE.npy", spec, dump ? "" : "[:COL]"));
+    throw SpecError(fmt::format("'{}': expected tile:N{}=FILE.npy", full, dump ? "" : "[:COL]"));
   t.file = spec.substr(at);
   const std::vector<std::string> f = split(spec.substr(0, at - 1), ':');
   if (f.size() != 2 && (dump || f.size() != 3))
-    throw SpecError(fmt::format("'{}': expected tile:N{}=FILE.npy", spec, dump ? "" : "[:COL]"));
-  t.tile = in_spec(spec, check_tile, parse_uint(f[1], "tile number", spec));
-  if (f.size() == 3) t.col = in_spec(spec, check_tile_col, parse_uint(f[2], "physical Col", spec));
+    throw SpecError(fmt::format("'{}': expected tile:N{}=FILE.npy", full, dump ? "" : "[:COL]"));
+  t.tile = in_spec(full, check_tile, parse_uint(f[1], "tile number", full));
+  if (f.size() == 3) t.col = in_spec(full, check_tile_col, parse_uint(f[2], "physical Col", full));
   return t;
 }
 
-std::uint64_t mem_addr(const MemSpec& m, std::size_t row) {
-  return m.region == isa::Region::Sbuf
-             ? isa::sbuf_addr(m.partition + static_cast<unsigned>(row), m.offset)
-             : isa::psum_addr(m.partition + static_cast<unsigned>(row), m.offset);
-}
-
 void check_rows(const MemSpec& m, std::size_t rows) {
-  in_spec(m.text, check_partition, m.partition);
+  const unsigned partition = in_spec(m.text, check_partition, m.place.partition);
   // Overflow-safe: rows can be anything a user or a .npy header gives.
-  if (rows > isa::kNumPartitions - m.partition)
+  if (rows > isa::kNumPartitions - partition)
     throw SpecError(fmt::format("'{}': {} rows from partition {} run past partition 127", m.text,
-                                rows, m.partition));
+                                rows, partition));
 }
 
 // Every row stays inside its partition: checked before anything runs, in
 // overflow-safe arithmetic.
 void check_row_fits(const MemSpec& m, std::uint64_t row_bytes, std::uint32_t cap) {
-  const std::uint64_t room = m.offset < cap ? cap - m.offset : 0;
+  const std::uint64_t offset = m.place.offset;
+  const std::uint64_t room = offset < cap ? cap - offset : 0;
   if (row_bytes > room)
     throw SpecError(fmt::format(
         "'{}': a row of {} bytes from offset 0x{:x} runs {} bytes past the end of the partition "
         "({} bytes)",
-        m.text, row_bytes, m.offset, row_bytes - room, cap));
+        m.text, row_bytes, offset, row_bytes - room, cap));
 }
 
 void check_dump_fits(const MemSpec& m, std::uint32_t cap) {
   check_rows(m, m.rows);
   const std::uint64_t item = io::npy_itemsize(m.dtype);
-  if (m.cols > (m.offset < cap ? cap - m.offset : 0) / item)
+  const std::uint64_t offset = m.place.offset;
+  if (m.cols > (offset < cap ? cap - offset : 0) / item)
     throw SpecError(fmt::format(
         "'{}': {} columns of {} bytes from offset 0x{:x} run past the end of the partition "
         "({} bytes)",
-        m.text, m.cols, item, m.offset, cap));
+        m.text, m.cols, item, offset, cap));
 }
 
 void check_hbm_fits(const MemSpec& m, std::uint64_t bytes, std::uint64_t capacity) {
-  if (m.hbm_offset > capacity || bytes > capacity - m.hbm_offset)
+  const std::uint64_t offset = m.place.offset;
+  if (offset > capacity || bytes > capacity - offset)
     throw SpecError(
         fmt::format("'{}': {} bytes from HBM offset 0x{:x} run past the HBM capacity of {} bytes",
-                    m.text, bytes, m.hbm_offset, capacity));
+                    m.text, bytes, offset, capacity));
 }
 
 std::uint64_t dump_bytes(const MemSpec& m) {

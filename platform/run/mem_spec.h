@@ -14,6 +14,7 @@
 
 #include "models/isa/address_map.h"
 #include "platform/io/npy.h"
+#include "platform/run/host_args.h"
 
 namespace tpb::run {
 
@@ -29,13 +30,10 @@ struct MemSpec {
   // core 0); checked against the device by check_core. HBM is the device's
   // and takes no prefix.
   unsigned core = 0;
+  // Where (host_args.h): SBUF / PSUM rows from a partition, or
   // `hbm:OFFSET[:ROWSxCOLS:DTYPE]` (SPEC §10): the array's bytes, row-major,
-  // from byte hbm_offset of the core's HBM (region, partition, offset unused).
-  bool hbm = false;
-  std::uint64_t hbm_offset = 0;
-  isa::Region region = isa::Region::Sbuf;
-  unsigned partition = 0;
-  std::uint32_t offset = 0;
+  // from that byte of the device's HBM.
+  HostPlace place;
   std::size_t rows = 0, cols = 0;  // --dump only
   io::NpyDtype dtype = io::NpyDtype::U8;
   std::string file;
@@ -78,19 +76,17 @@ void check_core(const std::string& text, unsigned core, unsigned cores);
 // tile:N=FILE (dump) or tile:N[:COL]=FILE (load); N <= 31, COL 1..65535.
 TileSpec parse_tile_spec(const std::string& spec, bool dump);
 
-// The address of row `row` of `m` (partition m.partition + row, m.offset);
-// row < isa::kNumPartitions - m.partition (check_rows).
-std::uint64_t mem_addr(const MemSpec& m, std::size_t row);
-// `rows` rows from m.partition stay inside partition 127 (overflow-safe:
-// rows can be anything a user or a .npy header gives).
+// `rows` rows from the place's partition stay inside partition 127
+// (overflow-safe: rows can be anything a user or a .npy header gives).
 void check_rows(const MemSpec& m, std::size_t rows);
-// A row of `row_bytes` from m.offset stays inside a partition of `cap` bytes.
+// A row of `row_bytes` from the place's offset stays inside a partition of
+// `cap` bytes.
 void check_row_fits(const MemSpec& m, std::uint64_t row_bytes, std::uint32_t cap);
 // A --dump's ROWS x COLS of its DTYPE fit the partitions of `cap` bytes:
 // check_rows and every row inside its partition.
 void check_dump_fits(const MemSpec& m, std::uint32_t cap);
-// `bytes` bytes from m.hbm_offset stay inside an HBM of `capacity` bytes
-// (overflow-safe).
+// `bytes` bytes from the place's HBM offset stay inside an HBM of
+// `capacity` bytes (overflow-safe).
 void check_hbm_fits(const MemSpec& m, std::uint64_t bytes, std::uint64_t capacity);
 // The bytes of an HBM --dump: ROWS x COLS x the DTYPE's size (saturating).
 std::uint64_t dump_bytes(const MemSpec& m);

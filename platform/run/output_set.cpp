@@ -11,6 +11,7 @@
 #include "models/trace/gtkw_writer.h"
 #include "models/trace/stats_writer.h"
 #include "platform/cosim/cosim.h"
+#include "platform/run/arrays.h"
 #include "platform/run/race_check.h"
 
 namespace tpb::run {

@@ -49,6 +49,13 @@ isa::Arch parse_arch_option(const std::string& s) {
   return a;
 }
 
+void check_races_file(const SessionRequest& req, const char* file_option,
+                      const char* check_option) {
+  if (!req.races_file.empty() && !req.racecheck)
+    throw InputError(
+        fmt::format("{} needs {} (the races it would list)", file_option, check_option));
+}
+
 num::MxEmax parse_mx_emax(const std::string& s) {
   if (s == "ocp") return num::MxEmax::Ocp;
   if (s == "neuron-alt") return num::MxEmax::NeuronAlt;

@@ -10,7 +10,7 @@
 
 #include "models/isa/address_map.h"
 #include "models/isa/encodings.h"
-#include "models/numerics/dequant_stream.h"
+#include "models/numerics/mx_quantize.h"
 #include "models/trace/vcd_writer.h"
 #include "platform/run/session.h"
 
@@ -27,5 +27,9 @@ std::vector<isa::Queue> parse_trace_engines(const std::string& s);
 isa::Arch parse_arch_option(const std::string& s);
 // `--mx-emax`: `ocp` or `neuron-alt`. InputError otherwise.
 num::MxEmax parse_mx_emax(const std::string& s);
+// SPEC §14: a races file lists what the race check found, so it needs the
+// check. InputError "FILE_OPTION needs CHECK_OPTION (the races it would
+// list)" in the caller's spelling of the two options.
+void check_races_file(const SessionRequest& req, const char* file_option, const char* check_option);
 
 }  // namespace tpb::run

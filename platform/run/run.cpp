@@ -7,6 +7,7 @@
 
 #include "models/isa/input_file.h"
 #include "platform/core/device.h"
+#include "platform/run/arrays.h"
 #include "platform/run/host_args.h"
 #include "platform/run/output_set.h"
 #include "platform/run/request.h"
@@ -18,6 +19,7 @@ namespace {
 // Everything a run needs, checked before anything runs (every error exit 1).
 struct Prepared {
   CoreSpec spec;
+  std::optional<platform::Profile> profile;  // spec's, loaded once
   SessionRequest req;
   std::vector<std::unique_ptr<isa::SpooledProgram>> programs;  // program i runs on core i
   unsigned lnc = 1;  // --lnc: physical cores per program (each reads its own copy)
@@ -42,22 +44,19 @@ void parse_limits(const RunOptions& o, SessionRequest& req) {
   // Decimal digits; the range is check_threads' (host_args.h), as Python's.
   const std::string& t = o.threads;
   const bool digits = t.size() <= 18 && t.find_first_not_of("0123456789") == std::string::npos;
-  try {
-    req.threads = check_threads(digits ? HostInt(std::stoll(t))
-                                       : HostInt::past(+1, "'" + isa::excerpt(t) + "'"));
-  } catch (const InputError& e) {
-    throw InputError(std::string("--threads ") + e.what());
-  }
+  req.threads = from_argument("--threads ", [&] {
+    return check_threads(digits ? HostInt(std::stoll(t))
+                                : HostInt::past(+1, "'" + isa::excerpt(t) + "'"));
+  });
 }
 
-// --cores N (SPEC §15) and one program per core at most.
+// --cores N and --lnc L (SPEC §15): a logical core is 1 or 2 physical
+// cores, pairing up the device's; one program per (logical) core at most.
 void parse_cores(const RunOptions& o, Prepared& p) {
-  if (!o.lnc.empty()) {
-    if (o.lnc != "1" && o.lnc != "2")
-      throw InputError(
-          fmt::format("--lnc '{}': a logical core is 1 or 2 physical cores", isa::excerpt(o.lnc)));
-    p.lnc = o.lnc == "2" ? 2 : 1;
-  }
+  if (!o.lnc.empty() && o.lnc != "1" && o.lnc != "2")
+    throw InputError(
+        fmt::format("--lnc '{}': a logical core is 1 or 2 physical cores", isa::excerpt(o.lnc)));
+  p.lnc = o.lnc == "2" ? 2 : 1;
   if (!o.cores.empty()) {
     const std::string& t = o.cores;
     const bool digits =
@@ -65,11 +64,12 @@ void parse_cores(const RunOptions& o, Prepared& p) {
     if (!digits)
       throw InputError(fmt::format("--cores '{}' is not a number of cores (1 to {})",
                                    isa::excerpt(t), platform::Device::kMaxCores));
-    const long long n = std::stoll(t);
-    check_cores(n);
-    p.spec.cores = static_cast<unsigned>(n);
+    p.spec.cores = from_argument("--cores ", [&] { return check_cores(std::stoll(t)); });
   }
-  check_lnc(p.lnc, p.spec.cores);
+  if (p.spec.cores % p.lnc != 0)
+    throw InputError(fmt::format(
+        "--lnc {} on a device of {} core{}: the cores do not pair up (--cores a multiple of {})",
+        p.lnc, p.spec.cores, p.spec.cores == 1 ? "" : "s", p.lnc));
   const std::size_t programs = 1 + o.more_programs.size();
   if (p.lnc > 1 && programs > p.spec.cores / p.lnc)
     throw InputError(fmt::format(
@@ -80,6 +80,28 @@ void parse_cores(const RunOptions& o, Prepared& p) {
     throw InputError(fmt::format(
         "{} programs for a device of {} core{} (--cores {}): one program per core at most",
         programs, p.spec.cores, p.spec.cores == 1 ? "" : "s", p.spec.cores));
+}
+
+// The programs' .arch lines agree (those without one take the others').
+void check_one_arch(const std::vector<std::string>& files,
+                    const std::vector<std::unique_ptr<isa::SpooledProgram>>& programs,
+                    unsigned lnc) {
+  std::optional<isa::Arch> first;
+  std::size_t first_at = 0;
+  for (std::size_t i = 0; i < programs.size(); i += lnc) {
+    const std::optional<isa::Arch> a = programs[i]->arch();
+    if (!a) continue;
+    if (!first) {
+      first = a;
+      first_at = i / lnc;
+    } else if (*a != *first) {
+      throw InputError(fmt::format(
+          "{} says .arch {} and {} .arch {}: the cores of a device are of one generation "
+          "(--arch runs every program on one)",
+          isa::excerpt(files[i / lnc]), isa::arch_name(*a), isa::excerpt(files[first_at]),
+          isa::arch_name(*first)));
+    }
+  }
 }
 
 // The programs (each read once into per-engine spools: bounded memory, any
@@ -97,7 +119,15 @@ void read_program(const RunOptions& o, Prepared& p, CommandOutcome& out) {
       }
     }
   isa::Arch arch = p.programs[0]->arch().value_or(isa::Arch::Mariana);
-  if (!o.arch.empty()) arch = parse_arch_option(o.arch);
+  if (!o.arch.empty()) {
+    arch = parse_arch_option(o.arch);
+  } else {
+    // A device's cores are of one generation: programs that say different
+    // ones are refused (--arch runs them all on one, as it overrides one).
+    check_one_arch(files, p.programs, p.lnc);
+    for (const auto& prog : p.programs)
+      if (prog->arch()) arch = *prog->arch();
+  }
   p.spec.arch = arch;
   out.arch = std::string(isa::arch_name(arch));
   if (!o.mx_emax.empty()) p.spec.mx_emax = parse_mx_emax(o.mx_emax);
@@ -108,17 +138,17 @@ void read_program(const RunOptions& o, Prepared& p, CommandOutcome& out) {
   p.spec.cosim = o.cosim;
 }
 
-// --load and --dump: parsed, the loads read, every shape checked against
-// the partitions (and HBM) of the configuration.
+// The profile (loaded once, for the checks here and the core), --load and
+// --dump: parsed, the loads read, every shape checked against the
+// partitions (and the device's HBM) of the configuration.
 void read_memory_specs(const RunOptions& o, Prepared& p) {
-  platform::CoreConfig cfg = core_config(p.spec);
-  // A device's HBM is every core's capacity pooled (SPEC §15).
+  p.profile.emplace(load_profile(p.spec));
+  platform::CoreConfig cfg;
   try {
-    platform::Device::validate(p.spec.cores, cfg);
+    cfg = platform::Device::validate(p.spec.cores, *p.profile).config();
   } catch (const std::exception& e) {
     throw InputError(e.what());
   }
-  cfg.timing.hbm.bytes *= p.spec.cores;
   try {
     for (const auto& s : o.loads)
       if (is_tile_spec(s))
@@ -136,11 +166,10 @@ void read_memory_specs(const RunOptions& o, Prepared& p) {
     for (const TileSpec& t : p.req.tile_dumps) check_core(t.text, t.core, p.spec.cores);
     for (const MemSpec& m : p.loads) p.load_arrays.push_back(read_load(m, cfg));
     for (const MemSpec& m : p.req.dumps)
-      if (m.hbm)
-        check_hbm_fits(m, dump_bytes(m), cfg.timing.hbm.bytes);
+      if (m.place.hbm)
+        check_hbm_fits(m, dump_bytes(m), cfg.hbm_capacity());
       else
-        check_dump_fits(m, m.region == isa::Region::Sbuf ? cfg.timing.sbuf_bytes_per_partition
-                                                         : cfg.timing.psum_bytes_per_partition);
+        check_dump_fits(m, cfg.partition_bytes(m.place.region));
   } catch (const std::exception& e) {
     throw InputError(e.what());
   }
@@ -154,7 +183,6 @@ void open_outputs(const RunOptions& o, Prepared& p) {
   req.perfetto = o.perfetto;
   req.stats = o.stats;
   req.retire = o.retire;
-  req.races_file = o.races;
   req.dump_timing = o.dump_timing;
   req.cosim_vcd = o.cosim_vcd;
   req.program_name = o.program;
@@ -173,9 +201,9 @@ void prepare(const RunOptions& o, Prepared& p, CommandOutcome& out) {
   parse_limits(o, p.req);
   p.req.timing_only = o.timing_only;
   p.req.racecheck = o.racecheck;
+  p.req.races_file = o.races;
   check_run_modes(o.cosim, o.timing_only, !o.cosim_vcd.empty());
-  if (!o.races.empty() && !o.racecheck)
-    throw InputError("--races FILE needs --racecheck (the races it would list)");
+  check_races_file(p.req, "--races FILE", "--racecheck");
   parse_cores(o, p);
   read_program(o, p, out);
   read_memory_specs(o, p);
@@ -195,13 +223,12 @@ CommandOutcome run_once(const RunOptions& o) {
   }
   std::unique_ptr<Session> session;
   try {
-    session = std::make_unique<Session>(p.spec);
+    session = std::make_unique<Session>(p.spec, std::move(*p.profile));
     for (unsigned i = 0; i < p.programs.size(); ++i) {
       session->select(i);
       session->load(*p.programs[i]);
       // --lnc 2: the physical core's place in its logical core (SPEC §15).
-      if (p.lnc > 1)
-        for (isa::Queue e : isa::kEngines) session->core().set_reg(e, kCoreIdRegister, i % p.lnc);
+      if (p.lnc > 1) session->set_core_id(i % p.lnc);
     }
     session->select(0);
     for (std::size_t k = 0; k < p.loads.size(); ++k)
@@ -213,6 +240,9 @@ CommandOutcome run_once(const RunOptions& o) {
   }
   try {
     out.report = session->run(p.req, *p.outputs);
+  } catch (const HostError& e) {
+    out.errors.push_back(e.what());
+    return out;
   } catch (const InputError& e) {
     out.errors.push_back(e.what());
     return out;

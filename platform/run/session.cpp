@@ -6,22 +6,21 @@
 #include <mutex>
 #include <new>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "firmware_stubs/common/host_threads.h"
-#include "firmware_stubs/kernel.h"
 #include "models/isa/input_file.h"
 #include "models/isa/program.h"
 #include "models/sc/memory/core_memory_map.h"
 #include "platform/core/device.h"
 #include "platform/cosim/cosim.h"
-#include "platform/io/npy.h"
-#include "platform/run/arrays.h"
+#include "platform/run/coroutine_fork.h"
+#include "platform/run/host_args.h"
 #include "platform/run/output_set.h"
 #include "platform/run/race_check.h"
-#include "platform/run/request.h"
 #include "platform/run/stop_signals.h"
 
 namespace tpb::run {
@@ -68,6 +67,8 @@ void after_fork_in_child() {
   if (h.running) {
     const_cast<CoreHost*>(h.running)->broken = true;
     h.running = nullptr;
+    // The coroutine that thread ran at the fork is no current one here.
+    reset_coroutines_after_fork();
   }
 }
 void make_current(sc_core::sc_simcontext* ctx) {
@@ -77,48 +78,43 @@ void make_current(sc_core::sc_simcontext* ctx) {
 
 }  // namespace
 
-platform::CoreConfig core_config(const CoreSpec& spec) {
+namespace {
+
+// The profile of `cfg`, an unknown bundle named as the file's (`file`: the
+// timing file merged last; empty: none).
+platform::Profile profile_of(platform::CoreConfig cfg, const std::string& file) {
+  try {
+    return platform::Profile(std::move(cfg));
+  } catch (const timing::TimingError& e) {
+    if (file.empty()) throw;
+    throw timing::TimingError(file + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+platform::Profile load_profile(const CoreSpec& spec) {
   platform::CoreConfig cfg = platform::default_core_config(spec.arch.value_or(isa::Arch::Mariana));
   cfg.mx_emax = spec.mx_emax;
+  const bool overrides = !spec.timing_overrides.is_null() && !spec.timing_overrides.empty();
   try {
     if (!spec.timing_file.empty()) {
-      sc::merge_timing_file(cfg.timing, spec.timing_file);
-      try {
-        fw::builtin_kernels().resolve_costs(cfg.timing);  // bundle names exist
-      } catch (const sc::TimingError& e) {
-        throw sc::TimingError(spec.timing_file + ": " + e.what());
-      }
+      timing::merge_timing_file(cfg.timing, spec.timing_file);
+      // The file's own errors first, named by the file.
+      if (overrides) profile_of(cfg, spec.timing_file);
     }
-    if (!spec.timing_overrides.is_null() && !spec.timing_overrides.empty()) {
-      sc::merge_timing(cfg.timing,
-                       timing::expand_dotted_keys(spec.timing_overrides, sc::to_json(cfg.timing)));
-      fw::builtin_kernels().resolve_costs(cfg.timing);
-    }
+    if (overrides)
+      timing::merge_timing(cfg.timing, timing::expand_dotted_keys(spec.timing_overrides));
+    return profile_of(std::move(cfg), overrides ? "" : spec.timing_file);
   } catch (const std::exception& e) {
     throw InputError(e.what());
   }
-  return cfg;
 }
 
-Session::Session(const CoreSpec& spec) {
-  open(core_config(spec), spec.cores, spec.cosim, spec.cosim_vcd);
-}
+Session::Session(const CoreSpec& spec) : Session(spec, load_profile(spec)) {}
 
-Session::Session(platform::CoreConfig cfg) { open(std::move(cfg), 1, false, ""); }
-
-void check_cores(long long cores) {
-  if (cores < 1 || cores > platform::Device::kMaxCores)
-    throw InputError(
-        fmt::format("--cores {}: a device has 1 to {} cores", cores, platform::Device::kMaxCores));
-}
-
-void check_lnc(long long lnc, unsigned cores) {
-  if (lnc != 1 && lnc != 2)
-    throw InputError(fmt::format("--lnc {}: a logical core is 1 or 2 physical cores", lnc));
-  if (cores % lnc != 0)
-    throw InputError(fmt::format(
-        "--lnc {} on a device of {} core{}: the cores do not pair up (--cores a multiple of {})",
-        lnc, cores, cores == 1 ? "" : "s", lnc));
+Session::Session(const CoreSpec& spec, platform::Profile profile) {
+  open(std::move(profile), spec);
 }
 
 void check_remote_cores(isa::SpooledProgram& p, unsigned cores) {
@@ -133,7 +129,10 @@ void check_remote_cores(isa::SpooledProgram& p, unsigned cores) {
         const isa::RawInst& w = buf[i];
         if (w[0] != static_cast<std::uint8_t>(isa::Opcode::DmaCopy)) continue;
         const unsigned core = w[offsetof(isa::DmaDescriptor, update_core)];
-        if (core <= cores) continue;
+        // Without an update mode the byte updates nothing: the run's check
+        // names it (dma_valid_update_core), not as an update of a semaphore.
+        const unsigned mode = w[offsetof(isa::DmaDescriptor, events) + 2];
+        if (core <= cores || mode == 0) continue;
         throw InputError(fmt::format(
             "{}: {}[{}] dma_copy updates a semaphore of core{} (update=...(core{}:sem{})), a core "
             "this device of {} core{} does not have",
@@ -143,11 +142,12 @@ void check_remote_cores(isa::SpooledProgram& p, unsigned cores) {
   }
 }
 
-void Session::open(platform::CoreConfig cfg, unsigned cores, bool cosim,
-                   const std::string& cosim_vcd) {
-  check_cores(cores);
+void Session::open(platform::Profile profile, const CoreSpec& spec) {
+  const unsigned cores = spec.cores;
+  const bool cosim = spec.cosim;
+  from_argument("--cores ", [&] { return check_cores(cores); });
   try {
-    platform::Device::validate(cores, cfg);
+    platform::Device::validate(cores, profile);
   } catch (const std::exception& e) {
     throw InputError(e.what());
   }
@@ -175,15 +175,22 @@ void Session::open(platform::CoreConfig cfg, unsigned cores, bool cosim,
   }
   if (h) {
     make_current(h->ctx);
-    h->device->reset(std::move(cfg));
+    h->device->reset(profile);
     // The harness of an earlier core stays elaborated but detached.
     cosim_ = nullptr;
   } else {
     auto fresh = std::make_unique<CoreHost>();
     fresh->ctx = g.all.empty() ? sc_core::sc_get_curr_simcontext() : new sc_core::sc_simcontext;
     make_current(fresh->ctx);
-    fresh->device = new platform::Device(cores, std::move(cfg));
-    if (cosim) fresh->cosim = cosim::attach(fresh->device->core(0), {cosim_vcd});
+    try {
+      fresh->device = new platform::Device(cores, profile);
+    } catch (const std::bad_alloc&) {
+      throw sc::HostSpaceError(fmt::format(
+          "no host address space left to make a device of {} core{} (each takes about 100 MiB "
+          "of address space, docs/PERFORMANCE.md): the machine, or a limit such as ulimit -v",
+          cores, cores == 1 ? "" : "s"));
+    }
+    if (cosim) fresh->cosim = cosim::attach(fresh->device->core(0), {spec.cosim_vcd});
     cosim_ = fresh->cosim;
     h = fresh.release();
     g.all.push_back(h);
@@ -203,9 +210,17 @@ void Session::select(unsigned core) {
   selected_ = core;
 }
 
+void Session::set_core_id(unsigned id) {
+  for (isa::Queue e : isa::kEngines) core().set_reg(e, kCoreIdRegister, id);
+  if (device_->cores() % 2 == 0) device_->set_logical_cores(2);
+}
+
 std::vector<bool> Session::loaded_cores() const {
+  // The cores given a program run, the others stay idle; the core of a
+  // Session of one runs whatever it holds (an engine given no words runs
+  // nothing), as a core always has.
   std::vector<bool> v(loaded_.size());
-  for (std::size_t i = 0; i < v.size(); ++i) v[i] = loaded_[i] != nullptr;
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = loaded_[i] != nullptr || v.size() == 1;
   return v;
 }
 
@@ -229,27 +244,6 @@ bool Session::is_open() {
 }
 
 std::size_t Session::elaborations() { return hosts().all.size(); }
-
-std::uint32_t Session::partition_bytes(isa::Region region) const {
-  const sc::TimingConfig& t = device_->config().timing;
-  return region == isa::Region::Psum ? t.psum_bytes_per_partition : t.sbuf_bytes_per_partition;
-}
-
-void Session::write_rows(isa::Region region, unsigned partition, std::uint32_t offset,
-                         const std::uint8_t* data, std::size_t rows, std::size_t row_bytes) {
-  activate();
-  const MemSpec m = checked_rows(*this, region, partition, offset, rows, row_bytes);
-  for (std::size_t r = 0; r < rows; ++r)
-    device_->core(selected_).load_memory(mem_addr(m, r), data + r * row_bytes, row_bytes);
-}
-
-void Session::read_rows(isa::Region region, unsigned partition, std::uint32_t offset,
-                        std::uint8_t* out, std::size_t rows, std::size_t row_bytes) {
-  activate();
-  const MemSpec m = checked_rows(*this, region, partition, offset, rows, row_bytes);
-  for (std::size_t r = 0; r < rows; ++r)
-    device_->core(selected_).dump_memory(mem_addr(m, r), out + r * row_bytes, row_bytes);
-}
 
 // ------------------------------------------------------------------- programs
 
@@ -293,125 +287,6 @@ std::unique_ptr<isa::SpooledProgram> program_from_words(const std::uint8_t* data
     p->inst(isa::home_engine(w[0]), w, isa::SourceLoc{name, 0, 0});
   }
   return p;
-}
-
-// ------------------------------------------------------------ .npy loads / dumps
-
-io::NpyArray read_load(const MemSpec& m, const platform::CoreConfig& cfg) {
-  // An HBM load is bounded by the HBM from its offset (plus a .npy header of up
-  // to 64 KiB), not by the largest SBUF.
-  const std::uint64_t hbm = cfg.timing.hbm.bytes;
-  io::NpyArray a =
-      m.hbm ? io::read_npy(m.file, (m.hbm_offset < hbm ? hbm - m.hbm_offset : 0) + 65536,
-                           fmt::format("more than the HBM holds from offset 0x{:x} (capacity {} "
-                                       "bytes)",
-                                       m.hbm_offset, hbm))
-            : io::read_npy(m.file);
-  if (a.shape.size() > 2)
-    throw SpecError(fmt::format("'{}': {} is a {}-D array; expected 1-D or 2-D", m.text, m.file,
-                                a.shape.size()));
-  if (m.hbm) {
-    check_hbm_fits(m, a.data.size(), cfg.timing.hbm.bytes);
-    return a;
-  }
-  const std::size_t rows = a.shape.size() == 2 ? a.shape[0] : 1;
-  check_rows(m, rows);
-  const std::uint32_t cap = m.region == isa::Region::Sbuf ? cfg.timing.sbuf_bytes_per_partition
-                                                          : cfg.timing.psum_bytes_per_partition;
-  check_row_fits(m, rows ? a.data.size() / rows : 0, cap);
-  return a;
-}
-
-void load_npy(Session& s, const MemSpec& m, const io::NpyArray& a) {
-  s.select(m.core);
-  if (m.hbm) {  // checked against the capacity by read_load
-    try {
-      s.core().load_memory(isa::hbm_addr(m.hbm_offset), a.data.data(), a.data.size());
-    } catch (const std::runtime_error& e) {
-      throw SpecError(fmt::format("'{}': {}", m.text, e.what()));
-    }
-    return;
-  }
-  const std::size_t rows = a.shape.size() == 2 ? a.shape[0] : 1;
-  const std::size_t row_bytes = rows ? a.data.size() / rows : 0;  // checked by read_load
-  for (std::size_t r = 0; r < rows; ++r) {
-    try {
-      s.core().load_memory(mem_addr(m, r), a.data.data() + r * row_bytes, row_bytes);
-    } catch (const std::runtime_error& e) {
-      throw SpecError(fmt::format("'{}': row {}: {}", m.text, r, e.what()));
-    }
-  }
-}
-
-// The shape was checked against the partitions before the run.
-void dump_npy(Session& s, const MemSpec& m, const std::string& file) {
-  io::NpyArray a;
-  a.dtype = m.dtype;
-  a.shape = {m.rows, m.cols};
-  const std::size_t row_bytes = m.cols * io::npy_itemsize(m.dtype);
-  a.data.resize(m.rows * row_bytes);
-  s.select(m.core);
-  if (m.hbm) {
-    try {
-      s.core().dump_memory(isa::hbm_addr(m.hbm_offset), a.data.data(), a.data.size());
-    } catch (const std::runtime_error& e) {
-      throw SpecError(fmt::format("'{}': {}", m.text, e.what()));
-    }
-    io::write_npy(file, a);
-    return;
-  }
-  for (std::size_t r = 0; r < m.rows; ++r) {
-    try {
-      s.core().dump_memory(mem_addr(m, r), a.data.data() + r * row_bytes, row_bytes);
-    } catch (const std::runtime_error& e) {
-      throw SpecError(fmt::format("'{}': row {}: {}", m.text, r, e.what()));
-    }
-  }
-  io::write_npy(file, a);
-}
-
-void load_tile_npy(Session& s, const TileSpec& t) {
-  s.select(t.core);
-  const io::NpyArray a = io::read_npy(t.file);
-  if (a.dtype != io::NpyDtype::F32)
-    throw SpecError(fmt::format("'{}': {} is not a float32 array (<f4)", t.text, t.file));
-  if (a.shape.empty() || a.shape.size() > 2)
-    throw SpecError(
-        fmt::format("'{}': {} is a {}-D array; expected 2-D", t.text, t.file, a.shape.size()));
-  const std::size_t rows = a.shape.size() == 2 ? a.shape[0] : 1;
-  const std::size_t cols = a.shape.back();
-  std::vector<float> v(rows * cols);
-  std::memcpy(v.data(), a.data.data(), v.size() * 4);
-  write_tile(s, t.tile, v.data(), rows, cols, t.col, "'" + t.text + "'");
-}
-
-// The tile's valid region in its own type (S8 -> i1, U8 -> u1, FP32 -> f4);
-// a tile name that holds no tile dumps as an empty 0 x 0 float32 array.
-void dump_tile_npy(Session& s, const TileSpec& t, const std::string& file) {
-  s.select(t.core);
-  TileData tile = read_tile(s, t.tile);
-  io::NpyArray a;
-  a.dtype = io::NpyDtype::F32;
-  a.shape = {0, 0};
-  if (tile.allocated) {
-    switch (static_cast<isa::TileDataType>(tile.dtype)) {
-      case isa::TileDataType::Fp32:
-        a.dtype = io::NpyDtype::F32;
-        break;
-      case isa::TileDataType::S8:
-        a.dtype = io::NpyDtype::I8;
-        break;
-      case isa::TileDataType::U8:
-        a.dtype = io::NpyDtype::U8;
-        break;
-      default:
-        throw SpecError(fmt::format("'{}': tile T{} has data type {}, which --dump does not write",
-                                    t.text, t.tile, isa::tile_dtype_name(tile.dtype)));
-    }
-    a.shape = {tile.rows, tile.cols};
-    a.data = std::move(tile.bytes);
-  }
-  io::write_npy(file, a);
 }
 
 int exit_code(platform::RunStatus s) {
@@ -523,7 +398,7 @@ platform::CoreRunSetup Session::setup_for(const SessionRequest& req, OutputSet& 
     for (unsigned e = 0; e < isa::kNumQueues; ++e) {
       bool keep = false;
       for (isa::Queue k : req.trace_engines) keep = keep || static_cast<unsigned>(k) == e;
-      if (!keep) setup.trace.hidden_engines.push_back(static_cast<isa::Queue>(e));
+      if (!keep) setup.trace.hidden_queues.push_back(static_cast<isa::Queue>(e));
     }
   setup.trace.vcd = outputs.vcd();
   setup.trace.perfetto = outputs.perfetto();
@@ -573,13 +448,17 @@ SessionReport Session::run(const SessionRequest& req, OutputSet& outputs) {
   if (req.racecheck) {
     // Every core's accesses against every other's (SPEC §15).
     std::vector<platform::TpbCore*> cores;
-    for (unsigned c = 0; c < device_->cores(); ++c) cores.push_back(&device_->core(c));
-    detector = make_detector(cores, loaded_);
+    std::vector<std::vector<unsigned>> targets;  // logical cores: whom coreK: updates
+    for (unsigned c = 0; c < device_->cores(); ++c) {
+      cores.push_back(&device_->core(c));
+      targets.push_back(device_->update_targets(c));
+    }
+    detector = make_detector(cores, loaded_, targets);
     setup.race = detector.get();
   }
   {
     const StopWindow window;  // a first stop signal now stops the run, not the process
-    platform::Device::Result r = device_->run(loaded_cores(), setup);
+    platform::DeviceRunResult r = device_->run(loaded_cores(), setup);
     rep.result = r.total;
     per_core_ = std::move(r.per);
   }
@@ -589,7 +468,19 @@ SessionReport Session::run(const SessionRequest& req, OutputSet& outputs) {
   // on a thread of its own: after sc_start the main thread's stack is one
   // SystemC's coroutines switched away from, and AddressSanitizer misreads
   // an exception thrown there (a write error) as a stack-buffer-overflow.
-  std::thread([&] { outputs.finish(*this, rep); }).join();
+  // A host out of address space (HBM chunks a run mapped, under ulimit -v)
+  // may have no room for that thread's stack: then on this one.
+  try {
+    std::thread([&] { outputs.finish(*this, rep); }).join();
+  } catch (const std::system_error&) {
+    outputs.finish(*this, rep);
+  }
+  // The host could not hold what the run touched (HBM chunks under
+  // ulimit -v): an error of the host, not of the program, after every
+  // output was written up to the stop.
+  if (rep.result.fault && rep.result.fault->kind == "host")
+    throw HostError(rep.result.message +
+                    " (the run stopped there; its outputs are complete up to that point)");
   return rep;
 }
 

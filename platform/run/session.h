@@ -2,16 +2,17 @@
 // run`, `tpbsim sweep`'s points, the Python module and the DPI-C core all
 // come here; nothing else sets up a run.
 //
-// A Session is one core of its own: any number may be open in a process.
-// Each is an elaboration in a SystemC simulation context of its own (the
-// process's first takes the context current then, and only it may have the
+// A Session is a device of 1..N cores of its own (platform::Device; a core
+// alone is N = 1): any number may be open in a process. Each is an
+// elaboration in a SystemC simulation context of its own (the process's
+// first takes the context current then, and only it may have the
 // co-simulation harness); a closed Session's elaboration is kept and reset
-// for the next one, so a process elaborates as many cores as it ever had
-// Sessions open at once. One simulation runs at a time per process: runs of
-// Sessions in several threads take turns, and touching another Session
-// while one runs is an InputError. Within a Session the core runs program
-// after program; memories, the tile file, PE weights, semaphores and
-// simulated time carry over (docs/EMBEDDING.md).
+// for the next one of as many cores, so a process elaborates as many devices
+// as it ever had Sessions open at once. One simulation runs at a time per
+// process: runs of Sessions in several threads take turns, and touching
+// another Session while one runs is an InputError. Within a Session the
+// cores run program after program; memories, the tile file, PE weights,
+// semaphores and simulated time carry over (docs/EMBEDDING.md).
 #pragma once
 
 #include <cstdint>
@@ -63,9 +64,11 @@ struct CoreSpec {
   // (the --cosim-vcd output's write path, OutputSet::write_path).
   std::string cosim_vcd;
 };
-// The core configuration of a spec; throws InputError naming the file or
-// key (a bad profile, an unknown bundle name).
-platform::CoreConfig core_config(const CoreSpec& spec);
+// The one load of a spec's profile (SPEC §8): the generation's defaults, the
+// timing file, the overrides, checked, every bundle's cost resolved.
+// Throws InputError naming the file or key (a bad profile, an unknown
+// bundle name, a capacity out of range).
+platform::Profile load_profile(const CoreSpec& spec);
 
 // SPEC §9 --trace-level.
 enum class TraceLevel { Auto, Instr, Bundle };
@@ -125,14 +128,9 @@ struct SessionReport {
   std::vector<trace::RunStats> core_stats;
 };
 
-// `--cores N` / `cores=N`: InputError unless 1 <= N <= Device::kMaxCores.
-void check_cores(long long cores);
 // SPEC §15 logical cores (`--lnc 2`): the engine register that holds a
 // physical core's place in its logical core (0, 1), on every compute engine.
 inline constexpr unsigned kCoreIdRegister = 31;
-// `--lnc L` on a device of `cores` cores: InputError unless L is 1 or 2 and
-// divides the cores.
-void check_lnc(long long lnc, unsigned cores);
 // Every DMA descriptor of `p` that updates another core's semaphore names a
 // core of a device of `cores` cores; InputError naming the first that does
 // not (SPEC §15). Reads the DMA queues' words once.
@@ -143,7 +141,9 @@ class Session {
   // Throws InputError for a bad spec, while another Session runs, or when
   // co-simulation is asked for after the process's first core.
   explicit Session(const CoreSpec& spec);
-  explicit Session(platform::CoreConfig cfg);
+  // The same with the spec's profile loaded already (load_profile(spec): a
+  // caller that reads the profile before the core is made loads it once).
+  Session(const CoreSpec& spec, platform::Profile profile);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -167,10 +167,16 @@ class Session {
   // The core that core(), load(), write_rows / read_rows and the tile and
   // .npy helpers below address from now on (RangeError past the device).
   void select(unsigned core);
+  // `--lnc 2` (SPEC §15) for the next run: the selected core is place `id`
+  // (0, 1) of its logical core: r31 of every compute engine, and a
+  // descriptor's `coreK:` names logical core K (the physical core at this
+  // place of K's pair; platform::Device::set_logical_cores).
+  void set_core_id(unsigned id);
   unsigned selected() const { return selected_; }
-  // A core's configuration (on a device of several, its HBM capacity is the
-  // device's: cores x the profile's hbm.bytes).
-  const platform::CoreConfig& config() const { return device_->core(0).config(); }
+  // Every core's configuration (its profile's figures per core).
+  const platform::CoreConfig& config() const { return device_->config(); }
+  // The device's HBM capacity, every core's hbm.bytes pooled (SPEC §15).
+  std::uint64_t hbm_bytes() const { return device_->hbm_bytes(); }
   // Each core's result of the last run (none: idle).
   const std::vector<std::optional<platform::CoreRunResult>>& per_core() const { return per_core_; }
   // The last run's stats: a core's, or a device's (every core's engines as
@@ -197,18 +203,13 @@ class Session {
   // from `req`; `tpbsim run` opens them before it builds the core).
   SessionReport run(const SessionRequest& req, OutputSet& outputs);
 
-  // Memory in the layout of --load / --dump (SPEC §9): `rows` rows of
-  // `row_bytes`, row r at partition + r, offset; checked whole before
-  // anything is written (InputError naming the problem).
-  void write_rows(isa::Region region, unsigned partition, std::uint32_t offset,
-                  const std::uint8_t* data, std::size_t rows, std::size_t row_bytes);
-  void read_rows(isa::Region region, unsigned partition, std::uint32_t offset, std::uint8_t* out,
-                 std::size_t rows, std::size_t row_bytes);
   // Bytes of one partition of a region (SBUF, PSUM) under this configuration.
-  std::uint32_t partition_bytes(isa::Region region) const;
+  std::uint32_t partition_bytes(isa::Region region) const {
+    return config().partition_bytes(region);
+  }
 
  private:
-  void open(platform::CoreConfig cfg, unsigned cores, bool cosim, const std::string& cosim_vcd);
+  void open(platform::Profile profile, const CoreSpec& spec);
   std::vector<bool> loaded_cores() const;
   // Makes this Session's simulation context SystemC's current one.
   void activate() const;
@@ -233,14 +234,6 @@ std::unique_ptr<isa::SpooledProgram> program_from_text(const std::string& text,
 std::unique_ptr<isa::SpooledProgram> program_from_words(const std::uint8_t* data, std::size_t len,
                                                         const std::string& name,
                                                         bool notes = false);
-
-// --load / --dump of a Session (the .npy files of SPEC §9).
-void load_npy(Session& s, const MemSpec& m, const io::NpyArray& a);
-void dump_npy(Session& s, const MemSpec& m, const std::string& file);
-void load_tile_npy(Session& s, const TileSpec& t);
-void dump_tile_npy(Session& s, const TileSpec& t, const std::string& file);
-// A --load's array, read and checked against the partitions before anything runs.
-io::NpyArray read_load(const MemSpec& m, const platform::CoreConfig& cfg);
 
 // The exit code of an outcome (SPEC §9): 0 ok, 2 fault, 3 deadlock, 4 watchdog,
 // 130 interrupted.

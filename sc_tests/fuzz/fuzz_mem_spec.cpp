@@ -53,41 +53,44 @@ bool accepted(F&& f) {
 }
 
 void check_mem(const run::MemSpec& m, const std::string& spec, bool dump) {
-  FUZZ_CHECK(m.partition < isa::kNumPartitions, "partition %u accepted", m.partition);
-  FUZZ_CHECK(m.offset < isa::kPartitionSlot, "offset %u accepted", m.offset);
+  const run::HostPlace& at = m.place;
+  FUZZ_CHECK(at.partition < isa::kNumPartitions, "partition %u accepted", at.partition);
+  FUZZ_CHECK(at.offset < isa::kPartitionSlot, "offset %llu accepted",
+             static_cast<unsigned long long>(at.offset));
   FUZZ_CHECK(m.file == spec.substr(spec.find('=') + 1), "file '%s'", m.file.c_str());
   FUZZ_CHECK(m.text == spec, "text");
   if (dump) FUZZ_CHECK(m.rows >= 1 && m.cols >= 1, "empty shape %zux%zu", m.rows, m.cols);
-  const std::uint64_t base = m.region == isa::Region::Sbuf ? isa::region_base(isa::Region::Sbuf)
-                                                           : isa::region_base(isa::Region::Psum);
+  const std::uint64_t base = at.region == isa::Region::Sbuf ? isa::region_base(isa::Region::Sbuf)
+                                                            : isa::region_base(isa::Region::Psum);
   const std::size_t kRows[] = {0, 1, 2, 127, 128, 129, std::size_t{1} << 32, ~std::size_t{0}};
   for (std::size_t rows : kRows) {
     const bool ok = accepted([&] { run::check_rows(m, rows); });
-    FUZZ_CHECK(ok == (u128{m.partition} + rows <= isa::kNumPartitions),
-               "check_rows(%zu) from partition %u: %d", rows, m.partition, ok);
+    FUZZ_CHECK(ok == (u128{at.partition} + rows <= isa::kNumPartitions),
+               "check_rows(%zu) from partition %u: %d", rows, at.partition, ok);
     if (ok && rows > 0) {
-      const std::uint64_t last = run::mem_addr(m, rows - 1);
-      FUZZ_CHECK(last == base + ((std::uint64_t{m.partition} + rows - 1) << isa::kPartitionShift |
-                                 m.offset),
+      const std::uint64_t last = run::row_addr(at, rows - 1);
+      FUZZ_CHECK(last == base + ((std::uint64_t{at.partition} + rows - 1) << isa::kPartitionShift |
+                                 at.offset),
                  "row %zu at 0x%llx", rows - 1, static_cast<unsigned long long>(last));
     }
   }
   for (std::uint32_t cap : capacities()) {
     const std::uint64_t kBytes[] = {
-        0, 1, cap, cap - m.offset, cap - m.offset + 1, std::uint64_t{1} << 32, ~std::uint64_t{0}};
+        0, 1, cap, cap - at.offset, cap - at.offset + 1, std::uint64_t{1} << 32, ~std::uint64_t{0}};
     for (std::uint64_t row_bytes : kBytes) {
       const bool ok = accepted([&] { run::check_row_fits(m, row_bytes, cap); });
-      FUZZ_CHECK(ok == (u128{m.offset} + row_bytes <= cap || (row_bytes == 0 && m.offset >= cap)),
-                 "check_row_fits(%llu) from offset %u, partition of %u bytes: %d",
-                 static_cast<unsigned long long>(row_bytes), m.offset, cap, ok);
+      FUZZ_CHECK(ok == (u128{at.offset} + row_bytes <= cap || (row_bytes == 0 && at.offset >= cap)),
+                 "check_row_fits(%llu) from offset %llu, partition of %u bytes: %d",
+                 static_cast<unsigned long long>(row_bytes),
+                 static_cast<unsigned long long>(at.offset), cap, ok);
     }
     if (dump) {
       const bool ok = accepted([&] { run::check_dump_fits(m, cap); });
       const u128 row_bytes = u128{m.cols} * tpb::io::npy_itemsize(m.dtype);
-      FUZZ_CHECK(ok == (u128{m.partition} + m.rows <= isa::kNumPartitions &&
-                        u128{m.offset} + row_bytes <= cap),
-                 "check_dump_fits %zux%zu from %u:0x%x, partition of %u bytes: %d", m.rows, m.cols,
-                 m.partition, m.offset, cap, ok);
+      FUZZ_CHECK(ok == (u128{at.partition} + m.rows <= isa::kNumPartitions &&
+                        u128{at.offset} + row_bytes <= cap),
+                 "check_dump_fits %zux%zu from %u:0x%llx, partition of %u bytes: %d", m.rows,
+                 m.cols, at.partition, static_cast<unsigned long long>(at.offset), cap, ok);
     }
   }
 }

@@ -1,8 +1,9 @@
-"""Reference numerics for the Python tests, written here from the format
-definitions (OCP MX / IEEE 754 field layouts, QLoRA's NF4 table) and the
-rules of SPEC §4, §5 and docs/CONVENTIONS.md, with NumPy only: nothing here
-calls tpbsim, so a test that compares tpbsim against it compares two
-independent implementations.
+"""Reference numerics: the one independent oracle of the Python tests and of
+scripts/gen_workloads.py (every workload's expected.npy), written here from
+the format definitions (OCP MX / IEEE 754 field layouts, QLoRA's NF4 table)
+and the rules of SPEC §4, §5 and docs/CONVENTIONS.md, with NumPy only:
+nothing here calls tpbsim or reads its code, so a test that compares tpbsim
+against it compares two independent implementations.
 """
 
 import math

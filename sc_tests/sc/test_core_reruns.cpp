@@ -11,6 +11,7 @@
 
 #include "models/isa/program.h"
 #include "platform/core/tpb_core.h"
+#include "platform/run/arrays.h"
 #include "platform/run/session.h"
 #include "sc_tests/sc/test_platform_harness.h"
 
@@ -231,14 +232,17 @@ TEST(CoreReruns, SessionsOpenAtOnceAreCoresOfTheirOwnThenOneIsReused) {
     run::Session s2(b);  // a second elaboration, in a SystemC context of its own
     EXPECT_EQ(s2.config().arch, isa::Arch::Cayman);
     const std::uint32_t v = 0x22222222u;
-    s2.write_rows(isa::Region::Sbuf, 0, 0, reinterpret_cast<const std::uint8_t*>(&v), 1, 4);
+    run::write_place(s2, run::HostPlace::rows(isa::Region::Sbuf, 0, 0),
+                     reinterpret_cast<const std::uint8_t*>(&v), 1, 4);
     std::uint32_t in1 = 1;
-    s1->read_rows(isa::Region::Sbuf, 0, 0, reinterpret_cast<std::uint8_t*>(&in1), 1, 4);
+    run::read_place(*s1, run::HostPlace::rows(isa::Region::Sbuf, 0, 0),
+                    reinterpret_cast<std::uint8_t*>(&in1), 1, 4);
     EXPECT_EQ(in1, 0u);  // s2's write is not s1's memory
   }
   EXPECT_EQ(run::Session::elaborations(), 2u);
   const std::uint32_t w = 0x11111111u;
-  s1->write_rows(isa::Region::Sbuf, 0, 0, reinterpret_cast<const std::uint8_t*>(&w), 1, 4);
+  run::write_place(*s1, run::HostPlace::rows(isa::Region::Sbuf, 0, 0),
+                   reinterpret_cast<const std::uint8_t*>(&w), 1, 4);
   s1.reset();
   run::CoreSpec c;
   c.arch = isa::Arch::Cayman;
@@ -248,15 +252,19 @@ TEST(CoreReruns, SessionsOpenAtOnceAreCoresOfTheirOwnThenOneIsReused) {
   EXPECT_EQ(s3.config().timing.clock(isa::Queue::Pool), 600u);
   EXPECT_EQ(s3.partition_bytes(isa::Region::Sbuf), 224u * 1024);
   std::uint32_t got = 1;
-  s3.read_rows(isa::Region::Sbuf, 0, 0, reinterpret_cast<std::uint8_t*>(&got), 1, 4);
+  run::read_place(s3, run::HostPlace::rows(isa::Region::Sbuf, 0, 0),
+                  reinterpret_cast<std::uint8_t*>(&got), 1, 4);
   EXPECT_EQ(got, 0u);  // a fresh core
   // Out of range: refused whole, nothing written.
   std::vector<std::uint8_t> rows(2 * 16, 0xAB);
-  EXPECT_THROW(s3.write_rows(isa::Region::Sbuf, 127, 0, rows.data(), 2, 16), run::InputError);
+  EXPECT_THROW(
+      run::write_place(s3, run::HostPlace::rows(isa::Region::Sbuf, 127, 0), rows.data(), 2, 16),
+      run::InputError);
   std::uint8_t b = 1;
-  s3.read_rows(isa::Region::Sbuf, 127, 0, &b, 1, 1);
+  run::read_place(s3, run::HostPlace::rows(isa::Region::Sbuf, 127, 0), &b, 1, 1);
   EXPECT_EQ(b, 0u);
-  EXPECT_THROW(s3.write_rows(isa::Region::Sbuf, 0, 224 * 1024 - 8, rows.data(), 1, 16),
+  EXPECT_THROW(run::write_place(s3, run::HostPlace::rows(isa::Region::Sbuf, 0, 224 * 1024 - 8),
+                                rows.data(), 1, 16),
                run::InputError);
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "platform/core/device.h"
@@ -38,7 +39,7 @@ TEST(Device, CoresShareTheHbmRetireInOneOrderAndSignalEachOther) {
   std::vector<sc::RetireRecord> order;
   platform::CoreRunSetup setup;
   setup.retire_sink = [&](const sc::RetireRecord& r) { order.push_back(r); };
-  const platform::Device::Result r = dev.run({true, true, false}, setup);
+  const platform::DeviceRunResult r = dev.run({true, true, false}, setup);
   ASSERT_EQ(r.total.status, platform::RunStatus::Ok) << r.total.message;
   ASSERT_TRUE(r.per[0] && r.per[1]);
   EXPECT_FALSE(r.per[2]);
@@ -62,7 +63,7 @@ TEST(Device, ACoreThatWaitsForEverIsTheDeadlockOfThatCoreOnly) {
                             ".engine dma1\n"
                             "dma_copy rows=1 row_bytes=64 src=hbm(0x0) dst=sbuf(0, 0x0) "
                             "wait=ge(sem3, 1)\n");
-  const platform::Device::Result r = dev.run({true, true}, platform::CoreRunSetup{});
+  const platform::DeviceRunResult r = dev.run({true, true}, platform::CoreRunSetup{});
   EXPECT_EQ(r.total.status, platform::RunStatus::Deadlock);
   ASSERT_TRUE(r.per[0] && r.per[1]);
   EXPECT_EQ(r.per[0]->status, platform::RunStatus::Ok);
@@ -81,6 +82,65 @@ TEST(Device, BadCoreCountsAndAnHbmPastTheWindowAreRefused) {
   big.timing.hbm.bytes = isa::kHbmWindow / 2;
   EXPECT_NO_THROW(platform::Device::validate(2, big));
   EXPECT_THROW(platform::Device::validate(3, big), std::invalid_argument);
+}
+
+TEST(Device, ItsCoresKeepThePerCoreProfileAndReachTheDevicesHbm) {
+  const platform::CoreConfig cfg = platform::default_core_config(isa::Arch::Mariana);
+  platform::Device dev(3, cfg);
+  EXPECT_EQ(dev.config().timing.hbm.bytes, cfg.timing.hbm.bytes);
+  EXPECT_EQ(dev.config().hbm_capacity(), 3 * cfg.timing.hbm.bytes);
+  EXPECT_EQ(dev.core(1).hbm.capacity(), 3 * cfg.timing.hbm.bytes);
+  // --dump-timing: the profile's per-core figure, not marked as an override.
+  const nlohmann::json t = dev.effective_timing();
+  EXPECT_EQ(t["hbm"]["bytes"], cfg.timing.hbm.bytes);
+  EXPECT_EQ(t["sources"]["hbm.bytes"].get<std::string>().find("override"), std::string::npos)
+      << t["sources"]["hbm.bytes"];
+}
+
+// A device of one core is a core alone: the same run, the same result and
+// message (no core prefix), the same retires.
+TEST(Device, ADeviceOfOneRunsAsACoreAlone) {
+  const platform::CoreConfig cfg = platform::default_core_config(isa::Arch::Mariana);
+  platform::TpbCore alone("alone", cfg);
+  platform::Device dev(1, cfg);
+  const std::string prog =
+      ".engine pool\n"
+      "tensor_dequantize fmt=e2m1_to_e5m2 group=0 channels=2 src=t3d(sbuf(0, 0x0), step=[1, 0, "
+      "0], num=[16, 1, 1]) dst=t3d(sbuf(0, 0x100), step=[1, 0, 0], num=[32, 1, 1])\n"
+      "tensor_dequantize fmt=e2m1_to_e5m2 group=0 channels=1 src=t3d(sbuf(4, 0x0), step=[1, 0, "
+      "0], num=[4, 1, 1]) dst=t3d(sbuf(4, 0x100), step=[1, 0, 0], num=[8, 1, 1]) "
+      "wait=ge(sem5, 1)\n";
+  struct Outcome {
+    platform::CoreRunResult r;
+    std::vector<std::tuple<std::uint64_t, isa::Queue, std::uint64_t>> retires;
+  };
+  const auto setup_into = [](Outcome& o) {
+    platform::CoreRunSetup s;
+    s.retire_sink = [&o](const sc::RetireRecord& r) {
+      o.retires.emplace_back(r.end_ps, r.engine, r.index);
+    };
+    return s;
+  };
+  Outcome a, d;
+  platref::load_mariana_asm(alone, prog);
+  a.r = alone.run(setup_into(a));
+  platref::load_mariana_asm(dev.core(0), prog);
+  const platform::DeviceRunResult r = dev.run({true}, setup_into(d));
+  ASSERT_TRUE(r.per[0].has_value());
+  d.r = r.total;
+  EXPECT_EQ(a.r.status, platform::RunStatus::Deadlock);
+  EXPECT_EQ(d.r.status, a.r.status);
+  EXPECT_EQ(d.r.message, a.r.message);  // "pool instruction 1 waits for sem[5] ..."
+  EXPECT_EQ(r.per[0]->message, a.r.message);
+  EXPECT_EQ(d.r.instructions, 1u);
+  EXPECT_EQ(d.r.instructions, a.r.instructions);
+  EXPECT_EQ(d.r.simulated_ps - d.r.start_ps, a.r.simulated_ps - a.r.start_ps);
+  ASSERT_EQ(d.retires.size(), a.retires.size());
+  for (std::size_t i = 0; i < d.retires.size(); ++i) {
+    EXPECT_EQ(std::get<0>(d.retires[i]) - d.r.start_ps, std::get<0>(a.retires[i]) - a.r.start_ps);
+    EXPECT_EQ(std::get<1>(d.retires[i]), std::get<1>(a.retires[i]));
+    EXPECT_EQ(std::get<2>(d.retires[i]), std::get<2>(a.retires[i]));
+  }
 }
 
 }  // namespace

@@ -71,7 +71,7 @@ isa::RawInst word(const DmaDescriptor& d) {
 // A core whose DMA queues run the given descriptors; each transfer's
 // completion time (ps from the run's start) by (queue, index). One core per
 // test process (SystemC elaborates once): reset() makes it new.
-platform::CoreConfig core_config(TimingConfig c, sc_core::sc_time quantum) {
+platform::CoreConfig core_config(timing::TimingConfig c, sc_core::sc_time quantum) {
   isa::Arch a = isa::Arch::Mariana;
   isa::parse_arch(c.arch, a);
   platform::CoreConfig cc = platform::default_core_config(a);
@@ -83,14 +83,14 @@ struct DmaCore {
   platform::TpbCore core;
   std::map<std::pair<unsigned, std::size_t>, std::uint64_t> done;
   std::uint64_t start = 0;
-  explicit DmaCore(TimingConfig c = default_timing(isa::Arch::Mariana),
+  explicit DmaCore(timing::TimingConfig c = timing::default_timing(isa::Arch::Mariana),
                    sc_core::sc_time quantum = sc_core::sc_time(1, sc_core::SC_US))
       : core("tpb", core_config(c, quantum)) {
     core.set_retire_sink([this](const RetireRecord& r) {
       done[{isa::dma_queue_index(r.engine), r.index}] = r.end_ps - start;
     });
   }
-  void reset(TimingConfig c = default_timing(isa::Arch::Mariana),
+  void reset(timing::TimingConfig c = timing::default_timing(isa::Arch::Mariana),
              sc_core::sc_time quantum = sc_core::sc_time(1, sc_core::SC_US)) {
     core.reset(core_config(c, quantum));
     done.clear();
@@ -330,7 +330,7 @@ TEST(DmaEngines, TwoQueuesIntoTheSamePartitionsTakeTwiceAsLong) {
 
 // n queues, each 128 rows x 8 KiB (1 MiB) HBM -> SBUF, submitted together;
 // every queue's completion.
-std::vector<std::uint64_t> queue_ends(DmaCore& b, unsigned n, TimingConfig cfg,
+std::vector<std::uint64_t> queue_ends(DmaCore& b, unsigned n, timing::TimingConfig cfg,
                                       sc_core::sc_time quantum) {
   b.reset(cfg, quantum);
   for (unsigned k = 0; k < n; ++k)
@@ -345,8 +345,8 @@ TEST(DmaEngines, SixteenQueuesTakeTurnsOnEveryEngine) {
   // Every engine carries 8 rows (64 KiB) of each of the 16 transfers, in
   // queue order (round robin from dma0): transfer k lands (k + 1) shares in.
   DmaCore b;
-  const auto ends =
-      queue_ends(b, 16, default_timing(isa::Arch::Mariana), sc_core::sc_time(1, sc_core::SC_US));
+  const auto ends = queue_ends(b, 16, timing::default_timing(isa::Arch::Mariana),
+                               sc_core::sc_time(1, sc_core::SC_US));
   const std::uint64_t share = bytes_ps(64 * kKiB, kEngineBps),
                       fill = kHbmLatencyPs + kSbufLatencyPs;
   for (unsigned k = 0; k < 16; ++k)
@@ -357,7 +357,7 @@ TEST(DmaEngines, SixteenQueuesTakeTurnsOnEveryEngine) {
 
 TEST(DmaEngines, TheHbmBandwidthCapsTheEngines) {
   // A 200 GB/s HBM under 16 engines of 33 B/ns: they share it, 12.5 GB/s each.
-  TimingConfig c = default_timing(isa::Arch::Mariana);
+  timing::TimingConfig c = timing::default_timing(isa::Arch::Mariana);
   c.hbm.mbytes_per_s = 200000;
   DmaCore b;
   const auto ends = queue_ends(b, 1, c, sc_core::sc_time(1, sc_core::SC_US));
@@ -369,7 +369,7 @@ TEST(DmaEngines, TheHbmBandwidthCapsTheEngines) {
 
 // The same times whatever the quantum (each share starts at its synced time).
 TEST(DmaEngines, SameTimesWithA1nsAndA10usQuantum) {
-  const TimingConfig c = default_timing(isa::Arch::Mariana);
+  const timing::TimingConfig c = timing::default_timing(isa::Arch::Mariana);
   DmaCore b;
   const auto a = queue_ends(b, 16, c, sc_core::sc_time(1, sc_core::SC_US));
   EXPECT_EQ(queue_ends(b, 16, c, sc_core::sc_time(1, sc_core::SC_NS)), a);
@@ -429,7 +429,7 @@ namespace {
 // Runs one descriptor that must fault naming `what`, with every SBUF byte
 // and HBM [0, 1 MiB) filled beforehand and unchanged after.
 void expect_fault(const DmaDescriptor& d, const std::string& what,
-                  TimingConfig c = default_timing(isa::Arch::Mariana)) {
+                  timing::TimingConfig c = timing::default_timing(isa::Arch::Mariana)) {
   DmaCore b(c);
   const std::uint32_t cap = c.sbuf_bytes_per_partition;
   for (unsigned p = 0; p < 128; ++p) std::memset(b.sbuf_at(p, 0, cap), 0xA5, cap);
@@ -452,8 +452,8 @@ void expect_fault(const DmaDescriptor& d, const std::string& what,
 
 // A 1 GiB HBM (the profile overrides the 18 GiB default the static check
 // uses): rows 0..126 fit, row 127 does not.
-TimingConfig one_gib_hbm() {
-  TimingConfig c = default_timing(isa::Arch::Mariana);
+timing::TimingConfig one_gib_hbm() {
+  timing::TimingConfig c = timing::default_timing(isa::Arch::Mariana);
   c.hbm.bytes = std::uint64_t{1} << 30;
   return c;
 }
@@ -477,7 +477,8 @@ TEST(DmaEngines, RowsPastTheLastPartitionFault) {
 }
 
 TEST(DmaCheck, RuntimeChecksNameTheirPredicate) {
-  const DmaCapacities caps = dma_capacities(default_timing(isa::Arch::Cayman));
+  const timing::TimingConfig cayman = timing::default_timing(isa::Arch::Cayman);
+  const DmaCapacities caps = dma_capacities(cayman, cayman.hbm.bytes);
   const auto fails = [&](DmaDescriptor d, const std::string& what) {
     try {
       check_dma(d, caps);

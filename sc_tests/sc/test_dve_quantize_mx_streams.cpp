@@ -30,7 +30,7 @@ const char* kProfile1GHz = R"({
 
 platform::CoreConfig config_1ghz() {
   platform::CoreConfig cfg = platform::default_core_config(isa::Arch::Mariana);
-  sc::merge_timing(cfg.timing, nlohmann::json::parse(kProfile1GHz));
+  timing::merge_timing(cfg.timing, nlohmann::json::parse(kProfile1GHz));
   return cfg;
 }
 
@@ -115,7 +115,7 @@ TEST(DveQuantizeMxTiming, DefaultProfileRunsAtTheDveClock) {
                              isa::sbuf_addr(0, 0x1000), isa::sbuf_addr(0, 0x2000), 64)});
   const auto r = core->run();
   ASSERT_EQ(r.status, platform::RunStatus::Ok) << r.message;
-  EXPECT_GE(r.simulated_ps, sc::TimingConfig::cycles_to_ps(145, 1200));
+  EXPECT_GE(r.simulated_ps, timing::TimingConfig::cycles_to_ps(145, 1200));
   const auto s = core->stats();
   EXPECT_EQ(s.engines[1].clock_mhz, 1200u);
   EXPECT_EQ(s.engines[1].bundles.at("dve.qmx.pack"), 64u);

@@ -366,8 +366,8 @@ namespace {
 // The stall the second of two 4 KiB reads of `addr2` sees after one of
 // `addr1`, both issued at t = 0 on a target built from `m` of `arch`.
 sc_core::sc_time second_stall(isa::Arch arch, bool psum, std::uint64_t addr1, std::uint64_t addr2) {
-  const TimingConfig c = default_timing(arch);
-  const MemCycles& m = psum ? c.psum : c.sbuf;
+  const timing::TimingConfig c = timing::default_timing(arch);
+  const timing::MemCycles& m = psum ? c.psum : c.sbuf;
   const MemTiming t = mem_timing(c, m);
   BandwidthArbiter a(t, psum ? 128 : 32,
                      psum ? c.psum_bytes_per_partition : c.sbuf_bytes_per_partition);
@@ -397,7 +397,7 @@ TEST(EngineConflicts, PsumConflictsOnV2AndOnlyInTheSameBankFromV3) {
 
 TEST(EngineConflicts, OneEngineAloneNeverWaitsForItself) {
   // Back to back on one lane, each access issued when the previous ended.
-  const TimingConfig c = default_timing(isa::Arch::Sunda);
+  const timing::TimingConfig c = timing::default_timing(isa::Arch::Sunda);
   const MemTiming t = mem_timing(c, c.sbuf);
   BandwidthArbiter a(t, 32, c.sbuf_bytes_per_partition);
   sc_core::sc_time at = sc_core::SC_ZERO_TIME;

@@ -29,7 +29,7 @@ struct Retired {
 TEST(PlatformTiming, SimulatedTimeFollowsTheProfileFormula) {
   platform::CoreConfig cfg = platform::default_core_config(isa::Arch::Mariana);
   // 1 GHz everywhere: 1 cycle = 1 ns, so the formula is in whole ns.
-  sc::merge_timing(cfg.timing, nlohmann::json::parse(R"({
+  timing::merge_timing(cfg.timing, nlohmann::json::parse(R"({
     "clocks_mhz": {"pool": 1000, "dve": 1000, "pe": 1000, "sfu": 1000},
     "memory_clock_mhz": 1000,
     "instruction_overhead_cycles": 64, "issue_overhead_cycles": 0,
@@ -131,12 +131,12 @@ TEST(PlatformTiming, LoopTripsOf128Channels) {
 }
 
 TEST(TimingConfig, DefaultsPerGeneration) {
-  const auto v3 = sc::default_timing(isa::Arch::Cayman);
+  const auto v3 = timing::default_timing(isa::Arch::Cayman);
   EXPECT_EQ(v3.clock(isa::Queue::Pe), 2400u);
   EXPECT_EQ(v3.clock(isa::Queue::Dve), 960u);
   EXPECT_EQ(v3.clock(isa::Queue::Pool), 1200u);
   EXPECT_EQ(v3.sbuf_bytes_per_partition, 224u * 1024);
-  const auto v4 = sc::default_timing(isa::Arch::Mariana);
+  const auto v4 = timing::default_timing(isa::Arch::Mariana);
   EXPECT_EQ(v4.clock(isa::Queue::Dve), 1200u);
   EXPECT_EQ(v4.sbuf_bytes_per_partition, 256u * 1024);
   // TIMING.md: about 64 cycles per instruction (the front end, latency
@@ -153,7 +153,7 @@ TEST(TimingConfig, DefaultsPerGeneration) {
   EXPECT_EQ(v4.min_ii(isa::Queue::Pe), 0u);
   EXPECT_EQ(v4.pipeline_min_stream(isa::Queue::Dve), 128u);
   EXPECT_EQ(v4.pipeline_min_stream(isa::Queue::Pe), 0u);
-  const auto v2 = sc::default_timing(isa::Arch::Sunda);
+  const auto v2 = timing::default_timing(isa::Arch::Sunda);
   EXPECT_EQ(v2.sbuf_bytes_per_partition, 192u * 1024);
   // SPEC §8 / TIMING.md [A]: v2 PE 2.8, Vector 1.12, Scalar 1.4, GpSimd 1.4 GHz.
   EXPECT_EQ(v2.clock(isa::Queue::Pe), 2800u);
@@ -169,27 +169,27 @@ TEST(TimingConfig, DefaultsPerGeneration) {
   EXPECT_GT(v3.psum.contention_window_cycles, 0u);
   EXPECT_EQ(v3.psum.banks, 8u);
   // 1200 MHz: 5 cycles = 4166.67 ps -> 4167.
-  EXPECT_EQ(sc::TimingConfig::cycles_to_ps(5, 1200), 4167u);
+  EXPECT_EQ(timing::TimingConfig::cycles_to_ps(5, 1200), 4167u);
 }
 
 TEST(TimingConfig, MergeRoundTripAndErrors) {
-  sc::TimingConfig c = sc::default_timing(isa::Arch::Maverick);
-  sc::merge_timing(c, nlohmann::json::parse(
-                          R"({"clocks_mhz": {"pe": 3000}, "sbuf": {"latency_cycles": 3},
+  timing::TimingConfig c = timing::default_timing(isa::Arch::Maverick);
+  timing::merge_timing(c, nlohmann::json::parse(
+                              R"({"clocks_mhz": {"pe": 3000}, "sbuf": {"latency_cycles": 3},
                               "bundle_issue_cycles": {"pool.mx8.loop": 9}})"));
   EXPECT_EQ(c.clock(isa::Queue::Pe), 3000u);
   EXPECT_EQ(c.sbuf.latency_cycles, 3u);
   EXPECT_EQ(c.bundle_issue_cycles.at("pool.mx8.loop"), 9u);
   EXPECT_EQ(c.bundle_issue_cycles.count("pool.mx8.entry"), 0u);  // the stub's cycles apply
-  sc::TimingConfig d = sc::default_timing(isa::Arch::Maverick);
-  sc::merge_timing(d, sc::to_json(c));
-  EXPECT_EQ(sc::to_json(d), sc::to_json(c));
+  timing::TimingConfig d = timing::default_timing(isa::Arch::Maverick);
+  timing::merge_timing(d, timing::to_json(c));
+  EXPECT_EQ(timing::to_json(d), timing::to_json(c));
 
   auto err = [](const char* text) {
-    sc::TimingConfig t = sc::default_timing(isa::Arch::Mariana);
+    timing::TimingConfig t = timing::default_timing(isa::Arch::Mariana);
     try {
-      sc::merge_timing(t, nlohmann::json::parse(text));
-    } catch (const sc::TimingError& e) {
+      timing::merge_timing(t, nlohmann::json::parse(text));
+    } catch (const timing::TimingError& e) {
       return std::string(e.what());
     }
     return std::string();
@@ -204,11 +204,11 @@ TEST(TimingConfig, MergeRoundTripAndErrors) {
 
   const std::string path = ::testing::TempDir() + "/bad_timing.json";
   std::ofstream(path) << "{\"pool_cores\": 4, \"nope\": 1}";
-  sc::TimingConfig t = sc::default_timing(isa::Arch::Mariana);
+  timing::TimingConfig t = timing::default_timing(isa::Arch::Mariana);
   try {
-    sc::merge_timing_file(t, path);
+    timing::merge_timing_file(t, path);
     FAIL() << "no error";
-  } catch (const sc::TimingError& e) {
+  } catch (const timing::TimingError& e) {
     EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("'nope'"), std::string::npos) << e.what();
   }

@@ -23,13 +23,13 @@ const char* kDequant =
 std::vector<std::uint8_t> run_once(run::Session& s) {
   const std::vector<std::uint8_t> in = {0x21, 0x43, 0x65, 0x87, 0xA9, 0xCB, 0xED, 0x0F,
                                         0x21, 0x43, 0x65, 0x87, 0xA9, 0xCB, 0xED, 0x0F};
-  s.write_rows(isa::Region::Sbuf, 0, 0, in.data(), 1, in.size());
+  run::write_place(s, run::HostPlace::rows(isa::Region::Sbuf, 0, 0), in.data(), 1, in.size());
   auto p = run::program_from_text(kDequant, "<test>");
   s.load(*p);
   const run::SessionReport r = s.run(run::SessionRequest{});
   EXPECT_EQ(r.result.status, platform::RunStatus::Ok) << r.result.message;
   std::vector<std::uint8_t> out(32);
-  s.read_rows(isa::Region::Sbuf, 0, 0x100, out.data(), 1, out.size());
+  run::read_place(s, run::HostPlace::rows(isa::Region::Sbuf, 0, 0x100), out.data(), 1, out.size());
   return out;
 }
 
@@ -47,7 +47,8 @@ TEST(RunApiSessions, ASessionAfterARunGetsAFreshCore) {
     run::Session s{spec};  // resets the core that ran (DMI granted, no host bound)
     EXPECT_EQ(s.core().now_ps(), 0u);
     std::vector<std::uint8_t> zero(32, 1);
-    s.read_rows(isa::Region::Sbuf, 0, 0x100, zero.data(), 1, zero.size());
+    run::read_place(s, run::HostPlace::rows(isa::Region::Sbuf, 0, 0x100), zero.data(), 1,
+                    zero.size());
     EXPECT_EQ(zero, std::vector<std::uint8_t>(32, 0));
     EXPECT_EQ(run_once(s), first);
   }
@@ -56,10 +57,15 @@ TEST(RunApiSessions, ASessionAfterARunGetsAFreshCore) {
 TEST(RunApiSessions, RowsAndTilesAreCheckedBeforeAnythingChanges) {
   run::Session s{run::CoreSpec{}};
   std::vector<std::uint8_t> row(16, 0xAB);
-  EXPECT_THROW(s.write_rows(isa::Region::Sbuf, 128, 0, row.data(), 1, row.size()), run::RangeError);
-  EXPECT_THROW(s.write_rows(isa::Region::Sbuf, 120, 0, row.data(), 9, 1), run::RangeError);
+  EXPECT_THROW(run::write_place(s, run::HostPlace::rows(isa::Region::Sbuf, 128, 0), row.data(), 1,
+                                row.size()),
+               run::RangeError);
+  EXPECT_THROW(
+      run::write_place(s, run::HostPlace::rows(isa::Region::Sbuf, 120, 0), row.data(), 9, 1),
+      run::RangeError);
   const std::uint32_t cap = s.partition_bytes(isa::Region::Psum);
-  EXPECT_THROW(s.write_rows(isa::Region::Psum, 0, cap - 8, row.data(), 1, row.size()),
+  EXPECT_THROW(run::write_place(s, run::HostPlace::rows(isa::Region::Psum, 0, cap - 8), row.data(),
+                                1, row.size()),
                run::RangeError);
   EXPECT_EQ(run::memory_region("psum"), isa::Region::Psum);
   EXPECT_THROW(run::memory_region("hbm"), run::InputError);

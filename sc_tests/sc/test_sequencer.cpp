@@ -251,7 +251,7 @@ TEST(Sequencer, DeadlockNamesEveryBlockedEngine) {
 // values, then both sides of the 64-bit edge and random times against a
 // 128-bit reference, for several clocks.
 TEST(EngineCycles, RoundsToNearestOnBothSidesOfThe64BitEdge) {
-  sc::TimingConfig c;
+  timing::TimingConfig c;
   auto cycles = [&](std::uint32_t mhz, std::uint64_t ps) {
     c.clock_mhz[static_cast<unsigned>(isa::Queue::Pool)] = mhz;
     return sc::engine_cycles(c, isa::Queue::Pool, sc::ps_time(ps));

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "models/numerics/dequant_stream.h"
+#include "models/numerics/mx_quantize.h"
 #include "sc_tests/unit/test_numerics_ref.h"
 
 namespace {

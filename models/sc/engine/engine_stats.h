@@ -65,7 +65,7 @@ class EngineStatsCollector : public SequencerObserver {
 
   // A new run (and a new timing profile): everything back to zero, the
   // port's byte counters included.
-  void reset(const TimingConfig& timing);
+  void reset(const timing::TimingConfig& timing);
 
   void on_stall(StallKind kind, std::uint64_t cycles) override;
   void on_issue(const IssueEvent& e) override;
@@ -105,7 +105,7 @@ class EngineStatsCollector : public SequencerObserver {
   const fw::KernelRegistry& kernels_;
   MemPort& port_;
   const RunControl& control_;
-  const TimingConfig* timing_ = nullptr;
+  const timing::TimingConfig* timing_ = nullptr;
   trace::EngineStats stats_;
   std::vector<std::uint64_t> bundle_trips_;                  // by fw::Bundle::id
   Fifo<InFlight> flight_;                                    // issue order
@@ -113,6 +113,7 @@ class EngineStatsCollector : public SequencerObserver {
   Fifo<std::pair<const char*, std::uint64_t>> counts_fifo_;  // (counter, n)
   void forget_passed();                                      // drops records the time has passed
   std::size_t forget_at_ = 64;                               // the next forget_passed at this many
+  std::size_t first_open_ = 0;  // a DMA queue: flight_'s first record not retired
   // Gathered since the last issue: the next instruction's.
   std::uint64_t stall_[4] = {};
   std::uint32_t counts_ = 0;  // entries of counts_fifo_ since the last issue

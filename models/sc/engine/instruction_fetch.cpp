@@ -4,7 +4,7 @@
 
 namespace tpb::sc {
 
-void InstructionFetch::reset(InstructionQueue& queue, const TimingConfig::Fetch& fetch) {
+void InstructionFetch::reset(InstructionQueue& queue, const timing::TimingConfig::Fetch& fetch) {
   queue_ = &queue;
   fetch_ = &fetch;
   batches_.clear();
@@ -19,7 +19,7 @@ std::uint64_t InstructionFetch::ready_at(std::uint64_t index, std::uint64_t now_
 
 void InstructionFetch::fetched(std::uint64_t index, std::uint64_t now_ps) {
   InstructionQueue& q = *queue_;
-  const TimingConfig::Fetch& f = *fetch_;
+  const timing::TimingConfig::Fetch& f = *fetch_;
   // Instructions 0..index are fetched: the ring's free slots are those of
   // words older than index + 1; a batch goes out when one batch fits.
   const std::uint64_t in_ring = q.loaded() - (index + 1);

@@ -18,7 +18,7 @@ class InstructionFetch {
  public:
   InstructionFetch() = default;
   // A new run on `queue` (attached already) under `fetch`'s timing.
-  void reset(InstructionQueue& queue, const TimingConfig::Fetch& fetch);
+  void reset(InstructionQueue& queue, const timing::TimingConfig::Fetch& fetch);
   // When instruction `index` has landed in the ring, at or after now_ps.
   std::uint64_t ready_at(std::uint64_t index, std::uint64_t now_ps);
   // After instruction `index` was fetched at now_ps: issues the refill of
@@ -31,7 +31,7 @@ class InstructionFetch {
     std::uint64_t ready_ps;    // when the last is in the ring
   };
   InstructionQueue* queue_ = nullptr;
-  const TimingConfig::Fetch* fetch_ = nullptr;
+  const timing::TimingConfig::Fetch* fetch_ = nullptr;
   std::deque<Batch> batches_;
   std::uint64_t free_ps_ = 0;  // when the fetch DMA can start the next batch
 };

@@ -61,7 +61,7 @@ class Sequencer::Context : public fw::KernelContext {
   isa::Arch arch() const override { return s_.cfg_.arch; }
   isa::Queue engine() const override { return s_.engine_; }
   std::uint32_t reg(unsigned r) const override { return s_.env_.regs->get(s_.engine_, r); }
-  const TimingConfig& timing() const override { return *s_.cfg_.timing; }
+  const timing::TimingConfig& timing() const override { return *s_.cfg_.timing; }
   fw::EngineState& engine_state() override { return s_.state_; }
   // Absolute simulated time: a co-simulation harness compares it with
   // sc_time_stamp().
@@ -128,9 +128,8 @@ class Sequencer::Context : public fw::KernelContext {
   }
 
  private:
-  // The instruction's footprint, for the engine's interlock (SPEC §8).
   // An access of the instruction: the race check's record (SPEC §14) and its
-  // interlock footprint (SPEC §8).
+  // footprint, for the engine's interlock (SPEC §8).
   void note(std::uint64_t addr, std::size_t len, bool is_write) {
     if (s_.race_) s_.race_->access(s_.race_core_, s_.engine_, addr, len, is_write);
     if (is_write) {
@@ -185,11 +184,12 @@ Sequencer::~Sequencer() = default;
 void Sequencer::configure(SequencerConfig cfg) {
   cfg_ = std::move(cfg);
   clock_ = timing::ClockDivider(cfg_.timing->clock(engine_));
-  issue_overhead_ps_ = TimingConfig::cycles_to_ps(cfg_.timing->issue_overhead(engine_), clock_);
-  min_ii_ps_ = TimingConfig::cycles_to_ps(cfg_.timing->min_ii(engine_), clock_);
+  issue_overhead_ps_ =
+      timing::TimingConfig::cycles_to_ps(cfg_.timing->issue_overhead(engine_), clock_);
+  min_ii_ps_ = timing::TimingConfig::cycles_to_ps(cfg_.timing->min_ii(engine_), clock_);
   psum_reads_exempt_ = engine_ == isa::Queue::Pe;
   const unsigned cores = dma_caps_.cores;  // the device's, kept (set_device_semaphores)
-  dma_caps_ = dma_capacities(*cfg_.timing);
+  dma_caps_ = dma_capacities(*cfg_.timing, cfg_.hbm_capacity);
   dma_caps_.has_hbm = env_.dma != nullptr;
   dma_caps_.cores = cores;
 }
@@ -231,7 +231,7 @@ void Sequencer::sync() {
 
 void Sequencer::add_cycles(std::uint64_t cycles) {
   inst_cycles_ = cycles > UINT64_MAX - inst_cycles_ ? UINT64_MAX : inst_cycles_ + cycles;
-  const std::uint64_t after = TimingConfig::cycles_to_ps(inst_cycles_, clock_);
+  const std::uint64_t after = timing::TimingConfig::cycles_to_ps(inst_cycles_, clock_);
   pending_ps_ += after - inst_ps_;
   inst_ps_ = after;
 }
@@ -247,7 +247,7 @@ void Sequencer::close_pipeline() {
   flush_time();
   port.end_stream();
   pipeline_open_ = false;
-  const TimingConfig& t = *cfg_.timing;
+  const timing::TimingConfig& t = *cfg_.timing;
   const sc_core::sc_time compute = engine_time(t, engine_, pipeline_compute_);
   const sc_core::sc_time mem = std::max(lanes_.max_read(), lanes_.max_write());
   // The compute is already on the clock; add the fill and what memory takes
@@ -308,6 +308,18 @@ void Sequencer::fault(std::string kind, std::string what, std::vector<std::strin
   env_.control->fault(std::move(info), tf);
 }
 
+void Sequencer::host_fault(const std::string& what) {
+  // The host could not hold what the instruction touched: the run ends now
+  // (kind "host": the run API reports it as an error of the host).
+  FaultInfo info;
+  info.engine = engine_;
+  info.index = index_;
+  info.opcode = opcode_;
+  info.kind = "host";
+  info.message = where() + ": " + what;
+  env_.control->fault(std::move(info), std::max(now_ps(), stamp_ps_));
+}
+
 void Sequencer::watchdog_stop() {
   if (pipeline_open_) {
     port.end_stream();
@@ -348,10 +360,14 @@ void Sequencer::thread() {
     } catch (const RunControl::Abort&) {
       // The run was aborted (a fault elsewhere, or a deadlock): nothing more
       // happens on this engine until the next run.
-      if (pipeline_open_) {
-        port.end_stream();
-        pipeline_open_ = false;
-      }
+    } catch (const HostSpaceError& e) {
+      host_fault(e.what());
+    } catch (const std::bad_alloc&) {
+      host_fault("out of host memory (the machine, or a memory limit such as ulimit -v)");
+    }
+    if (pipeline_open_) {
+      port.end_stream();
+      pipeline_open_ = false;
     }
     env_.control->engine_finished();
   }
@@ -366,6 +382,7 @@ void Sequencer::run_program() {
   completions_.clear();
   dma_order_.clear();
   dma_in_flight_ = 0;
+  dma_submitted_ = dma_retired_ = 0;
   gate_overlap_ps_ = 0;
   pipe_.reset(now_ps());
   const std::uint64_t count = env_.queue->total();
@@ -481,10 +498,11 @@ bool Sequencer::check(std::optional<KernelInfoRecord>& record, bool& unknown_onl
   // what the dispatch makes of it: unknown (no kernel_info record) or not
   // modelled (a record whose kernel this model does not implement).
   // Against the core's configured capacities (a profile may enlarge HBM or SBUF).
-  const TimingConfig& tc = *cfg_.timing;
-  isa::CheckResult check = isa::check_instruction(
-      raw_, cfg_.arch,
-      isa::MemoryCapacity{tc.sbuf_bytes_per_partition, tc.psum_bytes_per_partition, tc.hbm.bytes});
+  const timing::TimingConfig& tc = *cfg_.timing;
+  isa::CheckResult check =
+      isa::check_instruction(raw_, cfg_.arch,
+                             isa::MemoryCapacity{tc.sbuf_bytes_per_partition,
+                                                 tc.psum_bytes_per_partition, cfg_.hbm_capacity});
   if (!isa::dma_copy_on_its_queue(engine_, raw_)) check.failed.push_back("dma_copy_on_its_queue");
   // A word its header sends to another engine (SPEC §18: several engines run
   // its opcode) is not this engine's to run.
@@ -534,7 +552,7 @@ unsigned Sequencer::issue_unit() const {
 }
 
 bool Sequencer::execute(const fw::Kernel& worker) {
-  const TimingConfig& timing = *cfg_.timing;
+  const timing::TimingConfig& timing = *cfg_.timing;
   // The kernel runs from the earliest time its unit may start; the
   // interlock may move it later once its accesses are known (issue()).
   unit_ = issue_unit();
@@ -564,18 +582,18 @@ bool Sequencer::execute(const fw::Kernel& worker) {
   if (pipeline_open_) close_pipeline();
   // Simulated time never wraps: a profile whose values push an instruction
   // past kMaxPs (2^62 ps) faults here instead.
-  if (now_ps() >= TimingConfig::kMaxPs) {
+  if (now_ps() >= timing::TimingConfig::kMaxPs) {
     fault("time",
           fmt::format("simulated time reached {} ps (2^62): the timing profile's cycle counts are "
                       "too large for this program",
-                      TimingConfig::kMaxPs));
+                      timing::TimingConfig::kMaxPs));
     return false;
   }
   return true;
 }
 
 bool Sequencer::issue() {
-  const TimingConfig& timing = *cfg_.timing;
+  const timing::TimingConfig& timing = *cfg_.timing;
   flush_time();
   const std::uint64_t s0 = exec_start_ps_;
   std::uint64_t latency = now_ps() - s0;
@@ -600,10 +618,10 @@ bool Sequencer::issue() {
   // The retire gate (co-simulation): on the kernel's clock, it may wait.
   if (retire_gate_ && !pass_retire_gate(s0 + latency + shift, start, latency, ii)) return false;
   const std::uint64_t end = pipe_.commit(unit_, start, ii, latency, footprint_);
-  if (end >= TimingConfig::kMaxPs) {
+  if (end >= timing::TimingConfig::kMaxPs) {
     fault("time", fmt::format("simulated time reached {} ps (2^62): the timing profile's cycle "
                               "counts are too large for this program",
-                              TimingConfig::kMaxPs));
+                              timing::TimingConfig::kMaxPs));
     return false;
   }
   tell_issue(start, end, shift);
@@ -671,6 +689,7 @@ void Sequencer::tell_issue(std::uint64_t start, std::uint64_t end, std::uint64_t
 }
 
 void Sequencer::deliver(const Completion& c) {
+  if (isa::is_dma_queue(engine_)) ++dma_retired_;  // in queue order
   if (!c.retired) {
     const RetireRecord rr{engine_, c.index, c.opcode,   c.start_ps,  c.end_ps,
                           nullptr, 0,       c.fetch_ps, c.fetched_ps};
@@ -682,7 +701,8 @@ void Sequencer::deliver(const Completion& c) {
 }
 
 SemaphoreBank& Sequencer::update_bank(unsigned update_core) const {
-  // 1 + K: core K's of the device (checked against the device by check_dma).
+  // 1 + K: core K's of the device (checked against the device by check_dma;
+  // already the physical core: transfer_done).
   if (update_core == 0 || !device_sems_) return *env_.sems;
   return *device_sems_->at(update_core - 1);
 }
@@ -762,6 +782,7 @@ bool Sequencer::submit_dma() {
   // The engines order their transfers by simulated time: submit at the
   // synced time.
   sync();
+  if (!await_dma_slot()) return false;
   t->queue = isa::dma_queue_index(engine_);
   t->index = index_;
   t->issue_ps = now_ps();
@@ -785,8 +806,27 @@ bool Sequencer::submit_dma() {
     o.on_issue(IssueEvent{engine_, index_, opcode_, &raw_, t->issue_ps, 0});
   });
   ++dma_in_flight_;
+  ++dma_submitted_;
   dma_order_.emplace_back().first.index = index_;
   return true;
+}
+
+bool Sequencer::await_dma_slot() {
+  // A descriptor holds its ring slot until its transfer completes
+  // (docs/CONVENTIONS.md "DMA"): a queue has at most a ring of transfers in
+  // flight, so a queue of any length runs in bounded memory.
+  const std::size_t limit = std::max<std::size_t>(1, env_.queue->ring_words());
+  if (dma_in_flight_ < limit) return true;
+  RunControl& c = *env_.control;
+  while (dma_in_flight_ >= limit) {
+    wait(dma_slot_ev_ | c.abort_event());
+    refresh_stamp();
+    qk_.reset();
+    if (c.aborted()) throw RunControl::Abort{};
+  }
+  if (c.proceed(now_ps())) return true;
+  watchdog_stop();
+  return false;
 }
 
 void Sequencer::transfer_done(DmaTransfer& t) {
@@ -796,6 +836,7 @@ void Sequencer::transfer_done(DmaTransfer& t) {
   // as a compute engine does (docs/CONVENTIONS.md "DMA").
   RunControl& ctl = *env_.control;
   if (dma_in_flight_ > 0) --dma_in_flight_;
+  dma_slot_ev_.notify(sc_core::SC_ZERO_TIME);
   if (ctl.aborted() || stopped_) return;
   auto it = std::find_if(dma_order_.begin(), dma_order_.end(),
                          [&](const auto& e) { return e.first.index == t.index; });
@@ -803,7 +844,7 @@ void Sequencer::transfer_done(DmaTransfer& t) {
   Completion& c = it->first;
   c.opcode = static_cast<std::uint8_t>(isa::Opcode::DmaCopy);
   c.events = t.desc.events;
-  c.update_core = t.desc.update_core;
+  c.update_core = physical_update_core(t.desc.update_core);
   c.fetch_ps = t.fetch_ps;
   c.fetched_ps = t.fetched_ps;
   c.start_ps = t.issue_ps;
@@ -826,14 +867,15 @@ void Sequencer::transfer_done(DmaTransfer& t) {
   }
 }
 
-void Sequencer::transfer_fault(DmaTransfer& t, const std::string& what) {
+void Sequencer::transfer_fault(DmaTransfer& t, const std::string& kind, const std::string& what) {
   if (dma_in_flight_ > 0) --dma_in_flight_;
+  dma_slot_ev_.notify(sc_core::SC_ZERO_TIME);
   if (env_.control->aborted()) return;
   FaultInfo info;
   info.engine = engine_;
   info.index = t.index;
   info.opcode = static_cast<std::uint8_t>(isa::Opcode::DmaCopy);
-  info.kind = what.rfind("address error", 0) == 0 ? "address" : "kernel";
+  info.kind = kind;
   const std::string_view m = isa::opcode_mnemonic(info.opcode);
   info.message = fmt::format("{} instruction {} (opcode 0x{:02x} {}): {}",
                              isa::engine_name(engine_), t.index, info.opcode, m, what);

@@ -10,11 +10,12 @@ void check_time_resolution() {
                            sc_core::sc_get_time_resolution().to_string());
 }
 
-sc_core::sc_time engine_time(const TimingConfig& c, isa::Queue e, std::uint64_t cycles) {
-  return ps_time(TimingConfig::cycles_to_ps(cycles, c.clock(e)));
+sc_core::sc_time engine_time(const timing::TimingConfig& c, isa::Queue e, std::uint64_t cycles) {
+  return ps_time(timing::TimingConfig::cycles_to_ps(cycles, c.clock(e)));
 }
 
-std::uint64_t engine_cycles(const TimingConfig& c, isa::Queue e, const sc_core::sc_time& t) {
+std::uint64_t engine_cycles(const timing::TimingConfig& c, isa::Queue e,
+                            const sc_core::sc_time& t) {
   // Rounded to nearest. ps x MHz can overflow 64 bits: then in 128-bit
   // integers; else in 64, where the division by the constant is a multiply
   // (the 128-bit one is a library call, and this runs on every retire).
@@ -26,11 +27,11 @@ std::uint64_t engine_cycles(const TimingConfig& c, isa::Queue e, const sc_core::
   return static_cast<std::uint64_t>(w / 1000000);
 }
 
-sc_core::sc_time mem_cycles_time(const TimingConfig& c, std::uint64_t cycles) {
-  return ps_time(TimingConfig::cycles_to_ps(cycles, c.memory_clock_mhz));
+sc_core::sc_time mem_cycles_time(const timing::TimingConfig& c, std::uint64_t cycles) {
+  return ps_time(timing::TimingConfig::cycles_to_ps(cycles, c.memory_clock_mhz));
 }
 
-MemTiming mem_timing(const TimingConfig& c, const MemCycles& m) {
+MemTiming mem_timing(const timing::TimingConfig& c, const timing::MemCycles& m) {
   MemTiming t;
   t.latency = mem_cycles_time(c, m.latency_cycles);
   t.per_beat = mem_cycles_time(c, m.beat_cycles);
@@ -40,16 +41,16 @@ MemTiming mem_timing(const TimingConfig& c, const MemCycles& m) {
   return t;
 }
 
-HbmTiming hbm_timing(const TimingConfig& c) {
+HbmTiming hbm_timing(const timing::TimingConfig& c) {
   HbmTiming t;
   t.latency = ps_time(std::uint64_t{c.hbm.latency_ns} * 1000);
   t.bytes_per_s = std::uint64_t{c.hbm.mbytes_per_s} * 1000000;
   return t;
 }
 
-DmaCapacities dma_capacities(const TimingConfig& c) {
+DmaCapacities dma_capacities(const timing::TimingConfig& c, std::uint64_t hbm_capacity) {
   DmaCapacities caps;
-  caps.hbm_bytes = c.hbm.bytes;
+  caps.hbm_bytes = hbm_capacity;
   caps.sbuf_bytes_per_partition = c.sbuf_bytes_per_partition;
   return caps;
 }

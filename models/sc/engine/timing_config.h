@@ -16,14 +16,6 @@
 
 namespace tpb::sc {
 
-using timing::default_timing;
-using timing::MemCycles;
-using timing::merge_timing;
-using timing::merge_timing_file;
-using timing::TimingConfig;
-using timing::TimingError;
-using timing::to_json;
-
 // Picoseconds of a simulated time, rounded to nearest (trace timestamps).
 // The model runs at SystemC's default time resolution, 1 ps (checked by
 // check_time_resolution()), so a time's value is its picoseconds: the
@@ -33,16 +25,16 @@ inline sc_core::sc_time ps_time(std::uint64_t ps) { return sc_core::sc_time::fro
 // Throws std::logic_error unless the time resolution is 1 ps.
 void check_time_resolution();
 // The duration of `cycles` of engine `e`.
-sc_core::sc_time engine_time(const TimingConfig& c, isa::Queue e, std::uint64_t cycles);
+sc_core::sc_time engine_time(const timing::TimingConfig& c, isa::Queue e, std::uint64_t cycles);
 // Engine cycles (rounded to nearest) of a duration.
-std::uint64_t engine_cycles(const TimingConfig& c, isa::Queue e, const sc_core::sc_time& t);
+std::uint64_t engine_cycles(const timing::TimingConfig& c, isa::Queue e, const sc_core::sc_time& t);
 // The duration of `cycles` of the memory clock.
-sc_core::sc_time mem_cycles_time(const TimingConfig& c, std::uint64_t cycles);
+sc_core::sc_time mem_cycles_time(const timing::TimingConfig& c, std::uint64_t cycles);
 // MemTiming of a target for the memory modules and for DMI users.
-MemTiming mem_timing(const TimingConfig& c, const MemCycles& m);
+MemTiming mem_timing(const timing::TimingConfig& c, const timing::MemCycles& m);
 // The HBM's latency and bandwidth (profile "hbm"; its capacity is hbm.bytes).
-HbmTiming hbm_timing(const TimingConfig& c);
+HbmTiming hbm_timing(const timing::TimingConfig& c);
 // The capacities a DMA descriptor is checked against (has_hbm: true).
-DmaCapacities dma_capacities(const TimingConfig& c);
+DmaCapacities dma_capacities(const timing::TimingConfig& c, std::uint64_t hbm_capacity);
 
 }  // namespace tpb::sc
