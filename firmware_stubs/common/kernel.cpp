@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "firmware_stubs/act/activation.h"
+#include "firmware_stubs/common/nop.h"
 #include "firmware_stubs/dve/quantize_mx.h"
 #include "firmware_stubs/dve/tensor_copy.h"
 #include "firmware_stubs/dve/vector_ops.h"
@@ -82,6 +83,7 @@ const KernelRegistry& builtin_kernels() {
     add_vector_op_kernels(r);
     add_activation_kernels(r);
     add_iota_kernels(r);
+    add_nop_kernels(r);
     return r;
   }();
   return reg;

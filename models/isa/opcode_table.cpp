@@ -18,6 +18,10 @@ constexpr std::uint32_t kOne = 0x3f800000;  // FP32 1.0
 constexpr ArchSet kActArchs = archs_until(Arch::Mariana);
 
 constexpr std::array<ContractFn, kNumArchs> kNoContract{};
+// The wait-only instruction's record: POOL idx13 (its table stays seed 000's 17
+// records; idx0..13 are not recovered by the seed), DVE / PE / SFU idx31.
+constexpr std::uint8_t kNopPoolRecord = 13;
+constexpr std::uint8_t kNopRecord = 31;
 // The same contract function on every generation: the contract's own
 // generation predicate (e.g. smx1_lw_valid_nc) reports the ones it is not on.
 constexpr std::array<ContractFn, kNumArchs> every_arch(ContractFn fn) { return {fn, fn, fn, fn}; }
@@ -437,6 +441,24 @@ const std::vector<OpcodeInfo>& opcode_table() {
                              TPB_ASM(S3DMX1Quant, reserved1, "reserved1", Bytes, false, 0),
                              TPB_ASM(S3DMX1Quant, reserved2, "reserved2", Bytes, false, 0)},
        {{Queue::Dve, kEveryArch, 0, 0, kva::kDveQuantizeMx}}},
+      // SPEC §18: the wait-only instruction (opcode, encoding and records:
+      // conventions). Every compute engine (the ACT too) and DMA queue executes it; its
+      // `queue` byte says which (a binary's routing), its home is POOL for a
+      // word that names none. Each compute engine's table holds it: POOL at
+      // idx13, the others at idx31, clear of the records others take.
+      {Opcode::Nop,
+       "nop",
+       Queue::Pool,
+       kEveryArch,
+       "is_valid_nop",
+       every_arch(contract::nop),
+       std::vector<AsmField>{TPB_ASM(NopWord, queue, "queue", U8, false, 0),
+                             TPB_ASM(NopWord, reserved, "reserved", Bytes, false, 0)},
+       {{Queue::Pool, kEveryArch, kNopPoolRecord, 0, kva::kPoolNop},
+        {Queue::Dve, kEveryArch, kNopRecord, 0, kva::kDveNop},
+        {Queue::Pe, kEveryArch, kNopRecord, 0, kva::kPeNop},
+        {Queue::Sfu, kEveryArch, kNopRecord, 0, kva::kSfuNop},
+        {Queue::Act, kActArchs, kNopRecord, 0, kva::kActNop}}},
       // seed 000 §1: POOL kernel_info idx15 (not modelled)
       {Opcode::NonzeroWithCount,
        "nonzero_with_count",
@@ -484,6 +506,9 @@ bool OpcodeInfo::runs_on(Queue e, Arch a) const {
 }
 
 unsigned selector_for(const OpcodeInfo& row, Queue queue) {
+  // A word that names its queue in a byte of its own (dma_copy, nop) has no
+  // selector.
+  if (row.opcode == Opcode::DmaCopy || row.opcode == Opcode::Nop) return 0;
   if (!is_compute_engine(queue) || queue == row.home || !row.has_engine(queue)) return 0;
   return engine_index(queue) + 1;
 }
@@ -492,6 +517,10 @@ Queue word_queue(const RawInst& raw) {
   if (raw[0] == static_cast<std::uint8_t>(Opcode::DmaCopy)) {
     const std::uint8_t q = raw[offsetof(DmaDescriptor, queue)];
     return dma_queue(q < kNumDmaQueues ? q : 0);
+  }
+  if (raw[0] == static_cast<std::uint8_t>(Opcode::Nop)) {  // its queue byte, else its home
+    const std::uint8_t q = raw[offsetof(NopWord, queue)];
+    return q < kNumQueues ? static_cast<Queue>(q) : Queue::Pool;
   }
   const unsigned sel = engine_selector(raw);
   if (sel >= 1 && sel <= kNumEngines) return kEngines[sel - 1];

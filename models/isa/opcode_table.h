@@ -57,7 +57,7 @@ inline constexpr std::uint32_t kSfuTquant = 0x00004a00;              // SFU idx0
 inline constexpr std::uint32_t kActActivation = 0x00005000;        // ACT idx0
 inline constexpr std::uint32_t kActTensorCopy = 0x00005100;        // ACT idx1
 inline constexpr std::uint32_t kActTensorScalar = 0x00005200;      // ACT idx2
-inline constexpr std::uint32_t kDveTensorTensor = 0x00003300;      // DVE idx2
+inline constexpr std::uint32_t kDveTensorTensor = 0x00003d00;      // DVE idx2 (0x3300: nop)
 inline constexpr std::uint32_t kDveTensorScalar = 0x00003400;      // DVE idx3
 inline constexpr std::uint32_t kDveTensorReduce = 0x00003500;      // DVE idx4
 inline constexpr std::uint32_t kDveTensorTensorScan = 0x00003600;  // DVE idx5
@@ -72,6 +72,12 @@ inline constexpr std::uint32_t kPoolTensorTensor = 0x01006100;     // POOL idx18
 inline constexpr std::uint32_t kPoolTensorScalar = 0x01006200;     // POOL idx19
 inline constexpr std::uint32_t kPoolMemset = 0x01006300;           // POOL idx20
 inline constexpr std::uint32_t kPoolIota = 0x01006400;             // POOL idx21
+// The wait-only instruction's trampoline on each compute engine (conventions).
+inline constexpr std::uint32_t kPoolNop = 0x01004f00;
+inline constexpr std::uint32_t kDveNop = 0x00003300;
+inline constexpr std::uint32_t kPeNop = 0x00002c00;
+inline constexpr std::uint32_t kSfuNop = 0x00004b00;
+inline constexpr std::uint32_t kActNop = 0x00005f00;
 }  // namespace kva
 
 // ---------------------------------------------------------------------------
@@ -203,7 +209,7 @@ void append_kernel_info_record(std::vector<std::uint8_t>& out, std::uint8_t spec
                                std::uint8_t opcode, std::uint32_t func_va);
 // The default kernel_info table of `engine` on `arch`, built from the rows:
 // as many records as the highest index used + 1, unused indices all zero
-// (POOL: 17 records, idx0..13 empty; SFU: none).
+// (POOL: 17 records, idx0..12 empty, idx13 the wait-only nop).
 std::vector<std::uint8_t> default_kernel_info_bytes(Queue engine, Arch arch);
 
 }  // namespace tpb::isa

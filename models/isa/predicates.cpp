@@ -196,6 +196,7 @@ bool has_tensor_copy_opcode(const Header& h) {
   return h.opcode == opcode_row(Opcode::TensorCopy).code();
 }
 bool has_dma_copy_opcode(const Header& h) { return h.opcode == opcode_row(Opcode::DmaCopy).code(); }
+bool has_nop_opcode(const Header& h) { return h.opcode == opcode_row(Opcode::Nop).code(); }
 
 // ---- generations (the generations of the opcode's table row) ----------------------
 bool has_valid_nc_tens_dequant(Arch nc) {
@@ -529,8 +530,10 @@ AllowedInPSUM psum_for(Queue engine) {
 }
 bool valid_engine_for_opcode(const RawInst& raw, Arch arch) {
   const OpcodeInfo* row = opcode_info(raw[0]);
-  if (!row || !row->exists_on(arch) || is_dma_queue(row->home)) return true;
-  return row->runs_on(word_queue(raw), arch);
+  if (!row || !row->exists_on(arch)) return true;
+  const Queue q = word_queue(raw);
+  // A DMA queue's words (dma_copy, a nop): queue_executes_opcode's rule.
+  return !is_compute_engine(q) || row->runs_on(q, arch);
 }
 bool valid_vector_dtype(std::uint8_t d) {
   return (d >= 0x01 && d <= 0x09) || (d >= 0x0B && d <= 0x0F);
@@ -701,6 +704,9 @@ bool sbuf_start(const DmaEndpoint& e, std::uint32_t& addr) {
   return region_of(addr) == Region::Sbuf;
 }
 }  // namespace
+
+bool nop_reserved_zero(const NopWord& i) { return all_zero(i.reserved, sizeof i.reserved); }
+bool nop_valid_queue(std::uint8_t queue) { return queue < kNumQueues; }
 
 bool dma_copy_reserved_zero(const DmaDescriptor& d) {
   return all_zero(d.reserved1, sizeof d.reserved1) &&

@@ -92,6 +92,7 @@ bool has_matmul_opcode(const Header& h);             // seed 003 §3.3: 0x02 (co
 bool has_tquant_opcode(const Header& h);  // seed 002: the SFU TQUANT block word, 0x6a (convention)
 bool has_tensor_copy_opcode(const Header& h);  // SPEC §11: 0x23 (convention)
 bool has_dma_copy_opcode(const Header& h);     // SPEC §10: 0xd0 (convention)
+bool has_nop_opcode(const Header& h);          // SPEC §18: 0xf0 (convention)
 
 // ---- generation gates (the generations of the opcode table row) --------------
 bool has_valid_nc_tens_dequant(Arch nc);  // seed 000 §2.1: nc >= V3
@@ -330,6 +331,9 @@ bool nc_transpose_same_dtype(std::uint8_t in_dtype, std::uint8_t out_dtype);
 // count(dst) == channels; dst start partition + count(src) <= 128.
 bool nc_transpose_element_count_check(const S3D3Unary& i);
 bool nc_transpose_dst_partitions(const S3D3Unary& i);
+// ---- the wait-only instruction (SPEC §18; names are conventions) -------------------
+bool nop_reserved_zero(const NopWord& i);  // bytes 13..63
+bool nop_valid_queue(std::uint8_t queue);  // byte 12: a queue 0..20 (isa::Queue; act 20)
 
 // ---- DMA descriptor (SPEC §10; names are conventions) ----------------------------
 bool dma_copy_reserved_zero(const DmaDescriptor& d);  // reserved1, endpoints'

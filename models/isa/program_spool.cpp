@@ -145,7 +145,10 @@ void SpooledProgram::fold_act_into_dve() {
       const std::size_t k = from[is_act]->read(
           buf.data(), static_cast<std::size_t>(std::min<std::uint64_t>(left, buf.size())));
       if (k == 0) break;
-      for (std::size_t i = 0; i < k; ++i) merged->append(buf[i]);
+      for (std::size_t i = 0; i < k; ++i) {
+        if (is_act) fold_word_into_dve(buf[i]);
+        merged->append(buf[i]);
+      }
       left -= k;
     }
     const std::vector<InstructionNote>& n = notes_[is_act ? act : dve];

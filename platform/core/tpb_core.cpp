@@ -292,8 +292,10 @@ void TpbCore::load_program(const isa::Program& p) {
                        return a.loc.line < b.loc.line;
                      });
     words[static_cast<unsigned>(isa::Queue::Dve)].clear();
-    for (const isa::ProgramInst& pi : both)
+    for (isa::ProgramInst pi : both) {
+      isa::fold_word_into_dve(pi.raw);  // a DVE word is unchanged
       words[static_cast<unsigned>(isa::Queue::Dve)].push_back(pi.raw);
+    }
     words[static_cast<unsigned>(isa::Queue::Act)].clear();
   }
   for (unsigned e = 0; e < isa::kNumQueues; ++e) load_queue(engine_at(e), words[e]);

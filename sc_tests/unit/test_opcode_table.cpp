@@ -86,6 +86,14 @@ const std::vector<Expected>& expected_rows() {
        {Arch::Mariana, Arch::Maverick},
        "is_valid_s3dmx1_quant",
        true},
+      // SPEC §18 the wait-only instruction (opcode a convention): every queue,
+      // every generation; its home (a binary word naming no queue) POOL.
+      {0xf0,
+       "nop",
+       Queue::Pool,
+       {Arch::Sunda, Arch::Cayman, Arch::Mariana, Arch::Maverick},
+       "is_valid_nop",
+       true},
       {0xf2,
        "nonzero_with_count",
        Queue::Pool,
@@ -141,23 +149,47 @@ TEST(OpcodeTable, ConsumersReadTheRow) {
     EXPECT_EQ(contract_for_opcode(e.opcode), e.contract);
     EXPECT_EQ(asm_mnemonic(e.opcode), e.asm_form ? std::string(e.mnemonic) : std::string());
   }
-  EXPECT_EQ(all_contract_names(),
-            (std::vector<std::string_view>{"is_valid_s3_lw",         "is_valid_s3d3_mm",
-                                           "is_valid_smx1_lw",       "is_valid_smx1d3_mm",
-                                           "is_valid_activation",    "is_valid_tensor_tensor",
-                                           "is_valid_tensor_scalar", "is_valid_tensor_copy",
-                                           "is_valid_tensor_reduce", "is_valid_tensor_tensor_scan",
-                                           "is_valid_memset",        "is_valid_iota",
-                                           "is_valid_reciprocal",    "is_valid_bn_stats",
-                                           "is_valid_bn_aggr",       "is_valid_nc_transpose",
-                                           "is_valid_tquant_block",  "is_valid_tensor_dequantize",
-                                           "is_valid_dma_copy",      "is_valid_s3dmx1_quant"}));
-  EXPECT_EQ(asm_mnemonics(),
-            (std::vector<std::string_view>{
-                "ldweights", "matmul", "ldweights_mx", "matmul_mx", "activation", "tensor_tensor",
-                "tensor_scalar", "tensor_copy", "tensor_reduce", "tensor_tensor_scan", "memset",
-                "iota", "reciprocal", "bn_stats", "bn_aggr", "nc_transpose", "tensor_dequantize",
-                "dma_copy", "quantize_mx"}));
+  EXPECT_EQ(all_contract_names(), (std::vector<std::string_view>{"is_valid_s3_lw",
+                                                                 "is_valid_s3d3_mm",
+                                                                 "is_valid_smx1_lw",
+                                                                 "is_valid_smx1d3_mm",
+                                                                 "is_valid_activation",
+                                                                 "is_valid_tensor_tensor",
+                                                                 "is_valid_tensor_scalar",
+                                                                 "is_valid_tensor_copy",
+                                                                 "is_valid_tensor_reduce",
+                                                                 "is_valid_tensor_tensor_scan",
+                                                                 "is_valid_memset",
+                                                                 "is_valid_iota",
+                                                                 "is_valid_reciprocal",
+                                                                 "is_valid_bn_stats",
+                                                                 "is_valid_bn_aggr",
+                                                                 "is_valid_nc_transpose",
+                                                                 "is_valid_tquant_block",
+                                                                 "is_valid_tensor_dequantize",
+                                                                 "is_valid_dma_copy",
+                                                                 "is_valid_s3dmx1_quant",
+                                                                 "is_valid_nop"}));
+  EXPECT_EQ(asm_mnemonics(), (std::vector<std::string_view>{"ldweights",
+                                                            "matmul",
+                                                            "ldweights_mx",
+                                                            "matmul_mx",
+                                                            "activation",
+                                                            "tensor_tensor",
+                                                            "tensor_scalar",
+                                                            "tensor_copy",
+                                                            "tensor_reduce",
+                                                            "tensor_tensor_scan",
+                                                            "memset",
+                                                            "iota",
+                                                            "reciprocal",
+                                                            "bn_stats",
+                                                            "bn_aggr",
+                                                            "nc_transpose",
+                                                            "tensor_dequantize",
+                                                            "dma_copy",
+                                                            "quantize_mx",
+                                                            "nop"}));
 }
 
 // TensorDequantize runs the TENSOR3D form on SUNDA / CAYMAN and the
@@ -201,7 +233,9 @@ TEST(OpcodeTable, MnemonicRoundTripsThroughTheAssembler) {
     raw[0] = row.code();
     raw[1] = kInstWordLen;
     const std::string text = disassemble_mnemonic(raw);
-    ASSERT_EQ(text.rfind(std::string(row.mnemonic) + " ", 0), 0u) << text;
+    // The mnemonic, then its fields (none for a word of defaults only: nop).
+    ASSERT_TRUE(text == row.mnemonic || text.rfind(std::string(row.mnemonic) + " ", 0) == 0)
+        << text;
     EXPECT_EQ(assemble_statement(text, SourceLoc{"t", 1, 1}), raw) << text;
   }
 }
@@ -222,12 +256,23 @@ std::vector<std::uint8_t> cat(std::vector<std::vector<std::uint8_t>> recs) {
   return out;
 }
 
+// The wait-only instruction's record closes the DVE, PE and SFU tables.
+std::vector<std::uint8_t> with_nop(std::vector<std::uint8_t> table, std::uint32_t nop_va) {
+  table.resize(31 * 8, 0);
+  const auto r = record(0xf0, nop_va);
+  table.insert(table.end(), r.begin(), r.end());
+  return table;
+}
+
 TEST(OpcodeTable, DefaultKernelInfoTables) {
   for (Arch a : kGenerations) {
     SCOPED_TRACE(arch_name(a));
     const std::vector<std::uint8_t> pool = default_kernel_info_bytes(Queue::Pool, a);
     ASSERT_EQ(pool.size(), 22u * 8);
-    for (std::size_t i = 0; i < 14 * 8; ++i) EXPECT_EQ(pool[i], 0) << i;  // idx0..13 empty
+    for (std::size_t i = 0; i < 13 * 8; ++i) EXPECT_EQ(pool[i], 0) << i;  // idx0..12 empty
+    // idx13, a record the seed does not recover: the wait-only instruction.
+    EXPECT_EQ(std::vector<std::uint8_t>(pool.begin() + 13 * 8, pool.begin() + 14 * 8),
+              record(0xf0, 0x01004f00));
     // seed 000 §1: idx16 = 00 00 00 7b | c4 4d 00 01; its 17 records, then
     // SPEC §18's (conventions): tensor_copy, tensor_tensor, tensor_scalar,
     // memset, iota.
@@ -239,40 +284,44 @@ TEST(OpcodeTable, DefaultKernelInfoTables) {
               cat({record(0x23, 0x01006000), record(0x21, 0x01006100), record(0x22, 0x01006200),
                    record(0x26, 0x01006300), record(0x27, 0x01006400)}));
     std::vector<std::vector<std::uint8_t>> dve = {
-        record(0xe3, 0x0000317a), record(0x23, 0x00003200), record(0x21, 0x3300),
+        record(0xe3, 0x0000317a), record(0x23, 0x00003200), record(0x21, 0x3d00),
         record(0x22, 0x3400),     record(0x24, 0x3500),     record(0x25, 0x3600),
         record(0x26, 0x3700),     record(0x28, 0x3800),     record(0x29, 0x3900),
         record(0x2a, 0x3a00),     record(0x2b, 0x3b00)};
     // MAVERICK folds ACT into the DVE (seed 003): activation is the DVE's.
     if (a == Arch::Maverick) dve.push_back(record(0x20, 0x3c00));
-    EXPECT_EQ(default_kernel_info_bytes(Queue::Dve, a), cat(dve));
+    EXPECT_EQ(default_kernel_info_bytes(Queue::Dve, a), with_nop(cat(dve), 0x3300));
     // The ACT (SPEC §18): activation, tensor_copy (from v3), tensor_scalar.
     if (a == Arch::Maverick)
       EXPECT_TRUE(default_kernel_info_bytes(Queue::Act, a).empty());
     else
-      EXPECT_EQ(default_kernel_info_bytes(Queue::Act, a),
-                cat({record(0x20, 0x5000),
-                     a == Arch::Sunda ? std::vector<std::uint8_t>(8, 0) : record(0x23, 0x5100),
-                     record(0x22, 0x5200)}));
+      EXPECT_EQ(
+          default_kernel_info_bytes(Queue::Act, a),
+          with_nop(cat({record(0x20, 0x5000),
+                        a == Arch::Sunda ? std::vector<std::uint8_t>(8, 0) : record(0x23, 0x5100),
+                        record(0x22, 0x5200)}),
+                   0x5f00));
     // The DMA queues execute descriptors directly: no table.
     for (unsigned q = 0; q < kNumDmaQueues; ++q)
       EXPECT_TRUE(default_kernel_info_bytes(dma_queue(q), a).empty());
-    EXPECT_EQ(default_kernel_info_bytes(Queue::Sfu, a), record(0x6a, 0x00004a00));
+    EXPECT_EQ(default_kernel_info_bytes(Queue::Sfu, a), with_nop(record(0x6a, 0x00004a00), 0x4b00));
     if (a == Arch::Maverick)
       EXPECT_EQ(default_kernel_info_bytes(Queue::Pe, a),
-                cat({record(0x01, 0x2baf), record(0x02, 0x2bb7)}));
+                with_nop(cat({record(0x01, 0x2baf), record(0x02, 0x2bb7)}), 0x2c00));
     else if (a == Arch::Mariana)  // plain LDWEIGHTS / MATMUL after the MX pair
       EXPECT_EQ(default_kernel_info_bytes(Queue::Pe, a),
-                cat({record(0x09, 0x00002baf), record(0x0A, 0x00002bb7), record(0x01, 0x2baf),
-                     record(0x02, 0x2bb7)}));
+                with_nop(cat({record(0x09, 0x00002baf), record(0x0A, 0x00002bb7),
+                              record(0x01, 0x2baf), record(0x02, 0x2bb7)}),
+                         0x2c00));
     else
       EXPECT_EQ(default_kernel_info_bytes(Queue::Pe, a),
-                cat({record(0x01, 0x2baf), record(0x02, 0x2bb7)}));
+                with_nop(cat({record(0x01, 0x2baf), record(0x02, 0x2bb7)}), 0x2c00));
   }
 }
 
 // No two rows claim the same record of an engine's table on one generation,
-// and each record sits in its engine's table.
+// and each record sits in its engine's table (an opcode several engines run,
+// the wait-only instruction among them, has one in each).
 TEST(OpcodeTable, KernelInfoSlotsAreUnique) {
   for (Arch a : kGenerations) {
     std::set<std::pair<unsigned, unsigned>> used;
@@ -298,6 +347,11 @@ TEST(OpcodeTable, TrampolineVas) {
   EXPECT_EQ(kva::kPeMatmulMx, 0x00002bb7u);
   EXPECT_EQ(kva::kSfuTquant, 0x00004a00u);
   EXPECT_EQ(kva::kDveTensorCopy, 0x00003200u);
+  EXPECT_EQ(kva::kPoolNop, 0x01004f00u);
+  EXPECT_EQ(kva::kDveNop, 0x00003300u);
+  EXPECT_EQ(kva::kPeNop, 0x00002c00u);
+  EXPECT_EQ(kva::kSfuNop, 0x00004b00u);
+  EXPECT_EQ(kva::kActNop, 0x00005f00u);
 }
 
 TEST(NameTables, Engines) {
