@@ -154,6 +154,32 @@ TEST(ActEngine, ABinaryKeepsTheEngineOfEachWord) {
   EXPECT_NE(dis.out.find(".engine act"), std::string::npos) << dis.out;
 }
 
+// The wait-only nop (SPEC §18) on the ACT: its queue byte is 20; on
+// MAVERICK the act queue's nop runs on the DVE, naming it after the fold.
+TEST(ActEngine, ANopOnTheActOrdersTheDve) {
+  const std::string prog =
+      ".engine act\nnop update=inc(sem1)\n"
+      ".engine dve\nmemset channels=1 out_dtype=fp32 dst=t3d(sbuf(0, 0x0)) wait=ge(sem1, 1)\n";
+  for (const char* arch : {"sunda", "mariana", "maverick"}) {
+    const ActRun r = run_act(std::string(".arch ") + arch + "\n" + prog);
+    ASSERT_EQ(r.tool.exit_code, 0) << arch << ": " << r.tool.err;
+    const bool fold = std::string(arch) == "maverick";
+    EXPECT_EQ(r.retire.find(" act       0 0xf0 nop") != std::string::npos, !fold) << r.retire;
+    EXPECT_EQ(r.retire.find(" dve       0 0xf0 nop") != std::string::npos, fold) << r.retire;
+  }
+  const std::string d = scratch_dir("act-nop");
+  std::ofstream(d + "/p.tpb") << prog;
+  ASSERT_EQ(run_tool("asm " + d + "/p.tpb -o " + d + "/p.bin").exit_code, 0);
+  const std::string bin = read_text(d + "/p.bin");
+  ASSERT_EQ(bin.size(), 128u);
+  EXPECT_EQ(static_cast<unsigned char>(bin[64]), 0xf0);  // queue order: dve, then act
+  EXPECT_EQ(static_cast<unsigned char>(bin[64 + 12]), 20u);
+  EXPECT_EQ(run_tool("run " + d + "/p.bin --arch mariana -q").exit_code, 0);
+  // A binary keeps no line order: on MAVERICK the act queue's words follow
+  // the DVE's (docs/CONVENTIONS.md), so the DVE waits for a nop behind it.
+  EXPECT_EQ(run_tool("run " + d + "/p.bin --arch maverick -q").exit_code, 3);
+}
+
 TEST(ActEngine, DependentActivationsWaitForTheResult) {
   // SPEC §8: an activation reading the previous one's output starts when
   // that result is in SBUF (its latency: N + about 263, TIMING.md [D]);
