@@ -180,19 +180,18 @@ class Builder {
   }
   // The bits `mask` of byte `off` set to those of `b` (a bit field).
   void put_bits(unsigned off, std::uint8_t mask, std::uint8_t b, int key, std::size_t at) {
-    for (unsigned bit = 0; bit < 8; ++bit) {
-      const unsigned m = 1u << bit;
-      if ((mask & m) == 0) continue;
+    // Only a bit whose value changes can conflict with its owner.
+    const unsigned differ = static_cast<unsigned>((raw_[off] ^ b) & mask);
+    for (unsigned bit = 0; differ >> bit; ++bit) {
       const int owner = owner_[off * 8 + bit];
-      const bool have = (raw_[off] & m) != 0;
-      const bool want = (b & m) != 0;
-      if (owner >= 0 && owner != key && have != want)
+      if (((differ >> bit) & 1u) && owner >= 0 && owner != key)
         lx_.fail(at, "field '" + keys_[static_cast<std::size_t>(key)] + "' conflicts with field '" +
                          keys_[static_cast<std::size_t>(owner)] + "' (byte " + std::to_string(off) +
                          ")");
-      owner_[off * 8 + bit] = key;
-      raw_[off] = static_cast<std::uint8_t>(want ? (raw_[off] | m) : (raw_[off] & ~m));
     }
+    for (unsigned bit = 0; bit < 8; ++bit)
+      if ((mask >> bit) & 1u) owner_[off * 8 + bit] = key;
+    raw_[off] = static_cast<std::uint8_t>((raw_[off] & ~mask) | (b & mask));
   }
   int add_key(const std::string& k) {
     keys_.push_back(k);
