@@ -75,6 +75,15 @@ class _Target:
     def first(self):
         return self.views[0].index
 
+    @property
+    def hbm(self):
+        """The HBM the GEMM may take (a grid.Hbm): its own device's (the C++
+        device's, every core's pooled), or the profile's hbm.bytes of the core
+        given."""
+        if self.device is not None:
+            return grid.Hbm(self.device.hbm_bytes, self.device.hbm_bytes_per_s)
+        return grid.Hbm(capacities(self.views[0]).hbm)
+
     def view(self, core):
         return self.views[core - self.first]
 
@@ -195,8 +204,9 @@ def _run(r, target, outs, wall0):
     t0 = time.perf_counter()
     view = target.views[0]
     prof, caps = view.timing, capacities(view)
-    sp = grid.split(r.plan, r.cores, prof, caps, r.values, r.placement, r.lookahead, target.first)
-    grid.make_blocks(sp, r.cores * caps.hbm, _kernel_maker(r, caps))
+    sp = grid.split(r.plan, r.cores, prof, caps, target.hbm, r.values, r.placement, r.lookahead,
+                    target.first)
+    grid.make_blocks(sp, sp.hbm.bytes, _kernel_maker(r, caps))
     times["generate_s"] = time.perf_counter() - t0
     if r.values:
         a, w = operands(r.plan, r.a, r.w, r.seed, r.w_layout)

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import _args
 from ..core import Core
-from ..device import MAX_CORES
+from ..device import MAX_CORES, is_core_count
 from ..errors import Error
 from .operands import (CHECK_MODES, CHECK_SAMPLES, ShapeOnly, Weights, dims_text, infer_shape,
                        is_tensor, operand_array, torch_module)
@@ -144,7 +144,7 @@ class Gemm:
         device of its own; messages name only what the caller could have given."""
         cores = self.cores
         if isinstance(cores, bool) or not isinstance(cores, (int, np.integer)) \
-                or not 1 <= cores <= MAX_CORES:
+                or not is_core_count(cores):
             raise GemmError(f"{arg('cores', cores)}: a count of cores (1..{MAX_CORES}, the "
                             "cores of a device)")
         if cores == 1:
