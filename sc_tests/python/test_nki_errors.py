@@ -139,17 +139,50 @@ def test_an_instruction_the_generation_lacks():
 
 
 @nki.jit
-def add_two_tiles(a):
+def sin_of_a_tile(a):
     t = nl.load(a)
-    u = nl.add(t, t)   # <- add
+    u = nl.sin(t)   # <- sin
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
     nl.store(out, u)
     return out
 
 
-def test_an_instruction_the_model_lacks_names_the_language_call():
-    check(fails(add_two_tiles, A), "instruction the model lacks", "<- add",
-          "tensor_tensor needs the model's tensor_tensor instruction (SPEC §18)")
+@nki.jit
+def bitwise_and_of_tiles(a):
+    t = nl.load(a)
+    u = nl.bitwise_and(t, t)   # <- and
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, u)
+    return out
+
+
+@nki.jit
+def subtract_on_the_scalar_engine(a):
+    t = nl.load(a)
+    u = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    nisa.tensor_scalar(u, t, nl.subtract, 1.0, engine=nisa.scalar_engine)   # <- act
+    return a
+
+
+@nki.jit
+def copy_on_the_v2_scalar_engine(a):
+    t = nl.load(a)
+    u = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    nisa.tensor_copy(u, t, engine=nisa.scalar_engine)   # <- v2act
+    return a
+
+
+def test_what_the_model_lacks_names_the_call_and_the_language_call():
+    check(fails(sin_of_a_tile, A), "operator the model lacks", "<- sin",
+          "activation: activation function sin is not in the model's table")
+    check(fails(bitwise_and_of_tiles, A), "operator the model lacks", "<- and",
+          "tensor_tensor: operator bitwise_and is not one of the model's ALU operators")
+    check(fails(subtract_on_the_scalar_engine, A), "engine", "<- act",
+          "the Scalar engine runs (multiply, add), (multiply, -), (add, -), not (subtract, "
+          "bypass)")
+    check(fails(copy_on_the_v2_scalar_engine, A, arch="sunda"),
+          "instruction the generation lacks", "<- v2act",
+          "tensor_copy: the NeuronCore-v2 Scalar engine has no tensor_copy")
 
 
 @nki.jit
