@@ -233,8 +233,10 @@ def _matmul_into(mem, c, w, x):
 
 def _nc_matmul(mem, c):
     st, mv = c.srcs
-    w = mem.get(st).astype(np.float32).reshape(st.shape[0], -1)
-    x = mem.get(mv).astype(np.float32).reshape(mv.shape[0], -1)
+    k = st.shape[0] * (2 if c.params.get("perf_mode") == "double_row" else 1)
+    # double row: NKI's [K, 2, M]: contraction row 2p + j at [p, j] (docs/CONVENTIONS.md)
+    w = mem.get(st).astype(np.float32).reshape(k, -1)
+    x = mem.get(mv).astype(np.float32).reshape(k, -1)
     if c.params.get("is_transpose"):
         mem.put(c.dst, w.T.reshape(c.dst.shape))
         return
