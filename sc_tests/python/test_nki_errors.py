@@ -263,3 +263,26 @@ def test_an_uncaught_nkierror_shows_no_frame_inside_tpbsim(tmp_path):
     assert "tpbsim/nki" not in p.stderr and "tpbsim/" not in p.stderr.replace(str(f), ""), \
         p.stderr
     assert 'line 9, in <module>' in p.stderr and 'line 7, in k' in p.stderr
+
+
+@nki.jit
+def tf32_matmul(a):
+    t = nl.ndarray((128, 64), dtype=nl.tfloat32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a[:, 0:64])   # <- tf32 (the conversion is the first use)
+    ps = nl.ndarray((64, 64), dtype=nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(dst=ps, stationary=t, moving=t)
+    return a
+
+
+@nki.jit
+def scalar_bias(a):
+    t = nl.load(a)
+    nisa.activation(dst=t, op=nl.exp, data=t, bias=0.5)   # <- bias
+    return a
+
+
+def test_a_dtype_or_operand_form_the_model_lacks():
+    check(fails(tf32_matmul, A), "dtype the model lacks", "<- tf32",
+          "tensor_copy dst is tfloat32, which the model has no DTYPE for")
+    check(fails(scalar_bias, A), "not modelled", "<- bias",
+          "activation: a scalar bias other than 0")

@@ -2,9 +2,9 @@
 (shapes, dtypes, buffers, the generation) and recorded; the lowering turns it
 into the model's instructions (tpbsim.nki.lower, one table entry per call).
 
-The calls SPEC §18 adds to the model (nc_matmul, activation, tensor_tensor,
-...) have their checks and NumPy semantics (tpbsim.nki.numpy_ref) here; their
-lowering entry says which model instruction they wait for until it exists.
+SPEC §18's calls (nc_matmul, activation, tensor_tensor, ...) are checked here
+and lowered by tpbsim.nki.lower_compute; tpbsim.nki.numpy_ref holds the NumPy
+semantics of every call.
 """
 
 import enum
@@ -415,7 +415,7 @@ def _accumulate(dst, accumulate):
     return bool(accumulate)
 
 
-# ------------------------------------------------------------------ SPEC §18 (pending)
+# ------------------------------------------------------------------ SPEC §18
 
 def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_onezero=False,
               is_transpose=False, accumulate=None, tile_position=(), tile_size=(),

@@ -234,7 +234,7 @@ def _t3d_text(mem, p, addr, dims):
 def _model_dtype(lw, call, v, what):
     if v.dtype.model is None:
         raise NKIError("dtype the model lacks", f"{call.op} {what} is {v.dtype.name}, which the "
-                       "model has no DTYPE for yet (SPEC §18 adds the legacy float8_e4m3)",
+                       "model has no DTYPE for (tfloat32: use float32)",
                        call.loc)
     return v.dtype.model
 

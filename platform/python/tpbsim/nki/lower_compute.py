@@ -25,7 +25,6 @@ FUNCS = {"copy": "copy", "identity": "copy", "exp": "exp", "log": "log", "sqrt":
 REDUCE = {"add": "add", "maximum": "max"}
 POOL_TT = {"add", "subtract", "multiply", "maximum", "minimum", "power"}
 ACT_TS = {("multiply", "add"), ("multiply", "bypass"), ("add", "bypass")}
-ENGINE_NAMES = {"dve": "Vector", "pool": "GpSimd", "act": "Scalar", "pe": "Tensor"}
 
 
 def queue(lw, call):
