@@ -302,9 +302,9 @@ def _bank_pieces(lw, call, dst, mv):
     most 512 columns."""
     _, _, doff, ddims = dst.partition_form()
     dd, md = patterns.squeeze(ddims), patterns.squeeze(mv.partition_form()[3])
-    n = channels(dst) and dst.size // channels(dst)
-    if dd in ([], [(1, n)]) and len(md) <= 1:
-        ms = md[0][0] if md else 1
+    n = dst.size // channels(dst)
+    ms = md[0][0] if md else 1
+    if dd in ([], [(1, n)]) and len(md) <= 1 and _fits(1, (ms,)):
         base = dst.storage.addr + doff
         out, c0 = [], 0
         while c0 < n:
