@@ -90,19 +90,23 @@ def test_an_example_kernel_runs_and_matches_its_math(name):
 
 @pytest.mark.parametrize("arch", ["sunda", "cayman", "mariana"])
 def test_the_matmul_tutorial_kernels_run_and_match_their_math(arch):
-    """The five variants: within FP32 summation error of lhsT.T @ rhs, bit for
-    bit the NumPy semantics (FP32 k-ascending), no race; the later variants
-    are no slower than the basic tiled one."""
+    """The five variants on cayman (two on the other generations: the time of
+    this test): within FP32 summation error of lhsT.T @ rhs, no race, the
+    basic and the optimized one bit for bit the NumPy semantics (FP32
+    k-ascending); the later variants are faster than the basic tiled one."""
     m = importlib.import_module("matmul_tutorial")
     rng = np.random.default_rng(9)
     times = {}
-    for k in m.KERNELS:
+    kernels = m.KERNELS if arch == "cayman" or LONG else (m.matmul_basic, m.matmul_block_free)
+    for k in kernels:
         lhsT, rhs = m.inputs(rng, k, long=LONG)
         prof = nki.profile(k, lhsT, rhs, arch=arch)
         assert prof.races == [], k.__name__
         bound = lhsT.shape[0] * 2.0**-23 * (np.abs(lhsT).T.astype(np.float64) @ np.abs(rhs))
         assert np.all(np.abs(prof.outputs - m.reference(lhsT, rhs)) <= bound), k.__name__
-        assert np.array_equal(prof.outputs, nki.reference(k, arch=arch)(lhsT, rhs)), k.__name__
+        if k in (m.matmul_basic, m.matmul_optimized):      # (the NumPy loop is slow)
+            assert np.array_equal(prof.outputs, nki.reference(k, arch=arch)(lhsT, rhs))
         times[k.__name__] = prof.simulated_ns
-    assert times["matmul_hoist_load"] < times["matmul_tiled"]
-    assert times["matmul_optimized"] < times["matmul_tiled"]
+    if "matmul_tiled" in times:
+        assert times["matmul_hoist_load"] < times["matmul_tiled"]
+        assert times["matmul_optimized"] < times["matmul_tiled"]
