@@ -211,13 +211,16 @@ def test_activation_reduce_registers_across_calls():
 
 @nki.jit
 def language_calls(a):
-    out = out_of((128, 3 * 64))
+    out = out_of((128, 3 * 64 + 2 + 64))
     x = nl.load(a[:, 0:64])
     w = nl.load(a[0:1, 64:128])
     nl.store(out[:, 0:64], nl.multiply(x, nl.broadcast_to(w, (128, 64))))
     nl.store(out[:, 64:128], nl.exp(nl.negative(x)))
     tt = nl.transpose(x[0:64, :])
     nl.store(out[0:64, 128:192], nl.copy(tt))
+    nl.store(out[:, 192:193], nl.sum(x, axis=1, keepdims=True))
+    nl.store(out[:, 193:194], nl.max(x, axis=1, keepdims=True))
+    nl.store(out[:, 194:258], nl.copy(nl.matmul(x, x[0:64, :])))     # x @ x[:64]: a transpose
     return out
 
 
@@ -227,6 +230,13 @@ def test_language_calls_lower_to_the_isa_calls():
     assert np.array_equal(o[:, 0:64], x * A[0:1, 64:128])
     assert np.array_equal(o[:, 64:128], np.exp(-x.astype(np.float64)).astype(np.float32))
     assert np.array_equal(o[0:64, 128:192], x[0:64].T)
+    s = x[:, 0].copy()
+    for j in range(1, 64):
+        s = s + x[:, j]
+    assert np.array_equal(o[:, 192], s)
+    assert np.array_equal(o[:, 193], x.max(axis=1))
+    mm = x.astype(np.float64) @ x[0:64]
+    assert np.all(np.abs(o[:, 194:258] - mm) <= 64 * 2.0**-23 * (np.abs(x) @ np.abs(x[0:64])))
 
 
 def _drop_wait(lines, k):
