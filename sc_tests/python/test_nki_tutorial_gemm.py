@@ -1,5 +1,5 @@
 """The v3 tutorial GEMM (TIMING.md [N]) as NKI kernels (examples/nki/
-tutorial_gemm.py): a small slice of each form runs on cayman with FP32
+gemm_v3_tutorial.py): a small slice of each form runs on cayman with FP32
 nc_matmul, checked against NumPy, with no race; the hoisted form keeps the
 PE busier than the tiled one (the tutorial's 99.85% vs 87.28%); and, where
 scripts/tutorial_gemm.py (the same programs written by hand) exists, the
@@ -19,12 +19,13 @@ from conftest import SOURCE_DIR
 
 sys.path.insert(0, str(SOURCE_DIR / "examples" / "nki"))
 # The hand-made programs (TPBSIM_TUTORIAL_GEMM: another copy of the script).
-SCRIPT = os.environ.get("TPBSIM_TUTORIAL_GEMM", str(SOURCE_DIR / "scripts" / "tutorial_gemm.py"))
+SCRIPT = os.environ.get("TPBSIM_TUTORIAL_GEMM",
+                        str(SOURCE_DIR / "scripts" / "tutorial_gemm.py"))
 M, K, N = 256, 1024, 1024       # the slice: 2 x 8 x 2 tiles
 
 
 def profile(form):
-    g = importlib.import_module("tutorial_gemm")
+    g = importlib.import_module("gemm_v3_tutorial")
     rng = np.random.default_rng(3)
     lhsT = rng.standard_normal((K, M)).astype(np.float32)
     rhs = rng.standard_normal((K, N)).astype(np.float32)
