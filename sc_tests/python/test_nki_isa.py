@@ -154,8 +154,9 @@ def vector_calls(a, b):
     return out
 
 
-def test_the_vector_gpsimd_and_scalar_calls_against_numpy():
-    prof = run(vector_calls, A, B)
+@pytest.mark.parametrize("arch", ["cayman", "mariana"])
+def test_the_vector_gpsimd_and_scalar_calls_against_numpy(arch):
+    prof = run(vector_calls, A, B, arch=arch)
     o = prof.outputs
     x, y = A[:, 0:64], B[:, 0:64]
     h, scan = np.full(128, 0.5, np.float32), []
