@@ -11,20 +11,18 @@ the kernel's line.
 
 import numpy as np
 
-from .. import numerics
 from ..program import Builder, regions
 from ..program import instructions as ins
 from ..program import operands as op
-from . import alloc, patterns
+from . import alloc, lower_compute, patterns
 from .errors import NKIError
+from .lowerbase import MAX_PIECES, PSUM_BANK, encode, too_many
 from .tensor import HBM, NkiTensor
 
 VIRT = 1 << 40                 # an on-chip partition in a virtual byte space (never merges)
 ROW_LIMIT = 128                # rows of one DMA descriptor (SPEC §10)
-MAX_PIECES = 1 << 16           # instructions one call may become
 LOAD_QUEUES = tuple(range(12))     # loads (into SBUF) in turn on dma0..dma11
 STORE_QUEUES = tuple(range(12, 16))  # stores and other copies on dma12..dma15
-PSUM_BANK = 2048
 HBM_ALIGN = 512
 
 
@@ -66,7 +64,7 @@ class Lowering:
 
     def const_block(self, dt, value, nbytes):
         """An HBM constant of `value` in dtype `dt`, at least `nbytes` long."""
-        elem = _encode(dt, value)
+        elem = encode(dt, value)
         key = (dt.name, elem)
         st = self.consts.get(key)
         if st is None or st.nbytes < nbytes:
@@ -100,16 +98,6 @@ class Lowering:
     # ------------------------------------------------------------ emit
     def emit(self, queue, mnemonic, fields, reads, writes, call):
         self.builder.add(queue, mnemonic, fields, reads, writes, call.where())
-
-
-def _encode(dt, value):
-    """The bytes of one element `value` in dtype `dt`."""
-    if dt.x4 != 1 or dt.kind == "scale" and value == 0:
-        return bytes(dt.itemsize)
-    if dt.np is not None:
-        return np.array(value).astype(dt.np).tobytes()
-    code = numerics.convert("fp32", dt.fmt, np.array([value], dtype=np.float32))
-    return np.asarray(code).astype(dt.bits).tobytes()
 
 
 # ------------------------------------------------------------------ patterns of views
@@ -197,15 +185,10 @@ def _relative_plan(sd, dd, src_chip, dst_chip):
     return out
 
 
-def _too_many(call, n, what):
-    raise NKIError("access pattern", f"{call.op}: this pattern needs more than {n} {what}; "
-                   "make its innermost dimension contiguous on both sides", call.loc)
-
-
 def lower_dma(lw, call, dst, src):
     plan = dma_plan(dst, src)
     if len(plan) > MAX_PIECES:
-        _too_many(call, MAX_PIECES, "DMA descriptors")
+        too_many(call, MAX_PIECES, "DMA descriptors")
     queue = lw.dma_queue(dst, src)
     for rows, row_bytes, s, d in plan:
         lw.emit(queue, *ins.dma_copy(rows, row_bytes, s, d), call)
@@ -229,14 +212,6 @@ def _t3d_text(mem, p, addr, dims):
     """t3d(...) of up to three dims (outermost first)."""
     inner = list(reversed(dims)) + [(0, 1)] * (3 - len(dims))
     return op.t3d(op.addr(mem, p, addr), [s for s, _ in inner], [n for _, n in inner])
-
-
-def _model_dtype(lw, call, v, what):
-    if v.dtype.model is None:
-        raise NKIError("dtype the model lacks", f"{call.op} {what} is {v.dtype.name}, which the "
-                       "model has no DTYPE for (tfloat32: use float32)",
-                       call.loc)
-    return v.dtype.model
 
 
 def _memset(lw, call):
@@ -347,7 +322,5 @@ LOWER = {
     "quantize_mx": _quantize_mx,
     "nc_matmul_mx": _nc_matmul_mx,
 }
-
-from . import lower_compute  # noqa: E402  (it imports this module's helpers)
 
 LOWER.update(lower_compute.LOWER)

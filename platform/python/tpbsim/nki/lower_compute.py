@@ -10,7 +10,7 @@ from ..program import instructions as ins
 from . import patterns
 from .dtypes import ARCH_VERSION
 from .errors import NKIError
-from .lower import MAX_PIECES, PSUM_BANK, _encode, _model_dtype, _too_many
+from .lowerbase import MAX_PIECES, PSUM_BANK, encode, model_dtype, too_many
 from .tensor import NkiTensor
 
 # NKI's ALU operators the model has (docs/ASM.md "ALU operators"): the same names.
@@ -44,7 +44,7 @@ def _fits(n, ss):
 def _operand(lw, call, v, what, dims, byte_off=0):
     p0, _, off, _ = v.partition_form()
     return (v.buffer.kind, p0, v.storage.addr + off + byte_off, dims,
-            _model_dtype(lw, call, v, what))
+            model_dtype(call, v, what))
 
 
 def walk(lw, call, views, names, most=3):
@@ -55,7 +55,7 @@ def walk(lw, call, views, names, most=3):
     taken, rest = patterns.split(inner, _fits, most)
     pieces = patterns.expand_n(outer, rest)
     if len(pieces) > MAX_PIECES:
-        _too_many(call, MAX_PIECES, "instructions")
+        too_many(call, MAX_PIECES, "instructions")
     dims = [[(ss[k], n) for n, ss in taken] for k in range(len(views))]
     return [tuple(_operand(lw, call, v, w, dims[k], offs[k] * v.dtype.itemsize)
                   for k, (v, w) in enumerate(zip(views, names))) for offs in pieces]
@@ -89,7 +89,7 @@ def vec(lw, call, x, what, fp32=True):
         raise NKIError("dtype", f"{call.op}: {what} is {x.dtype.name}; the model's per-partition "
                        "operand is float32", call.loc)
     p0, _, off, _ = x.partition_form()
-    return (x.buffer.kind, p0, x.storage.addr + off, _model_dtype(lw, call, x, what))
+    return (x.buffer.kind, p0, x.storage.addr + off, model_dtype(call, x, what))
 
 
 def alu(call, name):
@@ -188,7 +188,7 @@ def memset(lw, call):
     dst = call.dst
     if call.engine == "pool" and dst.buffer.kind == "psum":
         raise NKIError("buffer", "memset on GpSimd cannot reach PSUM", call.loc)
-    bits = int.from_bytes(_encode(dst.dtype, call.params["value"]), "little")
+    bits = int.from_bytes(encode(dst.dtype, call.params["value"]), "little")
     for (d,) in walk(lw, call, [dst], ["dst"]):
         emit(lw, call, ins.memset(channels(dst), bits, d))
 
@@ -224,7 +224,7 @@ def tensor_reduce(lw, call):
     taken, rest = patterns.split(inner, _fits, 3 - len(red))
     pieces = patterns.expand_n(outer, rest)
     if len(pieces) > MAX_PIECES:
-        _too_many(call, MAX_PIECES, "instructions")
+        too_many(call, MAX_PIECES, "instructions")
     for oa, ob in pieces:
         s = _operand(lw, call, data, "data", [(ss[0], n) for n, ss in taken] + red,
                      oa * data.dtype.itemsize)
