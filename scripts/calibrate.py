@@ -24,6 +24,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tutorial_gemm  # noqa: E402  (scripts/tutorial_gemm.py)
+
 BAND_TIGHT = (0.7, 1.5)  # DVE, PE, SFU
 BAND_POOL = (0.5, 2.0)  # GpSimd: "irregular"
 
@@ -295,6 +298,24 @@ def seq_pe(arch, pairs, ls_cols, n, reload_each):
     return run
 
 
+def seq_pe_plain_v3(pairs, ls_cols, n):
+    """One LDWEIGHTS of ls_cols BF16 columns, then `pairs` plain BF16 matmuls
+    of N moving columns: the maverick plain matmul on v3 clocks (the cayman
+    plain matmul's stand-in, tutorial_gemm.V3_TIMING)."""
+    def run(tpbsim, work):
+        lines = [".arch maverick", ".engine pe",
+                 f"ldweights in_dtype=bf16 rows=128 cols={ls_cols} "
+                 f"src=t3d(sbuf(0, 0x0), step=[1, 0, 0], num=[{ls_cols}, 1, 1])"]
+        lines += [f"matmul in_dtype=bf16 rows=128 acc=1 "
+                  f"src=t3d(sbuf(0, 0x2000), step=[1, 0, 0], num=[{n}, 1, 1]) "
+                  f"dst=t3d(psum(0, 0x0), step=[1, 0, 0], num=[{n}, 1, 1])"] * pairs
+        v3 = pathlib.Path(tempfile.mkdtemp(dir=work)) / "v3.json"
+        v3.write_text(json.dumps(tutorial_gemm.V3_TIMING))
+        stats, ret = run_program(tpbsim, work, "\n".join(lines) + "\n", ["--timing", str(v3)])
+        return steady_interval(ret, "pe", "matmul", stats)
+    return run
+
+
 def seq_dve(arch, n, dependent, minus_independent=False):
     def run(tpbsim, work):
         stats, ret = run_program(tpbsim, work, dve_copies(arch, 32, n, dependent))
@@ -303,6 +324,39 @@ def seq_dve(arch, n, dependent, minus_independent=False):
             return dep
         stats, ret = run_program(tpbsim, work, dve_copies(arch, 32, n, False))
         return dep - steady_interval(ret, "dve", "tensor_copy", stats)
+    return run
+
+
+def dve_pattern_copies(arch, count, n, src):
+    """`count` independent tensor_copy FP32 of N elements on 128 partitions
+    from the source operand `src` (a t3d(...) text) into regions of their own."""
+    lines = [f".arch {arch}", ".reg dve r3 = 0x100", ".engine dve"]
+    for i in range(count):
+        lines.append(f"tensor_copy channels=128 in_dtype=fp32 out_dtype=fp32 src={src} "
+                     f"dst=t3d(sbuf(0, 0x{0x10000 + (i % 8) * n * 4:x}), step=[1, 0, 0], "
+                     f"num=[{n}, 1, 1])")
+    return "\n".join(lines) + "\n"
+
+
+def seq_dve_strided(arch, n, stride):
+    """Independent copies whose source steps `stride` elements, against the
+    same copies of a contiguous source: the ratio of their intervals."""
+    def run(tpbsim, work):
+        def interval(step):
+            prog = dve_pattern_copies(arch, 32, n, f"t3d(sbuf(0, 0x0), step=[{step}, 0, 0], "
+                                                    f"num=[{n}, 1, 1])")
+            stats, ret = run_program(tpbsim, work, prog)
+            return steady_interval(ret, "dve", "tensor_copy", stats)
+        return interval(stride) / interval(1)
+    return run
+
+
+def seq_dve_dynamic(arch, n):
+    """Independent copies whose source address is a register's (ADDR_REG)."""
+    def run(tpbsim, work):
+        prog = dve_pattern_copies(arch, 32, n, f"t3d(reg(r3), step=[1, 0, 0], num=[{n}, 1, 1])")
+        stats, ret = run_program(tpbsim, work, prog)
+        return steady_interval(ret, "dve", "tensor_copy", stats)
     return run
 
 
@@ -332,117 +386,202 @@ def seq_dma_curve(arch, row_bytes, rows=128, queues=(0,)):
     return run
 
 
-# (name, what is measured, expected, band kind, band, source, run)
-#   band kind "ratio": measured / expected in [lo, hi]; "delta": measured -
-#   expected in [lo, hi]; "points": measured - expected in [lo, hi].
-DMA_CURVE = [(512, 21), (1024, 42), (2048, 81), (4096, 97), (8192, 98), (16384, 99)]
+def seq_tutorial(form, what):
+    """The v3 tutorial GEMM's slice (scripts/tutorial_gemm.py), timing only:
+    the engine-active fraction of `what` ("pe", "dma")."""
+    def run(tpbsim, work):
+        sl = tutorial_gemm.SLICE
+        st = tutorial_gemm.run(tpbsim, form, sl["m"], sl["n"], sl["k"], workdir=work)
+        return st["engine_active"][what]
+    return run
 
 
-def dma_curve_model(row_bytes, bytes_per_ns, cost_ns=840, latency_ns=1300, transfers=16):
-    """TIMING.md's DMA cost model in closed form: every engine carries 8
-    partitions, max(F, its bytes / its bandwidth) a transfer, after the
-    start latency; the throughput at row_bytes relative to 32 KiB, %."""
+# The cost model's DMA stream in closed form (docs/CONVENTIONS.md "DMA"), one
+# engine's view: `transfers` transfers dealt over `queues` in turn, each 8
+# partitions x row_bytes; a queue starts one per F on the engine, the engine
+# pays C when it turns to another queue's transfer, then moves the bytes;
+# the first starts after the start latency. The throughput at row_bytes
+# relative to 32 KiB, %.
+DMA_F_NS, DMA_C_NS, DMA_LATENCY_NS = 840, 115, 1300
+
+
+def dma_curve_model(row_bytes, bytes_per_ns, queues=1, transfers=16):
     def thr(b):
-        return transfers * b / (latency_ns + transfers * max(cost_ns, 8 * b / bytes_per_ns))
+        data = 8 * b / bytes_per_ns
+        free, t, last = [0.0] * queues, 0.0, None
+        for k in range(transfers):
+            q = k % queues
+            start = max(DMA_LATENCY_NS, t, free[q])
+            free[q] = start + DMA_F_NS
+            t = start + (DMA_C_NS if q != last else 0.0) + data
+            last = q
+        return transfers * b / t
     return 100.0 * thr(row_bytes) / thr(32768)
+
+
+# Each validation point: (point, name, what is measured, expected, band kind,
+# band, source, run). The point names its ctest (TimingValidation.POINT).
+#   band kind "ratio": measured / expected in [lo, hi]; "delta": measured -
+#   expected in [lo, hi]; "range": the measured value in [lo, hi].
+DMA_CURVE = [(512, 21), (1024, 42), (2048, 81), (4096, 97), (8192, 98), (16384, 99)]
+# [N]'s engine-active figures (kernel-optimization tutorial, v3).
+TUTORIAL = {"tiled": {"pe": 0.8728, "dma": 0.9993}, "hoisted": {"pe": 0.9985, "dma": 0.9973}}
+
 SEQUENCES = [
-    ("back-to-back matmul_mx N=512, one stationary, accumulating (v4)",
-     "PE cycles between matmuls", 512, "ratio", (0.9, 1.15), "A, E", seq_pe("mariana", 32, 128, 512, False)),
-    ("back-to-back matmul N=512 in MX mode (v5)",
-     "PE cycles between matmuls", 512, "ratio", (0.9, 1.15), "A, E", seq_pe("maverick", 32, 128, 512, False)),
-    ("back-to-back matmul_mx N=256 (v4)",
-     "PE cycles between matmuls", 256, "ratio", (0.9, 1.15), "A, E", seq_pe("mariana", 32, 128, 256, False)),
-    ("short moving: ldweights_mx 128 columns / matmul_mx N=64 (v4)",
-     "PE cycles between matmuls", 64, "ratio", (0.8, 1.5), "A, D", seq_pe("mariana", 32, 128, 64, True)),
-    ("short stationary: ldweights_mx 32 columns / matmul_mx N=128 (v4)",
-     "PE cycles between matmuls", 128, "ratio", (0.8, 1.5), "A, D", seq_pe("mariana", 32, 32, 128, True)),
-    ("LS/MM stream: ldweights_mx 128 columns / matmul_mx N=512 (v4)",
+    ("pe_back_to_back", "back-to-back matmul_mx N=512, one stationary, accumulating (v4)",
+     "PE cycles between matmuls", 512, "ratio", (0.9, 1.15), "A, E",
+     seq_pe("mariana", 32, 128, 512, False)),
+    ("pe_back_to_back", "back-to-back matmul N=512 in MX mode (v5)",
+     "PE cycles between matmuls", 512, "ratio", (0.9, 1.15), "A, E",
+     seq_pe("maverick", 32, 128, 512, False)),
+    ("pe_back_to_back", "back-to-back matmul_mx N=256 (v4)",
+     "PE cycles between matmuls", 256, "ratio", (0.9, 1.15), "A, E",
+     seq_pe("mariana", 32, 128, 256, False)),
+    ("pe_back_to_back", "back-to-back matmul N=128 in MX mode (v5)",
+     "PE cycles between matmuls", 128, "ratio", (0.9, 1.15), "A, E",
+     seq_pe("maverick", 32, 128, 128, False)),
+    ("pe_short_moving", "short moving: ldweights_mx 128 columns / matmul_mx N=64 (v4)",
+     "PE cycles between matmuls", 64, "ratio", (0.8, 1.5), "A, D",
+     seq_pe("mariana", 32, 128, 64, True)),
+    ("pe_short_stationary", "short stationary: ldweights_mx 32 columns / matmul_mx N=128 (v4)",
+     "PE cycles between matmuls", 128, "ratio", (0.8, 1.5), "A, D",
+     seq_pe("mariana", 32, 32, 128, True)),
+    ("pe_ls_mm_stream", "LS/MM stream: ldweights_mx 128 columns / matmul_mx N=512 (v4)",
      "PE cycles between pairs", 512, "ratio", (0.9, 1.2), "A", seq_pe("mariana", 32, 128, 512, True)),
-    ("LS/MM stream: ldweights 128 columns / matmul N=512 in MX mode (v5)",
+    ("pe_ls_mm_stream", "LS/MM stream: ldweights 128 columns / matmul N=512 in MX mode (v5)",
      "PE cycles between pairs", 512, "ratio", (0.9, 1.2), "A", seq_pe("maverick", 32, 128, 512, True)),
-    ("32 independent tensor_copy FP32 N=512 (v4)",
+    ("pe_ls_mm_stream", "LS/MM stream: ldweights_mx 64 columns / matmul_mx N=256 (v4)",
+     "PE cycles between pairs", 256, "ratio", (0.9, 1.2), "A", seq_pe("mariana", 32, 64, 256, True)),
+] + [
+    ("pe_small_stationary",
+     f"32 matmul_mx N=16 after one ldweights_mx of {m} columns (v4)",
+     "PE cycles between matmuls", m, "ratio", (0.8, 1.5), "O", seq_pe("mariana", 32, m, 16, False))
+    for m in (32, 16)
+] + [
+    ("pe_small_stationary",
+     f"32 plain BF16 matmuls N=16 after one ldweights of {m} columns (v5 plain matmul, v3 clocks)",
+     "PE cycles between matmuls", m, "ratio", (0.8, 1.5), "O", seq_pe_plain_v3(32, m, 16))
+    for m in (32, 16)
+] + [
+    ("dve_independent", "32 independent tensor_copy FP32 N=512 (v4)",
      "DVE cycles between copies", 512, "ratio", (0.8, 1.3), "A", seq_dve("mariana", 512, False)),
-    ("32 independent tensor_copy FP32 N=1024 (v3)",
+    ("dve_independent", "32 independent tensor_copy FP32 N=1024 (v3)",
      "DVE cycles between copies", 1024, "ratio", (0.8, 1.3), "A", seq_dve("cayman", 1024, False)),
-    ("32 dependent tensor_copy FP32 N=512, each reading the previous output (v4)",
+    ("dve_dependent", "32 dependent tensor_copy FP32 N=512, each reading the previous output (v4)",
      "DVE cycles more apart than independent ones", 100, "delta", (-50, 100), "A, D",
      seq_dve("mariana", 512, True, True)),
-    ("32 dependent tensor_copy FP32 N=64 (v4)",
+    ("dve_dependent", "32 dependent tensor_copy FP32 N=256 (v3)",
+     "DVE cycles more apart than independent ones", 100, "delta", (-50, 100), "A, D",
+     seq_dve("cayman", 256, True, True)),
+    ("dve_dependent_short", "32 dependent tensor_copy FP32 N=64 (v4)",
      "DVE cycles between copies", 164, "ratio", (0.7, 1.7), "A, D", seq_dve("mariana", 64, True)),
-    ("32 dependent tensor_copy FP32 N=64 (v2)",
+    ("dve_dependent_short", "32 dependent tensor_copy FP32 N=64 (v2)",
      "DVE cycles between copies", 164, "ratio", (0.7, 1.7), "A, D", seq_dve("sunda", 64, True)),
-    ("one DMA A[4, 4096] BF16 HBM -> SBUF (v3)",
+    ("dve_wide_stride", "32 tensor_copy FP32 N=512, source stride 32 bytes, against contiguous (v2)",
+     "ratio of the copies' intervals", 2.0, "range", (1.6, 2.4), "A",
+     seq_dve_strided("sunda", 512, 8)),
+    ("dve_wide_stride", "32 tensor_copy FP32 N=512, source stride 32 bytes, against contiguous (v4)",
+     "ratio of the copies' intervals", 2.0, "range", (1.6, 2.4), "A",
+     seq_dve_strided("mariana", 512, 8)),
+    ("dve_wide_stride", "32 tensor_copy FP32 N=512, source stride 16 bytes, against contiguous (v2)",
+     "ratio of the copies' intervals", 1.0, "range", (0.95, 1.05), "A",
+     seq_dve_strided("sunda", 512, 4)),
+    ("dve_dynamic", "32 tensor_copy FP32 N=64 from a register-addressed source (v2)",
+     "DVE cycles between copies", 600, "ratio", (0.8, 1.3), "O", seq_dve_dynamic("sunda", 64)),
+    ("dve_dynamic", "32 tensor_copy FP32 N=1024 from a register-addressed source (v2)",
+     "DVE cycles between copies", 1024, "ratio", (0.8, 1.3), "O", seq_dve_dynamic("sunda", 1024)),
+    ("dma_profile", "one DMA A[4, 4096] BF16 HBM -> SBUF (v3)",
      "ns to completion: 32 KiB at 23 B/ns + 1,300 ns", 32768 / 23 + 1300, "ratio", (0.7, 1.5),
      "J, K", seq_dma_alone("cayman", 4, 8192)),
-    ("one DMA A[4, 4096] BF16 HBM -> SBUF (v4)",
+    ("dma_profile", "one DMA A[4, 4096] BF16 HBM -> SBUF (v4)",
      "ns to completion: 32 KiB at 33 B/ns + 1,300 ns", 32768 / 33 + 1300, "ratio", (0.7, 1.5),
      "J, K", seq_dma_alone("mariana", 4, 8192)),
-    ("one DMA A[4, 4096] BF16: DMA engines active (v3)",
+    ("dma_profile", "one DMA A[4, 4096] BF16: DMA engines active (v3)",
      "engines", 1, "delta", (0, 0), "J", seq_dma_engines("cayman", 4, 8192)),
-    ("one DMA A[128, 128] BF16: DMA engines active (v3)",
+    ("dma_profile", "one DMA A[128, 128] BF16: DMA engines active (v3)",
      "engines", 16, "delta", (0, 0), "J", seq_dma_engines("cayman", 128, 256)),
-    ("one DMA A[128, 128] BF16: DMA engines active (v4)",
+    ("dma_profile", "one DMA A[128, 128] BF16: DMA engines active (v4)",
      "engines", 16, "delta", (0, 0), "J", seq_dma_engines("mariana", 128, 256)),
 ] + [
-    (f"16 transfers of 128 partitions x {b} B on one queue (v3)",
+    ("dma_curve", f"16 transfers of 128 partitions x {b} B on one queue (v3)",
      "throughput, % of the 32 KiB point", pct, "delta", (-15, 15), "J", seq_dma_curve("cayman", b))
     for b, pct in DMA_CURVE
 ] + [
-    # v4: the same per-transfer cost over faster engines (33 B/ns): the curve
+    # v4: the same per-transfer costs over faster engines (33 B/ns): the curve
     # the cost model gives, not the v3 figure.
-    (f"16 transfers of 128 partitions x {b} B on one queue (v4, the cost model's curve)",
+    ("dma_curve", f"16 transfers of 128 partitions x {b} B on one queue (v4, the cost model's curve)",
      "throughput, % of the 32 KiB point", dma_curve_model(b, 33), "delta", (-15, 15), "J, K",
      seq_dma_curve("mariana", b))
     for b, _ in DMA_CURVE
 ] + [
-    # Variants: fewer partitions (fewer engines, the same curve per engine),
-    # the transfers dealt over two queues (the engines take them in turn).
-    (f"16 transfers of 64 partitions x {b} B on one queue (v3)",
+    # Fewer partitions: fewer engines, the same curve per engine.
+    ("dma_curve", f"16 transfers of 64 partitions x {b} B on one queue (v3)",
      "throughput, % of the 32 KiB point", pct, "delta", (-15, 15), "J",
      seq_dma_curve("cayman", b, rows=64))
     for b, pct in DMA_CURVE[:4]
 ] + [
-    (f"16 transfers of 128 partitions x {b} B over two queues (v3)",
-     "throughput, % of the 32 KiB point", pct, "delta", (-15, 15), "J",
-     seq_dma_curve("cayman", b, queues=(0, 5)))
-    for b, pct in DMA_CURVE[:4]
+    # Two queues in turn: each queue's per-transfer cost overlaps the other's
+    # transfers (the structure [N]'s GEMM asks for); the cost model's figure.
+    ("dma_curve", f"16 transfers of 128 partitions x {b} B over two queues (v3, the cost model's)",
+     "throughput, % of the 32 KiB point", dma_curve_model(b, 23, queues=2), "delta", (-15, 15),
+     "J, N", seq_dma_curve("cayman", b, queues=(0, 5)))
+    for b, _ in DMA_CURVE[:4]
 ] + [
-    ("back-to-back matmul N=128 in MX mode (v5)",
-     "PE cycles between matmuls", 128, "ratio", (0.9, 1.15), "A, E",
-     seq_pe("maverick", 32, 128, 128, False)),
-    ("LS/MM stream: ldweights_mx 64 columns / matmul_mx N=256 (v4)",
-     "PE cycles between pairs", 256, "ratio", (0.9, 1.2), "A", seq_pe("mariana", 32, 64, 256, True)),
-    ("32 dependent tensor_copy FP32 N=256 (v3)",
-     "DVE cycles more apart than independent ones", 100, "delta", (-50, 100), "A, D",
-     seq_dve("cayman", 256, True, True)),
+    ("tutorial_tiled", "v3 tutorial GEMM, tiled (a load of both tiles per matmul): TensorE active",
+     "fraction of the kernel", TUTORIAL["tiled"]["pe"], "range", (0.80, 0.95), "N",
+     seq_tutorial("tiled", "pe")),
+    ("tutorial_tiled", "v3 tutorial GEMM, tiled: DMA active",
+     "fraction of the kernel", TUTORIAL["tiled"]["dma"], "range", (0.95, 1.0), "N",
+     seq_tutorial("tiled", "dma")),
+    ("tutorial_hoisted", "v3 tutorial GEMM, hoisted loads: TensorE active",
+     "fraction of the kernel", TUTORIAL["hoisted"]["pe"], "range", (0.95, 1.0), "N",
+     seq_tutorial("hoisted", "pe")),
+    ("tutorial_hoisted", "v3 tutorial GEMM, hoisted loads: DMA active",
+     "fraction of the kernel", TUTORIAL["hoisted"]["dma"], "range", (0.90, 1.0), "N",
+     seq_tutorial("hoisted", "dma")),
 ]
+POINTS = sorted({s[0] for s in SEQUENCES})
 
 
-def run_sequences(tpbsim):
+def run_sequences(tpbsim, point=None):
     rows = []
     with tempfile.TemporaryDirectory() as work:
-        for name, what, want, kind, band, src, run in SEQUENCES:
+        for pt, name, what, want, kind, band, src, run in SEQUENCES:
+            if point is not None and pt != point:
+                continue
             got = run(tpbsim, work)
-            value = got / want if kind == "ratio" else got - want
-            rows.append(dict(name=name, what=what, want=want, got=got, kind=kind, band=band,
-                             source=src, value=value, ok=band[0] <= value <= band[1]))
+            value = (got / want if kind == "ratio" else got - want if kind == "delta" else got)
+            rows.append(dict(point=pt, name=name, what=what, want=want, got=got, kind=kind,
+                             band=band, source=src, value=value,
+                             ok=band[0] <= value <= band[1]))
     return rows
+
+
+def fmt_num(v):
+    return f"{v:.0f}" if abs(v) >= 10 else f"{v:.3g}"
 
 
 def render_sequences(rows):
     out = ["## Whole sequences (TIMING.md \"Validation points\")", "",
            "Streams of instructions on the default profile: the initiation interval, the",
            "interlock of dependent instructions, the background LoadStationary, the DMA",
-           "engines and queues. `ratio` is measured / expected, `delta` measured - expected",
-           "(cycles, engines or throughput points).", "",
-           "| sequence | measured | expected | got | check | band | source |",
-           "|---|---|---|---|---|---|---|"]
+           "engines and queues, the access patterns, and the v3 tutorial GEMM",
+           "(`scripts/tutorial_gemm.py`: its slice of 2 of the 32 M-tiles with all of N and",
+           "K, timing only; engine active as `--stats` `engine_active` reports it). Each",
+           "point is the ctest `TimingValidation.POINT`. `ratio` is measured / expected,",
+           "`delta` measured - expected (cycles, engines or throughput points), `range`",
+           "the measured value itself.", "",
+           "| point | sequence | measured | expected | got | check | band | source |",
+           "|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        check = f"x{r['value']:.2f}" if r["kind"] == "ratio" else f"{r['value']:+.0f}"
-        band = (f"x{r['band'][0]}-{r['band'][1]}" if r["kind"] == "ratio"
-                else f"{r['band'][0]:+d} .. {r['band'][1]:+d}")
-        out.append(f"| {r['name']} | {r['what']} | {r['want']:.0f} | {r['got']:.0f} | {check} | "
-                   f"{band} | {r['source']} |")
+        if r["kind"] == "ratio":
+            check, band = f"x{r['value']:.2f}", f"x{r['band'][0]}-{r['band'][1]}"
+        elif r["kind"] == "delta":
+            check, band = f"{r['value']:+.0f}", f"{r['band'][0]:+d} .. {r['band'][1]:+d}"
+        else:
+            check, band = f"{r['value']:.3f}", f"{r['band'][0]}-{r['band'][1]}"
+        out.append(f"| {r['point']} | {r['name']} | {r['what']} | {fmt_num(r['want'])} | "
+                   f"{fmt_num(r['got'])} | {check} | {band} | {r['source']} |")
     out.append("")
     return "\n".join(out)
 
@@ -519,23 +658,38 @@ def render(rows):
     return "\n".join(out)
 
 
+def print_sequences(seqs):
+    for r in seqs:
+        print(f"{r['point']:<20} {r['name']:<84} {r['got']:>9.3f} vs {r['want']:>8.3f} "
+              f"{'ok' if r['ok'] else 'OUT OF BAND'}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("tpbsim")
     ap.add_argument("--write", metavar="FILE")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--compare", metavar="FILE")
+    ap.add_argument("--point", choices=POINTS,
+                    help="run one validation point's sequences only (its ctest)")
+    ap.add_argument("--list-points", action="store_true")
     a = ap.parse_args()
-    rows = run_all(os.path.abspath(a.tpbsim))
+    if a.list_points:
+        print("\n".join(POINTS))
+        return 0
+    tpbsim = os.path.abspath(a.tpbsim)
+    if a.point:
+        seqs = run_sequences(tpbsim, a.point)
+        print_sequences(seqs)
+        return 1 if a.check and not all(r["ok"] for r in seqs) else 0
+    rows = run_all(tpbsim)
     bad = [r for r in rows if not (r["band"][0] <= r["ratio"] <= r["band"][1])]
     for r in rows:
         mark = "" if r in bad else "ok"
         print(f"{r['name']:<36} N={r['n']:<5} P={r['p']:<4} {r['cycles']:>7} / "
               f"{r['want']:>7.0f} = {r['ratio']:.2f} {mark or 'OUT OF BAND'}")
-    seqs = run_sequences(os.path.abspath(a.tpbsim))
-    for r in seqs:
-        print(f"{r['name']:<72} {r['got']:>9.1f} vs {r['want']:>7.0f} "
-              f"{'ok' if r['ok'] else 'OUT OF BAND'}")
+    seqs = run_sequences(tpbsim)
+    print_sequences(seqs)
     bad += [r for r in seqs if not r["ok"]]
     rows_n = len(rows) + len(seqs)
     text = render(rows) + "\n" + render_sequences(seqs)

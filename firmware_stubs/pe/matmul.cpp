@@ -382,12 +382,12 @@ std::uint32_t mm_fields(KernelContext& ctx) {
   if (dp + pe.cols > isa::kNumPartitions)
     throw KernelFault(fmt::format("{}: dst start partition {} + {} stationary columns exceeds {}",
                                   st.name, dp, pe.cols, isa::kNumPartitions));
-  // MultiplyMoving: max(N, 64) PE cycles whatever K (TIMING.md); MX row
-  // pumping divides the streaming part; plain FP32 is 4x slower.
+  // MultiplyMoving (pe_moving_interval): MX row pumping divides the
+  // streaming part; plain FP32 is 4x slower.
   if (pump == 0) pump = 4;
-  std::uint64_t stream = st.src.mx ? ceil_div(std::uint64_t{4} * n, pump) : n;
-  if (!st.src.mx && st.src.fmt == num::Format::Fp32) stream *= 4;
-  st.trips = std::max<std::uint64_t>(64, stream);
+  const std::uint64_t stream = st.src.mx ? ceil_div(std::uint64_t{4} * n, pump) : n;
+  st.trips =
+      pe_moving_interval(pe.cols, stream, !st.src.mx && st.src.fmt == num::Format::Fp32 ? 4 : 1);
   ctx.set_scratch(std::move(st));
   return 0;
 }

@@ -36,7 +36,15 @@ using Set = void (*)(TimingConfig&, unsigned, std::uint64_t);
 
 // ---- arrays a row's slot indexes ---------------------------------------------
 
-enum EngineArray : unsigned { kClock, kOverhead, kIssueOverhead, kMinIi, kMinStream };
+enum EngineArray : unsigned {
+  kClock,
+  kOverhead,
+  kIssueOverhead,
+  kMinIi,
+  kMinStream,
+  kMinIiDynamic,
+  kWideStride
+};
 
 std::uint32_t* engine_array(TimingConfig& c, unsigned which) {
   switch (which) {
@@ -48,6 +56,10 @@ std::uint32_t* engine_array(TimingConfig& c, unsigned which) {
       return c.issue_overhead_cycles;
     case kMinIi:
       return c.min_ii_cycles;
+    case kMinIiDynamic:
+      return c.min_ii_dynamic_cycles;
+    case kWideStride:
+      return c.wide_stride_cost_percent;
     default:
       return c.pipeline_min_stream_cycles;
   }
@@ -117,13 +129,25 @@ std::string src_issue_overhead(Arch) {
 }
 std::string src_min_ii(Arch) {
   return "TIMING.md [E]: minimum initiation interval about 64 engine cycles (Vector; the SFU as "
-         "Scalar); 0 for the PE, whose MAC loop has its own max(N, 64) and whose LoadStationary "
+         "Scalar); 0 for the PE, whose MAC loop has its own max(min(64, M), N) and whose "
+         "LoadStationary "
          "may be shorter [A, D], and for GpSimd, bound by its startup";
 }
 std::string src_min_stream(Arch) {
   return "TIMING.md [A]: the Vector/Scalar static overhead (about 100 cycles) is added to "
          "back-to-back instructions with N << 128: a stream shorter than 128 cycles holds the "
          "issue for the whole latency (the SFU as Scalar); 0 for PE and GpSimd";
+}
+std::string src_min_ii_dynamic(Arch) {
+  return "TIMING.md [O]: tensor_copy_dynamic_src / _dst cost max(MIN_II_DYNAMIC, N), "
+         "MIN_II_DYNAMIC about 600 engine cycles, on the Vector, Scalar and GpSimd engines: "
+         "every instruction with a register-addressed operand; 0 (none) for the PE, of "
+         "which the docs say nothing";
+}
+std::string src_wide_stride(Arch) {
+  return "TIMING.md [A]: an innermost free-dimension stride over 16 bytes halves an SBUF/PSUM "
+         "read or write interface's bandwidth, about a 50% performance hit (Vector, Scalar, "
+         "GpSimd): 100% more time; 0 (off) for the PE, of which the docs say nothing";
 }
 std::string src_memory_clock(Arch) {
   return "convention (the v2 engine clock of [A]); memory cycles below count in it";
@@ -276,6 +300,15 @@ std::vector<TimingField> build() {
   b.engines("min_ii_cycles", kMinIi, 0, "engine cycles", {{0}, {64}, {0}, {64}}, src_min_ii);
   b.engines("pipeline_min_stream_cycles", kMinStream, 0, "engine cycles", {{0}, {128}, {0}, {128}},
             src_min_stream);
+  b.engines("min_ii_dynamic_cycles", kMinIiDynamic, 0, "engine cycles", {{600}, {600}, {0}, {600}},
+            src_min_ii_dynamic);
+  b.engines("wide_stride_cost_percent", kWideStride, 0, "percent of the stream's compute",
+            {{100}, {100}, {0}, {100}}, src_wide_stride);
+  b.row("wide_stride_bytes", "wide_stride_bytes", 0, UINT32_MAX, "bytes",
+        TPB_FIELD(wide_stride_bytes), 0, 16, [](Arch) -> std::string {
+          return "TIMING.md [A]: SBUF/PSUM supply peak bandwidth while the innermost stride is "
+                 "under 16 bytes (4 FP32, 8 BF16, 16 FP8 elements)";
+        });
 
   b.row("memory_clock_mhz", "memory_clock_mhz", 1, UINT32_MAX, "MHz", TPB_FIELD(memory_clock_mhz),
         0, 1400, src_memory_clock);
@@ -403,10 +436,22 @@ std::vector<TimingField> build() {
       "dma.transfer_cost_ns", "dma.transfer_cost_ns", 0, TimingConfig::kMaxAccessPs / 1000, "ns",
       TPB_FIELD(dma.transfer_cost_ns), 0, 840,
       [](Arch) -> std::string {
-        return "convention fitted to TIMING.md [J]'s throughput curve (v3, 128 partitions): an "
-               "engine spends at least 0.84 us on every transfer it has data for, so 2 KiB per "
-               "partition reaches about 85%, 1 KiB 42%, 512 B 21% of the 32 KiB throughput; "
-               "the same on other generations until public data says otherwise";
+        return "convention fitted to TIMING.md [J]'s single-queue throughput curve (v3, 128 "
+               "partitions): a queue starts at most one transfer per 0.84 us on an engine, its "
+               "descriptor work overlapping the engine's transfers of other queues, so one "
+               "queue's 2 KiB per partition reach about 85%, 1 KiB 42%, 512 B 21% of the 32 KiB "
+               "throughput; the same on other generations until public data says otherwise";
+      },
+      fmt::format("at most {} ns (2^40 ps)", TimingConfig::kMaxAccessPs / 1000));
+  b.row(
+      "dma.engine_cost_ns", "dma.engine_cost_ns", 0, TimingConfig::kMaxAccessPs / 1000, "ns",
+      TPB_FIELD(dma.engine_cost_ns), 0, 115,
+      [](Arch) -> std::string {
+        return "convention fitted to TIMING.md [N]'s v3 tutorial GEMM (the tiled form: TensorE "
+               "active 87.3%, DMA 99.9%; the hoisted form DMA-bound, DMA 99.7%): an engine "
+               "spends 0.115 us on every transfer it has data for (descriptors of its 8 "
+               "partitions, its completion write: TIMING.md [A, J]'s overhead per DMA buffer "
+               "and per transfer) before its bytes; the same on other generations";
       },
       fmt::format("at most {} ns (2^40 ps)", TimingConfig::kMaxAccessPs / 1000));
   for (unsigned q = 0; q < isa::kNumDmaQueues; ++q)

@@ -1960,6 +1960,7 @@ def make_report(plan, kernel, result, timing, status, wall, timing_only):
                                 / (timing["dma"]["mbytes_per_s"] / 1e3)
                                 if kernel.placement == "dma" and dma_gbps else 0.0),
         "engines": engines,
+        "engine_active": result.engine_active if result is not None else {},
         "instructions": {e: sum(1 for op in kernel.sched.ops if op.engine == e)
                          for e in ENGINE_SEMS if any(op.engine == e for op in kernel.sched.ops)},
         "wall_seconds": wall,

@@ -279,6 +279,7 @@ def _report(full, blocks, gm, gn, why, result, prof, status, timing_only, cores)
         "hbm_share_gbps": dev_share,
         "hbm_bound_ns": hbm_bytes / dev_share if dev_share else 0.0,
         "per_core": per_core,
+        "engine_active": result.engine_active if result is not None else {},
     }
 
 

@@ -75,7 +75,7 @@ def bound_by(rep):
         busiest = max(dma, key=dma.get)
         what = (f"the DMA engines bound it (the busiest, {busiest.replace('dma_engine', 'engine ')}; "
                 f"mean {sum(dma.values()) / len(dma):.0f}%: their bandwidth, dma.mbytes_per_s, "
-                "and their cost per transfer, dma.transfer_cost_ns)")
+                "and their costs per transfer, dma.transfer_cost_ns and dma.engine_cost_ns)")
     if top == "dve":
         kinds = engines["dve"]["by_kind"]
         if kinds:
