@@ -570,7 +570,11 @@ def render_sequences(rows):
            "K, timing only; engine active as `--stats` `engine_active` reports it). Each",
            "point is the ctest `TimingValidation.POINT`. `ratio` is measured / expected,",
            "`delta` measured - expected (cycles, engines or throughput points), `range`",
-           "the measured value itself.", "",
+           "the measured value itself. One profile for every row: each generation's",
+           "default (the tutorial rows and the v3 plain matmul run maverick's ISA with",
+           "`tutorial_gemm.V3_TIMING`, the cayman numbers where the two profiles differ:",
+           "no DMA cost among them), so the single-queue curve and the tutorial GEMM's",
+           "figures hold together (docs/CONVENTIONS.md \"DMA\").", "",
            "| point | sequence | measured | expected | got | check | band | source |",
            "|---|---|---|---|---|---|---|---|"]
     for r in rows:

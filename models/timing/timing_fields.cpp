@@ -238,6 +238,20 @@ std::string src_fetch_bw(Arch a) {
   return std::string("TIMING.md [J, K]: DMA about 27 GB/s per queue on v2 / v3, 38 GB/s on v4") +
          (a == Arch::Maverick ? " (v5: convention, as v4)" : "");
 }
+std::string src_dma_queue_cost(Arch) {
+  return "convention fitted to TIMING.md [J]'s single-queue throughput curve (v3, 128 "
+         "partitions): a queue starts at most one transfer per 0.84 us on an engine, its "
+         "descriptor work overlapping the engine's transfers of other queues, so one queue's "
+         "2 KiB per partition reach about 85%, 1 KiB 42%, 512 B 21% of the 32 KiB throughput; "
+         "the same on other generations until public data says otherwise";
+}
+std::string src_dma_engine_cost(Arch) {
+  return "convention fitted to TIMING.md [N]'s v3 tutorial GEMM (its tiled form, loads on two "
+         "queues in turn: TensorE active 87.3%, DMA 99.9%; its hoisted form DMA-bound, DMA "
+         "99.7%): an engine spends 0.115 us on a transfer of another queue than its last one "
+         "(that ring's descriptors for its 8 partitions: TIMING.md [A, J]'s overhead per DMA "
+         "buffer and per transfer) before its bytes; the same on other generations";
+}
 std::string src_queue_weights(Arch a) {
   if (a == Arch::Sunda || a == Arch::Cayman)
     return "TIMING.md [J]: an engine's queues are scheduled round robin (v2/v3): every weight 1";
@@ -268,6 +282,11 @@ class Builder {
     t.source = src;
     t.max_note = std::move(max_note);
     return t;
+  }
+  // A duration in ns of at most one access's 2^40 ps, the same on every generation.
+  void duration(const char* key, Get get, Set set, std::uint64_t def, Source src) {
+    row(key, key, 0, TimingConfig::kMaxAccessPs / 1000, "ns", get, set, 0, def, src,
+        fmt::format("at most {} ns (2^40 ps)", TimingConfig::kMaxAccessPs / 1000));
   }
   // One row per engine (pool, dve, pe, sfu).
   void engines(const char* group, EngineArray which, std::uint64_t min, const char* unit,
@@ -424,36 +443,12 @@ std::vector<TimingField> build() {
         });
   b.row("dma.mbytes_per_s", "dma.mbytes_per_s", 1, UINT32_MAX, "MB/s per engine",
         TPB_FIELD(dma.mbytes_per_s), 0, {17000, 23000, 33000, 33000}, src_dma_bw);
-  b.row(
-      "dma.latency_ns", "dma.latency_ns", 0, TimingConfig::kMaxAccessPs / 1000, "ns",
-      TPB_FIELD(dma.latency_ns), 0, 1300,
-      [](Arch) -> std::string {
-        return "TIMING.md [J, K]: about 1.3 us from the semaphore that triggers a transfer to "
-               "its start (a latency: back-to-back transfers overlap it)";
-      },
-      fmt::format("at most {} ns (2^40 ps)", TimingConfig::kMaxAccessPs / 1000));
-  b.row(
-      "dma.transfer_cost_ns", "dma.transfer_cost_ns", 0, TimingConfig::kMaxAccessPs / 1000, "ns",
-      TPB_FIELD(dma.transfer_cost_ns), 0, 840,
-      [](Arch) -> std::string {
-        return "convention fitted to TIMING.md [J]'s single-queue throughput curve (v3, 128 "
-               "partitions): a queue starts at most one transfer per 0.84 us on an engine, its "
-               "descriptor work overlapping the engine's transfers of other queues, so one "
-               "queue's 2 KiB per partition reach about 85%, 1 KiB 42%, 512 B 21% of the 32 KiB "
-               "throughput; the same on other generations until public data says otherwise";
-      },
-      fmt::format("at most {} ns (2^40 ps)", TimingConfig::kMaxAccessPs / 1000));
-  b.row(
-      "dma.engine_cost_ns", "dma.engine_cost_ns", 0, TimingConfig::kMaxAccessPs / 1000, "ns",
-      TPB_FIELD(dma.engine_cost_ns), 0, 115,
-      [](Arch) -> std::string {
-        return "convention fitted to TIMING.md [N]'s v3 tutorial GEMM (the tiled form: TensorE "
-               "active 87.3%, DMA 99.9%; the hoisted form DMA-bound, DMA 99.7%): an engine "
-               "spends 0.115 us on every transfer it has data for (descriptors of its 8 "
-               "partitions, its completion write: TIMING.md [A, J]'s overhead per DMA buffer "
-               "and per transfer) before its bytes; the same on other generations";
-      },
-      fmt::format("at most {} ns (2^40 ps)", TimingConfig::kMaxAccessPs / 1000));
+  b.duration("dma.latency_ns", TPB_FIELD(dma.latency_ns), 1300, [](Arch) -> std::string {
+    return "TIMING.md [J, K]: about 1.3 us from the semaphore that triggers a transfer to its "
+           "start (a latency: back-to-back transfers overlap it)";
+  });
+  b.duration("dma.transfer_cost_ns", TPB_FIELD(dma.transfer_cost_ns), 840, src_dma_queue_cost);
+  b.duration("dma.engine_cost_ns", TPB_FIELD(dma.engine_cost_ns), 115, src_dma_engine_cost);
   for (unsigned q = 0; q < isa::kNumDmaQueues; ++q)
     b.row(
         std::string("dma.queue_weights.") + isa::kDmaQueueNames[q], "dma.queue_weights", 1,

@@ -180,16 +180,15 @@ void DmaEngines::engine_thread(unsigned e) {
                               d.header.opcode, d.events);
     transfer_time(en, static_cast<unsigned>(q), s);
     const std::uint64_t data_end = now_ps();
+    if (s.run == run_) any_.end(data_end);  // the engine is free again
     // A run that ended while the bytes were on their way: nothing to tell.
     if (s.run != run_ || control_.aborted()) {
-      if (s.run == run_) any_.end(data_end);
       s = Share{};
       continue;
     }
     try {
       move(e, s);
     } catch (const DmaFault& f) {
-      any_.end(data_end);
       clients_[s.t->queue]->transfer_fault(*s.t, f.what());
       s = Share{};
       continue;
@@ -209,7 +208,6 @@ void DmaEngines::finish_share(unsigned e, Share& s, std::uint64_t start, std::ui
                              (dma_is_hbm(d.dst) ? hbm_latency_ps_ : sbuf_latency_ps_);
   t.done_ps = std::max(t.done_ps, data_end + fill);
   const std::uint64_t busy_end = data_end;
-  any_.end(busy_end);
   Engine& en = engine_[e];
   ++en.totals.shares;
   en.totals.busy_ps += busy_end - start;
