@@ -3,9 +3,10 @@
 // with tracing off, with VCD + Perfetto at the default level (instructions
 // only above 16384) and at bundle level, with the race check (SPEC §14,
 // `--racecheck`, tracing off); and `tpbsim asm` of the same
-// program as text. Reported per run: wall time (manual time), instructions
-// and simulated POOL cycles per wall second, peak resident memory and the
-// trace bytes written.
+// program as text. Also one DMA queue of one-row HBM -> SBUF descriptors
+// (issue 40: linear time, bounded memory), without and with the race check. Reported per run: wall
+// time (manual time), instructions and simulated POOL cycles per wall second, peak resident memory
+// and the trace bytes written.
 //
 //   build/bench/bench_scale --benchmark_counters_tabular=true
 //
@@ -40,6 +41,23 @@ const char* kLine =
 std::string scratch() {
   static const std::string dir = tpb::testutil::make_scratch_dir("bench-scale");
   return dir;
+}
+
+// One DMA queue of n one-row descriptors: one assembled word, repeated.
+std::string dma_program(long n) {
+  const std::string base = scratch() + "/dma" + std::to_string(n);
+  if (struct stat st{}; stat((base + ".bin").c_str(), &st) == 0) return base + ".bin";
+  std::ofstream(base + "1.tpb")
+      << ".arch mariana\n.engine dma0\n"
+         "dma_copy rows=1 row_bytes=64 src=hbm(0x40, stride=64) dst=sbuf(5, 0x0)\n";
+  const std::string cmd =
+      std::string(TPBSIM_BIN) + " asm " + base + "1.tpb -o " + base + "1.bin >/dev/null 2>&1";
+  if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "bench_scale: asm failed\n");
+  std::string word(64, '\0');
+  std::ifstream(base + "1.bin", std::ios::binary).read(word.data(), 64);
+  std::ofstream f(base + ".bin", std::ios::binary);
+  for (long i = 0; i < n; ++i) f.write(word.data(), 64);
+  return base + ".bin";
 }
 
 // The program as text and as a binary (assembled once, by tpbsim asm).
@@ -91,11 +109,12 @@ std::uint64_t size_of(const std::string& p) {
   return stat(p.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
 }
 
-enum Mode { kOff, kTraces, kTracesBundle, kRaceCheck };
+enum Mode { kOff, kTraces, kTracesBundle, kRaceCheck, kDma, kDmaRaceCheck };
 
 void run_bench(benchmark::State& state, Mode mode) {
   const long n = state.range(0);
-  const std::string bin = program(n, false), d = scratch();
+  const bool dma = mode == kDma || mode == kDmaRaceCheck;
+  const std::string bin = dma ? dma_program(n) : program(n, false), d = scratch();
   Child c;
   nlohmann::json stats;
   double total = 0;  // wall over the iterations: the counters are per mean run
@@ -105,7 +124,7 @@ void run_bench(benchmark::State& state, Mode mode) {
     // replacing it pays at its end; docs/PERFORMANCE.md).
     for (const char* f : {"/s.json", "/t.vcd", "/t.json", "/t.gtkw"}) std::remove((d + f).c_str());
     std::vector<std::string> args = {TPBSIM_BIN, "run", bin, "-q", "--stats", d + "/s.json"};
-    if (mode == kRaceCheck) args.push_back("--racecheck");
+    if (mode == kRaceCheck || mode == kDmaRaceCheck) args.push_back("--racecheck");
     if (mode == kTraces || mode == kTracesBundle) {
       for (const char* a : {"--vcd", "--perfetto"}) args.push_back(a);
       args.insert(args.end() - 1, d + "/t.vcd");
@@ -127,7 +146,7 @@ void run_bench(benchmark::State& state, Mode mode) {
   const double wall = total / static_cast<double>(state.iterations());
   const double pool_cycles = stats["engines"][0]["busy_cycles"].get<double>();
   state.counters["instr_per_s"] = benchmark::Counter(static_cast<double>(n) / wall);
-  state.counters["pool_cycles_per_s"] = benchmark::Counter(pool_cycles / wall);
+  if (!dma) state.counters["pool_cycles_per_s"] = benchmark::Counter(pool_cycles / wall);
   state.counters["peak_rss_MiB"] = benchmark::Counter(static_cast<double>(c.max_rss_kb) / 1024);
   state.counters["trace_MiB"] = benchmark::Counter(
       static_cast<double>(size_of(d + "/t.vcd") + size_of(d + "/t.json")) / (1 << 20));
@@ -137,6 +156,8 @@ void BM_Run_TracingOff(benchmark::State& s) { run_bench(s, kOff); }
 void BM_Run_VcdPerfetto(benchmark::State& s) { run_bench(s, kTraces); }
 void BM_Run_VcdPerfettoBundles(benchmark::State& s) { run_bench(s, kTracesBundle); }
 void BM_Run_RaceCheck(benchmark::State& s) { run_bench(s, kRaceCheck); }
+void BM_Run_DmaQueue(benchmark::State& s) { run_bench(s, kDma); }
+void BM_Run_DmaQueueRaceCheck(benchmark::State& s) { run_bench(s, kDmaRaceCheck); }
 
 void BM_Asm_Text(benchmark::State& state) {
   const long n = state.range(0);
@@ -164,6 +185,19 @@ BENCHMARK(BM_Run_VcdPerfettoBundles)
     ->Unit(benchmark::kSecond);
 BENCHMARK(BM_Run_RaceCheck)->Arg(kN)->Iterations(3)->UseManualTime()->Unit(benchmark::kSecond);
 BENCHMARK(BM_Asm_Text)->Arg(kN)->Iterations(1)->UseManualTime()->Unit(benchmark::kSecond);
+BENCHMARK(BM_Run_DmaQueue)
+    ->Arg(40000)
+    ->Arg(160000)
+    ->Arg(kN)
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kSecond);
+BENCHMARK(BM_Run_DmaQueueRaceCheck)
+    ->Arg(160000)
+    ->Arg(kN)
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kSecond);
 
 }  // namespace
 

@@ -11,7 +11,15 @@ The same list draws the folder map of docs/ARCHITECTURE.md:
   check_layers.py --map              prints it
   check_layers.py --check-map DOC    exit 1 when DOC's map is not that one
   check_layers.py --write-map DOC    puts it into DOC
+
+The Python package (platform/python/tpbsim) has a rule of its own, checked by
+  check_layers.py --python [ROOT]
+each module a rank (PY_LAYERS) importing modules of its rank or lower (an
+import inside a function counts), no import cycle, and no module using a
+module-level private name (one that begins with _) of another: package-internal
+modules are named _x, and their public names are what the package uses.
 """
+import ast
 import pathlib
 import re
 import sys
@@ -189,21 +197,224 @@ def write_map(doc):
     return 0
 
 
+# --------------------------------------------------------------- Python
+
+PY_PACKAGE = "platform/python/tpbsim"
+# (module path under the package, rank, what it is): a module imports modules
+# of its rank or lower. A module not listed (a new subpackage's, e.g. nki/)
+# has no rank: the cycle and private-name rules still hold for it.
+PY_LAYERS = [
+    ("_tpbsim", 0, "the extension (pybind11, platform/python/_tpbsim.cpp)"),
+    ("errors", 0, "the exceptions"),
+    ("_args", 1, "argument conversions shared by the modules"),
+    ("result", 1, "Result: what a run did"),
+    ("isa", 1, "assemble, disassemble, check"),
+    ("numerics", 1, "convert, encode, decode"),
+    ("_machine", 2, "a device of 1..32 cores: lifecycle, the process's turn, run keywords"),
+    ("core", 3, "Core: a device of one core, or a view of one core of a Device"),
+    ("device", 4, "Device: several cores sharing one HBM"),
+    ("__init__", 5, "import tpbsim"),
+    ("kernels/quant", 6, "the host's quantizers"),
+    ("kernels/access", 6, "what an instruction reads and writes; the program's hazard check"),
+    ("kernels/sched", 7, "ordering by semaphores"),
+    ("kernels/plan", 8, "the tiling and every size, GemmError"),
+    ("kernels/operands", 9, "operands, Weights, prepare, the check"),
+    ("kernels/outputs", 9, "--out"),
+    ("kernels/program", 9, "the Kernel: the program and its data placement"),
+    ("kernels/grid", 10, "C over the cores of a device"),
+    ("kernels/report", 10, "the report and report.png"),
+    ("kernels/gemm", 11, "the run of a GEMM over a device, one core or many"),
+    ("kernels/gemm_cores", 12, "run_cores, kept for scripts"),
+    ("kernels/__init__", 12, "tpbsim.kernels"),
+    ("kernels/__main__", 13, "python3 -m tpbsim.kernels"),
+    ("torch", 13, "tpbsim.torch"),
+]
+
+
+def _py_module(root, rel):
+    """'kernels/gemm' of root/kernels/gemm.py; 'kernels/__init__' of its package."""
+    return rel[:-3] if rel.endswith(".py") else rel
+
+
+def _py_target(root, me, level, module):
+    """The module path (under the package) a relative or tpbsim.* import names,
+    or None (another package)."""
+    if level == 0:
+        if module != "tpbsim" and not (module or "").startswith("tpbsim."):
+            return None
+        parts = module.split(".")[1:]
+    else:
+        base = me.split("/")[:-1]              # the package of `me`
+        base = base[:len(base) - (level - 1)] if level > 1 else base
+        parts = base + (module.split(".") if module else [])
+    return "/".join(parts) if parts else "__init__"
+
+
+# Modules of the package that are not .py files (the extension, built).
+PY_EXTENSIONS = {"_tpbsim"}
+
+
+def _py_resolve(root, path):
+    """A module path's file: path.py, or path/__init__.py for a package."""
+    if path in PY_EXTENSIONS or (root / (path + ".py")).is_file():
+        return path
+    if (root / path / "__init__.py").is_file():
+        return (path + "/__init__") if path != "__init__" else path
+    return None
+
+
+def _private(name):
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def py_imports(root, rel, tree):
+    """[(line, imported module, private names it takes from it)] of one module."""
+    me = _py_module(root, rel)
+    out = []
+    aliases = {}   # local name -> module bound by an import
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                t = _py_target(root, me, 0, a.name)
+                mod = _py_resolve(root, t) if t else None
+                if mod:
+                    out.append((node.lineno, mod, []))
+                    aliases[a.asname or a.name.split(".")[0]] = mod
+        elif isinstance(node, ast.ImportFrom):
+            t = _py_target(root, me, node.level, node.module)
+            if t is None:
+                continue
+            base = _py_resolve(root, t)
+            for a in node.names:
+                sub = _py_resolve(root, f"{t}/{a.name}" if t != "__init__" else a.name)
+                if sub:                       # a module: from . import core
+                    out.append((node.lineno, sub, []))
+                    aliases[a.asname or a.name] = sub
+                elif base:
+                    out.append((node.lineno, base, [a.name] if _private(a.name) else []))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.value.id in aliases and _private(node.attr):
+            out.append((node.lineno, aliases[node.value.id], [node.attr]))
+    return out
+
+
+def check_python(root):
+    """(modules checked, problems) of the Python package's layer rule."""
+    pkg = pathlib.Path(root) / PY_PACKAGE
+    rank = {m: r for m, r, _ in PY_LAYERS}
+    problems, graph = [], {}
+    files = sorted(p for p in pkg.rglob("*.py") if "__pycache__" not in p.parts)
+    for p in files:
+        rel = p.relative_to(pkg).as_posix()
+        me = _py_module(pkg, rel)
+        tree = ast.parse(p.read_text(), str(p))
+        graph.setdefault(me, set())
+        for line, mod, privates in py_imports(pkg, rel, tree):
+            where = f"{PY_PACKAGE}/{rel}:{line}"
+            if mod == me:
+                continue
+            graph[me].add(mod)
+            for name in privates:
+                problems.append(f"{where}: {me} uses {name}, a private of {mod}")
+            if me in rank and mod in rank and rank[mod] > rank[me]:
+                problems.append(f"{where}: {me} (rank {rank[me]}) imports the higher {mod} "
+                                f"(rank {rank[mod]})")
+    for m in rank:
+        if m not in graph and m != "_tpbsim":
+            problems.append(f"{PY_PACKAGE}/{m}.py: listed in PY_LAYERS, not in the package")
+    problems += [f"{PY_PACKAGE}: an import cycle: {' -> '.join(c)}" for c in _cycles(graph)]
+    return len(files), problems
+
+
+def _cycles(graph):
+    """One cycle per strongly connected set of modules (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp) + [sorted(comp)[0]])
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def report(files, problems, rule, what):
+    """Prints each violation and the count; the exit status."""
+    for p in problems:
+        print(p)
+    print(f"{rule}: {files} {what} checked, {len(problems)} violations")
+    return 1 if problems else 0
+
+
+def self_test_python():
+    """The Python rule catches each kind of violation in a planted package."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        pkg = pathlib.Path(d) / PY_PACKAGE
+        cases = {
+            "errors.py": "",
+            "result.py": "from .errors import Error\n",
+            "_args.py": "",
+            "isa.py": "", "numerics.py": "", "_machine.py": "", "device.py": "",
+            "__init__.py": "", "torch.py": "",
+            "core.py": "from .device import Device\n",              # higher
+            "kernels/__init__.py": "", "kernels/quant.py": "", "kernels/access.py": "",
+            "kernels/sched.py": "", "kernels/plan.py": "", "kernels/operands.py": "",
+            "kernels/outputs.py": "", "kernels/program.py": "", "kernels/report.py": "",
+            "kernels/gemm_cores.py": "", "kernels/__main__.py": "",
+            "kernels/grid.py": "from . import gemm\n",              # a cycle with gemm
+            "kernels/gemm.py": "from .grid import split\nfrom .plan import _ceil\n"
+                               "from .. import core\nx = core._load\n",   # two privates
+            "nki/__init__.py": "from ..kernels import gemm\n",     # unranked: fine
+        }
+        for rel, text in cases.items():
+            (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
+            (pkg / rel).write_text(text)
+        _, problems = check_python(d)
+        kinds = sorted(("higher" in p, "private" in p, "cycle" in p) for p in problems)
+        want = sorted([(True, False, False), (True, False, False), (False, True, False),
+                       (False, True, False), (False, False, True)])
+        if kinds != want:
+            print("self-test FAILED (Python):\n  " + "\n  ".join(problems))
+            return 1
+    print("Python layer rule self-test: two higher imports, two privates and a cycle found")
+    return 0
+
+
 def main():
     args = sys.argv[1:]
     if args == ["--self-test"]:
-        return self_test()
+        return self_test() or self_test_python()
+    if args[:1] == ["--python"]:
+        root = pathlib.Path(args[1] if len(args) > 1 else ".").resolve()
+        return report(*check_python(root), "Python layer rule", "modules")
     if args == ["--map"]:
         sys.stdout.write(folder_map())
         return 0
     if len(args) == 2 and args[0] in ("--check-map", "--write-map"):
         return check_map(args[1]) if args[0] == "--check-map" else write_map(args[1])
     root = pathlib.Path(args[0] if args else ".").resolve()
-    files, problems = check(root)
-    for p in problems:
-        print(p)
-    print(f"layer rule: {files} files checked, {len(problems)} violations")
-    return 1 if problems else 0
+    return report(*check(root), "layer rule", "files")
 
 
 def self_test():

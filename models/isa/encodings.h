@@ -449,20 +449,26 @@ static_assert(offsetof(DmaDescriptor, reserved1) == 21);
 static_assert(offsetof(DmaDescriptor, src) == 32);
 static_assert(offsetof(DmaDescriptor, dst) == 48);
 
+// Of `engines` DMA engines, the one carrying the SBUF partition of row
+// `row` of an SBUF endpoint.
+inline unsigned dma_engine_of_sbuf_row(const DmaEndpoint& e, unsigned row, unsigned engines) {
+  const unsigned ppe = (128 + engines - 1) / engines;
+  return ((static_cast<std::uint32_t>(e.addr) >> 18) % 128 + row) / ppe % engines;
+}
+
 // The DMA engine that moves row `row` of a descriptor (SPEC §10): of
 // `engines` engines, engine e carries the SBUF partitions e x ppe .. e x ppe
 // + ppe - 1 (ppe = 128 / engines, TIMING.md [J]: 16 engines of 8) — the
 // source's partition when the source is SBUF (a store, an SBUF -> SBUF
 // copy), else the destination's (a load); HBM -> HBM rows are dealt round
 // robin. The row's HBM bytes go with it. The DMA engines and the race check
-// both ask here.
+// both ask here. (An SBUF -> SBUF transfer is ordered on its destination
+// partitions' engines too: models/sc/engine/dma_engines.h.)
 inline unsigned dma_engine_of_row(const DmaDescriptor& d, unsigned row, unsigned engines) {
-  const unsigned ppe = (128 + engines - 1) / engines;
-  const auto sbuf_engine = [&](const DmaEndpoint& e) {
-    return ((static_cast<std::uint32_t>(e.addr) >> 18) % 128 + row) / ppe % engines;
-  };
-  if (d.src.kind == static_cast<std::uint8_t>(DmaEndpointKind::Sbuf)) return sbuf_engine(d.src);
-  if (d.dst.kind == static_cast<std::uint8_t>(DmaEndpointKind::Sbuf)) return sbuf_engine(d.dst);
+  if (d.src.kind == static_cast<std::uint8_t>(DmaEndpointKind::Sbuf))
+    return dma_engine_of_sbuf_row(d.src, row, engines);
+  if (d.dst.kind == static_cast<std::uint8_t>(DmaEndpointKind::Sbuf))
+    return dma_engine_of_sbuf_row(d.dst, row, engines);
   return row % engines;
 }
 

@@ -62,8 +62,8 @@ std::string range_text(unsigned lo, unsigned hi) {
   return lo == hi ? fmt::format("{}", lo) : fmt::format("{}-{}", lo, hi);
 }
 
-// The kinds of one conflict: what the earlier instruction in the program
-// did (f) and what the later one did (s).
+// The kinds of one conflict: what the side whose access happened first did
+// (f) and what the other did (s).
 std::uint8_t kinds_of(std::uint8_t f, std::uint8_t s) {
   std::uint8_t k = 0;
   if ((f & kWrite) && (s & kRead)) k |= kRaw;
@@ -137,6 +137,7 @@ Detector::Detector(std::vector<CoreProgram> cores) : cores_(std::move(cores)) {
   PlanInput in;
   for (unsigned c = 0; c < cores_.size(); ++c) {
     in.start.push_back(cores_[c].semaphores);
+    in.update_targets.push_back(cores_[c].update_targets);
     bool all = true;
     for (const auto* n : cores_[c].notes) all = all && n != nullptr;
     if (!all) continue;  // without every queue's notes, the core's waits are observed
@@ -225,14 +226,24 @@ void Detector::dma_queue_begin(unsigned core, isa::Queue q, std::uint64_t index,
 void Detector::catch_up(unsigned core, isa::Queue q, unsigned engine, std::uint64_t upto) {
   Queue& qu = queue(core, q);
   const auto bit = static_cast<std::uint16_t>(1u << engine);
-  // Index order: each is begun and ended before the next (no insertion here).
-  for (std::size_t i = 0; i < qu.in_flight.size() && qu.in_flight[i].index < upto; ++i) {
-    Transfer& t = qu.in_flight[i];
+  // Index order: each is begun and ended before the next (no insertion
+  // here). The engine has taken every registered transfer below its mark
+  // (transfers register in index order, before any engine begins them), so
+  // a queue of many transfers in flight costs no scan per call.
+  std::uint64_t& mark = qu.caught_up[engine];
+  for (auto it = first_at(qu, mark); it != qu.in_flight.end() && it->index < upto; ++it) {
+    Transfer& t = *it;
     if (!t.registered || (t.begun & bit)) continue;
     t.begun = static_cast<std::uint16_t>(t.begun | bit);
     start(core, q, qu.agents[engine], t.index, t.ev);
     dma_engine_end(core, q, t.index, engine);
   }
+  mark = std::max(mark, upto);
+}
+
+std::deque<Detector::Transfer>::iterator Detector::first_at(Queue& qu, std::uint64_t index) {
+  return std::lower_bound(qu.in_flight.begin(), qu.in_flight.end(), index,
+                          [](const Transfer& t, std::uint64_t i) { return t.index < i; });
 }
 
 void Detector::note_opcode(Queue& qu, std::uint64_t index, std::uint8_t opcode) {
@@ -253,12 +264,12 @@ void Detector::start(unsigned core, isa::Queue q, AgentIdx a, std::uint64_t inde
 }
 
 Detector::Transfer& Detector::transfer(Queue& qu, std::uint64_t index) {
-  for (Transfer& t : qu.in_flight)
-    if (t.index == index) return t;
+  // In index order (a binary search: a queue may have a ring of transfers
+  // in flight); a new one is almost always the last.
+  const auto at = first_at(qu, index);
+  if (at != qu.in_flight.end() && at->index == index) return *at;
   Transfer t;
   t.index = index;
-  auto at = std::find_if(qu.in_flight.begin(), qu.in_flight.end(),
-                         [&](const Transfer& x) { return x.index > index; });
   return *qu.in_flight.insert(at, std::move(t));
 }
 
@@ -269,6 +280,14 @@ void Detector::dma_engine_end(unsigned core, isa::Queue q, std::uint64_t index, 
   if (t.ended & (1u << e)) return;
   t.ended = static_cast<std::uint16_t>(t.ended | (1u << e));
   t.released.join(agents_[qu.agents[e]].vc);
+}
+
+void Detector::dma_engines_join(unsigned core, isa::Queue q, const std::vector<unsigned>& from,
+                                const std::vector<unsigned>& to) {
+  Queue& qu = queue(core, q);
+  VectorClock all;
+  for (unsigned e : from) all.join(agents_[qu.agents[e % kDmaEngines]].vc);
+  for (unsigned e : to) agents_[qu.agents[e % kDmaEngines]].vc.join(all);
 }
 
 void Detector::acquire(const AgentIdx* agents, unsigned n, QueueId qid, SemId s,
@@ -346,7 +365,7 @@ void Detector::end(unsigned core, isa::Queue q, std::uint64_t index, const isa::
   // this one's release holds the earlier ones'.
   t.released.join(qu.completed);
   qu.completed = std::move(t.released);
-  qu.in_flight.erase(qu.in_flight.begin() + (&t - qu.in_flight.data()));
+  qu.in_flight.erase(first_at(qu, index));
   if (updates) release(sem_id(target, ev.update_idx), qu.completed, qid, ev);
 }
 
@@ -487,17 +506,23 @@ RaceSide Detector::side_of(AgentIdx ai, std::uint32_t clock, std::uint8_t mask) 
 
 void Detector::conflict(AgentIdx now, std::uint8_t now_mask, const Conflict& c, Memory m,
                         unsigned core, unsigned partition) {
+  // The sides in the order their accesses happened in this run (the
+  // earlier one first), and the kind in that order: a producer written after
+  // its consumer in the text that ran first is the consumer's RAW.
   RaceSide x = side_of(c.earlier.agent, c.earlier.clock, c.earlier_mask);
   RaceSide y = side_of(now, agents_[now].clock, now_mask);
-  if (order_key(y) < order_key(x)) std::swap(x, y);
   const std::uint8_t kinds = kinds_of(x.mask, y.mask);
   auto qid = [](const RaceSide& s) {
     return s.host ? kHostQueue + s.core : queue_id(s.core, s.queue);
   };
-  const RaceKey key{qid(x),
-                    qid(y),
-                    x.index,
-                    y.index,
+  // One entry per pair of instructions, whichever happened first.
+  const bool text_order = !(order_key(y) < order_key(x));
+  const RaceSide& a = text_order ? x : y;
+  const RaceSide& b = text_order ? y : x;
+  const RaceKey key{qid(a),
+                    qid(b),
+                    a.index,
+                    b.index,
                     static_cast<std::uint8_t>(m),
                     static_cast<std::uint16_t>(core)};
   auto it = race_index_.find(key);
@@ -524,15 +549,19 @@ void Detector::conflict(AgentIdx now, std::uint8_t now_mask, const Conflict& c, 
   }
   if (it->second == SIZE_MAX) return;
   Race& r = races_[it->second];
-  r.first.mask |= x.mask;
-  r.second.mask |= y.mask;
-  r.first.dma_engines |= x.dma_engines;
-  r.second.dma_engines |= y.dma_engines;
+  // The pair seen before, perhaps the other way round this time.
+  const bool same = qid(r.first) == qid(x) && r.first.index == x.index;
+  RaceSide& rx = same ? r.first : r.second;
+  RaceSide& ry = same ? r.second : r.first;
+  rx.mask |= x.mask;
+  ry.mask |= y.mask;
+  rx.dma_engines |= x.dma_engines;
+  ry.dma_engines |= y.dma_engines;
   r.partition_lo = std::min(r.partition_lo, partition);
   r.partition_hi = std::max(r.partition_hi, partition);
   r.lo = std::min(r.lo, c.lo);
   r.hi = std::max(r.hi, c.hi);
-  r.kinds |= kinds;
+  r.kinds |= same ? kinds : kinds_of(y.mask, x.mask);
 }
 
 Report Detector::finish() {

@@ -24,6 +24,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -48,8 +49,8 @@ unsigned dma_engine_of_row(const isa::DmaDescriptor& d, unsigned row);
 enum class Memory : std::uint8_t { Sbuf, Psum, Tiles, Hbm };
 const char* memory_name(Memory m);  // "sbuf", "psum", "tile", "hbm"
 
-// Race kinds, by what the earlier instruction in the program (first) and
-// the later one (second) did to the bytes.
+// Race kinds, by what the instruction whose access happened first (first)
+// and the other (second) did to the bytes.
 enum RaceKind : std::uint8_t { kRaw = 1, kWar = 2, kWaw = 4 };
 
 struct RaceSide {
@@ -64,7 +65,10 @@ struct RaceSide {
 };
 
 struct Race {
-  RaceSide first, second;  // in program order (line, then core, queue, index)
+  // In the order their accesses happened in this run (first: the earlier;
+  // the kinds are what first did, then second: a consumer that read before
+  // its producer wrote is a WAR of the consumer's read and the write).
+  RaceSide first, second;
   Memory memory = Memory::Sbuf;
   unsigned core = 0;                            // the memory's core (HBM: the device's, 0)
   unsigned partition_lo = 0, partition_hi = 0;  // tiles: tile numbers; HBM: 0
@@ -79,7 +83,9 @@ struct ProgramSource {
 };
 
 struct Report {
-  std::vector<Race> races;  // each pair of instructions once, in program order
+  // Each pair of instructions once, sorted by their sides' places in the
+  // program (line, then core, queue, index).
+  std::vector<Race> races;
   std::uint64_t total = 0;  // distinct races found (races.size() unless capped)
   // Semaphores whose waits this run ordered by what it observed (so a
   // result through them holds for this timing only), with why.
@@ -94,6 +100,10 @@ struct CoreProgram {
   // (the report then has no lines and the queue's waits are observed).
   std::array<const std::vector<isa::InstructionNote>*, isa::kNumQueues> notes{};
   std::array<std::uint32_t, isa::kNumSemaphores> semaphores{};  // values at the start
+  // The core a DMA descriptor's `coreK:` updates, by K (logical cores,
+  // `--lnc 2`); empty: core K. The model reports updates by the core they
+  // reach (end()'s update_core).
+  std::vector<unsigned> update_targets;
 };
 
 class Detector {
@@ -139,6 +149,11 @@ class Detector {
   // of engines of its own: engine mod 16).
   void dma_engine_move(unsigned core, isa::Queue q, unsigned engine, const isa::DmaDescriptor& d,
                        std::uint64_t src, std::uint64_t dst, std::uint32_t len);
+  // The agents of DMA engines `to` of queue q are ordered after everything
+  // the agents of engines `from` did so far (a transfer its engines take
+  // together: SBUF -> SBUF across engines, SPEC §10).
+  void dma_engines_join(unsigned core, isa::Queue q, const std::vector<unsigned>& from,
+                        const std::vector<unsigned>& to);
   // DMA engine `engine` has moved its share of transfer `index`.
   void dma_engine_end(unsigned core, isa::Queue q, std::uint64_t index, unsigned engine);
   // The instruction retires, and its EVENTS update, if any, is applied now
@@ -180,8 +195,9 @@ class Detector {
   struct Queue {
     bool known = false, dma = false;
     std::array<AgentIdx, 16> agents{};
-    std::vector<Transfer> in_flight;  // in index order
-    VectorClock completed;            // a DMA queue: the release of its last transfer
+    std::deque<Transfer> in_flight;             // in index order
+    std::array<std::uint64_t, 16> caught_up{};  // by engine: catch_up's mark
+    VectorClock completed;                      // a DMA queue: the release of its last transfer
     const std::vector<isa::InstructionNote>* notes = nullptr;
     std::vector<std::uint8_t> opcodes;                    // without notes: seen at begin
     std::unordered_map<SemId, std::uint64_t> increments;  // by semaphore: made so far
@@ -222,6 +238,8 @@ class Detector {
                bool ge);
   void release(SemId s, const VectorClock& vc, QueueId qid, const isa::Events& ev);
   Transfer& transfer(Queue& q, std::uint64_t index);
+  // The first transfer in flight of index >= `index`.
+  static std::deque<Transfer>::iterator first_at(Queue& qu, std::uint64_t index);
   // Records [addr, addr + len) of `mask` by `agent`.
   void record(AgentIdx agent, std::uint64_t addr, std::uint64_t len, std::uint8_t mask,
               unsigned core);

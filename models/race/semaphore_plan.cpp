@@ -72,6 +72,10 @@ class Planner {
   }
 
   const PlanInput& in_;
+  const std::vector<unsigned>& targets_of(unsigned core) const {
+    static const std::vector<unsigned> kNone;
+    return core < in_.update_targets.size() ? in_.update_targets[core] : kNone;
+  }
   std::uint64_t budget_;
   SemaphorePlan& out_;
   std::vector<PlanQueueOps> queues_;
@@ -104,7 +108,7 @@ void Planner::classify() {
         observe(sem_id(core, ev.wait_idx),
                 fmt::format("waited on with == by {}", inst_text(pq.id, i)));
       if (ev.update_idx >= isa::kNumSemaphores) continue;
-      const SemId s = sem_id(update_target(core, pq.notes[i]), ev.update_idx);
+      const SemId s = sem_id(update_target(core, pq.notes[i], targets_of(core)), ev.update_idx);
       switch (static_cast<UpdateMode>(ev.update_mode)) {
         case UpdateMode::Increment: {
           auto& p = producers[s];
@@ -164,7 +168,7 @@ void Planner::build() {
         op.wait_sem = sem_id(core, ev.wait_idx);
         op.k = ev.sem_value;
       }
-      const unsigned target = update_target(core, pq.notes[i]);
+      const unsigned target = update_target(core, pq.notes[i], targets_of(core));
       if (ev.update_mode == static_cast<std::uint8_t>(UpdateMode::Increment) &&
           ev.update_idx < isa::kNumSemaphores && out_.exact(sem_id(target, ev.update_idx))) {
         op.incs = true;

@@ -49,9 +49,13 @@ inline constexpr SemId sem_id(unsigned core, unsigned idx) {
   return core * isa::kNumSemaphores + idx;
 }
 // The core whose semaphore an instruction of `core` updates: its own, or
-// the one its DMA descriptor names (update=inc(coreK:semN), SPEC §15).
-inline unsigned update_target(unsigned core, const isa::InstructionNote& n) {
-  return n.update_core != 0 ? n.update_core - 1u : core;
+// the one its DMA descriptor names (update=inc(coreK:semN), SPEC §15):
+// `targets[K]` (logical cores, `--lnc 2`), or K when it has none.
+inline unsigned update_target(unsigned core, const isa::InstructionNote& n,
+                              const std::vector<unsigned>& targets = {}) {
+  if (n.update_core == 0) return core;
+  const unsigned k = n.update_core - 1u;
+  return k < targets.size() ? targets[k] : k;
 }
 
 // What the plan reads of a program: each queue's instructions (their EVENTS),
@@ -64,6 +68,7 @@ struct PlanQueue {
 struct PlanInput {
   std::vector<PlanQueue> queues;
   std::vector<std::array<std::uint32_t, isa::kNumSemaphores>> start;  // by core
+  std::vector<std::vector<unsigned>> update_targets;                  // by core (update_target)
 };
 
 // The `ordinal`-th increment (1-based) of semaphore `sem` by queue `producer`.

@@ -40,11 +40,30 @@ void Device::connect() {
   owner.hbm.bandwidth.reset(hbm_bytes_per_s());
   sems_.clear();
   for (auto& c : cores_) sems_.push_back(&c->semaphores());
-  for (auto& c : cores_) {
-    c->share_hbm(owner);
+  for (auto& c : cores_) c->share_hbm(owner);
+  connect_semaphores();
+}
+
+void Device::connect_semaphores() {
+  for (unsigned i = 0; i < cores(); ++i)
     for (unsigned q = isa::kNumEngines; q < isa::kNumQueues; ++q)
-      c->sequencer(static_cast<isa::Queue>(q)).set_device_semaphores(&sems_);
-  }
+      cores_[i]
+          ->sequencer(static_cast<isa::Queue>(q))
+          .set_device_semaphores(&sems_, update_targets(i));
+}
+
+void Device::set_logical_cores(unsigned lnc) {
+  if (lnc == 0 || cores() % lnc != 0)
+    throw std::invalid_argument(
+        fmt::format("logical cores of {} on a device of {} cores", lnc, cores()));
+  lnc_ = lnc;
+}
+
+std::vector<unsigned> Device::update_targets(unsigned core) const {
+  std::vector<unsigned> t;
+  if (lnc_ == 1) return t;
+  for (unsigned k = 0; k < cores() / lnc_; ++k) t.push_back(lnc_ * k + core % lnc_);
+  return t;
 }
 
 void Device::reset(const Profile& profile) {
@@ -68,6 +87,16 @@ void check_driven_from_sc_main() {
 
 DeviceRunResult Device::run(const std::vector<bool>& active, const CoreRunSetup& setup) {
   check_driven_from_sc_main();
+  // A run's logical cores are its own: the next run names physical ones
+  // unless it says so again.
+  struct Logical {
+    Device& d;
+    ~Logical() {
+      d.lnc_ = 1;
+      d.connect_semaphores();
+    }
+  } logical{*this};
+  connect_semaphores();
   std::vector<TpbCore*> cores;
   for (auto& c : cores_) cores.push_back(c.get());
   DeviceRun run(cores, active, setup);
@@ -148,8 +177,20 @@ void DeviceRun::drive() {
       sc_core::sc_start();
       if (!any_running()) break;
       if (sc_core::sc_pending_activity()) continue;
+      // A core that a watchdog stopped stops the device there: the cores
+      // still waiting end as that watchdog's stop, as the engines of one
+      // core do when one waits for ever and another reaches the limit.
+      const sc::RunControl* stopped = nullptr;
       for (TpbCore* c : running_)
-        if (c->control_.running()) c->control_.abort();
+        if (!stopped && c->control_.watchdog() != sc::RunControl::Watchdog::None)
+          stopped = &c->control_;
+      for (TpbCore* c : running_)
+        if (c->control_.running()) {
+          if (stopped)
+            c->control_.expire(stopped->watchdog(), stopped->stop_ps());
+          else
+            c->control_.abort();
+        }
       while (any_running()) sc_core::sc_start();
     }
     for (TpbCore* c : running_) c->control_.set_pause_when_done(false);

@@ -81,6 +81,14 @@ class Device {
   // one time order (RetireRecord::core), its traces hold every core.
   DeviceRunResult run(const std::vector<bool>& active, const CoreRunSetup& setup);
 
+  // Logical cores of `lnc` physical cores (SPEC §15, `--lnc 2`) for the next
+  // run: a descriptor's `coreK:` names logical core K, i.e. the physical
+  // core at the updating core's place in K's pair (lnc K + place). Reset to 1
+  // by every run. std::invalid_argument when lnc does not divide the cores.
+  void set_logical_cores(unsigned lnc);
+  // The physical core of each `coreK:` for core `core` (empty: core K).
+  std::vector<unsigned> update_targets(unsigned core) const;
+
   // The last run's recorder.
   trace::Recorder& recorder() { return *recorder_; }
 
@@ -88,10 +96,13 @@ class Device {
   // The device's wiring after every reset: the HBM shared, every DMA queue
   // given the cores' semaphore banks (remote updates, SPEC §15).
   void connect();
+  // Every DMA queue given the banks and its core's update targets.
+  void connect_semaphores();
   Profile profile_;  // in_device(cores)
   std::vector<std::unique_ptr<TpbCore>> cores_;
   std::shared_ptr<trace::Recorder> recorder_;
   std::vector<sc::SemaphoreBank*> sems_;  // by core
+  unsigned lnc_ = 1;                      // set_logical_cores
 };
 
 // One run of 1..N cores (SPEC §12, §15): the only way cores run. A device's

@@ -307,7 +307,17 @@ void TpbCore::ensure_elaborated() {
   if (sc_core::sc_get_status() != sc_core::SC_ELABORATION) return;
   // Completes elaboration (port binding) so the backdoor can call through
   // the router; the sequencers wait for the start event.
-  sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  try {
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  } catch (const sc_core::sc_report& r) {
+    // The engines' coroutine stacks are mapped now: a process address-space
+    // limit too low for them is SystemC's E518, said plainly.
+    if (std::string(r.what()).find("(E518)") == std::string::npos) throw;
+    throw sc::HostSpaceError(
+        "no host address space left for the coroutine stacks of the cores' engines (SystemC: "
+        "stack setup failed): the process's address-space limit (ulimit -v) is too low for this "
+        "many cores (each takes about 100 MiB of address space, docs/PERFORMANCE.md)");
+  }
 }
 
 void TpbCore::backdoor(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
@@ -424,7 +434,19 @@ std::string TpbCore::pending_report() const {
     const std::string_view m = isa::opcode_mnemonic(s.opcode());
     const std::string op = fmt::format("opcode 0x{:02x}{}{}", s.opcode(), m.empty() ? "" : " ", m);
     const isa::Events& ev = s.blocked_on();
-    msg += fmt::format("{}{} instruction {} ", msg.empty() ? "" : "; ",
+    msg += msg.empty() ? "" : "; ";
+    // A DMA queue: its transfers in flight, then the descriptor it has not
+    // submitted yet (none once all are: its index is then past the last).
+    const std::uint64_t first = s.dma_unretired_first(), end = s.dma_unretired_end();
+    if (end > first)
+      msg += fmt::format(
+          "{} transfer{} {} not completed (dma_copy)", isa::engine_name(s.engine()),
+          end - first == 1 ? "" : "s",
+          end - first == 1 ? fmt::format("{}", first) : fmt::format("{}-{}", first, end - 1));
+    if (isa::is_dma_queue(s.engine()) &&
+        s.index() >= queues[static_cast<unsigned>(s.engine())].total())
+      continue;
+    msg += fmt::format("{}{} instruction {} ", end > first ? "; " : "",
                        isa::engine_name(s.engine()), s.index());
     if (s.blocked())
       msg += fmt::format("waits for sem[{}] {} {} (sem[{}] = {}): {}", ev.wait_idx,

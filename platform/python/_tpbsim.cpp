@@ -9,8 +9,12 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <poll.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -39,6 +43,7 @@
 #include "platform/run/no_sc_main.h"
 #include "platform/run/request.h"
 #include "platform/run/session.h"
+#include "platform/run/staged_outputs.h"
 
 namespace py = pybind11;
 
@@ -102,6 +107,13 @@ void translate(std::exception_ptr p) {
     raise_as("InputError", e.what());
   } catch (const std::runtime_error& e) {  // a spool file, a backdoor access
     raise_as("Error", e.what());
+  } catch (const sc_core::sc_report& e) {  // SystemC's own: E518, no memory for its stacks
+    std::string m = e.what();
+    m = m.substr(0, m.find('\n'));
+    if (m.find("(E518)") != std::string::npos)
+      m += " (the address space this process may take, ulimit -v, is too small for the cores' "
+           "stacks)";
+    raise_as("Error", ("SystemC: " + m).c_str());
   }
 }
 
@@ -370,7 +382,7 @@ class Session {
     req.threads = threads.is_none() ? 0 : run::check_threads(host_int(threads, "threads"));
     req.racecheck = racecheck;
     req.races_file = races;
-    run::check_races_file(req, "races=FILE", "racecheck=True, as --races FILE needs --racecheck");
+    run::check_races_file(req, "races=FILE", "racecheck=True");  // Python's names, not flags
 
     // Signals: Python's C handler only records a signal; its Python handler
     // runs in PyErr_CheckSignals, asked here (with the GIL, at most every
@@ -446,6 +458,35 @@ class Session {
   std::vector<std::unique_ptr<isa::SpooledProgram>> programs_;  // per core
   bool running_ = false;
 };
+
+// An output of the package's own (tpbsim.torch.profile's merged trace),
+// written as a run's outputs are (staged_outputs.h): through a staging file
+// nobody can predict, renamed into place; a device or FIFO in place.
+void write_output(const std::string& path, const py::bytes& data) {
+  const std::string bytes = data;
+  py::gil_scoped_release unlocked;
+  run::OutputFile f(path);
+  try {
+    const char* p = bytes.data();
+    std::size_t left = bytes.size();
+    while (left > 0) {
+      const ssize_t n = ::write(f.fd(), p, left);
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
+        pollfd w{f.fd(), POLLOUT, 0};
+        ::poll(&w, 1, 100);
+        continue;
+      }
+      if (n < 0)
+        throw run::OutputError(fmt::format("{}: cannot write ({})", path, std::strerror(errno)));
+      p += n;
+      left -= static_cast<std::size_t>(n);
+    }
+    f.commit();
+  } catch (...) {
+    f.discard();
+    throw;
+  }
+}
 
 // ----------------------------------------------------------- programs, ISA
 
@@ -834,6 +875,9 @@ void bind_functions(py::module_& m) {
     }
     return out;
   });
+  m.attr("MAX_CORES") = platform::Device::kMaxCores;
+  m.def("output_problem", &run::output_problem);
+  m.def("write_output", &write_output);
   m.def("check_threads", [](py::handle n) { return run::check_threads(host_int(n, "threads")); });
   m.def("parse_sim_time", [](const std::string& s) {
     std::uint64_t ps = 0;

@@ -96,7 +96,7 @@ MemSpec parse_mem_spec(const std::string& full, bool dump) {
   m.core = core_prefix(full, spec);
   const std::size_t at = spec_file_start(spec);
   if (at == std::string::npos || at == spec.size())
-    throw SpecError(fmt::format("'{}': expected ...=FILE.npy", spec));
+    throw SpecError(fmt::format("'{}': expected ...=FILE.npy", full));
   m.file = spec.substr(at);
   const std::vector<std::string> f = split(spec.substr(0, at - 1), ':');
   if (!f.empty() && is_hbm(f[0])) {
@@ -105,25 +105,25 @@ MemSpec parse_mem_spec(const std::string& full, bool dump) {
           "'{}': the HBM is the device's: hbm: takes no core prefix (every core sees it)", full));
     if (f.size() != (dump ? 4u : 2u))
       throw SpecError(
-          fmt::format("'{}': expected {}", spec,
+          fmt::format("'{}': expected {}", full,
                       dump ? "hbm:OFFSET:ROWSxCOLS:DTYPE=FILE.npy" : "hbm:OFFSET=FILE.npy"));
     m.place.hbm = true;
-    m.place.offset = parse_uint(f[1], "HBM offset", spec);
+    m.place.offset = parse_uint(f[1], "HBM offset", full);
     if (dump) parse_dump_shape(m, f[2], f[3]);
     return m;
   }
   const std::size_t want = dump ? 5 : 3;
   if (f.size() != want)
-    throw SpecError(fmt::format("'{}': expected {}", spec,
+    throw SpecError(fmt::format("'{}': expected {}", full,
                                 dump ? "sbuf|psum:PARTITION:OFFSET:ROWSxCOLS:DTYPE=FILE.npy"
                                      : "sbuf|psum:PARTITION:OFFSET=FILE.npy"));
   try {  // the name check of every host (host_args.h)
     m.place.region = memory_region(f[0]);
   } catch (const InputError& e) {
-    throw SpecError(fmt::format("'{}': {}", spec, e.what()));
+    throw SpecError(fmt::format("'{}': {}", full, e.what()));
   }
-  m.place.partition = in_spec(spec, check_partition, parse_uint(f[1], "partition", spec));
-  m.place.offset = in_spec(spec, check_offset, parse_uint(f[2], "offset", spec));
+  m.place.partition = in_spec(full, check_partition, parse_uint(f[1], "partition", full));
+  m.place.offset = in_spec(full, check_offset, parse_uint(f[2], "offset", full));
   if (dump) parse_dump_shape(m, f[3], f[4]);
   return m;
 }
@@ -145,13 +145,13 @@ TileSpec parse_tile_spec(const std::string& full, bool dump) {
   t.core = core_prefix(full, spec);
   const std::size_t at = spec_file_start(spec);
   if (at == std::string::npos || at == spec.size())
-    throw SpecError(fmt::format("'{}': expected tile:N{}=FILE.npy", spec, dump ? "" : "[:COL]"));
+    throw SpecError(fmt::format("'{}': expected tile:N{}=FILE.npy", full, dump ? "" : "[:COL]"));
   t.file = spec.substr(at);
   const std::vector<std::string> f = split(spec.substr(0, at - 1), ':');
   if (f.size() != 2 && (dump || f.size() != 3))
-    throw SpecError(fmt::format("'{}': expected tile:N{}=FILE.npy", spec, dump ? "" : "[:COL]"));
-  t.tile = in_spec(spec, check_tile, parse_uint(f[1], "tile number", spec));
-  if (f.size() == 3) t.col = in_spec(spec, check_tile_col, parse_uint(f[2], "physical Col", spec));
+    throw SpecError(fmt::format("'{}': expected tile:N{}=FILE.npy", full, dump ? "" : "[:COL]"));
+  t.tile = in_spec(full, check_tile, parse_uint(f[1], "tile number", full));
+  if (f.size() == 3) t.col = in_spec(full, check_tile_col, parse_uint(f[2], "physical Col", full));
   return t;
 }
 

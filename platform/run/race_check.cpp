@@ -30,10 +30,13 @@ race::CoreProgram core_program(platform::TpbCore& core, const isa::SpooledProgra
 }  // namespace
 
 std::unique_ptr<race::Detector> make_detector(const std::vector<platform::TpbCore*>& cores,
-                                              const std::vector<isa::SpooledProgram*>& programs) {
+                                              const std::vector<isa::SpooledProgram*>& programs,
+                                              const std::vector<std::vector<unsigned>>& targets) {
   std::vector<race::CoreProgram> v;
-  for (std::size_t i = 0; i < cores.size(); ++i)
+  for (std::size_t i = 0; i < cores.size(); ++i) {
     v.push_back(core_program(*cores[i], i < programs.size() ? programs[i] : nullptr));
+    if (i < targets.size()) v.back().update_targets = targets[i];
+  }
   return std::make_unique<race::Detector>(std::move(v));
 }
 

@@ -21,8 +21,9 @@ namespace tpb::run {
 // Accesses of every core are checked against each other (the HBM is the
 // device's), and a DMA descriptor's update of another core's semaphore
 // releases into that core's.
-std::unique_ptr<race::Detector> make_detector(const std::vector<platform::TpbCore*>& cores,
-                                              const std::vector<isa::SpooledProgram*>& programs);
+std::unique_ptr<race::Detector> make_detector(
+    const std::vector<platform::TpbCore*>& cores, const std::vector<isa::SpooledProgram*>& programs,
+    const std::vector<std::vector<unsigned>>& targets = {});
 
 // One race a line (race::race_json); throws std::runtime_error naming the
 // file when it cannot be written.

@@ -82,6 +82,28 @@ void parse_cores(const RunOptions& o, Prepared& p) {
         programs, p.spec.cores, p.spec.cores == 1 ? "" : "s", p.spec.cores));
 }
 
+// The programs' .arch lines agree (those without one take the others').
+void check_one_arch(const std::vector<std::string>& files,
+                    const std::vector<std::unique_ptr<isa::SpooledProgram>>& programs,
+                    unsigned lnc) {
+  std::optional<isa::Arch> first;
+  std::size_t first_at = 0;
+  for (std::size_t i = 0; i < programs.size(); i += lnc) {
+    const std::optional<isa::Arch> a = programs[i]->arch();
+    if (!a) continue;
+    if (!first) {
+      first = a;
+      first_at = i / lnc;
+    } else if (*a != *first) {
+      throw InputError(fmt::format(
+          "{} says .arch {} and {} .arch {}: the cores of a device are of one generation "
+          "(--arch runs every program on one)",
+          isa::excerpt(files[i / lnc]), isa::arch_name(*a), isa::excerpt(files[first_at]),
+          isa::arch_name(*first)));
+    }
+  }
+}
+
 // The programs (each read once into per-engine spools: bounded memory, any
 // length), the generation and the options of the core and the traces.
 void read_program(const RunOptions& o, Prepared& p, CommandOutcome& out) {
@@ -97,7 +119,15 @@ void read_program(const RunOptions& o, Prepared& p, CommandOutcome& out) {
       }
     }
   isa::Arch arch = p.programs[0]->arch().value_or(isa::Arch::Mariana);
-  if (!o.arch.empty()) arch = parse_arch_option(o.arch);
+  if (!o.arch.empty()) {
+    arch = parse_arch_option(o.arch);
+  } else {
+    // A device's cores are of one generation: programs that say different
+    // ones are refused (--arch runs them all on one, as it overrides one).
+    check_one_arch(files, p.programs, p.lnc);
+    for (const auto& prog : p.programs)
+      if (prog->arch()) arch = *prog->arch();
+  }
   p.spec.arch = arch;
   out.arch = std::string(isa::arch_name(arch));
   if (!o.mx_emax.empty()) p.spec.mx_emax = parse_mx_emax(o.mx_emax);
@@ -210,6 +240,9 @@ CommandOutcome run_once(const RunOptions& o) {
   }
   try {
     out.report = session->run(p.req, *p.outputs);
+  } catch (const HostError& e) {
+    out.errors.push_back(e.what());
+    return out;
   } catch (const InputError& e) {
     out.errors.push_back(e.what());
     return out;

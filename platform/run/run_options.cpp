@@ -127,11 +127,16 @@ RunOptions parse_run_args(const std::vector<std::string>& args, bool* help) {
     throw UsageError(e.what());
   }
   if (help) *help = vm.count("help") > 0;
-  // A path option given an empty value is an error, not an option ignored.
-  for (const RunOption& opt : run_option_table())
-    if ((opt.role == OptionRole::InputFile || opt.role == OptionRole::OutputFile) &&
-        vm.count(opt.name) && (o.*opt.text).empty())
+  // An option given an empty value is an error, not an option ignored
+  // (`--cores ""` ran the default device).
+  for (const RunOption& opt : run_option_table()) {
+    if (!opt.text || !vm.count(opt.name) || !(o.*opt.text).empty()) continue;
+    if (opt.role == OptionRole::InputFile || opt.role == OptionRole::OutputFile)
       throw InputError(fmt::format("--{}: empty path", opt.name));
+    if (opt.role == OptionRole::Setting)
+      throw InputError(
+          fmt::format("--{} '': an empty value (leave the option out for its default)", opt.name));
+  }
   return o;
 }
 

@@ -19,6 +19,13 @@ class InputError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+// The host could not hold what a run needed (an HBM chunk first touched
+// mid-run, under ulimit -v): the run stopped there, its outputs written up to
+// the stop (exit 1; Python tpbsim.Error).
+class HostError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 // A command line the option parser refuses (unknown option, missing value).
 class UsageError : public InputError {
  public:

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <new>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 #include <fmt/format.h>
@@ -16,6 +17,7 @@
 #include "models/sc/memory/core_memory_map.h"
 #include "platform/core/device.h"
 #include "platform/cosim/cosim.h"
+#include "platform/run/coroutine_fork.h"
 #include "platform/run/host_args.h"
 #include "platform/run/output_set.h"
 #include "platform/run/race_check.h"
@@ -65,6 +67,8 @@ void after_fork_in_child() {
   if (h.running) {
     const_cast<CoreHost*>(h.running)->broken = true;
     h.running = nullptr;
+    // The coroutine that thread ran at the fork is no current one here.
+    reset_coroutines_after_fork();
   }
 }
 void make_current(sc_core::sc_simcontext* ctx) {
@@ -125,7 +129,10 @@ void check_remote_cores(isa::SpooledProgram& p, unsigned cores) {
         const isa::RawInst& w = buf[i];
         if (w[0] != static_cast<std::uint8_t>(isa::Opcode::DmaCopy)) continue;
         const unsigned core = w[offsetof(isa::DmaDescriptor, update_core)];
-        if (core <= cores) continue;
+        // Without an update mode the byte updates nothing: the run's check
+        // names it (dma_valid_update_core), not as an update of a semaphore.
+        const unsigned mode = w[offsetof(isa::DmaDescriptor, events) + 2];
+        if (core <= cores || mode == 0) continue;
         throw InputError(fmt::format(
             "{}: {}[{}] dma_copy updates a semaphore of core{} (update=...(core{}:sem{})), a core "
             "this device of {} core{} does not have",
@@ -175,7 +182,14 @@ void Session::open(platform::Profile profile, const CoreSpec& spec) {
     auto fresh = std::make_unique<CoreHost>();
     fresh->ctx = g.all.empty() ? sc_core::sc_get_curr_simcontext() : new sc_core::sc_simcontext;
     make_current(fresh->ctx);
-    fresh->device = new platform::Device(cores, profile);
+    try {
+      fresh->device = new platform::Device(cores, profile);
+    } catch (const std::bad_alloc&) {
+      throw sc::HostSpaceError(fmt::format(
+          "no host address space left to make a device of {} core{} (each takes about 100 MiB "
+          "of address space, docs/PERFORMANCE.md): the machine, or a limit such as ulimit -v",
+          cores, cores == 1 ? "" : "s"));
+    }
     if (cosim) fresh->cosim = cosim::attach(fresh->device->core(0), {spec.cosim_vcd});
     cosim_ = fresh->cosim;
     h = fresh.release();
@@ -199,6 +213,7 @@ void Session::select(unsigned core) {
 void Session::set_core_id(unsigned id) {
   for (unsigned e = 0; e < isa::kNumEngines; ++e)
     core().set_reg(static_cast<isa::Queue>(e), kCoreIdRegister, id);
+  if (device_->cores() % 2 == 0) device_->set_logical_cores(2);
 }
 
 std::vector<bool> Session::loaded_cores() const {
@@ -439,8 +454,12 @@ SessionReport Session::run(const SessionRequest& req, OutputSet& outputs) {
   if (req.racecheck) {
     // Every core's accesses against every other's (SPEC §15).
     std::vector<platform::TpbCore*> cores;
-    for (unsigned c = 0; c < device_->cores(); ++c) cores.push_back(&device_->core(c));
-    detector = make_detector(cores, loaded_);
+    std::vector<std::vector<unsigned>> targets;  // logical cores: whom coreK: updates
+    for (unsigned c = 0; c < device_->cores(); ++c) {
+      cores.push_back(&device_->core(c));
+      targets.push_back(device_->update_targets(c));
+    }
+    detector = make_detector(cores, loaded_, targets);
     setup.race = detector.get();
   }
   {
@@ -455,7 +474,19 @@ SessionReport Session::run(const SessionRequest& req, OutputSet& outputs) {
   // on a thread of its own: after sc_start the main thread's stack is one
   // SystemC's coroutines switched away from, and AddressSanitizer misreads
   // an exception thrown there (a write error) as a stack-buffer-overflow.
-  std::thread([&] { outputs.finish(*this, rep); }).join();
+  // A host out of address space (HBM chunks a run mapped, under ulimit -v)
+  // may have no room for that thread's stack: then on this one.
+  try {
+    std::thread([&] { outputs.finish(*this, rep); }).join();
+  } catch (const std::system_error&) {
+    outputs.finish(*this, rep);
+  }
+  // The host could not hold what the run touched (HBM chunks under
+  // ulimit -v): an error of the host, not of the program, after every
+  // output was written up to the stop.
+  if (rep.result.fault && rep.result.fault->kind == "host")
+    throw HostError(rep.result.message +
+                    " (the run stopped there; its outputs are complete up to that point)");
   return rep;
 }
 

@@ -167,10 +167,12 @@ class Session {
   // The core that core(), load(), write_rows / read_rows and the tile and
   // .npy helpers below address from now on (RangeError past the device).
   void select(unsigned core);
-  unsigned selected() const { return selected_; }
-  // SPEC §15 logical cores: the selected core's place in its logical core
-  // (kCoreIdRegister of every compute engine).
+  // `--lnc 2` (SPEC §15) for the next run: the selected core is place `id`
+  // (0, 1) of its logical core: r31 of every compute engine, and a
+  // descriptor's `coreK:` names logical core K (the physical core at this
+  // place of K's pair; platform::Device::set_logical_cores).
   void set_core_id(unsigned id);
+  unsigned selected() const { return selected_; }
   // Every core's configuration (its profile's figures per core).
   const platform::CoreConfig& config() const { return device_->config(); }
   // The device's HBM capacity, every core's hbm.bytes pooled (SPEC §15).

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -386,22 +387,29 @@ void OutputFile::commit() {
 std::string refused_outputs(const std::vector<std::pair<std::string, std::string>>& outputs,
                             const std::vector<std::pair<std::string, std::string>>& inputs) {
   namespace fs = std::filesystem;
+  // Two names of one file: each resolved to the file it would write (the
+  // final target of a chain of links, followed even when it does not exist
+  // yet, as the output's writer follows it), then to its canonical path.
   auto same = [](const std::string& a, const std::string& b) {
     std::error_code e1, e2;
-    const fs::path pa = fs::weakly_canonical(a, e1), pb = fs::weakly_canonical(b, e2);
+    const fs::path pa = fs::weakly_canonical(output_target(a), e1);
+    const fs::path pb = fs::weakly_canonical(output_target(b), e2);
     return e1 || e2 ? a == b : pa == pb;
   };
   std::vector<std::string> bad;
+  // Each clash once (a program given for two cores is one input).
+  auto refuse = [&bad](std::string line) {
+    if (std::find(bad.begin(), bad.end(), line) == bad.end()) bad.push_back(std::move(line));
+  };
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const auto& [opt, path] = outputs[i];
     for (const auto& [iopt, ipath] : inputs)
       if (same(path, ipath))
-        bad.push_back(
-            fmt::format("{} {} names the input of {}", shown(opt), shown(path), shown(iopt)));
+        refuse(fmt::format("{} {} names the input of {}", shown(opt), shown(path), shown(iopt)));
     for (std::size_t j = 0; j < i; ++j)
       if (same(path, outputs[j].second))
-        bad.push_back(fmt::format("{} {} names the output of {} too", shown(opt), shown(path),
-                                  shown(outputs[j].first)));
+        refuse(fmt::format("{} {} names the output of {} too", shown(opt), shown(path),
+                           shown(outputs[j].first)));
   }
   if (bad.empty())
     for (const auto& [opt, path] : outputs) {

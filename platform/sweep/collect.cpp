@@ -52,21 +52,28 @@ std::string failure(const fs::path& dir, int exit_code) {
   return fmt::format("exit {}{}", exit_code, err.empty() ? "" : ": " + shown(err));
 }
 
-// The metrics of a point's `tpbsim run --stats`.
+// The metrics of a point's `tpbsim run --stats`. A device of several cores
+// names its engines `coreK.ENGINE`: each column is then the sum over the
+// cores, and the utilization their mean (busy time over cores x the run's
+// time; docs/SWEEPS.md).
 void read_stats(const json& s, Row& row) {
   const double sim_ns = s.at("simulated_ps").get<double>() / 1e3;
   row.m["simulated_ns"] = sim_ns;
+  std::map<std::string, unsigned> cores;  // by engine: how many cores have it
   for (const json& e : s.at("engines")) {
-    const std::string n = e.at("name");
+    std::string n = e.at("name");
+    if (n.rfind("core", 0) == 0 && n.find('.') != std::string::npos) n = n.substr(n.find('.') + 1);
+    ++cores[n];
     const double busy = e.at("busy_cycles").get<double>(), mhz = e.at("clock_mhz").get<double>();
     const double busy_ns = mhz > 0 ? busy * 1e3 / mhz : 0;
-    row.m[n + "_instructions"] = e.at("instructions").get<double>();
-    row.m[n + "_busy_cycles"] = busy;
-    row.m[n + "_stall_cycles"] = e.at("stall_cycles").get<double>();
-    row.m[n + "_memory_stall_cycles"] = e.value("memory_stall_cycles", 0.0);
-    row.m[n + "_busy_ns"] = busy_ns;
-    row.m[n + "_utilization"] = sim_ns > 0 ? busy_ns / sim_ns : 0;
+    row.m[n + "_instructions"] += e.at("instructions").get<double>();
+    row.m[n + "_busy_cycles"] += busy;
+    row.m[n + "_stall_cycles"] += e.at("stall_cycles").get<double>();
+    row.m[n + "_memory_stall_cycles"] += e.value("memory_stall_cycles", 0.0);
+    row.m[n + "_busy_ns"] += busy_ns;
   }
+  for (const auto& [n, k] : cores)
+    row.m[n + "_utilization"] = sim_ns > 0 ? row.m[n + "_busy_ns"] / (k * sim_ns) : 0;
 }
 
 Row read_point(const json& plan, std::size_t i) {

@@ -4,6 +4,7 @@
 // --timing` run directly, and the errors a user meets named.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -382,4 +383,42 @@ TEST(Sweep, CmdTxtTakesEveryRunOptionInBothSpellingsAndOutputsStayInThePoint) {
 }
 
 }  // namespace
+
+// Issue 40 (minor): a workload of several cores (`--cores 2`, stats naming
+// core0.pool, core1.pool) fills the engine columns: the sum over the cores,
+// the utilization their mean; two cores running one workload each are twice
+// the instructions and busy cycles of one, at the same utilization (they
+// were empty).
+TEST(Sweep, ADeviceWorkloadFillsTheEngineColumns) {
+  const std::string d = scratch_dir("sweep-cores");
+  std::string prog = ".arch mariana\n.engine pool\n";
+  for (int i = 0; i < 3; ++i)
+    prog +=
+        "tensor_dequantize fmt=e2m1_to_e5m2 group=0 channels=1 "
+        "src=t3d(sbuf(0, 0x0), step=[1, 0, 0], num=[8, 1, 1]) "
+        "dst=t3d(sbuf(0, 0x10000), step=[1, 0, 0], num=[16, 1, 1])\n";
+  for (const char* w : {"/one", "/two"}) {
+    ASSERT_EQ(::mkdir((d + w).c_str(), 0755), 0);
+    std::ofstream(d + w + "/p0.tpb") << prog;
+    std::ofstream(d + w + "/p1.tpb") << prog;
+  }
+  std::ofstream(d + "/one/cmd.txt") << "p0.tpb\n";
+  std::ofstream(d + "/two/cmd.txt") << "--cores 2\np0.tpb\np1.tpb\n";
+  const json s = {{"name", "cores"},
+                  {"workloads", {d + "/one", d + "/two"}},
+                  {"parameters", {{{"key", "dma.mbytes_per_s"}, {"values", {33000}}}}}};
+  std::ofstream(d + "/sweep.json") << s.dump(2);
+  const ToolResult r = run_tool("sweep " + d + "/sweep.json --out " + d + "/out --no-plot");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Csv rows = read_csv(d + "/out/results.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  const auto& one = rows[0];
+  const auto& two = rows[1];
+  ASSERT_EQ(one.at("pool_instructions"), "3");
+  EXPECT_EQ(two.at("pool_instructions"), "6");
+  EXPECT_EQ(std::stod(two.at("pool_busy_cycles")), 2 * std::stod(one.at("pool_busy_cycles")));
+  EXPECT_EQ(two.at("pool_utilization"), one.at("pool_utilization"));
+  EXPECT_EQ(two.at("simulated_ns"), one.at("simulated_ns"));
+}
+
 }  // namespace tpb::e2e

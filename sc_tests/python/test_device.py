@@ -318,17 +318,19 @@ def test_the_race_check_covers_accesses_of_different_cores(tmp_path):
         bad = dev.run([unordered0, unordered1], racecheck=True)
     assert bad.race_count == 1
     (race,) = bad.races
-    assert race["memory"] == "hbm" and race["kinds"] == ["RAW"]
-    assert race["message"].startswith("no semaphore orders core1.dma3[0] dma_copy")
-    assert "after core0.dma1[0] dma_copy" in race["message"]
-    assert race["message"].endswith("RAW on hbm bytes 0x40000-0x40fff")
+    # Named in the order they happened (issue 40): core 1's load read the
+    # bytes before core 0's store wrote them.
+    assert race["memory"] == "hbm" and race["kinds"] == ["WAR"]
+    assert race["message"].startswith("no semaphore orders core0.dma1[0] dma_copy")
+    assert "after core1.dma3[0] dma_copy" in race["message"]
+    assert race["message"].endswith("WAR on hbm bytes 0x40000-0x40fff")
     # the CLI: exit 5, the same race
     (tmp_path / "p0.tpb").write_text(unordered0)
     (tmp_path / "p1.tpb").write_text(unordered1)
     p = subprocess.run([TPBSIM_BIN, "run", "--cores", "2", "p0.tpb", "p1.tpb", "--racecheck"],
                        cwd=tmp_path, capture_output=True, text=True)
     assert p.returncode == 5
-    assert "no semaphore orders core1.dma3[0] dma_copy (p1.tpb:2" in p.stderr
+    assert "no semaphore orders core0.dma1[0] dma_copy (p0.tpb:" in p.stderr
 
 
 def test_traces_of_a_device_whose_core0_is_idle(tmp_path):
@@ -338,3 +340,31 @@ def test_traces_of_a_device_whose_core0_is_idle(tmp_path):
     cli("run", "--cores", "2", "idle.tpb", "p1.tpb", "--vcd", "t.vcd", cwd=tmp_path)
     gtkw = (tmp_path / "t.gtkw").read_text()
     assert "tpb.core1.dma2" in gtkw
+
+
+def test_program_keys_and_run_flags_are_checked_and_named():
+    """Issue 40: {"1": p} raised a raw TypeError, {True: p} ran core 1,
+    racecheck="no" checked; a closed Device said "this Core is closed"."""
+    prog = ".engine pool\n"
+    dev = tpbsim.Device(cores=2)
+    with pytest.raises(tpbsim.ArgumentTypeError, match="the key '1' must be a core number"):
+        dev.run({"1": prog})
+    with pytest.raises(tpbsim.ArgumentTypeError, match="the key True must be a core number"):
+        dev.run({True: prog})
+    assert dev.run({np.int64(1): prog}).status == "ok"
+    for flag in ("racecheck", "timing_only", "keep_retires"):
+        for bad in ("no", 1, None):
+            with pytest.raises(tpbsim.ArgumentTypeError, match=f"{flag} must be True or False"):
+                dev.run([prog], **{flag: bad})
+            with pytest.raises(tpbsim.ArgumentTypeError, match=f"{flag} must be True or False"):
+                dev.core(0).run(prog, **{flag: bad})
+    assert dev.run([prog], racecheck=np.bool_(True)).races == []
+    dev.close()
+    for call in (lambda: dev.run([prog]), lambda: dev.core(1).read("sbuf", 0, 0, 4, "u8"),
+                 lambda: dev.now_ps):
+        with pytest.raises(tpbsim.Error, match="this Device is closed"):
+            call()
+    with pytest.raises(tpbsim.Error, match="this Core is closed"):
+        c = tpbsim.Core()
+        c.close()
+        c.run(prog)

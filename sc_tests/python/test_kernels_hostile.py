@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import tpbsim
+from conftest import WORKLOADS
 from tpbsim.kernels import access, gemm, quant
 
 FORMATS = list(quant.WEIGHT_FORMATS)
@@ -28,13 +29,37 @@ DATA = pathlib.Path(__file__).parent / "data"
 N_EDGES = [2047, 2048, 2049, 4097, 6145]
 
 
-def _cli(cwd, *args, timeout=300, **kw):
+def _env():
+    """This environment, its PYTHONPATH absolute (the command runs elsewhere)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(d) for d in
                                         env.get("PYTHONPATH", "").split(os.pathsep) if d)
+    return env
+
+
+def _cli(cwd, *args, timeout=300, **kw):
     return subprocess.run([sys.executable, "-m", "tpbsim.kernels", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout,
+                          capture_output=True, text=True, cwd=cwd, env=_env(), timeout=timeout,
                           **kw)
+
+
+def _start(cwd, *args):
+    """The command started in the background (a Popen), for a signal mid-run."""
+    return subprocess.Popen([sys.executable, "-m", "tpbsim.kernels", *map(str, args)], cwd=cwd,
+                            env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for(proc, ready, step=0.05):
+    """Waits (up to 240 s, the process alive) until ``ready()``."""
+    deadline = time.monotonic() + 240
+    while not ready() and time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(step)
+
+
+# A run long enough to be stopped in the middle (its program is made in a few
+# seconds, its run takes longer).
+LONG = ["gemm", "--m", 1024, "--k", 4096, "--n", 8192, "--weights", "mxfp4", "--timing-only"]
 
 
 def _kernel(m, k, n, fmt, arch, placement="dma", **kw):
@@ -262,7 +287,8 @@ def test_a_timing_only_run_removes_an_earlier_runs_values(tmp_path):
     p = _cli(tmp_path, "gemm", "--m", 64, "--k", 256, "--n", 256, "--weights", "mxfp8", "--out",
              out, "--timing-only", "--no-traces")
     assert p.returncode == 0, p.stderr
-    left = set(os.listdir(out))
+    # Beside the run's files, the manifest of what it wrote (.gemm-files).
+    left = {x for x in os.listdir(out) if x != ".gemm-files"}
     assert left == {"report.json", "program.tpb", "mine.txt"}, left
     rep = json.loads((out / "report.json").read_text())
     assert set(rep["files"]) == left - {"mine.txt"}
@@ -278,26 +304,16 @@ def test_an_emit_only_run_leaves_no_earlier_report(tmp_path):
     p = _cli(tmp_path, "gemm", "--m", 8, "--k", 64, "--n", 64, "--weights", "int4", "--out",
              out, "--emit-only", "--timing-only")
     assert p.returncode == 0, p.stderr
-    assert set(os.listdir(out)) == {"program.tpb", "cmd.txt"}
+    assert set(os.listdir(out)) == {"program.tpb", "cmd.txt", ".gemm-files"}
 
 
 def test_ctrl_c_leaves_only_this_runs_files_and_says_so(tmp_path):
     out = tmp_path / "o"
     assert _cli(tmp_path, "gemm", "--m", 8, "--k", 64, "--n", 64, "--weights", "mxfp4",
                 "--out", out).returncode == 0
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(d) for d in
-                                        env.get("PYTHONPATH", "").split(os.pathsep) if d)
-    proc = subprocess.Popen([sys.executable, "-m", "tpbsim.kernels", "gemm", "--m", "1024",
-                             "--k", "4096", "--n", "8192", "--weights", "mxfp4", "--out",
-                             str(out), "--timing-only"], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = _start(tmp_path, *LONG, "--out", out)
     # This run's program.tpb: written after the earlier run's files were removed.
-    deadline = time.monotonic() + 240
-    while ((out / "report.json").exists() or not (out / "program.tpb").exists()) \
-            and time.monotonic() < deadline:
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
+    _wait_for(proc, lambda: not (out / "report.json").exists() and (out / "program.tpb").exists())
     time.sleep(0.3)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
@@ -525,3 +541,264 @@ def test_random_argument_lists_exit_0_1_or_2_and_never_a_traceback(tmp_path, cap
         assert "Traceback" not in out.err, (argv, out.err)
         outcomes[code] = outcomes.get(code, 0) + 1
     assert outcomes.get(0, 0) >= 10 and outcomes.get(1, 0) >= 50, outcomes
+
+
+# ----------------------------------------------------------------- issue 40: --out, --cores
+
+SMALL = ["--m", 64, "--k", 256, "--n", 1024, "--weights", "mxfp8"]
+
+
+def _listing(out):
+    """--out's entries but the manifest of what the last run wrote."""
+    return {x for x in os.listdir(out) if x != ".gemm-files"}
+
+
+def _snapshot(out):
+    return {x: (out / x).read_bytes() for x in os.listdir(out) if (out / x).is_file()}
+
+
+def test_a_run_over_cores_and_an_emit_leave_no_earlier_runs_file(tmp_path):
+    """Issue 40 item 5: a one-core run, then `--cores 2 --timing-only` into the same
+    --out left the old out.npy (a_used.npy, w_used.npy) beside the new report; an
+    --emit-only left a full run's files and the other way round. One path for
+    --out: what is there after a run is that run's, and report.json / the
+    manifest list it."""
+    out = tmp_path / "o"
+    assert _cli(tmp_path, "gemm", *SMALL, "--out", out).returncode == 0
+    p = _cli(tmp_path, "gemm", *SMALL, "--cores", 2, "--timing-only", "--out", out)
+    assert p.returncode == 0, p.stderr
+    rep = json.loads((out / "report.json").read_text())
+    assert rep["cores"] == 2
+    assert _listing(out) == set(rep["files"]), (_listing(out), rep["files"])
+    assert not {"out.npy", "a_used.npy", "w_used.npy", "program.tpb"} & _listing(out)
+    assert "replaced an earlier run's" in p.stdout and "out.npy" in p.stdout
+    p = _cli(tmp_path, "gemm", *SMALL, "--emit-only", "--timing-only", "--out", out)
+    assert p.returncode == 0, p.stderr
+    assert _listing(out) == {"program.tpb", "cmd.txt"}
+    p = _cli(tmp_path, "gemm", *SMALL, "--cores", 2, "--emit-only", "--timing-only", "--out",
+             out)
+    assert p.returncode == 0, p.stderr
+    assert _listing(out) == {"program_0.tpb", "program_1.tpb", "cmd.txt"}
+    p = _cli(tmp_path, "gemm", *SMALL, "--no-traces", "--out", out)
+    assert p.returncode == 0, p.stderr
+    assert _listing(out) == {"program.tpb", "report.json", "out.npy", "a_used.npy",
+                             "w_used.npy"}
+
+
+def test_ctrl_c_of_a_run_over_cores_says_what_out_holds(tmp_path):
+    """Issue 40 item 5: Ctrl-C of a --cores run said "an earlier run's files were
+    removed" while they were all still there; what it says is what is there."""
+    out = tmp_path / "o"
+    assert _cli(tmp_path, "gemm", *SMALL, "--out", out).returncode == 0
+    earlier = _listing(out)
+    proc = _start(tmp_path, *LONG, "--cores", 2, "--out", out)
+    _wait_for(proc, (out / "program_1.tpb").exists)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "this run's program_0.tpb program_1.tpb" in err and "Traceback" not in err, err
+    left = _listing(out)
+    done = set(err.split("holds this run's ")[1].split(" only")[0].split())
+    removed = set(err.split("an earlier run's ")[1].split(" were removed")[0].split())
+    assert "report.json" not in left and done == left, (done, left)
+    assert removed == earlier and not (removed - done) & left, (removed, left)
+
+
+def test_the_whole_problems_sizes_are_refused_at_once_over_cores(tmp_path):
+    """Issue 40 item 6: `--m 1 --k 32 --n 4380000000 --weights mxfp4 --cores 32
+    --timing-only` was refused only after 128 s and 2.8 GB (each block's program
+    checked, then made, one after another); the whole problem's closed-form
+    sizes refuse it at once, naming it and the device."""
+    t0 = time.monotonic()
+    p = _cli(tmp_path, "gemm", "--m", 1, "--k", 32, "--n", 4380000000, "--weights", "mxfp4",
+             "--cores", 32, "--timing-only", "--out", tmp_path / "o", timeout=60)
+    took = time.monotonic() - t0
+    assert p.returncode == 1, (p.returncode, p.stderr)
+    assert "the 1 x 32 x 4380000000 GEMM over 32 cores" in p.stderr, p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
+    assert took < 30 and not (tmp_path / "o").exists()
+    # The device's HBM is named as the device's.
+    with pytest.raises(gemm.GemmError, match=r"over 2 cores needs .* of HBM .*, the device of 2 "
+                                             r"cores has 36\.00 GiB"):
+        gemm.run(1, 32, 10_000_000_000, "mxfp4", cores=2, timing_only=True, log=None)
+
+
+def test_staging_names_cannot_be_planted(tmp_path):
+    """Issue 40 item 7: --out DIR staged at DIR/.gemm-tmp<PID>.<name>: a link
+    planted there after the start was followed (a file outside --out
+    overwritten, the outputs links to it). Staging is a mkdtemp directory of
+    the run's own; a link at a name is replaced, never followed."""
+    out = tmp_path / "o"
+    out.mkdir()
+    victims = tmp_path / "victims"
+    victims.mkdir()
+    proc = _start(tmp_path, "gemm", "--m", 512, "--k", 2048, "--n", 2048, "--weights", "mxfp8",
+                  "--out", out)
+    # After the start: once the run wrote its first file, a link at each name
+    # the old staging would use next.
+    _wait_for(proc, (out / "program.tpb").exists, 0.01)
+    for name in gemm.OUTPUT_FILES:
+        (out / f".gemm-tmp{proc.pid}.{name}").symlink_to(victims / name)
+    _, err = proc.communicate(timeout=240)
+    assert proc.returncode == 0, err
+    assert os.listdir(victims) == []
+    for name in _listing(out):
+        if not name.startswith(".gemm-tmp"):   # the links planted, left alone
+            assert (out / name).is_file() and not (out / name).is_symlink(), name
+
+
+def test_a_refused_run_touches_nothing(tmp_path):
+    """Issue 40 item 10: --out holding an earlier run and a directory named
+    stats.json gave exit 1 "... before anything is made or written", but six
+    of the earlier files were already gone. Everything is checked first."""
+    out = tmp_path / "o"
+    assert _cli(tmp_path, "gemm", *SMALL, "--no-traces", "--out", out).returncode == 0
+    (out / "stats.json").mkdir()
+    before = _snapshot(out)
+    p = _cli(tmp_path, "gemm", *SMALL, "--out", out)
+    assert p.returncode == 1 and "stats.json is a directory" in p.stderr, p.stderr
+    assert _snapshot(out) == before
+    for args in (["--m", 1, "--k", 32, "--n", 10**10, "--weights", "mxfp4"],
+                 ["--m", 8, "--k", 64, "--n", 8, "--weights", "mxfp8", "--cores", 20],
+                 [*SMALL, "--timing", tmp_path / "missing.json"]):
+        (out / "stats.json").rmdir()
+        p = _cli(tmp_path, "gemm", *args, "--out", out)
+        assert p.returncode == 1, p.stderr
+        (out / "stats.json").mkdir()
+        assert _snapshot(out) == before, args
+
+
+def test_a_workload_directory_is_not_taken_for_an_earlier_run(tmp_path):
+    """Issue 40 item 11: `gemm --out .` in a workload directory deleted its
+    cmd.txt and expected.npy and replaced program.tpb, calling them "an earlier
+    run's". Only what a GEMM run wrote (its manifest, or an older run's
+    report.json) is removed; anything else of an output's name is refused."""
+    import shutil
+    wl = tmp_path / "wl"
+    shutil.copytree(WORKLOADS / "hbm_pipeline", wl)
+    before = _snapshot(wl)
+    p = _cli(wl, "gemm", *SMALL, "--out", ".")
+    assert p.returncode == 1, p.stderr
+    assert "which no GEMM run wrote there" in p.stderr and "cmd.txt" in p.stderr, p.stderr
+    assert _snapshot(wl) == before and set(os.listdir(wl)) == set(before)
+    # An older version's run (no manifest; report.json lists its files) is ours.
+    out = tmp_path / "o"
+    assert _cli(tmp_path, "gemm", *SMALL, "--no-traces", "--out", out).returncode == 0
+    (out / ".gemm-files").unlink()
+    p = _cli(tmp_path, "gemm", *SMALL, "--timing-only", "--no-traces", "--out", out)
+    assert p.returncode == 0, p.stderr
+    assert _listing(out) == {"program.tpb", "report.json"}
+
+
+def test_a_run_killed_outright_leaves_what_the_next_run_removes(tmp_path):
+    """Issue 40: SIGKILL while the generator wrote left a partial hidden
+    .gemm-tmp<PID>.w_used.npy. A killed run leaves at most its staging
+    directory and files of its manifest; the next run into the directory
+    removes them and leaves only its own."""
+    out = tmp_path / "o"
+    proc = _start(tmp_path, *LONG, "--out", out)
+    _wait_for(proc, (out / "program.tpb").exists)
+    proc.kill()
+    proc.communicate(timeout=60)
+    left = set(os.listdir(out))
+    manifest = json.loads((out / ".gemm-files").read_text())
+    assert left - {".gemm-files"} <= set(manifest["files"]) | set(manifest["staging"]), left
+    p = _cli(tmp_path, "gemm", *SMALL, "--no-traces", "--timing-only", "--out", out)
+    assert p.returncode == 0, p.stderr
+    assert set(os.listdir(out)) == {"program.tpb", "report.json", ".gemm-files"}
+
+
+def test_a_run_that_fails_to_start_leaves_nothing(tmp_path):
+    """Issue 40: under a tight ulimit -v the generator printed a RuntimeError
+    traceback (SystemC's E518 from core.write) and left program.tpb: a clean
+    one-line error, nothing left behind (or, with room enough, a run)."""
+    limit = 4_000_000 * 1024   # ulimit -v 4000000: 32 cores' stacks did not fit
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    p = _cli(tmp_path, "gemm", "--m", 8, "--k", 64, "--n", 4096, "--weights", "mxfp8", "--cores",
+             32, "--timing-only", "--no-traces", "--out", tmp_path / "o", preexec_fn=cap,
+             timeout=240)
+    assert "Traceback" not in p.stderr, p.stderr
+    if p.returncode != 0:
+        assert p.returncode == 1 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+        assert not (tmp_path / "o").exists()
+
+
+def test_gemm_cores_messages_name_what_exists(tmp_path):
+    """Issue 40: --cores said 1..1024 (a device has 1..32), named flags that do
+    not exist (--core, drop_wait) on the command line and Python names there."""
+    p = _cli(tmp_path, "gemm", *SMALL, "--cores", 33, "--out", tmp_path / "o")
+    assert p.returncode == 1 and "33 is not a count of cores (1..32" in p.stderr, p.stderr
+    p = _cli(tmp_path, "gemm", *SMALL, "--cores", 2, "--placement", "sbuf", "--out",
+             tmp_path / "o")
+    assert p.returncode == 1 and "--cores 2" in p.stderr and "--placement 'sbuf'" in p.stderr
+    assert "--core," not in p.stderr and "drop_wait" not in p.stderr and "=" not in p.stderr
+    p = _cli(tmp_path, "gemm", *SMALL, "--cores", 2, "--emit-only", "--out", tmp_path / "o")
+    assert p.returncode == 1 and "add --timing-only" in p.stderr, p.stderr
+    with tpbsim.Core() as c:
+        with pytest.raises(gemm.GemmError, match=r"cores=2 runs on a device of its own: no "
+                                                 r"core= with it"):
+            gemm.run(8, 64, 8, "mxfp8", cores=2, core=c, log=None)
+    with pytest.raises(gemm.GemmError, match=r"cores=33: a count of cores \(1\.\.32"):
+        gemm.run(8, 64, 8, "mxfp8", cores=33, log=None)
+
+
+def test_kernels_run_over_cores_or_on_a_devices_core_returns_its_report():
+    """Issue 40: kernels.run(cores=N) returned a plain dict without .c; run(core=
+    dev.core(i)) ran and then failed with IndexError in critical_chain."""
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((40, 300)).astype(np.float32)
+    w = rng.standard_normal((300, 700)).astype(np.float32)
+    one = tpbsim.kernels.run(a=a, w=w, weights="mxfp8", log=None, traces=False)
+    many = tpbsim.kernels.run(a=a, w=w, weights="mxfp8", log=None, cores=2)
+    assert isinstance(many, gemm.Report) and many["check"]["bit_exact"] is True
+    np.testing.assert_array_equal(many.c.view(np.uint32), one.c.view(np.uint32))
+    assert many.a_used.shape == (40, 300) and many.w_used.shape == (300, 700)
+    with tpbsim.Device(cores=2) as dev:
+        on1 = tpbsim.kernels.run(a=a, w=w, weights="mxfp8", log=None, core=dev.core(1))
+    assert on1["status"] == "ok" and on1["check"]["bit_exact"] is True
+    assert on1["critical_chain"]["instructions"] > 0 and "pe" in on1["engines"]
+    np.testing.assert_array_equal(on1.c.view(np.uint32), one.c.view(np.uint32))
+
+
+def test_operands_torch_cannot_hand_over_are_named():
+    """Issue 40: a sparse tensor raised a raw TypeError; float64 values past the
+    float32 range printed NumPy's overflow warning; an nn.Parameter with
+    w_layout="nk", as the error advises, then failed "w requires grad"."""
+    import warnings
+    torch = pytest.importorskip("torch")
+    a = torch.randn(4, 64)
+    w = torch.randn(64, 8)
+    with pytest.raises(gemm.GemmError, match=r"a: a sparse_coo tensor; .* a\.to_dense\(\)"):
+        gemm.run(a=a.to_sparse(), w=w, weights="mxfp8", log=None)
+    big = np.ones((4, 64))
+    big[2, 3] = 1e39
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(gemm.GemmError, match=r"a holds 1e\+39 at \(2, 3\): past the float32"):
+            gemm.run(a=big, w=w.numpy(), weights="mxfp8", log=None)
+        with pytest.raises(gemm.GemmError, match=r"w holds .* past the float32"):
+            gemm.run(a=a, w=torch.from_numpy(big.T.copy()), weights="mxfp8", log=None,
+                     w_layout="kn")
+    lin = torch.nn.Linear(64, 8)
+    with pytest.raises(gemm.GemmError, match="say w_layout='nk'"):
+        gemm.run(a=a, w=lin.weight, weights="mxfp8", log=None)
+    r = gemm.run(a=a, w=lin.weight, w_layout="nk", weights="mxfp8", log=None)
+    assert r["check"]["bit_exact"] is True and r.c.shape == (4, 8)
+
+
+def test_a_directory_another_run_is_writing_is_refused(tmp_path):
+    """Two runs into one --out at once: the second removed the first's files
+    under it. The manifest names the writing run: the second is refused, the
+    first completes."""
+    out = tmp_path / "o"
+    proc = _start(tmp_path, *LONG, "--out", out)
+    _wait_for(proc, (out / "program.tpb").exists)
+    with pytest.raises(gemm.GemmError, match=r"another GEMM run \(process \d+\) is writing"):
+        gemm.run(8, 64, 64, "mxfp8", out=out, log=None)
+    _, err = proc.communicate(timeout=240)
+    assert proc.returncode == 0, err
+    assert set(json.loads((out / "report.json").read_text())["files"]) == _listing(out)

@@ -133,3 +133,65 @@ def test_a_closed_core_still_says_so():
     c.close()  # twice is harmless
     with pytest.raises(tpbsim.Error, match="this Core is closed"):
         c.read("sbuf", 0, 0, 4, "u8")
+
+
+def test_runs_of_cores_in_two_threads_take_turns():
+    """Issue 40: a second thread's write, load or run of another Core while one
+    runs raised InputError ("another core of this process is running now");
+    runs of Cores, Devices and their memory calls from several threads take
+    turns (PYTHON.md), each thread's results its own."""
+    import threading
+    expected = np.load(WL / "expected.npy")
+    errors, outs = [], []
+
+    def work(make):
+        try:
+            with make() as m:
+                core = m.core(1) if isinstance(m, tpbsim.Device) else m
+                for _ in range(6):
+                    _, out = pipeline(core)
+                    outs.append(out)
+        except Exception as e:  # noqa: BLE001 (the test reports any)
+            errors.append(f"{type(e).__name__}: {e}")
+
+    makers = [tpbsim.Core, tpbsim.Core, lambda: tpbsim.Device(cores=2)]
+    threads = [threading.Thread(target=work, args=(mk,)) for mk in makers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(outs) == 18
+    for out in outs:
+        np.testing.assert_array_equal(out, expected)
+
+
+def test_a_child_forked_while_another_thread_holds_the_turn_runs():
+    """The process's turn (a lock every call takes) held by another thread at a
+    fork would be held for ever in the child: the child gets a fresh one and
+    its new core runs (the C++ run lock is renewed likewise, EMBEDDING.md)."""
+    import threading
+    from tpbsim import _machine
+    held, done = threading.Event(), threading.Event()
+
+    def hold():
+        with _machine.turn():
+            held.set()
+            done.wait(30)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    held.wait(30)
+    pid = os.fork()
+    if pid == 0:   # the child: a new core, a run, within 30 s
+        import signal
+        signal.alarm(30)
+        try:
+            with tpbsim.Core() as c:
+                os._exit(0 if c.run(".engine pool\n").status == "ok" else 2)
+        except BaseException:  # noqa: BLE001 (any failure is the child's exit 3)
+            os._exit(3)
+    _, status = os.waitpid(pid, 0)
+    done.set()
+    t.join()
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -6,6 +6,7 @@ and N, with and without bias, on both arches; convert / profile; the
 straight-through backward; bad input named."""
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -285,3 +286,129 @@ def test_every_other_weight_format_equals_its_oracle(weights):
     want = (ref.matmul_fp32(a_used.T, w_used)[:, :n] + lin.bias.detach().numpy()).astype(
         np.float32)
     np.testing.assert_array_equal(y.reshape(6, n).numpy().view(np.uint32), want.view(np.uint32))
+
+
+# ----------------------------------------------------------------- issue 40
+
+def _fresh(layer, weights):
+    """A new tpbsim layer holding `layer`'s present weight and bias."""
+    ref_lin = torch.nn.Linear(layer.in_features, layer.out_features)
+    with torch.no_grad():
+        ref_lin.weight.copy_(layer.weight)
+        ref_lin.bias.copy_(layer.bias)
+    return tt.Linear.from_linear(ref_lin, weights=weights)
+
+
+IN_PLACE = {
+    "data.mul_": lambda w: w.data.mul_(2),
+    "data.copy_": lambda w: w.data.copy_(torch.linspace(-1, 1, w.numel()).reshape(w.shape)),
+    "data[0, 0] =": lambda w: w.data.__setitem__((0, 0), 5.0),
+    "a NumPy view": lambda w: w.detach().numpy().__setitem__((1, 2), -7.0),
+}
+
+
+@pytest.mark.parametrize("change", list(IN_PLACE))
+def test_an_in_place_change_of_the_weight_is_seen(change):
+    """Issue 40 item 3: after one forward, `weight.data.mul_(2)`, `.data.copy_`,
+    `.data[0, 0] = v` and a write through a NumPy view left the layer computing
+    with the old quantized weight (torch's version counter does not move for
+    them); bit-equal to a fresh layer of the changed weight, also in a model."""
+    torch.manual_seed(11)
+    x = torch.randn(3, 64)
+    layer = tt.Linear.from_linear(torch.nn.Linear(64, 24), weights="mxfp8")
+    model = tt.convert(torch.nn.Sequential(torch.nn.Linear(64, 16), torch.nn.ReLU()),
+                       weights="mxfp4")
+    with torch.no_grad():
+        before = layer(x)
+        model(x)
+        IN_PLACE[change](layer.weight)
+        IN_PLACE[change](model[0].weight)
+        after = layer(x)
+        assert not torch.equal(after, before)
+        assert torch.equal(after, _fresh(layer, "mxfp8")(x))
+        assert torch.equal(model(x), torch.relu(_fresh(model[0], "mxfp4")(x)))
+
+
+def test_a_converted_model_copies_pickles_and_saves_after_a_forward(tmp_path):
+    """Issue 40: copy.deepcopy, pickle and torch.save of a converted model failed
+    after one forward (the layer's last report held the run's Result); the copies
+    compute the same."""
+    import copy
+    import pickle
+    torch.manual_seed(12)
+    model = tt.convert(torch.nn.Sequential(torch.nn.Linear(32, 16), torch.nn.ReLU(),
+                                           torch.nn.Linear(16, 4)), weights="mxfp8")
+    x = torch.randn(2, 32)
+    with torch.no_grad():
+        y = model(x)
+        assert model[0].last_report.result is not None
+        for other in (copy.deepcopy(model), pickle.loads(pickle.dumps(model))):
+            assert torch.equal(other(x), y)
+            assert other[0].last_report["simulated_ns"] > 0
+        torch.save(model, tmp_path / "m.pt")
+        assert torch.equal(torch.load(tmp_path / "m.pt")(x), y)
+
+
+def test_profile_touches_nothing_but_its_perfetto_file(tmp_path):
+    """Issue 40 item 8: profile(perfetto=P) wrote and then deleted P.layer0.json,
+    P.layer1.json, ...: a user's file of that name was deleted, a link planted
+    there followed. The layers' traces are in a private directory; only P is
+    written (as a run's outputs are: staged, renamed into place)."""
+    torch.manual_seed(13)
+    model = tt.convert(torch.nn.Sequential(torch.nn.Linear(32, 16), torch.nn.ReLU(),
+                                           torch.nn.Linear(16, 4)), weights="mxfp8")
+    x = torch.randn(2, 32)
+    p = tmp_path / "t.json"
+    (tmp_path / "t.json.layer0.json").write_text("the user's")
+    (tmp_path / "t.json.layer1.json").symlink_to(tmp_path / "victim")
+    prof = tt.profile(model, x, perfetto=p, print_table=False)
+    assert len(prof.layers) == 2
+    assert (tmp_path / "t.json.layer0.json").read_text() == "the user's"
+    assert (tmp_path / "t.json.layer1.json").is_symlink() and not (tmp_path / "victim").exists()
+    assert sorted(os.listdir(tmp_path)) == ["t.json", "t.json.layer0.json", "t.json.layer1.json"]
+    spans = [e for e in json.loads(p.read_text())["traceEvents"] if e.get("ph") == "X"]
+    assert [s["name"] for s in spans if s.get("pid") == 0] == ["0", "2"]
+
+
+def test_profile_paths_that_cannot_be_written_are_tpbsim_errors(tmp_path):
+    """Issue 40: profile(perfetto=".") / "/dev/full" / "" raised raw OSError
+    tracebacks; a bad path is refused before the model runs, a failed write is
+    an OutputError, each naming the path."""
+    model = tt.convert(torch.nn.Sequential(torch.nn.Linear(8, 4)), weights="mxfp8")
+    x = torch.randn(1, 8)
+    for path, kind, says in ((".", tpbsim.InputError, "perfetto .: is a directory"),
+                             ("", tpbsim.InputError, "perfetto: an empty path"),
+                             (tmp_path / "no" / "t.json", tpbsim.InputError, "cannot create"),
+                             ("/dev/full", tpbsim.OutputError, "/dev/full: cannot write")):
+        with pytest.raises(kind, match=says):
+            tt.profile(model, x, perfetto=path, print_table=False)
+    assert tt.profile(model, x, perfetto="/dev/null", print_table=False).layers
+
+
+def test_layers_in_two_threads_take_turns():
+    """Issue 40: torch layers forwarded from two threads raised InputError (the
+    layers' one core touched while another ran); they take turns."""
+    import threading
+    torch.manual_seed(14)
+    layers = [tt.Linear.from_linear(torch.nn.Linear(64, 16), weights="mxfp8")
+              for _ in range(2)]
+    x = torch.randn(4, 64)
+    with torch.no_grad():
+        want = [lay(x) for lay in layers]
+    got, errors = {}, []
+
+    def work(i):
+        try:
+            with torch.no_grad():
+                got[i] = [layers[i % 2](x) for _ in range(4)]
+        except Exception as e:  # noqa: BLE001 (the test reports any)
+            errors.append(f"{type(e).__name__}: {e}")
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    for i, ys in got.items():
+        assert all(torch.equal(y, want[i % 2]) for y in ys)

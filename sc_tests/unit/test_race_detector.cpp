@@ -142,14 +142,23 @@ TEST(RaceDetector, AnEngineReadingWhatAnotherWroteWithoutASemaphoreIsARaw) {
   EXPECT_TRUE(r.timing_dependent.empty());
 }
 
-TEST(RaceDetector, TheReportIsTheSameWhicheverSideRanFirst) {
+// Issue 40: the sides are named in the order their accesses happened, the
+// kind in that order: the pool (line 1) writing after the dve (line 2) read
+// is the dve's read and then the pool's write, a WAR (in text order it was
+// "after pool[0]", a RAW of a read that came first).
+TEST(RaceDetector, SidesAreNamedInTheOrderTheyHappened) {
   Prog p;
   p.add(Queue::Pool);
   p.add(Queue::Dve);
   const Report a = pool_then_dve(p, false), b = pool_then_dve(p, true);
   ASSERT_EQ(a.races.size(), 1u);
   ASSERT_EQ(b.races.size(), 1u);
-  EXPECT_EQ(race_message(a.races[0], a.sources), race_message(b.races[0], b.sources));
+  EXPECT_EQ(race_message(b.races[0], b.sources),
+            "no semaphore orders pool[0] tensor_dequantize (t.tpb:1) after dve[0] quantize_mx "
+            "(t.tpb:2): WAR on sbuf partitions 0-31 bytes 0x0-0xff");
+  EXPECT_EQ(b.races[0].first.queue, Queue::Dve);
+  EXPECT_EQ(b.races[0].kinds, kWar);
+  EXPECT_EQ(a.races[0].kinds, kRaw);
 }
 
 TEST(RaceDetector, ASemaphoreUpdateAndASatisfiedWaitOrderThem) {
@@ -159,7 +168,7 @@ TEST(RaceDetector, ASemaphoreUpdateAndASatisfiedWaitOrderThem) {
   EXPECT_TRUE(pool_then_dve(p, false).races.empty());
 }
 
-TEST(RaceDetector, WarAndWawAreNamedByWhatTheEarlierInstructionInTheProgramDid) {
+TEST(RaceDetector, RawAndWawAreNamedByWhatTheEarlierAccessDid) {
   for (const bool pool_writes : {false, true}) {
     Prog p;
     p.add(Queue::Pool);
@@ -169,17 +178,18 @@ TEST(RaceDetector, WarAndWawAreNamedByWhatTheEarlierInstructionInTheProgramDid) 
     run_compute(d, p, Queue::Pool, 0, {{sbuf(3, 0x120), 64, pool_writes}});
     const Report r = d.finish();
     ASSERT_EQ(r.races.size(), 1u);
-    EXPECT_EQ(r.races[0].kinds, pool_writes ? kWaw : kWar);
+    EXPECT_EQ(r.races[0].kinds, pool_writes ? kWaw : kRaw);
     EXPECT_EQ(race_message(r.races[0], r.sources),
-              std::string("no semaphore orders dve[0] quantize_mx (t.tpb:2) after pool[0] "
-                          "tensor_dequantize (t.tpb:1): ") +
-                  (pool_writes ? "WAW" : "WAR") + " on sbuf partition 3 bytes 0x120-0x13f");
+              std::string("no semaphore orders pool[0] tensor_dequantize (t.tpb:1) after dve[0] "
+                          "quantize_mx (t.tpb:2): ") +
+                  (pool_writes ? "WAW" : "RAW") + " on sbuf partition 3 bytes 0x120-0x13f");
   }
 }
 
 TEST(RaceDetector, APsumAccumulationIsAReadAndAWrite) {
   // pe accumulates into PSUM (reads, then writes the bytes); dve reads them,
-  // or writes them, with no semaphore: whichever ran first, the same kinds.
+  // or writes them, with no semaphore: named in the order they ran, the
+  // kinds in that order.
   for (const bool dve_writes : {false, true})
     for (const bool dve_first : {false, true}) {
       Prog p;
@@ -192,8 +202,10 @@ TEST(RaceDetector, APsumAccumulationIsAReadAndAWrite) {
       if (!dve_first) run_compute(d, p, Queue::Dve, 0, dve);
       const Report r = d.finish();
       ASSERT_EQ(r.races.size(), 1u);
-      EXPECT_EQ(r.races[0].first.queue, Queue::Pe);
-      EXPECT_EQ(r.races[0].kinds, dve_writes ? kWar | kWaw : kRaw);
+      EXPECT_EQ(r.races[0].first.queue, dve_first ? Queue::Dve : Queue::Pe);
+      EXPECT_EQ(r.races[0].kinds, dve_first    ? (dve_writes ? kRaw | kWaw : kWar)
+                                  : dve_writes ? kWar | kWaw
+                                               : kRaw);
       EXPECT_EQ(r.races[0].memory, Memory::Psum);
     }
 }
@@ -319,9 +331,11 @@ TEST(RaceDetector, WithTwoProducersGe1IsOrderedAfterNeitherAndGe2AfterBoth) {
   ASSERT_EQ(one.races.size(), 2u);  // dma0 / pool and dma1 / pool
   EXPECT_EQ(one.races[0].first.queue, Queue::Dma0);
   EXPECT_EQ(one.races[0].first.dma_engines, 0x000F);
-  EXPECT_EQ(one.races[1].first.queue, Queue::Dma1);
+  // Pool read partitions 32-63 before dma1 wrote them: pool first, a WAR.
+  EXPECT_EQ(one.races[1].first.queue, Queue::Pool);
+  EXPECT_EQ(one.races[1].second.queue, Queue::Dma1);
   EXPECT_EQ(one.races[1].partition_lo, 32u);
-  EXPECT_EQ(one.races[1].kinds, kRaw);  // in program order, though pool read first
+  EXPECT_EQ(one.races[1].kinds, kWar);
   EXPECT_TRUE(one.timing_dependent.empty());
   EXPECT_TRUE(two_producers(2).races.empty());
 }
@@ -373,7 +387,8 @@ TEST(RaceDetector, ASemaphoreTheHostWritesDuringTheRunIsObserved) {
   run_compute(d, p, Queue::Pool, 0, {{sbuf(0, 0), 16, true}});
   const Report r = d.finish();
   ASSERT_EQ(r.races.size(), 1u);
-  EXPECT_EQ(r.races[0].kinds, kRaw);  // pool's write is first in the program
+  EXPECT_EQ(r.races[0].kinds, kWar);  // dve's read ran before pool's write
+  EXPECT_EQ(r.races[0].first.queue, Queue::Dve);
   ASSERT_EQ(r.timing_dependent.size(), 1u);
   EXPECT_EQ(r.timing_dependent[0].second, "written by the host during the run");
 }

@@ -7,6 +7,7 @@
 #include "models/isa/address_map.h"
 #include "models/numerics/element_ops.h"
 #include "models/race/detector.h"
+#include "models/sc/memory/zeroed_storage.h"
 
 namespace tpb::sc {
 
@@ -37,8 +38,15 @@ DmaEngines::DmaEngines(sc_core::sc_module_name name, RunControl& control)
       ports("port", kMaxEngines),
       control_(control),
       engine_(kMaxEngines) {
+  // A small coroutine stack (SystemC's default is 256 KiB): a core has 128
+  // engine threads, so a device of 32 cores fits in 4 GiB of address space
+  // (SPEC §15). An engine thread runs no kernel: its deepest call is a
+  // transfer's completion through its queue's sequencer and observers.
+  sc_core::sc_spawn_options opts;
+  opts.set_stack_size(kEngineStackBytes);
   for (unsigned e = 0; e < kMaxEngines; ++e)
-    sc_core::sc_spawn([this, e] { engine_thread(e); }, sc_core::sc_gen_unique_name("engine"));
+    sc_core::sc_spawn([this, e] { engine_thread(e); }, sc_core::sc_gen_unique_name("engine"),
+                      &opts);
 }
 
 void DmaEngines::configure(const timing::TimingConfig& t, BandwidthShare* hbm,
@@ -76,6 +84,7 @@ void DmaEngines::reset_run() {
 }
 
 void DmaEngines::set_timing_only(bool on) {
+  timing_only_ = on;
   for (auto& p : ports) p.set_timing_only(on);
 }
 
@@ -94,23 +103,88 @@ void DmaEngines::submit(const std::shared_ptr<DmaTransfer>& tp) {
   std::vector<Share> shares(engines_);
   for (unsigned r = 0; r < d.num_rows; ++r)
     shares[isa::dma_engine_of_row(d, r, engines_)].rows.push_back(r);
+  t.part_engines.clear();
+  t.arrived = 0;
+  if (dma_is_sbuf(d.src) && dma_is_sbuf(d.dst)) add_parts(t, shares);
   for (unsigned e = 0; e < engines_; ++e) {
     Share& s = shares[e];
-    if (s.rows.empty()) continue;
+    const bool part =
+        std::find(t.part_engines.begin(), t.part_engines.end(), e) != t.part_engines.end();
+    if (s.rows.empty() && !part) continue;  // (a part without rows holds its queue)
     s.t = tp;
     s.run = run_;
     s.bytes = std::uint64_t{s.rows.size()} * d.row_bytes;
-    ++t.shares_left;
+    if (!s.rows.empty()) ++t.shares_left;
     engine_[e].queue[t.queue].push_back(std::move(s));
     engine_[e].work.notify(sc_core::SC_ZERO_TIME);
   }
 }
 
-int DmaEngines::pick(Engine& en, std::uint64_t now, std::uint64_t& wake) {
+void DmaEngines::add_parts(DmaTransfer& t, std::vector<Share>& shares) {
+  // SPEC §10: a transfer is ordered on the engine of every SBUF partition it
+  // reads or writes. Rows go by their source partition; a row whose
+  // destination another engine carries makes the transfer one its engines
+  // take together, a part on each.
+  const DmaDescriptor& d = t.desc;
+  std::vector<bool> writes(engines_, false);
+  bool apart = false;
+  for (unsigned r = 0; r < d.num_rows; ++r) {
+    const unsigned to = isa::dma_engine_of_sbuf_row(d.dst, r, engines_);
+    writes[to] = true;
+    apart = apart || to != isa::dma_engine_of_sbuf_row(d.src, r, engines_);
+  }
+  if (!apart) return;
+  for (unsigned e = 0; e < engines_; ++e)
+    if (!shares[e].rows.empty() || writes[e]) t.part_engines.push_back(e);
+}
+
+void DmaEngines::arrive(unsigned e, Share& part) {
+  part.arrived = true;
+  DmaTransfer& t = *part.t;
+  if (++t.arrived < t.part_engines.size()) return;
+  // Every engine has reached it: its movers go, each ordered after what
+  // every part's engine did before it (the race check's model too).
+  if (race_) {
+    const isa::Queue q = isa::dma_queue(t.queue);
+    for (unsigned pe : t.part_engines)
+      race_->dma_engine_begin(race_core_, q, t.index, pe, t.desc.header.opcode, t.desc.events);
+    race_->dma_engines_join(race_core_, q, t.part_engines, t.part_engines);
+  }
+  for (unsigned pe : t.part_engines)
+    if (pe != e) engine_[pe].work.notify(sc_core::SC_ZERO_TIME);
+}
+
+void DmaEngines::release(DmaTransfer& t) {
+  // Every share moved: each part's engine is ordered after all of them and
+  // goes on with its queue.
+  const isa::Queue q = isa::dma_queue(t.queue);
+  if (race_) {
+    race_->dma_engines_join(race_core_, q, t.part_engines, t.part_engines);
+    for (unsigned pe : t.part_engines) race_->dma_engine_end(race_core_, q, t.index, pe);
+  }
+  for (unsigned pe : t.part_engines) {
+    auto& fifo = engine_[pe].queue[t.queue];
+    if (!fifo.empty() && fifo.front().t.get() == &t) fifo.pop_front();
+    engine_[pe].work.notify(sc_core::SC_ZERO_TIME);
+  }
+}
+
+int DmaEngines::pick(unsigned e, std::uint64_t now, std::uint64_t& wake) {
+  Engine& en = engine_[e];
   wake = UINT64_MAX;
+  // Parts of transfers taken together reach this engine as soon as it is
+  // free with them at the head of their queue.
+  for (auto& fifo : en.queue)
+    if (!fifo.empty() && !fifo.front().t->part_engines.empty() && !fifo.front().arrived)
+      arrive(e, fifo.front());
   auto ready = [&](unsigned q) {
     const auto& fifo = en.queue[q];
     if (fifo.empty()) return false;
+    const Share& h = fifo.front();
+    // A part holds its queue until its transfer has moved (release()).
+    if (!h.t->part_engines.empty() &&
+        (h.rows.empty() || h.moved || h.t->arrived < h.t->part_engines.size()))
+      return false;
     const std::uint64_t at = earliest_start(en, q);
     if (at <= now) return true;
     wake = std::min(wake, at);
@@ -155,7 +229,7 @@ void DmaEngines::engine_thread(unsigned e) {
   Engine& en = engine_[e];
   for (;;) {
     std::uint64_t wake = UINT64_MAX;
-    const int q = pick(en, now_ps(), wake);
+    const int q = pick(e, now_ps(), wake);
     if (q < 0) {
       if (wake == UINT64_MAX)
         wait(en.work);
@@ -163,8 +237,14 @@ void DmaEngines::engine_thread(unsigned e) {
         wait(ps_time(wake - now_ps()), en.work);
       continue;
     }
-    en.current = std::move(en.queue[q].front());
-    en.queue[q].pop_front();
+    Share& front = en.queue[q].front();
+    if (front.t->part_engines.empty()) {
+      en.current = std::move(front);
+      en.queue[q].pop_front();
+    } else {  // a part: it stays at the head, holding the queue
+      front.moved = true;
+      en.current = front;
+    }
     Share& s = en.current;
     if (control_.aborted()) {  // a fault elsewhere: the run ends, drop it
       s = Share{};
@@ -186,10 +266,7 @@ void DmaEngines::engine_thread(unsigned e) {
       s = Share{};
       continue;
     }
-    try {
-      move(e, s);
-    } catch (const DmaFault& f) {
-      clients_[s.t->queue]->transfer_fault(*s.t, f.what());
+    if (!move_or_fault(e, s)) {
       s = Share{};
       continue;
     }
@@ -218,7 +295,9 @@ void DmaEngines::finish_share(unsigned e, Share& s, std::uint64_t start, std::ui
   while (!en.history.empty() && en.history.front().busy_ps < now) en.history.pop_front();
   en.history.push_back(rec);
   if (observer_) observer_->on_share_end(rec);
-  if (--t.shares_left == 0) clients_[t.queue]->transfer_done(t);
+  if (--t.shares_left != 0) return;
+  if (!t.part_engines.empty()) release(t);
+  clients_[t.queue]->transfer_done(t);
 }
 
 void DmaEngines::move(unsigned e, const Share& s) {
@@ -246,6 +325,15 @@ void DmaEngines::move(unsigned e, const Share& s) {
       if (race_)
         race_->dma_engine_move(race_core_, isa::dma_queue(s.t->queue), e, d, src + off, dst + off,
                                n);
+      if (timing_only_) {
+        // SPEC §13: no byte moves and no storage is touched (the descriptor
+        // was checked whole: every access would be served); each counted as
+        // it would be moved.
+        port.account(src + off, n, false);
+        if (add) port.account(dst + off, n, false);
+        port.account(dst + off, n, true);
+        continue;
+      }
       access(src + off, buf_.data(), n, false, "src");
       if (!add) {
         access(dst + off, buf_.data(), n, true, "dst");
@@ -256,6 +344,23 @@ void DmaEngines::move(unsigned e, const Share& s) {
       access(dst + off, acc_.data(), n, true, "dst");
     }
   }
+}
+
+bool DmaEngines::move_or_fault(unsigned e, const Share& s) {
+  Client& c = *clients_[s.t->queue];
+  try {
+    move(e, s);
+    return true;
+  } catch (const DmaFault& f) {
+    const std::string what = f.what();
+    c.transfer_fault(*s.t, what.rfind("address error", 0) == 0 ? "address" : "kernel", what);
+  } catch (const HostSpaceError& f) {
+    c.transfer_fault(*s.t, "host", f.what());
+  } catch (const std::bad_alloc&) {
+    c.transfer_fault(*s.t, "host",
+                     "out of host memory (the machine, or a memory limit such as ulimit -v)");
+  }
+  return false;
 }
 
 trace::EngineStats DmaEngines::stats(unsigned e, std::uint64_t stop_ps) const {

@@ -6,7 +6,13 @@
 // rows dealt round robin), and each engine:
 //  - takes one transfer at a time from its queues, weighted round robin
 //    (dma.queue_weights), in queue order within a queue (transfers of one
-//    queue are ordered per engine, as on hardware);
+//    queue are ordered per engine, as on hardware). An SBUF -> SBUF
+//    transfer with a row whose destination partition another engine
+//    carries is a part on every engine of a partition it reads or writes
+//    (SPEC §10: ordered "for every SBUF partition a transfer reads or
+//    writes"): its engines take it together — it moves once each of them
+//    has reached it in its queue, and each holds that queue until all of
+//    its shares have moved (an engine with no rows of it spends nothing);
 //  - starts it no earlier than the semaphore-to-start latency after its
 //    submission (dma.latency_ns: a latency, overlapped by back-to-back
 //    transfers), and no earlier than dma.transfer_cost_ns after the start
@@ -62,6 +68,11 @@ struct DmaTransfer {
   std::uint64_t ready_ps = 0;  // may start: issue + the semaphore-to-start latency
   std::uint64_t done_ps = 0;   // the latest landing of its shares so far
   unsigned shares_left = 0;    // engines still to move their share
+  // An SBUF -> SBUF transfer its engines take together (DmaEngines): the
+  // engines of its parts (those with rows and those it only writes), and
+  // how many have reached it; empty for any other transfer.
+  std::vector<unsigned> part_engines;
+  unsigned arrived = 0;
   std::uint64_t bytes = 0;
   std::uint64_t hbm_bytes = 0;  // bytes of HBM bandwidth it uses (a copy both ways: 2x)
 };
@@ -79,12 +90,15 @@ struct DmaShareRecord {
 class DmaEngines : public sc_core::sc_module {
  public:
   // What a queue's sequencer implements: called at the transfer's
-  // completion (the simulated time is done_ps) or at its fault.
+  // completion (the simulated time is done_ps) or at its fault, of kind
+  // "address" (an access refused), "kernel" or "host" (the host has no
+  // memory left for the storage it touches: HostSpaceError).
   class Client {
    public:
     virtual ~Client() = default;
     virtual void transfer_done(DmaTransfer& t) = 0;
-    virtual void transfer_fault(DmaTransfer& t, const std::string& what) = 0;
+    virtual void transfer_fault(DmaTransfer& t, const std::string& kind,
+                                const std::string& what) = 0;
   };
   // Stats and traces of the engines: told at the simulated time of each.
   class Observer {
@@ -98,6 +112,8 @@ class DmaEngines : public sc_core::sc_module {
   };
 
   static constexpr unsigned kMaxEngines = isa::kNumPartitions;
+  // Each engine thread's coroutine stack.
+  static constexpr std::size_t kEngineStackBytes = 64 * 1024;
   // Each engine's initiator, bound to the core's router.
   sc_core::sc_vector<MemPort> ports;
 
@@ -116,6 +132,8 @@ class DmaEngines : public sc_core::sc_module {
   }
   // A new run: every engine idle, the stats cleared.
   void reset_run();
+  // Timing-only (SPEC §13): the engines move no byte and touch no storage
+  // (every access counted as the full run's).
   void set_timing_only(bool on);
   void set_observer(Observer* o) { observer_ = o; }
   // The race check (SPEC §14): every share an engine takes, moves and ends
@@ -149,6 +167,9 @@ class DmaEngines : public sc_core::sc_module {
     std::uint64_t run = 0;       // the run it belongs to (a later run drops it)
     std::vector<unsigned> rows;  // the descriptor's rows this engine moves
     std::uint64_t bytes = 0;
+    // A part of a transfer taken together (DmaTransfer::part_engines): the
+    // engine has reached it, and has moved its rows (none: it only holds).
+    bool arrived = false, moved = false;
   };
   struct Engine {
     std::deque<Share> queue[isa::kNumDmaQueues];
@@ -176,8 +197,15 @@ class DmaEngines : public sc_core::sc_module {
   void transfer_time(Engine& en, unsigned q, const Share& s);
   // The next share engine e may take at `now`: its queue, or -1 (and the
   // earliest ready time of any share in `wake`).
-  int pick(Engine& en, std::uint64_t now, std::uint64_t& wake);
+  int pick(unsigned e, std::uint64_t now, std::uint64_t& wake);
+  // A transfer taken together: its parts for `shares` (by engine), engine
+  // e's part reaching the head of its queue, and all its shares moved.
+  void add_parts(DmaTransfer& t, std::vector<Share>& shares);
+  void arrive(unsigned e, Share& part);
+  void release(DmaTransfer& t);
   void move(unsigned e, const Share& s);
+  // move(); false: the transfer faulted (its client told).
+  bool move_or_fault(unsigned e, const Share& s);
   void finish_share(unsigned e, Share& s, std::uint64_t start, std::uint64_t data_end);
   std::uint64_t now_ps() const;
 
@@ -200,6 +228,7 @@ class DmaEngines : public sc_core::sc_module {
   race::Detector* race_ = nullptr;
   unsigned race_core_ = 0;
   std::vector<std::uint8_t> buf_, acc_;
+  bool timing_only_ = false;
 };
 
 }  // namespace tpb::sc

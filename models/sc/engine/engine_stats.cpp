@@ -29,6 +29,7 @@ void EngineStatsCollector::reset(const timing::TimingConfig& timing) {
   dma_open_ = 0;
   dma_busy_from_ = 0;
   forget_at_ = 64;
+  first_open_ = 0;
 }
 
 std::uint64_t& EngineStatsCollector::stall_field(unsigned kind) {
@@ -100,6 +101,7 @@ void EngineStatsCollector::forget_passed() {
     trips_.drop_front(f.trips);
     counts_fifo_.drop_front(f.counts);
     flight_.pop_front();
+    if (first_open_ > 0) --first_open_;
   }
 }
 
@@ -114,14 +116,26 @@ void EngineStatsCollector::on_retire(const RetireRecord& r) {
     covered_ps_ = std::max(covered_ps_, r.end_ps);
   }
   busy_ps_ += added;
-  // A compute engine's retire is its latest issue's; a DMA queue's transfer
-  // is found among those in flight.
-  for (std::size_t i = flight_.size(); i-- > 0;) {
-    InFlight& f = flight_[i];
-    if (f.index != r.index || f.end_ps != UINT64_MAX) continue;
-    f.end_ps = r.end_ps;
-    f.busy_ps = added;
-    break;
+  // A compute engine's retire is its latest issue's; a DMA queue completes
+  // its transfers in order: the first not retired (from a cursor, so a
+  // queue of many transfers in flight costs no scan per retire).
+  if (dma_queue_) {
+    for (std::size_t i = first_open_; i < flight_.size(); ++i) {
+      InFlight& f = flight_[i];
+      if (f.index != r.index || f.end_ps != UINT64_MAX) continue;
+      f.end_ps = r.end_ps;
+      f.busy_ps = added;
+      break;
+    }
+    while (first_open_ < flight_.size() && flight_[first_open_].end_ps != UINT64_MAX) ++first_open_;
+  } else {
+    for (std::size_t i = flight_.size(); i-- > 0;) {
+      InFlight& f = flight_[i];
+      if (f.index != r.index || f.end_ps != UINT64_MAX) continue;
+      f.end_ps = r.end_ps;
+      f.busy_ps = added;
+      break;
+    }
   }
   // Records are dropped once the time has passed them, now and then (it
   // asks the simulation's time): when twice as many are kept as last time.
@@ -178,6 +192,7 @@ void EngineStatsCollector::stop_at(std::uint64_t t_ps) {
   trips_.clear();
   counts_fifo_.clear();
   dma_open_ = 0;
+  first_open_ = 0;
 }
 
 trace::EngineStats EngineStatsCollector::stats() const {

@@ -113,6 +113,7 @@ class EngineStatsCollector : public SequencerObserver {
   Fifo<std::pair<const char*, std::uint64_t>> counts_fifo_;  // (counter, n)
   void forget_passed();                                      // drops records the time has passed
   std::size_t forget_at_ = 64;                               // the next forget_passed at this many
+  std::size_t first_open_ = 0;  // a DMA queue: flight_'s first record not retired
   // Gathered since the last issue: the next instruction's.
   std::uint64_t stall_[4] = {};
   std::uint32_t counts_ = 0;  // entries of counts_fifo_ since the last issue

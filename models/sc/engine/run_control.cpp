@@ -41,8 +41,11 @@ void RunControl::fault(FaultInfo info, std::uint64_t time_ps) {
   abort();
 }
 
-void RunControl::expire_sim_limit() {
-  if (watchdog_ == Watchdog::None) watchdog_ = Watchdog::SimTime;
+void RunControl::expire_sim_limit() { expire(Watchdog::SimTime, limit_ps_); }
+
+void RunControl::expire(Watchdog w, std::uint64_t stop_ps) {
+  if (stop_ps < limit_ps_) limit_ps_ = stop_ps;
+  if (watchdog_ == Watchdog::None) watchdog_ = w;
   abort();
 }
 

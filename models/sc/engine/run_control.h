@@ -27,7 +27,8 @@ struct FaultInfo {
   isa::Queue engine = isa::Queue::Pool;
   std::uint64_t index = 0;
   std::uint8_t opcode = 0;
-  // "invalid", "address", "kernel", "fetch", "dispatch", "time".
+  // "invalid", "address", "kernel", "fetch", "dispatch", "time", "host" (the host
+  // had no memory left for what the run touched: an error, not the program's).
   std::string kind;
   std::vector<std::string> predicates;  // kind "invalid": the failed predicates
   std::string message;                  // the whole message, engine and index first
@@ -102,6 +103,10 @@ class RunControl {
   // platform where the simulation does not starve): every waiting engine is
   // released and the run ends as a watchdog stop at stop_ps().
   void expire_sim_limit();
+  // The same for watchdog `w` at `stop_ps` (the stop is lowered to it): a
+  // core of a device whose engines wait while another core's watchdog
+  // stopped it ends as that core did (platform::Device).
+  void expire(Watchdog w, std::uint64_t stop_ps);
   Watchdog watchdog() const { return watchdog_; }
   std::uint64_t stop_ps() const { return limit_ps_; }
 

@@ -319,6 +319,18 @@ void Sequencer::fault(std::string kind, std::string what, std::vector<std::strin
   env_.control->fault(std::move(info), tf);
 }
 
+void Sequencer::host_fault(const std::string& what) {
+  // The host could not hold what the instruction touched: the run ends now
+  // (kind "host": the run API reports it as an error of the host).
+  FaultInfo info;
+  info.engine = engine_;
+  info.index = index_;
+  info.opcode = opcode_;
+  info.kind = "host";
+  info.message = where() + ": " + what;
+  env_.control->fault(std::move(info), std::max(now_ps(), stamp_ps_));
+}
+
 void Sequencer::watchdog_stop() {
   if (pipeline_open_) {
     port.end_stream();
@@ -359,10 +371,14 @@ void Sequencer::thread() {
     } catch (const RunControl::Abort&) {
       // The run was aborted (a fault elsewhere, or a deadlock): nothing more
       // happens on this engine until the next run.
-      if (pipeline_open_) {
-        port.end_stream();
-        pipeline_open_ = false;
-      }
+    } catch (const HostSpaceError& e) {
+      host_fault(e.what());
+    } catch (const std::bad_alloc&) {
+      host_fault("out of host memory (the machine, or a memory limit such as ulimit -v)");
+    }
+    if (pipeline_open_) {
+      port.end_stream();
+      pipeline_open_ = false;
     }
     env_.control->engine_finished();
   }
@@ -377,6 +393,7 @@ void Sequencer::run_program() {
   completions_.clear();
   dma_order_.clear();
   dma_in_flight_ = 0;
+  dma_submitted_ = dma_retired_ = 0;
   gate_overlap_ps_ = 0;
   pipe_.reset(now_ps());
   const std::uint64_t count = env_.queue->total();
@@ -682,6 +699,7 @@ void Sequencer::tell_issue(std::uint64_t start, std::uint64_t end, std::uint64_t
 }
 
 void Sequencer::deliver(const Completion& c) {
+  if (isa::is_dma_queue(engine_)) ++dma_retired_;  // in queue order
   if (!c.retired) {
     const RetireRecord rr{engine_, c.index, c.opcode,   c.start_ps,  c.end_ps,
                           nullptr, 0,       c.fetch_ps, c.fetched_ps};
@@ -693,7 +711,8 @@ void Sequencer::deliver(const Completion& c) {
 }
 
 SemaphoreBank& Sequencer::update_bank(unsigned update_core) const {
-  // 1 + K: core K's of the device (checked against the device by check_dma).
+  // 1 + K: core K's of the device (checked against the device by check_dma;
+  // already the physical core: transfer_done).
   if (update_core == 0 || !device_sems_) return *env_.sems;
   return *device_sems_->at(update_core - 1);
 }
@@ -773,6 +792,7 @@ bool Sequencer::submit_dma() {
   // The engines order their transfers by simulated time: submit at the
   // synced time.
   sync();
+  if (!await_dma_slot()) return false;
   t->queue = isa::dma_queue_index(engine_);
   t->index = index_;
   t->issue_ps = now_ps();
@@ -796,8 +816,27 @@ bool Sequencer::submit_dma() {
     o.on_issue(IssueEvent{engine_, index_, opcode_, &raw_, t->issue_ps, 0});
   });
   ++dma_in_flight_;
+  ++dma_submitted_;
   dma_order_.emplace_back().first.index = index_;
   return true;
+}
+
+bool Sequencer::await_dma_slot() {
+  // A descriptor holds its ring slot until its transfer completes
+  // (docs/CONVENTIONS.md "DMA"): a queue has at most a ring of transfers in
+  // flight, so a queue of any length runs in bounded memory.
+  const std::size_t limit = std::max<std::size_t>(1, env_.queue->ring_words());
+  if (dma_in_flight_ < limit) return true;
+  RunControl& c = *env_.control;
+  while (dma_in_flight_ >= limit) {
+    wait(dma_slot_ev_ | c.abort_event());
+    refresh_stamp();
+    qk_.reset();
+    if (c.aborted()) throw RunControl::Abort{};
+  }
+  if (c.proceed(now_ps())) return true;
+  watchdog_stop();
+  return false;
 }
 
 void Sequencer::transfer_done(DmaTransfer& t) {
@@ -807,6 +846,7 @@ void Sequencer::transfer_done(DmaTransfer& t) {
   // as a compute engine does (docs/CONVENTIONS.md "DMA").
   RunControl& ctl = *env_.control;
   if (dma_in_flight_ > 0) --dma_in_flight_;
+  dma_slot_ev_.notify(sc_core::SC_ZERO_TIME);
   if (ctl.aborted() || stopped_) return;
   auto it = std::find_if(dma_order_.begin(), dma_order_.end(),
                          [&](const auto& e) { return e.first.index == t.index; });
@@ -814,7 +854,7 @@ void Sequencer::transfer_done(DmaTransfer& t) {
   Completion& c = it->first;
   c.opcode = static_cast<std::uint8_t>(isa::Opcode::DmaCopy);
   c.events = t.desc.events;
-  c.update_core = t.desc.update_core;
+  c.update_core = physical_update_core(t.desc.update_core);
   c.fetch_ps = t.fetch_ps;
   c.fetched_ps = t.fetched_ps;
   c.start_ps = t.issue_ps;
@@ -837,14 +877,15 @@ void Sequencer::transfer_done(DmaTransfer& t) {
   }
 }
 
-void Sequencer::transfer_fault(DmaTransfer& t, const std::string& what) {
+void Sequencer::transfer_fault(DmaTransfer& t, const std::string& kind, const std::string& what) {
   if (dma_in_flight_ > 0) --dma_in_flight_;
+  dma_slot_ev_.notify(sc_core::SC_ZERO_TIME);
   if (env_.control->aborted()) return;
   FaultInfo info;
   info.engine = engine_;
   info.index = t.index;
   info.opcode = static_cast<std::uint8_t>(isa::Opcode::DmaCopy);
-  info.kind = what.rfind("address error", 0) == 0 ? "address" : "kernel";
+  info.kind = kind;
   const std::string_view m = isa::opcode_mnemonic(info.opcode);
   info.message = fmt::format("{} instruction {} (opcode 0x{:02x} {}): {}",
                              isa::engine_name(engine_), t.index, info.opcode, m, what);

@@ -55,6 +55,7 @@
 #include "models/sc/memory/instruction_queue.h"
 #include "models/sc/memory/mem_port.h"
 #include "models/sc/memory/semaphore_bank.h"
+#include "models/sc/memory/zeroed_storage.h"
 #include "models/timing/access_pattern.h"
 #include "models/timing/issue_pipeline.h"
 
@@ -115,9 +116,15 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   // A DMA queue of a core of a device (SPEC §15): the device's semaphore
   // banks by core, which a descriptor's remote update (update_core) changes.
   // Null: a core outside a platform::Device. Between runs.
-  void set_device_semaphores(const std::vector<SemaphoreBank*>* banks) {
+  // `targets`: the core a descriptor's `coreK:` names, by K (logical cores,
+  // `--lnc 2`: K's core at this core's place in its pair); empty: core K.
+  void set_device_semaphores(const std::vector<SemaphoreBank*>* banks,
+                             std::vector<unsigned> targets = {}) {
     device_sems_ = banks;
-    dma_caps_.cores = banks ? static_cast<unsigned>(banks->size()) : 1;
+    update_targets_ = std::move(targets);
+    dma_caps_.cores = !update_targets_.empty() ? static_cast<unsigned>(update_targets_.size())
+                      : banks                  ? static_cast<unsigned>(banks->size())
+                                               : 1;
   }
   // The race check (SPEC §14): the detector this engine tells its
   // instructions, memory accesses and semaphore operations, as core
@@ -150,6 +157,9 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   std::uint8_t opcode() const { return opcode_; }
   std::size_t index() const { return index_; }
   const isa::Events& blocked_on() const { return events_; }
+  // A DMA queue's transfers submitted and not retired: indices [first, end).
+  std::uint64_t dma_unretired_first() const { return dma_retired_; }
+  std::uint64_t dma_unretired_end() const { return dma_submitted_; }
   // Completions still to deliver (semaphore updates; DMA: transfers in flight).
   std::size_t in_flight() const { return completions_.size() + dma_in_flight_; }
 
@@ -189,9 +199,12 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   // A DMA queue's dispatch (SPEC §10): the descriptor, checked, to the DMA
   // engines; no kernel_info. false: it faulted.
   bool submit_dma();
+  // Waits while the queue's ring is full of transfers in flight; false: a
+  // watchdog stopped it meanwhile.
+  bool await_dma_slot();
   // DmaEngines::Client, called by a DMA engine's thread at the time of it.
   void transfer_done(DmaTransfer& t) override;
-  void transfer_fault(DmaTransfer& t, const std::string& what) override;
+  void transfer_fault(DmaTransfer& t, const std::string& kind, const std::string& what) override;
 
   // Completions (SC_METHOD on complete_ev_): delivers every one due now.
   void complete_due();
@@ -229,6 +242,9 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   // bundles issued. Its max(...) holds the engine's issue; the fill does not.
   void open_pipeline();
   void close_pipeline();
+  // The host ran out of memory for the instruction (HostSpaceError,
+  // std::bad_alloc): the run ends with a fault of kind "host".
+  void host_fault(const std::string& what);
   // A watchdog stop at RunControl::stop_ps(): the instruction is not retired.
   void watchdog_stop();
   // The issue unit of the instruction being dispatched (timing::IssuePipeline).
@@ -278,12 +294,22 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   sc_core::sc_event complete_ev_, drained_ev_;
   // A DMA queue's transfers submitted and not yet done.
   std::size_t dma_in_flight_ = 0;
+  // A DMA queue's transfers submitted and retired this run (retires come in
+  // queue order: the first not retired is index dma_retired_).
+  std::uint64_t dma_submitted_ = 0, dma_retired_ = 0;
+  sc_core::sc_event dma_slot_ev_;  // one of them is done
   // A DMA queue's transfers in submit order, until they complete: a queue
   // completes its transfers in order (docs/CONVENTIONS.md), so one that
   // lands before an earlier one waits here for it (second: landed).
   std::deque<std::pair<Completion, bool>> dma_order_;
   DmaCapacities dma_caps_;
   const std::vector<SemaphoreBank*>* device_sems_ = nullptr;  // set_device_semaphores
+  std::vector<unsigned> update_targets_;                      // ... and its targets
+  // A descriptor's update_core byte (1 + K) as 1 + the core it updates.
+  unsigned physical_update_core(unsigned update_core) const {
+    if (update_core == 0 || update_core > update_targets_.size()) return update_core;
+    return 1 + update_targets_[update_core - 1];
+  }
 
   bool done_ = false, blocked_ = false, stopped_ = false;
   std::size_t index_ = 0;

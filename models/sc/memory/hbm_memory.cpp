@@ -68,9 +68,9 @@ std::uint8_t* HbmStorage::chunk(std::uint64_t addr) {
     try {
       c = zeroed_storage(kChunkBytes).release();
     } catch (const std::bad_alloc&) {
-      throw std::runtime_error("HBM: no host address space left for 2 MiB of HBM at offset 0x" +
-                               fmt_hex(chunk_start(addr)) + " (" + std::to_string(mapped_) +
-                               " chunks mapped)");
+      throw HostSpaceError("HBM: no host address space left for 2 MiB of HBM at offset 0x" +
+                           fmt_hex(chunk_start(addr)) + " (" + std::to_string(mapped_) +
+                           " chunks mapped)");
     }
     ++mapped_;
   }

@@ -54,8 +54,8 @@ class HbmStorage {
   // never-written bytes read as zeros and allocate nothing.
   void read(std::uint64_t addr, std::uint8_t* dst, std::uint64_t len) const;
   void write(std::uint64_t addr, const std::uint8_t* src, std::uint64_t len);
-  // The chunk holding `addr`, mapped now if it was not (std::runtime_error
-  // when the host has no address space left for it).
+  // The chunk holding `addr`, mapped now if it was not (HostSpaceError, a
+  // std::runtime_error, when the host has no address space left for it).
   std::uint8_t* chunk(std::uint64_t addr);
   // The first and last byte (inclusive) of the chunk holding `addr`.
   std::uint64_t chunk_start(std::uint64_t addr) const { return addr / kChunkBytes * kChunkBytes; }

@@ -63,7 +63,15 @@ const MemPort::Region* MemPort::lookup(std::uint64_t addr) {
   req.set_extension(&dmi_ext_);
   tlm::tlm_dmi dmi;
   ++dmi_requests_;
-  const bool granted = socket->get_direct_mem_ptr(req, dmi);
+  bool granted = false;
+  try {
+    granted = socket->get_direct_mem_ptr(req, dmi);
+  } catch (...) {
+    // The extension is this port's: the payload must not free it (a target
+    // out of host memory throws, HostSpaceError).
+    req.clear_extension(&dmi_ext_);
+    throw;
+  }
   req.clear_extension(&dmi_ext_);
 
   Region r{};
@@ -192,7 +200,12 @@ tlm::tlm_response_status MemPort::transport(tlm::tlm_command cmd, std::uint64_t 
   trans_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   const bool streamed = stream_charge(addr, stream_ext_.charge);
   if (streamed) trans_.set_extension(&stream_ext_);
-  socket->b_transport(trans_, delay);
+  try {
+    socket->b_transport(trans_, delay);
+  } catch (...) {
+    if (streamed) trans_.clear_extension(&stream_ext_);
+    throw;
+  }
   if (streamed) trans_.clear_extension(&stream_ext_);
   const tlm::tlm_response_status st = trans_.get_response_status();
   if (st == tlm::TLM_OK_RESPONSE) account(addr, len, cmd == tlm::TLM_WRITE_COMMAND);

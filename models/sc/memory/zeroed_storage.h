@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <memory>
 #include <new>
+#include <stdexcept>
 
 #include "models/isa/sanitizer.h"
 
@@ -32,6 +33,15 @@ struct ZeroedStorageDeleter {
   }
 };
 using ZeroedStorage = std::unique_ptr<std::uint8_t, ZeroedStorageDeleter>;
+
+// The host has no memory or address space left for storage a run needs
+// (an HBM chunk first touched in the middle of a run, under `ulimit -v`):
+// the run ends at that point with this message (docs/BAD_INPUT.md), never
+// an abort.
+class HostSpaceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 inline ZeroedStorage zeroed_storage(std::size_t bytes) {
   bytes = std::max<std::size_t>(bytes, 1);
 #if TPB_ADDRESS_SANITIZER

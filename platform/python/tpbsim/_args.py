@@ -7,6 +7,9 @@ API's host_args.h, the same checks `tpbsim run` and the DPI-C library make."""
 import operator
 import os
 
+import numpy as np
+
+from . import _tpbsim
 from .errors import ArgumentTypeError, InputError
 
 
@@ -48,3 +51,35 @@ def integer(value, what):
         return operator.index(value)
     except TypeError:
         raise ArgumentTypeError(f"{what} must be an integer, not {type(value).__name__}") from None
+
+
+def flag(value, what):
+    """True or False (a NumPy bool too); anything else is refused, not taken for
+    its truth (``racecheck="no"`` would have checked)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ArgumentTypeError(f"{what} must be True or False, not {type(value).__name__}")
+
+
+def threads(value):
+    """`threads`: None (every host core) or 1..1024 (an int or a NumPy integer);
+    the C++ run API's check (host_args.h), as `tpbsim run --threads`."""
+    if value is None:
+        return None
+    value = integer(value, "threads")
+    try:
+        return _tpbsim.check_threads(value)
+    except InputError as e:
+        raise InputError(f"threads {e}") from None
+
+
+def time_text(value, what, unit_doc):
+    """A time limit or a trace window's end as the C++ parser takes it: a str
+    as it is, an int as is, a float in repr (no digit lost); None: ""."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return text(value, what)
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ArgumentTypeError(f"{what} must be {unit_doc}, not {type(value).__name__}")
+    return repr(float(value)) if isinstance(value, (float, np.floating)) else str(int(value))

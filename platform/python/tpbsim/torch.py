@@ -31,6 +31,12 @@ NaN / Inf, of the wrong feature size; a module convert cannot swap) raises a
 """
 
 import atexit
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import threading
 
 import numpy as np
 
@@ -41,44 +47,51 @@ except ImportError as e:   # torch missing (or blocked): say what to install
     raise ImportError(f"tpbsim.torch needs PyTorch ({e}): Debian's python3-torch "
                       "(scripts/install-deps.sh); import tpbsim works without it") from e
 
+from . import _args, _tpbsim
 from .core import Core
-from .errors import Error, InputError
+from .errors import Error, InputError, OutputError
 from .kernels import gemm
 
 __all__ = ["Linear", "convert", "profile", "Profile", "release", "core"]
 
 _CORE = {"core": None, "key": None}
+# Held by a layer's run on the layers' core (and by core() / release()): layers
+# called from several threads take turns on it, never close it under another.
+_LAYERS = threading.RLock()
 
 
 def core(arch="mariana", timing=None):
     """The process's core for converted layers: made on first use, remade (the
     previous one closed) when a layer of another arch or timing runs."""
     key = (arch, repr(timing))
-    c = _CORE["core"]
-    if c is not None and not c.closed and _CORE["key"] == key:
+    with _LAYERS:
+        c = _CORE["core"]
+        if c is not None and not c.closed and _CORE["key"] == key:
+            return c
+        release()
+        c = Core(arch, timing)
+        _CORE["core"], _CORE["key"] = c, key
         return c
-    release()
-    c = Core(arch, timing)
-    _CORE["core"], _CORE["key"] = c, key
-    return c
 
 
 def release():
     """Closes the converted layers' core (the next forward makes it again).
     Returns whether one was open. Other cores may be open beside it (any
     number per process, docs/PYTHON.md)."""
-    c = _CORE["core"]
-    _CORE["core"], _CORE["key"] = None, None
-    if c is not None and not c.closed:
-        c.close()
-        return True
-    return False
+    with _LAYERS:
+        c = _CORE["core"]
+        _CORE["core"], _CORE["key"] = None, None
+        if c is not None and not c.closed:
+            c.close()
+            return True
+        return False
 
 
 atexit.register(release)
 
-# The profile being recorded (profile()), a list of per-layer dicts.
-_RECORD = {"layers": None, "perfetto": None}
+# The profile this thread records (profile()): per-layer dicts, and the
+# private directory of the layers' traces.
+_RECORD = threading.local()
 
 
 def _check_input(x, layer):
@@ -99,6 +112,14 @@ def _check_input(x, layer):
     if not torch.isfinite(x).all():
         bad = tuple(int(i) for i in torch.nonzero(~torch.isfinite(x))[0])
         raise InputError(f"{what} holds {x[bad].item()} at {bad}: the inputs must be finite")
+
+
+def _digest(w):
+    """SHA-256 of a tensor's bytes (its values as stored, any floating dtype)."""
+    t = w.detach().contiguous()
+    if t.dtype in (torch.bfloat16, torch.float16):
+        t = t.view(torch.int16)
+    return hashlib.sha256(t.numpy()).digest()
 
 
 class _StraightThrough(torch.autograd.Function):
@@ -178,11 +199,13 @@ class Linear(nn.Linear):
 
     def quantize(self):
         """Transposes and quantizes the weight (done when needed: at conversion,
-        and after the weight changed); returns the tpbsim.kernels.Weights."""
+        and after the weight changed); returns the tpbsim.kernels.Weights.
+
+        A change is seen by the weight's contents: a SHA-256 of its bytes, taken
+        at every call (an in-place change through ``.data``, a NumPy view or
+        ``torch.no_grad()`` leaves torch's version counter as it was; the hash
+        costs about 4 ms a MiB, a small part of any simulated forward)."""
         w = self.weight
-        key = (w.data_ptr(), w._version, tuple(w.shape), w.dtype)
-        if self._q is not None and self._q_key == key:
-            return self._q
         label = f"{self._tpbsim_label()}: weight"
         if w.device.type != "cpu":
             raise InputError(f"{label} is on {w.device}; the modelled core takes CPU tensors "
@@ -190,6 +213,9 @@ class Linear(nn.Linear):
         if w.is_complex() or not w.is_floating_point():
             raise InputError(f"{label} is {str(w.dtype).replace('torch.', '')}, not a "
                              "floating-point tensor")
+        key = (tuple(w.shape), w.dtype, _digest(w))
+        if self._q is not None and self._q_key == key:
+            return self._q
         wf = w.detach().to(torch.float32).numpy()
         if not np.isfinite(wf).all():
             bad = tuple(int(i) for i in np.argwhere(~np.isfinite(wf))[0])
@@ -200,23 +226,24 @@ class Linear(nn.Linear):
 
     def _simulate(self, x):
         """The layer on the core (no autograd): FP32 C from the core, + bias in FP32,
-        cast to the layer's dtype."""
-        q = self.quantize()
-        lead = x.shape[:-1]
-        a = x.detach().reshape(-1, self.in_features).to(torch.float32).numpy()
-        out_dtype = self.weight.dtype
-        if a.shape[0] == 0:
-            return torch.zeros(*lead, self.out_features, dtype=out_dtype)
-        rec = _RECORD["layers"]
-        perfetto = None
-        if rec is not None and _RECORD["perfetto"] is not None:
-            perfetto = f"{_RECORD['perfetto']}.layer{len(rec)}.json"
-        try:
-            rep = gemm.run(a=a, w=q, weights=self.weights, arch=self.arch,
-                           core=core(self.arch, self.timing), traces=False, log=None,
-                           check=self.check, perfetto=perfetto)
-        except gemm.GemmError as e:
-            raise InputError(f"{self._tpbsim_label()}: {e}") from None
+        cast to the layer's dtype. Layers of several threads take turns."""
+        with _LAYERS:
+            q = self.quantize()
+            lead = x.shape[:-1]
+            a = x.detach().reshape(-1, self.in_features).to(torch.float32).numpy()
+            out_dtype = self.weight.dtype
+            if a.shape[0] == 0:
+                return torch.zeros(*lead, self.out_features, dtype=out_dtype)
+            rec = getattr(_RECORD, "layers", None)
+            perfetto = None
+            if rec is not None and _RECORD.traces is not None:
+                perfetto = os.path.join(_RECORD.traces, f"layer{len(rec)}.json")
+            try:
+                rep = gemm.run(a=a, w=q, weights=self.weights, arch=self.arch,
+                               core=core(self.arch, self.timing), traces=False, log=None,
+                               check=self.check, perfetto=perfetto)
+            except gemm.GemmError as e:
+                raise InputError(f"{self._tpbsim_label()}: {e}") from None
         if rep["status"] != "ok":
             raise Error(f"{self._tpbsim_label()}: the run ended in a {rep['status']}: "
                         f"{rep.get('message', '')}")
@@ -225,18 +252,21 @@ class Linear(nn.Linear):
                         f"k-ascending sum of its quantized operands at {rep['check']['first']}")
         self.last_report = rep
         if rec is not None:
-            rec.append({"name": self._tpbsim_path or self._tpbsim_label(), "m": rep["shape"]["m"],
-                        "k": rep["shape"]["k"], "n": rep["shape"]["n"], "weights": self.weights,
-                        "arch": self.arch, "simulated_ns": rep["simulated_ns"],
-                        "achieved_tflops": rep["achieved_tflops"], "bound_by": rep["bound_by"],
-                        "hbm_bytes": rep["hbm_bytes"], "wall_seconds": rep["wall_seconds"],
-                        "weights_run_as": rep["weights_run_as"],
-                        "start_ps": rep.result.start_ps if rep.result is not None else 0,
-                        "perfetto": perfetto})
+            rec.append(self._profile_row(rep, perfetto))
         y = torch.from_numpy(np.ascontiguousarray(rep.c_array))
         if self.bias is not None:
             y = y + self.bias.detach().to(torch.float32)
         return y.reshape(*lead, self.out_features).to(out_dtype)
+
+    def _profile_row(self, rep, perfetto):
+        return {"name": self._tpbsim_path or self._tpbsim_label(), "m": rep["shape"]["m"],
+                "k": rep["shape"]["k"], "n": rep["shape"]["n"], "weights": self.weights,
+                "arch": self.arch, "simulated_ns": rep["simulated_ns"],
+                "achieved_tflops": rep["achieved_tflops"], "bound_by": rep["bound_by"],
+                "hbm_bytes": rep["hbm_bytes"], "wall_seconds": rep["wall_seconds"],
+                "weights_run_as": rep["weights_run_as"],
+                "start_ps": rep.result.start_ps if rep.result is not None else 0,
+                "perfetto": perfetto}
 
     def forward(self, x):
         _check_input(x, self)
@@ -349,9 +379,9 @@ class Profile:
 
 def _merge_perfetto(layers, path):
     """One Perfetto (Chrome JSON) trace of every layer's run on one timeline (the
-    core's time carries over from run to run), with a track naming the layers."""
-    import json
-    import os
+    core's time carries over from run to run), with a track naming the layers,
+    written to ``path`` as a run's outputs are; the layers' own traces were in a
+    private directory. OutputError naming ``path`` when it cannot be written."""
     events, seen = [], set()
     for x in layers:
         p = x.get("perfetto")
@@ -359,7 +389,6 @@ def _merge_perfetto(layers, path):
             continue
         with open(p) as f:
             d = json.load(f)
-        os.remove(p)
         for e in d.get("traceEvents", []):
             if e.get("ph") == "M":
                 key = json.dumps(e, sort_keys=True)
@@ -373,8 +402,24 @@ def _merge_perfetto(layers, path):
         events.append({"ph": "X", "pid": 0, "tid": 0, "ts": x["start_ps"] / 1e6,
                        "dur": x["simulated_ns"] / 1e3, "name": x["name"],
                        "args": {"m": x["m"], "k": x["k"], "n": x["n"], "weights": x["weights"]}})
-    with open(path, "w") as f:
-        json.dump({"traceEvents": events, "displayTimeUnit": "ns"}, f)
+    text = json.dumps({"traceEvents": events, "displayTimeUnit": "ns"})
+    try:
+        _tpbsim.write_output(path, text.encode())
+    except Error as e:
+        raise OutputError(f"perfetto: not written: {e}", None, [(os.fsdecode(path), str(e))]) \
+            from None
+
+
+def _perfetto_path(perfetto):
+    """``profile``'s perfetto= checked before the model runs (as the run's outputs
+    are): a path that can be written, else InputError naming it."""
+    if perfetto is None:
+        return None
+    path = _args.path(perfetto, "perfetto")
+    why = _tpbsim.output_problem(path)
+    if why:
+        raise InputError(f"perfetto {os.fsdecode(path)}: {why}")
+    return path
 
 
 def profile(model, inputs, perfetto=None, print_table=True):
@@ -389,18 +434,21 @@ def profile(model, inputs, perfetto=None, print_table=True):
         raise InputError(f"model ({type(model).__name__}) has no tpbsim.torch.Linear layer: "
                          "convert it first (tpbsim.torch.convert)")
     args = inputs if isinstance(inputs, tuple) else (inputs,)
-    if _RECORD["layers"] is not None:
+    if getattr(_RECORD, "layers", None) is not None:
         raise Error("profile() is already running (it does not nest)")
-    _RECORD["layers"] = []
-    _RECORD["perfetto"] = None if perfetto is None else str(perfetto)
+    path = _perfetto_path(perfetto)
+    _RECORD.layers = []
+    _RECORD.traces = None if path is None else tempfile.mkdtemp(prefix="tpbsim-profile-")
     try:
         with torch.no_grad():
             out = model(*args)
-        layers = _RECORD["layers"]
+        layers = _RECORD.layers
+        if path is not None:
+            _merge_perfetto(layers, path)
     finally:
-        _RECORD["layers"], _RECORD["perfetto"] = None, None
-    if perfetto is not None:
-        _merge_perfetto(layers, perfetto)
+        if _RECORD.traces is not None:
+            shutil.rmtree(_RECORD.traces, ignore_errors=True)
+        _RECORD.layers, _RECORD.traces = None, None
     for x in layers:
         x.pop("perfetto", None)
     prof = Profile(layers, out, None if perfetto is None else str(perfetto))

@@ -5,14 +5,15 @@ cannot run (named), 2 when the result differs, the race check found a race or th
 run faulted, 3 deadlock."""
 
 import argparse
-import json
 import os
 import sys
 
 import numpy as np
 
+from ..device import MAX_CORES
 from ..errors import Error
 from . import gemm
+from .plan import cli_messages
 from .quant import WEIGHT_FORMATS
 
 
@@ -66,7 +67,7 @@ def _int_arg(lo, hi, what):
     return parse
 
 
-def main(argv=None):
+def _parser():
     ap = _Parser(prog="python3 -m tpbsim.kernels", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", metavar="gemm", parser_class=_Parser)
     g = sub.add_parser("gemm", help="C = A @ W, tiled, run, checked and reported")
@@ -102,15 +103,25 @@ def main(argv=None):
                    help="host threads of the run, 1..1024 (default: every core)")
     g.add_argument("--seed", type=_int_arg(0, 2**64 - 1, "a seed (0..2^64-1)"), default=0,
                    help="the random operands' seed, 0..2^64-1")
-    g.add_argument("--cores", type=_int_arg(1, 1024, "a count of cores (1..1024)"), default=1,
+    g.add_argument("--cores", type=_int_arg(1, MAX_CORES, f"a count of cores (1..{MAX_CORES}, "
+                                            "the cores of a device)"), default=1,
                    help="split C over this many cores of one device (docs/KERNELS.md \"Over "
                         "several cores\"); the report says the split and the scaling")
     g.add_argument("--no-traces", action="store_true",
                    help="no stats, retire, Perfetto trace or report.png")
+    return ap
+
+
+def main(argv=None):
+    ap = _parser()
     args = ap.parse_args(argv)
     if args.cmd != "gemm":
         ap.error("a command is needed: gemm")
-    token = gemm._CLI.set(True)   # messages name --flags
+    with cli_messages():   # messages name --flags
+        return _gemm(args)
+
+
+def _gemm(args):
     try:
         a = _load(args.a, "--a") if args.a is not None else None
         w = _load(args.w, "--w") if args.w is not None else None
@@ -135,33 +146,46 @@ def main(argv=None):
     except OSError as e:
         sys.exit(f"gemm: error: {e.filename or ''}: {e.strerror or e}")
     except KeyboardInterrupt as e:
-        done = getattr(e, "gemm_written", [])
-        where = getattr(e, "gemm_out", args.out)
-        held = (f"{where}/ holds this run's {' '.join(done)} only" if done else
-                f"{where}/ holds nothing of this run")
-        print(f"gemm: interrupted: {held} (no report.json: the run did not finish; an earlier "
-              "run's files were removed)", file=sys.stderr)
+        print(f"gemm: interrupted: {_interrupted(e, args.out)}", file=sys.stderr)
         return 130
-    finally:
-        gemm._CLI.reset(token)
-    outs = rep.get("_outputs")
-    notes = []
+    notes = _notes(rep, args.out)
+    if args.emit_only:
+        what = (f" ({rep['split']});" if "split" in rep else
+                f": {rep['instructions']} instructions;")
+        print(f"C = A @ W: {rep['shape']}{what} workload in {args.out}/: "
+              f"{' '.join(rep['files'])} (there: tpbsim run $(grep -v '^#' cmd.txt))")
+        print("\n".join(notes)) if notes else None
+        return 0
+    if rep.get("cores", 1) > 1:
+        _print_cores(rep)
+    else:
+        _print_one(rep)
+    _print_verdict(rep)
+    print(f"  outputs in {args.out}/: {' '.join(rep.get('files', []))}")
+    if notes:
+        print("\n".join(notes))
+    if rep["status"] == "deadlock":
+        return 3
+    raced = rep.get("races")
+    if (rep["status"] != "ok" or rep["check"]["bit_exact"] is False
+            or rep.get("ordering", {}).get("violations") or (raced and raced["count"])):
+        return 2
+    return 0
+
+
+def _notes(rep, out):
+    """What --out held before: the earlier run's files replaced, the others left."""
+    outs, notes = rep.get("_outputs"), []
     if outs is not None and outs.removed:
         notes.append(f"  replaced an earlier run's {' '.join(outs.removed)}")
     if outs is not None and outs.others:
         shown = " ".join(outs.others[:8]) + (" ..." if len(outs.others) > 8 else "")
-        notes.append(f"  also in {args.out}/, not written by this run: {shown}")
-    if args.emit_only and args.cores > 1:
-        print(f"C = A @ W: {rep['shape']} ({rep['split']}); workload in {args.out}/: "
-              f"{' '.join(rep['files'])} (there: tpbsim run $(grep -v '^#' cmd.txt))")
-        return 0
-    if args.emit_only:
-        print(f"C = A @ W: {rep['shape']}: {rep['instructions']} instructions; workload in "
-              f"{args.out}/: {' '.join(rep['files'])} (there: tpbsim run $(grep -v '^#' cmd.txt))")
-        print("\n".join(notes)) if notes else None
-        return 0
-    if rep.get("cores", 1) > 1:
-        return _print_cores(rep, args)
+        notes.append(f"  also in {out}/, not written by this run: {shown}")
+    return notes
+
+
+def _print_one(rep):
+    """The summary of a GEMM on one core."""
     s = rep["shape"]
     print(f"C = A @ W: {s['m']} x {s['k']} x {s['n']}, {rep['weights']} weights, bf16 "
           f"activations, {rep['arch']}")
@@ -187,50 +211,10 @@ def main(argv=None):
     cc = rep.get("critical_chain")
     if cc:
         print(f"  critical chain: {cc['instructions']} instructions, {cc['summary']}")
-    chk = rep["check"]
-    if rep["status"] != "ok":
-        print(f"  RUN ENDED IN A {rep['status'].upper()}: {rep.get('message', '')}")
-        print(f"  {chk['reason']}")
-    elif chk["bit_exact"] is None:
-        print(f"  {chk['reason']}")
-    elif chk["bit_exact"]:
-        what = ("every element of out.npy equals" if chk["mode"] == "full" else
-                f"{chk['checked']} of {chk['of']} elements of out.npy (chosen with seed "
-                f"{chk['seed']}; --check full: all) equal")
-        print(f"  checked: {what} the FP32 k-ascending sum of a_used x w_used bit for bit")
-    else:
-        print(f"  CHECK FAILED: {chk['mismatches']} of {chk['checked']} checked elements of "
-              f"out.npy differ from the FP32 k-ascending sum of a_used x w_used (first at "
-              f"{chk['first'][0]})")
-    order = rep["ordering"]
-    if order["violations"]:
-        print(f"  ORDERING VIOLATED: {order['violations']} problem(s) in "
-              f"{order['hazards_checked']} cross-engine hazards: {order['first'][0]}")
-    else:
-        print(f"  ordered: all {order['hazards_checked']} cross-engine hazards of the program's "
-              "own accesses ordered by its semaphores" +
-              (" and respected in the retire records" if rep["status"] == "ok" else "") +
-              "; every read of bytes written before it, every write read")
-    raced = rep.get("races")
-    if raced is not None:
-        if raced["count"]:
-            print(f"  RACES: {raced['count']} unordered pairs of accesses (the race check, "
-                  f"whatever the timing): {raced['first'][0]}")
-        else:
-            print("  race check: every access ordered by the semaphores (no race)")
-    print(f"  outputs in {args.out}/: {' '.join(rep.get('files', []))}")
-    if notes:
-        print("\n".join(notes))
-    if rep["status"] == "deadlock":
-        return 3
-    if (rep["status"] != "ok" or chk["bit_exact"] is False or order["violations"]
-            or (raced and raced["count"])):
-        return 2
-    return 0
 
 
-def _print_cores(rep, args):
-    """The summary of a GEMM over several cores (gemm_cores.run_cores)."""
+def _print_cores(rep):
+    """The summary of a GEMM over several cores."""
     s = rep["shape"]
     print(f"C = A @ W: {s['m']} x {s['k']} x {s['n']}, {rep['weights']} weights, bf16 "
           f"activations, {rep['arch']}, {rep['cores']} cores")
@@ -246,25 +230,56 @@ def _print_cores(rep, args):
     if "scaling_efficiency" in rep:
         print(f"  scaling: one core {rep['one_core_ns'] / 1000:.3f} us, efficiency "
               f"{100 * rep['scaling_efficiency']:.0f}%")
+
+
+def _print_verdict(rep):
+    """How the run ended, its check, its ordering (one core) and its race check."""
     chk = rep["check"]
-    if chk["bit_exact"] is None:
+    if rep["status"] != "ok":
+        print(f"  RUN ENDED IN A {rep['status'].upper()}: {rep.get('message', '')}")
+        print(f"  {chk['reason']}")
+    elif chk["bit_exact"] is None:
         print(f"  {chk['reason']}")
     elif chk["bit_exact"]:
-        print(f"  checked ({chk['mode']}, {chk['checked']} of {chk['of']} elements): out.npy "
-              "equals the FP32 k-ascending sum of a_used x w_used bit for bit")
+        what = ("every element of out.npy equals" if chk["mode"] == "full" else
+                f"{chk['checked']} of {chk['of']} elements of out.npy (chosen with seed "
+                f"{chk['seed']}; --check full: all) equal")
+        print(f"  checked: {what} the FP32 k-ascending sum of a_used x w_used bit for bit")
     else:
-        print(f"  CHECK FAILED: {chk['mismatches']} elements differ")
+        print(f"  CHECK FAILED: {chk['mismatches']} of {chk['checked']} checked elements of "
+              f"out.npy differ from the FP32 k-ascending sum of a_used x w_used (first at "
+              f"{chk['first'][0]})")
+    order = rep.get("ordering")
+    if order and order["violations"]:
+        print(f"  ORDERING VIOLATED: {order['violations']} problem(s) in "
+              f"{order['hazards_checked']} cross-engine hazards: {order['first'][0]}")
+    elif order:
+        print(f"  ordered: all {order['hazards_checked']} cross-engine hazards of the program's "
+              "own accesses ordered by its semaphores" +
+              (" and respected in the retire records" if rep["status"] == "ok" else "") +
+              "; every read of bytes written before it, every write read")
     raced = rep.get("races")
     if raced is not None:
-        print(f"  RACES: {raced['count']}: {raced['first'][0]}" if raced["count"] else
-              "  race check: every access ordered by the semaphores (no race)")
-    if args.out:
-        print(f"  outputs in {args.out}/: {' '.join(rep.get('files', []))}")
-    if rep["status"] == "deadlock":
-        return 3
-    if rep["status"] != "ok" or chk["bit_exact"] is False or (raced and raced["count"]):
-        return 2
-    return 0
+        if raced["count"]:
+            print(f"  RACES: {raced['count']} unordered pairs of accesses (the race check, "
+                  f"whatever the timing): {raced['first'][0]}")
+        else:
+            print("  race check: every access ordered by the semaphores (no race)")
+
+
+def _interrupted(e, out):
+    """What --out holds after Ctrl-C, as it is."""
+    done, removed = getattr(e, "gemm_written", []), getattr(e, "gemm_removed", [])
+    earlier = getattr(e, "gemm_earlier", [])
+    held = (f"{out}/ holds this run's {' '.join(done)} only" if done else
+            f"{out}/ holds nothing of this run")
+    if removed:
+        before = f"an earlier run's {' '.join(removed)} were removed"
+    elif earlier:
+        before = f"an earlier run's {' '.join(earlier)} are as they were"
+    else:
+        before = "no earlier run's files were there"
+    return f"{held} (no report.json: the run did not finish; {before})"
 
 
 if __name__ == "__main__":

@@ -1,7 +1,14 @@
 """The GEMM report: busy time per engine and per DMA queue, what bounds the run,
-and report.png, a per-engine utilisation timeline (docs/KERNELS.md "The report")."""
+and report.png, a per-engine utilisation timeline (docs/KERNELS.md "The report");
+over several cores each core's busy shares and the device's HBM ("Over several
+cores"). A core's part of a device's run is read through CoreRun."""
+
+import collections
 
 import numpy as np
+
+from .plan import A_CHUNK, W_CHUNK, peak_tflops
+from .program import ENGINE_SEMS
 
 SATURATED_PCT = 70.0   # below this no engine is said to bound the run
 ENGINE_ORDER = ["pe", "dve", "pool", "sfu"] + [f"dma{q}" for q in range(16)]
@@ -10,6 +17,46 @@ NAMES = {"pe": "PE", "dve": "DVE", "pool": "POOL", "sfu": "SFU"}
 
 def _name(e):
     return NAMES.get(e, e.upper())
+
+
+# A retired instruction of one core, its engine named without the core.
+CoreRetire = collections.namedtuple("CoreRetire", "start_ps end_ps engine index opcode mnemonic")
+
+
+class CoreRun:
+    """Core ``core``'s part of a run's tpbsim.Result, as the report reads a run of
+    one core: its engines (``coreN.`` dropped when the device has several), its
+    retires, busy fractions; the run's time, and its races (the device's)."""
+
+    def __init__(self, result, core):
+        self.result = result
+        tables = result.cores
+        self.prefix = f"core{core}." if len(tables) > 1 else ""
+        self.engines = tables[core] if self.prefix else result.engines
+        self.duration_ps, self.start_ps = result.duration_ps, result.start_ps
+        self.races, self.race_count = result.races, result.race_count
+        self._retires = None
+
+    @property
+    def retires(self):
+        if not self.prefix:
+            return self.result.retires
+        if self._retires is None:
+            cut = len(self.prefix)
+            self._retires = [CoreRetire(r.start_ps, r.end_ps, r.engine[cut:], r.index, r.opcode,
+                                        r.mnemonic)
+                             for r in self.result.retires if r.engine.startswith(self.prefix)]
+        return self._retires
+
+    def busy_fraction(self, engine):
+        return self.result.busy_fraction(self.prefix + engine)
+
+    @property
+    def engine_active(self):
+        """The core's engine-active figures (Result.engine_active)."""
+        n = len(self.prefix)
+        return {e[n:]: v for e, v in self.result.engine_active.items()
+                if e.startswith(self.prefix)}
 
 
 def engine_table(result, kernel):
@@ -140,15 +187,24 @@ def critical_chain(result, kernel):
             "time_ns": dict(top), "summary": summary}
 
 
-def plot(rep, retires, path):
-    """report.png: one row per engine / queue, each instruction a bar coloured by
-    its mnemonic; below, each engine's busy share over time."""
+def _pyplot(rep):
+    """matplotlib's pyplot (Agg), or None, noted in the report: a missing
+    matplotlib costs the picture only."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-    except ImportError as e:  # a missing matplotlib costs the picture only
+    except ImportError as e:
         rep.setdefault("notes", []).append(f"report.png not written: {e}")
+        return None
+    return plt
+
+
+def plot(rep, retires, path):
+    """report.png: one row per engine / queue, each instruction a bar coloured by
+    its mnemonic; below, each engine's busy share over time."""
+    plt = _pyplot(rep)
+    if plt is None:
         return
     engines = [e for e in ENGINE_ORDER if e in rep["engines"]]
     end_ns = max(rep["simulated_ns"], 1e-3)
@@ -205,4 +261,200 @@ def plot(rep, retires, path):
     au.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# What each format runs as (SPEC §12): the names say the storage, this says what
+# the hardware is handed and what the PE multiplies.
+RUNS_AS = {
+    "mxfp8": "MXFP8 E4M3 (x4 words + E8M0 scales per 32 k) stored in HBM, multiplied as "
+             "they are",
+    "mxfp4": "MXFP4 E2M1 (x4 words + E8M0 scales per 32 k) stored in HBM, multiplied as "
+             "they are",
+    "bf16": "BF16 stored in HBM, quantized to MXFP8 E4M3 on the DVE (QuantizeMX, scales per "
+            "32 k): the PE multiplies MXFP8",
+    "fp4": "FP4 E2M1 packed with a scale per 8 codes, widened to FP8 E5M2 by POOL "
+           "TensorDequantize: the PE multiplies FP8 E5M2 with unit scales",
+    "int4": "INT4 packed with a scale per 8 codes, widened to FP8 E5M2 by POOL: the PE "
+            "multiplies FP8 E5M2 with unit scales",
+    "nf4": "NF4 packed with a scale per 8 codes, widened to FP8 E4M3 by POOL: the PE "
+           "multiplies FP8 E4M3 with unit scales",
+    "fp6": "FP6 E2M3 packed, widened exactly to FP8 E4M3 by POOL: the PE multiplies MXFP8 "
+           "E4M3 with E8M0 scales per 32 k",
+}
+ACT_RUNS_AS = "BF16, quantized to MXFP8 E4M3 on the DVE (QuantizeMX, scales per 32 k)"
+
+
+def races(result):
+    """The race check's verdict on the run (SPEC §14): every access of every
+    instruction and DMA transfer against the semaphore ordering, so a missing wait
+    shows whatever the timing (None: not checked)."""
+    if result is None or result.races is None:
+        return None
+    return {"count": result.race_count, "first": [r["message"] for r in result.races[:5]]}
+
+
+def ordering(verdict, result):
+    """The program's ordering, from its own accesses (access.verify): statically,
+    every cross-engine hazard ordered by its semaphores, no read of bytes nothing
+    wrote, no write nothing reads; then every hazard against the retire records
+    (the producer retired no later than the consumer issued), which shows a wait
+    the model did not honour."""
+    bad = list(verdict.problems)
+    checked = len(verdict.hazards)
+    if result is not None:
+        rec = {(r.engine, r.index): r for r in result.retires}
+        for p_ins, c_ins in verdict.hazards:
+            p, c = rec.get((p_ins.engine, p_ins.pos)), rec.get((c_ins.engine, c_ins.pos))
+            if c is None or p is None or p.end_ps > c.start_ps:
+                bad.append(f"{c_ins.name} issued at {c.start_ps if c else '?'} ps before "
+                           f"{p_ins.name} retired at {p.end_ps if p else '?'} ps")
+    return {"hazards_checked": checked, "violations": len(bad), "first": bad[:5],
+            "races": len(verdict.races), "uninitialized_reads": len(verdict.uninitialized),
+            "unused_writes": len(verdict.unused)}
+
+
+def make_report(plan, kernel, result, timing, status, wall, timing_only):
+    dur_ps = result.duration_ps if result is not None else 0
+    flops = 2.0 * plan.m * plan.n * plan.k
+    peak = peak_tflops(timing)
+    achieved = flops / (dur_ps * 1e-12) / 1e12 if dur_ps else 0.0
+    engines = engine_table(result, kernel) if result is not None else {}
+    hbm_bytes = sum(v.get("hbm_bytes", 0) for v in engines.values())
+    hbm_share = timing["hbm"]["mbytes_per_s"] / 1e3
+    dma_gbps = timing["dma"]["engines"] * timing["dma"]["mbytes_per_s"] / 1e3
+    if kernel.placement == "dma":
+        qs = {k: ",".join(f"dma{q}" for q in v) for k, v in kernel.queues.items()}
+        a_where = (f"resident in {kernel.ra} slots, loaded once for every weight panel in "
+                   "the order the PE uses it"
+                   if kernel.a_resident else
+                   f"into a ring of {kernel.ra} slots, issued {max(1, kernel.ra - 2)} ahead")
+        a_queues = f"dma{kernel.queues['w' if kernel.a_resident else 'a'][0]}"
+        placement = (f"dma (A, W and C in HBM; A on {a_queues} in {kernel.n_a_loads} transfers "
+                     f"of up to {A_CHUNK // 1024} KiB per partition {a_where}; W panels of "
+                     f"{plan.group_nts(0)} N-tiles"
+                     + (f" (the last {plan.tail_nt} in panels of one, A being resident)"
+                        if plan.tail_nt else "")
+                     + f" on dma{kernel.queues['w'][0]} in transfers "
+                     f"of up to {W_CHUNK // 1024} KiB per partition, double-buffered; C from "
+                     f"{kernel.rc} SBUF slots on {qs['c']})")
+    else:
+        placement = ("sbuf (inputs written into SBUF before the run, results read from SBUF; "
+                     "no DMA)")
+    rep = {
+        "command": "gemm",
+        "shape": {"m": plan.m, "k": plan.k, "n": plan.n, "k_padded": plan.kpad,
+                  "n_padded": plan.npad},
+        "weights": plan.weights, "act": "bf16", "arch": plan.arch,
+        "placement": placement,
+        "padding": plan.padding,
+        "status": status,
+        "timing_only": bool(timing_only),
+        "simulated_ns": dur_ps / 1000,
+        "flops": flops,
+        "achieved_tflops": achieved,
+        "peak_tflops": peak,
+        "pe_bound_ns": flops / (peak * 1e12) * 1e9,
+        "hbm_bytes": hbm_bytes,
+        "hbm_gbps": hbm_bytes / (dur_ps * 1e-12) / 1e9 if dur_ps else 0.0,
+        "hbm_share_gbps": hbm_share,
+        "hbm_bound_ns": hbm_bytes / (hbm_share * 1e9) * 1e9 if hbm_share else 0.0,
+        # The DMA engines together (dma.engines x dma.mbytes_per_s): every HBM
+        # byte crosses one of them.
+        "dma_gbps": dma_gbps,
+        "dma_bound_ns": hbm_bytes / dma_gbps if dma_gbps else 0.0,
+        # The busiest DMA engine alone: its partitions' bytes over its bandwidth
+        # (a transfer is split by partition; MX scale rows sit in 4 partitions
+        # per quadrant, so engines 0, 4, 8 and 12 carry more).
+        "dma_engine_bound_ns": (max(kernel.dma_engine_bytes(timing["dma"]["engines"]))
+                                / (timing["dma"]["mbytes_per_s"] / 1e3)
+                                if kernel.placement == "dma" and dma_gbps else 0.0),
+        "engines": engines,
+        "engine_active": result.engine_active if result is not None else {},
+        "instructions": {e: sum(1 for op in kernel.sched.ops if op.engine == e)
+                         for e in ENGINE_SEMS if any(op.engine == e for op in kernel.sched.ops)},
+        "wall_seconds": wall,
+    }
+    rep["roofline_ns"] = max(rep["pe_bound_ns"], rep["hbm_bound_ns"], rep["dma_bound_ns"])
+    rep["bound_by"], rep["bound_reason"] = bound_by(rep)
+    rep["critical_chain"] = critical_chain(result, kernel) if result is not None else None
+    return rep
+
+
+def device_report(plan, sp, runs, timing, status, timing_only):
+    """The report of a GEMM over several cores (its split, each core's busy
+    shares and what bounds it, the device's HBM): ``runs`` the blocks' CoreRun
+    (None when the run did not start)."""
+    dur = runs[0].duration_ps if runs[0] is not None else 0
+    cores = len(sp.blocks)
+    flops = 2.0 * plan.m * plan.n * plan.k
+    peak = peak_tflops(timing)
+    per_core = [_core_row(b, run) for b, run in zip(sp.blocks, runs)]
+    hbm_bytes = sum(p["hbm_bytes"] for p in per_core)
+    dev_share = cores * timing["hbm"]["mbytes_per_s"] / 1e3
+    return {
+        "command": "gemm", "cores": cores,
+        "shape": {"m": plan.m, "k": plan.k, "n": plan.n},
+        "weights": plan.weights, "arch": plan.arch, "status": status,
+        "timing_only": bool(timing_only),
+        "split": {"rows": sp.rows, "cols": sp.cols, "reason": sp.reason},
+        "simulated_ns": dur / 1000, "flops": flops,
+        "achieved_tflops": flops / (dur * 1e-12) / 1e12 if dur else 0.0,
+        "peak_tflops": cores * peak, "pe_bound_ns": flops / (cores * peak * 1e12) * 1e9,
+        "hbm_bytes": hbm_bytes,
+        "hbm_gbps": hbm_bytes / (dur * 1e-12) / 1e9 if dur else 0.0,
+        "hbm_share_gbps": dev_share,
+        "hbm_bound_ns": hbm_bytes / dev_share if dev_share else 0.0,
+        "per_core": per_core,
+    }
+
+
+def _core_row(b, run):
+    """One core's row of a device report: its block, its busy shares of PE, DVE,
+    POOL and its busiest DMA engine, its HBM bytes, when it ended, what bounds it."""
+    eng = run.engines if run is not None else {}
+    busy = {}
+    for name in ("pe", "dve", "pool"):
+        if name in eng and eng[name].get("instructions"):
+            busy[name] = 100.0 * run.busy_fraction(name)
+    dma = [100.0 * run.busy_fraction(e) for e in eng if e.startswith("dma_engine")]
+    if dma:
+        busy["dma"] = max(dma)
+    qbytes = sum(int((v.get("counters") or {}).get("hbm_read_bytes", 0))
+                 + int((v.get("counters") or {}).get("hbm_write_bytes", 0))
+                 for e, v in eng.items() if e.startswith("dma") and e[3:].isdigit())
+    ends = [r.end_ps for r in (run.retires if run is not None else [])]
+    top = max(busy, key=busy.get) if busy else "none"
+    return {"core": b.core, "rows": [b.r0, b.r0 + b.rows], "cols": [b.c0, b.c0 + b.cols],
+            "simulated_ns": max(ends) / 1000 if ends else 0.0,
+            "busy_pct": busy, "hbm_bytes": qbytes,
+            "engine_active": run.engine_active if run is not None else {},
+            "bound_by": top if busy and busy[top] >= SATURATED_PCT else "latency"}
+
+
+def plot_cores(rep, path):
+    """report.png of a GEMM over several cores: each core's busy share (PE, DVE,
+    POOL, its busiest DMA engine) and the device's HBM bandwidth against its share."""
+    plt = _pyplot(rep)
+    if plt is None:
+        return
+    pcs = rep["per_core"]
+    kinds = ["pe", "dve", "pool", "dma"]
+    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(pcs) + 3), 4))
+    width = 0.8 / len(kinds)
+    for i, kind in enumerate(kinds):
+        ax.bar([p["core"] + i * width for p in pcs], [p["busy_pct"].get(kind, 0) for p in pcs],
+               width, label=kind.upper())
+    ax.set_xticks([p["core"] + 0.4 - width / 2 for p in pcs])
+    ax.set_xticklabels([f"core{p['core']}" for p in pcs])
+    ax.set_ylim(0, 105)
+    ax.set_ylabel("busy %")
+    eff = rep.get("scaling_efficiency")
+    ax.set_title(f"{rep['shape']['m']} x {rep['shape']['k']} x {rep['shape']['n']} "
+                 f"{rep['weights']} over {rep['cores']} cores: {rep['simulated_ns'] / 1e3:.1f} us, "
+                 f"HBM {rep['hbm_gbps']:.0f} of {rep['hbm_share_gbps']:.0f} GB/s"
+                 + (f", scaling {100 * eff:.0f}%" if eff is not None else ""), fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
     plt.close(fig)
