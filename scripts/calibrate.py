@@ -458,6 +458,13 @@ SEQUENCES = [
      "PE cycles between matmuls", m, "ratio", (0.8, 1.5), "O", seq_pe("mariana", 32, m, 16, False))
     for m in (32, 16)
 ] + [
+    # A small stationary loads in M / 4 cycles, in the background: a new one
+    # before every matmul does not slow the stream.
+    ("pe_small_stationary",
+     f"alternating ldweights_mx of {m} columns / matmul_mx N=16 (v4)",
+     "PE cycles between matmuls", m, "ratio", (0.8, 1.5), "O, A", seq_pe("mariana", 32, m, 16, True))
+    for m in (32, 16)
+] + [
     ("pe_small_stationary",
      f"32 plain BF16 matmuls N=16 after one ldweights of {m} columns (v5 plain matmul, v3 clocks)",
      "PE cycles between matmuls", m, "ratio", (0.8, 1.5), "O", seq_pe_plain_v3(32, m, 16))

@@ -71,9 +71,7 @@ def test_the_stats_file_and_a_device(tmp_path):
 
 def test_a_stop_cuts_the_dma_figure(tmp_path):
     # 4 transfers of 16 KiB per engine on one queue; a stop in the second: the
-    # DMA was active from the first's start to the stop. (In a process of its
-    # own: a Core stopped while an HBM flow is in progress leaves the process's
-    # HBM share busy, and the next Core cannot start.)
+    # DMA was active from the first's start to the stop (the --stats file).
     prog = tmp_path / "p.tpb"
     prog.write_text(".arch mariana\n.engine dma0\n" + "".join(
         f"dma_copy rows=128 row_bytes=16384 src=hbm({i * 0x200000:#x}, stride=16384) "

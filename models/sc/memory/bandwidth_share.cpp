@@ -26,8 +26,11 @@ BandwidthShare::BandwidthShare(sc_core::sc_module_name name, std::uint64_t bytes
 void BandwidthShare::reset(std::uint64_t bytes_per_s) {
   if (bytes_per_s == 0)
     throw std::invalid_argument(std::string(name()) + ": bandwidth must not be 0");
-  if (!flows_.empty())
-    throw std::logic_error(std::string(name()) + ": reset while flows are in progress");
+  // Flows of a run that ended early (a fault, a watchdog's stop) are dropped:
+  // their threads wake when the simulation runs again and find their run over.
+  for (Flow* f : flows_) f->done.notify(sc_core::SC_ZERO_TIME);
+  flows_.clear();
+  next_.cancel();
   bytes_per_s_ = bytes_per_s;
   bytes_moved_ = busy_ps_ = 0;
   peak_flows_ = 0;
