@@ -153,6 +153,15 @@ BSTART.SFU TQUANT, FP32; B.DATR S8, RNE, Sat=1; B.DIM LB0={n}; B.DIM LB1={p}; B.
     return make, lambda n: max(64, n) + 60
 
 
+def nop(engine):
+    def make(n, p):
+        return f".arch mariana\n.engine {engine}\nnop\n", [], 0
+
+    # SPEC §18's wait-only instruction: one issue cycle of its engine, no front
+    # end and no startup (a convention, docs/CONVENTIONS.md: no public cost).
+    return make, lambda n: 1
+
+
 SIZES = [512, 1024, 2048, 4096]
 CASES = [
     # name, engine, formula text, source, band, sizes, partitions, (make, formula)
@@ -193,6 +202,8 @@ CASES = [
      "A, E, M", BAND_TIGHT, SIZES, [128], tensor_copy("psum", "fp32", "fp8_e4m3")),
     ("tensor_copy sbuf bf16 -> sbuf bf16", "dve", "max(64, N) + 60 (one input stream)", "A, E, M",
      BAND_TIGHT, SIZES, [128], tensor_copy("sbuf", "bf16", "bf16")),
+    *[(f"nop ({e})", e, "1 (one issue cycle, no front end: a convention)", "conv.", BAND_TIGHT,
+       [1], [1], nop(e)) for e in ("pool", "dve", "pe", "sfu")],
     # The tile file holds 256 KiB: source (4 B) and destination (1 B) must fit.
     ("tquant s8", "sfu", "max(64, N) + 60 (one input stream)", "A, E", BAND_TIGHT, SIZES, [1],
      tquant()),

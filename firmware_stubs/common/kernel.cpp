@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "firmware_stubs/common/nop.h"
 #include "firmware_stubs/dve/quantize_mx.h"
 #include "firmware_stubs/dve/tensor_copy.h"
 #include "firmware_stubs/pe/matmul.h"
@@ -76,6 +77,7 @@ const KernelRegistry& builtin_kernels() {
     add_tensor_copy_kernels(r);
     add_tquant_kernels(r);
     add_pe_matmul_kernels(r);
+    add_nop_kernels(r);
     return r;
   }();
   return reg;

@@ -667,6 +667,11 @@ RawInst assemble(Lexer& lx, Queue queue) {
       r[f.off] = static_cast<std::uint8_t>(is_dma_queue(queue) ? dma_queue_index(queue) : 0);
       continue;
     }
+    if (spec->code() == static_cast<std::uint8_t>(Opcode::Nop) &&
+        f.off == offsetof(NopWord, queue)) {  // the queue it is written under
+      r[f.off] = static_cast<std::uint8_t>(queue);
+      continue;
+    }
     // The default fills at most the low bytes of its value; wider fields
     // (reserved byte runs) are zero past them.
     for (unsigned i = 0; i < f.len; ++i)

@@ -226,11 +226,13 @@ std::string disassemble_mnemonic(const RawInst& raw, Queue queue) {
   if (!spec) return {};
   // A dma_copy's `queue` defaults to the DMA queue it is under (asm_encode).
   const bool dma = raw[0] == static_cast<std::uint8_t>(Opcode::DmaCopy);
+  const bool nop = raw[0] == static_cast<std::uint8_t>(Opcode::Nop);  // likewise its `queue`
   const unsigned queue_default = is_dma_queue(queue) ? dma_queue_index(queue) : 0;
   std::string s(spec->mnemonic);
   for (const auto& f : fields_of(*spec)) {
     const bool is_default =
         dma && f.off == offsetof(DmaDescriptor, queue) ? raw[f.off] == queue_default
+        : nop && f.off == offsetof(NopWord, queue)     ? raw[f.off] == static_cast<unsigned>(queue)
         : dma && f.off == offsetof(DmaDescriptor, update_core)
             // shown in update=...(coreK:semN) when it can be
             ? raw[f.off] == 0 ||

@@ -273,6 +273,16 @@ void dma_copy(const RawInst& raw, Arch nc, Sink& f) {
     "dma_rmw_row_bytes_multiple");
 }
 
+// SPEC §18 the wait-only instruction (predicate names: conventions). It
+// exists on every generation: no generation predicate.
+void nop(const RawInst& raw, Arch, Sink& f) {
+  const auto i = decode_as<NopWord>(raw);
+  f(has_valid_neuron_header(i.header), "has_valid_neuron_header");
+  f(has_valid_neuron_events(i.events), "has_valid_neuron_events");
+  f(has_nop_opcode(i.header), "has_nop_opcode");
+  f(nop_reserved_zero(i), "nop_reserved_zero");
+  f(nop_valid_queue(i.queue), "nop_valid_queue");
+}
 }  // namespace contract
 
 namespace {

@@ -44,7 +44,7 @@ std::optional<CheckResult> check_as(const RawInst& raw, Arch arch, std::string_v
 // The contract names of the opcode table, in opcode order: "is_valid_s3_lw",
 // "is_valid_s3d3_mm", "is_valid_smx1_lw", "is_valid_smx1d3_mm",
 // "is_valid_tensor_copy", "is_valid_tquant_block", "is_valid_tensor_dequantize",
-// "is_valid_dma_copy", "is_valid_s3dmx1_quant".
+// "is_valid_dma_copy", "is_valid_s3dmx1_quant", "is_valid_nop".
 const std::vector<std::string_view>& all_contract_names();
 // The contract check_instruction runs for an opcode byte, "" when none.
 std::string_view contract_for_opcode(std::uint8_t opcode);
@@ -85,6 +85,7 @@ void s3d3_mm(const RawInst&, Arch, PredicateSink&);                // seed 003 �
 void tquant_block(const RawInst&, Arch, PredicateSink&);
 void tensor_copy(const RawInst&, Arch, PredicateSink&);  // SPEC §11
 void dma_copy(const RawInst&, Arch, PredicateSink&);     // SPEC §10
+void nop(const RawInst&, Arch, PredicateSink&);          // SPEC §18, the wait-only instruction
 }  // namespace contract
 
 }  // namespace tpb::isa

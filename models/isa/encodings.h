@@ -41,6 +41,7 @@ enum class Opcode : std::uint8_t {
   QuantizeMX = 0xe3,         // QuantizeMX
   DmaCopy = 0xd0,            // DMA descriptor on a DMA queue (SPEC §10; opcode: convention)
   NonzeroWithCount = 0xf2,   // NONZERO_WITH_COUNT (not modelled)
+  Nop = 0xf0,                // wait-only instruction, every queue (SPEC §18; opcode: convention)
 };
 // Mnemonic of a known opcode (its opcode-table row), or "" when unknown.
 std::string_view opcode_mnemonic(std::uint8_t opcode);
@@ -471,6 +472,24 @@ inline unsigned dma_engine_of_row(const DmaDescriptor& d, unsigned row, unsigned
     return dma_engine_of_sbuf_row(d.dst, row, engines);
   return row % engines;
 }
+
+// ---------------------------------------------------------------------------
+// The wait-only instruction `nop` (SPEC §18; encoding: convention): EVENTS
+// and nothing else. It waits on its semaphore condition, then applies its
+// update at its completion; it reads and writes no memory. Every compute
+// engine and every DMA queue executes it. Byte 12 records the queue it was
+// written for (isa::Queue: pool 0, dve 1, pe 2, sfu 3, dma0..dma15 4..19), so
+// that a binary sends it there, as a DMA descriptor's `queue` byte does.
+struct NopWord {
+  Header header;              // 0..3: opcode 0xf0
+  Events events;              // 4..11
+  std::uint8_t queue;         // 12: the queue a binary sends it to
+  std::uint8_t reserved[51];  // 13..63
+};
+static_assert(sizeof(NopWord) == 64);
+static_assert(offsetof(NopWord, events) == 4);
+static_assert(offsetof(NopWord, queue) == 12);
+static_assert(offsetof(NopWord, reserved) == 13);
 
 // ---------------------------------------------------------------------------
 // SFU TQUANT block word (seed 002, SPEC §6). One TQUANT block (BSTART.SFU

@@ -14,6 +14,10 @@ constexpr std::uint32_t kUint32 = static_cast<std::uint32_t>(Dtype::Uint32);
 constexpr std::uint32_t kFp32 = static_cast<std::uint32_t>(Dtype::Fp32);
 
 constexpr std::array<ContractFn, kNumArchs> kNoContract{};
+// The wait-only instruction's record: POOL idx13 (its table stays seed 000's 17
+// records; idx0..13 are not recovered by the seed), DVE / PE / SFU idx31.
+constexpr std::uint8_t kNopPoolRecord = 13;
+constexpr std::uint8_t kNopRecord = 31;
 // The same contract function on every generation: the contract's own
 // generation predicate (e.g. smx1_lw_valid_nc) reports the ones it is not on.
 constexpr std::array<ContractFn, kNumArchs> every_arch(ContractFn fn) { return {fn, fn, fn, fn}; }
@@ -195,6 +199,23 @@ const std::vector<OpcodeInfo>& opcode_table() {
                              {"reserved1", K::Bytes, 32, 1, false, 0},
                              {"reserved2", K::Bytes, 36, 12, false, 0}},
        {{kEveryArch, 0, 0, kva::kDveQuantizeMx}}},
+      // SPEC §18: the wait-only instruction (opcode, encoding and records:
+      // conventions). Every compute engine and DMA queue executes it; its
+      // `queue` byte says which (a binary's routing), its home is POOL for a
+      // word that names none. Each compute engine's table holds it: POOL at
+      // idx13, the others at idx31, clear of the records others take.
+      {Opcode::Nop,
+       "nop",
+       Queue::Pool,
+       kEveryArch,
+       "is_valid_nop",
+       every_arch(contract::nop),
+       std::vector<AsmField>{{"queue", K::U8, 12, 1, false, 0},
+                             {"reserved", K::Bytes, 13, 51, false, 0}},
+       {{kEveryArch, kNopPoolRecord, 0, kva::kPoolNop, Queue::Pool},
+        {kEveryArch, kNopRecord, 0, kva::kDveNop, Queue::Dve},
+        {kEveryArch, kNopRecord, 0, kva::kPeNop, Queue::Pe},
+        {kEveryArch, kNopRecord, 0, kva::kSfuNop, Queue::Sfu}}},
       // seed 000 §1: POOL kernel_info idx15 (not modelled)
       {Opcode::NonzeroWithCount,
        "nonzero_with_count",
@@ -217,10 +238,10 @@ const OpcodeInfo* opcode_info(std::uint8_t opcode) {
   return by_code[opcode];
 }
 
-const KernelInfoSlot* OpcodeInfo::kernel_info_on(Arch a) const {
+const KernelInfoSlot* OpcodeInfo::kernel_info_on(Arch a, Queue e) const {
   if (arch_index(a) >= kNumArchs) return nullptr;
   for (const KernelInfoSlot& s : kernel_info)
-    if (s.archs & arch_bit(a)) return &s;
+    if ((s.archs & arch_bit(a)) && s.engine.value_or(home) == e) return &s;
   return nullptr;
 }
 
@@ -245,8 +266,7 @@ std::vector<std::uint8_t> default_kernel_info_bytes(Queue engine, Arch arch) {
   std::vector<Placed> placed;
   std::size_t records = 0;
   for (const OpcodeInfo& row : opcode_table()) {
-    if (row.home != engine) continue;
-    if (const KernelInfoSlot* s = row.kernel_info_on(arch)) {
+    if (const KernelInfoSlot* s = row.kernel_info_on(arch, engine)) {
       placed.push_back({&row, s});
       records = std::max<std::size_t>(records, s->index + 1u);
     }

@@ -52,6 +52,11 @@ inline constexpr std::uint32_t kDveTensorCopy = 0x00003200;          // DVE idx1
 inline constexpr std::uint32_t kPeLdweightsMx = 0x00002baf;          // seed 003 §3.1
 inline constexpr std::uint32_t kPeMatmulMx = 0x00002bb7;             // seed 003 §3.1
 inline constexpr std::uint32_t kSfuTquant = 0x00004a00;              // SFU idx0, convention
+// The wait-only instruction's trampoline on each compute engine (conventions).
+inline constexpr std::uint32_t kPoolNop = 0x01004f00;
+inline constexpr std::uint32_t kDveNop = 0x00003300;
+inline constexpr std::uint32_t kPeNop = 0x00002c00;
+inline constexpr std::uint32_t kSfuNop = 0x00004b00;
 }  // namespace kva
 
 // ---------------------------------------------------------------------------
@@ -97,6 +102,9 @@ struct KernelInfoSlot {
   std::uint8_t index;     // record index in the engine's table
   std::uint8_t spec;      // spec byte
   std::uint32_t func_va;  // trampoline VA (a kva:: constant)
+  // The engine whose table holds it: the row's home when not given (an
+  // opcode every engine executes, the wait-only `nop`, has one per engine).
+  std::optional<Queue> engine{};
 };
 
 // ---------------------------------------------------------------------------
@@ -120,8 +128,10 @@ struct OpcodeInfo {
   ContractFn contract_fn(Arch a) const {
     return arch_index(a) < kNumArchs ? contract_fns[arch_index(a)] : nullptr;
   }
-  // The kernel_info record of this opcode on `a`, or null.
-  const KernelInfoSlot* kernel_info_on(Arch a) const;
+  // The kernel_info record of this opcode on `a` (in engine `e`'s table;
+  // without `e`, its home's), or null.
+  const KernelInfoSlot* kernel_info_on(Arch a) const { return kernel_info_on(a, home); }
+  const KernelInfoSlot* kernel_info_on(Arch a, Queue e) const;
 };
 
 // Every row, in opcode order.
@@ -138,7 +148,7 @@ void append_kernel_info_record(std::vector<std::uint8_t>& out, std::uint8_t spec
                                std::uint8_t opcode, std::uint32_t func_va);
 // The default kernel_info table of `engine` on `arch`, built from the rows:
 // as many records as the highest index used + 1, unused indices all zero
-// (POOL: 17 records, idx0..13 empty; SFU: none).
+// (POOL: 17 records, idx0..12 empty, idx13 the wait-only nop).
 std::vector<std::uint8_t> default_kernel_info_bytes(Queue engine, Arch arch);
 
 }  // namespace tpb::isa

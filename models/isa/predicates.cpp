@@ -193,6 +193,7 @@ bool has_tensor_copy_opcode(const Header& h) {
   return h.opcode == opcode_row(Opcode::TensorCopy).code();
 }
 bool has_dma_copy_opcode(const Header& h) { return h.opcode == opcode_row(Opcode::DmaCopy).code(); }
+bool has_nop_opcode(const Header& h) { return h.opcode == opcode_row(Opcode::Nop).code(); }
 
 // ---- generations (the generations of the opcode's table row) ----------------------
 bool has_valid_nc_tens_dequant(Arch nc) {
@@ -513,6 +514,9 @@ bool sbuf_start(const DmaEndpoint& e, std::uint32_t& addr) {
   return region_of(addr) == Region::Sbuf;
 }
 }  // namespace
+
+bool nop_reserved_zero(const NopWord& i) { return all_zero(i.reserved, sizeof i.reserved); }
+bool nop_valid_queue(std::uint8_t queue) { return queue < kNumQueues; }
 
 bool dma_copy_reserved_zero(const DmaDescriptor& d) {
   return all_zero(d.reserved1, sizeof d.reserved1) &&

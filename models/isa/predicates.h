@@ -91,6 +91,7 @@ bool has_matmul_opcode(const Header& h);             // seed 003 §3.3: 0x02 (co
 bool has_tquant_opcode(const Header& h);  // seed 002: the SFU TQUANT block word, 0x6a (convention)
 bool has_tensor_copy_opcode(const Header& h);  // SPEC §11: 0x23 (convention)
 bool has_dma_copy_opcode(const Header& h);     // SPEC §10: 0xd0 (convention)
+bool has_nop_opcode(const Header& h);          // SPEC §18: 0xf0 (convention)
 
 // ---- generation gates (the generations of the opcode table row) --------------
 bool has_valid_nc_tens_dequant(Arch nc);  // seed 000 §2.1: nc >= V3
@@ -221,6 +222,10 @@ bool tensor_copy_convertible_dtype(std::uint8_t dtype);
 bool tensor_copy_valid_dtype_pair(std::uint8_t in_dtype, std::uint8_t out_dtype);
 // count(src) == count(dst) per partition; skipped with a register shape.
 bool tensor_copy_element_count_check(const S3D3TensorCopy& i);
+
+// ---- the wait-only instruction (SPEC §18; names are conventions) -------------------
+bool nop_reserved_zero(const NopWord& i);  // bytes 13..63
+bool nop_valid_queue(std::uint8_t queue);  // byte 12: a queue 0..19 (isa::Queue)
 
 // ---- DMA descriptor (SPEC §10; names are conventions) ----------------------------
 bool dma_copy_reserved_zero(const DmaDescriptor& d);  // reserved1, endpoints'

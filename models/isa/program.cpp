@@ -67,6 +67,7 @@ Queue home_engine(std::uint8_t opcode) {
 }
 
 bool queue_executes_opcode(Queue queue, std::uint8_t opcode) {
+  if (opcode == static_cast<std::uint8_t>(Opcode::Nop)) return true;  // every queue (SPEC §18)
   const bool dma = opcode == static_cast<std::uint8_t>(Opcode::DmaCopy);
   if (is_dma_queue(queue)) return dma;
   const OpcodeInfo* row = opcode_info(opcode);
@@ -77,6 +78,12 @@ bool dma_copy_on_its_queue(Queue queue, const RawInst& raw) {
   if (!is_dma_queue(queue) || raw[0] != static_cast<std::uint8_t>(Opcode::DmaCopy)) return true;
   const std::uint8_t q = raw[offsetof(DmaDescriptor, queue)];
   return q >= kNumDmaQueues || q == dma_queue_index(queue);  // past dma15: dma_valid_queue's
+}
+
+bool nop_on_its_queue(Queue queue, const RawInst& raw) {
+  if (raw[0] != static_cast<std::uint8_t>(Opcode::Nop)) return true;
+  const std::uint8_t q = raw[offsetof(NopWord, queue)];
+  return q >= kNumQueues || q == static_cast<std::uint8_t>(queue);  // past: nop_valid_queue's
 }
 
 std::vector<std::uint8_t> to_binary(const Program& p) {

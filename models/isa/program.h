@@ -96,7 +96,9 @@ void stream_program(const std::string& path, ProgramSink& sink);
 Program parse_binary(const std::vector<std::uint8_t>& bytes, const std::string& path);
 // The queue binary word `word` of `path` goes to: its opcode's home engine; a
 // DMA descriptor's is the DMA queue of its `queue` byte (15), dma0 when that
-// names none (dma_valid_queue fails then). Every word has one, so it does not
+// names none (dma_valid_queue fails then); a wait-only `nop`'s is the queue
+// of its `queue` byte (12), its home (POOL) when that names none. Every word
+// has one, so it does not
 // throw today; `path` and `word` name the word if that changes.
 Queue binary_queue(const RawInst& raw, const std::string& path, std::uint64_t word);
 // Reads a file: binary when it is not valid UTF-8 text or ends in .bin, else text.
@@ -114,13 +116,17 @@ inline constexpr std::size_t kMaxProgramLineBytes = std::size_t{16} << 20;
 // Queue that executes an opcode (POOL for unknown opcodes; convention).
 Queue home_engine(std::uint8_t opcode);
 // Where an instruction is (tpbsim check, and the run): a DMA queue executes
-// dma_copy only, a compute engine the opcodes whose home it is (the others
-// have no record in its kernel_info table).
+// dma_copy and nop only, a compute engine the opcodes whose home it is and
+// nop (the others have no record in its kernel_info table).
 bool queue_executes_opcode(Queue queue, std::uint8_t opcode);
 // A dma_copy on a DMA queue names that queue in its `queue` byte (true for
 // any other word, and for a byte past dma15: dma_valid_queue's failure): a
 // binary sends it where the text ran it.
 bool dma_copy_on_its_queue(Queue queue, const RawInst& raw);
+// The same for a wait-only `nop` on any queue: its `queue` byte names the
+// queue it is on (true for any other word, and for a byte past dma15:
+// nop_valid_queue's failure).
+bool nop_on_its_queue(Queue queue, const RawInst& raw);
 
 // Program text for a program: mnemonic form for every well-formed known
 // instruction, `.raw` for the rest; parse_program(disassemble(p)) gives back

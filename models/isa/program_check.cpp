@@ -24,6 +24,7 @@ void CheckingSink::inst(Queue e, const RawInst& raw, const SourceLoc& loc) {
   // execute it (a dispatch fault) or a descriptor naming another queue.
   if (!queue_executes_opcode(e, raw[0])) c.result.failed.push_back("queue_executes_opcode");
   if (!dma_copy_on_its_queue(e, raw)) c.result.failed.push_back("dma_copy_on_its_queue");
+  if (!nop_on_its_queue(e, raw)) c.result.failed.push_back("nop_on_its_queue");
   if (!c.result.valid()) ++invalid_;
   ++index_[eu];
   ++words_;

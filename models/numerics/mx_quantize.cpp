@@ -9,11 +9,15 @@ namespace tpb::num {
 
 int element_emax(Format f) { return std::ilogb(info(f).max_finite); }
 
+int mx_emax_offset(MxOut out, MxEmax emax) {
+  static constexpr int kEmax[2][2] = {{8, 15}, {7, 14}};  // [emax][out]
+  return kEmax[emax == MxEmax::Ocp ? 0 : 1][out == MxOut::E4M3 ? 0 : 1];
+}
+
 std::uint8_t mx_quantize_block(const std::uint32_t in_bits[32], MxOut out, MxEmax emax,
                                std::uint32_t out_words[8]) {
   // SPEC §4 / seed 003 §2.2: biased FP32 exponent (>>23) max over the block.
-  static constexpr int kEmax[2][2] = {{8, 15}, {7, 14}};  // [emax][out]
-  const int off = kEmax[emax == MxEmax::Ocp ? 0 : 1][out == MxOut::E4M3 ? 0 : 1];
+  const int off = mx_emax_offset(out, emax);
   unsigned max_e = 0;
   bool special = false;
   for (int i = 0; i < 32; ++i) {

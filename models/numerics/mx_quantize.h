@@ -32,6 +32,8 @@ int element_emax(Format f);
 enum class MxEmax : std::uint8_t { Ocp, NeuronAlt };
 enum class MxOut : std::uint8_t { E4M3, E5M2 };
 enum class MxIn : std::uint8_t { Fp32, Bf16, Fp16 };
+// QuantizeMX's emax offset for its output format under `emax`.
+int mx_emax_offset(MxOut out, MxEmax emax);
 
 // Quantizes one 8 (partition) x 4 (element) block given as FP32 bit patterns
 // in row-major order (row = partition). Writes the 8 packed u32 words (one per

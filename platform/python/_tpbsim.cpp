@@ -36,6 +36,7 @@
 #include "models/numerics/convert_array.h"
 #include "models/numerics/formats.h"
 #include "models/numerics/mx_quantize.h"
+#include "models/timing/timing_profile.h"
 #include "models/trace/stats_writer.h"
 #include "platform/io/npy.h"
 #include "platform/run/arrays.h"
@@ -168,10 +169,103 @@ class BoundReport {
   std::string arch_;
 };
 
+// A timing dict's value as the profile's overrides hold it (CoreSpec::
+// timing_overrides, the JSON a --timing file holds): what json.dumps would
+// have written, without the text. Keys are str (an int, float, bool or None
+// key as JSON spells it); values dict, list, tuple, str, int, float, bool or
+// None. Anything else, a NaN or an infinity, a cycle or a nesting past
+// kMaxNesting is an InputError "timing overrides: ...". `at` is the dotted
+// key of `v`, for messages.
+constexpr int kMaxNesting = 64;
+
+// A str's UTF-8 text; InputError "timing overrides: WHAT: not text" for one
+// that has none (a lone surrogate).
+std::string override_text(py::handle s, const std::string& what) {
+  Py_ssize_t n = 0;
+  const char* u = PyUnicode_AsUTF8AndSize(s.ptr(), &n);
+  if (u) return std::string(u, static_cast<std::size_t>(n));
+  PyErr_Clear();
+  throw run::InputError(
+      fmt::format("timing overrides: {}: not text (it holds a lone surrogate)", what));
+}
+
+std::string override_key(py::handle k) {
+  if (PyUnicode_Check(k.ptr())) return override_text(k, "a key");
+  if (PyBool_Check(k.ptr())) return k.ptr() == Py_True ? "true" : "false";
+  if (k.is_none()) return "null";
+  if (PyLong_Check(k.ptr()) || PyFloat_Check(k.ptr())) {  // int's and float's own repr
+    const bool real = PyFloat_Check(k.ptr());
+    const double d = real ? PyFloat_AsDouble(k.ptr()) : 0.0;
+    if (std::isnan(d)) return "NaN";
+    if (std::isinf(d)) return d > 0 ? "Infinity" : "-Infinity";
+    PyTypeObject* t = real ? &PyFloat_Type : &PyLong_Type;
+    return py::reinterpret_steal<py::str>(t->tp_repr(k.ptr())).cast<std::string>();
+  }
+  throw run::InputError(
+      fmt::format("timing overrides: keys must be str, int, float, bool or None, not {}",
+                  py::str(k.get_type().attr("__name__")).cast<std::string>()));
+}
+
+nlohmann::json override_value(py::handle v, const std::string& at, std::vector<PyObject*>& open) {
+  PyObject* o = v.ptr();
+  if (v.is_none()) return nullptr;
+  if (PyBool_Check(o)) return o == Py_True;
+  if (PyLong_Check(o)) {
+    // As a JSON parser reads the integer's digits: unsigned when not
+    // negative, a double past 64 bits.
+    int overflow = 0;
+    const long long i = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (!overflow && i >= 0) return static_cast<std::uint64_t>(i);
+    if (!overflow) return i;
+    if (overflow > 0) {
+      const unsigned long long u = PyLong_AsUnsignedLongLong(o);
+      if (!PyErr_Occurred()) return static_cast<std::uint64_t>(u);
+      PyErr_Clear();
+    }
+    const double d = PyLong_AsDouble(o);
+    if (!PyErr_Occurred()) return d;
+    PyErr_Clear();
+    throw run::InputError(fmt::format("timing overrides: '{}': {} is past any number", at,
+                                      py::repr(v).cast<std::string>()));
+  }
+  if (PyFloat_Check(o)) {
+    const double d = PyFloat_AsDouble(o);
+    if (!std::isfinite(d))
+      throw run::InputError(fmt::format("timing overrides: '{}': {} is not a finite number", at,
+                                        py::repr(v).cast<std::string>()));
+    return d;
+  }
+  if (PyUnicode_Check(o)) return override_text(v, "'" + at + "'");
+  const bool dict = PyDict_Check(o), list = PyList_Check(o) || PyTuple_Check(o);
+  if (!dict && !list)
+    throw run::InputError(
+        fmt::format("timing overrides: Object of type {} is not JSON serializable",
+                    py::str(v.get_type().attr("__name__")).cast<std::string>()));
+  if (std::find(open.begin(), open.end(), o) != open.end())
+    throw run::InputError("timing overrides: Circular reference detected");
+  if (open.size() >= kMaxNesting)
+    throw run::InputError(
+        fmt::format("timing overrides: nested more than {} levels deep", kMaxNesting));
+  open.push_back(o);
+  nlohmann::json out = dict ? nlohmann::json::object() : nlohmann::json::array();
+  if (dict)
+    for (const auto& [k, x] : py::reinterpret_borrow<py::dict>(v)) {
+      const std::string key = override_key(k);
+      out[key] = override_value(x, at.empty() ? key : at + "." + key, open);
+    }
+  else
+    for (py::handle x : v) out.push_back(override_value(x, at, open));
+  open.pop_back();
+  return out;
+}
+
 class Session {
  public:
-  Session(const std::optional<std::string>& arch, const std::string& timing_file,
-          const std::string& timing_json, const std::string& mx_emax, py::handle cores_arg) {
+  // The device of `cores` cores (None: one) of the generation `arch` (None:
+  // mariana), its profile loaded once from the file and the dict of
+  // overrides (None: none) by run::load_profile.
+  Session(const std::optional<std::string>& arch, const std::string& timing_file, py::handle timing,
+          const std::string& mx_emax, py::handle cores_arg) {
     run::CoreSpec spec;
     if (!cores_arg.is_none()) {  // SPEC §15: a device of several cores
       const run::HostInt n = host_int(cores_arg, "cores");
@@ -179,12 +273,9 @@ class Session {
     }
     if (arch) spec.arch = run::parse_arch_option(*arch);
     spec.timing_file = timing_file;
-    if (!timing_json.empty()) {
-      try {
-        spec.timing_overrides = nlohmann::json::parse(timing_json);
-      } catch (const nlohmann::json::exception& e) {
-        throw run::InputError(std::string("timing overrides: ") + e.what());
-      }
+    if (!timing.is_none()) {
+      std::vector<PyObject*> open;
+      spec.timing_overrides = override_value(timing, "", open);
     }
     if (!mx_emax.empty()) spec.mx_emax = run::parse_mx_emax(mx_emax);
     s_ = std::make_unique<run::Session>(spec);
@@ -219,6 +310,8 @@ class Session {
     return s().partition_bytes(run::memory_region(mem));
   }
   std::uint64_t now_ps() { return s().core().now_ps(); }
+  std::uint64_t hbm_bytes() { return s().hbm_bytes(); }
+  std::uint64_t hbm_bytes_per_s() { return s().device().hbm_bytes_per_s(); }
   std::string effective_timing() { return s().core().effective_timing().dump(); }
 
   // Memory rows (Session::write_rows: checked whole before anything is written).
@@ -349,39 +442,11 @@ class Session {
     return p && p->arch() ? std::string(isa::arch_name(*p->arch())) : "";
   }
 
-  std::unique_ptr<BoundReport> run(const std::string& vcd, const std::string& perfetto,
-                                   const std::string& stats, const std::string& retire,
-                                   const std::string& trace_engines,
-                                   const std::string& trace_window, const std::string& trace_level,
-                                   const std::string& max_sim_time,
-                                   const std::string& max_wall_time, bool keep_retires,
-                                   const std::string& program_name, bool timing_only,
-                                   py::handle threads, bool racecheck, const std::string& races) {
+  // Runs what is loaded with `request` (tpbsim._machine.RunOptions.request:
+  // its fields checked as they were set).
+  std::unique_ptr<BoundReport> run(const run::SessionRequest& request) {
     run::Session& s = this->s();
-    run::SessionRequest req;
-    req.vcd = vcd;
-    req.perfetto = perfetto;
-    req.stats = stats;
-    req.retire = retire;
-    if (!trace_engines.empty()) req.trace_engines = run::parse_trace_engines(trace_engines);
-    if (!trace_window.empty()) req.trace_window = run::parse_trace_window(trace_window);
-    req.trace_level = run::parse_trace_level(trace_level);
-    if (!max_sim_time.empty()) {
-      std::string why;
-      if (!run::parse_sim_time(max_sim_time, req.max_sim_ps, why))
-        throw run::InputError("max_sim_time: " + why);
-    }
-    if (!max_wall_time.empty()) {
-      std::string why;
-      if (!run::parse_wall_time(max_wall_time, req.max_wall_seconds, why))
-        throw run::InputError("max_wall_time: " + why);
-    }
-    req.keep_retires = keep_retires;
-    req.program_name = program_name;
-    req.timing_only = timing_only;
-    req.threads = threads.is_none() ? 0 : run::check_threads(host_int(threads, "threads"));
-    req.racecheck = racecheck;
-    req.races_file = races;
+    run::SessionRequest req = request;
     run::check_races_file(req, "races=FILE", "racecheck=True");  // Python's names, not flags
 
     // Signals: Python's C handler only records a signal; its Python handler
@@ -808,12 +873,73 @@ void bind_report(py::module_& m) {
       .def_readonly("pending", &BoundReport::pending);
 }
 
+// The setter of a watchdog of a request: its option's text ("": off)
+// through `parse` (run::parse_sim_time, run::parse_wall_time); InputError
+// "NAME: why".
+template <typename T>
+auto limit_setter(T run::SessionRequest::*field,
+                  bool (*parse)(const std::string&, T&, std::string&), const char* name) {
+  return [=](run::SessionRequest& r, const std::string& s) {
+    std::string why;
+    r.*field = 0;
+    if (!s.empty() && !parse(s, r.*field, why))
+      throw run::InputError(std::string(name) + ": " + why);
+  };
+}
+
+// A run's request (run::SessionRequest) as the package fills it, one field
+// per run keyword under the keyword's name (tpbsim._machine.RunOptions
+// .request): each value is parsed and checked by the run API's parsers as
+// it is set, so a bad one is refused before anything loads, in the CLI's
+// words (the package renames the flags to its keywords). Paths are bytes or
+// str ("": not written); the times, the level and the engines are their
+// option's text; `trace_window` is that text or a (start, end) pair of ends.
+void bind_request(py::module_& m) {
+  using R = run::SessionRequest;
+  py::class_<R>(m, "SessionRequest")
+      .def(py::init<>())
+      .def_readwrite("vcd", &R::vcd)
+      .def_readwrite("perfetto", &R::perfetto)
+      .def_readwrite("stats", &R::stats)
+      .def_readwrite("retire", &R::retire)
+      .def_readwrite("races", &R::races_file)
+      .def_readwrite("program_name", &R::program_name)
+      .def_readwrite("keep_retires", &R::keep_retires)
+      .def_readwrite("timing_only", &R::timing_only)
+      .def_readwrite("racecheck", &R::racecheck)
+      .def_property("trace_level", nullptr,
+                    [](R& r, const std::string& s) { r.trace_level = run::parse_trace_level(s); })
+      .def_property("trace_engines", nullptr,
+                    [](R& r, const std::string& s) {
+                      r.trace_engines.clear();
+                      if (!s.empty()) r.trace_engines = run::parse_trace_engines(s);
+                    })
+      .def_property("trace_window", nullptr,
+                    [](R& r, const py::object& w) {
+                      if (py::isinstance<py::str>(w)) {
+                        const auto s = w.cast<std::string>();
+                        r.trace_window =
+                            s.empty() ? trace::TraceWindow{} : run::parse_trace_window(s);
+                        return;
+                      }
+                      const auto ends = w.cast<std::pair<std::string, std::string>>();
+                      r.trace_window = run::trace_window_of(ends.first, ends.second);
+                    })
+      .def_property("max_sim_time", nullptr,
+                    limit_setter(&R::max_sim_ps, &run::parse_sim_time, "max_sim_time"))
+      .def_property("max_wall_time", nullptr,
+                    limit_setter(&R::max_wall_seconds, &run::parse_wall_time, "max_wall_time"))
+      .def_property("threads", nullptr, [](R& r, py::handle n) {
+        r.threads = n.is_none() ? 0 : run::check_threads(host_int(n, "threads"));
+      });
+}
+
 void bind_session(py::module_& m) {
   py::class_<Session>(m, "Session")
-      .def(py::init<const std::optional<std::string>&, const std::string&, const std::string&,
+      .def(py::init<const std::optional<std::string>&, const std::string&, py::handle,
                     const std::string&, py::handle>(),
-           py::arg("arch"), py::arg("timing_file"), py::arg("timing_json"), py::arg("mx_emax"),
-           py::arg("cores") = py::none())
+           py::kw_only(), py::arg("arch"), py::arg("timing_file"), py::arg("timing"),
+           py::arg("mx_emax"), py::arg("cores"))
       .def("cores", &Session::cores)
       .def("select", &Session::select)
       .def("set_core_id", &Session::set_core_id)
@@ -825,6 +951,8 @@ void bind_session(py::module_& m) {
       .def("arch", &Session::arch)
       .def("partition_bytes", &Session::partition_bytes)
       .def("now_ps", &Session::now_ps)
+      .def("hbm_bytes", &Session::hbm_bytes)
+      .def("hbm_bytes_per_s", &Session::hbm_bytes_per_s)
       .def("effective_timing", &Session::effective_timing)
       .def("write", &Session::write)
       .def("read", &Session::read)
@@ -855,6 +983,13 @@ void bind_functions(py::module_& m) {
   m.def("decode", &decode);
   m.def("formats", &formats);
   m.def("mx_quantize_rows", &mx_quantize_rows);
+  // OCP MX §5: an element format's emax; QuantizeMX's E4M3 offset under an
+  // --mx-emax mode (SPEC §4).
+  m.def("element_emax",
+        [](const std::string& f) { return num::element_emax(format_of(f, "format")); });
+  m.def("qmx_emax", [](const std::string& mode) {
+    return num::mx_emax_offset(num::MxOut::E4M3, run::parse_mx_emax(mode));
+  });
   m.def("group8_quantize", &group8_quantize);
   m.def("archs", [] {
     std::vector<std::string> v;
@@ -876,9 +1011,20 @@ void bind_functions(py::module_& m) {
     return out;
   });
   m.attr("MAX_CORES") = platform::Device::kMaxCores;
+  // A generation's own profile (no file, no overrides), as --dump-timing writes it.
+  m.def("default_timing", [](const std::string& arch) {
+    return timing::to_json(timing::default_timing(run::parse_arch_option(arch))).dump();
+  });
   m.def("output_problem", &run::output_problem);
   m.def("write_output", &write_output);
   m.def("check_threads", [](py::handle n) { return run::check_threads(host_int(n, "threads")); });
+  m.def("check_cores", [](py::handle n) { return run::check_cores(host_int(n, "cores")); });
+  // SPEC §15 logical cores: `lnc` (an integer) on a device of `cores` cores.
+  m.def("check_lnc", [](py::handle lnc, unsigned cores) {
+    const unsigned l = run::parse_lnc(host_int(lnc, "lnc").str());
+    run::check_lnc_pairs(l, cores);
+    return l;
+  });
   m.def("parse_sim_time", [](const std::string& s) {
     std::uint64_t ps = 0;
     std::string why;
@@ -904,6 +1050,7 @@ PYBIND11_MODULE(_tpbsim, m) {
 
   bind_retire(m);
   bind_report(m);
+  bind_request(m);
   bind_session(m);
   bind_functions(m);
 }

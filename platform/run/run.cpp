@@ -53,10 +53,7 @@ void parse_limits(const RunOptions& o, SessionRequest& req) {
 // --cores N and --lnc L (SPEC §15): a logical core is 1 or 2 physical
 // cores, pairing up the device's; one program per (logical) core at most.
 void parse_cores(const RunOptions& o, Prepared& p) {
-  if (!o.lnc.empty() && o.lnc != "1" && o.lnc != "2")
-    throw InputError(
-        fmt::format("--lnc '{}': a logical core is 1 or 2 physical cores", isa::excerpt(o.lnc)));
-  p.lnc = o.lnc == "2" ? 2 : 1;
+  p.lnc = parse_lnc(o.lnc);
   if (!o.cores.empty()) {
     const std::string& t = o.cores;
     const bool digits =
@@ -66,10 +63,7 @@ void parse_cores(const RunOptions& o, Prepared& p) {
                                    isa::excerpt(t), platform::Device::kMaxCores));
     p.spec.cores = from_argument("--cores ", [&] { return check_cores(std::stoll(t)); });
   }
-  if (p.spec.cores % p.lnc != 0)
-    throw InputError(fmt::format(
-        "--lnc {} on a device of {} core{}: the cores do not pair up (--cores a multiple of {})",
-        p.lnc, p.spec.cores, p.spec.cores == 1 ? "" : "s", p.lnc));
+  check_lnc_pairs(p.lnc, p.spec.cores);
   const std::size_t programs = 1 + o.more_programs.size();
   if (p.lnc > 1 && programs > p.spec.cores / p.lnc)
     throw InputError(fmt::format(

@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "firmware_stubs/kernel.h"
 #include "models/timing/timing_profile.h"
+#include "platform/core/tpb_core.h"
 #include "platform/run/mem_spec.h"
 #include "platform/run/run_options.h"
 #include "platform/sweep/collect.h"
@@ -208,10 +208,10 @@ json point_timing(const Sweep& sw, const Workload& w, const std::vector<json>& v
   timing::deep_merge(timing, sw.base);
   for (std::size_t k = 0; k < sw.params.size(); ++k)
     timing::deep_merge(timing, timing::nest_key(sw.params[k].path, vals[k]));
-  try {
-    timing::TimingConfig cfg = timing::default_timing(w.arch);
-    timing::merge_timing(cfg, timing);
-    fw::builtin_kernels().resolve_costs(cfg);
+  try {  // checked as a core's profile is (the costs resolved by platform::Profile)
+    platform::CoreConfig cfg = platform::default_core_config(w.arch);
+    timing::merge_timing(cfg.timing, timing);
+    const platform::Profile checked(std::move(cfg));
   } catch (const std::exception& e) {
     throw SweepError(fmt::format("{}: {}: {}", sw.file, where, e.what()));
   }

@@ -32,7 +32,9 @@ def _raises_cleanly(f, *args, **kwargs):
     return None
 
 
-def test_core_methods_with_every_wrong_value(core):
+def test_core_methods_with_every_wrong_value(core, tmp_path, monkeypatch):
+    # vcd=b"x" is a right value: its trace goes to the test's own directory.
+    monkeypatch.chdir(tmp_path)
     a = np.zeros((2, 16), np.uint8)
     calls = {
         "write.mem": lambda v: core.write(v, 0, 0, a),

@@ -123,6 +123,19 @@ def test_the_hbm_is_the_devices_and_sbuf_each_cores():
             dev.read("sbuf", 0, 0, 4, "u8")
 
 
+def test_the_device_says_its_hbm_and_bandwidth():
+    """dev.hbm_bytes / hbm_bytes_per_s are the device's: 3 x the profile's
+    per-core 18 GiB (TIMING.md: mariana's hbm.bytes) and 3 x the lowered
+    bandwidth; the last byte is writable, the next one is not."""
+    with tpbsim.Device("mariana", cores=3, timing={"hbm.mbytes_per_s": HBM_MBPS}) as dev:
+        assert dev.core(1).timing["hbm"]["bytes"] == 18 * 2**30   # a core's, in the profile
+        assert dev.hbm_bytes == 3 * 18 * 2**30
+        assert dev.hbm_bytes_per_s == 3 * HBM_BPS
+        dev.write("hbm", 0, dev.hbm_bytes - 1, np.ones(1, np.uint8))
+        with pytest.raises(tpbsim.OutOfRange):
+            dev.write("hbm", 0, dev.hbm_bytes, np.ones(1, np.uint8))
+
+
 def test_cli_cores_specs_stats_retires_and_traces(tmp_path):
     a = (np.arange(8 * 128) % 199).astype(np.uint8).reshape(8, 128)
     np.save(tmp_path / "a.npy", a)
@@ -287,6 +300,21 @@ def test_lnc_2_runs_a_program_on_both_cores_of_a_pair_with_its_core_id(tmp_path)
     assert "2 instructions" in p.stdout
     lines = (tmp_path / "r.txt").read_text().split()
     assert "core0.dma0" in lines and "core1.dma0" in lines
+
+
+def test_bad_lnc_in_python_is_the_cli_rule_in_python_names():
+    with tpbsim.Device("mariana", cores=3) as dev:
+        with pytest.raises(tpbsim.InputError, match=r"^lnc '4': a logical core is 1 or 2 "
+                                                    r"physical cores$"):
+            dev.run([".engine pool\n"], lnc=4)
+        with pytest.raises(tpbsim.InputError, match=r"^lnc 2 on a device of 3 cores: the cores "
+                                                    r"do not pair up \(cores a multiple of 2\)$"):
+            dev.run([".engine pool\n"], lnc=2)
+        # A float was taken for 2 and failed later with a bare TypeError.
+        for bad in (2.0, "2", True, None):
+            with pytest.raises(tpbsim.ArgumentTypeError, match="^lnc must be an integer"):
+                dev.run([".engine pool\n"], lnc=bad)
+        assert dev.run([".engine pool\n"], lnc=np.int64(1)).status == "ok"
 
 
 @pytest.mark.parametrize("args, message", [

@@ -1,9 +1,9 @@
 """tpbsim.kernels.run from Python (SPEC §12, §16, docs/KERNELS.md "From Python"):
 torch tensors and NumPy arrays alike, m / k / n from the operands, C as
 ``report.c``, the weight layout explicit, messages naming Python arguments;
-the host's weight quantizers against reference.py's independent format
-definitions (a scale one binade off fails), the compiled path against the
-NumPy one; the sampled check."""
+the host's quantizers (the model's, compiled) against reference.py's
+independent format definitions in either weight layout (a scale one binade
+off fails); the sampled check."""
 
 import os
 import subprocess
@@ -14,8 +14,8 @@ import pytest
 
 import reference as ref
 import tpbsim
-from test_kernels_gemm import _cli, handed_values
-from tpbsim.kernels import gemm, quant
+from test_kernels_gemm import _cli, handed_values, ref_activations
+from tpbsim.kernels import gemm, plan, quant
 
 FORMATS = list(quant.WEIGHT_FORMATS)
 # OCP MX v1.0: emax of each element format (the largest normal's exponent).
@@ -85,10 +85,11 @@ def chunk_scales(qw, k, n):
                                                                                     n // 2)
 
 
-def check_weights_against_reference(fmt, k=256, n=64, seed=3):
-    plan = gemm.Plan(1, k, n, fmt, "mariana")
-    w = wide_weights(k, n, seed)
-    qw = quant.quantize_weights(w, fmt)
+def check_weights(plan, w, qw):
+    """The quantized ``qw`` of padded W [Kpad][Npad] against reference.py's format
+    definitions: its scales, the values the bytes it hands the hardware decode
+    to, and its w_used."""
+    fmt, (k, n) = plan.weights, w.shape
     got = handed_values(plan, qw)                 # decoded from the bytes, by reference.py
     spec = quant.WEIGHT_FORMATS[fmt]
     if spec["store"] == "mx" or fmt == "fp6":
@@ -108,6 +109,11 @@ def check_weights_against_reference(fmt, k=256, n=64, seed=3):
                                   err_msg=f"{fmt}: w_used")
 
 
+def check_weights_against_reference(fmt, k=256, n=64, seed=3):
+    w = wide_weights(k, n, seed)
+    check_weights(gemm.Plan(1, k, n, fmt, "mariana"), w, quant.quantize_weights(w, fmt))
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_every_weight_format_matches_the_format_definitions(fmt):
     check_weights_against_reference(fmt)
@@ -124,24 +130,25 @@ def test_a_scale_one_binade_off_fails_the_reference_comparison(fmt, key, monkeyp
 
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("layout", ["kn", "nk"])
-def test_the_compiled_quantizers_equal_the_numpy_ones(fmt, layout):
+def test_the_host_side_matches_the_format_definitions_in_either_layout(fmt, layout):
+    """prepare(): A's BF16 codes and the values the PE multiplies, and W
+    quantized from either layout, against reference.py (ragged shapes padded,
+    values over 40 binades, zero and subnormal blocks, a value near FLT_MAX)."""
     for m, k, n, arch in ((5, 300, 200, "mariana"), (130, 1060, 24, "maverick")):
         plan = gemm.Plan(m, k, n, fmt, arch)
         rng = np.random.default_rng(k)
         a = (rng.standard_normal((m, k)) * np.exp2(rng.integers(-20, 20, (m, k)))).astype(
             np.float32)
-        w = wide_weights(plan.kpad, plan.npad, n)[:k, :n]
-        wl = w if layout == "kn" else np.ascontiguousarray(w.T)
-        fast = gemm.prepare(plan, a, wl, layout)
-        slow = gemm.prepare(plan, a, wl, layout, fast=False)
-        np.testing.assert_array_equal(fast[0], slow[0])
-        np.testing.assert_array_equal(fast[1].view(np.uint32), slow[1].view(np.uint32))
-        qf, qs = fast[2], slow[2]
-        np.testing.assert_array_equal(qf.data, qs.data)
-        assert (qf.scales is None) == (qs.scales is None)
-        if qf.scales is not None:
-            np.testing.assert_array_equal(qf.scales, qs.scales)
-        np.testing.assert_array_equal(qf.used.view(np.uint32), qs.used.view(np.uint32))
+        w_pad = np.zeros((plan.kpad, plan.npad), np.float32)
+        w_pad[:k, :n] = wide_weights(plan.kpad, plan.npad, n)[:k, :n]
+        wl = w_pad[:k, :n] if layout == "kn" else np.ascontiguousarray(w_pad[:k, :n].T)
+        a_bits, a_used, qw = gemm.prepare(plan, a, wl, layout)
+        a_pad = np.zeros((m, plan.kpad), np.float32)
+        a_pad[:, :k] = a
+        bits, used = ref_activations(a_pad)
+        np.testing.assert_array_equal(a_bits, bits)
+        np.testing.assert_array_equal(a_used.view(np.uint32), used.view(np.uint32))
+        check_weights(plan, w_pad, qw)
 
 
 # ----------------------------------------------------------------- run() from Python
@@ -312,3 +319,14 @@ def test_an_interpreter_without_numpy_is_told_which_to_use():
     last = p.stderr.strip().splitlines()[-1]
     assert last.startswith("ImportError: tpbsim needs NumPy, which this interpreter")
     assert "/usr/bin/python3" in last and "build/tpbsim-python" in last
+
+
+def test_default_capacities_are_the_generations_profiles():
+    """gemm.DEFAULT_CAPACITIES (and default_capacities(arch)) read the model's own
+    profile: the capacities a core of that generation has (CONVENTIONS.md: SBUF
+    192 KiB on v2, 256 KiB on v4 / v5; PSUM 16 KiB; HBM 18 GiB on v4)."""
+    assert gemm.DEFAULT_CAPACITIES == (256 * 1024, 16 * 1024, 18 * 2**30)
+    for arch in tpbsim.ARCHS:
+        with tpbsim.Core(arch) as core:
+            assert plan.default_capacities(arch) == gemm.capacities(core), arch
+    assert plan.default_capacities("sunda").sbuf == 192 * 1024

@@ -30,6 +30,19 @@ W_ERR = {"mxfp8": 0.06, "mxfp4": 0.25, "bf16": 0.06, "fp4": 0.25, "int4": 0.2, "
          "fp6": 0.08}
 
 
+def ref_activations(a_pad):
+    """What the DVE makes of A [M][Kpad] (float32), by reference.py: the BF16
+    codes of A and reference.py's QuantizeMX of their values in the DVE's
+    partition layout (partition p, element 4m + l = A[m][4p + l]), as the
+    values the PE multiplies [M][Kpad]."""
+    m, kpad = a_pad.shape
+    bits = ref.encode_bf16(a_pad)
+    src = ref.decode("bf16", bits).astype(np.float32)
+    src = src.reshape(m, kpad // 4, 4).transpose(1, 0, 2).reshape(kpad // 4, 4 * m)
+    codes, s = ref.mx_quantize(src, "e4m3")
+    return bits, ref.mx_values(codes, s, "e4m3").T
+
+
 def handed_values(plan, qw):
     """The weight values the PE multiplies, decoded from what the host hands the
     hardware with reference.py (not the quantizer): [Kpad][Npad] float32."""
@@ -85,14 +98,10 @@ def test_every_format_is_bit_exact_on_a_grid_of_shapes(fmt, arch):
         arrs = rep["_arrays"]
         plan = gemm.Plan(m, k, n, fmt, arch)
         a, w = gemm.operands(plan, seed=7 * i + 1)
-        # The activations: reference.py's QuantizeMX of the BF16 A, in the DVE's
-        # partition layout (partition p, element 4m + l = A[m][4p + l]).
+        # The activations: reference.py's QuantizeMX of the BF16 A.
         a_pad = np.zeros((m, plan.kpad), np.float32)
         a_pad[:, :k] = a
-        src = ref.decode("bf16", ref.encode_bf16(a_pad)).astype(np.float32)
-        src = src.reshape(m, plan.kpad // 4, 4).transpose(1, 0, 2).reshape(plan.kpad // 4, 4 * m)
-        codes, s = ref.mx_quantize(src, "e4m3")
-        a_ref = ref.mx_values(codes, s, "e4m3").T                        # [M][Kpad]
+        _, a_ref = ref_activations(a_pad)                                # [M][Kpad]
         np.testing.assert_array_equal(arrs["a_used_pad"], a_ref)
         # The weights: decoded from the bytes the hardware is handed.
         w_pad = np.zeros((plan.kpad, plan.npad), np.float32)

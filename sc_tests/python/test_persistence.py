@@ -3,6 +3,7 @@ semaphores, simulated time); cores are made, run and dropped many times in
 one process; one Core at a time."""
 
 import gc
+import json
 
 import numpy as np
 import pytest
@@ -176,3 +177,37 @@ def test_timing_profile_file_and_bad_timing(tmp_path):
         tpbsim.Core(timing=5)
     # None of these left a core open.
     tpbsim.Core().close()
+
+
+def test_a_timing_dict_is_the_profile_file_of_its_json(tmp_path):
+    """A dict of overrides reaches the one profile load as the overrides a
+    --timing file of its JSON holds: dotted keys and nested objects, a bundle
+    name with its dots, ints past 32 bits refused by name; what JSON cannot
+    hold is refused naming the key (it was a JSON parser's column number, or a
+    RecursionError 5000 levels deep)."""
+    over = {"clocks_mhz.dve": 1234, "sbuf": {"contention_window_cycles": 64},
+            "bundle_issue_cycles": {"pool.mx8.loop": 3}}
+    (tmp_path / "t.json").write_text(json.dumps({"clocks_mhz": {"dve": 1234},
+                                                 "sbuf": {"contention_window_cycles": 64},
+                                                 "bundle_issue_cycles": {"pool.mx8.loop": 3}}))
+    with tpbsim.Core(timing=over) as a, tpbsim.Core(timing=tmp_path / "t.json") as b:
+        assert a.timing == b.timing
+        assert a.timing["bundle_issue_cycles"]["pool.mx8.loop"] == 3
+    with pytest.raises(tpbsim.InputError, match=r"'clocks_mhz.pe': value 4294967296 does not fit"):
+        tpbsim.Core(timing={"clocks_mhz.pe": 2**32})
+    for bad, msg in [({"clocks_mhz": {"pe": float("nan")}},
+                      r"^timing overrides: 'clocks_mhz.pe': nan is not a finite number$"),
+                     ({"clocks_mhz.pe": float("-inf")}, r"'clocks_mhz.pe': -inf is not a finite"),
+                     ({"a": {1}}, r"^timing overrides: Object of type set is not JSON serial"),
+                     ({"\ud800": 1}, r"^timing overrides: a key: not text")]:
+        with pytest.raises(tpbsim.InputError, match=msg):
+            tpbsim.Core(timing=bad)
+    deep = 1
+    for _ in range(5000):
+        deep = {"a": deep}
+    with pytest.raises(tpbsim.InputError, match=r"nested more than 64 levels deep"):
+        tpbsim.Core(timing=deep)
+    loop = {}
+    loop["clocks_mhz"] = loop
+    with pytest.raises(tpbsim.InputError, match=r"Circular reference"):
+        tpbsim.Core(timing=loop)

@@ -1,6 +1,7 @@
 """Core.run: program forms, the Result, outputs, and a fault, a deadlock and
 a watchdog as exceptions, each checked against `tpbsim run` on the same input."""
 
+import dataclasses
 import json
 import pathlib
 
@@ -131,6 +132,24 @@ def test_bad_options_raise_before_anything_runs(core, tmp_path):
     assert isinstance(e.value, ValueError)
     with pytest.raises(tpbsim.InputError, match="not a whole number of 64-byte"):
         core.run(b"\0" * 65)
+
+
+def test_the_request_is_bound_by_the_keywords_names_and_checked_before_loading(core):
+    """Every run keyword is a field of the bound run::SessionRequest under its own
+    name (a new keyword is one field of each), and a bad value is refused before
+    the program loads: the option's message, not the program's."""
+    from tpbsim import _machine, _tpbsim
+    req = _tpbsim.SessionRequest()
+    for f in dataclasses.fields(_machine.RunOptions):
+        if f.name != "name":
+            assert hasattr(type(req), f.name), f.name
+    with pytest.raises(tpbsim.InputError, match="^trace_level 'all'"):
+        core.run(".engine pool\nnot_an_op x=1\n", trace_level="all")
+    # A (start, end) pair reaches C++ as two ends, never joined into "a:b" text.
+    r = core.run(".engine pool\n", trace_window=("1us", None))
+    assert r.status == "ok"
+    with pytest.raises(tpbsim.InputError, match=r"^trace_window: 'a:b' is not a time"):
+        core.run(".engine pool\n", trace_window=("a:b", None))
 
 
 def test_fault_is_an_exception_naming_the_predicates_and_the_core_stays_usable(core):

@@ -335,9 +335,10 @@ TEST(IsaNames, Opcodes) {
   EXPECT_EQ(opcode_mnemonic(0x6a), "tquant");       // seed 002 block word (convention)
   EXPECT_EQ(opcode_mnemonic(0x23), "tensor_copy");  // SPEC §11 (convention)
   EXPECT_EQ(opcode_mnemonic(0xd0), "dma_copy");     // SPEC §10 (convention)
+  EXPECT_EQ(opcode_mnemonic(0xf0), "nop");          // SPEC §18 (convention)
   int known = 0;
   for (int op = 0; op < 256; ++op) known += !opcode_mnemonic(static_cast<std::uint8_t>(op)).empty();
-  EXPECT_EQ(known, 11);
+  EXPECT_EQ(known, 12);
 }
 
 TEST(IsaNames, Dtypes) {

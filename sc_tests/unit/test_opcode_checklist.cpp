@@ -130,11 +130,12 @@ TEST(OpcodeChecklist, EveryModelledOpcodeHasAKernelAtItsVa) {
   for (const OpcodeInfo& row : opcode_table()) {
     if (!is_modelled(row)) continue;
     for (Arch a : kChecklistArchs)
-      if (const KernelInfoSlot* slot = row.kernel_info_on(a)) {
-        EXPECT_NE(fw::builtin_kernels().find(slot->func_va), nullptr)
-            << row.mnemonic << " on " << arch_name(a) << ": no kernel at VA 0x" << std::hex
-            << slot->func_va;
-      }
+      for (unsigned e = 0; e < kNumEngines; ++e)
+        if (const KernelInfoSlot* slot = row.kernel_info_on(a, static_cast<Queue>(e))) {
+          EXPECT_NE(fw::builtin_kernels().find(slot->func_va), nullptr)
+              << row.mnemonic << " on " << arch_name(a) << ": no kernel at VA 0x" << std::hex
+              << slot->func_va;
+        }
   }
 }
 

@@ -77,6 +77,14 @@ const std::vector<Expected>& expected_rows() {
        {Arch::Mariana, Arch::Maverick},
        "is_valid_s3dmx1_quant",
        true},
+      // SPEC §18 the wait-only instruction (opcode a convention): every queue,
+      // every generation; its home (a binary word naming no queue) POOL.
+      {0xf0,
+       "nop",
+       Queue::Pool,
+       {Arch::Sunda, Arch::Cayman, Arch::Mariana, Arch::Maverick},
+       "is_valid_nop",
+       true},
       {0xf2,
        "nonzero_with_count",
        Queue::Pool,
@@ -133,13 +141,13 @@ TEST(OpcodeTable, ConsumersReadTheRow) {
     EXPECT_EQ(asm_mnemonic(e.opcode), e.asm_form ? std::string(e.mnemonic) : std::string());
   }
   EXPECT_EQ(all_contract_names(),
-            (std::vector<std::string_view>{"is_valid_s3_lw", "is_valid_s3d3_mm", "is_valid_smx1_lw",
-                                           "is_valid_smx1d3_mm", "is_valid_tensor_copy",
-                                           "is_valid_tquant_block", "is_valid_tensor_dequantize",
-                                           "is_valid_dma_copy", "is_valid_s3dmx1_quant"}));
+            (std::vector<std::string_view>{
+                "is_valid_s3_lw", "is_valid_s3d3_mm", "is_valid_smx1_lw", "is_valid_smx1d3_mm",
+                "is_valid_tensor_copy", "is_valid_tquant_block", "is_valid_tensor_dequantize",
+                "is_valid_dma_copy", "is_valid_s3dmx1_quant", "is_valid_nop"}));
   EXPECT_EQ(asm_mnemonics(), (std::vector<std::string_view>{
                                  "ldweights", "matmul", "ldweights_mx", "matmul_mx", "tensor_copy",
-                                 "tensor_dequantize", "dma_copy", "quantize_mx"}));
+                                 "tensor_dequantize", "dma_copy", "quantize_mx", "nop"}));
 }
 
 // TensorDequantize runs the TENSOR3D form on SUNDA / CAYMAN and the
@@ -183,7 +191,9 @@ TEST(OpcodeTable, MnemonicRoundTripsThroughTheAssembler) {
     raw[0] = row.code();
     raw[1] = kInstWordLen;
     const std::string text = disassemble_mnemonic(raw);
-    ASSERT_EQ(text.rfind(std::string(row.mnemonic) + " ", 0), 0u) << text;
+    // The mnemonic, then its fields (none for a word of defaults only: nop).
+    ASSERT_TRUE(text == row.mnemonic || text.rfind(std::string(row.mnemonic) + " ", 0) == 0)
+        << text;
     EXPECT_EQ(assemble_statement(text, SourceLoc{"t", 1, 1}), raw) << text;
   }
 }
@@ -204,45 +214,58 @@ std::vector<std::uint8_t> cat(std::vector<std::vector<std::uint8_t>> recs) {
   return out;
 }
 
+// The wait-only instruction's record closes the DVE, PE and SFU tables.
+std::vector<std::uint8_t> with_nop(std::vector<std::uint8_t> table, std::uint32_t nop_va) {
+  table.resize(31 * 8, 0);
+  const auto r = record(0xf0, nop_va);
+  table.insert(table.end(), r.begin(), r.end());
+  return table;
+}
+
 TEST(OpcodeTable, DefaultKernelInfoTables) {
   for (Arch a : kGenerations) {
     SCOPED_TRACE(arch_name(a));
     const std::vector<std::uint8_t> pool = default_kernel_info_bytes(Queue::Pool, a);
-    ASSERT_EQ(pool.size(), 17u * 8);
-    for (std::size_t i = 0; i < 14 * 8; ++i) EXPECT_EQ(pool[i], 0) << i;  // idx0..13 empty
+    ASSERT_EQ(pool.size(), 17u * 8);                                      // seed 000 §1
+    for (std::size_t i = 0; i < 13 * 8; ++i) EXPECT_EQ(pool[i], 0) << i;  // idx0..12 empty
     // seed 000 §1: idx16 = 00 00 00 7b | c4 4d 00 01.
     EXPECT_EQ(std::vector<std::uint8_t>(pool.begin() + 16 * 8, pool.end()),
               (std::vector<std::uint8_t>{0x00, 0x00, 0x00, 0x7b, 0xc4, 0x4d, 0x00, 0x01}));
     EXPECT_EQ(std::vector<std::uint8_t>(pool.begin() + 14 * 8, pool.begin() + 16 * 8),
               cat({record(0xbe, 0x010049a0), record(0xf2, 0x01004b40)}));
+    // idx13, a record the seed does not recover: the wait-only instruction.
+    EXPECT_EQ(std::vector<std::uint8_t>(pool.begin() + 13 * 8, pool.begin() + 14 * 8),
+              record(0xf0, 0x01004f00));
     EXPECT_EQ(default_kernel_info_bytes(Queue::Dve, a),
-              cat({record(0xe3, 0x0000317a), record(0x23, 0x00003200)}));
+              with_nop(cat({record(0xe3, 0x0000317a), record(0x23, 0x00003200)}), 0x3300));
     // The DMA queues execute descriptors directly: no table.
     for (unsigned q = 0; q < kNumDmaQueues; ++q)
       EXPECT_TRUE(default_kernel_info_bytes(dma_queue(q), a).empty());
-    EXPECT_EQ(default_kernel_info_bytes(Queue::Sfu, a), record(0x6a, 0x00004a00));
+    EXPECT_EQ(default_kernel_info_bytes(Queue::Sfu, a), with_nop(record(0x6a, 0x00004a00), 0x4b00));
     if (a == Arch::Maverick)
       EXPECT_EQ(default_kernel_info_bytes(Queue::Pe, a),
-                cat({record(0x01, 0x2baf), record(0x02, 0x2bb7)}));
+                with_nop(cat({record(0x01, 0x2baf), record(0x02, 0x2bb7)}), 0x2c00));
     else
       EXPECT_EQ(default_kernel_info_bytes(Queue::Pe, a),
-                cat({record(0x09, 0x00002baf), record(0x0A, 0x00002bb7)}));
+                with_nop(cat({record(0x09, 0x00002baf), record(0x0A, 0x00002bb7)}), 0x2c00));
   }
 }
 
 // No two rows claim the same record of an engine's table on one generation,
-// and each record sits in its row's home engine table.
+// and each record sits in its engine's table (its row's home unless the slot
+// names another: the wait-only instruction has one per compute engine).
 TEST(OpcodeTable, KernelInfoSlotsAreUnique) {
   for (Arch a : kGenerations) {
     std::set<std::pair<unsigned, unsigned>> used;
     for (const OpcodeInfo& row : opcode_table()) {
-      const KernelInfoSlot* s = row.kernel_info_on(a);
-      if (!s) continue;
-      EXPECT_TRUE(used.insert({static_cast<unsigned>(row.home), s->index}).second)
-          << row.mnemonic << " on " << arch_name(a);
-      const auto bytes = default_kernel_info_bytes(row.home, a);
-      ASSERT_GE(bytes.size(), (s->index + 1u) * 8);
-      EXPECT_EQ(bytes[s->index * 8 + 3], row.code());
+      for (unsigned e = 0; e < kNumEngines; ++e) {
+        const KernelInfoSlot* s = row.kernel_info_on(a, static_cast<Queue>(e));
+        if (!s) continue;
+        EXPECT_TRUE(used.insert({e, s->index}).second) << row.mnemonic << " on " << arch_name(a);
+        const auto bytes = default_kernel_info_bytes(static_cast<Queue>(e), a);
+        ASSERT_GE(bytes.size(), (s->index + 1u) * 8);
+        EXPECT_EQ(bytes[s->index * 8 + 3], row.code());
+      }
     }
   }
 }
@@ -256,6 +279,10 @@ TEST(OpcodeTable, TrampolineVas) {
   EXPECT_EQ(kva::kPeMatmulMx, 0x00002bb7u);
   EXPECT_EQ(kva::kSfuTquant, 0x00004a00u);
   EXPECT_EQ(kva::kDveTensorCopy, 0x00003200u);
+  EXPECT_EQ(kva::kPoolNop, 0x01004f00u);
+  EXPECT_EQ(kva::kDveNop, 0x00003300u);
+  EXPECT_EQ(kva::kPeNop, 0x00002c00u);
+  EXPECT_EQ(kva::kSfuNop, 0x00004b00u);
 }
 
 TEST(NameTables, Engines) {

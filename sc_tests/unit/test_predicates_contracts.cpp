@@ -188,6 +188,13 @@ RawInst dma_base() {
   r[60] = 1;
   return r;
 }
+// The wait-only instruction (SPEC §18) under .engine dma7 (queue byte 11).
+RawInst nop_base() {
+  RawInst r = with_header(0xf0);
+  r[12] = 11;
+  return r;
+}
+
 // The base turned into HBM -> HBM: dst at HBM offset 0x1000000, rows 4 KiB apart.
 void dma_to_hbm(RawInst& r) {
   put64(r, 48, 0x1000000);
@@ -504,6 +511,10 @@ const std::vector<Case>& cases() {
       {"has_valid_neuron_header", M, dma_base, [](RawInst& r) { r[2] = 7; }},
       {"has_valid_neuron_events", S, dma_base, [](RawInst& r) { r[4] = 3; }},
       {"has_dma_copy_opcode", M, dma_base, [](RawInst& r) { r[0] = 0x7b; }, "is_valid_dma_copy"},
+      {"has_nop_opcode", S, nop_base, [](RawInst& r) { r[0] = 0x23; }, "is_valid_nop"},
+      {"nop_reserved_zero", C, nop_base, [](RawInst& r) { r[13] = 1; }},
+      {"nop_reserved_zero", V, nop_base, [](RawInst& r) { r[63] = 0x80; }},
+      {"nop_valid_queue", M, nop_base, [](RawInst& r) { r[12] = 20; }},
       {"dma_copy_reserved_zero", M, dma_base, [](RawInst& r) { r[21] = 1; }},
       {"dma_valid_queue", M, dma_base, [](RawInst& r) { r[15] = 16; }},
       // byte 20, update_core (SPEC §15): past the 32 cores, or without an update
@@ -644,7 +655,7 @@ TEST(IsaContracts, ValidRegisterFormsAndUnknownContract) {
   put32(raw, 48, kAddrReg | 1);
   EXPECT_TRUE(check_instruction(raw, Arch::Mariana).valid());
   EXPECT_FALSE(check_as(dequant_base(), Arch::Cayman, "is_valid_nothing").has_value());
-  EXPECT_EQ(all_contract_names().size(), 9u);
+  EXPECT_EQ(all_contract_names().size(), 10u);
   // tensor_copy with register operands; a DMA descriptor's HBM rows exactly
   // filling the capacity, on every generation.
   raw = tcopy_base();

@@ -54,8 +54,8 @@ namespace kva = isa::kva;
 // The default tables are built from the opcode table's kernel_info records
 // (isa::default_kernel_info_bytes).
 // The 17-record POOL table (seed 000 §1): idx14 0xbe, idx15 0xf2, idx16 0x7b;
-// idx0..13 are not recovered by the seed and are empty. The same on every
-// generation.
+// idx0..13 are not recovered by the seed: idx13 holds the wait-only nop (a
+// convention), the others are empty. The same on every generation.
 std::vector<std::uint8_t> pool_kernel_info_bytes(isa::Arch arch = isa::Arch::Mariana);
 // The DVE table: QuantizeMX 0xE3 (seed 003 §1). The same on every generation.
 std::vector<std::uint8_t> dve_kernel_info_bytes(isa::Arch arch = isa::Arch::Mariana);

@@ -515,6 +515,7 @@ bool Sequencer::check(std::optional<KernelInfoRecord>& record, bool& unknown_onl
                              isa::MemoryCapacity{tc.sbuf_bytes_per_partition,
                                                  tc.psum_bytes_per_partition, cfg_.hbm_capacity});
   if (!isa::dma_copy_on_its_queue(engine_, raw_)) check.failed.push_back("dma_copy_on_its_queue");
+  if (!isa::nop_on_its_queue(engine_, raw_)) check.failed.push_back("nop_on_its_queue");
   record = cfg_.table.lookup(opcode_);
   unknown_only = check.failed.size() == 1 && check.failed[0] == "has_known_opcode";
   if (check.valid() || unknown_only) return true;
@@ -567,12 +568,15 @@ bool Sequencer::execute(const fw::Kernel& worker) {
   pending_ps_ += s0 - now;  // on to the quantum keeper with the kernel's first cycles
   exec_start_ps_ = s0;
   footprint_.clear();
-  issue_ps_ = issue_overhead_ps_;
+  // The wait-only instruction (SPEC §18) fetches no operands and starts no
+  // kernel: no front end, no startup, only its bundle (docs/CONVENTIONS.md).
+  const bool bare = opcode_ == static_cast<std::uint8_t>(isa::Opcode::Nop);
+  issue_ps_ = bare ? 0 : issue_overhead_ps_;
   stream_cycles_ = 0;
   dynamic_ = false;
   inst_cycles_ = 0;
   inst_ps_ = 0;
-  add_cycles(std::uint64_t{timing.overhead(engine_)} + timing.issue_overhead(engine_));
+  if (!bare) add_cycles(std::uint64_t{timing.overhead(engine_)} + timing.issue_overhead(engine_));
   fill_credit_ = ps_time(inst_ps_);
   Context& ctx = *ctx_;
   ctx.begin_instruction();
@@ -768,6 +772,7 @@ void Sequencer::drain() {
 // ---- DMA queues (SPEC §10) ------------------------------------------------------
 
 bool Sequencer::submit_dma() {
+  if (opcode_ == static_cast<std::uint8_t>(isa::Opcode::Nop)) return submit_dma_nop();
   if (opcode_ != static_cast<std::uint8_t>(isa::Opcode::DmaCopy)) {
     fault("dispatch", fmt::format("a DMA queue executes DMA descriptors only (dma_copy, opcode "
                                   "0x{:02x}), not opcode 0x{:02x}",
@@ -839,6 +844,30 @@ bool Sequencer::await_dma_slot() {
   return false;
 }
 
+bool Sequencer::submit_dma_nop() {
+  // The wait-only instruction on a DMA queue (SPEC §18): its wait is passed,
+  // it moves nothing, and it completes with the queue's earlier transfers
+  // (in order), its update then meaning "every earlier transfer is done".
+  sync();
+  const std::uint64_t now = now_ps();
+  if (race_) race_->dma_queue_begin(race_core_, engine_, index_, opcode_, events_);
+  notify([&](SequencerObserver& o) {
+    o.on_issue(IssueEvent{engine_, index_, opcode_, &raw_, now, 0});
+  });
+  Completion& c = dma_order_.emplace_back().first;
+  c.index = index_;
+  c.opcode = opcode_;
+  c.events = events_;
+  c.fetch_ps = fetch_ps_;
+  c.fetched_ps = fetched_ps_;
+  c.start_ps = now;
+  c.end_ps = now;
+  dma_order_.back().second = true;
+  ++dma_submitted_;  // in queue order, as a transfer (the pending list's range)
+  complete_in_order();
+  return true;
+}
+
 void Sequencer::transfer_done(DmaTransfer& t) {
   // Called by the engine that moved the transfer's last share, at its time;
   // the transfer completes (retire, semaphore update) when it lands and every
@@ -860,6 +889,11 @@ void Sequencer::transfer_done(DmaTransfer& t) {
   c.start_ps = t.issue_ps;
   c.end_ps = t.done_ps;
   it->second = true;
+  complete_in_order();
+}
+
+void Sequencer::complete_in_order() {
+  RunControl& ctl = *env_.control;
   while (!dma_order_.empty() && dma_order_.front().second) {
     Completion done = dma_order_.front().first;
     dma_order_.pop_front();

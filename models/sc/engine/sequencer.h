@@ -202,8 +202,13 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   // Waits while the queue's ring is full of transfers in flight; false: a
   // watchdog stopped it meanwhile.
   bool await_dma_slot();
+  // The wait-only instruction on a DMA queue: nothing to the engines; it
+  // completes in order with the queue's transfers.
+  bool submit_dma_nop();
   // DmaEngines::Client, called by a DMA engine's thread at the time of it.
   void transfer_done(DmaTransfer& t) override;
+  // Completes the queue's leading finished transfers, in order.
+  void complete_in_order();
   void transfer_fault(DmaTransfer& t, const std::string& kind, const std::string& what) override;
 
   // Completions (SC_METHOD on complete_ev_): delivers every one due now.

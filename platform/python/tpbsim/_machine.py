@@ -24,7 +24,7 @@ from .errors import (ArgumentTypeError, Deadlock, Error, Fault, InputError, Inte
 from .result import Result
 
 __all__ = ["Machine", "Surface", "RunOptions", "turn", "run_signature", "path_name",
-           "RUN_OPTIONS_DOC"]
+           "python_names", "RUN_OPTIONS_DOC"]
 
 # ---------------------------------------------------------------- the turn
 
@@ -61,14 +61,15 @@ def turn():
 # ---------------------------------------------------------------- the machine
 
 def _profile(timing):
-    """(timing file, overrides as JSON) of the constructors' ``timing``."""
+    """(timing file, dict of overrides or None) of the constructors' ``timing``:
+    the C++ binding turns the dict into the profile's overrides."""
     if timing is None:
-        return b"", ""
+        return b"", None
     if isinstance(timing, (str, bytes, os.PathLike)):
-        return _args.path(timing, "timing"), ""
+        return _args.path(timing, "timing"), None
     if isinstance(timing, Mapping):
         try:
-            return b"", json.dumps(dict(timing))
+            return b"", dict(timing)
         except (TypeError, ValueError) as e:
             raise InputError(f"timing overrides: {e}") from None
     raise ArgumentTypeError("timing must be None, a profile path or a dict of overrides, not "
@@ -76,13 +77,14 @@ def _profile(timing):
 
 
 # The C++ run API's option messages name the command line's flags; from
-# Python they name the keywords (the run keywords' flags, and the
-# constructor's --arch / --mx-emax).
+# Python they name the keywords (the run keywords' flags, the constructors'
+# --arch / --mx-emax / --cores and Device.run's --lnc).
 _FLAG = re.compile(r"--([a-z][a-z-]*)")
 
 
 def _keyword_message(message):
-    keywords = {f.name for f in dataclasses.fields(RunOptions)} | {"arch", "mx_emax"}
+    keywords = ({f.name for f in dataclasses.fields(RunOptions)}
+                | {"arch", "mx_emax", "cores", "lnc"})
 
     def keyword(m):
         name = m.group(1).replace("-", "_")
@@ -90,10 +92,11 @@ def _keyword_message(message):
     return _FLAG.sub(keyword, message)
 
 
-def _python_names(call, *args):
-    """``call(*args)``, an InputError of the C++ run API renamed in Python's terms."""
+def python_names(call, *args, **kwargs):
+    """``call(*args, **kwargs)``, an InputError of the C++ run API renamed in
+    Python's terms."""
     try:
-        return call(*args)
+        return call(*args, **kwargs)
     except InputError as e:
         if type(e) is not InputError:   # a ProgramError, an ArgumentTypeError: as they are
             raise
@@ -109,13 +112,13 @@ class Machine:
     def __init__(self, arch, timing, mx_emax, cores, noun):
         self.noun = noun
         self._raw = None
-        timing_file, timing_json = _profile(timing)
+        timing_file, overrides = _profile(timing)
         if arch is not None:
             arch = _args.text(arch, "arch")
         mx_emax = _args.text(mx_emax, "mx_emax")
         with turn():   # making one elaborates: not while another runs
-            self._raw = _python_names(_tpbsim.Session, arch, timing_file, timing_json, mx_emax,
-                                      cores)
+            self._raw = python_names(_tpbsim.Session, arch=arch, timing_file=timing_file,
+                                     timing=overrides, mx_emax=mx_emax, cores=cores)
 
     def _live(self):
         raw = self._raw
@@ -165,6 +168,7 @@ class Machine:
         outcome. ``options``: a checked RunOptions."""
         with turn():
             raw = self._live()
+            req = options.request()   # every value checked before anything loads
             names = []
             try:
                 for core, program, default in programs:
@@ -177,8 +181,8 @@ class Machine:
                         _warn_arch(raw, names[-1], self.noun, stacklevel + 1)
             finally:
                 raw.select(0)
-            head, tail = options.arguments()
-            return _outcome(_python_names(raw.run, *head, " ".join(names), *tail))
+            req.program_name = " ".join(names)
+            return _outcome(python_names(raw.run, req))
 
 
 def _warn_arch(raw, program_name, noun, stacklevel):
@@ -313,11 +317,16 @@ class RunOptions:
             checked[k] = _args.path(getattr(o, k), k)
         return cls(**checked)
 
-    def arguments(self):
-        """The C++ Session.run's arguments before the program name."""
-        return (self.vcd, self.perfetto, self.stats, self.retire, self.trace_engines,
-                self.trace_window, self.trace_level, self.max_sim_time, self.max_wall_time,
-                self.keep_retires), (self.timing_only, self.threads, self.racecheck, self.races)
+    def request(self):
+        """The run API's request of these (checked) options, a
+        ``_tpbsim.SessionRequest`` filled field by field under the keywords'
+        names; the C++ parsers check each value as it is set (an InputError
+        in the keywords' names). The program's name is the run's to set."""
+        req = _tpbsim.SessionRequest()
+        for f in dataclasses.fields(self):
+            if f.name != "name":
+                python_names(setattr, req, f.name, getattr(self, f.name))
+        return req
 
 
 def _engines(value):
@@ -333,6 +342,8 @@ def _engines(value):
 
 
 def _window(value):
+    """The option's text, or the (start, end) pair of its ends, each a time as
+    the C++ parser takes it (None: the start / the end of the run)."""
     if value is None:
         return ""
     if isinstance(value, str):
@@ -342,8 +353,8 @@ def _window(value):
     except (TypeError, ValueError):
         raise ArgumentTypeError("trace_window must be a str or a (start, end) pair, not "
                                 f"{value!r}") from None
-    return (f"{_args.time_text(start, 'trace_window start', 'a time')}:"
-            f"{_args.time_text(end, 'trace_window end', 'a time')}")
+    return (_args.time_text(start, "trace_window start", "a time"),
+            _args.time_text(end, "trace_window end", "a time"))
 
 
 def run_signature(first, *extra):

@@ -8,10 +8,20 @@ from . import _args, _machine, _tpbsim
 from .core import core_view
 from .errors import ArgumentTypeError, InputError, OutOfRange
 
-__all__ = ["Device", "MAX_CORES"]
+__all__ = ["Device", "MAX_CORES", "is_core_count"]
 
 #: The most cores a device has (SPEC §15).
 MAX_CORES = _tpbsim.MAX_CORES
+
+
+def is_core_count(n):
+    """Whether the integer ``n`` is a count of cores a Device may have
+    (1..MAX_CORES: the C++ rule, run::check_cores)."""
+    try:
+        _tpbsim.check_cores(n)
+    except InputError:
+        return False
+    return True
 
 
 class Device(_machine.Surface):
@@ -54,6 +64,19 @@ class Device(_machine.Surface):
     def cores(self):
         """How many cores the device has."""
         return len(self._cores)
+
+    @property
+    def hbm_bytes(self):
+        """The device's HBM in bytes: ``cores`` x the profile's per-core
+        ``hbm.bytes`` (SPEC §15), one address space every core sees."""
+        return self._m.call(0, "hbm_bytes")
+
+    @property
+    def hbm_bytes_per_s(self):
+        """The device's HBM bandwidth in bytes per second: ``cores`` x the
+        profile's per-core ``hbm.mbytes_per_s`` (SPEC §15), shared max-min
+        fairly among the cores moving HBM data."""
+        return self._m.call(0, "hbm_bytes_per_s")
 
     def core(self, i):
         """Core ``i`` (0 .. cores - 1): a :class:`Core` view of it."""
@@ -100,11 +123,7 @@ class Device(_machine.Surface):
         cores 2i and 2i+1, each with its ``core_id`` (0, 1) in register r31 of
         every compute engine (``dev.core(k).reg("pool", 31)``).
         """
-        if isinstance(lnc, bool) or lnc not in (1, 2):
-            raise InputError(f"lnc={lnc!r}: a logical core is 1 or 2 physical cores")
-        if len(self._cores) % lnc:
-            raise InputError(f"lnc={lnc} on a device of {len(self._cores)} cores: the cores do "
-                             f"not pair up")
+        lnc = _machine.python_names(_tpbsim.check_lnc, lnc, len(self._cores))   # as --lnc
         items = self._programs(programs, len(self._cores) // lnc, lnc)
         opts = _machine.RunOptions.of(options)
         return self._m.run([(i, p, f"<program {i}>") for i, p in items if p is not None], opts,

@@ -10,7 +10,8 @@ import sys
 
 import numpy as np
 
-from ..device import MAX_CORES
+from .. import _tpbsim
+from ..device import MAX_CORES, is_core_count
 from ..errors import Error
 from . import gemm
 from .plan import cli_messages
@@ -42,28 +43,34 @@ def _load(path, what):
     return gemm.operand_array(x, f"{what} {path}", ndim=None if what == "--a" else 2)
 
 
-def _shape_arg(name):
+def _int_arg(check):
+    """An integer that ``check`` takes (returns); its Error's message when it
+    refuses one."""
     def parse(text):
         try:
             v = int(text, 10)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-        if v < 1:
-            raise argparse.ArgumentTypeError(f"{v} is not a positive integer")
-        return v
-    parse.__name__ = name
+        try:
+            return check(v)
+        except Error as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
     return parse
 
 
-def _int_arg(lo, hi, what):
-    def parse(text):
-        try:
-            v = int(text, 10)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-        if not lo <= v <= hi:
-            raise argparse.ArgumentTypeError(f"{v} is not {what}")
+def _within(ok, what):
+    """A check of an integer for which ``ok`` holds; ``what`` says what it is not."""
+    def check(v):
+        if not ok(v):
+            raise Error(f"{v} is not {what}")
         return v
+    return check
+
+
+def _shape_arg(name):
+    """--m, --k, --n, --check-samples: a positive integer."""
+    parse = _int_arg(_within(lambda v: v >= 1, "a positive integer"))
+    parse.__name__ = name
     return parse
 
 
@@ -99,12 +106,14 @@ def _parser():
     g.add_argument("--emit-only", action="store_true",
                    help="write a workload directory (program.tpb, cmd.txt; inputs unless "
                         "--timing-only) into --out for tpbsim run / tpbsim sweep; run nothing")
-    g.add_argument("--threads", type=_int_arg(1, 1024, "a count of host threads (1..1024)"),
+    g.add_argument("--threads", type=_int_arg(_tpbsim.check_threads),   # the run API's range
                    help="host threads of the run, 1..1024 (default: every core)")
-    g.add_argument("--seed", type=_int_arg(0, 2**64 - 1, "a seed (0..2^64-1)"), default=0,
+    g.add_argument("--seed", type=_int_arg(_within(lambda v: 0 <= v < 2**64,
+                                                   "a seed (0..2^64-1)")), default=0,
                    help="the random operands' seed, 0..2^64-1")
-    g.add_argument("--cores", type=_int_arg(1, MAX_CORES, f"a count of cores (1..{MAX_CORES}, "
-                                            "the cores of a device)"), default=1,
+    g.add_argument("--cores", type=_int_arg(_within(is_core_count, f"a count of cores "
+                                                    f"(1..{MAX_CORES}, the cores of a device)")),
+                   default=1,
                    help="split C over this many cores of one device (docs/KERNELS.md \"Over "
                         "several cores\"); the report says the split and the scaling")
     g.add_argument("--no-traces", action="store_true",

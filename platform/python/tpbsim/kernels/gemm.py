@@ -19,7 +19,7 @@ import numpy as np
 from .. import _args
 from .._machine import turn
 from ..core import Core
-from ..device import MAX_CORES, Device
+from ..device import MAX_CORES, Device, is_core_count
 from ..errors import Deadlock, Error, Fault
 from . import grid, quant
 from .operands import (CHECK_MODES, CHECK_SAMPLES, ShapeOnly, Weights, check_result, dims_text,
@@ -98,7 +98,7 @@ def _check_cores(r):
     device of its own; messages name only what the caller could have given."""
     cores = r.cores
     if isinstance(cores, bool) or not isinstance(cores, (int, np.integer)) \
-            or not 1 <= cores <= MAX_CORES:
+            or not is_core_count(cores):
         raise GemmError(f"{arg('cores', cores)}: a count of cores (1..{MAX_CORES}, the cores of "
                         "a device)")
     if cores == 1:
@@ -223,6 +223,15 @@ class _Target:
     def first(self):
         return self.views[0].index
 
+    @property
+    def hbm(self):
+        """The HBM the GEMM may take (a grid.Hbm): its own device's (the C++
+        device's, every core's pooled), or the profile's hbm.bytes of the core
+        given."""
+        if self.device is not None:
+            return grid.Hbm(self.device.hbm_bytes, self.device.hbm_bytes_per_s)
+        return grid.Hbm(capacities(self.views[0]).hbm)
+
     def view(self, core):
         return self.views[core - self.first]
 
@@ -340,8 +349,9 @@ def _run(r, target, outs, wall0):
     t0 = time.perf_counter()
     view = target.views[0]
     prof, caps = view.timing, capacities(view)
-    sp = grid.split(r.plan, r.cores, prof, caps, r.values, r.placement, r.lookahead, target.first)
-    grid.make_blocks(sp, r.cores * caps.hbm, _kernel_maker(r, caps), check=r.drop_wait is None)
+    sp = grid.split(r.plan, r.cores, prof, caps, target.hbm, r.values, r.placement, r.lookahead,
+                    target.first)
+    grid.make_blocks(sp, sp.hbm.bytes, _kernel_maker(r, caps), check=r.drop_wait is None)
     times["generate_s"] = time.perf_counter() - t0
     if r.values:
         a, w = operands(r.plan, r.a, r.w, r.seed, r.w_layout)

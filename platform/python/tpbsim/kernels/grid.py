@@ -37,14 +37,25 @@ class Block:
     verdict: object = None
 
 
+@dataclasses.dataclass(frozen=True)
+class Hbm:
+    """The HBM a GEMM's blocks share, as the C++ device has it (its cores'
+    per-core hbm.bytes and hbm.mbytes_per_s pooled: Device.hbm_bytes,
+    Device.hbm_bytes_per_s): bytes, and bytes per second (None for a core
+    given, which runs one block alone)."""
+    bytes: int
+    bytes_per_s: int = None
+
+
 @dataclasses.dataclass
 class Split:
     """The grid (``rows`` x ``cols`` blocks, why it was chosen; None for one
-    core) and its blocks in core order."""
+    core), its blocks in core order and the HBM they share."""
     rows: int
     cols: int
     reason: str
     blocks: list
+    hbm: Hbm = None
 
     @property
     def several(self):
@@ -68,18 +79,18 @@ def _block_shape(plan, cores, rows, cols):
             f"{cols})")
 
 
-def choose_grid(plan, cores, timing, caps, placement="dma", lookahead=2):
+def choose_grid(plan, cores, timing, caps, hbm_bytes_per_s, placement="dma", lookahead=2):
     """(rows, cols, row sizes, column sizes, reason, the blocks' checked plans by
     shape): the grid of C blocks (rows x cols = cores) with the least
     estimated time per core: max(the block's PE bound plus its fill, its HBM
     bytes over its 16 DMA engines, the device's HBM bytes over the device's
-    bandwidth). A row split repeats W in every row of cores, a column split A;
+    bandwidth, ``hbm_bytes_per_s``). A row split repeats W in every row of cores, a column split A;
     the fill (the first weight panel's arrival, less the matmuls of the first
     M-tile meanwhile) is added."""
     m, k, n, weights, arch = plan.m, plan.k, plan.n, plan.weights, plan.arch
     peak = peak_tflops(timing) * 1e12
     dma = timing["dma"]["engines"] * timing["dma"]["mbytes_per_s"] * 1e6
-    hbm = cores * timing["hbm"]["mbytes_per_s"] * 1e6
+    hbm = float(hbm_bytes_per_s)
     gran = max(quant.WEIGHT_FORMATS[weights].get("ncols", 1), 2 if arch == "maverick" else 1)
     best, refused = None, None
     for gm in range(1, cores + 1):
@@ -121,13 +132,12 @@ def choose_grid(plan, cores, timing, caps, placement="dma", lookahead=2):
     return gm, gn, rows, cols, why, fitted
 
 
-def split(plan, cores, timing, caps, values, placement="dma", lookahead=2, first_core=0):
+def split(plan, cores, timing, caps, hbm, values, placement="dma", lookahead=2, first_core=0):
     """C's blocks over ``cores`` cores (the first on core ``first_core``), every
     size of the whole GEMM checked before anything is made: each block's SBUF
-    and PSUM, then the device's HBM (``cores`` x ``caps.hbm``, a core's in the
-    profile), the programs' instructions and the host memory of the programs
-    and (``values``) of the operands, C and the memory images, all blocks
-    together."""
+    and PSUM, then the HBM (``hbm``, an Hbm: the device's), the programs'
+    instructions and the host memory of the programs and (``values``) of the
+    operands, C and the memory images, all blocks together."""
     shape = shape_text(plan)
     if cores == 1:
         fitted = fit_core(plan, caps, placement, lookahead, shape)
@@ -138,19 +148,19 @@ def split(plan, cores, timing, caps, values, placement="dma", lookahead=2, first
         if placement != "dma":
             raise GemmError(f"{arg('cores', cores)} runs with the DMA placement (the operands "
                             f"in the device's HBM), not {arg('placement', placement)}")
-        gm, gn, rows, cols, why, fitted = choose_grid(plan, cores, timing, caps, placement,
-                                                      lookahead)
+        gm, gn, rows, cols, why, fitted = choose_grid(plan, cores, timing, caps,
+                                                      hbm.bytes_per_s, placement, lookahead)
         blocks = [Block(first_core + i * gn + j, sum(rows[:i]), r, sum(cols[:j]), c,
                         fitted[(r, c)])
                   for i, r in enumerate(rows) for j, c in enumerate(cols)]
         shape = f"{shape} over {cores} cores"
     # Each core's range from the 4 KiB boundary after the previous one's end.
-    hbm = (sum(ceil_div(b.plan.hbm_bytes(), HBM_ALIGN) * HBM_ALIGN for b in blocks[:-1])
-           + blocks[-1].plan.hbm_bytes()) if placement == "dma" else 0
-    check_totals(shape, sum(b.plan.instructions(placement) for b in blocks), hbm,
-                 cores * caps.hbm, "the core" if cores == 1 else f"the device of {cores} cores",
+    need = (sum(ceil_div(b.plan.hbm_bytes(), HBM_ALIGN) * HBM_ALIGN for b in blocks[:-1])
+            + blocks[-1].plan.hbm_bytes()) if placement == "dma" else 0
+    check_totals(shape, sum(b.plan.instructions(placement) for b in blocks), need,
+                 hbm.bytes, "the core" if cores == 1 else f"the device of {cores} cores",
                  host_bytes(plan, placement) if values else None)
-    return Split(gm, gn, why, blocks)
+    return Split(gm, gn, why, blocks, hbm)
 
 
 def make_blocks(sp, hbm_capacity, kernel_of, check=True):

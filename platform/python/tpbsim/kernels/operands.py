@@ -176,7 +176,7 @@ def quantize(w, weights="mxfp4", arch="mariana", w_layout="kn"):
     return Weights(w, weights, arch, w_layout)
 
 
-def _quantize_w(plan, w, w_layout, fast=True):
+def _quantize_w(plan, w, w_layout):
     if w_layout == "nk":
         w_pad = w if w.shape == (plan.npad, plan.kpad) else None
         if w_pad is None:
@@ -187,7 +187,7 @@ def _quantize_w(plan, w, w_layout, fast=True):
         if w_pad is None:
             w_pad = np.zeros((plan.kpad, plan.npad), dtype=np.float32)
             w_pad[:plan.k, :plan.n] = w
-    return quant.quantize_weights(w_pad, plan.weights, w_layout, fast=fast)
+    return quant.quantize_weights(w_pad, plan.weights, w_layout)
 
 
 def operands(plan, a=None, w=None, seed=0, w_layout="kn"):
@@ -216,12 +216,11 @@ def operands(plan, a=None, w=None, seed=0, w_layout="kn"):
     return a, w
 
 
-def prepare(plan, a, w, w_layout="kn", fast=True):
+def prepare(plan, a, w, w_layout="kn"):
     """The host side: padded operands, what the hardware is handed and the values
-    the PE multiplies. Returns (a_bits [M][Kpad] bf16 codes, a_used [M][Kpad],
-    QuantizedWeights of [Kpad][Npad]). w: K x N ("kn"), N x K ("nk") or a Weights
-    (quantized once). fast=False: the NumPy quantizers (the tests' second
-    implementation of the same rules)."""
+    the PE multiplies (the model's quantizers, quant.py). Returns (a_bits [M][Kpad]
+    bf16 codes, a_used [M][Kpad], QuantizedWeights of [Kpad][Npad]). w: K x N
+    ("kn"), N x K ("nk") or a Weights (quantized once)."""
     if a.shape[1] == plan.kpad and a.dtype == np.float32:
         a_pad = a
     else:
@@ -230,17 +229,8 @@ def prepare(plan, a, w, w_layout="kn", fast=True):
     if isinstance(w, Weights):
         qw = w.qw
     else:
-        qw = _quantize_w(plan, w, w_layout, fast)
-    if fast:
-        a_bits, a_used = quant.quantize_activations(a_pad)
-        return a_bits, a_used, qw
-    a_bits, a_vals = quant.bf16(a_pad)
-    # The DVE's view: partition p, element 4m + l = A[m][4p + l]; blocks of 32 k.
-    kp4 = plan.kpad // 4
-    src = a_vals.reshape(plan.m, kp4, 4).transpose(1, 0, 2).reshape(kp4, 4 * plan.m)
-    codes, s = quant.quantize_mx_dve(src)
-    vals = quant.mx_values(codes, np.repeat(np.repeat(s, 8, axis=0), 4, axis=1), "e4m3")
-    a_used = vals.reshape(kp4, plan.m, 4).transpose(1, 0, 2).reshape(plan.m, plan.kpad)
+        qw = _quantize_w(plan, w, w_layout)
+    a_bits, a_used = quant.quantize_activations(a_pad)
     return a_bits, a_used, qw
 
 

@@ -14,10 +14,12 @@ import collections
 import contextlib
 import contextvars
 import functools
+import json
 import math
 
 import numpy as np
 
+from .. import _tpbsim
 from ..errors import InputError
 from . import quant
 
@@ -416,8 +418,18 @@ def host_bytes(plan, placement):
 
 Capacities = collections.namedtuple("Capacities", "sbuf psum hbm")
 Capacities.__doc__ = "Bytes of an SBUF and a PSUM partition and of the HBM of a core."
+
+
+def default_capacities(arch):
+    """The capacities of a core of ``arch`` with the generation's own profile
+    (the model's, timing::default_timing), without making a core."""
+    t = json.loads(_tpbsim.default_timing(arch))
+    return Capacities(t["sbuf_bytes_per_partition"], t["psum_bytes_per_partition"],
+                      t["hbm"]["bytes"])
+
+
 #: The capacities of a v4 / v5 core with its default profile.
-DEFAULT_CAPACITIES = Capacities(256 * 1024, 16 * 1024, 18 * 2**30)
+DEFAULT_CAPACITIES = default_capacities("mariana")
 
 
 def capacities(core):

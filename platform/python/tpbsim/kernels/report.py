@@ -391,7 +391,7 @@ def device_report(plan, sp, runs, timing, status, timing_only):
     peak = peak_tflops(timing)
     per_core = [_core_row(b, run) for b, run in zip(sp.blocks, runs)]
     hbm_bytes = sum(p["hbm_bytes"] for p in per_core)
-    dev_share = cores * timing["hbm"]["mbytes_per_s"] / 1e3
+    dev_share = sp.hbm.bytes_per_s / 1e9   # the device's (every core's pooled), GB/s
     return {
         "command": "gemm", "cores": cores,
         "shape": {"m": plan.m, "k": plan.k, "n": plan.n},

@@ -1,0 +1,478 @@
+"""Lowering a traced kernel to a program (SPEC §17; docs/NKI.md "Lowering"):
+HBM placement, SBUF / PSUM allocation by liveness (alloc.py), then each isa
+call through one table entry (:data:`LOWER`) to the model's instructions on
+the program builder (tpbsim.program), which derives the semaphores.
+
+Each isa call of SPEC §18 the model does not have yet is one entry
+``needs(MNEMONIC)``: lowering it is an NKIError naming the kernel's line and
+the instruction it waits for. When the instruction lands, the entry becomes
+its lowering function.
+"""
+
+import numpy as np
+
+from .. import numerics
+from ..program import Builder, regions
+from ..program import operands as op
+from . import alloc, patterns
+from .errors import NKIError
+from .tensor import HBM, NkiTensor
+
+VIRT = 1 << 40                 # an on-chip partition in a virtual byte space (never merges)
+ROW_LIMIT = 128                # rows of one DMA descriptor (SPEC §10)
+MAX_PIECES = 1 << 16           # instructions one call may become
+LOAD_QUEUES = tuple(range(12))     # loads (into SBUF) in turn on dma0..dma11
+STORE_QUEUES = tuple(range(12, 16))  # stores and other copies on dma12..dma15
+PSUM_BANK = 2048
+HBM_ALIGN = 512
+
+
+class Lowering:
+    """One kernel's program: call :meth:`run`, then :attr:`builder` holds the
+    instructions and :attr:`hbm` the HBM storages with their offsets."""
+
+    def __init__(self, trace, sbuf_bytes, psum_bytes, progress=None):
+        self.trace = trace
+        self.arch = trace.arch
+        self.builder = Builder(trace.arch)
+        self.sbuf_bytes, self.psum_bytes = sbuf_bytes, psum_bytes
+        self.hbm = []             # HBM storages, placed
+        self.hbm_top = 0
+        self.consts = {}          # (dtype name, value bytes) -> Storage
+        self._loads = self._stores = 0
+        self._queue_of = {}       # ("load", dst tile) / ("store", src tile) -> queue
+        self.progress = progress
+
+    # ------------------------------------------------------------ placement
+    def place_hbm(self, st):
+        st.addr = self.hbm_top
+        self.hbm_top += -(-max(st.nbytes, 1) // HBM_ALIGN) * HBM_ALIGN
+        self.hbm.append(st)
+
+    def run(self):
+        t = self.trace
+        for kind in ("input", "output", "hbm", "scratch", "const"):
+            for st in t.storages:
+                if st.buffer.kind == "hbm" and st.kind == kind:
+                    self.place_hbm(st)
+        alloc.allocate(t, self.sbuf_bytes, self.psum_bytes)
+        n = len(t.calls)
+        for i, call in enumerate(t.calls):
+            LOWER[call.op](self, call)
+            if self.progress and i % 20000 == 19999:
+                self.progress(f"lowered {i + 1} of {n} calls")
+        return self
+
+    def const_block(self, dt, value, nbytes):
+        """An HBM constant of `value` in dtype `dt`, at least `nbytes` long."""
+        elem = _encode(dt, value)
+        key = (dt.name, elem)
+        st = self.consts.get(key)
+        if st is None or st.nbytes < nbytes:
+            count = -(-nbytes // dt.itemsize)
+            st = self.trace.new_storage(HBM, (count,), dt, f"fill{len(self.consts)}", None,
+                                        "const")
+            st.host = np.frombuffer(elem * count, dtype=np.uint8)
+            self.place_hbm(st)
+            self.consts[key] = st
+        return st
+
+    def dma_queue(self, dst, src):
+        """The DMA queue of a copy: loads (into SBUF) on dma0..dma11, the others
+        on dma12..dma15, each set in turn by tile: every load into one tile
+        (and every store out of one tile) goes to the queue that tile got first,
+        so that its reader waits on one queue, not on one per piece."""
+        if dst.storage.on_chip:
+            key, queues = ("load", dst.storage.id), LOAD_QUEUES
+        else:
+            key, queues = ("store", src.storage.id), STORE_QUEUES
+        q = self._queue_of.get(key)
+        if q is None:
+            n = self._loads if queues is LOAD_QUEUES else self._stores
+            q = self._queue_of[key] = f"dma{queues[n % len(queues)]}"
+            if queues is LOAD_QUEUES:
+                self._loads += 1
+            else:
+                self._stores += 1
+        return q
+
+    # ------------------------------------------------------------ emit
+    def emit(self, queue, mnemonic, fields, reads, writes, call):
+        self.builder.add(queue, mnemonic, fields, reads, writes, call.where())
+
+
+def _encode(dt, value):
+    """The bytes of one element `value` in dtype `dt`."""
+    if dt.x4 != 1 or dt.kind == "scale" and value == 0:
+        return bytes(dt.itemsize)
+    if dt.np is not None:
+        return np.array(value).astype(dt.np).tobytes()
+    code = numerics.convert("fp32", dt.fmt, np.array([value], dtype=np.float32))
+    return np.asarray(code).astype(dt.bits).tobytes()
+
+
+# ------------------------------------------------------------------ patterns of views
+
+def virtual_bytes(view):
+    """(base, dims) of a view in bytes: HBM bytes from the storage's start, on
+    chip partition x VIRT + byte in the partition (so a dimension never spans
+    partitions); the innermost dimension is an element's bytes."""
+    st, es = view.storage, view.dtype.itemsize
+    dims = [(s * es, n) for s, n in view.dims] + [(1, es)]
+    if not st.on_chip:
+        return st.addr + view.offset * es, dims
+    p0, _, off, _ = view.partition_form()
+    dims[0] = (VIRT, view.dims[0][1]) if view.dims else dims[0]
+    return p0 * VIRT + st.addr + off, dims
+
+
+def _endpoint(view, vaddr, stride):
+    if view.storage.on_chip:
+        p, b = divmod(vaddr, VIRT)
+        return ("sbuf", p, b)
+    return ("hbm", vaddr, stride)
+
+
+def _ep_text(ep):
+    return op.sbuf_ep(ep[1], ep[2]) if ep[0] == "sbuf" else op.hbm(ep[1], ep[2])
+
+
+def _row_ok(view, stride, dst):
+    """Whether a dimension of this stride can be a descriptor's rows."""
+    if view.storage.on_chip:
+        return stride == VIRT
+    return stride >= 0 if not dst else stride > 0
+
+
+_PLANS = {}
+
+
+def dma_plan(dst, src):
+    """The descriptors of one copy: [(rows, row_bytes, src endpoint, dst endpoint)]."""
+    sb, sd = virtual_bytes(src)
+    db, dd = virtual_bytes(dst)
+    key = (tuple(sd), tuple(dd), src.storage.on_chip, dst.storage.on_chip)
+    rel = _PLANS.get(key)
+    if rel is None:
+        rel = _PLANS[key] = _relative_plan(sd, dd, src.storage.on_chip, dst.storage.on_chip)
+        if len(_PLANS) > 4096:
+            _PLANS.clear()
+    return [(nr, run, _endpoint(src, sb + so, rs), _endpoint(dst, db + do, rd))
+            for nr, run, so, rs, do, rd in rel]
+
+
+class _Side:
+    """What dma_plan asks of one side: on chip or not."""
+    __slots__ = ("storage", "on_chip")
+
+    def __init__(self, on_chip):
+        self.storage = self
+        self.on_chip = on_chip
+
+
+def _relative_plan(sd, dd, src_chip, dst_chip):
+    """dma_plan relative to the bases: [(rows, row_bytes, src offset, src row
+    stride, dst offset, dst row stride)]."""
+    src, dst = _Side(src_chip), _Side(dst_chip)
+    inner, outer = patterns.joint(sd, dd)
+    run = 1
+    if inner and inner[-1][1] == 1 and inner[-1][2] == 1:
+        run = inner[-1][0]
+        inner = inner[:-1]
+    row = None
+    for k, (n, ss, ds) in enumerate(inner):
+        if not (_row_ok(src, ss, False) and _row_ok(dst, ds, True)):
+            continue
+        if not dst.storage.on_chip and ds < run:
+            continue            # HBM destination rows must not overlap
+        if row is None or n > inner[row][0]:
+            row = k
+    rows, rs, rd = (1, 0, 0) if row is None else inner[row]
+    rest = [d for k, d in enumerate(inner) if k != row]
+    out = []
+    for oa, ob in patterns.expand(outer, rest):
+        for r0 in range(0, rows, ROW_LIMIT):
+            nr = min(ROW_LIMIT, rows - r0)
+            out.append((nr, run, oa + r0 * rs, rs if nr > 1 else 0, ob + r0 * rd,
+                        rd if nr > 1 else 0))
+        if len(out) > MAX_PIECES:
+            break
+    return out
+
+
+def _too_many(call, n, what):
+    raise NKIError("access pattern", f"{call.op}: this pattern needs more than {n} {what}; "
+                   "make its innermost dimension contiguous on both sides", call.loc)
+
+
+def lower_dma(lw, call, dst, src):
+    plan = dma_plan(dst, src)
+    if len(plan) > MAX_PIECES:
+        _too_many(call, MAX_PIECES, "DMA descriptors")
+    queue = lw.dma_queue(dst, src)
+    for rows, row_bytes, s, d in plan:
+        reads, writes = regions.dma_regions(rows, row_bytes, s, d)
+        lw.emit(queue, "dma_copy", op.dma_fields(rows, row_bytes, _ep_text(s), _ep_text(d)),
+                reads, writes, call)
+
+
+def _dma_copy(lw, call):
+    dst, (src,) = call.dst, call.srcs
+    lower_dma(lw, call, dst, src)
+
+
+# ------------------------------------------------------------------ compute operands
+
+def t3d_fits(n, sa, sb):
+    return n <= 0xFFFF and -0x8000 <= sa <= 0x7FFF and -0x8000 <= sb <= 0x7FFF
+
+
+def t3d_region(mem, p0, parts, base, dims, es):
+    """The bytes of a t3d operand (dims outermost first, element strides) as a
+    region: exact for one run or evenly spaced runs, else their span."""
+    dims = [(s, n) for s, n in dims if n > 1]
+    if not dims:
+        return regions.region(mem, p0, p0 + parts, base, base + es)
+    if len(dims) == 1 and dims[0][0] == 1:
+        return regions.region(mem, p0, p0 + parts, base, base + dims[0][1] * es)
+    if len(dims) == 2 and dims[1][0] == 1 and dims[0][0] > 0:
+        return regions.region(mem, p0, p0 + parts, base, base + dims[1][1] * es,
+                              dims[0][0] * es, dims[0][1])
+    lo = hi = 0
+    for s, n in dims:
+        far = s * (n - 1) * es
+        lo += min(0, far)
+        hi += max(0, far)
+    return regions.region(mem, p0, p0 + parts, base + lo, base + hi + es)
+
+
+def _t3d_text(mem, p, addr, dims):
+    """t3d(...) of up to three dims (outermost first)."""
+    inner = list(reversed(dims)) + [(0, 1)] * (3 - len(dims))
+    return op.t3d(op.addr(mem, p, addr), [s for s, _ in inner], [n for _, n in inner])
+
+
+def _model_dtype(lw, call, v, what):
+    if v.dtype.model is None:
+        raise NKIError("dtype the model lacks", f"{call.op} {what} is {v.dtype.name}, which the "
+                       "model has no DTYPE for yet (SPEC §18 adds the legacy float8_e4m3)",
+                       call.loc)
+    return v.dtype.model
+
+
+def elementwise_pieces(call, dst, src):
+    """The per-partition pieces of an instruction that walks src and dst in step:
+    [(dst byte, src byte, dims)] with dims [(count, src stride, dst stride)]."""
+    _, _, doff, dd = dst.partition_form()
+    _, _, soff, sd = src.partition_form()
+    inner, outer = patterns.joint(sd, dd)
+    taken, rest = patterns.split(inner, t3d_fits, 3)
+    pieces = patterns.expand(outer, rest)
+    if len(pieces) > MAX_PIECES:
+        _too_many(call, MAX_PIECES, "instructions")
+    ds_, ss_ = dst.dtype.itemsize, src.dtype.itemsize
+    return [(dst.storage.addr + doff + ob * ds_, src.storage.addr + soff + oa * ss_, taken)
+            for oa, ob in pieces]
+
+
+def _tensor_copy(lw, call):
+    dst, (src,) = call.dst, call.srcs
+    if call.engine != "dve":
+        needs(f"tensor_copy on the {_ENGINE_NAMES[call.engine]} engine")(lw, call)
+    ind, outd = _model_dtype(lw, call, src, "src"), _model_dtype(lw, call, dst, "dst")
+    pd, parts = dst.partition_form()[:2]
+    ps = src.partition_form()[0]
+    dm, sm = dst.buffer.kind, src.buffer.kind
+    dmem, smem = _MEM[dm], _MEM[sm]
+    for dbyte, sbyte, dims in elementwise_pieces(call, dst, src):
+        sdims = [(s, n) for n, s, _ in dims]
+        ddims = [(d, n) for n, _, d in dims]
+        fields = (f"channels={parts} in_dtype={ind} out_dtype={outd} "
+                  f"src={_t3d_text(sm, ps, sbyte, sdims)} dst={_t3d_text(dm, pd, dbyte, ddims)}")
+        reads = [t3d_region(smem, ps, parts, sbyte, sdims, src.dtype.itemsize)]
+        writes = [t3d_region(dmem, pd, parts, dbyte, ddims, dst.dtype.itemsize)]
+        lw.emit("dve", "tensor_copy", fields, reads, writes, call)
+
+
+_MEM = {"sbuf": regions.SBUF, "psum": regions.PSUM, "hbm": regions.HBM}
+_ENGINE_NAMES = {"dve": "Vector", "pool": "GpSimd", "act": "Scalar", "pe": "Tensor",
+                 "dma": "DMA"}
+
+
+def _memset(lw, call):
+    dst = call.dst
+    if call.engine != "dma":
+        needs("memset")(lw, call)
+    if dst.storage.on_chip:
+        parts = dst.dims[0][1]
+        free = [n for _, n in dst.dims[1:]]
+        count = int(np.prod(free)) if free else 1
+        src_dims = [(0, parts)] + _contiguous(free)
+    else:
+        shape = [n for _, n in dst.dims]
+        count = shape[-1]
+        src_dims = [(0, n) for n in shape[:-1]] + [(1, shape[-1])]
+    const = lw.const_block(dst.dtype, call.params["value"], count * dst.dtype.itemsize)
+    lower_dma(lw, call, dst, NkiTensor(const, dst.dtype, 0, src_dims))
+
+
+def _contiguous(shape):
+    out, s = [], 1
+    for n in reversed(shape):
+        out.append((s, n))
+        s *= n
+    return list(reversed(out))
+
+
+# ------------------------------------------------------------------ MX (SPEC §4, §5)
+
+def _mx_operand(v):
+    """(partition, byte address, words, word stride) of an MX data operand."""
+    p0, parts, off, fd = v.partition_form()
+    fd = patterns.squeeze(fd)
+    words = v.size // v.shape[0]
+    step = fd[0][0] if len(fd) == 1 else 1
+    return p0, v.storage.addr + off, words, step, parts, len(fd) <= 1
+
+
+def _scale_operand(data_p0, sc):
+    """(quadrant start partition, scale_pidx, byte address) of a scale tile."""
+    p0, _, off, _ = sc.partition_form()
+    q0 = data_p0 - data_p0 % 32
+    return q0, p0 - q0, sc.storage.addr + off
+
+
+def _scale_regions(q0, pidx, parts, addr, cols):
+    """The scale bytes an MX operand of `parts` partitions reads or writes (SPEC §4)."""
+    out, blocks = [], parts // 8
+    for k in range(0, -(-blocks // 4)):
+        b = min(4, blocks - 4 * k)
+        p = q0 + 32 * k + pidx
+        out.append(regions.region(regions.SBUF, p, p + b, addr, addr + cols))
+    return out
+
+
+def _mx_check(call, ok, what):
+    if not ok:
+        raise NKIError("access pattern", f"{call.op}: {what} must be one run of x4 words per "
+                       "partition (an MXTENSOR1D operand)", call.loc)
+
+
+def _quantize_mx(lw, call):
+    dst, sc = call.dst
+    (src,) = call.srcs
+    ps, parts, soff, sd = src.partition_form()
+    sd = patterns.squeeze(sd)
+    if len(sd) > 3 or not all(t3d_fits(n, s, 0) for s, n in sd):
+        raise NKIError("access pattern", "quantize_mx: the source pattern needs more than the "
+                       "three dimensions of one instruction", call.loc)
+    pd, daddr, words, step, _, ok = _mx_operand(dst)
+    _mx_check(call, ok and -128 <= step <= 127, "dst")
+    q0, pidx, saddr = _scale_operand(pd, sc)
+    sbyte = src.storage.addr + soff
+    fields = (f"channels={parts} in_dtype={src.dtype.model} out_dtype={dst.dtype.model} "
+              f"src={_t3d_text('sbuf', ps, sbyte, sd)} "
+              f"dst={op.mx1d(op.sbuf(pd, daddr), op.sbuf(q0, saddr), words, step, pidx)}")
+    reads = [t3d_region(regions.SBUF, ps, parts, sbyte, sd, src.dtype.itemsize)]
+    writes = [regions.region(regions.SBUF, pd, pd + parts, daddr, daddr + words * 4 * step)]
+    writes += _scale_regions(q0, pidx, parts, saddr, words)
+    lw.emit("dve", "quantize_mx", fields, reads, writes, call)
+
+
+def _nc_matmul_mx(lw, call):
+    dst = call.dst
+    st, mv, ss, ms = call.srcs
+    acc = 1 if call.params["accumulate"] else 0
+    dt = st.dtype.model
+    k0, sa, m, sstep, kp, ok = _mx_operand(st)
+    _mx_check(call, ok and sstep == 1, "stationary")
+    mk0, ma, n, mstep, _, ok2 = _mx_operand(mv)
+    _mx_check(call, ok2 and mstep == 1, "moving")
+    ws = st.dtype.itemsize
+    sq, spidx, ssa = _scale_operand(k0, ss)
+    mq, mpidx, msa = _scale_operand(mk0, ms)
+    pm0, pparts, poff, pd = dst.partition_form()
+    if patterns.squeeze(pd) not in ([], [(1, n)]):
+        raise NKIError("access pattern", "nc_matmul_mx: dst must be one run of FP32 per "
+                       "partition", call.loc)
+    paddr = dst.storage.addr + poff
+    if lw.arch == "maverick" and (spidx or mpidx):
+        raise NKIError("mx layout", "nc_matmul_mx on maverick: scales at an offset in their "
+                       "quadrant are not lowered (MXTENSOR_V2 operands)", call.loc)
+    reads = [regions.region(regions.SBUF, k0, k0 + kp, sa, sa + m * ws)]
+    reads += _scale_regions(sq, spidx, kp, ssa, m)
+    lw.emit("pe", *_ldweights(lw.arch, dt, kp, m, k0, sa, sq, ssa, spidx), reads, [], call)
+    c0 = 0
+    while c0 < n:
+        bank_left = (PSUM_BANK - (paddr + 4 * c0) % PSUM_BANK) // 4
+        nc = min(512, n - c0, bank_left)
+        pa = paddr + 4 * c0
+        reads = [regions.region(regions.SBUF, mk0, mk0 + kp, ma + c0 * ws, ma + (c0 + nc) * ws)]
+        reads += _scale_regions(mq, mpidx, kp, msa + c0, nc)
+        writes = [regions.region(regions.PSUM, pm0, pm0 + pparts, pa, pa + 4 * nc)]
+        if acc:
+            reads.append(writes[0])
+        lw.emit("pe", *_matmul(lw.arch, dt, kp, nc, acc, mk0, ma + c0 * ws, mq, msa + c0, mpidx,
+                               pm0, pa), reads, writes, call)
+        c0 += nc
+
+
+def _ldweights(arch, dt, kp, m, p, a, q, sa, pidx):
+    if arch == "mariana":
+        return "ldweights_mx", (f"in_dtype={dt} rows={kp} cols={m} "
+                                f"src={op.mx1d(op.sbuf(p, a), op.sbuf(q, sa), m, 1, pidx)}")
+    return "ldweights", (f"in_dtype={dt} rows={kp} cols={m} src=mx(data={op.sbuf(p, a)}, "
+                         f"scale={op.sbuf(q, sa)}, num=[{m}, 1], step_data={m}, step_scale={m})")
+
+
+def _cols(n):
+    """MXTENSOR_V2 columns n as n0 x n1, each at most 255."""
+    if n <= 255:
+        return n, 1
+    for n1 in (2, 3, 4):
+        if n % n1 == 0 and n // n1 <= 255:
+            return n // n1, n1
+    return None
+
+
+def _matmul(arch, dt, kp, nc, acc, p, a, q, sa, pidx, pm, pa):
+    dst = op.t3d(op.psum(pm, pa), [1, 0, 0], [nc, 1, 1])
+    if arch == "mariana":
+        src = op.mx1d(op.sbuf(p, a), op.sbuf(q, sa), nc, 1, pidx)
+        return "matmul_mx", f"in_dtype={dt} rows={kp} acc={acc} src={src} dst={dst}"
+    n0, n1 = _cols(nc)
+    return "matmul", (f"in_dtype={dt} rows={kp} acc={acc} src=mx(data={op.sbuf(p, a)}, "
+                      f"scale={op.sbuf(q, sa)}, num=[{n0}, {n1}], step_data={n0}, "
+                      f"step_scale={n0}) dst={dst}")
+
+
+# ------------------------------------------------------------------ SPEC §18 (pending)
+
+def needs(mnemonic):
+    """The lowering entry of an isa call whose model instruction does not exist yet."""
+    def lower(lw, call):
+        raise NKIError("instruction the model lacks",
+                       f"{call.op} needs the model's {mnemonic} instruction (SPEC §18)", call.loc)
+    lower.needs = mnemonic
+    return lower
+
+
+# One entry per isa call (docs/NKI.md prints this table).
+LOWER = {
+    "dma_copy": _dma_copy,
+    "tensor_copy": _tensor_copy,
+    "memset": _memset,
+    "quantize_mx": _quantize_mx,
+    "nc_matmul_mx": _nc_matmul_mx,
+    "nc_matmul": needs("matmul"),
+    "nc_transpose": needs("nc_transpose"),
+    "activation": needs("activation"),
+    "tensor_tensor": needs("tensor_tensor"),
+    "tensor_scalar": needs("tensor_scalar"),
+    "tensor_reduce": needs("tensor_reduce"),
+    "tensor_tensor_scan": needs("tensor_tensor_scan"),
+    "iota": needs("iota"),
+    "reciprocal": needs("reciprocal"),
+    "bn_stats": needs("bn_stats"),
+    "bn_aggr": needs("bn_aggr"),
+}
