@@ -23,15 +23,14 @@ the v3 hardware descriptor-generation engines (TIMING.md [B]: two DGE
 instances, commanded from the Sync and the Scalar engine; [J]: the queue
 follows the trigger engine), dma0 and dma1; the stores go on dma2.
 
-Semaphores, written by hand (the model's compute engines wait on one
-semaphore per instruction): every DMA queue counts its transfers on a
+Semaphores, written by hand: every DMA queue counts its transfers on a
 semaphore of its own (a queue completes in order), the PE its LDWEIGHTS and
-MATMULs on two more, the Vector engine its copies on one. A MATMUL that
-starts a new output tile needs its rhs tile and the copy that emptied its
-PSUM bank two tiles before; a one-element tensor_copy on the Vector engine
-joins the two (it waits for the rhs tile and comes after that copy, so it
-completes after it), and the MATMUL waits for it. Another one before each
-copy waits for the store that emptied its SBUF slot.
+MATMULs on two more, the Vector engine its copies on one. An instruction
+waits on one semaphore; where one must wait on two, a nop (the wait-only
+instruction, docs/ASM.md) before it takes the second wait, as the NKI front
+end does: before a MATMUL that starts a new output tile (the copy that
+emptied its PSUM bank two tiles before) and before a copy (the store that
+emptied its SBUF slot).
 
 Clocks and bandwidths are v3's: the maverick profile with V3_TIMING over it
 (the Vector clock, the DMA engines, the HBM share, the fetch DMA and the SBUF
@@ -71,7 +70,7 @@ LOAD_QUEUES = (0, 1)  # the two hardware DGE queues, in turn
 STORE_QUEUE = 2
 # Semaphores.
 S_Q = {0: 0, 1: 1, 2: 2}  # each DMA queue's transfers
-S_LW, S_MM, S_CP, S_TOK = 3, 4, 5, 6
+S_LW, S_MM, S_CP = 3, 4, 5
 
 
 class Program:
@@ -87,7 +86,7 @@ class Program:
         self.lines = {}
         self.count = {q: 0 for q in S_Q}  # transfers issued per DMA queue
         self.next_load = 0
-        self.lw = self.mm = self.copies = self.tokens = 0
+        self.lw = self.mm = self.copies = 0
         # HBM: lhsT [K, M], rhs [K, N], result [M, N], FP32 row-major.
         self.hbm_lhs = 0
         self.hbm_rhs = k * m * FP32
@@ -129,17 +128,10 @@ class Program:
                         f"wait=ge(sem{wait[0]}, {wait[1]}) update=inc(sem{S_MM})")
         self.mm += 1
 
-    def token(self, wait, update):
-        """A one-element copy on the Vector engine that joins `wait` with the
-        engine's earlier instructions (it completes after them)."""
-        upd = f" update=inc(sem{S_TOK})" if update else ""
-        w = f" wait=ge(sem{wait[0]}, {wait[1]})" if wait[1] > 0 else ""
-        self.emit("dve", "tensor_copy channels=1 in_dtype=fp32 out_dtype=fp32 "
-                         f"src=t3d(sbuf(0, {self.scratch:#x}), step=[1, 0, 0], num=[1, 1, 1]) "
-                         f"dst=t3d(sbuf(0, {self.scratch + 4:#x}), step=[1, 0, 0], num=[1, 1, 1])"
-                         f"{w}{upd}")
-        if update:
-            self.tokens += 1
+    def nop(self, engine, wait):
+        """The wait-only instruction: `engine`'s next instruction also waits for `wait`."""
+        if wait[1] > 0:
+            self.emit(engine, f"nop wait=ge(sem{wait[0]}, {wait[1]})")
 
     def text(self):
         out = [".arch maverick"]
@@ -153,10 +145,9 @@ class Program:
 def output_tile(p, b, mi, ni, res_base):
     """The end of output tile b = (mi, ni): its copy out of PSUM bank b % 2
     into SBUF slot b % 2 (after the store that emptied the slot) and its
-    store; and the token that lets tile b + 2 write the bank again."""
+    store."""
     slot = res_base + (b % 2) * TILE_N * FP32
-    if b >= 2:
-        p.token((S_Q[STORE_QUEUE], b - 1), update=False)  # store b - 2 done
+    p.nop("dve", (S_Q[STORE_QUEUE], b - 1))  # store b - 2 done
     p.emit("dve", f"tensor_copy channels=128 in_dtype=fp32 out_dtype=fp32 "
                   f"src=t3d(psum(0, {(b % 2) * 2048:#x}), step=[1, 0, 0], num=[{TILE_N}, 1, 1]) "
                   f"dst=t3d(sbuf(0, {slot:#x}), step=[1, 0, 0], num=[{TILE_N}, 1, 1]) "
@@ -177,7 +168,6 @@ def tiled(m, n, k, depth=None):
     p = Program(m, n, k)
     lhs_base, rhs_base = 0, depth * TILE_M * FP32
     res_base = rhs_base + depth * TILE_N * FP32
-    p.scratch = res_base + 2 * TILE_N * FP32
     lw_of, mm_of, slots = [], [], []  # per matmul: (queue, count) of its tiles, their slots
     for mi in range(p.mt):
         for ni in range(p.nt):
@@ -200,9 +190,9 @@ def hoisted(m, n, k):
     lhs_base = 0
     rhs_base = p.kt * TILE_M * FP32
     res_base = rhs_base + p.kt * TILE_N * FP32
-    p.scratch = res_base + 2 * TILE_N * FP32
-    if p.scratch + 8 > V3_TIMING["sbuf_bytes_per_partition"]:
-        raise ValueError(f"k = {k}: the hoisted tiles need {p.scratch} bytes per partition")
+    if res_base + 2 * TILE_N * FP32 > V3_TIMING["sbuf_bytes_per_partition"]:
+        raise ValueError(f"k = {k}: the hoisted tiles need {res_base + 2 * TILE_N * FP32} "
+                         "bytes per partition")
     lw_of, mm_of, slots = [], [], []
     lhs_ready = []
     for mi in range(p.mt):
@@ -224,21 +214,16 @@ def hoisted(m, n, k):
 
 
 def emit_pe_and_dve(p, lw_of, mm_of, slots, res_base):
-    """The PE's LDWEIGHTS / MATMUL pairs and the Vector engine's copies and
-    tokens, in the order the kernel issues them."""
-    tiles = p.mt * p.nt
-    for b in range(tiles):
+    """The PE's LDWEIGHTS / MATMUL pairs and the Vector engine's copies, in the
+    order the kernel issues them."""
+    for b in range(p.mt * p.nt):
         mi, ni = divmod(b, p.nt)
         for ki in range(p.kt):
             i = b * p.kt + ki
             p.ldweights(slots[i][0], lw_of[i])
-            wait = (S_TOK, b - 1) if ki == 0 and b >= 2 else (S_Q[mm_of[i][0]], mm_of[i][1])
-            p.matmul(slots[i][1], b % 2, ki == 0, wait)
-        # Tile b + 1 writes bank (b + 1) % 2 again: its token, after copy
-        # b - 1 and before copy b, waits for its first rhs tile.
-        if 2 <= b + 1 < tiles:
-            first = mm_of[(b + 1) * p.kt]
-            p.token((S_Q[first[0]], first[1]), update=True)
+            if ki == 0:
+                p.nop("pe", (S_CP, b - 1))  # tile b writes bank b % 2: copy b - 2 done
+            p.matmul(slots[i][1], b % 2, ki == 0, (S_Q[mm_of[i][0]], mm_of[i][1]))
         output_tile(p, b, mi, ni, res_base)
 
 
