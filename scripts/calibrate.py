@@ -153,6 +153,110 @@ BSTART.SFU TQUANT, FP32; B.DATR S8, RNE, Sat=1; B.DIM LB0={n}; B.DIM LB1={p}; B.
     return make, lambda n: max(64, n) + 60
 
 
+def t3d(region, off, n):
+    return f"t3d({region}(0, 0x{off:x}), step=[1, 0, 0], num=[{n}, 1, 1])"
+
+
+def one(arch, engine, line):
+    """One instruction, `line(n, p)`, alone on `engine`."""
+    def make(n, p):
+        return f".arch {arch}\n.engine {engine}\n{line(n, p)}\n", [], 0
+    return make
+
+
+def vec(arch, engine, line, formula):
+    return one(arch, engine, line), formula
+
+
+def activation(reduce=False):
+    red = " reduce_op=add reduce_cmd=reset_reduce reduce_dtype=fp32 reduce_res=sbuf(0, 0x30000)" \
+        if reduce else ""
+    return lambda n, p: (f"activation func=exp channels={p} out_dtype=bf16 "
+                         f"src={t3d('sbuf', 0, n)} dst={t3d('sbuf', 0x10000, n)}{red}")
+
+
+def tensor_tensor(op, dtype, src1="sbuf"):
+    return lambda n, p: (f"tensor_tensor op={op} channels={p} in_dtype={dtype} in1_dtype={dtype} "
+                         f"out_dtype={dtype} src={t3d('sbuf', 0, n)} "
+                         f"src1=t3d({src1}(0, 0x{0 if src1 == 'psum' else 0x10000:x})) "
+                         f"dst={t3d('sbuf', 0x20000, n)}")
+
+
+def tensor_scalar(two, op0="multiply"):
+    second = " op1=add operand1=0.5" if two else ""
+    return lambda n, p: (f"tensor_scalar op0={op0} operand0=2.0{second} channels={p} "
+                         f"in_dtype=fp32 out_dtype=fp32 src={t3d('sbuf', 0, n)} "
+                         f"dst={t3d('sbuf', 0x10000, n)}")
+
+
+def tensor_reduce(op, dtype):
+    return lambda n, p: (f"tensor_reduce op={op} channels={p} in_dtype={dtype} out_dtype={dtype} "
+                         f"src={t3d('sbuf', 0, n)} dst={t3d('sbuf', 0x20000, 1)}")
+
+
+def scan():
+    return lambda n, p: (f"tensor_tensor_scan op0=multiply op1=add initial=0.0 channels={p} "
+                         f"in_dtype=fp32 out_dtype=fp32 src={t3d('sbuf', 0, n)} "
+                         f"src1=t3d(sbuf(0, 0x4000)) dst={t3d('sbuf', 0x8000, n)}")
+
+
+def memset(value, dtype):
+    return lambda n, p: (f"memset value={value} channels={p} out_dtype={dtype} "
+                         f"dst={t3d('sbuf', 0, n)}")
+
+
+def unary(mnemonic, out_n=lambda n: n, dtype="fp32"):
+    return lambda n, p: (f"{mnemonic} channels={p} in_dtype={dtype} out_dtype={dtype} "
+                         f"src={t3d('sbuf', 0, n)} dst={t3d('sbuf', 0x20000, out_n(n))}")
+
+
+def iota():
+    return lambda n, p: (f"iota step=[1, 0, 0] num=[{n}, 1, 1] channel_multiplier={n} "
+                         f"channels={p} out_dtype=fp32 dst={t3d('sbuf', 0, n)}")
+
+
+def copy_line(in_dtype, out_dtype):
+    return lambda n, p: (f"tensor_copy channels={p} in_dtype={in_dtype} out_dtype={out_dtype} "
+                         f"src={t3d('sbuf', 0, n)} dst={t3d('sbuf', 0x20000, n)}")
+
+
+def matmul_plain(arch, dtype):
+    def make(n, p):
+        prog = f""".arch {arch}
+.engine pe
+ldweights in_dtype={dtype} rows={p} cols=128 src={t3d('sbuf', 0, 128)} update=inc(sem0)
+matmul in_dtype={dtype} rows={p} src={t3d('sbuf', 0x1000, n)} \\
+    dst={t3d('psum', 0, n)} wait=ge(sem0, 1)
+"""
+        return prog, [], 1
+
+    scale = 4 if dtype == "fp32" else 1
+    return make, lambda n: max(64, scale * n) + 2 * 128 + 64
+
+
+def pe_transpose(arch, dtype, cols):
+    """The PE's transpose of a [N partitions, cols] tile: a matmul in
+    transpose mode of the loaded tile by an N x N identity (N moving columns)."""
+    def make(n, p):
+        prog = f""".arch {arch}
+.engine pe
+ldweights in_dtype={dtype} rows={n} cols={cols} src={t3d('sbuf', 0, cols)} update=inc(sem0)
+matmul in_dtype={dtype} rows={n} transpose=1 out_dtype={dtype} src={t3d('sbuf', 0x1000, n)} \\
+    dst={t3d('psum', 0, n)} wait=ge(sem0, 1)
+"""
+        return prog, [], 1
+
+    return make, lambda n: max(min(64, cols), n) + 2 * 128 + 64
+
+
+def ldweights_plain(arch, dtype):
+    def make(m, p):
+        return (f".arch {arch}\n.engine pe\nldweights in_dtype={dtype} rows={p} cols={m} "
+                f"src={t3d('sbuf', 0, m)}\n"), [], 0
+
+    return make, lambda m: 64 + 64 + m / 4
+
+
 def nop(engine):
     def make(n, p):
         return f".arch mariana\n.engine {engine}\nnop\n", [], 0
@@ -203,7 +307,7 @@ CASES = [
     ("tensor_copy sbuf bf16 -> sbuf bf16", "dve", "max(64, N) + 60 (one input stream)", "A, E, M",
      BAND_TIGHT, SIZES, [128], tensor_copy("sbuf", "bf16", "bf16")),
     *[(f"nop ({e})", e, "1 (one issue cycle, no front end: a convention)", "conv.", BAND_TIGHT,
-       [1], [1], nop(e)) for e in ("pool", "dve", "pe", "sfu")],
+       [1], [1], nop(e)) for e in ("pool", "dve", "pe", "sfu", "act")],
     # The tile file holds 256 KiB: source (4 B) and destination (1 B) must fit.
     ("tquant s8", "sfu", "max(64, N) + 60 (one input stream)", "A, E", BAND_TIGHT, SIZES, [1],
      tquant()),
@@ -211,6 +315,79 @@ CASES = [
      [512, 1024], [32], tquant()),
     ("tquant s8 (64 rows)", "sfu", "max(64, N) + 60 (one input stream)", "A, E", BAND_TIGHT, [512],
      [64], tquant()),
+    # SPEC §18: the instructions kernels use beyond the seeds, TIMING.md [O].
+    # The ACT's latency past its II: about 200 ([D]: dependent 1-element
+    # activations 264 cycles apart, MIN_II 64 of them).
+    ("activation exp", "act", "max(64, N) + 200", "O, D", BAND_TIGHT, SIZES, [1, 32, 128],
+     vec("mariana", "act", activation(), lambda n: max(64, n) + 200)),
+    ("activation exp with an add reduce", "act", "max(64, N) + 64 + 200", "O, D", BAND_TIGHT,
+     SIZES, [128], vec("mariana", "act", activation(True), lambda n: max(64, n) + 64 + 200)),
+    ("activation exp (v2)", "act", "max(64, N) + 200", "O, D", BAND_TIGHT, SIZES, [128],
+     vec("sunda", "act", activation(), lambda n: max(64, n) + 200)),
+    ("activation exp (v5: on the DVE)", "dve", "max(64, N) + 60", "O, seed 003", BAND_TIGHT,
+     SIZES, [128], vec("maverick", "act", activation(), lambda n: max(64, n) + 60)),
+    ("tensor_tensor add bf16 sbuf + sbuf", "dve", "max(64, N) + 60", "O", BAND_TIGHT, SIZES,
+     [1, 32, 128], vec("mariana", "dve", tensor_tensor("add", "bf16"), lambda n: max(64, n) + 60)),
+    ("tensor_tensor multiply fp32 sbuf + sbuf", "dve", "max(64, 2N) + 60", "O", BAND_TIGHT, SIZES,
+     [128], vec("mariana", "dve", tensor_tensor("multiply", "fp32"),
+                lambda n: max(64, 2 * n) + 60)),
+    ("tensor_tensor add fp32 sbuf + psum", "dve", "max(64, N) + 60", "O", BAND_TIGHT,
+     SIZES, [128], vec("mariana", "dve", tensor_tensor("add", "fp32", "psum"),
+                       lambda n: max(64, n) + 60)),
+    ("tensor_tensor add fp32 (pool)", "pool", "150 + 2N (words read) + 60", "A, E", BAND_POOL,
+     SIZES, [128], vec("mariana", "pool", tensor_tensor("add", "fp32"),
+                       lambda n: 150 + 2 * n + 60)),
+    ("tensor_scalar multiply", "dve", "max(64, N) + 60", "O", BAND_TIGHT, SIZES, [1, 128],
+     vec("mariana", "dve", tensor_scalar(False), lambda n: max(64, n) + 60)),
+    ("tensor_scalar multiply, add", "dve", "max(64, N) + 60 (two operators as one)", "O",
+     BAND_TIGHT, SIZES, [128], vec("mariana", "dve", tensor_scalar(True),
+                                   lambda n: max(64, n) + 60)),
+    ("tensor_scalar multiply, add (act)", "act", "max(64, N) + 200", "O, D", BAND_TIGHT, SIZES,
+     [128], vec("mariana", "act", tensor_scalar(True), lambda n: max(64, n) + 200)),
+    ("tensor_scalar rsqrt (pool)", "pool", "150 + N + 60", "O, A, E", BAND_POOL, SIZES,
+     [128], vec("mariana", "pool", tensor_scalar(False, "rsqrt"), lambda n: 150 + n + 60)),
+    ("tensor_reduce add bf16", "dve", "max(64, N / 2) + 60", "O", BAND_TIGHT, SIZES, [1, 128],
+     vec("mariana", "dve", tensor_reduce("add", "bf16"), lambda n: max(64, n / 2) + 60)),
+    ("tensor_reduce maximum fp32", "dve", "max(64, N) + 60", "O", BAND_TIGHT, SIZES, [128],
+     vec("mariana", "dve", tensor_reduce("maximum", "fp32"), lambda n: max(64, n) + 60)),
+    ("tensor_tensor_scan multiply, add fp32", "dve", "max(64, 2N) + 60", "O", BAND_TIGHT,
+     [512, 1024, 2048], [1, 128], vec("mariana", "dve", scan(), lambda n: max(64, 2 * n) + 60)),
+    ("memset 0 bf16", "dve", "max(64, N / 2) + 60", "O", BAND_TIGHT, SIZES, [1, 128],
+     vec("mariana", "dve", memset(0, "bf16"), lambda n: max(64, n / 2) + 60)),
+    ("memset 1.0 fp32", "dve", "max(64, N) + 60", "O", BAND_TIGHT, SIZES, [128],
+     vec("mariana", "dve", memset("0x3f800000", "fp32"), lambda n: max(64, n) + 60)),
+    ("memset 1.0 fp32 (pool)", "pool", "150 + N + 60", "O, A, E", BAND_POOL, SIZES, [128],
+     vec("mariana", "pool", memset("0x3f800000", "fp32"), lambda n: 150 + n + 60)),
+    ("iota fp32", "pool", "150 + N + 60", "O", BAND_POOL, SIZES, [1, 128],
+     vec("mariana", "pool", iota(), lambda n: 150 + n + 60)),
+    ("reciprocal fp32", "dve", "max(64, 8N) + 60", "O", BAND_TIGHT, SIZES, [1, 128],
+     vec("mariana", "dve", unary("reciprocal"), lambda n: max(64, 8 * n) + 60)),
+    ("bn_stats fp32", "dve", "max(64, N) + 60", "O", BAND_TIGHT, [128, 256, 512], [1, 128],
+     vec("mariana", "dve", unary("bn_stats", lambda n: 6), lambda n: max(64, n) + 60)),
+    ("bn_aggr fp32", "dve", "max(64, 13 N / 3) + 60", "O", BAND_TIGHT, [48, 96, 384, 1536],
+     [1, 128], vec("mariana", "dve", unary("bn_aggr", lambda n: 2),
+                   lambda n: max(64, 13 * n / 3) + 60)),
+    # At most 32 x 32: below MIN_II alone (the stream rows below hold its II).
+    ("nc_transpose fp32 (Vector, 32 x N)", "dve", "max(64, N) + 60", "O", BAND_TIGHT,
+     [24, 32], [32], vec("mariana", "dve", unary("nc_transpose", lambda n: 32),
+                         lambda n: max(64, n) + 60)),
+    ("tensor_copy bf16 -> bf16 (act)", "act", "max(64, N) + 200", "M, O, D", BAND_TIGHT, SIZES,
+     [128], vec("mariana", "act", copy_line("bf16", "bf16"), lambda n: max(64, n) + 200)),
+    ("tensor_copy fp32 -> fp32 (pool)", "pool", "150 + N + 60", "M, A, E", BAND_POOL, SIZES,
+     [128], vec("mariana", "pool", copy_line("fp32", "fp32"), lambda n: 150 + n + 60)),
+    ("matmul bf16 (v2)", "pe", "max(64, N moving columns) + 2 x 128 + 64", "O, A, E", BAND_TIGHT,
+     [128, 256, 512], [128], matmul_plain("sunda", "bf16")),
+    ("matmul fp8_e4m3_legacy (v3)", "pe", "max(64, N moving columns) + 2 x 128 + 64", "O, B",
+     BAND_TIGHT, [128, 256, 512], [32, 128], matmul_plain("cayman", "fp8_e4m3_legacy")),
+    ("matmul bf16 (v4)", "pe", "max(64, N moving columns) + 2 x 128 + 64", "O, C", BAND_TIGHT,
+     [128, 256, 512], [128], matmul_plain("mariana", "bf16")),
+    ("matmul fp32 (v4)", "pe", "max(64, 4 N moving columns) + 2 x 128 + 64", "O", BAND_TIGHT,
+     [128, 256, 512], [128], matmul_plain("mariana", "fp32")),
+    ("nc_transpose on the PE: matmul transpose mode bf16, [N, 128] (v4)", "pe",
+     "max(min(64, F), N) + 2 x 128 + 64", "O", BAND_TIGHT, [32, 64, 128], [128],
+     pe_transpose("mariana", "bf16", 128)),
+    ("ldweights bf16 (v3)", "pe", "64 + 64 + M / 4", "A, D, E", BAND_TIGHT, [32, 64, 128],
+     [32, 128], ldweights_plain("cayman", "bf16")),
 ]
 
 
@@ -309,24 +486,6 @@ def seq_pe(arch, pairs, ls_cols, n, reload_each):
     return run
 
 
-def seq_pe_plain_v3(pairs, ls_cols, n):
-    """One LDWEIGHTS of ls_cols BF16 columns, then `pairs` plain BF16 matmuls
-    of N moving columns: the maverick plain matmul on v3 clocks (the cayman
-    plain matmul's stand-in, tutorial_gemm.V3_TIMING)."""
-    def run(tpbsim, work):
-        lines = [".arch maverick", ".engine pe",
-                 f"ldweights in_dtype=bf16 rows=128 cols={ls_cols} "
-                 f"src=t3d(sbuf(0, 0x0), step=[1, 0, 0], num=[{ls_cols}, 1, 1])"]
-        lines += [f"matmul in_dtype=bf16 rows=128 acc=1 "
-                  f"src=t3d(sbuf(0, 0x2000), step=[1, 0, 0], num=[{n}, 1, 1]) "
-                  f"dst=t3d(psum(0, 0x0), step=[1, 0, 0], num=[{n}, 1, 1])"] * pairs
-        v3 = pathlib.Path(tempfile.mkdtemp(dir=work)) / "v3.json"
-        v3.write_text(json.dumps(tutorial_gemm.V3_TIMING))
-        stats, ret = run_program(tpbsim, work, "\n".join(lines) + "\n", ["--timing", str(v3)])
-        return steady_interval(ret, "pe", "matmul", stats)
-    return run
-
-
 def seq_dve(arch, n, dependent, minus_independent=False):
     def run(tpbsim, work):
         stats, ret = run_program(tpbsim, work, dve_copies(arch, 32, n, dependent))
@@ -407,6 +566,52 @@ def seq_tutorial(form, what):
     return run
 
 
+def seq_stream(arch, engine, mnemonic, line, count=32, head=()):
+    """`count` instructions `line(i)` on `engine` after the lines `head`: the
+    engine cycles between consecutive retires of `mnemonic`."""
+    def run(tpbsim, work):
+        lines = [f".arch {arch}", *head, f".engine {engine}"] + [line(i) for i in range(count)]
+        stats, ret = run_program(tpbsim, work, "\n".join(lines) + "\n")
+        return steady_interval(ret, "dve" if arch == "maverick" and engine == "act" else engine,
+                               mnemonic, stats)
+    return run
+
+
+def act_line(n, dependent):
+    """An activation of N elements per partition on 128 partitions: reading
+    the previous one's output when dependent, else a region of its own."""
+    def line(i):
+        src, dst = ((0, 0x4000) if i % 2 == 0 else (0x4000, 0)) if dependent else \
+            (0, 0x4000 * (1 + i % 8))
+        return (f"activation func=exp channels=128 in_dtype=fp32 out_dtype=fp32 "
+                f"src={t3d('sbuf', src, n)} dst={t3d('sbuf', dst, n)}")
+    return line
+
+
+def plain_mm_line(dtype, n):
+    return lambda i: (f"matmul in_dtype={dtype} rows=128 acc=1 src={t3d('sbuf', 0x2000, n)} "
+                      f"dst={t3d('psum', 0, n)}")
+
+
+def plain_ls(dtype, cols):
+    return f".engine pe\nldweights in_dtype={dtype} rows=128 cols={cols} src={t3d('sbuf', 0, cols)}"
+
+
+def seq_two_engines(arch, n):
+    """Time to run 32 activations on the ACT and 32 tensor_copy on the DVE,
+    both N elements, over the time of the activations alone: about 1 where
+    the two engines run at once, about 2 on MAVERICK (ACT folded into the DVE)."""
+    def run(tpbsim, work):
+        acts = [".engine act"] + [act_line(n, False)(i) for i in range(32)]
+        copies = [".engine dve"] + [
+            f"tensor_copy channels=128 in_dtype=fp32 out_dtype=fp32 src={t3d('sbuf', 0x30000, n)} "
+            f"dst={t3d('sbuf', 0x30000 + n * 4 * (1 + i % 4), n)}" for i in range(32)]
+        _, both = run_program(tpbsim, work, "\n".join([f".arch {arch}", *acts, *copies]) + "\n")
+        _, alone = run_program(tpbsim, work, "\n".join([f".arch {arch}", *acts]) + "\n")
+        return max(t for t, *_ in both) / max(t for t, *_ in alone)
+    return run
+
+
 # The cost model's DMA stream in closed form (docs/CONVENTIONS.md "DMA"), one
 # engine's view: `transfers` transfers dealt over `queues` in turn, each 8
 # partitions x row_bytes; a queue starts one per F on the engine, the engine
@@ -474,11 +679,6 @@ SEQUENCES = [
     ("pe_small_stationary",
      f"alternating ldweights_mx of {m} columns / matmul_mx N=16 (v4)",
      "PE cycles between matmuls", m, "ratio", (0.8, 1.5), "O, A", seq_pe("mariana", 32, m, 16, True))
-    for m in (32, 16)
-] + [
-    ("pe_small_stationary",
-     f"32 plain BF16 matmuls N=16 after one ldweights of {m} columns (v5 plain matmul, v3 clocks)",
-     "PE cycles between matmuls", m, "ratio", (0.8, 1.5), "O", seq_pe_plain_v3(32, m, 16))
     for m in (32, 16)
 ] + [
     ("dve_independent", "32 independent tensor_copy FP32 N=512 (v4)",
@@ -557,6 +757,53 @@ SEQUENCES = [
     ("tutorial_hoisted", "v3 tutorial GEMM, hoisted loads: DMA active",
      "fraction of the kernel", TUTORIAL["hoisted"]["dma"], "range", (0.90, 1.0), "N",
      seq_tutorial("hoisted", "dma")),
+    # SPEC §18's instructions (TIMING.md [O] and its validation points).
+    ("pe_small_stationary", "32 plain matmuls BF16 N=16 after one ldweights of 32 columns (v3)",
+     "PE cycles between matmuls", 32, "ratio", (0.8, 1.5), "O",
+     seq_stream("cayman", "pe", "matmul", plain_mm_line("bf16", 16), head=[plain_ls("bf16", 32)])),
+    ("pe_small_stationary", "32 plain matmuls BF16 N=16 after one ldweights of 16 columns (v3)",
+     "PE cycles between matmuls", 16, "ratio", (0.8, 1.5), "O",
+     seq_stream("cayman", "pe", "matmul", plain_mm_line("bf16", 16), head=[plain_ls("bf16", 16)])),
+    ("pe_back_to_back",
+     "back-to-back plain matmul BF16 N=512, one stationary, accumulating (v4)",
+     "PE cycles between matmuls", 512, "ratio", (0.9, 1.15), "O",
+     seq_stream("mariana", "pe", "matmul", plain_mm_line("bf16", 512),
+                head=[plain_ls("bf16", 128)])),
+    ("pe_back_to_back", "back-to-back plain matmul FP32 N=128 (v2: 4x)",
+     "PE cycles between matmuls", 512, "ratio", (0.9, 1.15), "O",
+     seq_stream("sunda", "pe", "matmul", plain_mm_line("fp32", 128),
+                head=[plain_ls("fp32", 128)])),
+    ("act_independent", "32 independent activations FP32 N=512 (v4)",
+     "ACT cycles between activations", 512, "ratio", (0.8, 1.3), "O",
+     seq_stream("mariana", "act", "activation", act_line(512, False))),
+    ("act_dependent_short",
+     "32 dependent 1-element activations, each reading the previous output (v2)",
+     "ACT cycles between activations", 264, "ratio", (0.6, 1.5), "D",
+     seq_stream("sunda", "act", "activation", act_line(1, True))),
+    ("act_independent", "32 independent activations FP32 N=512 on MAVERICK (on the DVE)",
+     "DVE cycles between activations", 512, "ratio", (0.8, 1.3), "O, seed 003",
+     seq_stream("maverick", "act", "activation", act_line(512, False))),
+    ("vector_streams", "32 independent tensor_tensor multiply FP32 N=512 (v4)",
+     "DVE cycles between instructions", 1024, "ratio", (0.8, 1.3), "O",
+     seq_stream("mariana", "dve", "tensor_tensor",
+                lambda i: tensor_tensor("multiply", "fp32")(512, 128))),
+    ("vector_streams", "32 independent tensor_scalar FP32 N=512 on the ACT (v3)",
+     "ACT cycles between instructions", 512, "ratio", (0.8, 1.3), "O",
+     seq_stream("cayman", "act", "tensor_scalar", lambda i: tensor_scalar(True)(512, 128))),
+    # [O] gives max(MIN_II, N) = 64; [A] adds its static overhead (about 100)
+    # to runs of short instructions (N < 128): 164. The band spans both.
+    ("vector_streams", "32 independent nc_transpose 32 x 32 FP32 (Vector, v4)",
+     "DVE cycles between transposes", 64, "ratio", (0.8, 2.6), "O, A",
+     seq_stream("mariana", "dve", "nc_transpose",
+                lambda i: (f"nc_transpose channels=32 in_dtype=fp32 out_dtype=fp32 "
+                           f"src={t3d('sbuf', 0, 32)} dst={t3d('sbuf', 0x1000 * (1 + i % 8), 32)}"))),
+    ("engines_at_once",
+     "32 activations on the ACT and 32 tensor_copy on the DVE at once, N=512 (v4)",
+     "run time over the activations' alone", 1, "ratio", (0.95, 1.1), "seed 001 (engines)",
+     seq_two_engines("mariana", 512)),
+    ("engines_at_once", "the same on MAVERICK (ACT folded into the DVE)",
+     "run time over the activations' alone", 2, "ratio", (0.85, 1.1), "seed 003",
+     seq_two_engines("maverick", 512)),
 ]
 POINTS = sorted({s[0] for s in SEQUENCES})
 
@@ -663,9 +910,12 @@ def render(rows):
            "completion, its fetch included) against the latency: the initiation interval",
            "plus the SBUF/PSUM access (about 60 cycles) or, for the PE, the array's",
            "fill/drain (about 2 x 128 + 64). N is the free size: source words per",
-           "partition (dequant), source elements per partition (QuantizeMX, tensor_copy),",
-           "moving columns (matmul), stationary columns (ldweights), ValidCol (TQUANT); P",
-           "the active partitions (rows). Bands: x0.7-1.5, POOL x0.5-2.", ""]
+           "partition (dequant), source elements per partition (QuantizeMX, tensor_copy,",
+           "the SPEC §18 instructions: TIMING.md [O]), moving columns (matmul; the",
+           "partitions transposed for the PE's transpose), stationary columns (ldweights),",
+           "ValidCol (TQUANT); P the active partitions (rows). The ACT's latency is its II",
+           "plus about 200 (TIMING.md [D]: dependent 1-element activations 264 cycles",
+           "apart). Bands: x0.7-1.5, POOL x0.5-2.", ""]
     by_name = {}
     for r in rows:
         by_name.setdefault(r["name"], []).append(r)

@@ -62,9 +62,11 @@ LAYERS = [
      "pure C++: the engines' firmware as exact kernels (not stubs: each computes its "
      "instruction's exact result), as bundles {name, VA, issue cycles, trips, step, stream}"),
     ("firmware_stubs/common", 3, True,
-     "KernelRegistry (builtin_kernels), EngineState, resolve_pattern, pattern walks, host threads"),
-    ("firmware_stubs/pool", 3, True, "TensorDequantize"),
-    ("firmware_stubs/dve", 3, True, "QuantizeMX, tensor_copy"),
+     "KernelRegistry (builtin_kernels), EngineState, resolve_pattern, pattern walks, host threads, "
+     "the vector instructions' kernel shape"),
+    ("firmware_stubs/pool", 3, True, "TensorDequantize, iota"),
+    ("firmware_stubs/act", 3, True, "activation (the ACT engine's; SPEC §18)"),
+    ("firmware_stubs/dve", 3, True, "QuantizeMX, tensor_copy, the vector instructions of SPEC §18"),
     ("firmware_stubs/pe", 3, True, "ldweights / matmul (MX and plain)"),
     ("firmware_stubs/sfu", 3, True, "TQUANT"),
     ("models/state", 2, True,

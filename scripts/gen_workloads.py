@@ -739,6 +739,164 @@ def hbm_pipeline():
     return (text, None), files, args, expect, readme
 
 
+# ---------------------------------------------------------------------------
+# SPEC §18 kernels: each instruction's result by reference.py, the
+# convention of docs/CONVENTIONS.md ("Vector instructions"): every operator
+# one FP32 rounding, a transcendental in double by the C library then one
+# rounding, reductions in ascending index order, BF16 by RNE.
+
+def mnemonic_workload(arch, title, lines):
+    text = header(arch, title).replace(
+        "Fields of each .raw word are listed above it.",
+        "Program text in the mnemonic syntax of docs/ASM.md.") + "\n".join(lines) + "\n"
+    return (text, None)
+
+
+def softmax(arch):
+    """Row softmax of x [128, 512] FP32: DVE max, ACT exp with the -max bias
+    and the add reduce, DVE reciprocal, POOL multiply (the reciprocal
+    broadcast along the row) into BF16; engines ordered by semaphores."""
+    rng = np.random.default_rng(1818)
+    P, N = 128, 512
+    x = (rng.standard_normal((P, N)) * rng.uniform(0.5, 6, (P, 1))).astype(np.float32)
+    alu = reference.alu
+    nm = alu("multiply", reference.reduce_rows("maximum", x), np.float32(-1))  # DVE
+    e = reference.activation_function(                                          # ACT
+        "exp", alu("add", alu("multiply", x, np.float32(1)), nm[:, None]))
+    rs = alu("reciprocal", reference.reduce_rows("add", e))                      # DVE
+    out = bf16_rne_bits(alu("multiply", e, rs[:, None]))                         # POOL
+    X, MX, NMX, SUM, RS, E, OUT = 0x0, 0x2000, 0x2004, 0x2008, 0x200C, 0x3000, 0x4000
+    t = "step=[1, 0, 0], num=[%d, 1, 1]" % N
+    lines = [
+        ".engine dve",
+        "# the row maximum, negated: the exp's bias",
+        "tensor_reduce op=maximum channels=128 out_dtype=fp32 \\",
+        "    src=t3d(sbuf(0, %#x), %s) dst=t3d(sbuf(0, %#x))" % (X, t, MX),
+        "tensor_scalar op0=multiply operand0=-1.0 channels=128 out_dtype=fp32 \\",
+        "    src=t3d(sbuf(0, %#x)) dst=t3d(sbuf(0, %#x)) update=inc(sem1)" % (MX, NMX),
+        "",
+        ".engine act",
+        "# e = exp(x - max), and its row sum in the ACT's reduce registers",
+        "activation func=exp scale=1.0 bias=sbuf(0, %#x) bias_dtype=fp32 channels=128 \\" % NMX,
+        "    out_dtype=fp32 src=t3d(sbuf(0, %#x), %s) dst=t3d(sbuf(0, %#x), %s) \\"
+        % (X, t, E, t),
+        "    reduce_op=add reduce_cmd=reset_reduce reduce_dtype=fp32 reduce_res=sbuf(0, %#x) \\"
+        % SUM,
+        "    wait=ge(sem1, 1) update=inc(sem2)",
+        "",
+        ".engine dve",
+        "reciprocal channels=128 out_dtype=fp32 src=t3d(sbuf(0, %#x)) dst=t3d(sbuf(0, %#x)) \\"
+        % (SUM, RS),
+        "    wait=ge(sem2, 1) update=inc(sem3)",
+        "",
+        ".engine pool",
+        "# e x (1 / sum): the reciprocal broadcast along the row (step 0), into BF16",
+        "tensor_tensor op=multiply channels=128 in_dtype=fp32 in1_dtype=fp32 out_dtype=bf16 \\",
+        "    src=t3d(sbuf(0, %#x), %s) src1=t3d(sbuf(0, %#x), step=[0, 0, 0]) \\" % (E, t, RS),
+        "    dst=t3d(sbuf(0, %#x), %s) wait=ge(sem3, 1)" % (OUT, t),
+    ]
+    title = "Row softmax of a [128, 512] FP32 tile into BF16 (%s)" % arch.upper()
+    files = {"x.npy": x, "expected.npy": out}
+    args = ["program.tpb", "--load sbuf:0:%d=x.npy" % X,
+            "--dump sbuf:0:%d:%dx%d:u16=out.npy" % (OUT, P, N)]
+    per_part = 4 + 4 + 4 * N + 4 + 4 + 2 * N  # every SBUF byte written, per partition
+    expect = {"exit": 0, "stderr": [], "retired": 5, "pool_retired": 1,
+              "pool_bytes_read": 4 * N * P, "pool_bytes_written": 2 * N * P,
+              "sbuf_quadrant_bytes_written": [32 * per_part] * 4}
+    fold = (" On MAVERICK the ACT's queue runs on the DVE (seed 003), after the DVE's own "
+            "instructions in line order." if arch == "maverick" else "")
+    readme = (
+        "# %s\n\nsoftmax(x) = exp(x - max) / sum exp(x - max) per partition row: the DVE's "
+        "tensor_reduce (max) and tensor_scalar (negate), the ACT's activation (exp with the "
+        "per-partition bias, its add reduce giving the row sums), the DVE's reciprocal, and "
+        "the POOL's tensor_tensor multiply with the reciprocal broadcast along the row "
+        "(step 0), written as BF16 (`out.npy`, u16 codes).%s\n\n"
+        "`expected.npy` is computed by `scripts/gen_workloads.py` (`softmax`), not from the "
+        "model: NumPy FP32 arithmetic (one rounding per operator), exp in double by the C "
+        "library then rounded once, the row sum in ascending order, BF16 by RNE from the FP32 "
+        "bits (SPEC §18, docs/CONVENTIONS.md).\n" % (title, fold))
+    return mnemonic_workload(arch, title, lines), files, args, expect, readme
+
+
+def layernorm():
+    """LayerNorm of x [128, 384] FP32 with gamma and beta (CAYMAN): DVE
+    bn_stats / bn_aggr, var + eps, POOL rsqrt, DVE -mean x rstd, ACT
+    x x rstd + (-mean x rstd), DVE gamma and beta into BF16."""
+    rng = np.random.default_rng(1819)
+    P, N = 128, 384
+    x = (rng.standard_normal((P, N)) * rng.uniform(0.1, 8, (P, 1)) +
+         rng.uniform(-4, 4, (P, 1))).astype(np.float32)
+    g = np.broadcast_to(rng.uniform(0.5, 1.5, N).astype(np.float32), (P, N)).copy()
+    b = np.broadcast_to(rng.uniform(-1, 1, N).astype(np.float32), (P, N)).copy()
+    alu, f = reference.alu, np.float32
+    mean, var = reference.bn_aggr_rows(reference.bn_stats_rows(x)).T                # DVE
+    rstd = alu("rsqrt", alu("add", var, f(1e-5)))                                 # DVE, POOL
+    nb = alu("multiply", alu("multiply", mean, rstd), f(-1))                      # DVE
+    y = reference.activation_function(                                            # ACT
+        "copy", alu("add", alu("multiply", x, rstd[:, None]), nb[:, None]))
+    out = bf16_rne_bits(alu("add", alu("multiply", y, g), b))                     # DVE
+    X, S, MV, VE, RSTD, NB, Y, G, B, Z, OUT = (0x0, 0x1000, 0x1020, 0x1028, 0x102C, 0x1030,
+                                               0x2000, 0x3000, 0x4000, 0x5000, 0x6000)
+    t = "step=[1, 0, 0], num=[%d, 1, 1]" % N
+    lines = [
+        ".engine dve",
+        "# mean and variance per partition row",
+        "bn_stats channels=128 out_dtype=fp32 src=t3d(sbuf(0, %#x), %s) \\" % (X, t),
+        "    dst=t3d(sbuf(0, %#x), num=[6, 1, 1])" % S,
+        "bn_aggr channels=128 out_dtype=fp32 src=t3d(sbuf(0, %#x), num=[6, 1, 1]) \\" % S,
+        "    dst=t3d(sbuf(0, %#x), num=[2, 1, 1])" % MV,
+        "tensor_scalar op0=add operand0=1e-05 channels=128 out_dtype=fp32 \\",
+        "    src=t3d(sbuf(0, %#x)) dst=t3d(sbuf(0, %#x)) update=inc(sem1)" % (MV + 4, VE),
+        "",
+        ".engine pool",
+        "# rstd = 1 / sqrt(var + eps) (GpSimd runs tensor_scalar's rsqrt)",
+        "tensor_scalar op0=rsqrt channels=128 out_dtype=fp32 src=t3d(sbuf(0, %#x)) \\" % VE,
+        "    dst=t3d(sbuf(0, %#x)) wait=ge(sem1, 1) update=inc(sem2)" % RSTD,
+        "",
+        ".engine dve",
+        "# -mean x rstd: the activation's bias",
+        "tensor_scalar op0=multiply operand0=sbuf(0, %#x) op1=multiply operand1=-1.0 \\" % RSTD,
+        "    channels=128 out_dtype=fp32 src=t3d(sbuf(0, %#x)) dst=t3d(sbuf(0, %#x)) \\"
+        % (MV, NB),
+        "    wait=ge(sem2, 1) update=inc(sem3)",
+        "",
+        ".engine act",
+        "# y = x x rstd + (-mean x rstd)",
+        "activation func=copy scale=sbuf(0, %#x) bias=sbuf(0, %#x) bias_dtype=fp32 \\"
+        % (RSTD, NB),
+        "    channels=128 out_dtype=fp32 src=t3d(sbuf(0, %#x), %s) \\" % (X, t),
+        "    dst=t3d(sbuf(0, %#x), %s) wait=ge(sem3, 1) update=inc(sem4)" % (Y, t),
+        "",
+        ".engine dve",
+        "tensor_tensor op=multiply channels=128 out_dtype=fp32 src=t3d(sbuf(0, %#x), %s) \\"
+        % (Y, t),
+        "    src1=t3d(sbuf(0, %#x)) dst=t3d(sbuf(0, %#x), %s) wait=ge(sem4, 1)" % (G, Z, t),
+        "tensor_tensor op=add channels=128 out_dtype=bf16 src=t3d(sbuf(0, %#x), %s) \\" % (Z, t),
+        "    src1=t3d(sbuf(0, %#x)) dst=t3d(sbuf(0, %#x), %s)" % (B, OUT, t),
+    ]
+    title = "LayerNorm of a [128, 384] FP32 tile with gamma and beta into BF16 (CAYMAN)"
+    files = {"x.npy": x, "gamma.npy": g, "beta.npy": b, "expected.npy": out}
+    args = ["program.tpb", "--load sbuf:0:%d=x.npy" % X, "--load sbuf:0:%d=gamma.npy" % G,
+            "--load sbuf:0:%d=beta.npy" % B,
+            "--dump sbuf:0:%d:%dx%d:u16=out.npy" % (OUT, P, N)]
+    per_part = 24 + 8 + 4 + 4 + 4 + 4 * N + 4 * N + 2 * N
+    expect = {"exit": 0, "stderr": [], "retired": 8, "pool_retired": 1,
+              "pool_bytes_read": 4 * P, "pool_bytes_written": 4 * P,
+              "sbuf_quadrant_bytes_written": [32 * per_part] * 4}
+    readme = (
+        "# %s\n\ny = (x - mean) / sqrt(var + 1e-5) x gamma + beta per partition row: the "
+        "DVE's bn_stats and bn_aggr (mean and variance), tensor_scalar (+ eps), the POOL's "
+        "tensor_scalar rsqrt, the DVE's -mean x rstd, the ACT's activation (copy with the "
+        "per-partition scale rstd and bias -mean x rstd), the DVE's tensor_tensor multiply "
+        "(gamma) and add (beta) into BF16 (`out.npy`, u16 codes); engines ordered by "
+        "semaphores.\n\n"
+        "`expected.npy` is computed by `scripts/gen_workloads.py` (`layernorm`), not from the "
+        "model: NumPy FP32 arithmetic, one rounding per operator, bn_stats / bn_aggr by the "
+        "formulas of docs/CONVENTIONS.md (sums ascending), 1 / sqrt in double then one "
+        "rounding, BF16 by RNE from the FP32 bits (SPEC §18).\n" % title)
+    return mnemonic_workload("cayman", title, lines), files, args, expect, readme
+
+
 def invalid():
     # FP6 with group 8 (counts in the 8:5 ratio): fails has_valid_dequant_fmt_group_size.
     i = Dequant(4, 8, 1, T3(0, 0, [1], [5]), T3(0, 0x100, [1], [8]))
@@ -845,6 +1003,18 @@ def generate(root):
              "src address from an engine register past the partition: exit 2, address error"),
             ("deadlock", deadlock, "waits on sem[5] == 1 that nothing sets: exit 3")):
         write_dir(root, name, *fn())
+        listing.append((name, desc))
+    for name, fn, desc in (
+            ("softmax", lambda: softmax("mariana"),
+             "row softmax of [128, 512] FP32 into BF16: DVE max, ACT exp with bias and add "
+             "reduce, DVE reciprocal, POOL broadcast multiply (mariana; SPEC §18)"),
+            ("softmax_maverick", lambda: softmax("maverick"),
+             "the same softmax on MAVERICK, where the ACT's queue runs on the DVE (seed 003)"),
+            ("layernorm", layernorm,
+             "LayerNorm of [128, 384] FP32 with gamma / beta into BF16: DVE bn_stats / bn_aggr, "
+             "POOL rsqrt, ACT scale and bias, DVE tensor_tensor (cayman; SPEC §18)")):
+        text, files, args, expect, readme = fn()
+        write_dir(root, name, text, files, args, expect, readme=readme)
         listing.append((name, desc))
     with open(os.path.join(root, "README.md"), "w") as f:
         f.write(README_HEAD)

@@ -13,6 +13,8 @@ void add_nop_kernels(KernelRegistry& r) {
   r.add(Kernel{"pe_nop", isa::kva::kPeNop, {{"pe.nop", isa::kva::kPeNop, 1, nullptr, nullptr}}});
   r.add(
       Kernel{"sfu_nop", isa::kva::kSfuNop, {{"sfu.nop", isa::kva::kSfuNop, 1, nullptr, nullptr}}});
+  r.add(
+      Kernel{"act_nop", isa::kva::kActNop, {{"act.nop", isa::kva::kActNop, 1, nullptr, nullptr}}});
 }
 
 }  // namespace tpb::fw

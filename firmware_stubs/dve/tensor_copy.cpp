@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "firmware_stubs/common/vector_kernel.h"
 #include "models/isa/address_map.h"
 #include "models/numerics/element_ops.h"
 
@@ -15,61 +16,6 @@ TensorCopyState& tcopy_state(KernelContext& ctx) {
   auto* st = ctx.scratch<TensorCopyState>();
   if (!st) throw KernelFault("tensor_copy body entered without its decoded fields");
   return *st;
-}
-
-const char* region_text(isa::Region r) {
-  switch (r) {
-    case isa::Region::Sbuf:
-      return "SBUF";
-    case isa::Region::Psum:
-      return "PSUM";
-    case isa::Region::SfuTile:
-      return "the SFU tile file";
-    case isa::Region::Control:
-      return "the control region";
-  }
-  return "?";
-}
-
-// What the static contract checks of one operand, again at run time, where
-// registers give the address or the shape: SBUF or PSUM, the active
-// partitions inside the memory, no broadcast write, and every element inside
-// the region's partition capacity (so that nothing is written when any
-// element is out of range).
-void check_operand(const ResolvedPattern& p, unsigned elem_bytes, unsigned channels, bool write,
-                   const timing::TimingConfig& t, const char* which) {
-  const isa::Region r = isa::region_of(p.start);
-  if (r != isa::Region::Sbuf && r != isa::Region::Psum)
-    throw KernelFault(
-        fmt::format("mem3d_valid({}) failed at run time: address 0x{:07x} is in {}, not SBUF or "
-                    "PSUM",
-                    which, p.start, region_text(r)));
-  const unsigned part = isa::partition_of(p.start);
-  if (part + channels > isa::kNumPartitions)
-    throw KernelFault(fmt::format(
-        "check_m3d_active_channels({}) failed at run time: start partition {} + {} active "
-        "channels exceeds {}",
-        which, part, channels, isa::kNumPartitions));
-  if (p.count() == 0) return;
-  std::int64_t lo = 0, hi = 0;
-  for (int d = 0; d < 3; ++d) {
-    if (write && p.num[d] > 1 && p.step[d] == 0)
-      throw KernelFault(fmt::format(
-          "mem3d_valid({}) failed at run time: step 0 on dimension {} of {} elements writes "
-          "one element many times",
-          which, d, p.num[d]));
-    const std::int64_t far = (std::int64_t{p.num[d]} - 1) * p.step[d] * elem_bytes;
-    lo += std::min<std::int64_t>(0, far);
-    hi += std::max<std::int64_t>(0, far);
-  }
-  const std::int64_t off = isa::offset_of(p.start);
-  const std::uint32_t cap =
-      r == isa::Region::Sbuf ? t.sbuf_bytes_per_partition : t.psum_bytes_per_partition;
-  if (off + lo < 0 || off + hi + elem_bytes > std::int64_t{cap})
-    throw KernelFault(fmt::format(
-        "address error: tensor_copy {} pattern at 0x{:07x} spans byte offsets [{}, {}) of each "
-        "partition, outside the {} bytes of a {} partition",
-        which, p.start, off + lo, off + hi + elem_bytes, cap, region_text(r)));
 }
 
 // The body's field decode: operands with registers applied, and every check
@@ -87,15 +33,17 @@ std::uint32_t fields(KernelContext& ctx) {
   st.out_bytes = isa::dtype_size(st.out_dtype);
   const bool same = st.in_dtype == st.out_dtype;
   if (st.in_bytes == 0 || st.out_bytes == 0 ||
-      (!same && !(num::element_format(st.in_dtype) && num::element_format(st.out_dtype))))
+      (!same && !(num::is_numeric_dtype(st.in_dtype) && num::is_numeric_dtype(st.out_dtype))))
     throw KernelFault(fmt::format(
-        "tensor_copy_valid_dtype_pair: in_dtype 0x{:x} ({}) to out_dtype 0x{:x} ({}) is neither "
-        "a copy of one DTYPE nor a conversion between fp32, bf16, fp16, fp8 and int8 / uint8",
+        "valid_vector_dtype: in_dtype 0x{:x} ({}) to out_dtype 0x{:x} ({}) is neither a copy of "
+        "one DTYPE nor a conversion between numeric DTYPEs",
         st.in_dtype, isa::dtype_name(st.in_dtype), st.out_dtype, isa::dtype_name(st.out_dtype)));
   st.src = resolve_pattern(inst.src_mem_pattern.t, ctx, "tensor_copy src");
   st.dst = resolve_pattern(inst.dst_mem_pattern.t, ctx, "tensor_copy dst");
-  check_operand(st.src, st.in_bytes, st.channels, false, ctx.timing(), "src");
-  check_operand(st.dst, st.out_bytes, st.channels, true, ctx.timing(), "dst");
+  check_vec_operand(st.src, st.in_bytes, st.channels, false, ctx.engine(), ctx.timing(), "src",
+                    "tensor_copy");
+  check_vec_operand(st.dst, st.out_bytes, st.channels, true, ctx.engine(), ctx.timing(), "dst",
+                    "tensor_copy");
   if (st.src.count() != st.dst.count())
     throw KernelFault(
         fmt::format("tensor_copy_element_count_check failed at run time: src holds {} elements per "
@@ -128,7 +76,7 @@ std::uint32_t convert(KernelContext& ctx) {
   // Every partition at once: the rows are contiguous in both buffers.
   if (!num::convert_elements(st.in_dtype, st.out_dtype, st.in.data(), st.out.data(),
                              st.channels * st.count))
-    throw KernelFault("tensor_copy_valid_dtype_pair: no conversion");  // checked in fields
+    throw KernelFault("valid_vector_dtype: no conversion");  // checked in fields
   st.in = {};
   return 0;
 }
@@ -148,29 +96,46 @@ std::uint32_t store(KernelContext& ctx) {
   return 0;
 }
 
-}  // namespace
+// The trampoline's call of the body at `Body` (a step is a plain function).
+template <std::uint32_t Body>
+std::uint32_t call_body(KernelContext&) {
+  return Body;
+}
 
-void add_tensor_copy_kernels(KernelRegistry& r) {
-  r.add(Kernel{"tensor_copy_trampoline",
-               kTensorCopyTrampolineVa,
-               {
-                   {"dve.tcopy_trampoline.call8", kTensorCopyTrampolineVa, 1, nullptr,
-                    [](KernelContext&) { return kTensorCopyBodyVa; }},
-                   {"dve.tcopy_trampoline.exit", kTensorCopyExitVa, 1, nullptr, nullptr},
-               }});
+// One engine's tensor_copy: trampoline at Va { call8 ; exit at Va + 3 },
+// body at Va + 0x40 (the DVE's: 0x3200, the seeds' style; the ACT's and
+// POOL's the same steps at their own VAs, SPEC §18).
+template <std::uint32_t Va>
+void add_tensor_copy(KernelRegistry& r, const std::string& eng) {
+  constexpr std::uint32_t body = Va + 0x40;
+  r.add(
+      Kernel{eng == "dve" ? std::string("tensor_copy_trampoline") : eng + "_tensor_copy_trampoline",
+             Va,
+             {
+                 {eng + ".tcopy_trampoline.call8", Va, 1, nullptr, call_body<body>},
+                 {eng + ".tcopy_trampoline.exit", Va + 3, 1, nullptr, nullptr},
+             }});
   // The one-input loop: N = elements per partition trips of one cycle, all
   // partitions in parallel lanes (TIMING.md [A, E, M]: max(64, N); the
   // 64-cycle minimum is the instruction's fixed overhead).
-  r.add(Kernel{"tensor_copy_body",
-               kTensorCopyBodyVa,
+  r.add(Kernel{eng == "dve" ? std::string("tensor_copy_body") : eng + "_tensor_copy_body",
+               body,
                {
-                   {"dve.tcopy.fields", kTensorCopyBodyVa, 4, nullptr, fields},
-                   {"dve.tcopy.load", kTensorCopyLoadVa, 1, nullptr, load, true},
-                   {"dve.tcopy.convert", kTensorCopyConvertVa, 1,
+                   {eng + ".tcopy.fields", body, 4, nullptr, fields},
+                   {eng + ".tcopy.load", body + 0x10, 1, nullptr, load, true},
+                   {eng + ".tcopy.convert", body + 0x20, 1,
                     [](KernelContext& ctx) { return tcopy_state(ctx).count; }, convert, true},
-                   {"dve.tcopy.store", kTensorCopyStoreVa, 1, nullptr, store, true},
-                   {"dve.tcopy.return", kTensorCopyReturnVa, 1, nullptr, nullptr},
+                   {eng + ".tcopy.store", body + 0x30, 1, nullptr, store, true},
+                   {eng + ".tcopy.return", body + 0x40, 1, nullptr, nullptr},
                }});
+}
+
+}  // namespace
+
+void add_tensor_copy_kernels(KernelRegistry& r) {
+  add_tensor_copy<kTensorCopyTrampolineVa>(r, "dve");
+  add_tensor_copy<isa::kva::kActTensorCopy>(r, "act");
+  add_tensor_copy<isa::kva::kPoolTensorCopy>(r, "pool");
 }
 
 }  // namespace tpb::fw

@@ -1,4 +1,5 @@
-// DVE tensor_copy firmware stub (SPEC §11; TIMING.md [M]): copies a
+// tensor_copy firmware stubs (SPEC §11, §18; TIMING.md [M]) of the DVE, the
+// ACT (from v3) and the POOL (GpSimd, which cannot reach PSUM): copies a
 // partitioned TENSOR3D pattern from PSUM or SBUF to SBUF or PSUM, bit-exact
 // when the DTYPEs match, through FP32 with RNE and saturation when they
 // differ (num::convert_elements). This is how PSUM results leave PSUM.
@@ -10,7 +11,10 @@
 // elements, in pattern order), convert (the one-input loop: one element of
 // every partition per cycle, TIMING.md "max(64, N)"), store, return. Load,
 // convert and store are one pipelined stream (Bundle::stream): the lanes'
-// reads, the loop and the writes overlap.
+// reads, the loop and the writes overlap. The ACT's and POOL's are the same
+// steps at their own VAs (isa::kva::kActTensorCopy, kPoolTensorCopy; the
+// body at the trampoline + 0x40) under their own bundle names
+// ("act.tcopy.convert", "pool.tcopy.convert").
 #pragma once
 
 #include <cstdint>

@@ -27,10 +27,11 @@ struct Operand {
   std::uint32_t scale = 0;  // MX: scale byte 0 in the scale base partition
   unsigned scale_pidx = 0;
   unsigned rows = 0;                    // active partitions
-  std::vector<std::int64_t> data_off;   // per column: bytes past data's offset
+  unsigned pair = 1;                    // plain FP8 double row: 2 column blocks per partition
+  std::vector<std::int64_t> data_off;   // per element: bytes past data's offset
   std::vector<std::int64_t> scale_off;  // per column: bytes past scale's offset (MX)
-  std::size_t cols() const { return data_off.size(); }
-  unsigned kdim() const { return mx ? 4 * rows : rows; }
+  std::size_t cols() const { return data_off.size() / pair; }
+  unsigned kdim() const { return mx ? 4 * rows : rows * pair; }
 };
 
 // Per-instruction state (KernelContext::scratch()).
@@ -41,6 +42,8 @@ struct PeInst {
   bool accumulate = false;
   ResolvedPattern dst;
   std::uint64_t trips = 0;  // load / MAC loop trips
+  bool transpose = false;   // plain matmul: is_transpose
+  std::uint8_t out_dtype = 0;
 };
 
 PeInst& inst_state(KernelContext& ctx) {
@@ -203,7 +206,8 @@ struct RawOperand {
 void read_raw(KernelContext& ctx, const Operand& op, RawOperand& raw) {
   const std::size_t C = op.cols();
   const unsigned p0 = isa::partition_of(op.data);
-  raw.data.resize(std::size_t{op.rows} * C * op.elem_bytes);
+  const std::size_t E = op.data_off.size();  // elements per partition (C x pair)
+  raw.data.resize(std::size_t{op.rows} * E * op.elem_bytes);
   raw.scales.clear();
   if (op.mx) {
     const unsigned block_rows = op.rows / 8;
@@ -219,7 +223,7 @@ void read_raw(KernelContext& ctx, const Operand& op, RawOperand& raw) {
   }
   for (unsigned p = 0; p < op.rows; ++p)
     read_columns(ctx, op.data, p0 + p, op.data_off, op.elem_bytes,
-                 raw.data.data() + std::size_t{p} * C * op.elem_bytes);
+                 raw.data.data() + std::size_t{p} * E * op.elem_bytes);
 }
 
 // Pure arithmetic from here on (it may run on host threads, host_threads.h):
@@ -243,17 +247,50 @@ void decode_packed(const Operand& op, const RawOperand& raw, const num::PackedLa
       (kMinDecodePerChunk + per_row - 1) / std::max<std::size_t>(1, per_row);
   parallel_for(op.rows, min_rows, [&](std::size_t b, std::size_t e) {
     for (std::size_t p = b; p < e; ++p) {
-      const std::uint8_t* d = raw.data.data() + p * C * op.elem_bytes;
+      const std::uint8_t* d = raw.data.data() + p * C * op.pair * op.elem_bytes;
       if (op.mx)
         num::decode_mx_partition(op.fmt, d, raw.scales.data() + p / 8 * C, unsigned(p), L,
                                  out.data());
-      else
-        num::decode_plain_partition(op.fmt, d, unsigned(p), L, out.data());
+      else  // double row: column block j of partition p is contraction row 2p + j
+        for (unsigned j = 0; j < op.pair; ++j)
+          num::decode_plain_partition(op.fmt, d + j * C * op.elem_bytes, unsigned(p * op.pair + j),
+                                      L, out.data());
     }
   });
 }
 
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
+// nc_matmul's perf_mode (SPEC §18): double row takes two column blocks per
+// partition (1 otherwise); FP8 plain operands only (valid_matmul_perf_mode).
+unsigned double_row(std::uint8_t perf, const Operand& op, const char* name) {
+  if (perf == 0) return 1;
+  const bool fp8 = op.fmt == num::Format::E4M3 || op.fmt == num::Format::E5M2 ||
+                   op.fmt == num::Format::E4M3Legacy;
+  if (perf != static_cast<std::uint8_t>(isa::MatmulPerf::DoubleRow) || op.mx || !fp8)
+    throw KernelFault(fmt::format(
+        "{}: valid_matmul_perf_mode failed at run time: perf_mode {} with a {} {} operand", name,
+        perf, op.mx ? "MX" : "plain", num::info(op.fmt).name));
+  return 2;
+}
+
+// nc_matmul's DTYPE rules for two plain operands (SPEC §18, nki.isa): FP32
+// only with FP32; the legacy and the OCP FP8 E4M3 not together.
+void check_plain_pair(std::uint8_t moving, std::uint8_t stationary, const char* name) {
+  const auto fp32 = [](std::uint8_t d) { return d == static_cast<std::uint8_t>(isa::Dtype::Fp32); };
+  const auto legacy = [](std::uint8_t d) {
+    return d == static_cast<std::uint8_t>(isa::Dtype::Fp8Exp4Legacy);
+  };
+  const auto ocp = [](std::uint8_t d) {
+    return d == static_cast<std::uint8_t>(isa::Dtype::Fp8Exp4);
+  };
+  if (fp32(moving) != fp32(stationary) || (legacy(moving) && ocp(stationary)) ||
+      (ocp(moving) && legacy(stationary)))
+    throw KernelFault(fmt::format(
+        "{}: valid_plain_mm_dtype_pair failed at run time: moving {} with stationary {} (FP32 "
+        "only with FP32; the legacy and the OCP fp8_e4m3 not together)",
+        name, isa::dtype_name(moving), isa::dtype_name(stationary)));
+}
 
 // ---- LdweightsMX (0x09) / LDWEIGHTS (0x01) ------------------------------------
 
@@ -279,10 +316,11 @@ std::uint32_t lw_fields(KernelContext& ctx) {
     else
       st.src = resolve_plain(i.src_mem_pattern.t, i.in_dtype, ctx, st.name);
     st.src.rows = i.num_active_rows;
+    st.src.pair = double_row(i.perf, st.src, st.name);
     cols = i.num_active_cols;
   }
   check_operand(st.src, st.name);
-  if (st.src.cols() != cols)
+  if (st.src.data_off.size() != std::size_t{cols} * st.src.pair)
     throw KernelFault(
         fmt::format("{}: the src operand holds {} columns per partition, num_active_cols is {}",
                     st.name, st.src.cols(), cols));
@@ -312,18 +350,39 @@ std::uint32_t lw_load(KernelContext& ctx) {
   pe.cols = static_cast<unsigned>(st.src.cols());
   pe.kdim = st.src.kdim();
   pe.dtype = st.src.dtype;
+  pe.pair = st.src.pair;
   pe.w = std::move(w);
+  // The bytes too, for a transpose-mode matmul's bit-exact result (plain).
+  if (st.src.mx || ctx.timing_only())
+    pe.raw.clear();
+  else
+    pe.raw = std::move(raw.data);
   return 0;
 }
 
 // ---- MatmulMX (0x0A) / MATMUL (0x02) ------------------------------------------
 
-std::uint32_t mm_fields(KernelContext& ctx) {
+// A plain matmul's moving tensor against the loaded stationary: the DTYPE
+// pair, the double row of both, transpose mode's DTYPE and overwrite.
+void check_plain_moving(const PeInst& st, const PeState& pe) {
+  check_plain_pair(st.src.dtype, pe.dtype, st.name);
+  if (st.src.pair != pe.pair)
+    throw KernelFault(fmt::format(
+        "{}: perf_mode double_row on {} of the two operands (the load's and the matmul's must "
+        "agree)",
+        st.name, "one"));
+  if (st.transpose && (st.out_dtype != pe.dtype || st.accumulate))
+    throw KernelFault(fmt::format(
+        "{}: transpose mode writes the stationary's {} elements, overwriting: out_dtype {} and "
+        "acc {} do not fit",
+        st.name, isa::dtype_name(pe.dtype), isa::dtype_name(st.out_dtype), int{st.accumulate}));
+}
+
+// The matmul word's fields: the moving operand (resolved), K, dst and the
+// MX row pump (4, the MX default: 4 contraction values per PE per cycle).
+void decode_mm(KernelContext& ctx, PeInst& st, unsigned& rows, isa::Tensor3D& dst, unsigned& pump) {
   const isa::RawInst& raw = ctx.inst();
-  PeInst st;
-  unsigned rows = 0;
-  isa::Tensor3D dst;
-  unsigned pump = 4;  // MX default: 4 contraction values per PE per cycle
+  pump = 4;
   if (raw[0] == static_cast<std::uint8_t>(isa::Opcode::MatmulMX)) {
     const auto i = isa::decode_as<isa::SMX1D3Mm>(raw);
     st.name = "matmul_mx";
@@ -343,12 +402,22 @@ std::uint32_t mm_fields(KernelContext& ctx) {
       st.src = resolve_plain(i.src_mem_pattern.t, i.in_dtype, ctx, st.name);
     rows = i.num_active_rows;
     st.accumulate = i.psum_accumulate_flags & 1u;
+    st.transpose = i.transpose == 1;
+    st.out_dtype = i.out_dtype;
+    st.src.pair = double_row(i.perf, st.src, st.name);
     std::memcpy(&dst, &i.dst_mem_pattern, sizeof dst);
     if (i.mx_perf_mode > 6)
       throw KernelFault(fmt::format("{}: valid_mx_perf_mode: mx_perf_mode {} is not 0..6", st.name,
                                     i.mx_perf_mode));
     pump = ctx.timing().pe_mx_row_pump[i.mx_perf_mode];
   }
+}
+
+std::uint32_t mm_fields(KernelContext& ctx) {
+  PeInst st;
+  unsigned rows = 0, pump = 4;
+  isa::Tensor3D dst;
+  decode_mm(ctx, st, rows, dst, pump);
   st.src.rows = rows;
   const PeState& pe = ctx.engine_state().get<PeState>();
   const char* load_name = st.v5 ? "ldweights" : "ldweights_mx";
@@ -363,12 +432,17 @@ std::uint32_t mm_fields(KernelContext& ctx) {
     throw KernelFault(fmt::format(
         "{}: num_active_rows {} differs from the stationary tensor's {} rows (K of the last {})",
         st.name, rows, pe.rows, load_name));
+  if (!st.src.mx) check_plain_moving(st, pe);
   check_operand(st.src, st.name);
   const std::size_t n = st.src.cols();
   if (n == 0 || n > kPeMaxMovingColumns)
     throw KernelFault(
         fmt::format("{}: the moving tensor has {} columns; 1..{} fit (one PSUM bank of FP32)",
                     st.name, n, kPeMaxMovingColumns));
+  if (st.transpose && n != pe.rows)
+    throw KernelFault(fmt::format(
+        "{}: transpose mode multiplies by a {} x {} identity: the moving tensor has {} columns",
+        st.name, pe.rows, pe.rows, n));
   st.dst = resolve_pattern(dst, ctx, "dst");
   if (isa::region_of(st.dst.start) != isa::Region::Psum)
     throw KernelFault(
@@ -382,15 +456,18 @@ std::uint32_t mm_fields(KernelContext& ctx) {
   if (dp + pe.cols > isa::kNumPartitions)
     throw KernelFault(fmt::format("{}: dst start partition {} + {} stationary columns exceeds {}",
                                   st.name, dp, pe.cols, isa::kNumPartitions));
-  // MultiplyMoving (pe_moving_interval): MX row pumping divides the
-  // streaming part; plain FP32 is 4x slower.
+  // MultiplyMoving back to back (SPEC §8, TIMING.md [O]; pe_moving_interval):
+  // max(min(64, N_stationary), N_moving) PE cycles whatever K; MX row
+  // pumping divides the moving part; plain FP32 is 4x (the whole interval).
   if (pump == 0) pump = 4;
-  const std::uint64_t stream = st.src.mx ? ceil_div(std::uint64_t{4} * n, pump) : n;
+  const std::uint64_t moving = st.src.mx ? ceil_div(std::uint64_t{4} * n, pump) : n;
   st.trips =
-      pe_moving_interval(pe.cols, stream, !st.src.mx && st.src.fmt == num::Format::Fp32 ? 4 : 1);
+      pe_moving_interval(pe.cols, moving, !st.src.mx && st.src.fmt == num::Format::Fp32 ? 4 : 1);
   ctx.set_scratch(std::move(st));
   return 0;
 }
+
+void transpose_out(KernelContext& ctx, const PeInst& st, const PeState& pe);
 
 // The matmul's buffers, kept with the engine so that a stream of matmuls
 // allocates (and page-faults) nothing after the first.
@@ -411,8 +488,12 @@ std::uint32_t mm_mac(KernelContext& ctx) {
   // old PSUM values when accumulating.
   read_raw(ctx, st.src, raw);
   const std::size_t M = pe.cols, N = st.src.cols();
-  acc.assign(M * N, 0.0f);
   const unsigned dp = isa::partition_of(st.dst.start);
+  if (st.transpose) {
+    transpose_out(ctx, st, pe);
+    return 0;
+  }
+  acc.assign(M * N, 0.0f);
   if (st.accumulate)
     for (std::size_t m = 0; m < M; ++m)
       for_each_run(st.dst, 4, dp + unsigned(m), "PSUM dst",
@@ -436,6 +517,25 @@ std::uint32_t mm_mac(KernelContext& ctx) {
                  });
   ctx.count("macs", std::uint64_t{M} * N * pe.kdim);
   return 0;
+}
+
+// Transpose mode (nc_matmul is_transpose, SPEC §18): PSUM[m][n] = the
+// stationary's element (n, m), bit for bit in its DTYPE (the moving tensor,
+// the identity, was read for its time); K = N.
+void transpose_out(KernelContext& ctx, const PeInst& st, const PeState& pe) {
+  const unsigned es = isa::dtype_size(pe.dtype);
+  const std::size_t M = pe.cols, N = st.src.cols();
+  std::vector<std::uint8_t> out(M * N * es, 0);
+  if (!ctx.timing_only())
+    for (std::size_t m = 0; m < M; ++m)
+      for (std::size_t n = 0; n < N; ++n)
+        std::memcpy(out.data() + (m * N + n) * es, pe.raw.data() + (n * M + m) * es, es);
+  const unsigned dp = isa::partition_of(st.dst.start);
+  for (std::size_t m = 0; m < M; ++m)
+    for_each_run(st.dst, es, dp + unsigned(m), "PSUM dst",
+                 [&](std::uint64_t addr, std::uint64_t k, std::uint32_t r) {
+                   ctx.write(addr, out.data() + (m * N + k) * es, std::size_t{r} * es);
+                 });
 }
 
 Bundle stream_bundle(std::string name, std::uint32_t va, Bundle::TripsFn trips,

@@ -1,6 +1,10 @@
-// PE matmul firmware stubs (SPEC §5; seed 003 §3): v4 LdweightsMX (0x09) /
-// MatmulMX (0x0A) and v5 LDWEIGHTS (0x01) / MATMUL (0x02), MX mode by the
-// MXTENSOR_V2 address marker, plain BF16 / FP16 / FP32 / FP8 otherwise.
+// PE matmul firmware stubs (SPEC §5, §18; seed 003 §3): v4 LdweightsMX
+// (0x09) / MatmulMX (0x0A) and LDWEIGHTS (0x01) / MATMUL (0x02), MX mode by
+// the MXTENSOR_V2 address marker (v5), plain BF16 / FP16 / FP32 / FP8 on
+// every generation, with nc_matmul's transpose mode (the stationary's
+// elements transposed, bit for bit, in its DTYPE) and FP8 double row (K =
+// 2 x rows: partition p's first column block is contraction row 2p, its
+// second 2p + 1).
 //
 // Dispatch (seed 003 §3.1): the PE ladder jumps to handler 0x2baf (op 0x09)
 // and 0x2bb7 (op 0x0A); the v5 opcodes reuse them (kernel_info convention).
@@ -64,7 +68,11 @@ struct PeState {
   unsigned cols = 0;       // M: stationary columns = PSUM partitions written
   unsigned kdim = 0;       // contraction length: 4 x rows (MX) or rows (plain)
   std::uint8_t dtype = 0;  // in_dtype of the load
+  unsigned pair = 1;       // plain: 2 for FP8 double row (kdim = 2 x rows)
   num::PackedFloats w;     // [kdim][cols] dequantized to FP32, num::packed_w_layout
+  // Plain mode: the stationary's bytes [rows][cols x element], for the
+  // transpose mode's bit-exact result.
+  std::vector<std::uint8_t> raw;
 };
 
 // Registers the handlers and bodies.

@@ -69,20 +69,23 @@ inline constexpr std::uint64_t hbm_addr(std::uint64_t offset) { return kHbmBase 
 
 // Control region layout (convention, docs/CONVENTIONS.md):
 //   +0x000000  semaphores: 64 x u32
-//   +0x001000  engine registers: engine e at +0x1000 + e*0x100, 32 x u32
-//   +0x100000  instruction queues: engine e at +0x100000 + e*kQueueBytes
-//              (the compute engines 0..3, then the DMA queues 4..19, up to
-//              +0x1500000)
+//   +0x001000  engine registers: compute engine i (engine_index) at
+//              +0x1000 + i*0x100, 32 x u32 (pool, dve, pe, sfu, act)
+//   +0x100000  instruction queues: queue e at +0x100000 + e*kQueueBytes
+//              (the compute engines 0..3, the DMA queues 4..19, then the
+//              ACT engine's 20, up to +0x1600000)
 inline constexpr std::uint32_t kSemaphoreBase = region_base(Region::Control) + 0x000000;
 inline constexpr std::uint32_t kEngineRegBase = region_base(Region::Control) + 0x001000;
 inline constexpr std::uint32_t kEngineRegStride = 0x100;
 inline constexpr std::uint32_t kQueueBase = region_base(Region::Control) + 0x100000;
 inline constexpr std::uint32_t kQueueBytes = 0x100000;  // 16384 instructions per engine
 
-// The instruction queues of one core, in the order used for register/queue
-// placement: the four compute engines' (kNumEngines), then the 16 DMA queues
+// The instruction queues of one core, in the order used for queue
+// placement: the first four compute engines', then the 16 DMA queues
 // dma0..dma15 (SPEC §10), which execute DMA descriptors directly (no
-// kernel_info table) on the core's 16 DMA engines (kNumQueues in all).
+// kernel_info table) on the core's 16 DMA engines, then the ACT engine's
+// (SPEC §18: a fifth compute engine, placed after the others so that every
+// queue before it keeps its place; kNumQueues in all).
 enum class Queue : std::uint8_t {
   Pool = 0,
   Dve = 1,
@@ -104,11 +107,16 @@ enum class Queue : std::uint8_t {
   Dma13,
   Dma14,
   Dma15,
+  Act = 20,
 };
-// The compute engines, each with a sequencer in the core.
-inline constexpr unsigned kNumEngines = 4;
-// The one engine-name table (SPEC §9 `.engine pool|dve|pe|sfu`), in Queue order.
-inline constexpr const char* kEngineNames[kNumEngines] = {"pool", "dve", "pe", "sfu"};
+// The compute engines, each with a sequencer, registers and a kernel_info
+// table in the core: pool, dve, pe, sfu and act (SPEC §18), numbered 0..4
+// by engine_index() (registers, per-engine timing, kernel_info tables).
+inline constexpr unsigned kNumEngines = 5;
+inline constexpr Queue kEngines[kNumEngines] = {Queue::Pool, Queue::Dve, Queue::Pe, Queue::Sfu,
+                                                Queue::Act};
+// The one engine-name table (SPEC §9 `.engine pool|dve|pe|sfu|act`), by engine_index.
+inline constexpr const char* kEngineNames[kNumEngines] = {"pool", "dve", "pe", "sfu", "act"};
 // The DMA queues of one core (TIMING.md [J]: 16 per NeuronCore), Queue::Dma0 on.
 inline constexpr unsigned kNumDmaQueues = 16;
 inline constexpr const char* kDmaQueueNames[kNumDmaQueues] = {
@@ -124,17 +132,35 @@ constexpr unsigned dma_queue_index(Queue e) {  // e is a DMA queue
 constexpr Queue dma_queue(unsigned q) {  // q < kNumDmaQueues
   return static_cast<Queue>(static_cast<unsigned>(Queue::Dma0) + q);
 }
-// Every engine with an instruction queue in the core: the compute engines,
-// then the DMA queues (Queue order; queue e at kQueueBase + e * kQueueBytes).
-inline constexpr unsigned kNumQueues = kNumEngines + kNumDmaQueues;
+// Every engine with an instruction queue in the core: the compute engines
+// and the DMA queues (queue e at kQueueBase + e * kQueueBytes).
+inline constexpr unsigned kNumQueues = 21;
+constexpr bool is_compute_engine(Queue e) {
+  return static_cast<unsigned>(e) < static_cast<unsigned>(Queue::Dma0) || e == Queue::Act;
+}
+// A compute engine's number 0..4 (pool, dve, pe, sfu, act); e is one.
+constexpr unsigned engine_index(Queue e) { return e == Queue::Act ? 4 : static_cast<unsigned>(e); }
+// The queues every output lists whether or not the program gives them an
+// instruction (the four engines of the seeds); the ACT engine and a DMA
+// queue appear in an output only when they have instructions, so a program
+// that does not use them gives the outputs it gave before they existed.
+constexpr bool listed_when_idle(Queue e) {
+  return static_cast<unsigned>(e) < static_cast<unsigned>(Queue::Dma0);
+}
 constexpr const char* engine_name(Queue e) {
-  if (static_cast<unsigned>(e) < kNumEngines) return kEngineNames[static_cast<unsigned>(e)];
+  if (is_compute_engine(e)) return kEngineNames[engine_index(e)];
   return is_dma_queue(e) ? kDmaQueueNames[dma_queue_index(e)] : "";
 }
 std::optional<Queue> parse_engine(const char* s);  // case-insensitive
 // A compute engine or a DMA queue (`.engine`, --trace-engines): pool .. sfu,
-// dma0 .. dma15, case-insensitive.
+// act, dma0 .. dma15, case-insensitive.
 std::optional<Queue> parse_queue(const char* s);
+// The engine that runs queue e's instructions on `arch`: e itself, but the
+// DVE for the ACT queue on MAVERICK, which folds ACT into the DVE (seed 003
+// §3.3; docs/CONVENTIONS.md).
+constexpr Queue executing_engine(Queue e, Arch arch) {
+  return e == Queue::Act && arch == Arch::Maverick ? Queue::Dve : e;
+}
 
 // The memories of one core. Their names, from the one memory-name table
 // below, name the address-map rows (core_memory_map), the per-memory stats
@@ -167,13 +193,13 @@ constexpr const char* memory_name(CoreMemory m) {
 constexpr CoreMemory sbuf_quadrant_memory(unsigned q) {  // q < kNumQuadrants
   return static_cast<CoreMemory>(static_cast<unsigned>(CoreMemory::SbufQ0) + q);
 }
-constexpr CoreMemory queue_memory(Queue e) {
+constexpr CoreMemory queue_memory(Queue e) {  // e is pool, dve, pe or sfu
   return static_cast<CoreMemory>(static_cast<unsigned>(CoreMemory::QueuePool) +
                                  static_cast<unsigned>(e));
 }
 static_assert(static_cast<unsigned>(CoreMemory::Psum) == kNumQuadrants);
 static_assert(static_cast<unsigned>(CoreMemory::QueueSfu) ==
-              static_cast<unsigned>(CoreMemory::QueuePool) + kNumEngines - 1);
+              static_cast<unsigned>(CoreMemory::QueuePool) + 3);
 static_assert(static_cast<unsigned>(CoreMemory::SfuTiles) + 1 == kNumCoreMemories);
 
 }  // namespace tpb::isa

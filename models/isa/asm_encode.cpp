@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <string>
@@ -22,7 +25,8 @@ const std::vector<FieldSpec>& common_fields() {
   static const std::vector<FieldSpec> f = {
       {"opcode", FK::Hidden, 0, 1, false, 0},
       {"inst_word_len", FK::Hidden, 1, 1, false, kInstWordLen},
-      {"debug_cmd", FK::Hidden, 2, 1, false, 0},
+      {"debug_cmd", FK::Hidden, 2, 1, false, 0, -1, 0, 4},
+      {"engine", FK::Named, 2, 1, false, 0, -1, kEngineSelectorShift, 4, engine_selector_names},
       {"debug_hint", FK::Hidden, 3, 1, false, 0},
       {"wait", FK::Wait, 4, 2, false, 0},
       {"update", FK::Update, 6, 2, false, 0},
@@ -61,6 +65,9 @@ struct Val {
   std::int64_t num = 0;
   bool wide = false;  // Num past INT64_MAX: unum holds it, name its text
   std::uint64_t unum = 0;
+  bool flt = false;  // Num: a float literal (fnum; name its text)
+  double fnum = 0;
+  bool hex = false;  // Num: written 0x...
   std::string name;
   std::vector<Val> args;        // positional call arguments or list items
   std::vector<NamedArg> named;  // named call arguments
@@ -103,7 +110,10 @@ Val parse_value(Lexer& lx) {
     v.num = t.num;
     v.wide = t.wide;
     v.unum = t.unum;
-    if (t.wide) v.name = t.text;
+    v.flt = t.is_float;
+    v.fnum = t.fnum;
+    v.hex = t.text.find_first_of("xX") != std::string::npos;
+    if (t.wide || t.is_float) v.name = t.text;
     return v;
   }
   if (t.kind == Tok::Punct && t.text == "[") {
@@ -160,24 +170,39 @@ class Builder {
   }
 
   // Writes `len` little-endian bytes of `v` for field `key`, checking that no
-  // other field has written different bytes there.
+  // other field has written different bits there.
   void put(unsigned off, unsigned len, std::uint64_t v, int key, std::size_t at) {
     for (unsigned i = 0; i < len; ++i)
       put_byte(off + i, static_cast<std::uint8_t>(v >> (8 * i)), key, at);
   }
   void put_byte(unsigned off, std::uint8_t b, int key, std::size_t at) {
-    if (owner_[off] >= 0 && owner_[off] != key && raw_[off] != b)
-      lx_.fail(at, "field '" + keys_[static_cast<std::size_t>(key)] + "' conflicts with field '" +
-                       keys_[static_cast<std::size_t>(owner_[off])] + "' (byte " +
-                       std::to_string(off) + ")");
-    owner_[off] = key;
-    raw_[off] = b;
+    put_bits(off, 0xFF, b, key, at);
+  }
+  // The bits `mask` of byte `off` set to those of `b` (a bit field).
+  void put_bits(unsigned off, std::uint8_t mask, std::uint8_t b, int key, std::size_t at) {
+    // Only a bit whose value changes can conflict with its owner.
+    const unsigned differ = static_cast<unsigned>((raw_[off] ^ b) & mask);
+    for (unsigned bit = 0; differ >> bit; ++bit) {
+      const int owner = owner_[off * 8 + bit];
+      if (((differ >> bit) & 1u) && owner >= 0 && owner != key)
+        lx_.fail(at, "field '" + keys_[static_cast<std::size_t>(key)] + "' conflicts with field '" +
+                         keys_[static_cast<std::size_t>(owner)] + "' (byte " + std::to_string(off) +
+                         ")");
+    }
+    for (unsigned bit = 0; bit < 8; ++bit)
+      if ((mask >> bit) & 1u) owner_[off * 8 + bit] = key;
+    raw_[off] = static_cast<std::uint8_t>((raw_[off] & ~mask) | (b & mask));
   }
   int add_key(const std::string& k) {
     keys_.push_back(k);
     return static_cast<int>(keys_.size() - 1);
   }
-  bool written(unsigned off) const { return owner_[off] >= 0; }
+  // Whether any of the bits `mask` of byte `off` was written.
+  bool written(unsigned off, std::uint8_t mask = 0xFF) const {
+    for (unsigned bit = 0; bit < 8; ++bit)
+      if (((mask >> bit) & 1u) && owner_[off * 8 + bit] >= 0) return true;
+    return false;
+  }
   RawInst& raw() { return raw_; }
   // `update=inc(coreK:semN)` (SPEC §15): 1 + K, and where it was written; the
   // instruction decides where it goes (a DMA descriptor's update_core byte).
@@ -189,7 +214,7 @@ class Builder {
  private:
   Lexer& lx_;
   RawInst raw_;
-  std::array<int, kInstBytes> owner_;
+  std::array<int, kInstBytes * 8> owner_;  // by bit
   std::vector<std::string> keys_;
 };
 
@@ -197,6 +222,7 @@ std::int64_t want_num(Lexer& lx, const Val& v, const std::string& what) {
   if (v.kind != Val::Num)
     lx.fail(v.at, "expected a number for " + what + ", found " + kind_name(v));
   if (v.wide) lx.fail(v.at, "number '" + v.name + "' is too large");
+  if (v.flt) lx.fail(v.at, "expected an integer for " + what + ", found '" + v.name + "'");
   return v.num;
 }
 std::int64_t want_range(Lexer& lx, const Val& v, const std::string& what, std::int64_t lo,
@@ -557,9 +583,92 @@ void put_update(Builder& b, const FieldSpec& f, const Val& v, int key) {
   if (is_set) b.put(8, 4, want_u(lx, v.args[1], "the set value", 4), key, v.args[1].at);
 }
 
+// A bit field's value: 0 .. 2^bits - 1.
+std::uint8_t want_bits(Lexer& lx, const Val& v, const FieldSpec& f, const std::string& what) {
+  return static_cast<std::uint8_t>(
+      want_range(lx, v, what, 0, (1 << f.bits) - 1, (std::to_string(f.bits) + " bits").c_str()));
+}
+
+// A value of a named field: a name of its table, or a number that fits it.
+std::uint8_t want_named(Lexer& lx, const Val& v, const FieldSpec& f, const std::string& what) {
+  const NameTable& names = f.names();
+  if (v.kind == Val::Ident) {
+    if (auto e = names.parse(v.name)) {
+      if (f.bits == 0 || *e < (1u << f.bits)) return *e;
+    }
+    lx.fail(v.at,
+            "unknown name '" + v.name + "' for " + what + " (" + names.list() + ", or a number)");
+  }
+  return f.bits ? want_bits(lx, v, f, what) : static_cast<std::uint8_t>(want_u(lx, v, what, 1));
+}
+
+// A list of three i32 or u16 (iota's step and num).
+void put_list3(Builder& b, const FieldSpec& f, const Val& v, int key, const std::string& what) {
+  Lexer& lx = b.lx();
+  const unsigned width = f.kind == FK::I32x3 ? 4 : 2;
+  put_list(lx, v, what, 3, [&](std::size_t i, const Val& e) {
+    const std::uint64_t x =
+        width == 4
+            ? static_cast<std::uint32_t>(want_range(lx, e, what, INT32_MIN, INT32_MAX, "i32"))
+            : want_u(lx, e, what, 2);
+    b.put(f.off + static_cast<unsigned>(i) * width, width, x, key, e.at);
+  });
+}
+
+// An FP32 operand (FK::Scalar): a number is its value (rounded to FP32 to
+// nearest even), 0x... its bits, inf / nan their values; an address makes
+// it a per-partition vector and sets the field's flag bit.
+void put_scalar(Builder& b, const FieldSpec& f, const Val& v, int key, const std::string& what) {
+  Lexer& lx = b.lx();
+  const std::uint8_t flag = static_cast<std::uint8_t>(1u << f.shift);
+  const auto bits_of = [](float x) {
+    std::uint32_t u;
+    std::memcpy(&u, &x, 4);
+    return u;
+  };
+  std::uint32_t word;
+  bool vector = false;
+  if (v.kind == Val::Num && v.flt) {
+    // strtof: one rounding of the decimal to FP32 (the shortest decimal of
+    // an FP32 value reads back as it; through a double it might not).
+    word = bits_of(std::strtof(v.name.c_str(), nullptr));
+  } else if (v.kind == Val::Num) {
+    word = v.hex ? want_u(lx, v, what, 4) : bits_of(static_cast<float>(want_num(lx, v, what)));
+  } else if (v.kind == Val::Ident && (v.name == "inf" || v.name == "nan")) {
+    word = v.name == "inf" ? 0x7f800000u : 0x7fc00000u;
+  } else {
+    word = want_addr4(lx, v, what);
+    vector = true;
+  }
+  b.put(f.off, 4, word, key, v.at);
+  b.put_bits(static_cast<unsigned>(f.from), flag, vector ? flag : 0, key, v.at);
+}
+
+// A second source's start and steps (Steps3D): t3d(ADDR, step=[..]); its
+// num is the first source's.
+void put_steps3d(Builder& b, const FieldSpec& f, const Val& v, int key, const std::string& what) {
+  Lexer& lx = b.lx();
+  if (v.kind != Val::Call || v.name != "t3d")
+    lx.fail(v.at, what + " is a second source of the first's shape: expected t3d(ADDR, step=[..])");
+  check_args(lx, v, 1, {"step"});
+  if (v.args.size() != 1) lx.fail(v.at, "t3d(ADDR, step=[..]) needs a start address");
+  b.put(f.off, 4, want_addr4(lx, v.args[0], what), key, v.at);
+  std::int16_t step[3] = {1, 0, 0};
+  if (const Val* s = find_named(v, "step"))
+    put_list(lx, *s, "t3d step", 3,
+             [&](std::size_t i, const Val& e) { step[i] = want_i16(lx, e, "t3d step"); });
+  for (unsigned i = 0; i < 3; ++i)
+    b.put(f.off + 4 + 2 * i, 2, static_cast<std::uint16_t>(step[i]), key, v.at);
+}
+
 void put_field(Builder& b, const FieldSpec& f, const Val& v, int key) {
   Lexer& lx = b.lx();
   const std::string what = std::string("field '") + f.name + "'";
+  if (f.bits != 0 && f.kind != FK::Named && f.kind != FK::Scalar) {
+    b.put_bits(f.off, f.mask(), static_cast<std::uint8_t>(want_bits(lx, v, f, what) << f.shift),
+               key, v.at);
+    return;
+  }
   switch (f.kind) {
     case FK::U8:
     case FK::U16:
@@ -567,6 +676,28 @@ void put_field(Builder& b, const FieldSpec& f, const Val& v, int key) {
     case FK::Grp:
     case FK::Hidden:
       b.put(f.off, f.len, want_u(lx, v, what, f.len), key, v.at);
+      return;
+    case FK::Named:
+      b.put_bits(f.off, f.mask(), static_cast<std::uint8_t>(want_named(lx, v, f, what) << f.shift),
+                 key, v.at);
+      return;
+    case FK::I32:
+      b.put(f.off, 4,
+            static_cast<std::uint32_t>(want_range(lx, v, what, INT32_MIN, INT32_MAX, "i32")), key,
+            v.at);
+      return;
+    case FK::I32x3:
+    case FK::U16x3:
+      put_list3(b, f, v, key, what);
+      return;
+    case FK::Steps3D:
+      put_steps3d(b, f, v, key, what);
+      return;
+    case FK::Addr:
+      b.put(f.off, 4, want_addr4(lx, v, what), key, v.at);
+      return;
+    case FK::Scalar:
+      put_scalar(b, f, v, key, what);
       return;
     case FK::Dtype:
       b.put(f.off, 1, want_dtype(lx, v, what), key, v.at);
@@ -656,12 +787,23 @@ RawInst assemble(Lexer& lx, Queue queue) {
   RawInst& r = b.raw();
   if (!b.written(0)) r[0] = spec->code();
   if (!b.written(1)) r[1] = kInstWordLen;
+  // The engine selector (SPEC §18): the `.engine` it is written under, when
+  // that is not the opcode's home but runs it.
+  const std::uint8_t sel_mask = 0xF0;
+  if (!b.written(2, sel_mask))
+    r[2] = static_cast<std::uint8_t>((r[2] & ~sel_mask) |
+                                     (selector_for(*spec, queue) << kEngineSelectorShift));
   for (const auto& f : fields_of(*spec)) {
-    if (b.written(f.off)) continue;
+    if (b.written(f.off, f.mask())) continue;
     if (f.required)
       lx.fail(m.at, std::string("missing required field '") + f.name + "' for " +
                         std::string(spec->mnemonic));
     if (f.kind == FK::Grp && f.from >= 0) continue;  // after the count fields are final
+    if (f.bits != 0) {
+      r[f.off] =
+          static_cast<std::uint8_t>((r[f.off] & ~f.mask()) | ((f.def << f.shift) & f.mask()));
+      continue;
+    }
     if (spec->code() == static_cast<std::uint8_t>(Opcode::DmaCopy) &&
         f.off == offsetof(DmaDescriptor, queue)) {  // the queue it is written under
       r[f.off] = static_cast<std::uint8_t>(is_dma_queue(queue) ? dma_queue_index(queue) : 0);

@@ -3,7 +3,9 @@
 // program text (disassembly). Driven by the same field tables as the encoder
 // (asm_fields.h), so the encoder reads back every byte printed.
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include <fmt/format.h>
@@ -102,10 +104,72 @@ std::string fmt_dma_end(const RawInst& r, const FieldSpec& f) {
       addr & 0xFFFFFFFFu, addr >> 32, stride, hex(r[o + 13]), hex(r[o + 14]), hex(r[o + 15]));
 }
 
+// An FP32 operand's text: its shortest round-trip decimal when that reads
+// back as the same bits (finite, not -0), else its bits in hex.
+std::string fmt_f32(std::uint32_t bits) {
+  float x;
+  std::memcpy(&x, &bits, 4);
+  if (!std::isfinite(x) || (x == 0 && std::signbit(x))) return hex(bits);
+  std::string t = fmt::format("{}", x);
+  if (t.find_first_of(".e") == std::string::npos) {
+    // An integral value reads back as an integer, which is its value too,
+    // unless it is too large for one: then as a float.
+    if (std::fabs(x) >= 9.2e18f) t += ".0";
+  }
+  return t;
+}
+
+std::string addr4_literal(std::uint32_t raw) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "addr4(0x%08x)", raw);
+  return buf;
+}
+
+// A vector operand's address: a plain number would read back as FP32 bits,
+// so an address outside SBUF and PSUM prints as addr4(..).
+std::string fmt_scalar_addr(std::uint32_t raw) {
+  std::string s = format_addr4(raw);
+  return s.rfind("0x", 0) == 0 ? addr4_literal(raw) : s;
+}
+
+// A value of a field (bit fields read from their bits).
+std::uint32_t field_value(const RawInst& r, const FieldSpec& f) {
+  if (f.bits != 0) return (r[f.off] & f.mask()) >> f.shift;
+  return f.len <= 4 ? get_le(r, f.off, f.len) : 0;
+}
+
+std::string fmt_list3(const RawInst& r, const FieldSpec& f) {
+  const unsigned width = f.kind == FK::I32x3 ? 4 : 2;
+  std::string s = "[";
+  for (unsigned i = 0; i < 3; ++i) {
+    const std::uint32_t v = get_le(r, f.off + i * width, width);
+    s += (i ? ", " : "") +
+         (width == 4 ? std::to_string(static_cast<std::int32_t>(v)) : std::to_string(v));
+  }
+  return s + "]";
+}
+
 std::string fmt_field(const RawInst& r, const FieldSpec& f) {
   // Scalar fields are at most 4 bytes; byte runs and patterns print their bytes.
-  const std::uint32_t v = f.len <= 4 ? get_le(r, f.off, f.len) : 0;
+  const std::uint32_t v = field_value(r, f);
   switch (f.kind) {
+    case FK::Named: {
+      const auto n = f.names().name(static_cast<std::uint8_t>(v));
+      return n.empty() ? std::to_string(v) : std::string(n);
+    }
+    case FK::I32:
+      return std::to_string(static_cast<std::int32_t>(v));
+    case FK::I32x3:
+    case FK::U16x3:
+      return fmt_list3(r, f);
+    case FK::Steps3D:
+      return "t3d(" + format_addr4(get_le(r, f.off, 4)) + ", step=[" +
+             std::to_string(get_i16(r, f.off + 4)) + ", " + std::to_string(get_i16(r, f.off + 6)) +
+             ", " + std::to_string(get_i16(r, f.off + 8)) + "])";
+    case FK::Addr:
+      return format_addr4(v);
+    case FK::Scalar:
+      return (r[static_cast<unsigned>(f.from)] >> f.shift) & 1u ? fmt_scalar_addr(v) : fmt_f32(v);
     case FK::Dtype:
       return fmt_dtype(static_cast<std::uint8_t>(v));
     case FK::DqFmt: {
@@ -138,8 +202,12 @@ std::string fmt_field(const RawInst& r, const FieldSpec& f) {
 }
 
 bool field_is_default(const RawInst& r, const FieldSpec& f) {
-  if (f.required || f.kind == FK::Mem3D || f.kind == FK::Mem1D || f.kind == FK::DmaEnd)
+  if (f.required || f.kind == FK::Mem3D || f.kind == FK::Mem1D || f.kind == FK::DmaEnd ||
+      f.kind == FK::Steps3D || f.kind == FK::I32x3 || f.kind == FK::U16x3)
     return false;
+  if (f.kind == FK::Scalar)
+    return !((r[static_cast<unsigned>(f.from)] >> f.shift) & 1u) && get_le(r, f.off, 4) == f.def;
+  if (f.bits != 0) return field_value(r, f) == f.def;
   if (f.kind == FK::Bytes) {
     for (unsigned i = 0; i < f.len; ++i)
       if (r[f.off + i]) return false;
@@ -211,9 +279,7 @@ std::string format_addr4(std::uint32_t raw) {
     default:
       break;
   }
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "addr4(0x%08x)", raw);
-  return buf;
+  return addr4_literal(raw);
 }
 
 std::string disassemble_mnemonic(const RawInst& raw) {
@@ -242,7 +308,13 @@ std::string disassemble_mnemonic(const RawInst& raw, Queue queue) {
   }
   s += fmt_events(raw);
   if (raw[1] != kInstWordLen) s += " inst_word_len=" + std::to_string(raw[1]);
-  if (raw[2]) s += " debug_cmd=" + std::to_string(raw[2]);
+  if (raw[2] & kDebugCmdMask) s += " debug_cmd=" + std::to_string(raw[2] & kDebugCmdMask);
+  // The engine selector (SPEC §18), when it is not the one `.engine` implies.
+  const unsigned sel = raw[2] >> kEngineSelectorShift;
+  if (sel != selector_for(*spec, queue)) {
+    const auto n = engine_selector_names().name(static_cast<std::uint8_t>(sel));
+    s += " engine=" + (n.empty() ? std::to_string(sel) : std::string(n));
+  }
   if (raw[3]) s += " debug_hint=" + std::to_string(raw[3]);
   return s;
 }

@@ -70,6 +70,17 @@ class PredicateSink {
 };
 using ContractFn = void (*)(const RawInst& raw, Arch arch, PredicateSink& sink);
 
+// A predicate's call in a contract and the name it is reported by, written
+// once: the name is the function's own (`f` is the contract's sink).
+// TPB_PRED_ON adds the operand it is applied to ("mem3d_valid(src)");
+// TPB_PRED_IF judges only when `cond` holds and passes otherwise (a
+// predicate of one operand form), so that every contract offers every name.
+#define TPB_PRED(pred, ...) f(pred(__VA_ARGS__), #pred)
+#define TPB_PRED_ON(operand, pred, ...) f(pred(__VA_ARGS__), #pred "(" #operand ")")
+#define TPB_PRED_IF(cond, pred, ...) f(!(cond) || pred(__VA_ARGS__), #pred)
+#define TPB_PRED_ON_IF(cond, operand, pred, ...) \
+  f(!(cond) || pred(__VA_ARGS__), #pred "(" #operand ")")
+
 namespace contract {
 void tensor_dequantize_t3d(const RawInst&, Arch, PredicateSink&);  // seed 000 §2.1 (TENSOR3D)
 void tensor_dequantize_m3d(const RawInst&, Arch, PredicateSink&);  // seed 000 §2 CORRECTION
@@ -83,8 +94,20 @@ void s3d3_mm(const RawInst&, Arch, PredicateSink&);                // seed 003 �
 // by the SFU kernel after the PE_MASK no-op test, as Fault_TileLegality /
 // Fault_TileAllocation (docs/CONVENTIONS.md).
 void tquant_block(const RawInst&, Arch, PredicateSink&);
-void tensor_copy(const RawInst&, Arch, PredicateSink&);  // SPEC §11
+void tensor_copy(const RawInst&, Arch, PredicateSink&);  // SPEC §11, §18
 void dma_copy(const RawInst&, Arch, PredicateSink&);     // SPEC §10
+// SPEC §18
+void activation(const RawInst&, Arch, PredicateSink&);
+void tensor_tensor(const RawInst&, Arch, PredicateSink&);
+void tensor_scalar(const RawInst&, Arch, PredicateSink&);
+void tensor_reduce(const RawInst&, Arch, PredicateSink&);
+void tensor_tensor_scan(const RawInst&, Arch, PredicateSink&);
+void memset(const RawInst&, Arch, PredicateSink&);
+void iota(const RawInst&, Arch, PredicateSink&);
+void reciprocal(const RawInst&, Arch, PredicateSink&);
+void bn_stats(const RawInst&, Arch, PredicateSink&);
+void bn_aggr(const RawInst&, Arch, PredicateSink&);
+void nc_transpose(const RawInst&, Arch, PredicateSink&);
 void nop(const RawInst&, Arch, PredicateSink&);          // SPEC §18, the wait-only instruction
 }  // namespace contract
 

@@ -30,11 +30,22 @@ bool parse_arch(std::string_view s, Arch& out);  // case-insensitive
 // (mnemonic, home engine, generations, contract, fields, kernel_info record)
 // is in its row of the opcode table (models/isa/opcode_table.cpp).
 enum class Opcode : std::uint8_t {
-  Ldweights = 0x01,          // v5 LDWEIGHTS (MX mode via MXTENSOR_V2 marker)
-  Matmul = 0x02,             // v5 MATMUL
+  Ldweights = 0x01,          // LDWEIGHTS: v5 MX mode (MXTENSOR_V2 marker), plain on v2..v5
+  Matmul = 0x02,             // MATMUL: likewise
   LdweightsMX = 0x09,        // v4 LdweightsMX
   MatmulMX = 0x0A,           // v4 MatmulMX
-  TensorCopy = 0x23,         // DVE tensor_copy (SPEC §11; opcode: convention)
+  Activation = 0x20,         // ACT activation (SPEC §18; opcodes 0x20..0x2b: conventions)
+  TensorTensor = 0x21,       // DVE / POOL tensor_tensor
+  TensorScalar = 0x22,       // DVE / ACT / POOL tensor_scalar
+  TensorCopy = 0x23,         // DVE / ACT / POOL tensor_copy (SPEC §11, §18; opcode: convention)
+  TensorReduce = 0x24,       // DVE tensor_reduce
+  TensorTensorScan = 0x25,   // DVE tensor_tensor_scan
+  Memset = 0x26,             // DVE / POOL memset
+  Iota = 0x27,               // POOL iota
+  Reciprocal = 0x28,         // DVE reciprocal
+  BnStats = 0x29,            // DVE bn_stats
+  BnAggr = 0x2a,             // DVE bn_aggr
+  NcTranspose = 0x2b,        // DVE nc_transpose (the PE's is a matmul mode)
   TensorDequantize = 0x7b,   // TensorDequantize
   GetSequenceBounds = 0xbe,  // GET_SEQUENCE_BOUNDS (not modelled)
   Tquant = 0x6a,             // SFU TQUANT block word (seed 002; selector 0x06A, convention)
@@ -60,11 +71,12 @@ enum class Dtype : std::uint8_t {
   Fp32 = 0x8,
   Uint32 = 0x9,
   Fp32R = 0xA,
-  Fp8Exp2 = 0xC,   // E2M5
-  Fp8Exp3 = 0xD,   // E3M4
-  Fp8Exp4 = 0xE,   // E4M3
-  Fp8Exp5 = 0xF,   // E5M2
-  Fp4Exp2 = 0x10,  // E2M1
+  Fp8Exp4Legacy = 0xB,  // E4M3, NKI's legacy float8_e4m3: IEEE-like, max 240 (SPEC §18; convention)
+  Fp8Exp2 = 0xC,        // E2M5
+  Fp8Exp3 = 0xD,        // E3M4
+  Fp8Exp4 = 0xE,        // E4M3
+  Fp8Exp5 = 0xF,        // E5M2
+  Fp4Exp2 = 0x10,       // E2M1
   Int4 = 0x12,
   Sfp8E8 = 0x13,  // E8M0
 };
@@ -101,10 +113,17 @@ enum class MxPerfMode : std::uint8_t {
 struct Header {
   std::uint8_t opcode;
   std::uint8_t inst_word_len;
-  std::uint8_t debug_cmd;  // 0 none, 1 trace marker
+  // Bits 3:0 the debug command (0 none, 1 trace marker); bits 7:4 the
+  // engine selector (SPEC §18, convention): 0 the opcode's home engine, 1 +
+  // isa::engine_index of the compute engine the word was written for (an
+  // opcode several engines run: `.engine` in text; a binary sends the word
+  // there). kDebugCmdMask / kEngineSelectorShift.
+  std::uint8_t debug_cmd;
   std::uint8_t debug_hint;
 };
 static_assert(sizeof(Header) == 4);
+inline constexpr std::uint8_t kDebugCmdMask = 0x0F;
+inline constexpr unsigned kEngineSelectorShift = 4;
 
 enum class WaitMode : std::uint8_t { None = 0, Equal = 1, GreaterEqual = 2 };
 enum class UpdateMode : std::uint8_t { None = 0, Increment = 1, Decrement = 2, Set = 3 };
@@ -208,6 +227,68 @@ union MxMemPattern1D {
   Indirect16B i;  // MXIndirect16B, opaque
 };
 static_assert(sizeof(MxMemPattern1D) == 16);
+
+// ---------------------------------------------------------------------------
+// The operators and functions of the vector instructions (SPEC §18;
+// nki.isa's names; codes: conventions). Their arithmetic: models/numerics/
+// vector_ops.h.
+enum class AluOp : std::uint8_t {
+  Bypass = 0,  // no operator: the value passes (tensor_scalar's op1 = None)
+  Add = 1,
+  Subtract = 2,
+  Multiply = 3,
+  Divide = 4,
+  Max = 5,
+  Min = 6,
+  Equal = 7,
+  NotEqual = 8,
+  GreaterEqual = 9,
+  Greater = 10,
+  LessEqual = 11,
+  Less = 12,
+  Power = 13,
+  AbsMax = 14,
+  AbsMin = 15,
+  Abs = 16,  // unary from here: the operand is not used
+  Square = 17,
+  Rsqrt = 18,
+  Reciprocal = 19,
+};
+inline constexpr unsigned kNumAluOps = 20;
+// An operator byte of the vector instructions: the operator in bits 4:0;
+// bit 6 (where the instruction says) the operand is a per-partition vector,
+// bit 7 reverse (the operand on the left) or negate.
+inline constexpr std::uint8_t kAluOpMask = 0x1F;
+inline constexpr std::uint8_t kAluVectorBit = 0x40;
+inline constexpr std::uint8_t kAluReverseBit = 0x80;
+
+enum class ActFunc : std::uint8_t {
+  Copy = 0,
+  Exp = 1,
+  Log = 2,
+  Sqrt = 3,
+  Rsqrt = 4,
+  Reciprocal = 5,
+  Tanh = 6,
+  Sigmoid = 7,
+  Relu = 8,
+  Gelu = 9,
+  GeluApprxTanh = 10,
+  Silu = 11,
+  Square = 12,
+  Abs = 13,
+  Sign = 14,
+  Erf = 15,
+  Softplus = 16,
+};
+inline constexpr unsigned kNumActFuncs = 17;
+
+// activation's free-axis reduce (SPEC §18): operator (bits 3:0 of `reduce`)
+// and command on the engine's per-partition reduce registers (bits 7:4).
+enum class ReduceOp : std::uint8_t { None = 0, Add = 1, Max = 2 };
+enum class ReduceCmd : std::uint8_t { Idle = 0, Reset = 1, Reduce = 2, ResetReduce = 3 };
+// nc_matmul's perf_mode (plain matmul, SPEC §18): FP8 double row.
+enum class MatmulPerf : std::uint8_t { None = 0, DoubleRow = 1 };
 
 // ---------------------------------------------------------------------------
 // Instruction structs (64 B each)
@@ -326,8 +407,9 @@ static_assert(offsetof(SMX1D3Mm, out_dtype) == 40);
 static_assert(offsetof(SMX1D3Mm, psum_accumulate_flags) == 43);
 static_assert(offsetof(SMX1D3Mm, dst_mem_pattern) == 48);
 
-// S3_LW (LDWEIGHTS 0x01, v5). Only mx_perf_mode@39 is given by seed 003 §3.3;
-// every other offset is a convention.
+// S3_LW (LDWEIGHTS 0x01; v5 in MX mode, every generation in plain mode,
+// SPEC §18). Only mx_perf_mode@39 is given by seed 003 §3.3; every other
+// offset is a convention.
 struct S3Lw {
   Header header;
   Events events;
@@ -338,16 +420,19 @@ struct S3Lw {
   std::uint8_t num_active_cols;  // 34
   std::uint8_t row_grp;          // 35
   std::uint8_t col_grp;          // 36
-  std::uint8_t reserved1[2];     // 37..38
+  std::uint8_t perf;             // 37 plain mode: MatmulPerf (SPEC §18; convention)
+  std::uint8_t reserved1[1];     // 38
   std::uint8_t mx_perf_mode;     // 39 (seed)
   std::uint8_t reserved2[24];    // 40..63
 };
 static_assert(sizeof(S3Lw) == 64);
+static_assert(offsetof(S3Lw, perf) == 37);
 static_assert(offsetof(S3Lw, src_mem_pattern) == 12);
 static_assert(offsetof(S3Lw, in_dtype) == 32);
 static_assert(offsetof(S3Lw, mx_perf_mode) == 39);
 
-// S3D3_MM (MATMUL 0x02, v5). Only mx_perf_mode@40 is given by seed 003 §3.3.
+// S3D3_MM (MATMUL 0x02; v5 in MX mode, every generation in plain mode, SPEC
+// §18). Only mx_perf_mode@40 is given by seed 003 §3.3.
 struct S3D3Mm {
   Header header;
   Events events;
@@ -357,7 +442,9 @@ struct S3D3Mm {
   std::uint8_t out_dtype;              // 33
   std::uint8_t num_active_rows;        // 34
   std::uint8_t psum_accumulate_flags;  // 35
-  std::uint8_t reserved1[4];           // 36..39
+  std::uint8_t transpose;              // 36 plain mode: is_transpose (SPEC §18; convention)
+  std::uint8_t perf;                   // 37 plain mode: MatmulPerf (SPEC §18; convention)
+  std::uint8_t reserved1[2];           // 38..39
   std::uint8_t mx_perf_mode;           // 40 (seed)
   std::uint8_t reserved2[3];           // 41..43
   MemPattern3D dst_mem_pattern;        // 44..59
@@ -366,6 +453,7 @@ struct S3D3Mm {
 static_assert(sizeof(S3D3Mm) == 64);
 static_assert(offsetof(S3D3Mm, src_mem_pattern) == 12);
 static_assert(offsetof(S3D3Mm, in_dtype) == 32);
+static_assert(offsetof(S3D3Mm, transpose) == 36);
 static_assert(offsetof(S3D3Mm, mx_perf_mode) == 40);
 static_assert(offsetof(S3D3Mm, dst_mem_pattern) == 44);
 
@@ -396,6 +484,183 @@ static_assert(offsetof(S3D3TensorCopy, num_active_channels) == 34);
 static_assert(offsetof(S3D3TensorCopy, reserved1) == 35);
 static_assert(offsetof(S3D3TensorCopy, dst_mem_pattern) == 44);
 static_assert(offsetof(S3D3TensorCopy, reserved2) == 60);
+
+// The one-input layout of SPEC §18's unary instructions (reciprocal,
+// bn_stats, bn_aggr, nc_transpose on the DVE): tensor_copy's.
+using S3D3Unary = S3D3TensorCopy;
+
+// A second source of the same shape as the first (its num_elem): start
+// address and steps only, 10 bytes (tensor_tensor, tensor_tensor_scan;
+// convention). Kept as bytes so that the instruction structs pack.
+struct Steps3D {
+  std::uint8_t bytes[10];  // ADDR4 start_addr @0, i16 step_elem[3] @4
+};
+static_assert(sizeof(Steps3D) == 10);
+// The TENSOR3D of a Steps3D with the shape of `shape`.
+inline Tensor3D steps3d_pattern(const Steps3D& s, const Tensor3D& shape) {
+  Tensor3D t = shape;
+  std::memcpy(&t.start_addr, s.bytes, 4);
+  std::memcpy(t.step_elem, s.bytes + 4, 6);
+  return t;
+}
+
+// activation (SPEC §18, ACT; convention): dst = f(src x scale + bias), with
+// the optional free-axis reduce into the engine's reduce registers and out
+// to reduce_addr.
+struct S3D3Act {
+  Header header;
+  Events events;
+  MemPattern3D src_mem_pattern;      // 12..27
+  std::uint8_t in_dtype;             // 28
+  std::uint8_t out_dtype;            // 29
+  std::uint8_t num_active_channels;  // 30
+  std::uint8_t func;                 // 31 ActFunc
+  std::uint32_t scale;               // 32..35 FP32 bits, or an ADDR4 (flags bit 0)
+  Addr4 bias_addr;                   // 36..39 per-partition bias (bias_dtype != 0)
+  std::uint8_t flags;                // 40 bit 0: scale is a per-partition FP32 vector
+  std::uint8_t bias_dtype;           // 41 0: no bias
+  std::uint8_t reduce;               // 42 ReduceOp bits 3:0, ReduceCmd bits 7:4
+  std::uint8_t reduce_dtype;         // 43 0: the registers are not written out
+  MemPattern3D dst_mem_pattern;      // 44..59
+  Addr4 reduce_addr;                 // 60..63 one element per partition
+};
+static_assert(sizeof(S3D3Act) == 64);
+static_assert(offsetof(S3D3Act, src_mem_pattern) == 12);
+static_assert(offsetof(S3D3Act, func) == 31);
+static_assert(offsetof(S3D3Act, scale) == 32);
+static_assert(offsetof(S3D3Act, bias_addr) == 36);
+static_assert(offsetof(S3D3Act, flags) == 40);
+static_assert(offsetof(S3D3Act, reduce_dtype) == 43);
+static_assert(offsetof(S3D3Act, dst_mem_pattern) == 44);
+static_assert(offsetof(S3D3Act, reduce_addr) == 60);
+
+// tensor_tensor (SPEC §18, DVE / POOL; convention): dst = src0 <op> src1.
+struct S3D3Tt {
+  Header header;
+  Events events;
+  MemPattern3D src_mem_pattern;      // 12..27 data1
+  Steps3D src1;                      // 28..37 data2, src's shape
+  std::uint8_t in_dtype;             // 38 data1
+  std::uint8_t in1_dtype;            // 39 data2
+  std::uint8_t out_dtype;            // 40
+  std::uint8_t num_active_channels;  // 41
+  std::uint8_t op;                   // 42 AluOp (bits 4:0)
+  std::uint8_t reserved0[1];         // 43
+  MemPattern3D dst_mem_pattern;      // 44..59
+  std::uint8_t reserved1[4];         // 60..63
+};
+static_assert(sizeof(S3D3Tt) == 64);
+static_assert(offsetof(S3D3Tt, src1) == 28);
+static_assert(offsetof(S3D3Tt, in_dtype) == 38);
+static_assert(offsetof(S3D3Tt, op) == 42);
+static_assert(offsetof(S3D3Tt, dst_mem_pattern) == 44);
+static_assert(offsetof(S3D3Tt, reserved1) == 60);
+
+// tensor_scalar (SPEC §18, DVE / ACT / POOL; convention): dst = (src <op0>
+// operand0) <op1> operand1; each operand an FP32 scalar or, with its op
+// byte's vector bit, the ADDR4 of a per-partition FP32 vector.
+struct S3D3Ts {
+  Header header;
+  Events events;
+  MemPattern3D src_mem_pattern;      // 12..27
+  std::uint8_t in_dtype;             // 28
+  std::uint8_t out_dtype;            // 29
+  std::uint8_t num_active_channels;  // 30
+  std::uint8_t op0;                  // 31 AluOp | vector bit 6 | reverse bit 7
+  std::uint32_t operand0;            // 32..35
+  std::uint32_t operand1;            // 36..39
+  std::uint8_t op1;                  // 40 (Bypass: one operator)
+  std::uint8_t reserved0[3];         // 41..43
+  MemPattern3D dst_mem_pattern;      // 44..59
+  std::uint8_t reserved1[4];         // 60..63
+};
+static_assert(sizeof(S3D3Ts) == 64);
+static_assert(offsetof(S3D3Ts, op0) == 31);
+static_assert(offsetof(S3D3Ts, operand0) == 32);
+static_assert(offsetof(S3D3Ts, op1) == 40);
+static_assert(offsetof(S3D3Ts, dst_mem_pattern) == 44);
+
+// tensor_reduce (SPEC §18, DVE; convention): the innermost `axes` dimensions
+// of src reduced with op (add, multiply, maximum, minimum), negated with
+// the op byte's bit 7.
+struct S3D3Reduce {
+  Header header;
+  Events events;
+  MemPattern3D src_mem_pattern;      // 12..27
+  std::uint8_t in_dtype;             // 28
+  std::uint8_t out_dtype;            // 29
+  std::uint8_t num_active_channels;  // 30
+  std::uint8_t op;                   // 31 AluOp | negate bit 7
+  std::uint8_t axes;                 // 32 1..3 innermost dimensions
+  std::uint8_t keepdims;             // 33 0 / 1 (the shape NKI gives dst; values alike)
+  std::uint8_t reserved0[10];        // 34..43
+  MemPattern3D dst_mem_pattern;      // 44..59
+  std::uint8_t reserved1[4];         // 60..63
+};
+static_assert(sizeof(S3D3Reduce) == 64);
+static_assert(offsetof(S3D3Reduce, axes) == 32);
+static_assert(offsetof(S3D3Reduce, dst_mem_pattern) == 44);
+
+// tensor_tensor_scan (SPEC §18, DVE; convention): per partition acc =
+// initial, acc = op1(op0(src0[i], acc), src1[i]) in index order.
+struct S3D3Scan {
+  Header header;
+  Events events;
+  MemPattern3D src_mem_pattern;      // 12..27 data0
+  Steps3D src1;                      // 28..37 data1, src's shape
+  std::uint8_t in_dtype;             // 38
+  std::uint8_t in1_dtype;            // 39
+  std::uint8_t out_dtype;            // 40
+  std::uint8_t num_active_channels;  // 41
+  std::uint8_t op0;                  // 42 AluOp | initial is a vector bit 6 | reverse0 bit 7
+  std::uint8_t op1;                  // 43 AluOp | reverse1 bit 7
+  MemPattern3D dst_mem_pattern;      // 44..59
+  std::uint32_t initial;             // 60..63 FP32 bits or ADDR4
+};
+static_assert(sizeof(S3D3Scan) == 64);
+static_assert(offsetof(S3D3Scan, op0) == 42);
+static_assert(offsetof(S3D3Scan, initial) == 60);
+
+// memset (SPEC §18, DVE / POOL; convention): every dst element = value, the
+// element's bits (the low dtype_size bytes, little-endian).
+struct S3D3Memset {
+  Header header;
+  Events events;
+  std::uint8_t reserved0[17];        // 12..28
+  std::uint8_t out_dtype;            // 29
+  std::uint8_t num_active_channels;  // 30
+  std::uint8_t reserved1[1];         // 31
+  std::uint32_t value;               // 32..35
+  std::uint8_t reserved2[8];         // 36..43
+  MemPattern3D dst_mem_pattern;      // 44..59
+  std::uint8_t reserved3[4];         // 60..63
+};
+static_assert(sizeof(S3D3Memset) == 64);
+static_assert(offsetof(S3D3Memset, out_dtype) == 29);
+static_assert(offsetof(S3D3Memset, value) == 32);
+static_assert(offsetof(S3D3Memset, dst_mem_pattern) == 44);
+
+// iota (SPEC §18, POOL; convention): element (i0, i1, i2) of partition c of
+// the value pattern = offset + c x channel_multiplier + sum i_d x step_d in
+// INT32 arithmetic (wrapping), converted to out_dtype, written along dst.
+struct S3D3Iota {
+  Header header;
+  Events events;
+  std::int32_t offset;               // 12..15
+  std::int32_t channel_multiplier;   // 16..19
+  std::int32_t step[3];              // 20..31 (dimension 0 innermost)
+  std::uint16_t num[3];              // 32..37
+  std::uint8_t out_dtype;            // 38
+  std::uint8_t num_active_channels;  // 39
+  std::uint8_t reserved0[4];         // 40..43
+  MemPattern3D dst_mem_pattern;      // 44..59
+  std::uint8_t reserved1[4];         // 60..63
+};
+static_assert(sizeof(S3D3Iota) == 64);
+static_assert(offsetof(S3D3Iota, step) == 20);
+static_assert(offsetof(S3D3Iota, num) == 32);
+static_assert(offsetof(S3D3Iota, out_dtype) == 38);
+static_assert(offsetof(S3D3Iota, dst_mem_pattern) == 44);
 
 // ---------------------------------------------------------------------------
 // DMA descriptor (SPEC §10): the 64-byte word a DMA queue executes. Its

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -176,6 +177,33 @@ Tok Lexer::lex_number(Tok t) const {
     q += 2;
   }
   const std::size_t digits = q;
+  // A decimal with a fraction or an exponent is a float literal (an FP32
+  // operand's value, SPEC §18): digits [. digits] [e[+-]digits].
+  if (base == 10) {
+    std::size_t r = q;
+    while (r < n && is_digit(s[r])) ++r;
+    bool flt = false;
+    if (r < n && s[r] == '.') {
+      flt = true;
+      for (++r; r < n && is_digit(s[r]);) ++r;
+    }
+    if (r < n && (s[r] == 'e' || s[r] == 'E')) {
+      std::size_t e = r + 1;
+      if (e < n && (s[e] == '+' || s[e] == '-')) ++e;
+      if (e < n && is_digit(s[e])) {
+        flt = true;
+        for (r = e; r < n && is_digit(s[r]);) ++r;
+      }
+    }
+    if (flt && (r == n || !is_ident(s[r]))) {
+      t.kind = Tok::Num;
+      t.is_float = true;
+      t.text = s.substr(p, r - p);
+      t.fnum = std::strtod(t.text.c_str(), nullptr);
+      t.end = r;
+      return t;
+    }
+  }
   std::uint64_t v = 0;
   bool overflow = false;
   while (q < n && is_ident(s[q])) {

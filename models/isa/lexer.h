@@ -46,6 +46,10 @@ struct Tok {
   // field takes one (every other use says the number is too large).
   bool wide = false;
   std::uint64_t unum = 0;
+  // Num: a float literal (a fraction or an exponent: 1.5, -2e-3), its value
+  // in fnum (an FP32 operand takes it; an integer field refuses it).
+  bool is_float = false;
+  double fnum = 0;
   std::size_t at = 0;   // index of the first character
   std::size_t end = 0;  // index past the last character
 };

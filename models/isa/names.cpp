@@ -57,17 +57,41 @@ constexpr DtypeRow kDtypes[] = {
     {0x04, "uint16", "uint16", 2},     {0x05, "bf16", "bf16", 2},
     {0x06, "fp16", "fp16", 2},         {0x07, "int32", "int32", 4},
     {0x08, "fp32", "fp32", 4},         {0x09, "uint32", "uint32", 4},
-    {0x0A, "fp32r", "fp32r", 4},       {0x0C, "fp8_e2m5", "fp8_exp2", 1},
-    {0x0D, "fp8_e3m4", "fp8_exp3", 1}, {0x0E, "fp8_e4m3", "fp8_exp4", 1},
-    {0x0F, "fp8_e5m2", "fp8_exp5", 1}, {0x10, "fp4_e2m1", "fp4_exp2", 1},
-    {0x12, "int4", "int4", 1},         {0x13, "e8m0", "sfp8_e8", 1},
+    {0x0A, "fp32r", "fp32r", 4},       {0x0B, "fp8_e4m3_legacy", "fp8_exp4_legacy", 1},
+    {0x0C, "fp8_e2m5", "fp8_exp2", 1}, {0x0D, "fp8_e3m4", "fp8_exp3", 1},
+    {0x0E, "fp8_e4m3", "fp8_exp4", 1}, {0x0F, "fp8_e5m2", "fp8_exp5", 1},
+    {0x10, "fp4_e2m1", "fp4_exp2", 1}, {0x12, "int4", "int4", 1},
+    {0x13, "e8m0", "sfp8_e8", 1},
 };
 // Short forms and the format names of SPEC §9 (convert, --dump).
 constexpr EnumName kDtypeAliases[] = {
-    {"s8", 0x01},   {"i8", 0x01},   {"u8", 0x02},       {"s16", 0x03},  {"i16", 0x03},
-    {"u16", 0x04},  {"f16", 0x06},  {"s32", 0x07},      {"i32", 0x07},  {"f32", 0x08},
-    {"u32", 0x09},  {"e2m5", 0x0C}, {"e3m4", 0x0D},     {"e4m3", 0x0E}, {"e5m2", 0x0F},
-    {"e2m1", 0x10}, {"e8m0", 0x13}, {"fp8_e8m0", 0x13},
+    {"s8", 0x01},
+    {"i8", 0x01},
+    {"u8", 0x02},
+    {"s16", 0x03},
+    {"i16", 0x03},
+    {"u16", 0x04},
+    {"f16", 0x06},
+    {"s32", 0x07},
+    {"i32", 0x07},
+    {"f32", 0x08},
+    {"u32", 0x09},
+    {"e2m5", 0x0C},
+    {"e3m4", 0x0D},
+    {"e4m3", 0x0E},
+    {"e5m2", 0x0F},
+    {"e2m1", 0x10},
+    {"e8m0", 0x13},
+    {"fp8_e8m0", 0x13},
+    // NKI's names (nki.language): float8_e4m3 is the legacy IEEE-like E4M3,
+    // float8_e4m3fn the OCP one (SPEC §18).
+    {"e4m3_legacy", 0x0B},
+    {"float8_e4m3", 0x0B},
+    {"float8_e4m3fn", 0x0E},
+    {"float8_e5m2", 0x0F},
+    {"bfloat16", 0x05},
+    {"float16", 0x06},
+    {"float32", 0x08},
 };
 
 constexpr DequantFmtRow kDequantFmts[] = {
@@ -94,11 +118,55 @@ constexpr EnumName kArchs[] = {
 };
 static_assert(static_cast<int>(Arch::Sunda) == 2 && static_cast<int>(Arch::Maverick) == 5);
 
-constexpr EnumName kEngines[] = {
-    {kEngineNames[0], 0}, {kEngineNames[1], 1}, {kEngineNames[2], 2}, {kEngineNames[3], 3}};
-static_assert(std::size(kEngines) == kNumEngines);
+constexpr EnumName kEngineEntries[] = {{kEngineNames[0], 0},
+                                       {kEngineNames[1], 1},
+                                       {kEngineNames[2], 2},
+                                       {kEngineNames[3], 3},
+                                       {kEngineNames[4], static_cast<std::uint8_t>(Queue::Act)}};
+static_assert(std::size(kEngineEntries) == kNumEngines);
 
 constexpr EnumName kDmaRmwOps[] = {{"none", 0}, {"add", 1}};
+
+// The header's engine selector (SPEC §18): 0 the opcode's home engine, else
+// 1 + engine_index.
+constexpr EnumName kEngineSelectors[] = {{"home", 0},          {kEngineNames[0], 1},
+                                         {kEngineNames[1], 2}, {kEngineNames[2], 3},
+                                         {kEngineNames[3], 4}, {kEngineNames[4], 5}};
+static_assert(std::size(kEngineSelectors) == kNumEngines + 1);
+
+// nki.isa / nki.language names (SPEC §18).
+constexpr EnumName kAluOps[] = {
+    {"bypass", 0},   {"add", 1},         {"subtract", 2}, {"multiply", 3},  {"divide", 4},
+    {"maximum", 5},  {"minimum", 6},     {"equal", 7},    {"not_equal", 8}, {"greater_equal", 9},
+    {"greater", 10}, {"less_equal", 11}, {"less", 12},    {"power", 13},    {"abs_max", 14},
+    {"abs_min", 15}, {"abs", 16},        {"square", 17},  {"rsqrt", 18},    {"reciprocal", 19},
+    {"none", 0},     {"sub", 2},         {"mult", 3},     {"max", 5},       {"min", 6},
+    {"is_equal", 7}, {"is_ge", 9},       {"is_gt", 10},   {"is_le", 11},    {"is_lt", 12},
+    {"pow", 13},
+};
+constexpr EnumName kActFuncs[] = {
+    {"copy", 0},
+    {"exp", 1},
+    {"log", 2},
+    {"sqrt", 3},
+    {"rsqrt", 4},
+    {"reciprocal", 5},
+    {"tanh", 6},
+    {"sigmoid", 7},
+    {"relu", 8},
+    {"gelu", 9},
+    {"gelu_apprx_tanh", 10},
+    {"silu", 11},
+    {"square", 12},
+    {"abs", 13},
+    {"sign", 14},
+    {"erf", 15},
+    {"softplus", 16},
+    {"identity", 0},
+};
+constexpr EnumName kReduceOps[] = {{"none", 0}, {"add", 1}, {"max", 2}, {"maximum", 2}};
+constexpr EnumName kReduceCmds[] = {{"idle", 0}, {"reset", 1}, {"reduce", 2}, {"reset_reduce", 3}};
+constexpr EnumName kMatmulPerf[] = {{"none", 0}, {"double_row", 1}};
 
 constexpr EnumName kQueues[] = {
     {kEngineNames[0], 0},     {kEngineNames[1], 1},     {kEngineNames[2], 2},
@@ -107,9 +175,9 @@ constexpr EnumName kQueues[] = {
     {kDmaQueueNames[5], 9},   {kDmaQueueNames[6], 10},  {kDmaQueueNames[7], 11},
     {kDmaQueueNames[8], 12},  {kDmaQueueNames[9], 13},  {kDmaQueueNames[10], 14},
     {kDmaQueueNames[11], 15}, {kDmaQueueNames[12], 16}, {kDmaQueueNames[13], 17},
-    {kDmaQueueNames[14], 18}, {kDmaQueueNames[15], 19}};
+    {kDmaQueueNames[14], 18}, {kDmaQueueNames[15], 19}, {kEngineNames[4], 20}};
 static_assert(std::size(kQueues) == kNumQueues);
-static_assert(static_cast<unsigned>(Queue::Dma15) == kNumQueues - 1);
+static_assert(static_cast<unsigned>(Queue::Act) == kNumQueues - 1);
 
 constexpr EnumName kWaitModes[] = {{"eq", kWaitEq}, {"ge", kWaitGe}};
 constexpr EnumName kUpdateModes[] = {{"inc", kUpdateInc}, {"dec", kUpdateDec}, {"set", kUpdateSet}};
@@ -168,11 +236,35 @@ const NameTable& arch_names() {
 }
 std::string arch_list(std::string_view sep) { return arch_names().list(sep); }
 const NameTable& engine_names() {
-  static const NameTable t(kEngines);
+  static const NameTable t(kEngineEntries);
   return t;
 }
 const NameTable& dma_rmw_op_names() {
   static const NameTable t(kDmaRmwOps);
+  return t;
+}
+const NameTable& engine_selector_names() {
+  static const NameTable t(kEngineSelectors);
+  return t;
+}
+const NameTable& alu_op_names() {
+  static const NameTable t(kAluOps);
+  return t;
+}
+const NameTable& act_func_names() {
+  static const NameTable t(kActFuncs);
+  return t;
+}
+const NameTable& reduce_op_names() {
+  static const NameTable t(kReduceOps);
+  return t;
+}
+const NameTable& reduce_cmd_names() {
+  static const NameTable t(kReduceCmds);
+  return t;
+}
+const NameTable& matmul_perf_names() {
+  static const NameTable t(kMatmulPerf);
   return t;
 }
 const NameTable& queue_names() {

@@ -96,6 +96,19 @@ const NameTable& engine_names();
 const NameTable& dma_rmw_op_names();
 // Every instruction queue (`.engine`): the engines, then dma0 .. dma15.
 const NameTable& queue_names();
+// The HEADER's engine selector (SPEC §18): "home" 0, "pool" 1 .. "act" 5.
+const NameTable& engine_selector_names();
+
+// SPEC §18, the names of nki.isa / nki.language: ALU operators (isa::AluOp:
+// "add", "maximum", ... with aliases "max", "sub", ...), activation
+// functions (isa::ActFunc: "exp", "gelu_apprx_tanh", ...), activation's
+// reduce operator ("none", "add", "max") and command ("idle", "reset",
+// "reduce", "reset_reduce"), nc_matmul's perf_mode ("none", "double_row").
+const NameTable& alu_op_names();
+const NameTable& act_func_names();
+const NameTable& reduce_op_names();
+const NameTable& reduce_cmd_names();
+const NameTable& matmul_perf_names();
 
 // EVENTS (SPEC §2): wait_mode 1 "eq", 2 "ge"; update_mode 1 "inc", 2 "dec",
 // 3 "set" (the `wait=` / `update=` spellings of the syntax, TQUANT blocks

@@ -164,7 +164,10 @@ namespace pred {
 
 // ---- HEADER / EVENTS ---------------------------------------------------------
 bool has_valid_neuron_header(const Header& h) {
-  return h.inst_word_len == kInstWordLen && h.debug_cmd <= 1;
+  // debug_cmd bits 3:0 (0 none, 1 trace marker); bits 7:4 the engine
+  // selector (SPEC §18): 0 home, 1 + engine_index.
+  return h.inst_word_len == kInstWordLen && (h.debug_cmd & kDebugCmdMask) <= 1 &&
+         (h.debug_cmd >> kEngineSelectorShift) <= kNumEngines;
 }
 bool has_valid_neuron_events(const Events& e) {
   return e.wait_mode <= 2 && e.update_mode <= 3 && e.wait_idx < kNumSemaphores &&
@@ -202,9 +205,15 @@ bool has_valid_nc_tens_dequant(Arch nc) {
 bool s3dmx1_quant_valid_nc(Arch nc) { return opcode_row(Opcode::QuantizeMX).exists_on(nc); }
 bool smx1_lw_valid_nc(Arch nc) { return opcode_row(Opcode::LdweightsMX).exists_on(nc); }
 bool smx1d3_mm_valid_nc(Arch nc) { return opcode_row(Opcode::MatmulMX).exists_on(nc); }
-bool s3_lw_valid_nc(Arch nc) { return opcode_row(Opcode::Ldweights).exists_on(nc); }
+bool s3_lw_valid_nc(Arch nc, const MemPattern3D& src) {
+  return mxtensorv2_pattern(pattern_addr(src)) ? nc == Arch::Maverick
+                                               : opcode_row(Opcode::Ldweights).exists_on(nc);
+}
 bool tquant_valid_nc(Arch nc) { return opcode_row(Opcode::Tquant).exists_on(nc); }
-bool s3d3_mm_valid_nc(Arch nc) { return opcode_row(Opcode::Matmul).exists_on(nc); }
+bool s3d3_mm_valid_nc(Arch nc, const MemPattern3D& src) {
+  return mxtensorv2_pattern(pattern_addr(src)) ? nc == Arch::Maverick
+                                               : opcode_row(Opcode::Matmul).exists_on(nc);
+}
 
 // ---- TensorDequantize --------------------------------------------------------------
 bool check_active_channels(std::uint8_t n) { return n != 0 && n <= kNumPartitions; }
@@ -453,8 +462,28 @@ bool mode_checks(const MemPattern3D& src) {
 bool s3_lw_mode_checks(const MemPattern3D& src) { return mode_checks(src); }
 bool s3d3_mm_mode_checks(const MemPattern3D& src) { return mode_checks(src); }
 
-bool valid_plain_mm_dtype(std::uint8_t d) {
-  return d == 0x05 || d == 0x06 || d == 0x08 || (d >= 0x0C && d <= 0x0F);
+bool valid_plain_mm_dtype(std::uint8_t d, Arch nc) {
+  if (d == 0x05 || d == 0x06 || d == 0x08 || d == 0x0B || d == 0x0F) return true;
+  if (d == 0x0E) return nc_version(nc) >= nc_version(Arch::Mariana);
+  return nc == Arch::Maverick && (d == 0x0C || d == 0x0D);
+}
+bool valid_plain_row_grp_active_rows(std::uint8_t row_grp, std::uint8_t rows) {
+  return valid_plain_mm_active_rows(rows) && row_grp == (1u << ((rows + 31u) / 32u)) - 1u;
+}
+bool valid_plain_mm_active_rows(std::uint8_t rows) { return rows != 0 && rows <= kNumPartitions; }
+bool valid_matmul_perf_mode(std::uint8_t perf, std::uint8_t in_dtype, Arch nc) {
+  if (perf == static_cast<std::uint8_t>(MatmulPerf::None)) return true;
+  return perf == static_cast<std::uint8_t>(MatmulPerf::DoubleRow) &&
+         nc_version(nc) >= nc_version(Arch::Cayman) &&
+         (in_dtype == 0x0B || in_dtype == 0x0E || in_dtype == 0x0F);
+}
+bool valid_matmul_transpose(std::uint8_t transpose) { return transpose <= 1; }
+bool plain_fields_only_in_plain_mode(std::uint8_t perf, std::uint8_t transpose,
+                                     const MemPattern3D& src) {
+  return (perf == 0 && transpose == 0) || !mxtensorv2_pattern(pattern_addr(src));
+}
+bool matmul_transpose_out_dtype(std::uint8_t out_dtype, std::uint8_t in_dtype) {
+  return out_dtype == in_dtype;
 }
 bool valid_mx_perf_mode(std::uint8_t mode) { return mode <= 6; }
 bool mx_perf_mode_only_in_mx_mode(std::uint8_t mode, const MemPattern3D& src) {
@@ -478,18 +507,7 @@ bool mxtensorv2_valid(const MxTensorV2& m, unsigned x4_bytes, WriteTensor write,
 }
 
 // ---- DVE tensor_copy ------------------------------------------------------------------
-bool tensor_copy_reserved_zero(const S3D3TensorCopy& i) {
-  return all_zero(i.reserved0, sizeof i.reserved0) && all_zero(i.reserved1, sizeof i.reserved1) &&
-         all_zero(i.reserved2, sizeof i.reserved2);
-}
-bool tensor_copy_convertible_dtype(std::uint8_t d) {
-  return d == 0x01 || d == 0x02 || d == 0x05 || d == 0x06 || d == 0x08 || (d >= 0x0C && d <= 0x0F);
-}
-bool tensor_copy_valid_dtype_pair(std::uint8_t in, std::uint8_t out) {
-  if (!is_valid_dtype(in, AllowFP32R::False) || !is_valid_dtype(out, AllowFP32R::False))
-    return true;  // is_valid_dtype's failure
-  return in == out || (tensor_copy_convertible_dtype(in) && tensor_copy_convertible_dtype(out));
-}
+bool tensor_copy_reserved_zero(const S3D3TensorCopy& i) { return unary_reserved_zero(i); }
 bool tensor_copy_element_count_check(const S3D3TensorCopy& i) {
   if (member_of(i.src_mem_pattern) != MemMember::Tensor3D ||
       member_of(i.dst_mem_pattern) != MemMember::Tensor3D)
@@ -498,6 +516,178 @@ bool tensor_copy_element_count_check(const S3D3TensorCopy& i) {
   const Tensor3D dst = pattern_t(i.dst_mem_pattern);
   if (shape_from_register(src.start_addr) || shape_from_register(dst.start_addr)) return true;
   return count_t3d(src) == count_t3d(dst);
+}
+
+// ---- SPEC §18 vector instructions ---------------------------------------------------------
+Queue word_engine(const RawInst& raw, Arch arch, Opcode op) {
+  const unsigned sel = engine_selector(raw);
+  const Queue q = sel >= 1 && sel <= kNumEngines ? kEngines[sel - 1] : opcode_row(op).home;
+  return executing_engine(q, arch);
+}
+Queue word_engine(const RawInst& raw, Arch arch) { return executing_engine(word_queue(raw), arch); }
+AllowedInPSUM psum_for(Queue engine) {
+  return engine == Queue::Pool ? AllowedInPSUM::False : AllowedInPSUM::True;
+}
+bool valid_engine_for_opcode(const RawInst& raw, Arch arch) {
+  const OpcodeInfo* row = opcode_info(raw[0]);
+  if (!row || !row->exists_on(arch)) return true;
+  const Queue q = word_queue(raw);
+  // A DMA queue's words (dma_copy, a nop): queue_executes_opcode's rule.
+  return !is_compute_engine(q) || row->runs_on(q, arch);
+}
+bool valid_vector_dtype(std::uint8_t d) {
+  return (d >= 0x01 && d <= 0x09) || (d >= 0x0B && d <= 0x0F);
+}
+bool vector_operand_valid(Addr4 a, std::uint8_t dtype, std::uint8_t channels, AllowedInPSUM psum,
+                          Arch arch) {
+  if (a.marker() == addr4::kMarkerAddrReg) return true;  // re-checked at run time
+  if (a.marker() != addr4::kMarkerImm) return false;
+  const Region r = region_of(a.address());
+  if (!region_allowed(r, psum, AllowedInSBUF::True)) return false;
+  return partition_of(a.address()) + std::uint32_t{channels} <= kNumPartitions &&
+         std::uint64_t{offset_of(a.address())} + std::max(1u, dtype_size(dtype)) <=
+             partition_capacity(r, arch);
+}
+bool same_element_count(const MemPattern3D& a, const MemPattern3D& b) {
+  if (member_of(a) != MemMember::Tensor3D || member_of(b) != MemMember::Tensor3D) return true;
+  const Tensor3D ta = pattern_t(a), tb = pattern_t(b);
+  if (shape_from_register(ta.start_addr) || shape_from_register(tb.start_addr)) return true;
+  return count_t3d(ta) == count_t3d(tb);
+}
+bool inputs_not_both_psum(Addr4 a, Addr4 b) {
+  if (is_addr_reg(a) || is_addr_reg(b)) return true;  // re-checked at run time
+  return !(region_of(a.address()) == Region::Psum && region_of(b.address()) == Region::Psum);
+}
+
+bool activation_reserved_zero(const S3D3Act& i) { return (i.flags & 0xFEu) == 0; }
+bool activation_valid_func(std::uint8_t func) { return func < kNumActFuncs; }
+bool activation_valid_reduce(std::uint8_t reduce) {
+  return (reduce & 0x0Fu) <= 2 && (reduce >> 4) <= 3;
+}
+bool activation_reduce_op_on_nc(std::uint8_t reduce, Arch nc) {
+  return (reduce & 0x0Fu) != static_cast<std::uint8_t>(ReduceOp::Max) ||
+         nc_version(nc) >= nc_version(Arch::Cayman);
+}
+
+namespace {
+bool binary_op(std::uint8_t op) {
+  return op >= static_cast<std::uint8_t>(AluOp::Add) &&
+         op <= static_cast<std::uint8_t>(AluOp::AbsMin);
+}
+bool is_op(std::uint8_t v, AluOp op) { return (v & kAluOpMask) == static_cast<std::uint8_t>(op); }
+}  // namespace
+
+bool tensor_tensor_reserved_zero(const S3D3Tt& i) {
+  return (i.op & ~kAluOpMask) == 0 && all_zero(i.reserved0, sizeof i.reserved0) &&
+         all_zero(i.reserved1, sizeof i.reserved1);
+}
+bool tensor_tensor_valid_op(std::uint8_t op, Queue engine) {
+  const std::uint8_t o = op & kAluOpMask;
+  if (!binary_op(o)) return false;
+  if (engine != Queue::Pool) return o != static_cast<std::uint8_t>(AluOp::Power);
+  return o <= static_cast<std::uint8_t>(AluOp::Min) || o == static_cast<std::uint8_t>(AluOp::Power);
+}
+
+bool tensor_scalar_reserved_zero(const S3D3Ts& i) {
+  return (i.op0 & 0x20u) == 0 && (i.op1 & 0x20u) == 0 &&
+         all_zero(i.reserved0, sizeof i.reserved0) && all_zero(i.reserved1, sizeof i.reserved1);
+}
+bool tensor_scalar_valid_ops(std::uint8_t op0, std::uint8_t op1, Queue engine) {
+  const std::uint8_t a = op0 & kAluOpMask, b = op1 & kAluOpMask;
+  if (a == 0 || a >= kNumAluOps || b >= kNumAluOps) return false;
+  if (engine == Queue::Act)
+    return (is_op(a, AluOp::Multiply) && (is_op(b, AluOp::Add) || b == 0)) ||
+           (is_op(a, AluOp::Add) && b == 0);
+  if (engine == Queue::Pool) return is_op(a, AluOp::Rsqrt) && b == 0;
+  return true;
+}
+
+bool tensor_reduce_reserved_zero(const S3D3Reduce& i) {
+  return (i.op & 0x60u) == 0 && all_zero(i.reserved0, sizeof i.reserved0) &&
+         all_zero(i.reserved1, sizeof i.reserved1);
+}
+bool tensor_reduce_valid_op(std::uint8_t op) {
+  return is_op(op, AluOp::Add) || is_op(op, AluOp::Multiply) || is_op(op, AluOp::Max) ||
+         is_op(op, AluOp::Min);
+}
+bool tensor_reduce_valid_axes(std::uint8_t axes) { return axes >= 1 && axes <= 3; }
+bool tensor_reduce_valid_keepdims(std::uint8_t keepdims) { return keepdims <= 1; }
+bool tensor_reduce_element_count_check(const S3D3Reduce& i) {
+  if (member_of(i.src_mem_pattern) != MemMember::Tensor3D ||
+      member_of(i.dst_mem_pattern) != MemMember::Tensor3D || !tensor_reduce_valid_axes(i.axes))
+    return true;  // mem3d_valid's / tensor_reduce_valid_axes' failure
+  const Tensor3D src = pattern_t(i.src_mem_pattern), dst = pattern_t(i.dst_mem_pattern);
+  if (shape_from_register(src.start_addr) || shape_from_register(dst.start_addr)) return true;
+  std::uint64_t kept = 1;
+  for (unsigned d = i.axes; d < 3; ++d) kept *= src.num_elem[d];
+  return count_t3d(dst) == kept;
+}
+
+bool tensor_tensor_scan_reserved_zero(const S3D3Scan& i) {
+  return (i.op0 & 0x20u) == 0 && (i.op1 & 0x60u) == 0;
+}
+bool tensor_tensor_scan_valid_ops(std::uint8_t op0, std::uint8_t op1) {
+  return binary_op(op0 & kAluOpMask) && binary_op(op1 & kAluOpMask);
+}
+
+bool memset_reserved_zero(const S3D3Memset& i) {
+  return all_zero(i.reserved0, sizeof i.reserved0) && all_zero(i.reserved1, sizeof i.reserved1) &&
+         all_zero(i.reserved2, sizeof i.reserved2) && all_zero(i.reserved3, sizeof i.reserved3);
+}
+bool iota_reserved_zero(const S3D3Iota& i) {
+  return all_zero(i.reserved0, sizeof i.reserved0) && all_zero(i.reserved1, sizeof i.reserved1);
+}
+bool iota_valid_pattern(const S3D3Iota& i) {
+  return i.num[0] != 0 && i.num[1] != 0 && i.num[2] != 0;
+}
+bool iota_element_count_check(const S3D3Iota& i) {
+  if (member_of(i.dst_mem_pattern) != MemMember::Tensor3D || !iota_valid_pattern(i)) return true;
+  const Tensor3D dst = pattern_t(i.dst_mem_pattern);
+  if (shape_from_register(dst.start_addr)) return true;
+  return std::uint64_t{i.num[0]} * i.num[1] * i.num[2] == count_t3d(dst);
+}
+
+bool unary_reserved_zero(const S3D3Unary& i) {
+  return all_zero(i.reserved0, sizeof i.reserved0) && all_zero(i.reserved1, sizeof i.reserved1) &&
+         all_zero(i.reserved2, sizeof i.reserved2);
+}
+namespace {
+// The element counts of a unary word's src and dst; false with a register
+// shape or a member that is not TENSOR3D (checked elsewhere).
+bool unary_counts(const S3D3Unary& i, std::uint64_t& src, std::uint64_t& dst) {
+  if (member_of(i.src_mem_pattern) != MemMember::Tensor3D ||
+      member_of(i.dst_mem_pattern) != MemMember::Tensor3D)
+    return false;
+  const Tensor3D s = pattern_t(i.src_mem_pattern), d = pattern_t(i.dst_mem_pattern);
+  if (shape_from_register(s.start_addr) || shape_from_register(d.start_addr)) return false;
+  src = count_t3d(s);
+  dst = count_t3d(d);
+  return true;
+}
+}  // namespace
+bool bn_stats_element_count_check(const S3D3Unary& i) {
+  std::uint64_t src = 0, dst = 0;
+  return !unary_counts(i, src, dst) || (src >= 1 && src <= 512 && dst == 6);
+}
+bool bn_aggr_element_count_check(const S3D3Unary& i) {
+  std::uint64_t src = 0, dst = 0;
+  return !unary_counts(i, src, dst) || (src >= 3 && src % 3 == 0 && dst == 2);
+}
+bool nc_transpose_valid_shape(const S3D3Unary& i) {
+  std::uint64_t src = 0, dst = 0;
+  return i.num_active_channels <= 32 && (!unary_counts(i, src, dst) || src <= 32);
+}
+bool nc_transpose_same_dtype(std::uint8_t in_dtype, std::uint8_t out_dtype) {
+  return in_dtype == out_dtype;
+}
+bool nc_transpose_element_count_check(const S3D3Unary& i) {
+  std::uint64_t src = 0, dst = 0;
+  return !unary_counts(i, src, dst) || dst == i.num_active_channels;
+}
+bool nc_transpose_dst_partitions(const S3D3Unary& i) {
+  std::uint64_t src = 0, dst = 0;
+  const std::optional<unsigned> p = start_partition(i.dst_mem_pattern);
+  return !p || !unary_counts(i, src, dst) || *p + src <= kNumPartitions;
 }
 
 // ---- DMA descriptor ---------------------------------------------------------------------
@@ -565,7 +755,7 @@ bool dma_hbm_dst_rows_disjoint(const DmaEndpoint& dst, std::uint8_t num_rows,
 }
 bool dma_valid_rmw_op(std::uint8_t op) { return op == kNone || op == kAdd; }
 bool dma_rmw_add_dtype(std::uint8_t d) {
-  return (d >= 0x01 && d <= 0x09) || (d >= 0x0C && d <= 0x0F);
+  return (d >= 0x01 && d <= 0x09) || (d >= 0x0B && d <= 0x0F);
 }
 bool dma_valid_rmw_dtype(std::uint8_t op, std::uint8_t dtype) {
   return op != kAdd || dma_rmw_add_dtype(dtype);

@@ -76,7 +76,8 @@ class CapacityScope {
 namespace pred {
 
 // ---- HEADER / EVENTS (SPEC §2) -------------------------------------------
-// inst_word_len == 16 and debug_cmd in {0 none, 1 trace marker}.
+// inst_word_len == 16, debug_cmd's bits 3:0 in {0 none, 1 trace marker}
+// and its engine selector (bits 7:4, SPEC §18) 0..5.
 bool has_valid_neuron_header(const Header& h);
 // wait_mode <= 2, update_mode <= 3, wait_idx and update_idx < 64.
 bool has_valid_neuron_events(const Events& e);
@@ -98,9 +99,11 @@ bool has_valid_nc_tens_dequant(Arch nc);  // seed 000 §2.1: nc >= V3
 bool s3dmx1_quant_valid_nc(Arch nc);      // seed 003 §6.1: MARIANA V4 / MAVERICK V5
 bool smx1_lw_valid_nc(Arch nc);           // convention: nc == V4 (SPEC §1)
 bool smx1d3_mm_valid_nc(Arch nc);         // convention: nc == V4 (SPEC §1)
-bool s3_lw_valid_nc(Arch nc);             // convention: nc == V5 (SPEC §1)
-bool s3d3_mm_valid_nc(Arch nc);           // convention: nc == V5 (SPEC §1)
-bool tquant_valid_nc(Arch nc);            // convention: nc >= V3 (SPEC §1: none on SUNDA)
+// convention (SPEC §1, §18): MX mode (an MXTENSOR_V2 src) nc == V5; plain
+// mode on every generation.
+bool s3_lw_valid_nc(Arch nc, const MemPattern3D& src);
+bool s3d3_mm_valid_nc(Arch nc, const MemPattern3D& src);  // as s3_lw_valid_nc
+bool tquant_valid_nc(Arch nc);  // convention: nc >= V3 (SPEC §1: none on SUNDA)
 
 // ---- TensorDequantize fields (seed 000 §2.1, §4.1, §5) ---------------------
 bool check_active_channels(std::uint8_t num_active_channels);  // != 0 && <= 128
@@ -201,8 +204,26 @@ bool not_mxtensorv2_pattern(Addr4 a);  // !mxtensorv2_pattern
 // normal_mode = the operand is a plain pattern (convention).
 bool s3_lw_mode_checks(const MemPattern3D& src);
 bool s3d3_mm_mode_checks(const MemPattern3D& src);
-// Plain-mode PE dtypes (SPEC §5): BF16, FP16, FP32, FP8_EXP2..5 (convention name).
-bool valid_plain_mm_dtype(std::uint8_t dtype);
+// Plain-mode PE dtypes (SPEC §5, §18; convention name), nki.isa.nc_matmul's
+// per generation: BF16, FP16, FP32, the legacy FP8 E4M3 (0x0B) and E5M2 on
+// every generation; the OCP E4M3 (0x0E) from V4; on V5 also E2M5 / E3M4
+// (SPEC §5's set).
+bool valid_plain_mm_dtype(std::uint8_t dtype, Arch nc);
+// Plain mode's rows (SPEC §18): 1..128, row_grp one bit per started group
+// of 32 (the assembler's default); MX mode keeps valid_row_grp_active_rows.
+bool valid_plain_row_grp_active_rows(std::uint8_t row_grp, std::uint8_t num_active_rows);
+bool valid_plain_mm_active_rows(std::uint8_t num_active_rows);  // 1..128
+// nc_matmul's perf_mode (SPEC §18): 0 none, or 1 double_row from V3 with
+// an FP8 in_dtype (0x0B, 0x0E, 0x0F).
+bool valid_matmul_perf_mode(std::uint8_t perf, std::uint8_t in_dtype, Arch nc);
+// transpose is 0 or 1.
+bool valid_matmul_transpose(std::uint8_t transpose);
+// perf_mode and transpose are plain mode's: both 0 with an MXTENSOR_V2 src.
+bool plain_fields_only_in_plain_mode(std::uint8_t perf, std::uint8_t transpose,
+                                     const MemPattern3D& src);
+// transpose mode (is_transpose, SPEC §18): the result is the stationary's
+// elements, so out_dtype == in_dtype (valid_mm_out_dtype otherwise).
+bool matmul_transpose_out_dtype(std::uint8_t out_dtype, std::uint8_t in_dtype);
 bool valid_mx_perf_mode(std::uint8_t mode);  // 0..6 (seed 003 §3.3)
 // A nonzero MX_PERF_MODE only with an MXTENSOR_V2 src (SPEC §5).
 bool mx_perf_mode_only_in_mx_mode(std::uint8_t mode, const MemPattern3D& src);
@@ -214,18 +235,105 @@ bool mxtensorv2_valid(const MxTensorV2& m, unsigned x4_bytes, WriteTensor write,
 
 // ---- DVE tensor_copy (SPEC §11; names are conventions) --------------------------
 bool tensor_copy_reserved_zero(const S3D3TensorCopy& i);  // reserved0..2
-// The DTYPEs tensor_copy converts between (a numeric format of the model):
-// FP32, BF16, FP16, FP8_EXP2..5 (E2M5, E3M4, E4M3, E5M2), INT8, UINT8.
-bool tensor_copy_convertible_dtype(std::uint8_t dtype);
-// in == out (a bit-exact copy, any tensor DTYPE), or both convertible (through
-// FP32 with RNE). Judges only dtypes is_valid_dtype accepts.
-bool tensor_copy_valid_dtype_pair(std::uint8_t in_dtype, std::uint8_t out_dtype);
 // count(src) == count(dst) per partition; skipped with a register shape.
 bool tensor_copy_element_count_check(const S3D3TensorCopy& i);
 
+// ---- SPEC §18 vector instructions (names are conventions) ---------------------------
+#define TPB_OPCODE_GATE(name, op) \
+  inline bool name(const Header& h) { return h.opcode == static_cast<std::uint8_t>(Opcode::op); }
+TPB_OPCODE_GATE(has_activation_opcode, Activation)
+TPB_OPCODE_GATE(has_tensor_tensor_opcode, TensorTensor)
+TPB_OPCODE_GATE(has_tensor_scalar_opcode, TensorScalar)
+TPB_OPCODE_GATE(has_tensor_reduce_opcode, TensorReduce)
+TPB_OPCODE_GATE(has_tensor_tensor_scan_opcode, TensorTensorScan)
+TPB_OPCODE_GATE(has_memset_opcode, Memset)
+TPB_OPCODE_GATE(has_iota_opcode, Iota)
+TPB_OPCODE_GATE(has_reciprocal_opcode, Reciprocal)
+TPB_OPCODE_GATE(has_bn_stats_opcode, BnStats)
+TPB_OPCODE_GATE(has_bn_aggr_opcode, BnAggr)
+TPB_OPCODE_GATE(has_nc_transpose_opcode, NcTranspose)
+#undef TPB_OPCODE_GATE
+
+// The engine of a word (its header's selector, its opcode's home) that runs
+// it on `arch` (the ACT queue's on the DVE on MAVERICK).
+Queue word_engine(const RawInst& raw, Arch arch);
+// The same for a word of opcode `op` whatever its opcode byte (a contract
+// run by check_as): selector 0 is op's home.
+Queue word_engine(const RawInst& raw, Arch arch, Opcode op);
+// Whether an engine reaches PSUM: every compute engine but GpSimd (POOL),
+// nki.isa / TIMING.md [M].
+AllowedInPSUM psum_for(Queue engine);
+
+// The word's engine runs its opcode on this generation (a row's kernel_info
+// records); passes for an opcode the generation lacks (its nc predicate
+// fails) and for DMA descriptors. check_instruction adds it to every
+// contract's verdict.
+bool valid_engine_for_opcode(const RawInst& raw, Arch arch);
+
+// The DTYPEs of the vector instructions (nki.isa's, SPEC §18): INT8,
+// UINT8, INT16, UINT16, INT32, UINT32, BF16, FP16, FP32, FP8 E4M3 (OCP 0x0E
+// and legacy 0x0B), E5M2, E3M4, E2M5.
+bool valid_vector_dtype(std::uint8_t dtype);
+// A per-partition vector operand (scale, bias, an operand, initial,
+// reduce_res): immediate or ADDR_REG (re-checked at run time); immediate:
+// SBUF (or PSUM when allowed), start partition + channels <= 128, one
+// element of dtype inside the partition's capacity.
+bool vector_operand_valid(Addr4 a, std::uint8_t dtype, std::uint8_t channels, AllowedInPSUM psum,
+                          Arch arch);
+// count(a) == count(b) per partition; passes with a register shape or a
+// member that is not TENSOR3D (mem3d_valid's failure).
+bool same_element_count(const MemPattern3D& a, const MemPattern3D& b);
+// Two inputs are not both in PSUM (nki.isa: tensor_tensor, tensor_tensor_scan).
+bool inputs_not_both_psum(Addr4 a, Addr4 b);
+
+bool activation_reserved_zero(const S3D3Act& i);  // flags bits 7:1
+bool activation_valid_func(std::uint8_t func);    // an isa::ActFunc
+// reduce: operator 0 none, 1 add, 2 max; command 0..3.
+bool activation_valid_reduce(std::uint8_t reduce);
+// The max reduce from V3 (nki.isa.activation_reduce: add only on V2).
+bool activation_reduce_op_on_nc(std::uint8_t reduce, Arch nc);
+
+bool tensor_tensor_reserved_zero(const S3D3Tt& i);  // op bits 7:5, reserved0..1
+// A binary operator (add .. abs_min); power on GpSimd only; GpSimd runs add,
+// subtract, multiply, maximum, minimum and power (nki.isa).
+bool tensor_tensor_valid_op(std::uint8_t op, Queue engine);
+
+bool tensor_scalar_reserved_zero(const S3D3Ts& i);  // op bit 5, reserved0..1
+// op0 an operator (not bypass), op1 bypass or an operator; the Scalar engine
+// runs (multiply, add), (multiply, -), (add, -); GpSimd rsqrt alone
+// (nki.isa.tensor_scalar).
+bool tensor_scalar_valid_ops(std::uint8_t op0, std::uint8_t op1, Queue engine);
+
+bool tensor_reduce_reserved_zero(const S3D3Reduce& i);     // op bits 6:5, reserved0..1
+bool tensor_reduce_valid_op(std::uint8_t op);              // add, multiply, maximum, minimum
+bool tensor_reduce_valid_axes(std::uint8_t axes);          // 1..3
+bool tensor_reduce_valid_keepdims(std::uint8_t keepdims);  // 0 or 1
+// count(dst) = count(src) / (the product of src's innermost `axes` num_elem).
+bool tensor_reduce_element_count_check(const S3D3Reduce& i);
+
+bool tensor_tensor_scan_reserved_zero(const S3D3Scan& i);  // op0 bit 5, op1 bits 6:5
+// op0 and op1 binary arithmetic operators (add .. abs_min).
+bool tensor_tensor_scan_valid_ops(std::uint8_t op0, std::uint8_t op1);
+
+bool memset_reserved_zero(const S3D3Memset& i);
+bool iota_reserved_zero(const S3D3Iota& i);
+bool iota_valid_pattern(const S3D3Iota& i);        // every num != 0
+bool iota_element_count_check(const S3D3Iota& i);  // num product == count(dst)
+
+bool unary_reserved_zero(const S3D3Unary& i);  // reserved0..2
+// bn_stats: 1..512 source elements per partition (nki.isa), 6 results.
+bool bn_stats_element_count_check(const S3D3Unary& i);
+// bn_aggr: a whole, nonzero number of triples; 2 results.
+bool bn_aggr_element_count_check(const S3D3Unary& i);
+// nc_transpose on the DVE: at most 32 x 32 (channels and source elements).
+bool nc_transpose_valid_shape(const S3D3Unary& i);
+bool nc_transpose_same_dtype(std::uint8_t in_dtype, std::uint8_t out_dtype);
+// count(dst) == channels; dst start partition + count(src) <= 128.
+bool nc_transpose_element_count_check(const S3D3Unary& i);
+bool nc_transpose_dst_partitions(const S3D3Unary& i);
 // ---- the wait-only instruction (SPEC §18; names are conventions) -------------------
 bool nop_reserved_zero(const NopWord& i);  // bytes 13..63
-bool nop_valid_queue(std::uint8_t queue);  // byte 12: a queue 0..19 (isa::Queue)
+bool nop_valid_queue(std::uint8_t queue);  // byte 12: a queue 0..20 (isa::Queue; act 20)
 
 // ---- DMA descriptor (SPEC §10; names are conventions) ----------------------------
 bool dma_copy_reserved_zero(const DmaDescriptor& d);  // reserved1, endpoints'
@@ -255,8 +363,9 @@ bool dma_hbm_in_capacity(const DmaEndpoint& e, std::uint8_t num_rows, std::uint3
 bool dma_hbm_dst_rows_disjoint(const DmaEndpoint& dst, std::uint8_t num_rows,
                                std::uint32_t row_bytes);
 bool dma_valid_rmw_op(std::uint8_t op);  // 0 none, 1 add
-// The DTYPEs of an add on write: FP32, BF16, FP16, FP8_EXP2..5 (through FP32,
-// RNE) and INT8, UINT8, INT16, UINT16, INT32, UINT32 (modulo 2^bits).
+// The DTYPEs of an add on write: FP32, BF16, FP16, FP8_EXP2..5 and the
+// legacy E4M3 0x0B (through FP32, RNE) and INT8, UINT8, INT16, UINT16, INT32, UINT32 (modulo
+// 2^bits).
 bool dma_rmw_add_dtype(std::uint8_t dtype);
 // dst_rmw_op add: rmw_dtype is an add DTYPE (other ops: true).
 bool dma_valid_rmw_dtype(std::uint8_t op, std::uint8_t dtype);

@@ -66,12 +66,14 @@ Queue home_engine(std::uint8_t opcode) {
   return row ? row->home : Queue::Pool;  // convention: unknown opcodes go to POOL
 }
 
-bool queue_executes_opcode(Queue queue, std::uint8_t opcode) {
-  if (opcode == static_cast<std::uint8_t>(Opcode::Nop)) return true;  // every queue (SPEC §18)
-  const bool dma = opcode == static_cast<std::uint8_t>(Opcode::DmaCopy);
+bool queue_executes_opcode(Queue queue, const RawInst& raw) {
+  if (raw[0] == static_cast<std::uint8_t>(Opcode::Nop)) return true;  // every queue (SPEC §18)
+  const bool dma = raw[0] == static_cast<std::uint8_t>(Opcode::DmaCopy);
   if (is_dma_queue(queue)) return dma;
-  const OpcodeInfo* row = opcode_info(opcode);
-  return !dma && (!row || row->home == queue);  // unknown: has_known_opcode's failure
+  const OpcodeInfo* row = opcode_info(raw[0]);
+  // Unknown: has_known_opcode's failure. Else the queue its header names (its
+  // home with selector 0): a word several engines run goes where it says.
+  return !dma && (!row || word_queue(raw) == queue);
 }
 
 bool dma_copy_on_its_queue(Queue queue, const RawInst& raw) {
@@ -84,6 +86,11 @@ bool nop_on_its_queue(Queue queue, const RawInst& raw) {
   if (raw[0] != static_cast<std::uint8_t>(Opcode::Nop)) return true;
   const std::uint8_t q = raw[offsetof(NopWord, queue)];
   return q >= kNumQueues || q == static_cast<std::uint8_t>(queue);  // past: nop_valid_queue's
+}
+
+void fold_word_into_dve(RawInst& raw) {
+  if (raw[0] == static_cast<std::uint8_t>(Opcode::Nop))
+    raw[offsetof(NopWord, queue)] = static_cast<std::uint8_t>(Queue::Dve);
 }
 
 std::vector<std::uint8_t> to_binary(const Program& p) {

@@ -91,11 +91,12 @@ void parse_program_stream(std::istream& in, const std::string& path, ProgramSink
 // Streams a program file (text or binary, decided as load_program does) into
 // `sink`, reading it once in bounded memory.
 void stream_program(const std::string& path, ProgramSink& sink);
-// A raw binary: a whole number of 64-byte words, each sent to the home engine
-// of its opcode (home_engine()). Throws std::runtime_error on a size error.
+// A raw binary: a whole number of 64-byte words, each sent to the queue it
+// is for (binary_queue()). Throws std::runtime_error on a size error.
 Program parse_binary(const std::vector<std::uint8_t>& bytes, const std::string& path);
-// The queue binary word `word` of `path` goes to: its opcode's home engine; a
-// DMA descriptor's is the DMA queue of its `queue` byte (15), dma0 when that
+// The queue binary word `word` of `path` goes to (word_queue): the engine
+// its header's selector names, else its opcode's home engine; a DMA
+// descriptor's is the DMA queue of its `queue` byte (15), dma0 when that
 // names none (dma_valid_queue fails then); a wait-only `nop`'s is the queue
 // of its `queue` byte (12), its home (POOL) when that names none. Every word
 // has one, so it does not
@@ -116,9 +117,10 @@ inline constexpr std::size_t kMaxProgramLineBytes = std::size_t{16} << 20;
 // Queue that executes an opcode (POOL for unknown opcodes; convention).
 Queue home_engine(std::uint8_t opcode);
 // Where an instruction is (tpbsim check, and the run): a DMA queue executes
-// dma_copy and nop only, a compute engine the opcodes whose home it is and
-// nop (the others have no record in its kernel_info table).
-bool queue_executes_opcode(Queue queue, std::uint8_t opcode);
+// dma_copy and nop only, a compute engine nop and the words for it: an
+// opcode whose home it is (selector 0), or one whose header's engine
+// selector names it (SPEC §18; word_queue in opcode_table.h).
+bool queue_executes_opcode(Queue queue, const RawInst& raw);
 // A dma_copy on a DMA queue names that queue in its `queue` byte (true for
 // any other word, and for a byte past dma15: dma_valid_queue's failure): a
 // binary sends it where the text ran it.
@@ -127,6 +129,9 @@ bool dma_copy_on_its_queue(Queue queue, const RawInst& raw);
 // queue it is on (true for any other word, and for a byte past dma15:
 // nop_valid_queue's failure).
 bool nop_on_its_queue(Queue queue, const RawInst& raw);
+// An ACT word as MAVERICK's DVE runs it (seed 003 folds the ACT into the
+// DVE): a wait-only `nop` then names the DVE in its `queue` byte.
+void fold_word_into_dve(RawInst& raw);
 
 // Program text for a program: mnemonic form for every well-formed known
 // instruction, `.raw` for the rest; parse_program(disassemble(p)) gives back

@@ -22,7 +22,7 @@ void CheckingSink::inst(Queue e, const RawInst& raw, const SourceLoc& loc) {
   InstructionCheck c{loc, words_, e, index_[eu], raw[0], check_instruction(raw, arch_)};
   // Where it is: the run faults an instruction on a queue that does not
   // execute it (a dispatch fault) or a descriptor naming another queue.
-  if (!queue_executes_opcode(e, raw[0])) c.result.failed.push_back("queue_executes_opcode");
+  if (!queue_executes_opcode(e, raw)) c.result.failed.push_back("queue_executes_opcode");
   if (!dma_copy_on_its_queue(e, raw)) c.result.failed.push_back("dma_copy_on_its_queue");
   if (!nop_on_its_queue(e, raw)) c.result.failed.push_back("nop_on_its_queue");
   if (!c.result.valid()) ++invalid_;

@@ -219,15 +219,7 @@ void expect_end(Lexer& lx, const char* what) {
 }  // namespace
 
 Queue binary_queue(const RawInst& raw, const std::string& /*path*/, std::uint64_t /*word*/) {
-  if (raw[0] == static_cast<std::uint8_t>(Opcode::DmaCopy)) {
-    const std::uint8_t q = raw[offsetof(DmaDescriptor, queue)];
-    return dma_queue(q < kNumDmaQueues ? q : 0);
-  }
-  if (raw[0] == static_cast<std::uint8_t>(Opcode::Nop)) {
-    const std::uint8_t q = raw[offsetof(NopWord, queue)];
-    if (q < kNumQueues) return static_cast<Queue>(q);
-  }
-  return home_engine(raw[0]);
+  return word_queue(raw);
 }
 
 namespace {

@@ -106,6 +106,12 @@ std::unique_ptr<SpooledProgram> SpooledProgram::load(const std::string& path, bo
 
 void SpooledProgram::inst(Queue e, const RawInst& raw, const SourceLoc& loc) {
   if (binary_queue(raw, loc.file, 0) != e) ++misplaced_;
+  if (e == Queue::Dve || e == Queue::Act) {
+    const bool act = e == Queue::Act;
+    if (dve_act_order_.empty() || dve_act_order_.back().first != act)
+      dve_act_order_.emplace_back(act, 0);
+    ++dve_act_order_.back().second;
+  }
   spools_[static_cast<unsigned>(e)]->append(raw);
   if (loc.line == 0) binary_ = true;
   if (keep_notes_) {
@@ -124,6 +130,39 @@ std::uint64_t SpooledProgram::size() const {
 
 std::unique_ptr<InstructionSource> SpooledProgram::source(Queue e) {
   return spools_[static_cast<unsigned>(e)]->reader();
+}
+
+void SpooledProgram::fold_act_into_dve() {
+  const auto dve = static_cast<unsigned>(Queue::Dve), act = static_cast<unsigned>(Queue::Act);
+  if (spools_[act]->size() == 0) return;
+  std::unique_ptr<InstructionSource> from[2] = {spools_[dve]->reader(), spools_[act]->reader()};
+  auto merged = std::make_unique<Spool>();
+  std::vector<InstructionNote> notes;
+  std::size_t noted[2] = {0, 0};
+  std::vector<RawInst> buf(256);
+  for (const auto& [is_act, count] : dve_act_order_) {
+    for (std::uint64_t left = count; left != 0;) {
+      const std::size_t k = from[is_act]->read(
+          buf.data(), static_cast<std::size_t>(std::min<std::uint64_t>(left, buf.size())));
+      if (k == 0) break;
+      for (std::size_t i = 0; i < k; ++i) {
+        if (is_act) fold_word_into_dve(buf[i]);
+        merged->append(buf[i]);
+      }
+      left -= k;
+    }
+    const std::vector<InstructionNote>& n = notes_[is_act ? act : dve];
+    const std::size_t take = std::min<std::size_t>(count, n.size() - noted[is_act]);
+    notes.insert(notes.end(), n.begin() + static_cast<long>(noted[is_act]),
+                 n.begin() + static_cast<long>(noted[is_act] + take));
+    noted[is_act] += take;
+  }
+  const std::uint64_t total = merged->size();
+  spools_[dve] = std::move(merged);
+  spools_[act] = std::make_unique<Spool>();
+  notes_[dve] = std::move(notes);
+  notes_[act].clear();
+  dve_act_order_.assign(1, {false, total});
 }
 
 bool SpooledProgram::write_binary(std::FILE* out) {

@@ -122,8 +122,14 @@ class SpooledProgram : public ProgramSink {
   std::uint64_t misplaced() const { return misplaced_; }
   // A reader of engine e's words from the first (one reader at a time).
   std::unique_ptr<InstructionSource> source(Queue e);
-  // Writes the words in engine order (pool, dve, pe, sfu), as to_binary does.
+  // Writes the words in queue order (pool, dve, pe, sfu, dma0..15, act), as
+  // to_binary does.
   bool write_binary(std::FILE* out);
+  // MAVERICK folds ACT into the DVE (seed 003, SPEC §18): the ACT queue's
+  // words join the DVE's in the order they were read (text: line order; a
+  // binary: file order), their notes too, and the ACT queue is left empty.
+  // The core that loads the program on MAVERICK calls it.
+  void fold_act_into_dve();
 
  private:
   std::string path_;
@@ -135,6 +141,8 @@ class SpooledProgram : public ProgramSink {
   bool binary_ = false;
   std::uint64_t words_ = 0;  // read so far, every engine
   std::array<std::vector<InstructionNote>, kNumQueues> notes_;
+  // The order in which DVE and ACT words were read: runs of (ACT?, count).
+  std::vector<std::pair<bool, std::uint64_t>> dve_act_order_;
 };
 
 }  // namespace tpb::isa

@@ -97,6 +97,7 @@ const WidenTable* widen_table(Format f) {
     TPB_TABLE(E3M4)
     TPB_TABLE(E4M3)
     TPB_TABLE(E5M2)
+    TPB_TABLE(E4M3Legacy)
     TPB_TABLE(S8)
     TPB_TABLE(U8)
 #undef TPB_TABLE
@@ -118,6 +119,7 @@ const Fp32Narrower* fp32_narrower(Format f) {
     TPB_TABLE(E3M4)
     TPB_TABLE(E4M3)
     TPB_TABLE(E5M2)
+    TPB_TABLE(E4M3Legacy)
 #undef TPB_TABLE
     default:
       return nullptr;  // FP32 itself; INT8 / UINT8 round at the units
@@ -154,6 +156,8 @@ std::optional<Format> element_format(std::uint8_t dtype) {
       return Format::E4M3;
     case Dtype::Fp8Exp5:
       return Format::E5M2;
+    case Dtype::Fp8Exp4Legacy:
+      return Format::E4M3Legacy;
     case Dtype::Int8:
       return Format::S8;
     case Dtype::Uint8:
@@ -161,6 +165,78 @@ std::optional<Format> element_format(std::uint8_t dtype) {
     default:
       return std::nullopt;
   }
+}
+
+namespace {
+
+// The 16- and 32-bit integer DTYPEs (no Format of their own): bits, signed.
+bool wide_integer(std::uint8_t d, unsigned& bits, bool& is_signed) {
+  switch (static_cast<Dtype>(d)) {
+    case Dtype::Int16:
+      bits = 16, is_signed = true;
+      return true;
+    case Dtype::Uint16:
+      bits = 16, is_signed = false;
+      return true;
+    case Dtype::Int32:
+      bits = 32, is_signed = true;
+      return true;
+    case Dtype::Uint32:
+      bits = 32, is_signed = false;
+      return true;
+    default:
+      return false;
+  }
+}
+
+// An FP32 value into a 16- or 32-bit integer: to nearest even, saturating;
+// NaN gives 0.
+std::uint32_t to_wide_integer(float v, unsigned bits, bool is_signed) {
+  if (std::isnan(v)) return 0;
+  const double lo = is_signed ? -std::ldexp(1.0, static_cast<int>(bits) - 1) : 0.0;
+  const double hi = is_signed ? std::ldexp(1.0, static_cast<int>(bits) - 1) - 1.0
+                              : std::ldexp(1.0, static_cast<int>(bits)) - 1.0;
+  const double r = std::nearbyint(std::min(std::max(static_cast<double>(v), lo), hi));
+  return static_cast<std::uint32_t>(static_cast<std::int64_t>(r));
+}
+
+}  // namespace
+
+bool is_numeric_dtype(std::uint8_t d) {
+  unsigned bits = 0;
+  bool sgn = false;
+  return element_format(d).has_value() || wide_integer(d, bits, sgn);
+}
+
+bool widen_f32(std::uint8_t dtype, const std::uint8_t* src, float* out, std::size_t n) {
+  unsigned bits = 0;
+  bool sgn = false;
+  if (wide_integer(dtype, bits, sgn)) {
+    const unsigned es = bits / 8;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint32_t c = load(src + i * es, es);
+      const std::int64_t v = bits == 16 ? (sgn ? static_cast<std::int16_t>(c) : c)
+                                        : (sgn ? static_cast<std::int32_t>(c) : std::int64_t{c});
+      out[i] = static_cast<float>(v);  // to nearest even past 2^24
+    }
+    return true;
+  }
+  if (!element_format(dtype)) return false;
+  return convert_elements(dtype, static_cast<std::uint8_t>(Dtype::Fp32), src,
+                          reinterpret_cast<std::uint8_t*>(out), n);
+}
+
+bool narrow_f32(std::uint8_t dtype, const float* src, std::uint8_t* dst, std::size_t n) {
+  unsigned bits = 0;
+  bool sgn = false;
+  if (wide_integer(dtype, bits, sgn)) {
+    for (std::size_t i = 0; i < n; ++i)
+      store(dst + i * (bits / 8), to_wide_integer(src[i], bits, sgn), bits / 8);
+    return true;
+  }
+  if (!element_format(dtype)) return false;
+  return convert_elements(static_cast<std::uint8_t>(Dtype::Fp32), dtype,
+                          reinterpret_cast<const std::uint8_t*>(src), dst, n);
 }
 
 bool convert_elements(std::uint8_t in_dtype, std::uint8_t out_dtype, const std::uint8_t* src,
@@ -172,7 +248,14 @@ bool convert_elements(std::uint8_t in_dtype, std::uint8_t out_dtype, const std::
     return true;
   }
   const std::optional<Format> fi = element_format(in_dtype), fo = element_format(out_dtype);
-  if (!fi || !fo) return false;
+  if (!fi || !fo) {
+    // A 16- or 32-bit integer on either side: through FP32 values.
+    if (!is_numeric_dtype(in_dtype) || !is_numeric_dtype(out_dtype)) return false;
+    std::vector<float> mid(n);
+    widen_f32(in_dtype, src, mid.data(), n);
+    narrow_f32(out_dtype, mid.data(), dst, n);
+    return true;
+  }
   using One = std::integral_constant<unsigned, 1>;
   using Two = std::integral_constant<unsigned, 2>;
   using Four = std::integral_constant<unsigned, 4>;

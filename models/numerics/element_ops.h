@@ -30,10 +30,24 @@ std::optional<Format> element_format(std::uint8_t dtype);
 
 // Converts n elements of in_dtype at src into out_dtype at dst
 // (little-endian, packed, isa::dtype_size() bytes each). Same DTYPE: a byte
-// copy, for any DTYPE with a size. Otherwise both must have an
-// element_format(); returns false (nothing written) when not.
+// copy, for any DTYPE with a size. Otherwise both must be
+// is_numeric_dtype() (through FP32: widen_f32 then narrow_f32); returns
+// false (nothing written) when not.
 bool convert_elements(std::uint8_t in_dtype, std::uint8_t out_dtype, const std::uint8_t* src,
                       std::uint8_t* dst, std::size_t n);
+
+// Every DTYPE the vector instructions of SPEC §18 read and write as numbers:
+// the element_format()s and INT16, UINT16, INT32, UINT32.
+bool is_numeric_dtype(std::uint8_t dtype);
+// n elements of `dtype` at src as FP32 values: exact, but INT32 / UINT32
+// past 2^24 round to nearest even. false (nothing written) unless
+// is_numeric_dtype.
+bool widen_f32(std::uint8_t dtype, const std::uint8_t* src, float* out, std::size_t n);
+// n FP32 values into `dtype` at dst as convert_elements does from FP32: one
+// rounding to nearest even, saturating (Inf stays where the format has it;
+// NaN the format's NaN, 0 in an integer); the integers round to an integer
+// first. false (nothing written) unless is_numeric_dtype.
+bool narrow_f32(std::uint8_t dtype, const float* src, std::uint8_t* dst, std::size_t n);
 
 // The DTYPEs add_elements accepts: FP32, BF16, FP16, FP8_EXP2..5, INT8,
 // UINT8, INT16, UINT16, INT32, UINT32.

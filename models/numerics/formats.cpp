@@ -55,9 +55,12 @@ const FormatDesc kDesc[kNumFormats] = {
     {{Format::E8M0, "e8m0", 8, true, false, true, 0x1p127}, {}},
     {{Format::S8, "s8", 8, false, false, false, 127.0}, {}},
     {{Format::U8, "u8", 8, false, false, false, 255.0}, {}},
+    {{Format::E4M3Legacy, "e4m3_legacy", 8, true, true, true, 0}, {4, 3, 7, Specials::Ieee}},
 };
 
-bool is_minifloat(Format f) { return static_cast<int>(f) <= static_cast<int>(Format::Fp4E2M1); }
+bool is_minifloat(Format f) {
+  return static_cast<int>(f) <= static_cast<int>(Format::Fp4E2M1) || f == Format::E4M3Legacy;
+}
 
 const MiniFloat& mf_of(Format f) { return kDesc[static_cast<int>(f)].mf; }
 

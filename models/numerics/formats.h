@@ -29,8 +29,12 @@ enum class Format : std::uint8_t {
   E8M0,     // 2^(s-127), 0xFF = NaN, no sign, no zero
   S8,
   U8,
+  // FP8 E4M3 as NKI's legacy float8_e4m3 (SPEC §18: the FP8 of v2 / v3):
+  // IEEE-like, bias 7, exponent 1111 is Inf (mantissa 0) or NaN, max 240.
+  // Appended, so every earlier format keeps its number (the DPI's ids).
+  E4M3Legacy,
 };
-inline constexpr int kNumFormats = 15;
+inline constexpr int kNumFormats = 16;
 
 enum class Overflow : std::uint8_t { Saturate, NonSaturate };
 

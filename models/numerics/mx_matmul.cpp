@@ -31,7 +31,7 @@ constexpr MatmulDtype kMatmulDtypes[] = {
     {0x08, Format::Fp32, false, true}, {0x0C, Format::E2M5, true, true},
     {0x0D, Format::E3M4, true, true},  {0x0E, Format::E4M3, true, true},
     {0x0F, Format::E5M2, true, true},  {0x10, Format::Fp4E2M1, true, false},
-    {0x12, Format::Int4, true, false},
+    {0x12, Format::Int4, true, false}, {0x0B, Format::E4M3Legacy, false, true},
 };
 
 std::optional<Format> matmul_format(std::uint8_t dtype, bool mx) {

@@ -36,33 +36,16 @@ using Set = void (*)(TimingConfig&, unsigned, std::uint64_t);
 
 // ---- arrays a row's slot indexes ---------------------------------------------
 
-enum EngineArray : unsigned {
-  kClock,
-  kOverhead,
-  kIssueOverhead,
-  kMinIi,
-  kMinStream,
-  kMinIiDynamic,
-  kWideStride
-};
-
-std::uint32_t* engine_array(TimingConfig& c, unsigned which) {
-  switch (which) {
-    case kClock:
-      return c.clock_mhz;
-    case kOverhead:
-      return c.instruction_overhead_cycles;
-    case kIssueOverhead:
-      return c.issue_overhead_cycles;
-    case kMinIi:
-      return c.min_ii_cycles;
-    case kMinIiDynamic:
-      return c.min_ii_dynamic_cycles;
-    case kWideStride:
-      return c.wide_stride_cost_percent;
-    default:
-      return c.pipeline_min_stream_cycles;
-  }
+// A per-engine array of TimingConfig, one row per engine (slot = the
+// engine's index): the member names the group, nothing else does.
+using EngineArray = std::uint32_t (TimingConfig::*)[isa::kNumEngines];
+template <EngineArray M>
+std::uint64_t get_engine(const TimingConfig& c, unsigned e) {
+  return (c.*M)[e];
+}
+template <EngineArray M>
+void set_engine(TimingConfig& c, unsigned e, std::uint64_t v) {
+  (c.*M)[e] = static_cast<std::uint32_t>(v);
 }
 
 MemCycles& mem_of(TimingConfig& c, unsigned m) {
@@ -86,13 +69,7 @@ std::uint32_t& mem_field(MemCycles& m, unsigned f) {
   }
 }
 
-// A 32-bit member reached through the slot: (array or memory) << 8 | index.
-std::uint64_t get_engine(const TimingConfig& c, unsigned slot) {
-  return engine_array(const_cast<TimingConfig&>(c), slot >> 8)[slot & 0xFF];
-}
-void set_engine(TimingConfig& c, unsigned slot, std::uint64_t v) {
-  engine_array(c, slot >> 8)[slot & 0xFF] = static_cast<std::uint32_t>(v);
-}
+// A memory field reached through the slot: memory << 8 | field.
 std::uint64_t get_mem(const TimingConfig& c, unsigned slot) {
   return mem_field(mem_of(const_cast<TimingConfig&>(c), slot >> 8), slot & 0xFF);
 }
@@ -105,38 +82,41 @@ void set_mem(TimingConfig& c, unsigned slot, std::uint64_t v) {
 std::string src_clocks(Arch a) {
   switch (a) {
     case Arch::Sunda:
-      return "TIMING.md [A] (v2): PE 2.8, Vector 1.12, Scalar 1.4, GpSimd 1.4 GHz; the SFU at the "
-             "Scalar clock (convention)";
+      return "TIMING.md [A] (v2): PE 2.8, Vector 1.12, Scalar (act) 1.4, GpSimd 1.4 GHz; the SFU "
+             "at the Scalar clock (convention)";
     case Arch::Cayman:
-      return "TIMING.md [B] (v3): PE 2.4, Vector 0.96, Scalar 1.2, GpSimd 1.2 GHz; the SFU at the "
-             "Scalar clock (convention)";
+      return "TIMING.md [B] (v3): PE 2.4, Vector 0.96, Scalar (act) 1.2, GpSimd 1.2 GHz; the SFU "
+             "at the Scalar clock (convention)";
     case Arch::Mariana:
-      return "TIMING.md [C] (v4): PE 2.4, Vector 1.2, Scalar 1.2, GpSimd 1.2 GHz; the SFU at the "
-             "Scalar clock (convention)";
+      return "TIMING.md [C] (v4): PE 2.4, Vector 1.2, Scalar (act) 1.2, GpSimd 1.2 GHz; the SFU "
+             "at the Scalar clock (convention)";
     case Arch::Maverick:
       break;
   }
-  return "convention: as v4, TIMING.md [C] (no public v5 figures)";
+  return "convention: as v4, TIMING.md [C] (no public v5 figures); the act queue runs on the "
+         "DVE (seed 003: MAVERICK folds ACT into the DVE), so its clock is not used";
 }
 std::string src_overhead(Arch) {
   return "TIMING.md [A, E]: the front end (decode, semaphore check, dispatch) of about 64 engine "
          "cycles; latency only, it overlaps the previous instruction of the engine "
-         "(convention); GpSimd's startup is an issue overhead instead";
+         "(convention); GpSimd's startup is an issue overhead instead; the ACT's 255 fitted to "
+         "TIMING.md [D]: dependent 1-element Scalar activations 264 ScalarE cycles apart (v2; "
+         "the same cycles on v3 and v4, convention)";
 }
 std::string src_issue_overhead(Arch) {
   return "TIMING.md [A, E]: GpSimd startup about 150 cycles (iota = 150 + N), run in software "
          "on its 8 cores, so it holds the issue; 0 for the other engines";
 }
 std::string src_min_ii(Arch) {
-  return "TIMING.md [E]: minimum initiation interval about 64 engine cycles (Vector; the SFU as "
-         "Scalar); 0 for the PE, whose MAC loop has its own max(min(64, M), N) and whose "
+  return "TIMING.md [E]: minimum initiation interval about 64 engine cycles (Vector, Scalar; the "
+         "SFU as Scalar); 0 for the PE, whose MAC loop has its own max(min(64, M), N) and whose "
          "LoadStationary "
          "may be shorter [A, D], and for GpSimd, bound by its startup";
 }
 std::string src_min_stream(Arch) {
   return "TIMING.md [A]: the Vector/Scalar static overhead (about 100 cycles) is added to "
          "back-to-back instructions with N << 128: a stream shorter than 128 cycles holds the "
-         "issue for the whole latency (the SFU as Scalar); 0 for PE and GpSimd";
+         "issue for the whole latency (Vector, Scalar; the SFU as Scalar); 0 for PE and GpSimd";
 }
 std::string src_min_ii_dynamic(Arch) {
   return "TIMING.md [O]: tensor_copy_dynamic_src / _dst cost max(MIN_II_DYNAMIC, N), "
@@ -288,12 +268,14 @@ class Builder {
     row(key, key, 0, TimingConfig::kMaxAccessPs / 1000, "ns", get, set, 0, def, src,
         fmt::format("at most {} ns (2^40 ps)", TimingConfig::kMaxAccessPs / 1000));
   }
-  // One row per engine (pool, dve, pe, sfu).
-  void engines(const char* group, EngineArray which, std::uint64_t min, const char* unit,
+  // One row per engine (pool, dve, pe, sfu) of the per-engine array M: a
+  // grouped knob is its member in TimingConfig and one call of this.
+  template <EngineArray M>
+  void engines(const char* group, std::uint64_t min, const char* unit,
                const Defaults (&by_engine)[isa::kNumEngines], Source src) {
     for (unsigned e = 0; e < isa::kNumEngines; ++e)
-      row(std::string(group) + "." + isa::kEngineNames[e], group, min, UINT32_MAX, unit, get_engine,
-          set_engine, (unsigned{which} << 8) | e, by_engine[e], src);
+      row(std::string(group) + "." + isa::kEngineNames[e], group, min, UINT32_MAX, unit,
+          get_engine<M>, set_engine<M>, e, by_engine[e], src);
   }
 };
 
@@ -306,23 +288,31 @@ class Builder {
 
 std::vector<TimingField> build() {
   Builder b;
-  b.engines("clocks_mhz", kClock, 1, "MHz",
-            {{1400, 1200, 1200, 1200},
-             {1120, 960, 1200, 1200},
-             {2800, 2400, 2400, 2400},
-             {1400, 1200, 1200, 1200}},
-            src_clocks);
-  b.engines("instruction_overhead_cycles", kOverhead, 0, "engine cycles", {{0}, {64}, {64}, {64}},
-            src_overhead);
-  b.engines("issue_overhead_cycles", kIssueOverhead, 0, "engine cycles", {{150}, {0}, {0}, {0}},
-            src_issue_overhead);
-  b.engines("min_ii_cycles", kMinIi, 0, "engine cycles", {{0}, {64}, {0}, {64}}, src_min_ii);
-  b.engines("pipeline_min_stream_cycles", kMinStream, 0, "engine cycles", {{0}, {128}, {0}, {128}},
-            src_min_stream);
-  b.engines("min_ii_dynamic_cycles", kMinIiDynamic, 0, "engine cycles", {{600}, {600}, {0}, {600}},
-            src_min_ii_dynamic);
-  b.engines("wide_stride_cost_percent", kWideStride, 0, "percent of the stream's compute",
-            {{100}, {100}, {0}, {100}}, src_wide_stride);
+  // pool, dve, pe, sfu, act (isa::engine_index order).
+  b.engines<&TimingConfig::clock_mhz>("clocks_mhz", 1, "MHz",
+                                      {{1400, 1200, 1200, 1200},
+                                       {1120, 960, 1200, 1200},
+                                       {2800, 2400, 2400, 2400},
+                                       {1400, 1200, 1200, 1200},
+                                       {1400, 1200, 1200, 1200}},
+                                      src_clocks);
+  b.engines<&TimingConfig::instruction_overhead_cycles>(
+      "instruction_overhead_cycles", 0, "engine cycles", {{0}, {64}, {64}, {64}, {255}},
+      src_overhead);
+  b.engines<&TimingConfig::issue_overhead_cycles>("issue_overhead_cycles", 0, "engine cycles",
+                                                  {{150}, {0}, {0}, {0}, {0}}, src_issue_overhead);
+  b.engines<&TimingConfig::min_ii_cycles>("min_ii_cycles", 0, "engine cycles",
+                                          {{0}, {64}, {0}, {64}, {64}}, src_min_ii);
+  b.engines<&TimingConfig::pipeline_min_stream_cycles>(
+      "pipeline_min_stream_cycles", 0, "engine cycles", {{0}, {128}, {0}, {128}, {128}},
+      src_min_stream);
+  b.engines<&TimingConfig::min_ii_dynamic_cycles>("min_ii_dynamic_cycles", 0, "engine cycles",
+                                                  {{600}, {600}, {0}, {600}, {600}},
+                                                  src_min_ii_dynamic);
+  b.engines<&TimingConfig::wide_stride_cost_percent>("wide_stride_cost_percent", 0,
+                                                     "percent of the stream's compute",
+                                                     {{100}, {100}, {0}, {100}, {100}},
+                                                     src_wide_stride);
   b.row("wide_stride_bytes", "wide_stride_bytes", 0, UINT32_MAX, "bytes",
         TPB_FIELD(wide_stride_bytes), 0, 16, [](Arch) -> std::string {
           return "TIMING.md [A]: SBUF/PSUM supply peak bandwidth while the innermost stride is "

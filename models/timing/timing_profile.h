@@ -63,7 +63,7 @@ struct TimingConfig {
   // Every number below is a row of the one table of timing fields
   // (timing_fields(): JSON key, limits, unit, per-generation default and
   // source); default_timing() fills them from it. Engine arrays are indexed
-  // by isa::Queue (pool, dve, pe, sfu).
+  // by isa::engine_index (pool, dve, pe, sfu, act).
 
   // Engine clocks (SPEC §8).
   std::uint32_t clock_mhz[isa::kNumEngines] = {};
@@ -178,8 +178,12 @@ struct TimingConfig {
   // has no per-instruction overhead: its descriptor's time is the "dma"
   // latency and transfer (docs/CONVENTIONS.md).
   std::uint32_t clock(isa::Queue e) const {
-    const auto i = static_cast<unsigned>(e);
-    return i < isa::kNumEngines ? clock_mhz[i] : memory_clock_mhz;
+    return isa::is_compute_engine(e) ? clock_mhz[isa::engine_index(e)] : memory_clock_mhz;
+  }
+  // Engine e's value of a per-engine array (0 for a DMA queue): a new
+  // per-engine knob needs no accessor of its own.
+  static std::uint32_t per_engine(const std::uint32_t (&v)[isa::kNumEngines], isa::Queue e) {
+    return isa::is_compute_engine(e) ? v[isa::engine_index(e)] : 0;
   }
   std::uint32_t overhead(isa::Queue e) const { return per_engine(instruction_overhead_cycles, e); }
   std::uint32_t issue_overhead(isa::Queue e) const { return per_engine(issue_overhead_cycles, e); }
@@ -224,12 +228,6 @@ struct TimingConfig {
   // refuses a memory profile whose access of a whole partition takes longer,
   // so millions of accesses in one instruction still sum far below 2^64 ps.
   static constexpr std::uint64_t kMaxAccessPs = std::uint64_t{1} << 40;
-
- private:
-  static std::uint32_t per_engine(const std::uint32_t (&v)[isa::kNumEngines], isa::Queue e) {
-    const auto i = static_cast<unsigned>(e);
-    return i < isa::kNumEngines ? v[i] : 0;
-  }
 };
 
 // A bad profile: unknown key, wrong type, zero clock, unknown bundle. The
@@ -241,7 +239,9 @@ class TimingError : public std::runtime_error {
 };
 
 // One row of the table of timing fields: every number of TimingConfig but
-// the bundle overrides. A knob is one row (timing_fields.cpp) plus its use.
+// the bundle overrides. A knob is its member here and one row
+// (timing_fields.cpp) plus its use (docs/ARCHITECTURE.md "Adding a timing
+// knob").
 struct TimingField {
   std::string key;         // dotted JSON path: "hbm.mbytes_per_s", "clocks_mhz.pe"
   std::string source_key;  // its entry under "sources" (the key, or its group's)

@@ -46,10 +46,8 @@ void Device::connect() {
 
 void Device::connect_semaphores() {
   for (unsigned i = 0; i < cores(); ++i)
-    for (unsigned q = isa::kNumEngines; q < isa::kNumQueues; ++q)
-      cores_[i]
-          ->sequencer(static_cast<isa::Queue>(q))
-          .set_device_semaphores(&sems_, update_targets(i));
+    for (unsigned q = 0; q < isa::kNumDmaQueues; ++q)
+      cores_[i]->sequencer(isa::dma_queue(q)).set_device_semaphores(&sems_, update_targets(i));
 }
 
 void Device::set_logical_cores(unsigned lnc) {

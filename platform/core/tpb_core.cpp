@@ -1,5 +1,6 @@
 #include "platform/core/tpb_core.h"
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 
@@ -37,8 +38,8 @@ sc::SequencerConfig sequencer_config(const Profile& profile, unsigned i) {
   s.timing = &cfg.timing;
   s.costs = &profile.costs();
   s.hbm_capacity = cfg.hbm_capacity();
-  if (i >= isa::kNumEngines) return s;  // a DMA queue: no kernel_info
-  const std::vector<std::uint8_t>& table = cfg.kernel_info[i];
+  if (!isa::is_compute_engine(engine_at(i))) return s;  // a DMA queue: no kernel_info
+  const std::vector<std::uint8_t>& table = cfg.kernel_info[isa::engine_index(engine_at(i))];
   s.table =
       table.empty() ? sc::default_kernel_info(engine_at(i), cfg.arch) : sc::KernelInfoTable(table);
   return s;
@@ -119,8 +120,8 @@ Profile::Profile(CoreConfig cfg)
   if (t.fetch.ring_words == 0 || t.fetch.ring_words > ring_cap)
     throw std::invalid_argument(fmt::format("instruction_fetch.ring_words {} is not in [1, {}]",
                                             t.fetch.ring_words, ring_cap));
-  for (unsigned i = 0; i < isa::kNumEngines; ++i)
-    if (!cfg_.kernel_info[i].empty()) sc::KernelInfoTable{cfg_.kernel_info[i]};
+  for (const std::vector<std::uint8_t>& table : cfg_.kernel_info)
+    if (!table.empty()) sc::KernelInfoTable{table};
   if (t.hbm.bytes == 0 || t.hbm.bytes > isa::kHbmWindow)
     throw std::invalid_argument(fmt::format("hbm.bytes {} is not in [1, 2^40]", t.hbm.bytes));
   if (t.hbm.mbytes_per_s == 0) throw std::invalid_argument("hbm.mbytes_per_s must not be 0");
@@ -169,7 +170,7 @@ TpbCore::TpbCore(sc_core::sc_module_name name, Profile profile)
     env.regs = &regs_;
     env.queue = &queues[i];
     env.control = &control_;
-    if (i >= isa::kNumEngines) env.dma = &dma_engines;
+    if (isa::is_dma_queue(engine_at(i))) env.dma = &dma_engines;
     return new sc::Sequencer(isa::engine_name(engine_at(i)), engine_at(i), env,
                              sequencer_config(profile_, static_cast<unsigned>(i)));
   });
@@ -201,8 +202,10 @@ void TpbCore::map_and_bind() {
   std::array<sc::InstructionQueue*, 4> qs{&queues[0], &queues[1], &queues[2], &queues[3]};
   sc::map_core_memories(router_, sb, psum, sems_, regs_, qs);
   std::array<sc::InstructionQueue*, isa::kNumDmaQueues> dq{};
-  for (unsigned q = 0; q < isa::kNumDmaQueues; ++q) dq[q] = &queues[isa::kNumEngines + q];
+  for (unsigned q = 0; q < isa::kNumDmaQueues; ++q)
+    dq[q] = &queues[static_cast<unsigned>(isa::dma_queue(q))];
   sc::map_dma_queues(router_, dq);
+  sc::map_act_queue(router_, queues[static_cast<unsigned>(isa::Queue::Act)]);
   sc::map_hbm(router_, hbm);
   // Region 2: the SFU tile file, which the SFU engine owns (SPEC §2, §6).
   tile_file_ = &tile_file();
@@ -239,7 +242,7 @@ void TpbCore::apply_config() {
   for (unsigned i = 0; i < isa::kNumQueues; ++i) {
     seqs_[i].configure(sequencer_config(profile_, i));
     seqs_[i].engine_state().clear();
-    if (i >= isa::kNumEngines) clients.push_back(seqs_[i].dma_client());
+    if (isa::is_dma_queue(engine_at(i))) clients.push_back(seqs_[i].dma_client());
   }
   dma_engines.configure(t, &hbm.bandwidth, std::move(clients));
   // Per-engine options the kernels read from their engine state.
@@ -275,15 +278,32 @@ std::uint64_t TpbCore::stop_ps() const {
 }
 
 void TpbCore::load_program(const isa::Program& p) {
-  for (unsigned e = 0; e < isa::kNumQueues; ++e) {
-    std::vector<isa::RawInst> words;
-    for (const isa::ProgramInst& pi : p.queues[e]) words.push_back(pi.raw);
-    load_queue(engine_at(e), words);
+  std::array<std::vector<isa::RawInst>, isa::kNumQueues> words;
+  for (unsigned e = 0; e < isa::kNumQueues; ++e)
+    for (const isa::ProgramInst& pi : p.queues[e]) words[e].push_back(pi.raw);
+  if (config().arch == isa::Arch::Maverick) {
+    // MAVERICK folds ACT into the DVE (seed 003): the ACT queue's words run
+    // on the DVE, in line order among its own (a binary's after them).
+    std::vector<isa::ProgramInst> both = p.queues[static_cast<unsigned>(isa::Queue::Dve)];
+    const auto& act = p.queues[static_cast<unsigned>(isa::Queue::Act)];
+    both.insert(both.end(), act.begin(), act.end());
+    std::stable_sort(both.begin(), both.end(),
+                     [](const isa::ProgramInst& a, const isa::ProgramInst& b) {
+                       return a.loc.line < b.loc.line;
+                     });
+    words[static_cast<unsigned>(isa::Queue::Dve)].clear();
+    for (isa::ProgramInst pi : both) {
+      isa::fold_word_into_dve(pi.raw);  // a DVE word is unchanged
+      words[static_cast<unsigned>(isa::Queue::Dve)].push_back(pi.raw);
+    }
+    words[static_cast<unsigned>(isa::Queue::Act)].clear();
   }
+  for (unsigned e = 0; e < isa::kNumQueues; ++e) load_queue(engine_at(e), words[e]);
   for (const isa::RegInit& r : p.regs) set_reg(r.engine, r.reg, r.value);
 }
 
 void TpbCore::load_program(isa::SpooledProgram& p) {
+  if (config().arch == isa::Arch::Maverick) p.fold_act_into_dve();  // seed 003
   for (unsigned e = 0; e < isa::kNumQueues; ++e) load_queue(engine_at(e), p.source(engine_at(e)));
   for (const isa::RegInit& r : p.regs()) set_reg(r.engine, r.reg, r.value);
 }
@@ -480,15 +500,16 @@ void TpbCore::start_in(const CoreRunSetup& setup, std::shared_ptr<trace::Recorde
   dma_engines.set_timing_only(setup.timing_only);
   dma_engines.set_race(setup.race, core_id_);
   dma_active_ = false;
-  for (unsigned i = isa::kNumEngines; i < isa::kNumQueues; ++i)
-    dma_active_ = dma_active_ || queues[i].total() > 0;
+  for (unsigned q = 0; q < isa::kNumDmaQueues; ++q)
+    dma_active_ = dma_active_ || queues[static_cast<unsigned>(isa::dma_queue(q))].total() > 0;
   for (unsigned i = 0; i < isa::kNumQueues; ++i) {
     sc::Sequencer& s = seqs_[i];
     stats_[i]->reset(config().timing);
     s.set_timing_only(setup.timing_only);
     s.set_race(setup.race, core_id_);
-    // A DMA queue the program gives no descriptor appears in no output.
-    active_[i] = i < isa::kNumEngines || queues[i].total() > 0;
+    // A DMA queue the program gives no descriptor, and the ACT engine
+    // without instructions, appear in no output.
+    active_[i] = isa::listed_when_idle(engine_at(i)) || queues[i].total() > 0;
     if (!active_[i]) continue;
     s.add_observer(stats_[i].get());
     if (tracing) {
@@ -593,9 +614,9 @@ trace::RunStats TpbCore::stats() const {
   bool dma = false;
   std::uint64_t hbm_rd = 0, hbm_wr = 0;
   for (unsigned i = 0; i < isa::kNumQueues; ++i) {
-    if (!active_[i] && i >= isa::kNumEngines) continue;
+    if (!active_[i] && !isa::listed_when_idle(engine_at(i))) continue;
     s.engines.push_back(stats_[i]->stats());
-    if (i < isa::kNumEngines) continue;
+    if (!isa::is_dma_queue(engine_at(i))) continue;
     dma = true;
     const auto& c = s.engines.back().counters;
     if (auto it = c.find("hbm_read_bytes"); it != c.end()) hbm_rd += it->second;

@@ -1,7 +1,8 @@
 // One NeuronCore (SPEC §2, §7, §12): the top module in the style of the
 // Accellera lt example. It owns the four SBUF quadrants, the PSUM, the HBM, the ONE
 // address router, the semaphores, the engine registers, the instruction
-// queues and the sequencers (four engines, 16 DMA queues), and binds them in its constructor.
+// queues and the sequencers (five compute engines, 16 DMA queues), and binds them in its
+// constructor.
 //
 // A core runs program after program, as a device does: load a program, run
 // until every queue is drained, read and change memories, load another,
@@ -70,8 +71,8 @@ struct CoreConfig {
   // DVE QuantizeMX emax offsets (SPEC §4); the core puts it in the DVE's
   // engine state (fw::QuantizeMxOptions).
   num::MxEmax mx_emax = num::MxEmax::Ocp;
-  // Replacement kernel_info tables (8-byte records, seed 000 §1) by engine;
-  // empty = the default table of the engine.
+  // Replacement kernel_info tables (8-byte records, seed 000 §1) by compute
+  // engine (isa::engine_index); empty = the default table of the engine.
   std::array<std::vector<std::uint8_t>, isa::kNumEngines> kernel_info;
   // SPEC §15: the cores of the device this core is one of. `timing.hbm.bytes`
   // is the profile's, per core; the HBM is the device's, and every core of

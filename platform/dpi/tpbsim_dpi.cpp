@@ -16,6 +16,8 @@
 #include "models/isa/asm.h"
 #include "models/isa/checker.h"
 #include "models/isa/encodings.h"
+#include "models/isa/names.h"
+#include "models/isa/opcode_table.h"
 #include "models/isa/program.h"
 #include "models/numerics/dequant_stream.h"
 #include "models/numerics/formats.h"
@@ -40,6 +42,7 @@ namespace {
 
 thread_local std::string t_check_failed;
 thread_local std::string t_disasm;
+thread_local std::string t_queue;
 
 bool format_of(int id, num::Format& f) {
   if (id < 0 || id >= num::kNumFormats) {
@@ -310,6 +313,14 @@ int tpb_dpi_assemble(const char* statement, unsigned int* word) {
       return fail(fmt::format("line {}, column {}: {}", e.loc().line, e.loc().col, e.message()));
     }
   });
+}
+
+const char* tpb_dpi_queue(const unsigned int* word) {
+  dpi::t_queue.clear();
+  if (word)
+    dpi::t_queue =
+        isa::queue_names().name(static_cast<std::uint8_t>(isa::word_queue(dpi::word_bytes(word))));
+  return dpi::t_queue.c_str();
 }
 
 const char* tpb_dpi_disassemble(const unsigned int* word) {

@@ -117,6 +117,11 @@ const char* tpb_dpi_check_failed(void);
 int tpb_dpi_assemble(const char* statement, unsigned int* word);
 /* The mnemonic form of a word, "" when its opcode has none (a `.raw` word). */
 const char* tpb_dpi_disassemble(const unsigned int* word);
+/* The queue a binary sends the word to (docs/ASM.md, "Binaries and
+ * engines"): the engine its header names, else its opcode's home engine, a
+ * DMA descriptor's queue byte: "pool", "dve", "pe", "sfu", "act", "dma0"..
+ * "dma15" ("" for a null word). */
+const char* tpb_dpi_queue(const unsigned int* word);
 
 /* ---- A core (SPEC §12): the run API's core behind a chandle --------------
  * Programs run one after another on it; memories, the tile file, PE weights,

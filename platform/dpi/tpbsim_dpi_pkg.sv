@@ -106,6 +106,7 @@ package tpbsim_dpi_pkg;
   import "DPI-C" function string tpb_dpi_check_failed();
   import "DPI-C" function int tpb_dpi_assemble(input string statement, output bit [511:0] word);
   import "DPI-C" function string tpb_dpi_disassemble(input bit [511:0] word);
+  import "DPI-C" function string tpb_dpi_queue(input bit [511:0] word);
 
   // A core (the run API's): programs one after another, memories and time carried over.
   import "DPI-C" function chandle tpb_dpi_core_new(input string arch, input string timing_file);

@@ -412,7 +412,8 @@ class Session {
   std::uint32_t reg(const std::string& engine, py::handle r) {
     run::Session& s = this->s();
     const auto e = isa::parse_engine(engine.c_str());
-    if (!e) throw run::InputError(fmt::format("engine '{}' is not one of pool dve pe sfu", engine));
+    if (!e)
+      throw run::InputError(fmt::format("engine '{}' is not one of pool dve pe sfu act", engine));
     return s.core().reg(*e, run::check_register(host_int(r, "r")));
   }
 

@@ -119,8 +119,8 @@ Session::Session(const CoreSpec& spec, platform::Profile profile) {
 
 void check_remote_cores(isa::SpooledProgram& p, unsigned cores) {
   std::vector<isa::RawInst> buf(256);
-  for (unsigned q = isa::kNumEngines; q < isa::kNumQueues; ++q) {
-    const auto e = static_cast<isa::Queue>(q);
+  for (unsigned q = 0; q < isa::kNumDmaQueues; ++q) {
+    const isa::Queue e = isa::dma_queue(q);
     if (p.count(e) == 0) continue;
     std::unique_ptr<isa::InstructionSource> src = p.source(e);
     std::uint64_t index = 0;
@@ -211,8 +211,7 @@ void Session::select(unsigned core) {
 }
 
 void Session::set_core_id(unsigned id) {
-  for (unsigned e = 0; e < isa::kNumEngines; ++e)
-    core().set_reg(static_cast<isa::Queue>(e), kCoreIdRegister, id);
+  for (isa::Queue e : isa::kEngines) core().set_reg(e, kCoreIdRegister, id);
   if (device_->cores() % 2 == 0) device_->set_logical_cores(2);
 }
 

@@ -128,20 +128,20 @@ std::string csv_field(const std::string& in) {
   return o + "\"";
 }
 
-std::string csv_header(const json& plan) {
+std::string csv_header(const json& plan, const std::vector<std::string>& columns) {
   std::string csv = "point,workload";
   for (const auto& k : plan["parameters"].get<std::vector<std::string>>())
     csv += "," + csv_field(k);
   csv += ",status,exit_code";
-  for (const auto& c : metric_columns()) csv += "," + c;
+  for (const auto& c : columns) csv += "," + c;
   return csv + "\n";
 }
 
-std::string csv_row(const json& p, const Row& row) {
+std::string csv_row(const json& p, const Row& row, const std::vector<std::string>& columns) {
   std::string csv = p["id"].get<std::string>() + "," + csv_field(p["workload"]);
   for (const json& v : p["values"]) csv += "," + csv_field(value_text(v));
   csv += "," + row.status + "," + (row.exit_code >= 0 ? std::to_string(row.exit_code) : "");
-  for (const auto& c : metric_columns()) {
+  for (const auto& c : columns) {
     csv += ",";
     if (const auto it = row.m.find(c); it != row.m.end()) csv += fmt_metric(c, it->second);
   }
@@ -192,18 +192,20 @@ void plot(const json& plan, const std::string& out, const std::string& csv_path,
 
 }  // namespace
 
-std::vector<std::string> metric_columns() {
+std::vector<std::string> metric_columns(bool act) {
   std::vector<std::string> c = {"simulated_ns"};
-  for (unsigned e = 0; e < isa::kNumEngines; ++e)
+  for (isa::Queue e : isa::kEngines) {
+    if (!act && !isa::listed_when_idle(e)) continue;
     for (const char* m : {"instructions", "busy_cycles", "stall_cycles", "memory_stall_cycles",
                           "busy_ns", "utilization"})
-      c.push_back(fmt::format("{}_{}", isa::kEngineNames[e], m));
+      c.push_back(fmt::format("{}_{}", isa::engine_name(e), m));
+  }
   c.push_back("wall_seconds");
   return c;
 }
 
 void require_metric(const std::string& metric) {
-  const std::vector<std::string> cols = metric_columns();
+  const std::vector<std::string> cols = metric_columns(true);
   if (std::find(cols.begin(), cols.end(), metric) == cols.end())
     throw SweepError(fmt::format("metric '{}' is not a result column (one of: {})", metric,
                                  fmt::join(cols, " ")));
@@ -213,13 +215,20 @@ int collect(const std::string& out, const std::string& metric_opt, bool with_plo
   const json plan = load_plan(out);
   const std::string metric = metric_opt.empty() ? plan.value("metric", "simulated_ns") : metric_opt;
   require_metric(metric);
-  std::string csv = csv_header(plan);
   std::vector<std::string> failed;
   std::size_t raced = 0;
   const json& points = plan["points"];
+  std::vector<Row> rows;
+  bool act = false;  // a point ran the ACT engine: its columns are in the CSV
   for (std::size_t i = 0; i < points.size(); ++i) {
-    const Row row = read_point(plan, i);
-    csv += csv_row(points[i], row);
+    rows.push_back(read_point(plan, i));
+    act = act || rows.back().m.count("act_instructions") != 0;
+  }
+  const std::vector<std::string> columns = metric_columns(act);
+  std::string csv = csv_header(plan, columns);
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const Row& row = rows[i];
+    csv += csv_row(points[i], row, columns);
     raced += row.status == "race";
     if (row.status == "failed")
       failed.push_back(fmt::format("{}: {}", points[i]["describe"].get<std::string>(), row.why));

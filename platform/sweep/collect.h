@@ -10,8 +10,9 @@
 namespace tpb::sweep {
 
 // The metric columns of results.csv, after the point, workload, parameter,
-// status and exit_code columns.
-std::vector<std::string> metric_columns();
+// status and exit_code columns: the engines of every run's stats, and the
+// ACT engine's (SPEC §18) when `act` (some point ran it).
+std::vector<std::string> metric_columns(bool act = true);
 // SweepError unless `metric` is one of metric_columns().
 void require_metric(const std::string& metric);
 

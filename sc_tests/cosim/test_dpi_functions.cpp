@@ -165,8 +165,8 @@ TEST(DpiFormats, OverflowSaturatesOrGoesToInfinityOrNaN) {
 
 TEST(DpiFormats, BadArgumentsAreStatusesWithMessages) {
   unsigned c = 0;
-  EXPECT_EQ(tpb_dpi_to_fp32(15, 0, &c), TPB_DPI_EARG);
-  EXPECT_NE(err().find("format id 15"), std::string::npos) << err();
+  EXPECT_EQ(tpb_dpi_to_fp32(16, 0, &c), TPB_DPI_EARG);  // e4m3_legacy is 15, the last
+  EXPECT_NE(err().find("format id 16"), std::string::npos) << err();
   EXPECT_EQ(tpb_dpi_to_fp32(-1, 0, &c), TPB_DPI_EARG);
   EXPECT_EQ(tpb_dpi_to_fp32(9, 0x10, &c), TPB_DPI_EARG);
   EXPECT_NE(err().find("code 0x10 does not fit fp4_e2m1 (4 bits)"), std::string::npos) << err();
@@ -441,6 +441,26 @@ TEST(DpiCheck, NamesTheFailedPredicatesAsTpbsimCheckDoes) {
   EXPECT_EQ(tpb_dpi_check(4, raw), 1);
   EXPECT_STREQ(tpb_dpi_check_failed(), "has_known_opcode");
   EXPECT_STREQ(tpb_dpi_disassemble(raw), "");
+  EXPECT_STREQ(tpb_dpi_queue(raw), "pool");  // an unknown opcode's (convention)
+  EXPECT_STREQ(tpb_dpi_queue(w), "pool");
+  EXPECT_STREQ(tpb_dpi_queue(nullptr), "");
+}
+
+TEST(DpiCheck, QueueIsTheHeadersEngineElseTheHome) {
+  unsigned w[16];
+  assemble(".engine act\ntensor_copy channels=1 out_dtype=fp32 src=t3d(0) dst=t3d(0x40)", w);
+  EXPECT_STREQ(tpb_dpi_queue(w), "act");
+  assemble(".engine pool\ntensor_copy channels=1 out_dtype=fp32 src=t3d(0) dst=t3d(0x40)", w);
+  EXPECT_STREQ(tpb_dpi_queue(w), "pool");
+  // On its home engine the header names none.
+  assemble(".engine dve\ntensor_copy channels=1 out_dtype=fp32 src=t3d(0) dst=t3d(0x40)", w);
+  EXPECT_STREQ(tpb_dpi_queue(w), "dve");
+  EXPECT_EQ((w[0] >> 16) & 0xF0, 0u);
+  assemble(".engine act\nactivation func=exp channels=1 out_dtype=fp32 src=t3d(0) dst=t3d(0x40)",
+           w);
+  EXPECT_STREQ(tpb_dpi_queue(w), "act");
+  assemble(".engine dma7\ndma_copy rows=1 row_bytes=4 src=sbuf(0, 0x0) dst=hbm(0x0, stride=4)", w);
+  EXPECT_STREQ(tpb_dpi_queue(w), "dma7");
 }
 
 TEST(DpiCheck, RawWordsAndTquantBlocksAssembleToo) {

@@ -189,6 +189,26 @@ TEST(Sweep, AFasterDveClockNeverLengthensDveBusyTime) {
   }
 }
 
+// A point that ran the ACT gets its columns (none of the pipeline's does:
+// a queue without instructions is in no output); its clock is a parameter.
+TEST(Sweep, TheActsColumnsWhenAPointRanIt) {
+  const std::string dir = scratch_dir("sweep-act");
+  const std::string sweep =
+      write_sweep(dir, {{"workloads", {source_path("traces/workloads/softmax")}},
+                        {"parameters", {{{"key", "clocks_mhz.act"}, {"values", {600, 1200}}}}}});
+  const ToolResult r = run_tool("sweep " + sweep + " --out " + dir + "/out --jobs 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Csv rows = read_csv(dir + "/out/results.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("act_instructions"), "1");
+  // The same ACT cycles at half the clock: twice the time.
+  EXPECT_EQ(rows[0].at("act_busy_cycles"), rows[1].at("act_busy_cycles"));
+  EXPECT_NEAR(std::stod(rows[0].at("act_busy_ns")), 2 * std::stod(rows[1].at("act_busy_ns")), 1);
+  std::vector<std::string> header;
+  read_csv(local_sweep().out + "/results.csv", &header);
+  for (const auto& h : header) EXPECT_EQ(h.rfind("act_", 0), std::string::npos) << h;
+}
+
 TEST(Sweep, PlotIsAPng) {
   const LocalSweep& s = local_sweep();
   ASSERT_EQ(s.r.exit_code, 0) << s.r.err;

@@ -60,13 +60,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(back.regs[i].engine == p.regs[i].engine && back.regs[i].reg == p.regs[i].reg &&
                    back.regs[i].value == p.regs[i].value,
                ".reg %zu changed in the round trip", i);
-  for (unsigned e = 0; e < kNumEngines; ++e) {
+  for (unsigned e = 0; e < kNumQueues; ++e) {
     FUZZ_CHECK(back.queues[e].size() == p.queues[e].size(),
-               "engine %u: %zu words, %zu after the round trip", e, p.queues[e].size(),
+               "queue %u: %zu words, %zu after the round trip", e, p.queues[e].size(),
                back.queues[e].size());
     for (std::size_t i = 0; i < p.queues[e].size(); ++i)
       FUZZ_CHECK(back.queues[e][i].raw == p.queues[e][i].raw,
-                 "engine %u word %zu (line %d) changed in the round trip: %s", e, i,
+                 "queue %u word %zu (line %d) changed in the round trip: %s", e, i,
                  p.queues[e][i].loc.line, disassemble_inst(p.queues[e][i].raw).c_str());
   }
   return 0;

@@ -77,13 +77,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const AsmError& e) {
     FUZZ_CHECK(false, "the disassembly does not assemble: %s\n%s", e.what(), text.c_str());
   }
-  for (unsigned e = 0; e < kNumEngines; ++e) {
+  for (unsigned e = 0; e < kNumQueues; ++e) {
     FUZZ_CHECK(back.queues[e].size() == p.queues[e].size(),
-               "engine %u: %zu words disassembled, %zu assembled back\n%s", e, p.queues[e].size(),
+               "queue %u: %zu words disassembled, %zu assembled back\n%s", e, p.queues[e].size(),
                back.queues[e].size(), text.c_str());
     for (std::size_t i = 0; i < p.queues[e].size(); ++i)
       FUZZ_CHECK(back.queues[e][i].raw == p.queues[e][i].raw,
-                 "engine %u word %zu does not assemble back to its bytes:\n%s", e, i,
+                 "queue %u word %zu does not assemble back to its bytes:\n%s", e, i,
                  disassemble_inst(p.queues[e][i].raw).c_str());
   }
   return 0;

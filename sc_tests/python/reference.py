@@ -6,6 +6,8 @@ nothing here calls tpbsim or reads its code, so a test that compares tpbsim
 against it compares two independent implementations.
 """
 
+import math
+
 import numpy as np
 
 # (exponent bits, mantissa bits, bias, specials): "ieee" (all-ones exponent is
@@ -256,3 +258,179 @@ def matmul_fp32(w, x):
     for k in range(1, w.shape[0]):
         acc = acc + w[k][:, None] * x[k][None, :]
     return acc.astype(np.float32)
+
+
+# ---- SPEC §18: the vector instructions (docs/CONVENTIONS.md "Vector numerics") ----
+# Inputs are FP32 values (exact); every operator one FP32 rounding (NumPy's
+# float32 arithmetic is IEEE single); a transcendental in double by the C
+# library (Python's math module) and one rounding; reductions and scans in
+# ascending index order; results encoded as `tpbsim convert` does (encode).
+
+MINIFLOATS["e4m3_legacy"] = (4, 3, 7, "ieee")  # NKI's float8_e4m3 (v2, v3): max 240
+CANONICAL_NAN["e4m3_legacy"] = 0x7C
+
+F32 = np.float32
+
+
+def _libm(name, d):
+    """math.NAME(d) with the C library's IEEE result where Python raises."""
+    try:
+        return getattr(math, name)(d)
+    except OverflowError:
+        return math.inf
+    except ValueError:  # a pole (log 0, log1p -1) or outside the domain
+        if d == 0 or (name == "log1p" and d == -1):
+            return -math.inf
+        return math.nan
+
+
+def _dbl(name):
+    return np.vectorize(lambda d: _libm(name, float(d)), otypes=[np.float64])
+
+
+def _one_rounding(d):
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.asarray(d, np.float64).astype(F32)
+
+
+def _div64(a, b):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(a, np.float64) / np.asarray(b, np.float64)
+
+
+def activation_function(name, x):
+    """f(x) of an FP32 array, FP32: the function table of SPEC §18."""
+    x = np.asarray(x, F32)
+    d = x.astype(np.float64)
+    exp, tanh, erf = _dbl("exp"), _dbl("tanh"), _dbl("erf")
+    with np.errstate(all="ignore"):
+        if name == "copy":
+            return x.copy()
+        if name == "relu":
+            return np.where(np.isnan(x), x, np.where(x > 0, x, F32(0)))
+        if name == "abs":
+            return np.abs(x)
+        if name == "square":
+            return x * x
+        if name == "sign":
+            return np.where(np.isnan(x), x, np.sign(x).astype(F32) + F32(0))
+        table = {
+            "exp": lambda: exp(d),
+            "log": lambda: _dbl("log")(d),
+            "sqrt": lambda: _dbl("sqrt")(d),
+            "rsqrt": lambda: _div64(1.0, _dbl("sqrt")(d)),
+            "reciprocal": lambda: _div64(1.0, d),
+            "tanh": lambda: tanh(d),
+            "sigmoid": lambda: _div64(1.0, 1.0 + exp(-d)),
+            "silu": lambda: _div64(d, 1.0 + exp(-d)),
+            "gelu": lambda: d * (1.0 + erf(d / math.sqrt(2.0))) / 2.0,
+            "gelu_apprx_tanh": lambda: d * (1.0 + tanh(math.sqrt(2.0 / math.pi) *
+                                                       (d + 0.044715 * d * d * d))) / 2.0,
+            "erf": lambda: erf(d),
+            "softplus": lambda: _dbl("log1p")(exp(d)),
+        }
+        return _one_rounding(table[name]())
+
+
+def _maxmin(a, b, want_max):
+    a, b = np.broadcast_arrays(np.asarray(a, F32), np.asarray(b, F32))
+    nan = np.isnan(a) | np.isnan(b)
+    first = (a > b) if want_max else (a < b)
+    second = (b > a) if want_max else (b < a)
+    # equal values: +0 is the larger of +0 and -0
+    tie = np.where(np.signbit(a), b, a) if want_max else np.where(np.signbit(a), a, b)
+    return np.where(nan, F32(np.nan), np.where(first, a, np.where(second, b, tie))).astype(F32)
+
+
+def alu(op, a, b=None):
+    """a <op> b on FP32 arrays (the nki.language operator names)."""
+    a = np.asarray(a, F32)
+    b = np.asarray(a if b is None else b, F32)
+    truth = lambda t: np.where(t, F32(1), F32(0))  # noqa: E731
+    with np.errstate(all="ignore"):
+        ops = {
+            "bypass": lambda: a.copy(),
+            "add": lambda: a + b, "subtract": lambda: a - b, "multiply": lambda: a * b,
+            "divide": lambda: a / b,
+            "maximum": lambda: _maxmin(a, b, True), "minimum": lambda: _maxmin(a, b, False),
+            "equal": lambda: truth(a == b), "not_equal": lambda: truth(~(a == b)),
+            "greater_equal": lambda: truth(a >= b), "greater": lambda: truth(a > b),
+            "less_equal": lambda: truth(a <= b), "less": lambda: truth(a < b),
+            "power": lambda: _one_rounding(np.vectorize(
+                lambda x, y: _pow(float(x), float(y)), otypes=[np.float64])(a, b)),
+            "abs_max": lambda: _maxmin(np.abs(a), np.abs(b), True),
+            "abs_min": lambda: _maxmin(np.abs(a), np.abs(b), False),
+            "abs": lambda: np.abs(a), "square": lambda: a * a,
+            "rsqrt": lambda: _one_rounding(_div64(1.0, _dbl("sqrt")(a.astype(np.float64)))),
+            "reciprocal": lambda: F32(1) / a,
+        }
+        return np.asarray(ops[op](), F32)
+
+
+def _pow(x, y):
+    try:
+        return math.pow(x, y)
+    except OverflowError:
+        return math.inf
+    except ValueError:  # 0 ** negative: a pole; negative ** fraction: NaN
+        if x == 0:
+            odd = y == math.floor(y) and math.fmod(y, 2) != 0
+            return math.copysign(math.inf, x) if odd else math.inf
+        return math.nan
+
+
+def reduce_rows(op, x):
+    """op over each row of x (2-D, FP32), ascending, from the first element."""
+    x = np.asarray(x, F32)
+    acc = x[:, 0].copy()
+    for i in range(1, x.shape[1]):
+        acc = alu(op, acc, x[:, i])
+    return acc
+
+
+def scan_rows(op0, op1, x0, x1, initial, reverse0=False, reverse1=False):
+    """tensor_tensor_scan per row: acc = op1(op0(x0[i], acc), x1[i])."""
+    x0, x1 = np.asarray(x0, F32), np.asarray(x1, F32)
+    acc = np.broadcast_to(np.asarray(initial, F32), x0.shape[:1]).copy()
+    out = np.empty_like(x0)
+    for i in range(x0.shape[1]):
+        t = alu(op0, acc, x0[:, i]) if reverse0 else alu(op0, x0[:, i], acc)
+        acc = alu(op1, x1[:, i], t) if reverse1 else alu(op1, t, x1[:, i])
+        out[:, i] = acc
+    return out
+
+
+def bn_stats_rows(x):
+    """[count, mean, M2] of the even-index elements, then of the odd-index
+    ones, per row (docs/CONVENTIONS.md: two passes, ascending, FP32)."""
+    x = np.asarray(x, F32)
+    out = np.zeros((x.shape[0], 6), F32)
+    for half in (0, 1):
+        h = x[:, half::2]
+        if h.shape[1] == 0:
+            continue
+        c = F32(h.shape[1])
+        mean = reduce_rows("add", h) / c
+        d = h - mean[:, None]
+        out[:, 3 * half] = c
+        out[:, 3 * half + 1] = mean
+        out[:, 3 * half + 2] = reduce_rows("add", d * d)
+    return out
+
+
+def bn_aggr_rows(s):
+    """[mean, variance] of rows of (count, mean, M2) triples."""
+    s = np.asarray(s, F32)
+    c, m, m2 = s[:, 0::3], s[:, 1::3], s[:, 2::3]
+    n = np.zeros(s.shape[0], F32)
+    w = np.zeros(s.shape[0], F32)
+    for i in range(c.shape[1]):
+        n = n + c[:, i]
+        w = w + c[:, i] * m[:, i]
+    with np.errstate(all="ignore"):
+        mean = w / n
+        acc = np.zeros(s.shape[0], F32)
+        for i in range(c.shape[1]):
+            d = m[:, i] - mean
+            acc = acc + (m2[:, i] + c[:, i] * (d * d))
+        return np.stack([mean, acc / n], axis=1).astype(F32)

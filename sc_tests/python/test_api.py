@@ -18,7 +18,7 @@ def test_spec_names_exist_and_exceptions_nest():
     assert issubclass(tpbsim.Interrupted, KeyboardInterrupt)
     assert set(tpbsim.__all__) <= set(dir(tpbsim))
     assert tpbsim.ARCHS == ("sunda", "cayman", "mariana", "maverick")
-    assert tpbsim.ENGINES == ("pool", "dve", "pe", "sfu")
+    assert tpbsim.ENGINES == ("pool", "dve", "pe", "sfu", "act")
     sig = inspect.signature(tpbsim.Core)
     assert list(sig.parameters)[:2] == ["arch", "timing"]
     assert sig.parameters["arch"].default == "mariana" and sig.parameters["timing"].default is None

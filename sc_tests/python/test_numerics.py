@@ -9,7 +9,7 @@ import reference as ref
 from conftest import cli
 
 CODE_FORMATS = ["e4m3", "e5m2", "e3m4", "e2m5", "fp6_e2m3", "fp6_e3m2", "fp4_e2m1", "int4", "nf4",
-                "e8m0", "s8", "u8"]
+                "e8m0", "s8", "u8", "e4m3_legacy"]
 ALL = ["fp32", "bf16", "fp16"] + CODE_FORMATS
 
 

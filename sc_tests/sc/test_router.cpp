@@ -229,7 +229,7 @@ TEST(CoreMemoryMap, RowsSitWhereTheAddressMapSays) {
       {"sbuf.q0", 0x0000000, 0x0800000},  {"sbuf.q1", 0x0800000, 0x0800000},
       {"sbuf.q2", 0x1000000, 0x0800000},  {"sbuf.q3", 0x1800000, 0x0800000},
       {"psum", 0x2000000, 0x2000000},     {"sem", 0x6000000, 0x100},
-      {"regs", 0x6001000, 0x400},         {"queue.pool", 0x6100000, 0x100000},
+      {"regs", 0x6001000, 0x500},         {"queue.pool", 0x6100000, 0x100000},
       {"queue.dve", 0x6200000, 0x100000}, {"queue.pe", 0x6300000, 0x100000},
       {"queue.sfu", 0x6400000, 0x100000},
   };

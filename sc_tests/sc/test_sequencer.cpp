@@ -39,11 +39,15 @@ platform::CoreRunResult run_pool(
 
 }  // namespace
 
-TEST(KernelInfo, PoolTableIsTheSeventeenRecordSeedTable) {
+TEST(KernelInfo, PoolTableIsTheSeventeenRecordSeedTableThenSpec18Records) {
   const std::vector<std::uint8_t> b = sc::pool_kernel_info_bytes();
-  ASSERT_EQ(b.size(), 17u * 8);
+  // The seed's 17 records, then SPEC §18's: tensor_copy, tensor_tensor,
+  // tensor_scalar, memset, iota at idx17..21 (docs/CONVENTIONS.md).
+  ASSERT_EQ(b.size(), 22u * 8);
+  const std::uint8_t spec18[] = {0x23, 0x21, 0x22, 0x26, 0x27};
+  for (unsigned k = 17; k < 22; ++k) EXPECT_EQ(b[k * 8 + 3], spec18[k - 17]) << k;
   // seed 000 §1: idx16 @ file off 0x7480 = 00 00 00 7b | c4 4d 00 01.
-  const std::vector<std::uint8_t> idx16(b.begin() + 16 * 8, b.end());
+  const std::vector<std::uint8_t> idx16(b.begin() + 16 * 8, b.begin() + 17 * 8);
   EXPECT_EQ(idx16, (std::vector<std::uint8_t>{0x00, 0x00, 0x00, 0x7b, 0xc4, 0x4d, 0x00, 0x01}));
   EXPECT_EQ(b[14 * 8 + 3], 0xbe);  // GET_SEQUENCE_BOUNDS
   EXPECT_EQ(b[15 * 8 + 3], 0xf2);  // NONZERO_WITH_COUNT
@@ -55,6 +59,7 @@ TEST(KernelInfo, PoolTableIsTheSeventeenRecordSeedTable) {
   EXPECT_EQ(t.lookup(0xbe)->index, 14u);
   EXPECT_EQ(t.lookup(0xf2)->index, 15u);
   EXPECT_FALSE(t.lookup(0x00).has_value());  // empty records never match
+  EXPECT_EQ(t.lookup(0x27)->index, 21u);
   EXPECT_EQ(t.bytes(), b);
   EXPECT_THROW(sc::KernelInfoTable(std::vector<std::uint8_t>(9)), std::invalid_argument);
 }

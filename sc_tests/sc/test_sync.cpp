@@ -234,9 +234,9 @@ TEST(EngineRegisterFile, CppApiAndTlmViewAgree) {
     EXPECT_EQ(regs.get(isa::Queue::Sfu, 7), 13u);
     EXPECT_EQ(regs.get(isa::Queue::Pool, 4), 0u);
     std::uint32_t r[2];
-    EXPECT_EQ(init.read(0x80, r, 4).status, tlm::TLM_ADDRESS_ERROR_RESPONSE);  // hole
-    EXPECT_EQ(init.read(0x7C, r, 8).status, tlm::TLM_ADDRESS_ERROR_RESPONSE);  // runs into hole
-    EXPECT_EQ(init.read(0x400, r, 4).status, tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    EXPECT_EQ(init.read(0x80, r, 4).status, tlm::TLM_ADDRESS_ERROR_RESPONSE);   // hole
+    EXPECT_EQ(init.read(0x7C, r, 8).status, tlm::TLM_ADDRESS_ERROR_RESPONSE);   // runs into hole
+    EXPECT_EQ(init.read(0x500, r, 4).status, tlm::TLM_ADDRESS_ERROR_RESPONSE);  // past act
     EXPECT_EQ(init.read(0x101, r, 4).status, tlm::TLM_ADDRESS_ERROR_RESPONSE);
     EXPECT_EQ(init.read(0x100, r, 3).status, tlm::TLM_BURST_ERROR_RESPONSE);
   });

@@ -240,7 +240,7 @@ TEST(AsmEncode, LdweightsV5Fields) {
   const RawInst r = one(
       "ldweights in_dtype=fp8_e4m3 rows=128 cols=32 perf=oct_row_tiled "
       "src=mx(data=sbuf(0, 0x40), scale=sbuf(0, 0x8000), num=[32, 4], step_data=4, step_scale=1, "
-      "p=5, f=2) reserved0=[1, 0, 0, 0] reserved1=[2, 3] "
+      "p=5, f=2) reserved0=[1, 0, 0, 0] perf_mode=2 reserved1=[3] "
       "reserved2=[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9]");
   const auto d = decode_as<S3Lw>(r);
   EXPECT_EQ(d.header.opcode, 0x01);
@@ -258,7 +258,8 @@ TEST(AsmEncode, LdweightsV5Fields) {
   EXPECT_EQ(d.src_mem_pattern.mx.p_f_dim, 0x25);
   EXPECT_EQ(d.src_mem_pattern.mx.scale_dtype, 0x13);  // default E8M0
   EXPECT_EQ(d.reserved0[0], 1);
-  EXPECT_EQ(d.reserved1[1], 3);
+  EXPECT_EQ(d.perf, 2);  // SPEC §18 plain perf_mode @37 (convention), any byte settable
+  EXPECT_EQ(d.reserved1[0], 3);
   EXPECT_EQ(d.reserved2[23], 9);
 }
 
@@ -267,7 +268,8 @@ TEST(AsmEncode, MatmulV5Fields) {
       one("matmul in_dtype=bf16 out_dtype=fp32 rows=64 acc=3 perf=quad_row_interleave "
           "src=t3d(shape_reg(sbuf(1, 0x10)), step=[2, 0, 0], num=[8, 1, 1]) "
           "dst=t3d(psum(0, 0x800), step=[1, 0, 0], num=[8, 1, 1]) reserved0=[1, 1, 1, 1] "
-          "reserved1=[2, 2, 2, 2] reserved2=[3, 3, 3] reserved3=[4, 4, 4, 4]");
+          "transpose=2 perf_mode=double_row reserved1=[2, 2] reserved2=[3, 3, 3] "
+          "reserved3=[4, 4, 4, 4]");
   const auto d = decode_as<S3D3Mm>(r);
   EXPECT_EQ(d.header.opcode, 0x02);
   EXPECT_EQ(d.in_dtype, 0x5);
@@ -278,7 +280,9 @@ TEST(AsmEncode, MatmulV5Fields) {
   EXPECT_EQ(d.src_mem_pattern.t.start_addr.raw, 0x40000000u | (1u << 18) | 0x10u);
   EXPECT_TRUE(d.src_mem_pattern.t.start_addr.shape_from_register());
   EXPECT_EQ(d.dst_mem_pattern.t.start_addr.raw, (1u << 25) | 0x800u);
-  EXPECT_EQ(d.reserved1[3], 2);
+  EXPECT_EQ(d.transpose, 2);  // SPEC §18 plain fields @36, @37 (conventions)
+  EXPECT_EQ(d.perf, 1);
+  EXPECT_EQ(d.reserved1[1], 2);
   EXPECT_EQ(d.reserved2[2], 3);
   EXPECT_EQ(d.reserved3[0], 4);
 }

@@ -246,7 +246,8 @@ TEST(IsaEncodings, LdweightsV5RoundTrip) {
   i.col_grp = 0xf;
   i.mx_perf_mode = 6;
   i.reserved0[1] = 0x91;
-  i.reserved1[1] = 0x92;
+  i.perf = 0x94;  // SPEC §18 plain perf_mode @37 (convention)
+  i.reserved1[0] = 0x92;
   i.reserved2[23] = 0x93;
   const RawInst r = encode(i);
   expect_header_events(r, 0x01);
@@ -257,6 +258,7 @@ TEST(IsaEncodings, LdweightsV5RoundTrip) {
   EXPECT_EQ(r[34], 128);
   EXPECT_EQ(r[35], 0x1);
   EXPECT_EQ(r[36], 0xf);
+  EXPECT_EQ(r[37], 0x94);
   EXPECT_EQ(r[38], 0x92);
   EXPECT_EQ(r[39], 6);  // mx_perf_mode@39 (seed 003 §3.3)
   EXPECT_EQ(r[63], 0x93);
@@ -273,7 +275,9 @@ TEST(IsaEncodings, MatmulV5RoundTrip) {
   i.psum_accumulate_flags = 1;
   i.mx_perf_mode = 3;
   i.dst_mem_pattern.t = t3d(0x02040000, 1, 0, 0, 16, 1, 1);
-  i.reserved1[3] = 0xA1;
+  i.transpose = 0xA4;  // SPEC §18 plain fields @36, @37 (conventions)
+  i.perf = 0xA5;
+  i.reserved1[1] = 0xA1;
   i.reserved2[2] = 0xA2;
   i.reserved3[0] = 0xA3;
   const RawInst r = encode(i);
@@ -283,6 +287,8 @@ TEST(IsaEncodings, MatmulV5RoundTrip) {
   EXPECT_EQ(r[33], 0x08);
   EXPECT_EQ(r[34], 96);
   EXPECT_EQ(r[35], 1);
+  EXPECT_EQ(r[36], 0xA4);
+  EXPECT_EQ(r[37], 0xA5);
   EXPECT_EQ(r[39], 0xA1);
   EXPECT_EQ(r[40], 3);  // mx_perf_mode@40 (seed 003 §3.3)
   EXPECT_EQ(r[43], 0xA2);
@@ -335,10 +341,16 @@ TEST(IsaNames, Opcodes) {
   EXPECT_EQ(opcode_mnemonic(0x6a), "tquant");       // seed 002 block word (convention)
   EXPECT_EQ(opcode_mnemonic(0x23), "tensor_copy");  // SPEC §11 (convention)
   EXPECT_EQ(opcode_mnemonic(0xd0), "dma_copy");     // SPEC §10 (convention)
-  EXPECT_EQ(opcode_mnemonic(0xf0), "nop");          // SPEC §18 (convention)
+  // SPEC §18 (conventions): 0x20..0x2b.
+  const char* vec[] = {"activation",    "tensor_tensor",      "tensor_scalar", "tensor_copy",
+                       "tensor_reduce", "tensor_tensor_scan", "memset",        "iota",
+                       "reciprocal",    "bn_stats",           "bn_aggr",       "nc_transpose"};
+  for (int k = 0; k < 12; ++k)
+    EXPECT_EQ(opcode_mnemonic(static_cast<std::uint8_t>(0x20 + k)), vec[k]);
   int known = 0;
   for (int op = 0; op < 256; ++op) known += !opcode_mnemonic(static_cast<std::uint8_t>(op)).empty();
-  EXPECT_EQ(known, 12);
+  EXPECT_EQ(opcode_mnemonic(0xf0), "nop");  // SPEC §18 (convention)
+  EXPECT_EQ(known, 23);
 }
 
 TEST(IsaNames, Dtypes) {
@@ -347,12 +359,24 @@ TEST(IsaNames, Dtypes) {
     std::uint8_t ord;
     const char* name;
     unsigned size;
-  } table[] = {{0x01, "int8", 1},     {0x02, "uint8", 1},    {0x03, "int16", 2},
-               {0x04, "uint16", 2},   {0x05, "bf16", 2},     {0x06, "fp16", 2},
-               {0x07, "int32", 4},    {0x08, "fp32", 4},     {0x09, "uint32", 4},
-               {0x0A, "fp32r", 4},    {0x0C, "fp8_exp2", 1}, {0x0D, "fp8_exp3", 1},
-               {0x0E, "fp8_exp4", 1}, {0x0F, "fp8_exp5", 1}, {0x10, "fp4_exp2", 1},
-               {0x12, "int4", 1},     {0x13, "sfp8_e8", 1}};
+  } table[] = {{0x01, "int8", 1},
+               {0x02, "uint8", 1},
+               {0x03, "int16", 2},
+               {0x04, "uint16", 2},
+               {0x05, "bf16", 2},
+               {0x06, "fp16", 2},
+               {0x07, "int32", 4},
+               {0x08, "fp32", 4},
+               {0x09, "uint32", 4},
+               {0x0A, "fp32r", 4},
+               {0x0C, "fp8_exp2", 1},
+               {0x0D, "fp8_exp3", 1},
+               {0x0B, "fp8_exp4_legacy", 1},  // SPEC §18 (convention)
+               {0x0E, "fp8_exp4", 1},
+               {0x0F, "fp8_exp5", 1},
+               {0x10, "fp4_exp2", 1},
+               {0x12, "int4", 1},
+               {0x13, "sfp8_e8", 1}};
   for (const auto& t : table) {
     EXPECT_EQ(dtype_name(t.ord), t.name);
     EXPECT_EQ(dtype_size(t.ord), t.size) << t.name;
@@ -360,7 +384,7 @@ TEST(IsaNames, Dtypes) {
     ASSERT_TRUE(parse_dtype(t.name, out));
     EXPECT_EQ(out, t.ord);
   }
-  for (std::uint8_t bad : {0x0B, 0x11, 0x14, 0xFF}) {
+  for (std::uint8_t bad : {0x11, 0x14, 0xFF}) {
     EXPECT_EQ(dtype_name(bad), "");
     EXPECT_EQ(dtype_size(bad), 0u);
   }
@@ -377,7 +401,8 @@ TEST(IsaNames, Engines) {
   EXPECT_STREQ(engine_name(Queue::Sfu), "sfu");
   EXPECT_EQ(parse_engine("dve"), Queue::Dve);
   EXPECT_EQ(parse_engine("PE"), Queue::Pe);
-  EXPECT_EQ(parse_engine("act"), std::nullopt);
+  EXPECT_EQ(parse_engine("act"), Queue::Act);  // SPEC §18
+  EXPECT_EQ(parse_engine("dma0"), std::nullopt);
   EXPECT_EQ(parse_engine(nullptr), std::nullopt);
 }
 

@@ -81,13 +81,25 @@ TEST(IsaNames, DtypePrintedSpellingsAreTheDocumentedOnes) {
     std::uint8_t ord;
     const char* syntax;
     const char* seed;
-  } rows[] = {
-      {0x0, "invalid", "invalid"},    {0x1, "int8", "int8"},         {0x2, "uint8", "uint8"},
-      {0x3, "int16", "int16"},        {0x4, "uint16", "uint16"},     {0x5, "bf16", "bf16"},
-      {0x6, "fp16", "fp16"},          {0x7, "int32", "int32"},       {0x8, "fp32", "fp32"},
-      {0x9, "uint32", "uint32"},      {0xA, "fp32r", "fp32r"},       {0xC, "fp8_e2m5", "fp8_exp2"},
-      {0xD, "fp8_e3m4", "fp8_exp3"},  {0xE, "fp8_e4m3", "fp8_exp4"}, {0xF, "fp8_e5m2", "fp8_exp5"},
-      {0x10, "fp4_e2m1", "fp4_exp2"}, {0x12, "int4", "int4"},        {0x13, "e8m0", "sfp8_e8"}};
+  } rows[] = {{0x0, "invalid", "invalid"},
+              {0x1, "int8", "int8"},
+              {0x2, "uint8", "uint8"},
+              {0x3, "int16", "int16"},
+              {0x4, "uint16", "uint16"},
+              {0x5, "bf16", "bf16"},
+              {0x6, "fp16", "fp16"},
+              {0x7, "int32", "int32"},
+              {0x8, "fp32", "fp32"},
+              {0x9, "uint32", "uint32"},
+              {0xA, "fp32r", "fp32r"},
+              {0xC, "fp8_e2m5", "fp8_exp2"},
+              {0xB, "fp8_e4m3_legacy", "fp8_exp4_legacy"},  // SPEC §18 (convention)
+              {0xD, "fp8_e3m4", "fp8_exp3"},
+              {0xE, "fp8_e4m3", "fp8_exp4"},
+              {0xF, "fp8_e5m2", "fp8_exp5"},
+              {0x10, "fp4_e2m1", "fp4_exp2"},
+              {0x12, "int4", "int4"},
+              {0x13, "e8m0", "sfp8_e8"}};
   std::set<unsigned> named;
   for (const auto& r : rows) {
     EXPECT_EQ(asm_dtype_name(r.ord), r.syntax);
@@ -101,7 +113,7 @@ TEST(IsaNames, DtypePrintedSpellingsAreTheDocumentedOnes) {
     }
   EXPECT_EQ(dtype_table().list(),
             "invalid, int8, uint8, int16, uint16, bf16, fp16, int32, fp32, uint32, fp32r, "
-            "fp8_e2m5, fp8_e3m4, fp8_e4m3, fp8_e5m2, fp4_e2m1, int4, e8m0");
+            "fp8_e4m3_legacy, fp8_e2m5, fp8_e3m4, fp8_e4m3, fp8_e5m2, fp4_e2m1, int4, e8m0");
 }
 
 TEST(IsaNames, EveryOtherEnumHasOneTableThatPrintsAndParses) {
@@ -139,11 +151,20 @@ TEST(IsaNames, EveryOtherEnumHasOneTableThatPrintsAndParses) {
   EXPECT_EQ(arch_list(), "sunda, cayman, mariana, maverick");  // aliases are not listed
   EXPECT_EQ(arch_list("|"), "sunda|cayman|mariana|maverick");
   // Engines.
-  const char* engines[] = {"pool", "dve", "pe", "sfu"};
+  const char* engines[] = {"pool", "dve", "pe", "sfu", "act"};
   for (unsigned e = 0; e < kNumEngines; ++e) {
-    EXPECT_STREQ(engine_name(static_cast<Queue>(e)), engines[e]);
-    EXPECT_EQ(parse_engine(upper(engines[e]).c_str()), static_cast<Queue>(e));
+    EXPECT_STREQ(engine_name(kEngines[e]), engines[e]);
+    EXPECT_EQ(parse_engine(upper(engines[e]).c_str()), kEngines[e]);
   }
+  // SPEC §18 operators, activation functions and the header's engine selector.
+  EXPECT_EQ(alu_op_names().name(5), "maximum");
+  EXPECT_EQ(alu_op_names().parse("max"), 5);
+  EXPECT_EQ(alu_op_names().name(19), "reciprocal");
+  EXPECT_EQ(act_func_names().name(10), "gelu_apprx_tanh");
+  EXPECT_EQ(act_func_names().parse("identity"), 0);
+  EXPECT_EQ(reduce_cmd_names().list(), "idle, reset, reduce, reset_reduce");
+  EXPECT_EQ(engine_selector_names().list(), "home, pool, dve, pe, sfu, act");
+  EXPECT_EQ(matmul_perf_names().parse("double_row"), 1);
   EXPECT_FALSE(parse_engine("npu").has_value());
   EXPECT_FALSE(parse_engine(nullptr).has_value());
   // EVENTS modes.

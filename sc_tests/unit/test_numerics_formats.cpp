@@ -102,7 +102,10 @@ TEST(NumericsInfo, NamesWidthsAndMaxima) {
       {"e8m0", 8, 1.7014118346046923e38, false, true},
       {"s8", 8, 127, false, false},
       {"u8", 8, 255, false, false},
+      // SPEC §18: NKI's legacy float8_e4m3, IEEE-like (bias 7): 1.875 x 2^7.
+      {"e4m3_legacy", 8, 240, true, true},
   };
+  ASSERT_EQ(std::size(rows), static_cast<std::size_t>(tpb::num::kNumFormats));
   for (int i = 0; i < tpb::num::kNumFormats; ++i) {
     const auto f = static_cast<Format>(i);
     SCOPED_TRACE(rows[i].name);

@@ -7,6 +7,8 @@
 // held equal.
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -71,15 +73,26 @@ TEST(OpcodeChecklist, EveryRowIsFoundByItsOpcodeAndItsFieldsFitTheWord) {
     EXPECT_EQ(opcode_info(row.code()), &row) << row.mnemonic;
     EXPECT_TRUE(mnemonics.insert(row.mnemonic).second) << row.mnemonic << " twice";
     if (!row.asm_fields) continue;
-    std::vector<bool> used(kInstBytes, false);
+    std::vector<bool> used(kInstBytes * 8, false);  // by bit
+    const auto claim = [&](unsigned byte, unsigned bit, const char* name) {
+      EXPECT_FALSE(used[byte * 8 + bit])
+          << row.mnemonic << " " << name << " overlaps at byte " << byte << " bit " << bit;
+      used[byte * 8 + bit] = true;
+    };
     for (const AsmField& f : *row.asm_fields) {
       ASSERT_GE(f.off, 12) << row.mnemonic << " " << f.name;
       ASSERT_LE(f.off + f.len, static_cast<int>(kInstBytes)) << row.mnemonic << " " << f.name;
-      for (unsigned b = f.off; b < f.off + f.len; ++b) {
-        EXPECT_FALSE(used[b]) << row.mnemonic << " " << f.name << " overlaps at byte " << b;
-        used[b] = true;
-      }
+      for (unsigned b = f.off; b < f.off + f.len; ++b)
+        for (unsigned bit = 0; bit < 8; ++bit)
+          if (f.len != 1 || (f.mask() >> bit) & 1u) claim(b, bit, f.name);
+      // A scalar-or-vector operand owns its flag bit too.
+      if (f.kind == AsmFieldKind::Scalar) claim(static_cast<unsigned>(f.from), f.shift, f.name);
     }
+    // Every bit of the word past the header and events is some field's, so
+    // every word is reachable from text.
+    for (unsigned bit = 12 * 8; bit < kInstBytes * 8; ++bit)
+      EXPECT_TRUE(used[bit]) << row.mnemonic << ": byte " << bit / 8 << " bit " << bit % 8
+                             << " belongs to no field";
   }
 }
 
@@ -100,10 +113,9 @@ TEST(OpcodeChecklist, EveryModelledOpcodeHasItsContractOnEveryGeneration) {
 }
 
 // predicates + docs: every name a contract reports, and the contract,
-// documented in docs/PREDICATES.md; every mnemonic form in docs/ASM.md.
-TEST(OpcodeChecklist, EveryContractAndPredicateAndMnemonicIsDocumented) {
+// documented in docs/PREDICATES.md.
+TEST(OpcodeChecklist, EveryContractAndPredicateIsDocumented) {
   const std::string predicates = source_text("docs/PREDICATES.md");
-  const std::string asm_doc = source_text("docs/ASM.md");
   for (const OpcodeInfo& row : opcode_table()) {
     if (!is_modelled(row)) continue;
     EXPECT_TRUE(doc_names(predicates, std::string(row.contract))) << row.contract;
@@ -116,11 +128,64 @@ TEST(OpcodeChecklist, EveryContractAndPredicateAndMnemonicIsDocumented) {
       const std::string base(name.substr(0, name.find('(')));
       EXPECT_TRUE(doc_names(predicates, base)) << row.contract << ": " << base;
     }
-    // ASM.md gives each mnemonic form a section "### MNEMONIC (0xOP, ENGINE; ...)".
-    if (row.asm_fields) {
-      EXPECT_NE(asm_doc.find("### " + std::string(row.mnemonic) + " ("), std::string::npos)
-          << row.mnemonic << " has no section in docs/ASM.md";
-    }
+  }
+}
+
+// The engines of a row as docs/ASM.md's section header names them: "POOL",
+// "DVE", ..., or "a DMA queue".
+std::vector<std::string> engine_words(const OpcodeInfo& row) {
+  if (is_dma_queue(row.home)) return {"a DMA queue"};
+  std::vector<std::string> words;
+  for (Queue e : kEngines) {
+    if (!row.has_engine(e)) continue;
+    std::string up(engine_name(e));
+    for (char& c : up) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    words.push_back(up);
+  }
+  return words;
+}
+
+// The byte cell of a field in docs/ASM.md's tables: "34", "12..27", or a
+// bit field's "42 (bits 4:0)" / "31 (bit 7)".
+std::string byte_cell(const AsmField& f) {
+  if (f.bits == 1) return std::to_string(f.off) + " (bit " + std::to_string(f.shift) + ")";
+  if (f.bits > 1)
+    return std::to_string(f.off) + " (bits " + std::to_string(f.shift + f.bits - 1) + ":" +
+           std::to_string(f.shift) + ")";
+  return f.len == 1 ? std::to_string(f.off)
+                    : std::to_string(f.off) + ".." + std::to_string(f.off + f.len - 1);
+}
+
+// docs: every mnemonic form has its section in docs/ASM.md, "### MNEMONIC
+// (0xOP, ENGINE...", whose field table lists exactly the row's fields at the
+// row's bytes (the row's fields are the struct's members, so the doc is held
+// to the encoding).
+TEST(OpcodeChecklist, EveryMnemonicHasItsSectionWithItsEnginesAndFields) {
+  const std::string asm_doc = source_text("docs/ASM.md");
+  for (const OpcodeInfo& row : opcode_table()) {
+    if (!is_modelled(row) || !row.asm_fields) continue;
+    const std::string head = "### " + std::string(row.mnemonic) + " (";
+    const std::size_t at = asm_doc.find(head);
+    ASSERT_NE(at, std::string::npos) << row.mnemonic << " has no section in docs/ASM.md";
+    const std::string header = asm_doc.substr(at, asm_doc.find('\n', at) - at);
+    char code[8];
+    std::snprintf(code, sizeof code, "(0x%02x, ", row.code());
+    std::string lower = header;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    EXPECT_NE(lower.find(code), std::string::npos) << header << ": not opcode " << code;
+    for (const std::string& e : engine_words(row))
+      EXPECT_NE(header.find(e), std::string::npos) << header << ": does not name " << e;
+    // The section's field table: its rows "| `name` | bytes | ...".
+    const std::size_t end = asm_doc.find("\n### ", at + 1);
+    const std::string section = asm_doc.substr(at, end - at);
+    std::map<std::string, std::string> listed;
+    const std::regex field_row(R"(\n\| `([a-z_0-9]+)` \| ([0-9.]+(?: \(bits? [0-9:]+\))?) \|)");
+    for (auto it = std::sregex_iterator(section.begin(), section.end(), field_row);
+         it != std::sregex_iterator(); ++it)
+      listed[(*it)[1]] = (*it)[2];
+    std::map<std::string, std::string> want;
+    for (const AsmField& f : *row.asm_fields) want[f.name] = byte_cell(f);
+    EXPECT_EQ(listed, want) << row.mnemonic << ": the field table of docs/ASM.md";
   }
 }
 
@@ -130,11 +195,11 @@ TEST(OpcodeChecklist, EveryModelledOpcodeHasAKernelAtItsVa) {
   for (const OpcodeInfo& row : opcode_table()) {
     if (!is_modelled(row)) continue;
     for (Arch a : kChecklistArchs)
-      for (unsigned e = 0; e < kNumEngines; ++e)
-        if (const KernelInfoSlot* slot = row.kernel_info_on(a, static_cast<Queue>(e))) {
+      for (Queue e : kEngines)
+        if (const KernelInfoSlot* slot = row.kernel_info_on(e, a)) {
           EXPECT_NE(fw::builtin_kernels().find(slot->func_va), nullptr)
-              << row.mnemonic << " on " << arch_name(a) << ": no kernel at VA 0x" << std::hex
-              << slot->func_va;
+              << row.mnemonic << " on " << engine_name(e) << " of " << arch_name(a)
+              << ": no kernel at VA 0x" << std::hex << slot->func_va;
         }
   }
 }

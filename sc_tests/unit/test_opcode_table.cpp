@@ -22,6 +22,7 @@ namespace tpb::isa {
 namespace {
 
 constexpr Arch kGenerations[] = {Arch::Sunda, Arch::Cayman, Arch::Mariana, Arch::Maverick};
+const std::vector<Arch> kAll = {Arch::Sunda, Arch::Cayman, Arch::Mariana, Arch::Maverick};
 
 struct Expected {
   std::uint8_t opcode;
@@ -35,17 +36,25 @@ struct Expected {
 // Written from the seeds, independently of the table.
 const std::vector<Expected>& expected_rows() {
   static const std::vector<Expected> rows = {
-      {0x01, "ldweights", Queue::Pe, {Arch::Maverick}, "is_valid_s3_lw", true},
-      {0x02, "matmul", Queue::Pe, {Arch::Maverick}, "is_valid_s3d3_mm", true},
+      // SPEC §18: plain mode on every generation (MX mode: v5).
+      {0x01, "ldweights", Queue::Pe, kAll, "is_valid_s3_lw", true},
+      {0x02, "matmul", Queue::Pe, kAll, "is_valid_s3d3_mm", true},
       {0x09, "ldweights_mx", Queue::Pe, {Arch::Mariana}, "is_valid_smx1_lw", true},
       {0x0A, "matmul_mx", Queue::Pe, {Arch::Mariana}, "is_valid_smx1d3_mm", true},
+      // SPEC §18 (opcodes conventions): every generation (SPEC §1: SUNDA has them).
+      {0x20, "activation", Queue::Act, kAll, "is_valid_activation", true},
+      {0x21, "tensor_tensor", Queue::Dve, kAll, "is_valid_tensor_tensor", true},
+      {0x22, "tensor_scalar", Queue::Dve, kAll, "is_valid_tensor_scalar", true},
       // SPEC §11 (opcode a convention): every generation (TIMING.md [M]).
-      {0x23,
-       "tensor_copy",
-       Queue::Dve,
-       {Arch::Sunda, Arch::Cayman, Arch::Mariana, Arch::Maverick},
-       "is_valid_tensor_copy",
-       true},
+      {0x23, "tensor_copy", Queue::Dve, kAll, "is_valid_tensor_copy", true},
+      {0x24, "tensor_reduce", Queue::Dve, kAll, "is_valid_tensor_reduce", true},
+      {0x25, "tensor_tensor_scan", Queue::Dve, kAll, "is_valid_tensor_tensor_scan", true},
+      {0x26, "memset", Queue::Dve, kAll, "is_valid_memset", true},
+      {0x27, "iota", Queue::Pool, kAll, "is_valid_iota", true},
+      {0x28, "reciprocal", Queue::Dve, kAll, "is_valid_reciprocal", true},
+      {0x29, "bn_stats", Queue::Dve, kAll, "is_valid_bn_stats", true},
+      {0x2a, "bn_aggr", Queue::Dve, kAll, "is_valid_bn_aggr", true},
+      {0x2b, "nc_transpose", Queue::Dve, kAll, "is_valid_nc_transpose", true},
       {0x6a,
        "tquant",
        Queue::Sfu,
@@ -140,14 +149,47 @@ TEST(OpcodeTable, ConsumersReadTheRow) {
     EXPECT_EQ(contract_for_opcode(e.opcode), e.contract);
     EXPECT_EQ(asm_mnemonic(e.opcode), e.asm_form ? std::string(e.mnemonic) : std::string());
   }
-  EXPECT_EQ(all_contract_names(),
-            (std::vector<std::string_view>{
-                "is_valid_s3_lw", "is_valid_s3d3_mm", "is_valid_smx1_lw", "is_valid_smx1d3_mm",
-                "is_valid_tensor_copy", "is_valid_tquant_block", "is_valid_tensor_dequantize",
-                "is_valid_dma_copy", "is_valid_s3dmx1_quant", "is_valid_nop"}));
-  EXPECT_EQ(asm_mnemonics(), (std::vector<std::string_view>{
-                                 "ldweights", "matmul", "ldweights_mx", "matmul_mx", "tensor_copy",
-                                 "tensor_dequantize", "dma_copy", "quantize_mx", "nop"}));
+  EXPECT_EQ(all_contract_names(), (std::vector<std::string_view>{"is_valid_s3_lw",
+                                                                 "is_valid_s3d3_mm",
+                                                                 "is_valid_smx1_lw",
+                                                                 "is_valid_smx1d3_mm",
+                                                                 "is_valid_activation",
+                                                                 "is_valid_tensor_tensor",
+                                                                 "is_valid_tensor_scalar",
+                                                                 "is_valid_tensor_copy",
+                                                                 "is_valid_tensor_reduce",
+                                                                 "is_valid_tensor_tensor_scan",
+                                                                 "is_valid_memset",
+                                                                 "is_valid_iota",
+                                                                 "is_valid_reciprocal",
+                                                                 "is_valid_bn_stats",
+                                                                 "is_valid_bn_aggr",
+                                                                 "is_valid_nc_transpose",
+                                                                 "is_valid_tquant_block",
+                                                                 "is_valid_tensor_dequantize",
+                                                                 "is_valid_dma_copy",
+                                                                 "is_valid_s3dmx1_quant",
+                                                                 "is_valid_nop"}));
+  EXPECT_EQ(asm_mnemonics(), (std::vector<std::string_view>{"ldweights",
+                                                            "matmul",
+                                                            "ldweights_mx",
+                                                            "matmul_mx",
+                                                            "activation",
+                                                            "tensor_tensor",
+                                                            "tensor_scalar",
+                                                            "tensor_copy",
+                                                            "tensor_reduce",
+                                                            "tensor_tensor_scan",
+                                                            "memset",
+                                                            "iota",
+                                                            "reciprocal",
+                                                            "bn_stats",
+                                                            "bn_aggr",
+                                                            "nc_transpose",
+                                                            "tensor_dequantize",
+                                                            "dma_copy",
+                                                            "quantize_mx",
+                                                            "nop"}));
 }
 
 // TensorDequantize runs the TENSOR3D form on SUNDA / CAYMAN and the
@@ -226,18 +268,39 @@ TEST(OpcodeTable, DefaultKernelInfoTables) {
   for (Arch a : kGenerations) {
     SCOPED_TRACE(arch_name(a));
     const std::vector<std::uint8_t> pool = default_kernel_info_bytes(Queue::Pool, a);
-    ASSERT_EQ(pool.size(), 17u * 8);                                      // seed 000 §1
+    ASSERT_EQ(pool.size(), 22u * 8);
     for (std::size_t i = 0; i < 13 * 8; ++i) EXPECT_EQ(pool[i], 0) << i;  // idx0..12 empty
-    // seed 000 §1: idx16 = 00 00 00 7b | c4 4d 00 01.
-    EXPECT_EQ(std::vector<std::uint8_t>(pool.begin() + 16 * 8, pool.end()),
-              (std::vector<std::uint8_t>{0x00, 0x00, 0x00, 0x7b, 0xc4, 0x4d, 0x00, 0x01}));
-    EXPECT_EQ(std::vector<std::uint8_t>(pool.begin() + 14 * 8, pool.begin() + 16 * 8),
-              cat({record(0xbe, 0x010049a0), record(0xf2, 0x01004b40)}));
     // idx13, a record the seed does not recover: the wait-only instruction.
     EXPECT_EQ(std::vector<std::uint8_t>(pool.begin() + 13 * 8, pool.begin() + 14 * 8),
               record(0xf0, 0x01004f00));
-    EXPECT_EQ(default_kernel_info_bytes(Queue::Dve, a),
-              with_nop(cat({record(0xe3, 0x0000317a), record(0x23, 0x00003200)}), 0x3300));
+    // seed 000 §1: idx16 = 00 00 00 7b | c4 4d 00 01; its 17 records, then
+    // SPEC §18's (conventions): tensor_copy, tensor_tensor, tensor_scalar,
+    // memset, iota.
+    EXPECT_EQ(std::vector<std::uint8_t>(pool.begin() + 16 * 8, pool.begin() + 17 * 8),
+              (std::vector<std::uint8_t>{0x00, 0x00, 0x00, 0x7b, 0xc4, 0x4d, 0x00, 0x01}));
+    EXPECT_EQ(std::vector<std::uint8_t>(pool.begin() + 14 * 8, pool.begin() + 16 * 8),
+              cat({record(0xbe, 0x010049a0), record(0xf2, 0x01004b40)}));
+    EXPECT_EQ(std::vector<std::uint8_t>(pool.begin() + 17 * 8, pool.end()),
+              cat({record(0x23, 0x01006000), record(0x21, 0x01006100), record(0x22, 0x01006200),
+                   record(0x26, 0x01006300), record(0x27, 0x01006400)}));
+    std::vector<std::vector<std::uint8_t>> dve = {
+        record(0xe3, 0x0000317a), record(0x23, 0x00003200), record(0x21, 0x3d00),
+        record(0x22, 0x3400),     record(0x24, 0x3500),     record(0x25, 0x3600),
+        record(0x26, 0x3700),     record(0x28, 0x3800),     record(0x29, 0x3900),
+        record(0x2a, 0x3a00),     record(0x2b, 0x3b00)};
+    // MAVERICK folds ACT into the DVE (seed 003): activation is the DVE's.
+    if (a == Arch::Maverick) dve.push_back(record(0x20, 0x3c00));
+    EXPECT_EQ(default_kernel_info_bytes(Queue::Dve, a), with_nop(cat(dve), 0x3300));
+    // The ACT (SPEC §18): activation, tensor_copy (from v3), tensor_scalar.
+    if (a == Arch::Maverick)
+      EXPECT_TRUE(default_kernel_info_bytes(Queue::Act, a).empty());
+    else
+      EXPECT_EQ(
+          default_kernel_info_bytes(Queue::Act, a),
+          with_nop(cat({record(0x20, 0x5000),
+                        a == Arch::Sunda ? std::vector<std::uint8_t>(8, 0) : record(0x23, 0x5100),
+                        record(0x22, 0x5200)}),
+                   0x5f00));
     // The DMA queues execute descriptors directly: no table.
     for (unsigned q = 0; q < kNumDmaQueues; ++q)
       EXPECT_TRUE(default_kernel_info_bytes(dma_queue(q), a).empty());
@@ -245,28 +308,33 @@ TEST(OpcodeTable, DefaultKernelInfoTables) {
     if (a == Arch::Maverick)
       EXPECT_EQ(default_kernel_info_bytes(Queue::Pe, a),
                 with_nop(cat({record(0x01, 0x2baf), record(0x02, 0x2bb7)}), 0x2c00));
+    else if (a == Arch::Mariana)  // plain LDWEIGHTS / MATMUL after the MX pair
+      EXPECT_EQ(default_kernel_info_bytes(Queue::Pe, a),
+                with_nop(cat({record(0x09, 0x00002baf), record(0x0A, 0x00002bb7),
+                              record(0x01, 0x2baf), record(0x02, 0x2bb7)}),
+                         0x2c00));
     else
       EXPECT_EQ(default_kernel_info_bytes(Queue::Pe, a),
-                with_nop(cat({record(0x09, 0x00002baf), record(0x0A, 0x00002bb7)}), 0x2c00));
+                with_nop(cat({record(0x01, 0x2baf), record(0x02, 0x2bb7)}), 0x2c00));
   }
 }
 
 // No two rows claim the same record of an engine's table on one generation,
-// and each record sits in its engine's table (its row's home unless the slot
-// names another: the wait-only instruction has one per compute engine).
+// and each record sits in its engine's table (an opcode several engines run,
+// the wait-only instruction among them, has one in each).
 TEST(OpcodeTable, KernelInfoSlotsAreUnique) {
   for (Arch a : kGenerations) {
     std::set<std::pair<unsigned, unsigned>> used;
-    for (const OpcodeInfo& row : opcode_table()) {
-      for (unsigned e = 0; e < kNumEngines; ++e) {
-        const KernelInfoSlot* s = row.kernel_info_on(a, static_cast<Queue>(e));
+    for (const OpcodeInfo& row : opcode_table())
+      for (Queue e : kEngines) {
+        const KernelInfoSlot* s = row.kernel_info_on(e, a);
         if (!s) continue;
-        EXPECT_TRUE(used.insert({e, s->index}).second) << row.mnemonic << " on " << arch_name(a);
-        const auto bytes = default_kernel_info_bytes(static_cast<Queue>(e), a);
+        EXPECT_TRUE(used.insert({static_cast<unsigned>(e), s->index}).second)
+            << row.mnemonic << " on " << arch_name(a);
+        const auto bytes = default_kernel_info_bytes(e, a);
         ASSERT_GE(bytes.size(), (s->index + 1u) * 8);
         EXPECT_EQ(bytes[s->index * 8 + 3], row.code());
       }
-    }
   }
 }
 
@@ -283,14 +351,27 @@ TEST(OpcodeTable, TrampolineVas) {
   EXPECT_EQ(kva::kDveNop, 0x00003300u);
   EXPECT_EQ(kva::kPeNop, 0x00002c00u);
   EXPECT_EQ(kva::kSfuNop, 0x00004b00u);
+  EXPECT_EQ(kva::kActNop, 0x00005f00u);
 }
 
 TEST(NameTables, Engines) {
-  const char* names[] = {"pool", "dve", "pe", "sfu"};
+  const char* names[] = {"pool", "dve", "pe", "sfu", "act"};
+  const Queue queues[] = {Queue::Pool, Queue::Dve, Queue::Pe, Queue::Sfu, Queue::Act};
   for (unsigned e = 0; e < kNumEngines; ++e) {
-    EXPECT_STREQ(engine_name(static_cast<Queue>(e)), names[e]);
-    EXPECT_EQ(parse_engine(names[e]), static_cast<Queue>(e));
+    EXPECT_STREQ(engine_name(queues[e]), names[e]);
+    EXPECT_EQ(parse_engine(names[e]), queues[e]);
+    EXPECT_EQ(engine_index(queues[e]), e);
+    EXPECT_TRUE(is_compute_engine(queues[e]));
   }
+  // SPEC §18: the ACT queue comes after the 20 of before, so they keep their places.
+  EXPECT_EQ(static_cast<unsigned>(Queue::Act), 20u);
+  EXPECT_EQ(kNumQueues, 21u);
+  EXPECT_EQ(parse_queue("act"), Queue::Act);
+  EXPECT_TRUE(listed_when_idle(Queue::Sfu));
+  EXPECT_FALSE(listed_when_idle(Queue::Act));
+  EXPECT_FALSE(listed_when_idle(Queue::Dma0));
+  EXPECT_EQ(executing_engine(Queue::Act, Arch::Maverick), Queue::Dve);
+  EXPECT_EQ(executing_engine(Queue::Act, Arch::Mariana), Queue::Act);
   EXPECT_EQ(parse_engine("DVE"), Queue::Dve);
   EXPECT_EQ(parse_engine("tpb"), std::nullopt);
   // The 16 DMA queues follow the compute engines (SPEC §10).
@@ -304,9 +385,9 @@ TEST(NameTables, Engines) {
   }
   EXPECT_EQ(dma_queue(0), Queue::Dma0);
   EXPECT_EQ(dma_queue(15), Queue::Dma15);
-  for (unsigned e = 0; e < kNumEngines; ++e) EXPECT_FALSE(is_dma_queue(static_cast<Queue>(e)));
-  EXPECT_FALSE(is_dma_queue(static_cast<Queue>(20)));
-  EXPECT_STREQ(engine_name(static_cast<Queue>(20)), "");
+  for (Queue e : kEngines) EXPECT_FALSE(is_dma_queue(e));
+  EXPECT_FALSE(is_dma_queue(static_cast<Queue>(21)));
+  EXPECT_STREQ(engine_name(static_cast<Queue>(21)), "");
 }
 
 // A binary names no queue: its DMA descriptors all go to dma0, in file

@@ -17,6 +17,7 @@ namespace tpb::isa {
 namespace {
 
 constexpr Arch kAllArchs[] = {Arch::Sunda, Arch::Cayman, Arch::Mariana, Arch::Maverick};
+const std::vector<Arch> kAllGens(std::begin(kAllArchs), std::end(kAllArchs));
 
 // Byte writers independent of the structs (offsets from the seeds).
 void put32(RawInst& r, int off, std::uint32_t v) {
@@ -172,6 +173,96 @@ RawInst tcopy_base() {
   return r;
 }
 
+// ---- SPEC §18 vector instructions (every generation) --------------------------
+constexpr std::uint32_t kOneF32 = 0x3f800000, kTwoF32 = 0x40000000;
+// activation: exp of 32 partitions x 64 FP32 to BF16, scale 1.0.
+RawInst act_base() {
+  RawInst r = with_header(0x20);
+  put_t3d(r, 12, sb(0, 0), 1, 0, 0, 64, 1, 1);
+  r[28] = 0x08;
+  r[29] = 0x05;
+  r[30] = 32;
+  r[31] = 1;
+  put32(r, 32, kOneF32);
+  put_t3d(r, 44, sb(0, 0x1000), 1, 0, 0, 64, 1, 1);
+  return r;
+}
+// tensor_tensor add, FP32, src1 at 0x400 of the same shape.
+RawInst tt_base() {
+  RawInst r = with_header(0x21);
+  put_t3d(r, 12, sb(0, 0), 1, 0, 0, 64, 1, 1);
+  put32(r, 28, sb(0, 0x400));
+  put16(r, 32, 1);
+  r[38] = r[39] = r[40] = 0x08;
+  r[41] = 32;
+  r[42] = 1;
+  put_t3d(r, 44, sb(0, 0x800), 1, 0, 0, 64, 1, 1);
+  return r;
+}
+// tensor_scalar (x * 2) + 0.
+RawInst ts_base() {
+  RawInst r = with_header(0x22);
+  put_t3d(r, 12, sb(0, 0), 1, 0, 0, 64, 1, 1);
+  r[28] = r[29] = 0x08;
+  r[30] = 32;
+  r[31] = 3;
+  put32(r, 32, kTwoF32);
+  r[40] = 1;
+  put_t3d(r, 44, sb(0, 0x800), 1, 0, 0, 64, 1, 1);
+  return r;
+}
+// tensor_reduce add of the innermost dimension of [4][64] -> 4 per partition.
+RawInst reduce_base() {
+  RawInst r = with_header(0x24);
+  put_t3d(r, 12, sb(0, 0), 1, 64, 0, 64, 4, 1);
+  r[28] = r[29] = 0x08;
+  r[30] = 32;
+  r[31] = 1;
+  r[32] = 1;
+  put_t3d(r, 44, sb(0, 0x800), 1, 0, 0, 4, 1, 1);
+  return r;
+}
+// tensor_tensor_scan multiply then add, initial 0.
+RawInst scan_base() {
+  RawInst r = tt_base();
+  r[0] = 0x25;
+  r[42] = 3;
+  r[43] = 1;
+  return r;
+}
+RawInst memset_base() {
+  RawInst r = with_header(0x26);
+  r[29] = 0x05;
+  r[30] = 32;
+  put32(r, 32, 0x3f80);
+  put_t3d(r, 44, sb(0, 0x800), 1, 0, 0, 64, 1, 1);
+  return r;
+}
+RawInst iota_base() {
+  RawInst r = with_header(0x27);
+  put32(r, 20, 1);
+  put16(r, 32, 64);
+  put16(r, 34, 1);
+  put16(r, 36, 1);
+  r[38] = 0x08;
+  r[39] = 32;
+  put_t3d(r, 44, sb(0, 0x800), 1, 0, 0, 64, 1, 1);
+  return r;
+}
+// The one-input layout (tensor_copy's): src@12, in@32, out@33, ch@34, dst@44.
+RawInst unary(std::uint8_t op, std::uint16_t n_src, std::uint16_t n_dst, std::uint8_t ch) {
+  RawInst r = with_header(op);
+  put_t3d(r, 12, sb(0, 0), 1, 0, 0, n_src, 1, 1);
+  r[32] = r[33] = 0x08;
+  r[34] = ch;
+  put_t3d(r, 44, sb(64, 0x800), 1, 0, 0, n_dst, 1, 1);
+  return r;
+}
+RawInst recip_base() { return unary(0x28, 64, 64, 32); }
+RawInst bn_stats_base() { return unary(0x29, 64, 6, 32); }
+RawInst bn_aggr_base() { return unary(0x2a, 6, 2, 32); }
+RawInst transpose_base() { return unary(0x2b, 16, 16, 16); }  // 16 x 16 into partitions 64..79
+
 // A DMA descriptor (SPEC §10): 64 rows of 2 KiB from HBM offset 0x10000
 // (4 KiB apart) to SBUF partitions 0..63 at offset 0x1000.
 void put64(RawInst& r, int off, std::uint64_t v) {
@@ -219,12 +310,23 @@ const std::vector<Base>& bases() {
       {"lwmx", lwmx_base, {Arch::Mariana}, "smx1_lw_valid_nc"},
       {"mmmx", mmmx_base, {Arch::Mariana}, "smx1d3_mm_valid_nc"},
       {"lw5_mx", lw5_mx_base, {Arch::Maverick}, "s3_lw_valid_nc"},
-      {"lw5_plain", lw5_plain_base, {Arch::Maverick}, "s3_lw_valid_nc"},
+      {"lw5_plain", lw5_plain_base, kAllGens, ""},  // SPEC §18: plain on every generation
       {"mm5_mx", mm5_mx_base, {Arch::Maverick}, "s3d3_mm_valid_nc"},
-      {"mm5_plain", mm5_plain_base, {Arch::Maverick}, "s3d3_mm_valid_nc"},
+      {"mm5_plain", mm5_plain_base, kAllGens, ""},
       {"tquant", tquant_base, {Arch::Cayman, Arch::Mariana, Arch::Maverick}, "tquant_valid_nc"},
       {"tensor_copy", tcopy_base, {Arch::Sunda, Arch::Cayman, Arch::Mariana, Arch::Maverick}, ""},
       {"dma_copy", dma_base, {Arch::Sunda, Arch::Cayman, Arch::Mariana, Arch::Maverick}, ""},
+      {"activation", act_base, kAllGens, ""},
+      {"tensor_tensor", tt_base, kAllGens, ""},
+      {"tensor_scalar", ts_base, kAllGens, ""},
+      {"tensor_reduce", reduce_base, kAllGens, ""},
+      {"tensor_tensor_scan", scan_base, kAllGens, ""},
+      {"memset", memset_base, kAllGens, ""},
+      {"iota", iota_base, kAllGens, ""},
+      {"reciprocal", recip_base, kAllGens, ""},
+      {"bn_stats", bn_stats_base, kAllGens, ""},
+      {"bn_aggr", bn_aggr_base, kAllGens, ""},
+      {"nc_transpose", transpose_base, kAllGens, ""},
   };
   return b;
 }
@@ -454,13 +556,13 @@ const std::vector<Case>& cases() {
       {"tquant_valid_nc", S, tquant_base, [](RawInst&) {}},
       // ---- MATMUL (v5)
       {"has_matmul_opcode", V, mm5_mx_base, [](RawInst& r) { r[0] = 0x01; }, "is_valid_s3d3_mm"},
-      {"s3d3_mm_valid_nc", M, mm5_plain_base, [](RawInst&) {}},
+      {"s3d3_mm_valid_nc", M, mm5_mx_base, [](RawInst&) {}},
       {"s3d3_mm_reserved_zero", V, mm5_mx_base, [](RawInst& r) { r[62] = 1; }},
       {"s3d3_mm_mode_checks", V, mm5_mx_base, [](RawInst& r) { r[27] = 0x0E; }},
       {"is_valid_mx_dtype", V, mm5_mx_base, [](RawInst& r) { r[32] = 0x08; }},
       {"valid_plain_mm_dtype", V, mm5_plain_base, [](RawInst& r) { r[32] = 0x12; }},
       {"valid_mm_out_dtype", V, mm5_mx_base, [](RawInst& r) { r[33] = 0x05; }},
-      {"valid_mm_active_rows", V, mm5_plain_base, [](RawInst& r) { r[34] = 0; }},
+      {"valid_mm_active_rows", V, mm5_mx_base, [](RawInst& r) { r[34] = 48; }},
       {"valid_psum_accumulate_flags", V, mm5_mx_base, [](RawInst& r) { r[35] = 0x80; }},
       {"valid_mx_perf_mode", V, mm5_mx_base, [](RawInst& r) { r[40] = 0xFF; }},
       {"mx_perf_mode_only_in_mx_mode", V, mm5_plain_base, [](RawInst& r) { r[40] = 2; }},
@@ -474,22 +576,20 @@ const std::vector<Case>& cases() {
       // ---- DVE tensor_copy (SPEC §11)
       {"has_valid_neuron_header", S, tcopy_base, [](RawInst& r) { r[1] = 0; }},
       {"has_valid_neuron_events", M, tcopy_base, [](RawInst& r) { r[5] = 64; }},
+      {"has_valid_neuron_header", M, tcopy_base, [](RawInst& r) { r[2] = 0x60; }},  // selector 6
       {"has_tensor_copy_opcode", M, tcopy_base, [](RawInst& r) { r[0] = 0x7b; },
        "is_valid_tensor_copy"},
       {"tensor_copy_reserved_zero", M, tcopy_base, [](RawInst& r) { r[30] = 1; }},
       {"tensor_copy_reserved_zero", C, tcopy_base, [](RawInst& r) { r[40] = 1; }},
       {"tensor_copy_reserved_zero", V, tcopy_base, [](RawInst& r) { r[62] = 1; }},
       {"check_active_channels", M, tcopy_base, [](RawInst& r) { r[34] = 0; }},
-      {"is_valid_dtype(src)", M, tcopy_base, [](RawInst& r) { r[32] = 0x0B; }},
-      {"is_valid_dtype(src)", M, tcopy_base, [](RawInst& r) { r[32] = 0x0A; }},  // FP32R
-      {"is_valid_dtype(dst)", M, tcopy_base, [](RawInst& r) { r[33] = 0x13; }},  // E8M0
-      {"is_valid_dtype(dst)", M, tcopy_base, [](RawInst& r) { r[33] = 0x10; }},  // FP4
-      {"tensor_copy_valid_dtype_pair", M, tcopy_base, [](RawInst& r) { r[32] = 0x07; }},
-      {"tensor_copy_valid_dtype_pair", S, tcopy_base,
-       [](RawInst& r) {
-         r[32] = 0x03;  // INT16 -> UINT16: no conversion between them
-         r[33] = 0x04;
-       }},
+      {"valid_vector_dtype(src)", M, tcopy_base, [](RawInst& r) { r[32] = 0x11; }},
+      {"valid_vector_dtype(src)", M, tcopy_base, [](RawInst& r) { r[32] = 0x0A; }},  // FP32R
+      {"valid_vector_dtype(dst)", M, tcopy_base, [](RawInst& r) { r[33] = 0x13; }},  // E8M0
+      {"valid_vector_dtype(dst)", M, tcopy_base, [](RawInst& r) { r[33] = 0x10; }},  // FP4
+      // SPEC §18: the POOL (GpSimd) cannot reach PSUM; the v2 ACT runs no tensor_copy.
+      {"mem3d_valid(src)", C, tcopy_base, [](RawInst& r) { r[2] = 0x10; }},
+      {"valid_engine_for_opcode", S, tcopy_base, [](RawInst& r) { r[2] = 0x50; }},
       {"mem3d_valid(src)", M, tcopy_base, [](RawInst& r) { put32(r, 12, 0x04000000); }},
       {"mem3d_valid(src)", M, tcopy_base,
        [](RawInst& r) { put32(r, 12, kIndirect | ps(0, 0)); }},  // no indirect here
@@ -507,6 +607,142 @@ const std::vector<Case>& cases() {
       {"check_m3d_active_channels(dst)", C, tcopy_base,
        [](RawInst& r) { put32(r, 44, sb(65, 0x1000)); }},
       {"tensor_copy_element_count_check", M, tcopy_base, [](RawInst& r) { put16(r, 54, 127); }},
+      // ---- PE plain mode (SPEC §18)
+      {"valid_plain_mm_dtype", C, lw5_plain_base, [](RawInst& r) { r[32] = 0x0E; }},  // OCP: v4 on
+      {"valid_plain_row_grp_active_rows", S, lw5_plain_base, [](RawInst& r) { r[35] = 0x7; }},
+      {"valid_plain_mm_active_rows", C, mm5_plain_base, [](RawInst& r) { r[34] = 0; }},
+      {"valid_matmul_perf_mode", M, mm5_plain_base, [](RawInst& r) { r[37] = 1; }},  // FP16
+      {"valid_matmul_perf_mode", S, mm5_plain_base,
+       [](RawInst& r) {
+         r[32] = 0x0F;
+         r[37] = 1;  // double row from v3
+       }},
+      {"valid_matmul_transpose", M, mm5_plain_base, [](RawInst& r) { r[36] = 2; }},
+      {"matmul_transpose_out_dtype", M, mm5_plain_base, [](RawInst& r) { r[36] = 1; }},
+      {"plain_fields_only_in_plain_mode", V, lw5_mx_base, [](RawInst& r) { r[37] = 1; }},
+      // ---- activation (SPEC §18)
+      {"has_activation_opcode", M, act_base, [](RawInst& r) { r[0] = 0x21; },
+       "is_valid_activation"},
+      {"activation_reserved_zero", M, act_base, [](RawInst& r) { r[40] = 2; }},
+      {"check_active_channels", S, act_base, [](RawInst& r) { r[30] = 0; }},
+      {"activation_valid_func", C, act_base, [](RawInst& r) { r[31] = 17; }},
+      {"valid_vector_dtype(src)", M, act_base, [](RawInst& r) { r[28] = 0x0A; }},
+      {"valid_vector_dtype(dst)", V, act_base, [](RawInst& r) { r[29] = 0x13; }},
+      {"mem3d_valid(src)", M, act_base, [](RawInst& r) { put32(r, 12, 0x04000000); }},
+      {"mem3d_valid(dst)", M, act_base, [](RawInst& r) { put16(r, 48, 0); }},
+      {"check_m3d_active_channels(src)", M, act_base,
+       [](RawInst& r) { put32(r, 12, sb(100, 0)); }},
+      {"check_m3d_active_channels(dst)", M, act_base,
+       [](RawInst& r) { put32(r, 44, sb(100, 0x1000)); }},
+      {"same_element_count(dst)", M, act_base, [](RawInst& r) { put16(r, 54, 63); }},
+      {"vector_operand_valid(scale)", M, act_base, [](RawInst& r) { r[40] = 1; }},  // 1.0's bits
+      {"valid_vector_dtype(bias)", M, act_base,
+       [](RawInst& r) {
+         r[41] = 0x13;
+         put32(r, 36, sb(0, 0x2000));
+       }},
+      {"vector_operand_valid(bias)", M, act_base,
+       [](RawInst& r) {
+         r[41] = 0x08;
+         put32(r, 36, sb(100, 0x2000));
+       }},
+      {"activation_valid_reduce", M, act_base, [](RawInst& r) { r[42] = 0x03; }},
+      {"activation_reduce_op_on_nc", S, act_base, [](RawInst& r) { r[42] = 0x32; }},  // max: v3 on
+      {"valid_vector_dtype(reduce_res)", M, act_base,
+       [](RawInst& r) {
+         r[43] = 0x0A;
+         put32(r, 60, sb(0, 0x3000));
+       }},
+      {"vector_operand_valid(reduce_res)", M, act_base,
+       [](RawInst& r) {
+         r[43] = 0x08;
+         put32(r, 60, ps(0, 16 * 1024 - 2));
+       }},
+      {"valid_engine_for_opcode", M, act_base, [](RawInst& r) { r[2] = 0x20; }},  // DVE: v5 only
+      // ---- tensor_tensor
+      {"has_tensor_tensor_opcode", M, tt_base, [](RawInst& r) { r[0] = 0x22; },
+       "is_valid_tensor_tensor"},
+      {"tensor_tensor_reserved_zero", M, tt_base, [](RawInst& r) { r[43] = 1; }},
+      {"tensor_tensor_reserved_zero", C, tt_base, [](RawInst& r) { r[42] |= 0x20; }},
+      {"tensor_tensor_valid_op", M, tt_base, [](RawInst& r) { r[42] = 13; }},  // power: POOL only
+      {"tensor_tensor_valid_op", S, tt_base,
+       [](RawInst& r) {
+         r[2] = 0x10;  // the POOL
+         r[42] = 7;
+       }},
+      {"valid_vector_dtype(src1)", M, tt_base, [](RawInst& r) { r[39] = 0x0A; }},
+      {"tensor3d_valid(src1)", M, tt_base, [](RawInst& r) { put32(r, 28, 0x04000000); }},
+      {"start_addr_active_channels(src1)", M, tt_base,
+       [](RawInst& r) { put32(r, 28, sb(100, 0x400)); }},
+      {"inputs_not_both_psum", V, tt_base,
+       [](RawInst& r) {
+         put32(r, 12, ps(0, 0));
+         put32(r, 28, ps(0, 0x400));
+       }},
+      // ---- tensor_scalar
+      {"has_tensor_scalar_opcode", M, ts_base, [](RawInst& r) { r[0] = 0x21; },
+       "is_valid_tensor_scalar"},
+      {"tensor_scalar_reserved_zero", M, ts_base, [](RawInst& r) { r[41] = 1; }},
+      {"tensor_scalar_valid_ops", M, ts_base, [](RawInst& r) { r[31] = 0; }},
+      {"tensor_scalar_valid_ops", C, ts_base,
+       [](RawInst& r) {
+         r[2] = 0x50;  // the ACT: (multiply, add), (multiply, -), (add, -)
+         r[31] = 2;
+       }},
+      {"tensor_scalar_valid_ops", S, ts_base, [](RawInst& r) { r[2] = 0x10; }},  // POOL: rsqrt
+      {"vector_operand_valid(operand0)", M, ts_base, [](RawInst& r) { r[31] |= 0x40; }},
+      {"vector_operand_valid(operand1)", M, ts_base,
+       [](RawInst& r) {
+         r[40] |= 0x40;
+         put32(r, 36, sb(120, 0));
+       }},
+      // ---- tensor_reduce
+      {"has_tensor_reduce_opcode", M, reduce_base, [](RawInst& r) { r[0] = 0x21; },
+       "is_valid_tensor_reduce"},
+      {"tensor_reduce_reserved_zero", M, reduce_base, [](RawInst& r) { r[35] = 1; }},
+      {"tensor_reduce_valid_op", M, reduce_base, [](RawInst& r) { r[31] = 2; }},
+      {"tensor_reduce_valid_axes", M, reduce_base, [](RawInst& r) { r[32] = 4; }},
+      {"tensor_reduce_valid_keepdims", M, reduce_base, [](RawInst& r) { r[33] = 2; }},
+      {"tensor_reduce_element_count_check", M, reduce_base, [](RawInst& r) { r[32] = 2; }},
+      // ---- tensor_tensor_scan
+      {"has_tensor_tensor_scan_opcode", M, scan_base, [](RawInst& r) { r[0] = 0x21; },
+       "is_valid_tensor_tensor_scan"},
+      {"tensor_tensor_scan_reserved_zero", M, scan_base, [](RawInst& r) { r[43] |= 0x20; }},
+      {"tensor_tensor_scan_valid_ops", M, scan_base, [](RawInst& r) { r[43] = 17; }},
+      {"vector_operand_valid(initial)", M, scan_base,
+       [](RawInst& r) {
+         r[42] |= 0x40;
+         put32(r, 60, ps(100, 0));
+       }},
+      // ---- memset, iota
+      {"has_memset_opcode", M, memset_base, [](RawInst& r) { r[0] = 0x21; }, "is_valid_memset"},
+      {"memset_reserved_zero", M, memset_base, [](RawInst& r) { r[12] = 1; }},
+      {"mem3d_valid(dst)", M, memset_base,
+       [](RawInst& r) {
+         r[2] = 0x10;  // the POOL cannot reach PSUM
+         put32(r, 44, ps(0, 0));
+       }},
+      {"has_iota_opcode", M, iota_base, [](RawInst& r) { r[0] = 0x21; }, "is_valid_iota"},
+      {"iota_reserved_zero", M, iota_base, [](RawInst& r) { r[41] = 1; }},
+      {"iota_valid_pattern", M, iota_base, [](RawInst& r) { put16(r, 34, 0); }},
+      {"iota_element_count_check", M, iota_base, [](RawInst& r) { put16(r, 32, 63); }},
+      // ---- reciprocal, bn_stats, bn_aggr, nc_transpose
+      {"has_reciprocal_opcode", M, recip_base, [](RawInst& r) { r[0] = 0x23; },
+       "is_valid_reciprocal"},
+      {"unary_reserved_zero", M, recip_base, [](RawInst& r) { r[30] = 1; }},
+      {"has_bn_stats_opcode", M, bn_stats_base, [](RawInst& r) { r[0] = 0x23; },
+       "is_valid_bn_stats"},
+      {"bn_stats_element_count_check", M, bn_stats_base, [](RawInst& r) { put16(r, 54, 5); }},
+      {"has_bn_aggr_opcode", M, bn_aggr_base, [](RawInst& r) { r[0] = 0x23; },
+       "is_valid_bn_aggr"},
+      {"bn_aggr_element_count_check", M, bn_aggr_base, [](RawInst& r) { put16(r, 22, 7); }},
+      {"has_nc_transpose_opcode", M, transpose_base, [](RawInst& r) { r[0] = 0x23; },
+       "is_valid_nc_transpose"},
+      {"nc_transpose_valid_shape", M, transpose_base, [](RawInst& r) { put16(r, 22, 33); }},
+      {"nc_transpose_same_dtype", M, transpose_base, [](RawInst& r) { r[33] = 0x05; }},
+      {"nc_transpose_element_count_check", M, transpose_base, [](RawInst& r) { put16(r, 54, 15); }},
+      {"nc_transpose_dst_partitions", M, transpose_base,
+       [](RawInst& r) { put32(r, 44, sb(120, 0)); }},
       // ---- DMA descriptor (SPEC §10)
       {"has_valid_neuron_header", M, dma_base, [](RawInst& r) { r[2] = 7; }},
       {"has_valid_neuron_events", S, dma_base, [](RawInst& r) { r[4] = 3; }},
@@ -514,7 +750,7 @@ const std::vector<Case>& cases() {
       {"has_nop_opcode", S, nop_base, [](RawInst& r) { r[0] = 0x23; }, "is_valid_nop"},
       {"nop_reserved_zero", C, nop_base, [](RawInst& r) { r[13] = 1; }},
       {"nop_reserved_zero", V, nop_base, [](RawInst& r) { r[63] = 0x80; }},
-      {"nop_valid_queue", M, nop_base, [](RawInst& r) { r[12] = 20; }},
+      {"nop_valid_queue", M, nop_base, [](RawInst& r) { r[12] = 21; }},  // act is 20
       {"dma_copy_reserved_zero", M, dma_base, [](RawInst& r) { r[21] = 1; }},
       {"dma_valid_queue", M, dma_base, [](RawInst& r) { r[15] = 16; }},
       // byte 20, update_core (SPEC §15): past the 32 cores, or without an update
@@ -655,7 +891,7 @@ TEST(IsaContracts, ValidRegisterFormsAndUnknownContract) {
   put32(raw, 48, kAddrReg | 1);
   EXPECT_TRUE(check_instruction(raw, Arch::Mariana).valid());
   EXPECT_FALSE(check_as(dequant_base(), Arch::Cayman, "is_valid_nothing").has_value());
-  EXPECT_EQ(all_contract_names().size(), 10u);
+  EXPECT_EQ(all_contract_names().size(), 21u);
   // tensor_copy with register operands; a DMA descriptor's HBM rows exactly
   // filling the capacity, on every generation.
   raw = tcopy_base();

@@ -99,7 +99,7 @@ TEST(ProgramCheck, AnInstructionOnAQueueThatDoesNotExecuteItIsInvalid) {
   EXPECT_EQ(failed(check(".engine dma3\n" + dma + " queue=5")), V{"dma_copy_on_its_queue"});
   EXPECT_TRUE(check(".engine dma3\n" + dma + " queue=3").failures.empty());
   EXPECT_EQ(failed(check(".engine dma3\n" + dma + " queue=16")), V{"dma_valid_queue"});
-  EXPECT_TRUE(queue_executes_opcode(Queue::Pool, 0x00));  // unknown: has_known_opcode's
+  EXPECT_TRUE(queue_executes_opcode(Queue::Pool, RawInst{}));  // unknown: has_known_opcode's
 }
 
 // A binary keeps each descriptor's queue: the `queue` byte is the .engine it

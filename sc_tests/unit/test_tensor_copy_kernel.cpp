@@ -231,9 +231,8 @@ TEST(TensorCopyKernel, RunTimeChecksFaultBeforeAnyWrite) {
   expect_fault(*reg_case(isa::psum_addr(0, 16 * 1024 - 128), 64, 4), "address error");
   // Counts differ (the static check would have said so for an immediate).
   expect_fault(*reg_case(isa::psum_addr(0, 0), 63, 4), "tensor_copy_element_count_check");
-  // No conversion between INT32 and BF16; no channels.
-  expect_fault(*reg_case(isa::psum_addr(0, 0), 64, 4, kInt32, kBf16),
-               "tensor_copy_valid_dtype_pair");
+  // No conversion from FP32R (a DTYPE without a numeric format); no channels.
+  expect_fault(*reg_case(isa::psum_addr(0, 0), 64, 4, 0x0A, kBf16), "valid_vector_dtype");
   expect_fault(*reg_case(isa::psum_addr(0, 0), 64, 0), "check_active_channels");
   // A broadcast write from shape registers: dst ADDR_SHAPE_REG with step 0.
   MemContext b(tcopy(kFp32, kFp32, 1, t3(isa::psum_addr(0, 0), 1, 8), t3(0xC0000000u | 8, 0, 0)));

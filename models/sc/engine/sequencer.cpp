@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "models/isa/checker.h"
+#include "models/isa/opcode_table.h"
+#include "models/isa/predicates.h"
 #include "models/isa/program.h"
 #include "models/race/detector.h"
 #include "models/sc/memory/core_memory_map.h"
@@ -515,6 +517,11 @@ bool Sequencer::check(std::optional<KernelInfoRecord>& record, bool& unknown_onl
                              isa::MemoryCapacity{tc.sbuf_bytes_per_partition,
                                                  tc.psum_bytes_per_partition, cfg_.hbm_capacity});
   if (!isa::dma_copy_on_its_queue(engine_, raw_)) check.failed.push_back("dma_copy_on_its_queue");
+  // A word its header sends to another engine (SPEC §18: several engines run
+  // its opcode) is not this engine's to run.
+  if (isa::is_compute_engine(engine_) && isa::engine_selector(raw_) != 0 &&
+      isa::pred::word_engine(raw_, cfg_.arch) != engine_)
+    check.failed.push_back("queue_executes_opcode");
   if (!isa::nop_on_its_queue(engine_, raw_)) check.failed.push_back("nop_on_its_queue");
   record = cfg_.table.lookup(opcode_);
   unknown_only = check.failed.size() == 1 && check.failed[0] == "has_known_opcode";
@@ -550,19 +557,19 @@ const fw::Kernel* Sequencer::dispatch(const std::optional<KernelInfoRecord>& rec
   return worker;
 }
 
-unsigned Sequencer::issue_unit(const fw::Kernel& worker) const {
-  // The PE loads the next stationary in the background of the running
-  // matmul (TIMING.md [A]): its LoadStationary kernels have a unit of their own.
-  return engine_ == isa::Queue::Pe && worker.va == isa::kva::kPeLdweightsMx
-             ? timing::IssuePipeline::kStationary
-             : timing::IssuePipeline::kMoving;
+unsigned Sequencer::issue_unit() const {
+  // Its opcode-table row says (the PE's LoadStationary loads in the
+  // background of the running matmul, TIMING.md [A]: a unit of its own).
+  const isa::OpcodeInfo* row = isa::opcode_info(opcode_);
+  return row && row->issue_unit == isa::IssueUnit::Stationary ? timing::IssuePipeline::kStationary
+                                                              : timing::IssuePipeline::kMoving;
 }
 
 bool Sequencer::execute(const fw::Kernel& worker) {
   const timing::TimingConfig& timing = *cfg_.timing;
   // The kernel runs from the earliest time its unit may start; the
   // interlock may move it later once its accesses are known (issue()).
-  unit_ = issue_unit(worker);
+  unit_ = issue_unit();
   const std::uint64_t now = now_ps();
   const std::uint64_t s0 = pipe_.unit_ready(unit_, now);
   pending_ps_ += s0 - now;  // on to the quantum keeper with the kernel's first cycles

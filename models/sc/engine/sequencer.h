@@ -252,8 +252,9 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   void host_fault(const std::string& what);
   // A watchdog stop at RunControl::stop_ps(): the instruction is not retired.
   void watchdog_stop();
-  // The issue unit of the instruction being dispatched (timing::IssuePipeline).
-  unsigned issue_unit(const fw::Kernel& worker) const;
+  // The issue unit of the instruction being dispatched (timing::IssuePipeline):
+  // its opcode-table row's.
+  unsigned issue_unit() const;
 
   template <typename F>
   void notify(F&& f) {

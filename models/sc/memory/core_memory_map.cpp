@@ -9,8 +9,10 @@ std::string sbuf_quadrant_name(unsigned q) {
 }
 
 std::string queue_route_name(isa::Queue e) {
-  if (static_cast<unsigned>(e) < isa::kNumEngines) return isa::memory_name(isa::queue_memory(e));
-  return isa::is_dma_queue(e) ? std::string("queue.") + isa::engine_name(e) : "?";
+  if (isa::listed_when_idle(e)) return isa::memory_name(isa::queue_memory(e));
+  return isa::is_compute_engine(e) || isa::is_dma_queue(e)
+             ? std::string("queue.") + isa::engine_name(e)
+             : "?";
 }
 
 namespace {
@@ -30,6 +32,10 @@ void map_queue(AddressRouter& router, isa::Queue eng, InstructionQueue* qm) {
 void map_dma_queues(AddressRouter& router,
                     std::array<InstructionQueue*, isa::kNumDmaQueues>& queues) {
   for (unsigned q = 0; q < isa::kNumDmaQueues; ++q) map_queue(router, isa::dma_queue(q), queues[q]);
+}
+
+void map_act_queue(AddressRouter& router, InstructionQueue& queue) {
+  map_queue(router, isa::Queue::Act, &queue);
 }
 
 void map_hbm(AddressRouter& router, HbmMemory& hbm) {
@@ -60,7 +66,7 @@ void map_core_memories(AddressRouter& router, std::array<PartitionedMemory*, 4>&
                     SemaphoreBank::kSpan, sem.socket);
   router.add_target(isa::memory_name(isa::CoreMemory::Regs), isa::kEngineRegBase,
                     EngineRegisterFile::kSpan, regs.socket);
-  for (unsigned e = 0; e < isa::kNumEngines; ++e)
+  for (unsigned e = 0; e < queues.size(); ++e)
     map_queue(router, static_cast<isa::Queue>(e), queues[e]);
 }
 

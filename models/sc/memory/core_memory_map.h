@@ -9,10 +9,12 @@
 //   sbuf.q0..sbuf.q3  isa::sbuf_addr(32q, 0), 32 << 18 bytes each
 //   psum              isa::psum_addr(0, 0),   128 << 18 bytes
 //   sem               isa::kSemaphoreBase,    64 * 4 bytes
-//   regs              isa::kEngineRegBase,    4 * isa::kEngineRegStride bytes
+//   regs              isa::kEngineRegBase,    5 * isa::kEngineRegStride bytes
+//                     (pool, dve, pe, sfu, act: engine_index order)
 //   queue.pool/dve/pe/sfu  isa::kQueueBase + e * isa::kQueueBytes, kQueueBytes each
-// and, from map_dma_queues() and map_hbm():
+// and, from map_dma_queues(), map_act_queue() and map_hbm():
 //   queue.dma0..queue.dma15  the same, e = 4..19 (after the compute engines')
+//   queue.act         the same, e = 20 (after the DMA queues', SPEC §18)
 //   hbm               isa::kHbmBase (2^40), isa::kHbmWindow bytes (the target
 //                     answers an address error past its capacity)
 // Row names come from the one memory-name table, isa::memory_name(), which
@@ -64,5 +66,7 @@ void map_core_memories(AddressRouter& router, std::array<PartitionedMemory*, 4>&
 void map_dma_queues(AddressRouter& router,
                     std::array<InstructionQueue*, isa::kNumDmaQueues>& queues);
 void map_hbm(AddressRouter& router, HbmMemory& hbm);
+// The ACT engine's instruction queue (SPEC §18), queue 20.
+void map_act_queue(AddressRouter& router, InstructionQueue& queue);
 
 }  // namespace tpb::sc

@@ -16,9 +16,9 @@ EngineRegisterFile::EngineRegisterFile(sc_core::sc_module_name name, MemTiming t
 }
 
 void EngineRegisterFile::check(isa::Queue e, unsigned r) {
-  if (static_cast<unsigned>(e) >= isa::kNumEngines)
-    throw std::out_of_range("engine ordinal " + std::to_string(static_cast<unsigned>(e)) +
-                            " >= " + std::to_string(isa::kNumEngines));
+  if (!isa::is_compute_engine(e))
+    throw std::out_of_range("queue " + std::to_string(static_cast<unsigned>(e)) +
+                            " is not a compute engine (a DMA queue has no registers)");
   if (r >= kRegs)
     throw std::out_of_range("engine register r" + std::to_string(r) + " >= r" +
                             std::to_string(kRegs));
@@ -26,12 +26,12 @@ void EngineRegisterFile::check(isa::Queue e, unsigned r) {
 
 std::uint32_t EngineRegisterFile::get(isa::Queue e, unsigned r) const {
   check(e, r);
-  return regs_[static_cast<unsigned>(e)][r];
+  return regs_[isa::engine_index(e)][r];
 }
 
 void EngineRegisterFile::set(isa::Queue e, unsigned r, std::uint32_t v) {
   check(e, r);
-  regs_[static_cast<unsigned>(e)][r] = v;
+  regs_[isa::engine_index(e)][r] = v;
 }
 
 tlm::tlm_response_status EngineRegisterFile::decode(const tlm::tlm_generic_payload& trans,

@@ -190,16 +190,10 @@ module tb_check;
     end
   endtask
 
-  // The home queue of a word (docs/ASM.md, Binaries and engines): its
-  // opcode's engine; a DMA descriptor's, the DMA queue of its queue byte.
+  // The queue of a word (docs/ASM.md, Binaries and engines): the engine
+  // its header names, else its opcode's; a DMA descriptor's queue byte.
   function automatic string home_engine(input bit [511:0] w);
-    case (w[7:0])
-      8'he3, 8'h23: return "dve";
-      8'h01, 8'h02, 8'h09, 8'h0a: return "pe";
-      8'h6a: return "sfu";
-      8'hd0: return $sformatf("dma%0d", w[127:120] < 16 ? w[127:120] : 0);
-      default: return "pool";
-    endcase
+    return tpb_dpi_queue(w);
   endfunction
 
   // The first `n` words run one by one on a core (tpb_dpi_core_*): a word

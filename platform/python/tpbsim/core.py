@@ -36,7 +36,7 @@ def _dtype_of(dtype):
 
 class Core(_machine.Surface):
     """One modelled NeuronCore (SPEC §12): SBUF, PSUM, the SFU tile file, the PE's
-    stationary weights, 64 semaphores and four engines (pool, dve, pe, sfu).
+    stationary weights, 64 semaphores and five engines (pool, dve, pe, sfu, act).
 
     ``Core(arch="mariana", timing=None, mx_emax="ocp")``
 

@@ -80,7 +80,7 @@ class Fault(RunError):
     """An engine faulted: an invalid instruction (``.predicates`` names every failed
     validity predicate), an address error, a tile fault, a missing kernel.
 
-    ``.engine`` (pool, dve, pe, sfu), ``.index`` (the instruction's place in that
+    ``.engine`` (pool, dve, pe, sfu, act or a DMA queue), ``.index`` (the instruction's place in that
     engine's stream), ``.opcode``, ``.mnemonic``, ``.kind`` (invalid, address,
     kernel, fetch, dispatch, time) and ``.predicates`` (a list of names, empty
     unless kind is invalid) say where and why."""

@@ -11,7 +11,7 @@ __all__ = ["assemble", "disassemble", "check", "CheckFailure"]
 
 def assemble(text, name="<program>"):
     """Program text (SPEC §9 syntax, docs/ASM.md) -> its raw 64-byte instruction
-    words (bytes), queue by queue in engine order (pool, dve, pe, sfu), as
+    words (bytes), queue by queue in queue order (pool, dve, pe, sfu, dma0..dma15, act), as
     ``tpbsim asm``. ``.arch`` and ``.reg`` lines are not part of a binary.
     Raises :class:`tpbsim.ProgramError` (with ``.line`` and ``.col``) at the first
     syntax error."""

@@ -18,9 +18,9 @@ class Result:
     * ``instructions``: retired, every engine; ``wall_seconds``: host time.
     * ``engines``: {name: {instructions, busy_cycles, stall_cycles,
       memory_stall_cycles, fetch_stall_cycles, bytes_read, bytes_written,
-      counters, bundles, clock_mhz}} for pool, dve, pe, sfu (cycles of the
-      engine's clock; stalls: semaphore waits, memory time beyond compute,
-      instruction-fetch waits).
+      counters, bundles, clock_mhz}} for pool, dve, pe, sfu, and act when it
+      ran (cycles of the engine's clock; stalls: semaphore waits, memory time
+      beyond compute, instruction-fetch waits).
     * ``engine_active``: "engine active" as the Neuron profiler reports it,
       {engine: fraction of the run it had an instruction in flight} for every
       compute engine, and ``dma`` for the time any DMA engine was busy with a
@@ -126,7 +126,7 @@ class Result:
 
     @property
     def engines(self):
-        """{engine name: its stats dict} for pool, dve, pe, sfu (and the DMA queues and
+        """{engine name: its stats dict} for pool, dve, pe, sfu (and act, the DMA queues and
         engines that ran); on a device of several cores keyed ``core0.pe``, ..."""
         return {e["name"]: e for e in self.stats["engines"]}
 
