@@ -12,11 +12,11 @@ on one NeuronCore-v3, in NKI forms whose engine-active figures it publishes:
 
 Until the NKI front end of SPEC §17 runs the tutorial's kernels themselves,
 this script writes the same instruction streams by hand, as that front end
-lowers them (docs/TIMING.md "The v3 tutorial GEMM"): every nc_matmul an
-LDWEIGHTS of the 128 x 128 lhsT tile and a MATMUL of the 128 x 512 rhs tile
-accumulating into one PSUM bank (FP32 inputs: the maverick plain matmul,
-the MX marker clear), a tensor_copy PSUM -> SBUF on the Vector engine and a
-store per output tile. Tiles made inside a loop body are double-buffered
+lowers them (docs/KERNELS.md "The v3 tutorial GEMM"), on cayman (v3): every
+nc_matmul an LDWEIGHTS of the 128 x 128 lhsT tile and a plain MATMUL of the
+128 x 512 rhs tile accumulating into one PSUM bank (FP32 inputs), a
+tensor_copy PSUM -> SBUF on the Vector engine and a store per output tile.
+Tiles made inside a loop body are double-buffered
 (the result tile in PSUM and SBUF too); tiles kept in Python lists are
 distinct. The loads alternate, in program order, over the two queues of
 the v3 hardware descriptor-generation engines (TIMING.md [B]: two DGE
@@ -32,9 +32,7 @@ end does: before a MATMUL that starts a new output tile (the copy that
 emptied its PSUM bank two tiles before) and before a copy (the store that
 emptied its SBUF slot).
 
-Clocks and bandwidths are v3's: the maverick profile with V3_TIMING over it
-(the Vector clock, the DMA engines, the HBM share, the fetch DMA and the SBUF
-size of the cayman profile: every other number of the two profiles is equal).
+Clocks and bandwidths are v3's: cayman's default profile.
 
   tutorial_gemm.py FORM [--m M] [--n N] [--k K] [-o FILE]    write the program
   tutorial_gemm.py FORM --run TPBSIM [--m M ...] [--timing-only]
@@ -56,14 +54,8 @@ FULL = dict(m=4096, n=8192, k=8192)
 # only the first loads and the last store stand outside the repetition.
 SLICE = dict(m=256, n=8192, k=8192)
 
-# The cayman (v3) numbers where the maverick profile differs.
-V3_TIMING = {
-    "clocks_mhz": {"dve": 960},
-    "dma": {"mbytes_per_s": 23000},
-    "hbm": {"bytes": 12 << 30, "mbytes_per_s": 362500},
-    "instruction_fetch": {"mbytes_per_s": 27000},
-    "sbuf_bytes_per_partition": 224 << 10,
-}
+ARCH = "cayman"
+SBUF_BYTES = 224 << 10  # per partition on v3 (TIMING.md [B])
 
 TILED_DEPTH = 4
 LOAD_QUEUES = (0, 1)  # the two hardware DGE queues, in turn
@@ -134,7 +126,7 @@ class Program:
             self.emit(engine, f"nop wait=ge(sem{wait[0]}, {wait[1]})")
 
     def text(self):
-        out = [".arch maverick"]
+        out = [f".arch {ARCH}"]
         for engine in ["pe", "dve"] + [f"dma{q}" for q in sorted(S_Q)]:
             if engine in self.lines:
                 out.append(f".engine {engine}")
@@ -190,7 +182,7 @@ def hoisted(m, n, k):
     lhs_base = 0
     rhs_base = p.kt * TILE_M * FP32
     res_base = rhs_base + p.kt * TILE_N * FP32
-    if res_base + 2 * TILE_N * FP32 > V3_TIMING["sbuf_bytes_per_partition"]:
+    if res_base + 2 * TILE_N * FP32 > SBUF_BYTES:
         raise ValueError(f"k = {k}: the hoisted tiles need {res_base + 2 * TILE_N * FP32} "
                          "bytes per partition")
     lw_of, mm_of, slots = [], [], []
@@ -236,14 +228,12 @@ def engine_active(stats):
 
 
 def run(tpbsim, form, m, n, k, timing_only=True, extra=(), workdir=None):
-    """Runs the program on `tpbsim` with v3 clocks: the --stats dict."""
+    """Runs the program on `tpbsim`: the --stats dict."""
     prog = FORMS[form](m, n, k).text()
     with tempfile.TemporaryDirectory(dir=workdir) as d:
         d = pathlib.Path(d)
         (d / "p.tpb").write_text(prog)
-        (d / "v3.json").write_text(json.dumps(V3_TIMING))
-        args = [tpbsim, "run", str(d / "p.tpb"), "-q", "--timing", str(d / "v3.json"),
-                "--stats", str(d / "s.json"), *extra]
+        args = [tpbsim, "run", str(d / "p.tpb"), "-q", "--stats", str(d / "s.json"), *extra]
         if timing_only:
             args.append("--timing-only")
         r = subprocess.run(args, capture_output=True, text=True)
@@ -261,14 +251,11 @@ def main():
     ap.add_argument("--k", type=int, default=SLICE["k"])
     ap.add_argument("--full", action="store_true", help="the tutorial's whole 4096 x 8192 x 8192")
     ap.add_argument("-o", "--out", help="write the program here (default: stdout)")
-    ap.add_argument("--timing-file", help="write the v3 timing override here")
     ap.add_argument("--run", metavar="TPBSIM", help="run it and print the engine-active figures")
     ap.add_argument("--timing-only", action="store_true")
     a = ap.parse_args()
     if a.full:
         a.m, a.n, a.k = FULL["m"], FULL["n"], FULL["k"]
-    if a.timing_file:
-        pathlib.Path(a.timing_file).write_text(json.dumps(V3_TIMING, indent=1) + "\n")
     if a.run:
         st = run(os.path.abspath(a.run), a.form, a.m, a.n, a.k, a.timing_only)
         act = engine_active(st)

@@ -24,7 +24,7 @@ def test_the_program_computes_the_product_without_races(form, m, n, k):
     rng = np.random.default_rng(7)
     lhs_t = rng.standard_normal((k, m)).astype(np.float32)
     rhs = rng.standard_normal((k, n)).astype(np.float32)
-    with tpbsim.Core("maverick", timing=tg.V3_TIMING) as core:
+    with tpbsim.Core(tg.ARCH) as core:
         core.write("hbm", 0, prog.hbm_lhs, lhs_t)
         core.write("hbm", 0, prog.hbm_rhs, rhs)
         r = core.run(prog.text(), racecheck=True)
