@@ -86,3 +86,32 @@ def test_a_stop_cuts_the_dma_figure(tmp_path):
     start_ps = 5 * 1e6 / 1400 + 1_300_000
     assert s["simulated_ps"] == 3_000_000
     assert busy_ps == pytest.approx(3_000_000 - start_ps, abs=2)
+
+
+def test_the_nki_profile():
+    # tpbsim.nki.profile carries the same figures (docs/NKI.md): a kernel of
+    # loads, Vector casts and stores. The Vector engine's figure is the union
+    # of its instructions' issue-to-retire spans over the kernel, worked out
+    # here from the retires; the DMA's lies between the busiest DMA engine's
+    # busy share and the sum of all of theirs (any engine moving data).
+    import tpbsim.nki as nki
+    from test_nki_overlap import F, TILES, cast_tiles
+
+    a = np.random.default_rng(0).standard_normal((128 * TILES, F)).astype(np.float32)
+    prof = nki.profile(cast_tiles, a)
+    r = prof.result
+    act = prof.engine_active
+    assert act == r.engine_active and prof.report()["engine_active"] == act
+    assert act["pe"] == 0 and act["pool"] == 0
+    dve = [x for x in r.retires if x.engine == "dve"]  # the casts and the nops
+    assert sum(1 for x in dve if x.mnemonic == "tensor_copy") == TILES
+    spans = sorted((x.start_ps, x.end_ps) for x in dve)
+    covered, end = 0, 0
+    for s, e in spans:
+        covered += max(0, e - max(s, end))
+        end = max(end, e)
+    assert act["dve"] == pytest.approx(covered / r.duration_ps, abs=0.01)
+    dma = [e["busy_pct"] / 100 for n, e in prof.engines.items() if n.startswith("dma_engine")]
+    assert max(dma) - 1e-3 <= act["dma"] <= min(1.0, sum(dma)) + 1e-3
+    assert 0.5 < act["dma"] < 1.0
+    assert f"dma {100 * act['dma']:.1f}%" in prof.summary()
