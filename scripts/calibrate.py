@@ -566,6 +566,41 @@ def seq_tutorial(form, what):
     return run
 
 
+def gemm_report(tpbsim, work, m, k, n, weights):
+    """The generated MX GEMM (python3 -m tpbsim.kernels gemm, docs/KERNELS.md)
+    on v4, timing only: its report.json. The interpreter is the one built
+    beside `tpbsim` (build/tpbsim-python)."""
+    out = pathlib.Path(tempfile.mkdtemp(dir=work)) / "gemm"
+    py = os.path.join(os.path.dirname(tpbsim), "tpbsim-python")
+    r = subprocess.run([py, "-m", "tpbsim.kernels", "gemm", "--m", str(m), "--k", str(k),
+                        "--n", str(n), "--weights", weights, "--arch", "mariana",
+                        "--timing-only", "--no-traces", "--out", str(out)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"the GEMM generator failed ({r.returncode}): {r.stderr.strip()}")
+    return json.loads((out / "report.json").read_text())
+
+
+# v4's PE peak (TIMING.md [C, H, L]: 315 TFLOPS, 128 x 128 PEs x 4 MX MACs x 2
+# flops at 2.4 GHz) and the GEMV's bound: 16 DMA engines x 33 B/ns (528 GB/s,
+# TIMING.md [A, J, K]) below the core's HBM share (612.5 GB/s, [L]).
+PEAK_FLOPS_V4 = 2 * 128 * 128 * 4 * 2.4e9
+GEMV_BYTES_PER_NS = min(16 * 33.0, 612.5)
+
+
+def seq_gemm_peak(weights):
+    """4096^3 GEMM: achieved flops over v4's PE peak, from the simulated time."""
+    def run(tpbsim, work):
+        r = gemm_report(tpbsim, work, 4096, 4096, 4096, weights)
+        return 2 * 4096 ** 3 / (r["simulated_ns"] * 1e-9) / PEAK_FLOPS_V4
+    return run
+
+
+def seq_gemv():
+    """M = 1, K = N = 4096, MXFP8 weights: ns of the run."""
+    return lambda tpbsim, work: gemm_report(tpbsim, work, 1, 4096, 4096, "mxfp8")["simulated_ns"]
+
+
 def seq_stream(arch, engine, mnemonic, line, count=32, head=()):
     """`count` instructions `line(i)` on `engine` after the lines `head`: the
     engine cycles between consecutive retires of `mnemonic`."""
@@ -757,6 +792,17 @@ SEQUENCES = [
     ("tutorial_hoisted", "v3 tutorial GEMM, hoisted loads: DMA active",
      "fraction of the kernel", TUTORIAL["hoisted"]["dma"], "range", (0.90, 1.0), "N",
      seq_tutorial("hoisted", "dma")),
+    # Whole generated kernels (docs/KERNELS.md "Against the roofline").
+    ("gemm_peak", "tuned MX GEMM 4096 x 4096 x 4096, MXFP8 weights (v4)",
+     "fraction of the PE peak (315 TFLOPS)", 0.995, "range", (0.85, 1.0), "C, H, L",
+     seq_gemm_peak("mxfp8")),
+    ("gemm_peak", "tuned MX GEMM 4096 x 4096 x 4096, MXFP4 weights (v4)",
+     "fraction of the PE peak (315 TFLOPS)", 0.995, "range", (0.85, 1.0), "C, H, L",
+     seq_gemm_peak("mxfp4")),
+    ("gemv_bound", "memory-bound GEMV M=1, K = N = 4096, MXFP8 weights (v4)",
+     "ns: weight bytes / min(HBM share, 16 x 33 B/ns)",
+     (4096 * 4096 + 4096 * 4096 // 32) / GEMV_BYTES_PER_NS, "ratio", (1.0, 1.3), "A, J, K, L",
+     seq_gemv()),
     # SPEC §18's instructions (TIMING.md [O] and its validation points).
     ("pe_small_stationary", "32 plain matmuls BF16 N=16 after one ldweights of 32 columns (v3)",
      "PE cycles between matmuls", 32, "ratio", (0.8, 1.5), "O",
@@ -834,7 +880,9 @@ def render_sequences(rows):
            "(`scripts/tutorial_gemm.py`: its slice of 2 of the 32 M-tiles with all of N and",
            "K, timing only; engine active as `--stats` `engine_active` reports it; generated",
            "programs until the NKI front end lowers `nc_matmul`, then the tutorial's kernels",
-           "in examples/nki/: docs/KERNELS.md \"The v3 tutorial GEMM\"). Each",
+           "in examples/nki/: docs/KERNELS.md \"The v3 tutorial GEMM\"), and the generated",
+           "MX GEMM and GEMV of `python3 -m tpbsim.kernels gemm` (timing only; docs/KERNELS.md",
+           "\"Against the roofline\"). Each",
            "point is the ctest `TimingValidation.POINT`. `ratio` is measured / expected,",
            "`delta` measured - expected (cycles, engines or throughput points), `range`",
            "the measured value itself. One profile for every row: each generation's",
