@@ -1,13 +1,13 @@
 """python3 -m tpbsim.kernels gemm against hostile inputs (docs/BAD_INPUT.md
 "The GEMM generator"): every weight format across the N-group boundaries is
-bit-exact and its program passes the hazard check of its own accesses; a
-program with a load in the wrong place or a missing wait fails that check;
-sizes are refused before anything is allocated; --out holds only this run's
-files; every bad argument is one line naming it, exit 1."""
+bit-exact and its program runs with no race (SPEC §14's race check); a
+program with a missing wait is a race; the bytes the generator declares for
+each instruction are the bytes the model moves; sizes are refused before
+anything is allocated; --out holds only this run's files; every bad argument
+is one line naming it, exit 1."""
 
 import json
 import os
-import pathlib
 import random
 import resource
 import signal
@@ -20,11 +20,11 @@ import pytest
 
 import tpbsim
 from conftest import WORKLOADS
-from tpbsim.kernels import access, gemm, quant
+from tpbsim.kernels import gemm, quant
+from tpbsim.program import Builder, regions
 
 FORMATS = list(quant.WEIGHT_FORMATS)
 ARCHS = ["mariana", "maverick"]
-DATA = pathlib.Path(__file__).parent / "data"
 # N across the group boundaries: a group is 4 N-tiles of 512 columns (2048).
 N_EDGES = [2047, 2048, 2049, 4097, 6145]
 
@@ -73,22 +73,41 @@ def _kernel(m, k, n, fmt, arch, placement="dma", **kw):
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_every_format_is_bit_exact_across_n_group_boundaries(fmt, arch):
     """From one tile (1 x 1) and the issue's 5 x 31 up to two M- and K-tiles: the
-    run's C is the reference bit for bit and the program's hazard check (its own
-    accesses, its own waits) is clean."""
+    run's C is the reference bit for bit and the race check finds no access
+    its semaphores leave unordered."""
     shapes = [(5, 31, n) for n in N_EDGES] + [(1, 1, 2049), (130, 600, 4097)]
     for i, (m, k, n) in enumerate(shapes):
         rep = gemm.run(m, k, n, fmt, "bf16", arch, seed=i, traces=False, log=None)
         where = (m, k, n, fmt, arch)
         assert rep["status"] == "ok", where
         assert rep["check"]["bit_exact"] is True, (where, rep["check"])
-        assert rep["ordering"]["violations"] == 0, (where, rep["ordering"]["first"])
-        assert rep["ordering"]["hazards_checked"] > 0
+        assert rep["races"]["count"] == 0, (where, rep["races"]["first"])
+        assert rep["ordering"]["dependences"] > 0
 
 
-def test_programs_of_a_grid_of_shapes_pass_their_own_hazard_check():
-    """Without running: every format, arch and placement over N, M and K edges
-    (tiles of 512 columns, groups of 2048, M-tiles of 128, K-tiles of 512 with
-    32..128 partitions); a random sample of the grid, a fixed seed."""
+def _race_free(cases, core_of):
+    """Runs each (m, k, n, fmt, arch, placement) timing-only with the race check
+    on the core of its arch; the count of programs run (a shape the SBUF
+    placement cannot hold is refused, naming the KiB)."""
+    ran = 0
+    for m, k, n, fmt, arch, placement in cases:
+        try:
+            rep = gemm.run(m, k, n, fmt, arch=arch, placement=placement, timing_only=True,
+                           traces=False, check=None, log=None, core=core_of[arch])
+        except gemm.GemmError as e:
+            assert placement == "sbuf" and "per SBUF partition" in str(e), e
+            continue
+        assert rep["status"] == "ok" and rep["races"]["count"] == 0, \
+            ((m, k, n, fmt, arch, placement), rep["races"]["first"][:3])
+        ran += 1
+    return ran
+
+
+def test_programs_of_a_grid_of_shapes_run_without_a_race():
+    """Every format, arch and placement over N, M and K edges (tiles of 512
+    columns, groups of 2048, M-tiles of 128, K-tiles of 512 with 32..128
+    partitions): a random sample of the grid (a fixed seed), each program run
+    timing-only with the race check, none unordered."""
     ns = [1, 8, 511, 512, 513, 2047, 2048, 2049, 4095, 4097, 6145, 8193]
     ms = [1, 5, 127, 128, 129, 300]
     ks = [1, 31, 128, 129, 511, 512, 513, 1100]
@@ -96,80 +115,75 @@ def test_programs_of_a_grid_of_shapes_pass_their_own_hazard_check():
             for a in ARCHS for p in ("dma", "sbuf")]
     rng = random.Random(30)
     sample = [g for g in grid if g[0] <= 5 and g[1] <= 31] + rng.sample(grid, 150)
-    checked = 0
-    for m, k, n, fmt, arch, placement in sample:
-        try:
-            kern = _kernel(m, k, n, fmt, arch, placement)
-        except gemm.GemmError as e:
-            assert placement == "sbuf" and "per SBUF partition" in str(e), e
-            continue
-        v = kern.verify(kern.program())
-        assert v.ok, ((m, k, n, fmt, arch, placement), v.problems[:3])
-        assert v.hazards
-        checked += 1
-    assert checked > 150
-    # C's rows far apart (N of 500000: 2 MB between the rows of a store).
-    kern = _kernel(200, 40, 500000, "mxfp8", "maverick")
-    assert kern.verify(kern.program()).ok
-
-
-def test_the_hazard_check_finds_a_panel_loaded_after_its_widening():
-    """The program the generator made before this was fixed for 5 x 31 x 4097 nf4
-    (the next group's widening before the DMA that loads its panel): every
-    wait is there, no race, yet the widenings read bytes nothing wrote and the
-    panel loads are never read. The check derives that from the text alone."""
-    text = (DATA / "gemm_nf4_5x31x4097_panel_after_widening.tpb").read_text()
-    kern = _kernel(5, 31, 4097, "nf4", "mariana")
-    writes, reads = kern.host_accesses()
-    v = access.verify(text, writes, reads)
-    assert not v.races and not v.deadlock
-    assert any("tensor_dequantize" in p and "nothing wrote before it" in p
-               for p in v.uninitialized), v.uninitialized
-    assert any(p.startswith("dma7[0] dma_copy") for p in v.unused), v.unused
-    # The program made now for the same shape is clean.
-    assert kern.verify(kern.program()).ok
+    with tpbsim.Core("mariana") as mariana, tpbsim.Core("maverick") as maverick:
+        core_of = {"mariana": mariana, "maverick": maverick}
+        assert _race_free(sample, core_of) > 150
+        # C's rows far apart (N of 500000: 2 MB between the rows of a store).
+        assert _race_free([(200, 40, 500000, "mxfp8", "maverick", "dma")], core_of) == 1
 
 
 @pytest.mark.parametrize("fmt,arch", [("fp4", "mariana"), ("mxfp8", "maverick"),
                                       ("bf16", "mariana"), ("fp6", "maverick")])
 def test_every_wait_removed_is_a_race(fmt, arch):
-    """Each wait of a program left out in turn: the check names a race every time
-    (from the accesses and the waits, not from a run that may hide it)."""
-    kern = _kernel(130, 600, 2600, fmt, arch)
-    waits = kern.sched.waits()
-    assert len(waits) >= 10
-    for i in waits:
-        v = kern.verify(kern.program(drop_wait=i))
-        assert v.races, (i, kern.sched.ops[i].text)
+    """Each wait of a program (nops included) left out in turn: the race check
+    names a race every time (the builder makes no wait the program could do
+    without)."""
+    with tpbsim.Core(arch) as core:
+        rep = gemm.run(130, 600, 2600, fmt, arch=arch, timing_only=True, traces=False,
+                       log=None, core=core)
+        waits = rep["_kernel"].waits()
+        assert len(waits) >= 10 and rep["races"]["count"] == 0
+        for i in waits:
+            r = gemm.run(130, 600, 2600, fmt, arch=arch, timing_only=True, traces=False,
+                         log=None, core=core, drop_wait=i)
+            assert r["races"]["count"] > 0, (i, rep["_kernel"].builder.instrs[i].fields)
 
 
-def test_the_accesses_are_the_bytes_the_model_moves():
-    """The access rules (access.py) against the model's own counters: per engine
-    and DMA queue, the bytes the program text reads and writes are the bytes the
-    run's stats count (SBUF, PSUM and HBM; each rectangle once per instruction)."""
+def _footprints(monkeypatch):
+    """[(queue, reads, writes)] of every instruction the builder takes from now on."""
+    seen = []
+    add = Builder.add
+
+    def recording(self, queue, mnemonic, fields, reads=(), writes=(), loc=None, after=()):
+        seen.append((queue, reads, writes))
+        return add(self, queue, mnemonic, fields, reads, writes, loc, after)
+
+    monkeypatch.setattr(Builder, "add", recording)
+    return seen
+
+
+def _region_bytes(r):
+    """The bytes of a region: its partitions x its rows' bytes."""
+    return (r[2] - r[1]) * (r[4] - r[3]) * r[6]
+
+
+def test_the_footprints_are_the_bytes_the_model_moves(monkeypatch):
+    """The bytes the generator declares each instruction reads and writes (the
+    footprints the builder derives the waits from) against the model's own
+    counters: per engine and DMA queue, the SBUF, PSUM and HBM bytes equal the
+    bytes the run's stats count."""
     for fmt, arch in (("nf4", "mariana"), ("mxfp4", "maverick"), ("bf16", "maverick"),
                       ("fp6", "mariana"), ("mxfp8", "mariana")):
+        seen = _footprints(monkeypatch)
         rep = gemm.run(130, 600, 1100, fmt, "bf16", arch, traces=False, log=None)
-        kern = rep["_kernel"]
+        monkeypatch.undo()
         eng = rep["_result"].engines
-        v = kern.verify(kern.program())
         per = {}
-        for ins in v.order:
-            d = per.setdefault(ins.engine, {})
-            for a in ins.accs:
-                if a.mem != "pe_weights":
-                    key = ("hbm" if a.mem == "hbm" else "core", a.write)
-                    d[key] = d.get(key, 0) + sum(access.rect_bytes(x) for x in a.rects)
+        for queue, reads, writes in seen:
+            d = per.setdefault(queue, {})
+            for write, rs in ((False, reads), (True, writes)):
+                for r in rs:
+                    key = ("hbm" if r[0] == regions.HBM else "core", write)
+                    d[key] = d.get(key, 0) + _region_bytes(r)
         assert len(per) >= 6   # pe, dve (pool), the A, W and two C queues
         dma_sbuf = 0
         for e, d in per.items():
             # SBUF and PSUM in bytes_read / bytes_written; a DMA queue's HBM side in its
             # counters, its SBUF side moved by the DMA engines (SPEC §10).
             cnt = eng[e].get("counters") or {}
-            dma = e.startswith("dma")
             got = {("hbm", False): cnt.get("hbm_read_bytes", 0),
                    ("hbm", True): cnt.get("hbm_write_bytes", 0)}
-            if dma:
+            if e.startswith("dma"):
                 dma_sbuf += d.get(("core", False), 0) + d.get(("core", True), 0)
             else:
                 got.update({("core", False): eng[e]["bytes_read"],
@@ -213,13 +227,13 @@ def test_sizes_match_the_layouts_they_stand_for():
         p = kern.plan
         assert p.hbm_bytes() == kern.hbm.top, (m, k, n, fmt)
         assert p.sbuf_bytes("dma") == kern.lay.top, (m, k, n, fmt)
-        assert p.instructions("dma") == len(kern.sched.ops), (m, k, n, fmt)
+        assert p.instructions("dma") == kern.instructions(), (m, k, n, fmt)
         try:
             ks = _kernel(m, k, n, fmt, arch, "sbuf")
         except gemm.GemmError:
             continue
         assert ks.plan.sbuf_bytes("sbuf") == ks.lay.top
-        assert ks.plan.instructions("sbuf") == len(ks.sched.ops)
+        assert ks.plan.instructions("sbuf") == ks.instructions()
 
 
 @pytest.mark.parametrize("args,msg", [
@@ -476,7 +490,6 @@ def test_a_fault_is_reported_as_a_fault_not_a_check(tmp_path, monkeypatch):
                                              1)
 
     monkeypatch.setattr(gemm.Kernel, "program", broken)
-    monkeypatch.setattr(gemm.Kernel, "verify", lambda self, text: access.Verdict())
     rep = gemm.run(128, 512, 512, "mxfp8", traces=False, log=None, out=tmp_path / "o")
     assert rep["status"] == "fault" and rep["message"]
     assert rep["check"]["bit_exact"] is None and "fault" in rep["check"]["reason"]

@@ -132,11 +132,13 @@ def test_regions_overlap_as_their_bytes_do():
 SB_SLOTS, HBM_SLOTS, SLOT = 6, 6, 1024      # bytes per partition (SBUF) / rows (HBM)
 
 
-def random_program(rnd, steps, kinds=("load", "store", "copy", "sbuf2sbuf")):
+def random_program(rnd, steps, kinds=("load", "store", "copy", "sbuf2sbuf"), hoist=False):
     """Random copies between SBUF slots (partition ranges x 1 KiB) and HBM
     slots (rows of 1 KiB) on random queues; also the sequential result, by
-    NumPy: (builder, sbuf [128][SB_SLOTS * SLOT], hbm bytes)."""
-    b = Builder("mariana")
+    NumPy: (builder, sbuf [128][SB_SLOTS * SLOT], hbm bytes). ``hoist``: the
+    builder's placement of a second wait on an earlier instruction (on 4 DMA
+    queues: a queue's previous instruction is a recent one)."""
+    b = Builder("mariana", hoist=hoist)
     sbuf = np.zeros((128, SB_SLOTS * SLOT), dtype=np.uint8)
     hbm = np.frombuffer(rnd.randbytes(HBM_SLOTS * 128 * SLOT), dtype=np.uint8).copy()
     init = hbm.copy()
@@ -147,7 +149,7 @@ def random_program(rnd, steps, kinds=("load", "store", "copy", "sbuf2sbuf")):
         n = rnd.choice([64, 256, 1024])
         s_slot, d_slot = rnd.randrange(SB_SLOTS), rnd.randrange(SB_SLOTS)
         h_off = rnd.randrange(HBM_SLOTS) * 128 * SLOT + rnd.randrange(0, 96) * SLOT
-        q = f"dma{rnd.randrange(16)}"
+        q = f"dma{rnd.randrange(4 if hoist else 16)}"
         if kind == "load":
             dma(b, q, rows, n, ("hbm", h_off, SLOT), ("sbuf", p0, d_slot * SLOT))
             for r in range(rows):
@@ -170,10 +172,11 @@ def random_program(rnd, steps, kinds=("load", "store", "copy", "sbuf2sbuf")):
     return b, sbuf, hbm, init
 
 
+@pytest.mark.parametrize("hoist", [False, True])
 @pytest.mark.parametrize("seed", range(6))
-def test_random_programs_have_no_race_and_the_sequential_result(seed):
+def test_random_programs_have_no_race_and_the_sequential_result(seed, hoist):
     rnd = random.Random(seed)
-    b, sbuf, hbm, init = random_program(rnd, 60)
+    b, sbuf, hbm, init = random_program(rnd, 60, hoist=hoist)
     text = b.text()
     with tpbsim.Core("mariana") as core:
         core.write("sbuf", 0, 0, np.zeros((128, SB_SLOTS * SLOT), dtype=np.uint8))
@@ -184,13 +187,16 @@ def test_random_programs_have_no_race_and_the_sequential_result(seed):
         assert np.array_equal(core.read("hbm", 0, 0, hbm.size, "u8"), hbm)
 
 
-def test_every_wait_of_a_random_program_is_needed():
+@pytest.mark.parametrize("hoist", [False, True])
+def test_every_wait_of_a_random_program_is_needed(hoist):
     """Leaving out any one wait (of instructions, nops included) makes a race:
-    the builder makes no wait the program could do without. (SBUF -> SBUF
-    copies left out: the builder orders them by their source's DMA engine,
-    SPEC §10's split; a model that orders them on every partition they touch
-    needs fewer waits.)"""
-    b, _, _, init = random_program(random.Random(11), 30, ("load", "store", "copy"))
+    the builder makes no wait the program could do without, with its second
+    waits on nops or on earlier instructions. (SBUF -> SBUF copies left out:
+    the builder orders them by their source's DMA engine, SPEC §10's split; a
+    model that orders them on every partition they touch needs fewer waits.)"""
+    # Seed 22 with hoist: three second waits on earlier instructions, four nops.
+    b, _, _, init = random_program(random.Random(22 if hoist else 11), 30,
+                                   ("load", "store", "copy"), hoist)
     text = b.text().splitlines()
     lines = [k for k, line in enumerate(text) if " wait=" in line]
     assert lines

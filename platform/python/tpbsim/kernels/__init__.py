@@ -8,12 +8,14 @@ N x K as torch's nn.Linear.weight): it tiles C = A @ W, generates a program
 ordered only by semaphores, runs it on a tpbsim.Core, checks the result bit for
 bit (sampled: CHECK_SAMPLES elements; check="full": all) and returns a Report
 (a dict, report.json's keys) whose ``.c`` is C. ``quantize(W, ...)`` quantizes
-W once for many runs; ``run(core=...)`` runs on an open core.
+W once for many runs; ``run(core=...)`` runs on an open core. The keywords
+make a request, ``Gemm(...)``; ``execute(Gemm(...))`` is ``run(...)``.
 """
 
-from .gemm import (ARCHS, CHECK_SAMPLES, GemmError, Kernel, Plan, Report, Weights, operands,
-                   peak_tflops, prepare, quantize, run)
+from .gemm import (ARCHS, CHECK_SAMPLES, Gemm, GemmError, Kernel, Plan, Report, Weights,
+                   execute, operands, peak_tflops, prepare, quantize, run)
 from .quant import WEIGHT_FORMATS
 
-__all__ = ["ARCHS", "CHECK_SAMPLES", "GemmError", "Kernel", "Plan", "Report", "WEIGHT_FORMATS",
-           "Weights", "operands", "peak_tflops", "prepare", "quantize", "run"]
+__all__ = ["ARCHS", "CHECK_SAMPLES", "Gemm", "GemmError", "Kernel", "Plan", "Report",
+           "WEIGHT_FORMATS", "Weights", "execute", "operands", "peak_tflops", "prepare",
+           "quantize", "run"]

@@ -1,200 +1,52 @@
 """C = A @ W on the modelled core, or over the cores of a device: the run of a
-GEMM, its check and its report (SPEC §12, §15, docs/KERNELS.md). One path for
-one core or many: the request checked whole, --out inspected, the blocks of C
-over the device's cores (grid.py; one core: one block) planned and their sizes
-checked, their programs made, then each block's operands placed, every
-program run together, C read back, checked and reported.
+GEMM request, its check and its report (SPEC §12, §15, docs/KERNELS.md). One
+path for one core or many: the request (request.py's Gemm) checked whole,
+--out inspected, the blocks of C over the device's cores (grid.py; one core:
+one block) planned and their sizes checked, their programs made, then each
+block's operands placed, every program run together (with the race check),
+C read back, checked and reported.
 
-The tiling is plan.py's, the program program.py's, the operands operands.py's,
-the split grid.py's, --out outputs.py's, the report report.py's; the names this
-module had before they moved are kept here for scripts."""
+The tiling is plan.py's, the program program.py's (on tpbsim.program's
+builder), the placement placement.py's, the operands operands.py's, the split
+grid.py's, --out outputs.py's, the report report.py's; the names this module
+had before they moved are kept here for scripts."""
 
 import collections
+import inspect
 import os
 import time
-import types
 
 import numpy as np
 
-from .. import _args
 from .._machine import turn
-from ..core import Core
-from ..device import MAX_CORES, Device, is_core_count
+from ..device import Device
 from ..errors import Deadlock, Error, Fault
 from . import grid, quant
-from .operands import (CHECK_MODES, CHECK_SAMPLES, ShapeOnly, Weights, check_result, dims_text,
-                       infer_shape, is_tensor, operand_array, operands, prepare, quantize,
-                       torch_module)
+from .operands import (CHECK_MODES, CHECK_SAMPLES, Weights, check_result, infer_shape,
+                       operand_array, operands, prepare, quantize, torch_module)
 from .outputs import OUTPUT_FILES, OutputDir, program_files
 from .plan import (A_CHUNK, A_RAW_BYTES, A_RESIDENT_BYTES, A_RING, ARCHS, C_RING, GROUP, KTILE,
                    MAX_INSTRUCTIONS, MTILE, NTILE, PLACEMENTS, PROGRAM_BYTES_PER_INSTRUCTION,
                    PSUM_BANK, PSUM_BANKS, W_CHUNK, DEFAULT_CAPACITIES, Capacities, GemmError,
                    Plan, arg, capacities, check_sizes, host_bytes, host_memory_available,
                    peak_tflops, size_text)
-from .program import (A_QUEUES, C_QUEUES, ENGINE_SEMS, UNIT_SCALE, W_QUEUES, Kernel, Layout,
-                      ProgramCheckError, make_kernel)
+from .program import A_QUEUES, C_QUEUES, UNIT_SCALE, W_QUEUES, Kernel, Layout, make_kernel
 from .report import (ACT_RUNS_AS, RUNS_AS, CoreRun, device_report, make_report, ordering, plot,
                      plot_cores, races)
+from .request import Gemm
 
 # The names of this module before the tiling, the program, the operands and
 # the report moved to modules of their own: scripts import them from here.
 __all__ = [
     "A_CHUNK", "A_QUEUES", "A_RAW_BYTES", "A_RESIDENT_BYTES", "A_RING", "ACT_RUNS_AS", "ARCHS",
     "C_QUEUES", "C_RING", "CHECK_MODES", "CHECK_SAMPLES", "Capacities", "DEFAULT_CAPACITIES",
-    "ENGINE_SEMS", "GROUP", "GemmError", "KTILE", "Kernel", "Layout", "MAX_INSTRUCTIONS", "MTILE",
+    "GROUP", "Gemm", "GemmError", "KTILE", "Kernel", "Layout", "MAX_INSTRUCTIONS", "MTILE",
     "NTILE", "OUTPUT_FILES", "OutputDir", "PLACEMENTS", "PROGRAM_BYTES_PER_INSTRUCTION",
-    "PSUM_BANK", "PSUM_BANKS", "Plan", "ProgramCheckError", "RUNS_AS", "Report", "UNIT_SCALE",
-    "W_CHUNK", "W_QUEUES", "Weights", "arg", "capacities", "check_result", "check_sizes",
-    "host_bytes", "host_memory_available", "infer_shape", "make_kernel", "make_report",
-    "operand_array", "operands", "ordering", "peak_tflops", "prepare", "quantize", "races", "run",
-    "size_text",
+    "PSUM_BANK", "PSUM_BANKS", "Plan", "RUNS_AS", "Report", "UNIT_SCALE", "W_CHUNK", "W_QUEUES",
+    "Weights", "arg", "capacities", "check_result", "check_sizes", "execute", "host_bytes",
+    "host_memory_available", "infer_shape", "make_kernel", "make_report", "operand_array",
+    "operands", "ordering", "peak_tflops", "prepare", "quantize", "races", "run", "size_text",
 ]
-
-
-def _check_args(act, placement, seed, threads, out, timing, lookahead, check=True,
-                check_samples=CHECK_SAMPLES):
-    if act != "bf16":
-        raise GemmError(f"{arg('act', act)}: the activations are BF16 (quantized to MXFP8 E4M3 "
-                        "on the DVE); no other activation path is modelled")
-    if placement not in PLACEMENTS:
-        raise GemmError(f"{arg('placement', placement)}: dma | sbuf")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise GemmError(f"{arg('seed', seed)}: not a seed (a non-negative integer)")
-    if threads is not None:
-        try:
-            _args.threads(threads)
-        except Error as e:
-            raise GemmError(f"{arg('threads')}: {e}") from None
-    if out is not None:
-        if not isinstance(out, (str, os.PathLike)):
-            raise GemmError(f"{arg('out')}: a path, not {type(out).__name__}")
-        if os.fspath(out) == "":
-            raise GemmError(f"{arg('out', '')}: an empty path (give a directory)")
-    if timing is not None and not isinstance(timing, dict):
-        if not isinstance(timing, (str, os.PathLike)):
-            raise GemmError(f"{arg('timing')}: a profile path or a dict of overrides, not "
-                            f"{type(timing).__name__}")
-        t = os.fspath(timing)
-        if t == "":
-            raise GemmError(f"{arg('timing', '')}: an empty path (give a timing profile)")
-        if not os.path.exists(t):
-            raise GemmError(f"{arg('timing', t, r=False)}: no such file")
-        if os.path.isdir(t):
-            raise GemmError(f"{arg('timing', t, r=False)}: is a directory, not a timing profile")
-    if isinstance(lookahead, bool) or not isinstance(lookahead, int) or lookahead < 0:
-        raise GemmError(f"{arg('lookahead', lookahead)}: a count of units (0 or more)")
-    if not (check is None or isinstance(check, bool) or check in CHECK_MODES):
-        raise GemmError(f"{arg('check', check)}: True or 'sample' (the default: "
-                        f"{arg('check_samples')} output elements chosen with the seed), 'full' "
-                        "(every element), False or None (none)")
-    if (isinstance(check_samples, bool) or not isinstance(check_samples, (int, np.integer))
-            or check_samples < 1):
-        raise GemmError(f"{arg('check_samples', check_samples)}: a count of output elements "
-                        "(1 or more)")
-
-
-def _check_cores(r):
-    """``cores`` and what goes with it: a device's count, the DMA placement, a
-    device of its own; messages name only what the caller could have given."""
-    cores = r.cores
-    if isinstance(cores, bool) or not isinstance(cores, (int, np.integer)) \
-            or not is_core_count(cores):
-        raise GemmError(f"{arg('cores', cores)}: a count of cores (1..{MAX_CORES}, the cores of "
-                        "a device)")
-    if cores == 1:
-        return
-    if r.placement != "dma":
-        raise GemmError(f"{arg('cores', cores)} splits C over the device's HBM: the DMA placement, "
-                        f"not {arg('placement', r.placement)}")
-    if r.core is not None:
-        raise GemmError(f"cores={cores} runs on a device of its own: no core= with it")
-    if r.drop_wait is not None:
-        raise GemmError(f"cores={cores}: drop_wait (a removed wait, for tests) is for one core")
-    if r.emit_only and not r.timing_only:
-        raise GemmError(f"{arg('emit_only')} over several cores writes a timing-only workload: "
-                        f"add {arg('timing_only')}")
-
-
-def _w_layout(w, w_layout):
-    if w_layout is None:
-        if is_tensor(w) and isinstance(w, torch_module().nn.Parameter):
-            raise GemmError("w is an nn.Parameter (a layer's weight, which torch stores [out, "
-                            f"in] = N x K): say {arg('w_layout', 'nk')} (or "
-                            f"{arg('w_layout', 'kn')} for K x N)")
-        return "kn"
-    if w_layout not in ("kn", "nk"):
-        raise GemmError(f"{arg('w_layout', w_layout)}: 'kn' (W is K x N, C = A @ W) or 'nk' "
-                        "(W is N x K, torch's [out, in]: C = A @ W.T)")
-    return w_layout
-
-
-def _request(r):
-    """run()'s arguments (a namespace of them) checked, the operands read and the
-    shape taken from them: everything before anything is made."""
-    _check_args(r.act, r.placement, r.seed, r.threads, r.out, r.timing, r.lookahead, r.check,
-                r.check_samples)
-    _check_cores(r)
-    r.timing_only, r.racecheck, r.values = bool(r.timing_only), bool(r.racecheck), \
-        not r.timing_only
-    r.is_torch = is_tensor(r.a)
-    r.w_layout = _w_layout(r.w, r.w_layout)
-    r.a = operand_array(r.a, arg("a"), ndim=None)
-    r.lead = None
-    if r.a is not None and r.a.ndim > 2:
-        r.lead = r.a.shape[:-1]
-        r.a = r.a.reshape(-1, r.a.shape[-1])
-    if isinstance(r.w, Weights):
-        q = r.w
-        if q.arch != r.arch or q.weights != r.weights:
-            raise GemmError(f"{arg('w')} was quantized for {q.weights} on {q.arch}, the run is "
-                            f"{arg('weights', r.weights)} {arg('arch', r.arch)}")
-        if r.a is not None and r.a.shape[1] != q.k:
-            raise GemmError(f"{arg('a')} is {dims_text(r.a)}, the quantized {arg('w')} is K x N "
-                            f"= {q.k} x {q.n}: their K differ ({r.a.shape[1]} and {q.k})")
-        if r.cores > 1:
-            raise GemmError(f"cores={r.cores}: a w quantized once (quantize) runs on one core; "
-                            "pass its array")
-        r.m, r.k, r.n = infer_shape(r.m, r.k, r.n, r.a, ShapeOnly((q.k, q.n)), "kn")
-    else:
-        r.w = operand_array(r.w, arg("w"), grad=True)
-        r.m, r.k, r.n = infer_shape(r.m, r.k, r.n, r.a, r.w, r.w_layout)
-    _check_core(r)
-    r.plan = Plan(r.m, r.k, r.n, r.weights, r.arch)
-    if r.emit_only and r.out is None:
-        raise GemmError(f"{arg('emit_only')} needs {arg('out')} DIR")
-    if r.emit_only and r.placement != "dma" and r.values:
-        raise GemmError(f"{arg('emit_only')} with values needs the DMA placement (the inputs are "
-                        f"one HBM image); add {arg('timing_only')} or drop "
-                        f"{arg('placement', 'sbuf')}")
-    return r
-
-
-def _check_core(r):
-    if r.core is None:
-        return
-    if not isinstance(r.core, Core):
-        raise GemmError(f"{arg('core')}: a tpbsim.Core, not {type(r.core).__name__}")
-    if r.core.closed:
-        raise GemmError(f"{arg('core')}: the core is closed")
-    if r.core.arch != r.arch:
-        raise GemmError(f"{arg('core')} is a {r.core.arch} core, the run is "
-                        f"{arg('arch', r.arch)}")
-    if r.timing is not None:
-        raise GemmError(f"{arg('timing')} with {arg('core')}: the core has its timing "
-                        "(give it to tpbsim.Core)")
-
-
-def _planned(r):
-    """The files the run will write into --out (what OutputDir checks room for)."""
-    progs = program_files(r.cores)
-    if r.emit_only:
-        return progs + ["cmd.txt"] + ([] if r.timing_only else ["hbm_inputs.npy", "expected.npy"])
-    files = progs + ["report.json"]
-    if r.values:
-        files += ["out.npy", "a_used.npy", "w_used.npy"]
-    if r.traces:
-        files += ["stats.json", "retire.txt", "trace.perfetto.json", "report.png"]
-    return files
 
 
 class _Target:
@@ -246,29 +98,24 @@ class _Target:
 
 
 # Kernels by everything they depend on, so that a run of the same shape on a
-# given core (a torch layer called again) does not generate and verify its
-# program again.
+# given core (a torch layer called again) does not generate its program again.
 _KERNELS = collections.OrderedDict()
 _KERNELS_KEEP = 32
 
 
 def _kernel_maker(r, caps):
-    """kernel_of(plan, hbm capacity, hbm base) -> (kernel, text, verdict) for
+    """kernel_of(plan, hbm capacity, hbm base) -> (kernel, text) for
     grid.make_blocks: cached for a given core (one core for many GEMMs)."""
-    queues = None if r.queues is None else tuple(sorted((k, tuple(v))
-                                                        for k, v in r.queues.items()))
-
     def kernel_of(plan, hbm_capacity, hbm_base):
         key = (plan.m, plan.k, plan.n, plan.weights, plan.arch, plan.group, caps, hbm_capacity,
-               hbm_base, r.lookahead, r.placement, queues, r.drop_wait)
+               hbm_base, r.lookahead, r.placement, r.queues_key(), r.drop_wait)
         hit = _KERNELS.get(key) if r.core is not None else None
         if hit is not None:
             _KERNELS.move_to_end(key)
             return hit
         kernel = Kernel(plan, caps.sbuf, r.lookahead, r.placement, hbm_capacity, r.queues,
                         hbm_base=hbm_base)
-        text = kernel.program(r.drop_wait)
-        made = (kernel, text, kernel.verify(text))
+        made = (kernel, kernel.program(r.drop_wait))
         if r.core is not None:
             _KERNELS[key] = made
             while len(_KERNELS) > _KERNELS_KEEP:
@@ -278,11 +125,7 @@ def _kernel_maker(r, caps):
     return kernel_of
 
 
-def run(m=None, k=None, n=None, weights="mxfp4", act="bf16", arch="mariana", a=None, w=None,
-        out=None, timing=None, timing_only=False, seed=0, drop_wait=None, traces=True, check=True,
-        lookahead=2, log=print, placement="dma", threads=None, queues=None, emit_only=False,
-        racecheck=True, *, w_layout=None, core=None, check_samples=CHECK_SAMPLES, perfetto=None,
-        cores=1):
+def run(*args, **kwargs):
     """Runs C = A @ W on the modelled core; returns a Report (a dict, the keys of
     report.json, with ``.c``, ``.a_used``, ``.w_used``) and writes the files into
     ``out`` (none when None).
@@ -305,7 +148,7 @@ def run(m=None, k=None, n=None, weights="mxfp4", act="bf16", arch="mariana", a=N
     * ``core``: a tpbsim.Core to run on (kept open; its arch is the GEMM's, its
       timing the run's): one core for many GEMMs. None: a core is made and closed.
     * ``perfetto``: a path for the run's Perfetto trace (also without ``out``).
-    * racecheck: the run checks every access against the semaphore ordering
+    * ``racecheck``: the run checks every access against the semaphore ordering
       (SPEC §14); report["races"] says what it found, whatever the timing.
     * emit_only: writes a workload directory instead (program.tpb and cmd.txt,
       which `tpbsim run` and `tpbsim sweep` take; with values, the HBM image it
@@ -325,8 +168,20 @@ def run(m=None, k=None, n=None, weights="mxfp4", act="bf16", arch="mariana", a=N
     writing. A KeyboardInterrupt leaves this run's files written so far,
     listed in the exception's ``gemm_written`` (``gemm_removed``: the earlier
     run's it removed); any other error leaves none of them."""
-    r = _request(types.SimpleNamespace(**locals()))
-    outs = OutputDir(r.out, _planned(r))
+    try:
+        request = Gemm(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(str(e).replace("Gemm.__init__()", "run()")) from None
+    return execute(request)
+
+
+run.__signature__ = inspect.signature(Gemm)
+
+
+def execute(request):
+    """Runs a Gemm request (run() builds one from its keywords): the Report."""
+    r = request.checked()
+    outs = OutputDir(r.out, r.planned())
     wall0 = time.perf_counter()
     target = _Target(r)
     try:
@@ -334,7 +189,7 @@ def run(m=None, k=None, n=None, weights="mxfp4", act="bf16", arch="mariana", a=N
     except KeyboardInterrupt as e:
         outs.abort(keep_written=True)
         e.gemm_written, e.gemm_removed, e.gemm_earlier, e.gemm_out = \
-            list(outs.written), list(outs.removed), outs.earlier, out
+            list(outs.written), list(outs.removed), outs.earlier, r.out
         raise
     except BaseException:
         outs.abort(keep_written=False)
@@ -351,7 +206,7 @@ def _run(r, target, outs, wall0):
     prof, caps = view.timing, capacities(view)
     sp = grid.split(r.plan, r.cores, prof, caps, target.hbm, r.values, r.placement, r.lookahead,
                     target.first)
-    grid.make_blocks(sp, sp.hbm.bytes, _kernel_maker(r, caps), check=r.drop_wait is None)
+    grid.make_blocks(sp, sp.hbm.bytes, _kernel_maker(r, caps))
     times["generate_s"] = time.perf_counter() - t0
     if r.values:
         a, w = operands(r.plan, r.a, r.w, r.seed, r.w_layout)
@@ -455,7 +310,7 @@ def _report(r, sp, result, status, prof, wall):
     rep["weights_run_as"] = RUNS_AS[r.weights]
     rep["act_run_as"] = ACT_RUNS_AS
     rep["w_layout"] = r.w_layout
-    rep["ordering"] = ordering(b.verdict, runs[0] if status == "ok" else None)
+    rep["ordering"] = ordering(b.kernel)
     return rep
 
 
@@ -481,8 +336,8 @@ def _check(r, c, a_used, w_used, status, times):
 def _scaling(r, rep, times):
     """The same GEMM on one core (timing only): the scaling efficiency."""
     t0 = time.perf_counter()
-    one = run(r.m, r.k, r.n, r.weights, arch=r.arch, timing=r.timing, timing_only=True,
-              traces=False, check=None, racecheck=False, log=None)
+    one = execute(Gemm(r.m, r.k, r.n, r.weights, arch=r.arch, timing=r.timing,
+                       timing_only=True, traces=False, check=None, racecheck=False, log=None))
     rep["one_core_ns"] = one["simulated_ns"]
     rep["scaling_efficiency"] = (one["simulated_ns"] / (r.cores * rep["simulated_ns"])
                                  if rep["simulated_ns"] else 0.0)
@@ -557,7 +412,7 @@ def _emit(r, sp, outs, a, w):
     outs.text("cmd.txt", cmd)
     outs.close()
     rep = Report({"emitted": outs.path, "files": sorted(outs.written), "shape": shape,
-                  "instructions": sum(len(b.kernel.sched.ops) for b in sp.blocks)})
+                  "instructions": sum(len(b.kernel.builder.instrs) for b in sp.blocks)})
     if sp.several:
         rep["split"] = sp.reason
     rep["_outputs"] = outs

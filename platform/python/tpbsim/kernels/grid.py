@@ -16,7 +16,6 @@ import dataclasses
 from . import quant
 from .plan import (MTILE, NTILE, GemmError, arg, ceil_div, check_totals, fit_core,
                    host_bytes, peak_tflops, shape_text)
-from .program import ProgramCheckError
 
 # Each core's HBM range starts on a 4 KiB boundary.
 HBM_ALIGN = 4096
@@ -25,7 +24,7 @@ HBM_ALIGN = 4096
 @dataclasses.dataclass
 class Block:
     """One core's block of C: rows r0.., columns c0.., its checked plan; once
-    made, its kernel, program text and the verdict of its own hazard check."""
+    made, its kernel and program text."""
     core: int
     r0: int
     rows: int
@@ -34,7 +33,6 @@ class Block:
     plan: object
     kernel: object = None
     text: str = None
-    verdict: object = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -163,21 +161,13 @@ def split(plan, cores, timing, caps, hbm, values, placement="dma", lookahead=2, 
     return Split(gm, gn, why, blocks, hbm)
 
 
-def make_blocks(sp, hbm_capacity, kernel_of, check=True):
-    """Makes each block's kernel, program and its own hazard check:
-    ``kernel_of(plan, hbm_capacity, hbm_base)`` -> (kernel, text, verdict); each
-    core's HBM range from where the previous one's ends. ``check``: a program
-    that fails its hazard check is a ProgramCheckError (a bug of the
-    generator)."""
+def make_blocks(sp, hbm_capacity, kernel_of):
+    """Makes each block's kernel and program: ``kernel_of(plan, hbm_capacity,
+    hbm_base)`` -> (kernel, text); each core's HBM range from where the
+    previous one's ends."""
     base = 0
     for b in sp.blocks:
-        b.kernel, b.text, b.verdict = kernel_of(b.plan, hbm_capacity, base)
+        b.kernel, b.text = kernel_of(b.plan, hbm_capacity, base)
         b.plan = b.kernel.plan
         base = ceil_div(b.kernel.hbm.top, HBM_ALIGN) * HBM_ALIGN
-        if check and not b.verdict.ok:
-            problems = b.verdict.problems
-            raise ProgramCheckError(
-                f"the generated program{f' of core {b.core}' if sp.several else ''} fails its "
-                "own hazard check (a bug of the generator): " + "; ".join(problems[:3])
-                + (f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""))
     return sp

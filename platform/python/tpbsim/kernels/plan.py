@@ -342,7 +342,8 @@ class Plan:
         return (self.psum_slots() - 1) * self.group * PSUM_BANK + 4 * gc
 
     def instructions(self, placement):
-        """The program's instructions."""
+        """The program's instructions (without the nops the program builder may
+        add where no earlier instruction can take a second wait)."""
         host_scales, _, unit = self._w_layout()
         units = self.n_groups * self.n_mt * self.n_kt
         widen = self.n_kt * self.n_nt if self.spec["store"] != "mx" else 0
@@ -372,9 +373,10 @@ def peak_tflops(timing):
     return 2 * 128 * 128 * pump * timing["clocks_mhz"]["pe"] * 1e6 / 1e12
 
 
-# The most instructions a generated program may hold: the generator orders and
-# checks each with its accesses in Python (minutes for a million), and holds
-# about PROGRAM_BYTES_PER_INSTRUCTION of host memory for each meanwhile.
+# The most instructions a generated program may hold: the generator builds each
+# with its footprint on tpbsim.program's builder in Python (minutes for a
+# million), and holds at most about PROGRAM_BYTES_PER_INSTRUCTION of host
+# memory for each meanwhile (1.5 KiB measured, the program text included).
 MAX_INSTRUCTIONS = 1_000_000
 PROGRAM_BYTES_PER_INSTRUCTION = 6 * 1024
 

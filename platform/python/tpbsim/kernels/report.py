@@ -8,7 +8,6 @@ import collections
 import numpy as np
 
 from .plan import A_CHUNK, W_CHUNK, peak_tflops
-from .program import ENGINE_SEMS
 
 SATURATED_PCT = 70.0   # below this no engine is said to bound the run
 ENGINE_ORDER = ["pe", "dve", "pool", "sfu"] + [f"dma{q}" for q in range(16)]
@@ -62,7 +61,7 @@ class CoreRun:
 def engine_table(result, kernel):
     """{engine: {busy_pct, instructions, busy_cycles, stall_cycles, clock_mhz,
     by_kind: {mnemonic: busy_pct}}} for every engine or queue the program uses."""
-    used = {op.engine for op in kernel.sched.ops}
+    used = set(kernel.builder.queues)
     dur = result.duration_ps
     by_kind = {}
     for r in result.retires:
@@ -145,27 +144,52 @@ def critical_chain(result, kernel):
     "summary"}: the run's time from the chain's first start to its end, split
     by what held the chain (an engine's instructions of one kind, or a wait on
     another engine); None without retire records."""
-    ops = kernel.sched.ops
     rec = {(r.engine, r.index): r for r in result.retires} if result is not None else {}
     if not rec:
         return None
-    by_engine = {}
-    for i, op in enumerate(ops):
-        by_engine.setdefault(op.engine, []).append(i)
-    index = {(op.engine, op.pos): i for i, op in enumerate(ops)}
+    chain = _chain(kernel.builder, rec)
+    b = kernel.builder
+    time_ns = {}
+    for n, (i, r) in enumerate(chain):
+        inst = b.instrs[i]
+        until = chain[n + 1][1].start_ps if n + 1 < len(chain) else r.end_ps
+        key = f"{b.queues[inst.queue]} {_KIND.get(inst.mnemonic, inst.mnemonic)}"
+        time_ns[key] = time_ns.get(key, 0.0) + max(0, until - r.start_ps) / 1000
+    top = sorted(time_ns.items(), key=lambda kv: -kv[1])
+    total = sum(time_ns.values()) or 1.0
+    summary = ", ".join(f"{k} {100 * v / total:.0f}%" for k, v in top[:4])
+    return {"instructions": len(chain), "start_ns": chain[0][1].start_ps / 1000,
+            "time_ns": dict(top), "summary": summary}
+
+
+# The chain names an instruction by its kind, the same on both generations:
+# the mnemonic, v4's MX forms by the plain name v5 uses.
+_KIND = {"ldweights_mx": "ldweights", "matmul_mx": "matmul"}
+
+
+def _chain(b, rec):
+    """[(instruction index, its retire record)] of the critical chain, first to
+    last (critical_chain)."""
+    index = {(b.queues[inst.queue], inst.pos): i for i, inst in enumerate(b.instrs)}
+    by_queue = {}
+    for i, inst in enumerate(b.instrs):
+        by_queue.setdefault(inst.queue, []).append(i)
     last = max(rec.values(), key=lambda r: (r.end_ps, r.start_ps))
     i = index.get((last.engine, last.index))
     chain = []
     while i is not None:
-        op = ops[i]
-        r = rec.get((op.engine, op.pos))
+        inst = b.instrs[i]
+        r = rec.get((b.queues[inst.queue], inst.pos))
         if r is None:
             break
         chain.append((i, r))
-        prev = by_engine[op.engine][op.pos - 1] if op.pos else None
-        waited = by_engine[op.wait[0]][op.wait[1] - 1] if op.wait else None
-        rw = rec.get((ops[waited].engine, ops[waited].pos)) if waited is not None else None
-        rp = rec.get((ops[prev].engine, ops[prev].pos)) if prev is not None else None
+        prev = by_queue[inst.queue][inst.pos - 1] if inst.pos else None
+        waited = by_queue[inst.wait[0]][inst.wait[1]] if inst.wait else None
+        rw = rp = None
+        if waited is not None:
+            rw = rec.get((b.queues[inst.wait[0]], inst.wait[1]))
+        if prev is not None:
+            rp = rec.get((b.queues[inst.queue], inst.pos - 1))
         # The wait held it when its producer completed after the engine's
         # previous instruction started (the earliest the engine could issue).
         if rw is not None and (rp is None or rw.end_ps >= rp.start_ps) and \
@@ -174,17 +198,7 @@ def critical_chain(result, kernel):
         else:
             i = prev
     chain.reverse()
-    time_ns = {}
-    for n, (i, r) in enumerate(chain):
-        op = ops[i]
-        until = chain[n + 1][1].start_ps if n + 1 < len(chain) else r.end_ps
-        key = f"{op.engine} {op.kind}"
-        time_ns[key] = time_ns.get(key, 0.0) + max(0, until - r.start_ps) / 1000
-    top = sorted(time_ns.items(), key=lambda kv: -kv[1])
-    total = sum(time_ns.values()) or 1.0
-    summary = ", ".join(f"{k} {100 * v / total:.0f}%" for k, v in top[:4])
-    return {"instructions": len(chain), "start_ns": chain[0][1].start_ps / 1000,
-            "time_ns": dict(top), "summary": summary}
+    return chain
 
 
 def _pyplot(rep):
@@ -294,24 +308,14 @@ def races(result):
     return {"count": result.race_count, "first": [r["message"] for r in result.races[:5]]}
 
 
-def ordering(verdict, result):
-    """The program's ordering, from its own accesses (access.verify): statically,
-    every cross-engine hazard ordered by its semaphores, no read of bytes nothing
-    wrote, no write nothing reads; then every hazard against the retire records
-    (the producer retired no later than the consumer issued), which shows a wait
-    the model did not honour."""
-    bad = list(verdict.problems)
-    checked = len(verdict.hazards)
-    if result is not None:
-        rec = {(r.engine, r.index): r for r in result.retires}
-        for p_ins, c_ins in verdict.hazards:
-            p, c = rec.get((p_ins.engine, p_ins.pos)), rec.get((c_ins.engine, c_ins.pos))
-            if c is None or p is None or p.end_ps > c.start_ps:
-                bad.append(f"{c_ins.name} issued at {c.start_ps if c else '?'} ps before "
-                           f"{p_ins.name} retired at {p.end_ps if p else '?'} ps")
-    return {"hazards_checked": checked, "violations": len(bad), "first": bad[:5],
-            "races": len(verdict.races), "uninitialized_reads": len(verdict.uninitialized),
-            "unused_writes": len(verdict.unused)}
+def ordering(kernel):
+    """How the program is ordered (tpbsim.program's builder): the dependences
+    between queues it derived from the instructions' bytes, the waits and the
+    wait-only nops that carry them. The race check (races) is what checks
+    them in the run."""
+    b = kernel.builder
+    deps = sum(len(d) for i in range(len(b.instrs)) if (d := b.deps(i)))
+    return {"dependences": deps, "waits": len(b.waits()), "nops": b.nops}
 
 
 def make_report(plan, kernel, result, timing, status, wall, timing_only):
@@ -371,14 +375,19 @@ def make_report(plan, kernel, result, timing, status, wall, timing_only):
                                 if kernel.placement == "dma" and dma_gbps else 0.0),
         "engines": engines,
         "engine_active": result.engine_active if result is not None else {},
-        "instructions": {e: sum(1 for op in kernel.sched.ops if op.engine == e)
-                         for e in ENGINE_SEMS if any(op.engine == e for op in kernel.sched.ops)},
+        "instructions": _instructions(kernel.builder),
         "wall_seconds": wall,
     }
     rep["roofline_ns"] = max(rep["pe_bound_ns"], rep["hbm_bound_ns"], rep["dma_bound_ns"])
     rep["bound_by"], rep["bound_reason"] = bound_by(rep)
     rep["critical_chain"] = critical_chain(result, kernel) if result is not None else None
     return rep
+
+
+def _instructions(b):
+    """{queue: instructions} in the builder's queue order (nops included)."""
+    counts = b.queue_counts()
+    return {q: counts[q] for q in b.queue_order if q in counts}
 
 
 def device_report(plan, sp, runs, timing, status, timing_only):

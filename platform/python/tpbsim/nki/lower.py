@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import numerics
 from ..program import Builder, regions
+from ..program import instructions as ins
 from ..program import operands as op
 from . import alloc, patterns
 from .errors import NKIError
@@ -133,10 +134,6 @@ def _endpoint(view, vaddr, stride):
     return ("hbm", vaddr, stride)
 
 
-def _ep_text(ep):
-    return op.sbuf_ep(ep[1], ep[2]) if ep[0] == "sbuf" else op.hbm(ep[1], ep[2])
-
-
 def _row_ok(view, stride, dst):
     """Whether a dimension of this stride can be a descriptor's rows."""
     if view.storage.on_chip:
@@ -211,9 +208,7 @@ def lower_dma(lw, call, dst, src):
         _too_many(call, MAX_PIECES, "DMA descriptors")
     queue = lw.dma_queue(dst, src)
     for rows, row_bytes, s, d in plan:
-        reads, writes = regions.dma_regions(rows, row_bytes, s, d)
-        lw.emit(queue, "dma_copy", op.dma_fields(rows, row_bytes, _ep_text(s), _ep_text(d)),
-                reads, writes, call)
+        lw.emit(queue, *ins.dma_copy(rows, row_bytes, s, d), call)
 
 
 def _dma_copy(lw, call):
@@ -342,16 +337,6 @@ def _scale_operand(data_p0, sc):
     return q0, p0 - q0, sc.storage.addr + off
 
 
-def _scale_regions(q0, pidx, parts, addr, cols):
-    """The scale bytes an MX operand of `parts` partitions reads or writes (SPEC §4)."""
-    out, blocks = [], parts // 8
-    for k in range(0, -(-blocks // 4)):
-        b = min(4, blocks - 4 * k)
-        p = q0 + 32 * k + pidx
-        out.append(regions.region(regions.SBUF, p, p + b, addr, addr + cols))
-    return out
-
-
 def _mx_check(call, ok, what):
     if not ok:
         raise NKIError("access pattern", f"{call.op}: {what} must be one run of x4 words per "
@@ -375,7 +360,7 @@ def _quantize_mx(lw, call):
               f"dst={op.mx1d(op.sbuf(pd, daddr), op.sbuf(q0, saddr), words, step, pidx)}")
     reads = [t3d_region(regions.SBUF, ps, parts, sbyte, sd, src.dtype.itemsize)]
     writes = [regions.region(regions.SBUF, pd, pd + parts, daddr, daddr + words * 4 * step)]
-    writes += _scale_regions(q0, pidx, parts, saddr, words)
+    writes += ins.scale_regions(q0, pidx, parts, saddr, words)
     lw.emit("dve", "quantize_mx", fields, reads, writes, call)
 
 
@@ -399,51 +384,14 @@ def _nc_matmul_mx(lw, call):
     if lw.arch == "maverick" and (spidx or mpidx):
         raise NKIError("mx layout", "nc_matmul_mx on maverick: scales at an offset in their "
                        "quadrant are not lowered (MXTENSOR_V2 operands)", call.loc)
-    reads = [regions.region(regions.SBUF, k0, k0 + kp, sa, sa + m * ws)]
-    reads += _scale_regions(sq, spidx, kp, ssa, m)
-    lw.emit("pe", *_ldweights(lw.arch, dt, kp, m, k0, sa, sq, ssa, spidx), reads, [], call)
+    lw.emit("pe", *ins.ldweights(lw.arch, dt, kp, m, (k0, sa), (sq, ssa), ws, spidx), call)
     c0 = 0
     while c0 < n:
         bank_left = (PSUM_BANK - (paddr + 4 * c0) % PSUM_BANK) // 4
         nc = min(512, n - c0, bank_left)
-        pa = paddr + 4 * c0
-        reads = [regions.region(regions.SBUF, mk0, mk0 + kp, ma + c0 * ws, ma + (c0 + nc) * ws)]
-        reads += _scale_regions(mq, mpidx, kp, msa + c0, nc)
-        writes = [regions.region(regions.PSUM, pm0, pm0 + pparts, pa, pa + 4 * nc)]
-        if acc:
-            reads.append(writes[0])
-        lw.emit("pe", *_matmul(lw.arch, dt, kp, nc, acc, mk0, ma + c0 * ws, mq, msa + c0, mpidx,
-                               pm0, pa), reads, writes, call)
+        lw.emit("pe", *ins.matmul(lw.arch, dt, kp, nc, acc, (mk0, ma + c0 * ws), (mq, msa + c0),
+                                  ws, (pm0, paddr + 4 * c0), pparts, mpidx), call)
         c0 += nc
-
-
-def _ldweights(arch, dt, kp, m, p, a, q, sa, pidx):
-    if arch == "mariana":
-        return "ldweights_mx", (f"in_dtype={dt} rows={kp} cols={m} "
-                                f"src={op.mx1d(op.sbuf(p, a), op.sbuf(q, sa), m, 1, pidx)}")
-    return "ldweights", (f"in_dtype={dt} rows={kp} cols={m} src=mx(data={op.sbuf(p, a)}, "
-                         f"scale={op.sbuf(q, sa)}, num=[{m}, 1], step_data={m}, step_scale={m})")
-
-
-def _cols(n):
-    """MXTENSOR_V2 columns n as n0 x n1, each at most 255."""
-    if n <= 255:
-        return n, 1
-    for n1 in (2, 3, 4):
-        if n % n1 == 0 and n // n1 <= 255:
-            return n // n1, n1
-    return None
-
-
-def _matmul(arch, dt, kp, nc, acc, p, a, q, sa, pidx, pm, pa):
-    dst = op.t3d(op.psum(pm, pa), [1, 0, 0], [nc, 1, 1])
-    if arch == "mariana":
-        src = op.mx1d(op.sbuf(p, a), op.sbuf(q, sa), nc, 1, pidx)
-        return "matmul_mx", f"in_dtype={dt} rows={kp} acc={acc} src={src} dst={dst}"
-    n0, n1 = _cols(nc)
-    return "matmul", (f"in_dtype={dt} rows={kp} acc={acc} src=mx(data={op.sbuf(p, a)}, "
-                      f"scale={op.sbuf(q, sa)}, num=[{n0}, {n1}], step_data={n0}, "
-                      f"step_scale={n0}) dst={dst}")
 
 
 # ------------------------------------------------------------------ SPEC §18 (pending)

@@ -27,7 +27,17 @@ a dependence already implied by an earlier wait of the queue, transitively
 through what the instruction waited for knew, needs none. An instruction
 that still needs two or more is preceded on its queue by wait-only
 instructions (``nop``, one wait each; greedily the wait that implies the most
-of the others first). Waits point backwards in the sequential order only, so
+of the others first). With ``hoist=True`` such a wait goes to an earlier
+instruction of the same queue where one can take it — the latest that waits
+for nothing (or for the same queue: its wait is raised) and comes after the
+producer in the sequential order, the wait of the earliest producer first,
+which delays that instruction the least — and to a nop only where none can:
+a nop costs an issue slot of its engine, and the instruction behind it
+starts only when the nop retires, where a wait of its own overlaps its issue
+(the GEMM generator's choice; its programs' times are those of its earlier
+hand-placed waits, or shorter). What the hoisted wait implies is then known
+to every instruction ordered after the one that took it, and a later wait
+it implies is left out. Waits point backwards in the sequential order only, so
 the program cannot deadlock.
 
 The text is made last (:meth:`Builder.text`), when every wait is known.
@@ -36,6 +46,9 @@ The text is made last (:meth:`Builder.text`), when every wait is known.
 from .regions import Tracker, cross_engine
 
 COMPUTE_QUEUES = ("pool", "dve", "pe", "sfu", "act")
+# A hoisted wait goes at most this many instructions back in its queue, and
+# at most this many instructions of the program after it learn what it implies.
+HOIST_BACK, HOIST_SPAN = 64, 4096
 DMA_QUEUES = tuple(f"dma{q}" for q in range(16))
 
 
@@ -80,8 +93,11 @@ def _join(a, b):
 class Builder:
     """Structured instructions in, program text out.
 
-    ``Builder(arch, sem_of=None)``: ``sem_of`` maps a queue name to its
-    semaphore (default: its place in ``queue_order``, pool 0, dve 1, ...).
+    ``Builder(arch, sem_of=None, hoist=False)``: ``sem_of`` maps a queue name
+    to its semaphore (default: its place in ``queue_order``, pool 0, dve 1,
+    ...); ``hoist``: an instruction's second wait goes to an earlier
+    instruction of its queue where one can take it (the module doc), else
+    to a nop.
 
     * :meth:`add` appends one instruction with its footprint (regions of
       tpbsim.program.regions: what it reads and writes) and returns its index;
@@ -92,7 +108,7 @@ class Builder:
     """
 
     def __init__(self, arch, sem_of=None, queue_order=COMPUTE_QUEUES + DMA_QUEUES,
-                 comments=True):
+                 comments=True, hoist=False):
         self.arch = arch
         self.queue_order = tuple(queue_order)
         self._sem_of = sem_of or {q: i for i, q in enumerate(self.queue_order)}
@@ -107,6 +123,7 @@ class Builder:
         self._deps = []             # global index -> {queue id: count} it needed
         self.nops = 0
         self.comments = comments
+        self.hoist = hoist
 
     # ------------------------------------------------------------ queues
     def queue_id(self, name):
@@ -127,12 +144,17 @@ class Builder:
         return self._sem_of[name]
 
     # ------------------------------------------------------------ adding
-    def add(self, queue, mnemonic, fields, reads=(), writes=(), loc=None):
+    def add(self, queue, mnemonic, fields, reads=(), writes=(), loc=None, after=()):
         """Appends an instruction to `queue` (a name: "dve", "dma3", ...).
         `reads` / `writes`: regions (tpbsim.program.regions); a DMA queue's
-        carry the DMA engine that moves them. Returns its global index."""
+        carry the DMA engine that moves them. `after`: global indices of
+        earlier instructions it must also follow, for a reason of the
+        caller's (to take a wait that a later instruction of its queue would
+        otherwise need). Returns its global index."""
         q = self.queue_id(queue)
         need = self._needs(q, reads, writes)
+        for j in after:
+            self._follow(need, q, self.instrs[j])
         i = self._place(q, mnemonic, fields, loc, need)
         tracker = self._tracker
         for r in reads:
@@ -157,6 +179,14 @@ class Builder:
                         need[rec.queue] = c
         return need
 
+    def _follow(self, need, q, inst):
+        """Adds "after inst" to `need`: nothing within a compute queue (program
+        order), a wait on inst's queue otherwise."""
+        if inst.queue == q and not self._dma[q]:
+            return
+        if need.get(inst.queue, 0) <= inst.pos:
+            need[inst.queue] = inst.pos + 1
+
     def _release(self, q, count):
         """What a wait for the first `count` instructions of queue q implies."""
         snap = self._snaps[q][count - 1]
@@ -178,14 +208,58 @@ class Builder:
                 n = sum(1 for p2, c2 in open_.items() if rel.get(p2, 0) >= c2)
                 if n > best_n:
                     best, best_rel, best_n = (p, c), rel, n
-            known = self._known[q] = _join(known, best_rel)
             if best_n == len(open_):
+                self._known[q] = _join(known, best_rel)
                 wait = best
                 break
-            self._append(q, "nop", "", loc, best, None)
+            if not (self.hoist and self._hoisted(q, open_)):
+                self._known[q] = _join(known, best_rel)
+                self._append(q, "nop", "", loc, best, None)
+                self.nops += 1
+            known = self._known[q]
             open_ = {p: c for p, c in open_.items() if known.get(p, 0) < c}
-            self.nops += 1
         return self._append(q, mnemonic, fields, loc, wait, need)
+
+    def _hoisted(self, q, open_):
+        """Gives one open wait to an earlier instruction of queue q (the module
+        doc): the wait of the earliest producer that the latest instruction of
+        q waiting for nothing (or for the same queue) and coming after that
+        producer can take; whether it did."""
+        ids = self._by_queue[q]
+        for first, p, c in sorted((self._by_queue[p][c - 1], p, c)
+                                  for p, c in open_.items() if p != q):
+            for k in range(len(ids) - 1, max(-1, len(ids) - 1 - HOIST_BACK), -1):
+                j = ids[k]
+                if j <= first or len(self.instrs) - j > HOIST_SPAN:
+                    break
+                w = self.instrs[j].wait
+                if w is None or w[0] == p:
+                    self._hoist(q, k, p, c)
+                    return True
+        return False
+
+    def _hoist(self, q, k, p, c):
+        """Instruction k of queue q waits for the first c of queue p; what it and
+        every instruction ordered after it know grows by what that implies, and
+        a wait of theirs that this now implies is left out."""
+        top = self._by_queue[q][k]
+        self.instrs[top].wait = (p, c - 1)
+        rel = self._release(p, c)
+        gain = {q: k}               # queue -> the first position that knows rel
+        for i in range(top, len(self.instrs)):
+            inst = self.instrs[i]
+            r, w = inst.queue, inst.wait
+            if r not in gain and w is not None and w[0] in gain and w[1] >= gain[w[0]]:
+                gain[r] = inst.pos
+            if r not in gain or inst.pos < gain[r]:
+                continue
+            snaps = self._snaps[r]
+            before = snaps[inst.pos - 1] if inst.pos else _EMPTY
+            if i != top and w is not None and before.get(w[0], 0) > w[1]:
+                inst.wait = None
+            snaps[inst.pos] = _join(snaps[inst.pos], rel)
+        for r in gain:
+            self._known[r] = _join(self._known[r], rel)
 
     def _append(self, q, mnemonic, fields, loc, wait, need):
         i = len(self.instrs)
@@ -224,8 +298,10 @@ class Builder:
                 waited[inst.wait[0]].add(inst.wait[1])
         return waited
 
-    def text(self, header=()):
-        """The program text (see the class doc)."""
+    def text(self, header=(), drop_wait=None):
+        """The program text (see the class doc). ``drop_wait``: the global index
+        of an instruction whose wait is left out (for tests that every wait is
+        needed)."""
         waited = self._increments()
         counts = []
         for q, ids in enumerate(self._by_queue):
@@ -248,7 +324,7 @@ class Builder:
                 parts = [inst.mnemonic]
                 if inst.fields:
                     parts.append(inst.fields)
-                if inst.wait is not None:
+                if inst.wait is not None and i != drop_wait:
                     wq, wpos = inst.wait
                     parts.append(f"wait=ge(sem{self._sem_of[self.queues[wq]]}, "
                                  f"{counts[wq][wpos]})")
