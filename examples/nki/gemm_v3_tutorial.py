@@ -28,16 +28,23 @@ def _out_tile(result, ps, m, n):
 
 
 @nki.jit
-def gemm_tiled(lhsT, rhs):
+def gemm_tiled(lhsT, rhs, depth=4):
+    """The tiled form; the k loop's tiles rotate through `depth` buffers each
+    (kept in lists: the front end's own rule double-buffers, depth 2; [N]'s
+    DMA 99.93% says the tutorial's loads never waited for a buffer, which
+    takes 4 at v3's semaphore-to-start latency: docs/KERNELS.md)."""
     K, M = lhsT.shape
     _, N = rhs.shape
     result = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.shared_hbm)
+    lbufs = [nl.ndarray((TK, TM), dtype=nl.float32, buffer=nl.sbuf) for _ in range(depth)]
+    rbufs = [nl.ndarray((TK, TN), dtype=nl.float32, buffer=nl.sbuf) for _ in range(depth)]
+    i = 0
     for m in nl.affine_range(M // TM):
         for n in nl.affine_range(N // TN):
             ps = nl.ndarray((TM, TN), dtype=nl.float32, buffer=nl.psum)
             for k in nl.affine_range(K // TK):
-                lt = nl.ndarray((TK, TM), dtype=nl.float32, buffer=nl.sbuf)
-                rt = nl.ndarray((TK, TN), dtype=nl.float32, buffer=nl.sbuf)
+                lt, rt = lbufs[i % depth], rbufs[i % depth]
+                i += 1
                 nisa.dma_copy(dst=lt, src=lhsT[k * TK:(k + 1) * TK, m * TM:(m + 1) * TM])
                 nisa.dma_copy(dst=rt, src=rhs[k * TK:(k + 1) * TK, n * TN:(n + 1) * TN])
                 nisa.nc_matmul(dst=ps, stationary=lt, moving=rt)

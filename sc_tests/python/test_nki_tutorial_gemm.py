@@ -1,7 +1,7 @@
 """The v3 tutorial GEMM (TIMING.md [N]) as NKI kernels (examples/nki/
 gemm_v3_tutorial.py): a small slice of each form runs on cayman with FP32
-nc_matmul, checked against NumPy, with no race; the hoisted form keeps the
-PE busier than the tiled one (the tutorial's 99.85% vs 87.28%); and, where
+nc_matmul, checked against NumPy, with no race; the tiled form needs the
+four buffers it keeps (two leave it latency-bound); and, where
 scripts/tutorial_gemm.py (the same programs written by hand) exists, the
 lowered program's engine-busy figures are close to that program's."""
 
@@ -24,25 +24,27 @@ SCRIPT = os.environ.get("TPBSIM_TUTORIAL_GEMM",
 M, K, N = 256, 1024, 1024       # the slice: 2 x 8 x 2 tiles
 
 
-def profile(form):
+def profile(form, **kw):
     g = importlib.import_module("gemm_v3_tutorial")
     rng = np.random.default_rng(3)
     lhsT = rng.standard_normal((K, M)).astype(np.float32)
     rhs = rng.standard_normal((K, N)).astype(np.float32)
-    prof = nki.profile(g.FORMS[form], lhsT, rhs, arch="cayman")
+    prof = nki.profile(g.FORMS[form], lhsT, rhs, arch="cayman", **kw)
     bound = K * 2.0**-23 * (np.abs(lhsT).T.astype(np.float64) @ np.abs(rhs))
     assert np.all(np.abs(prof.outputs - g.reference(lhsT, rhs)) <= bound)
     assert prof.races == []
     return prof
 
 
-def test_both_forms_run_and_the_hoisted_one_keeps_the_pe_busier():
-    tiled, hoisted = profile("tiled"), profile("hoisted")
-    # one LDWEIGHTS and one MATMUL per nc_matmul (no nop on the PE of either)
-    for p in (tiled, hoisted):
+def test_both_forms_run_and_the_tiled_one_needs_its_four_buffers():
+    tiled, hoisted, double = profile("tiled"), profile("hoisted"), profile("tiled", depth=2)
+    # one LDWEIGHTS and one MATMUL per nc_matmul
+    for p in (tiled, hoisted, double):
         assert p.engines["pe"]["instructions"] >= 2 * (M // 128) * (N // 512) * (K // 128)
-    assert hoisted.engines["pe"]["busy_pct"] > tiled.engines["pe"]["busy_pct"]
-    assert hoisted.simulated_ns < tiled.simulated_ns
+    # Two buffers (the front end's own double buffering) leave the loads
+    # waiting for the semaphore-to-start latency (docs/KERNELS.md).
+    assert double.simulated_ns > 1.2 * tiled.simulated_ns
+    assert double.engines["pe"]["busy_pct"] < tiled.engines["pe"]["busy_pct"] - 10
 
 
 @pytest.mark.parametrize("form", ["tiled", "hoisted"])
@@ -60,7 +62,7 @@ def test_the_lowered_program_is_close_to_the_hand_made_one(form):
         core.close()
     assert r.status == "ok", r.message
     pe_hand = 100 * r.busy_fraction("pe")
-    # Within 10 points of PE busy and 15% of the time: the queue rules differ
-    # (docs/NKI.md "The v3 tutorial GEMM").
-    assert abs(ours.engines["pe"]["busy_pct"] - pe_hand) <= 10, (ours.engines["pe"], pe_hand)
-    assert abs(ours.simulated_ns - r.simulated_ps / 1000) <= 0.15 * r.simulated_ps / 1000
+    # Within 3 points of PE busy and 5% of the time: the queue rules differ
+    # (docs/NKI.md "The v3 tutorial GEMM"; the tiled form is the same to the ns).
+    assert abs(ours.engines["pe"]["busy_pct"] - pe_hand) <= 3, (ours.engines["pe"], pe_hand)
+    assert abs(ours.simulated_ns - r.simulated_ps / 1000) <= 0.05 * r.simulated_ps / 1000
