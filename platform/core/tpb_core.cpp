@@ -6,8 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "firmware_stubs/builtin_kernels.h"
 #include "firmware_stubs/dve/quantize_mx.h"
-#include "firmware_stubs/kernel.h"
+#include "models/kernel/kernel.h"
 #include "models/sc/engine/kernel_info_table.h"
 #include "models/sc/memory/core_memory_map.h"
 

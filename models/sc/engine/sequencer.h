@@ -42,9 +42,9 @@
 // After <systemc>: the tlm_utils headers need its declarations.
 #include <tlm_utils/tlm_quantumkeeper.h>
 
-#include "firmware_stubs/kernel.h"
 #include "models/isa/address_map.h"
 #include "models/isa/encodings.h"
+#include "models/kernel/kernel.h"
 #include "models/sc/engine/dma_engines.h"
 #include "models/sc/engine/instruction_fetch.h"
 #include "models/sc/engine/kernel_info_table.h"
