@@ -1,3 +1,8 @@
+// The Sequencer's thread and its named steps (sequencer.h): step() runs an
+// instruction through fetch, wait, check, dispatch, execute and issue; the
+// completions, the faults and the watchdog's stop. Its roles of their own:
+// Context (sequencer_context.cpp), DmaQueue (dma_queue.cpp), EngineClock
+// (engine_clock.h).
 #include "models/sc/engine/sequencer.h"
 
 #include <algorithm>
