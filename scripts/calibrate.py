@@ -24,6 +24,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tutorial_gemm  # noqa: E402  (scripts/tutorial_gemm.py)
+
 BAND_TIGHT = (0.7, 1.5)  # DVE, PE, SFU
 BAND_POOL = (0.5, 2.0)  # GpSimd: "irregular"
 
@@ -494,6 +497,39 @@ def seq_dve(arch, n, dependent, minus_independent=False):
     return run
 
 
+def dve_pattern_copies(arch, count, n, src):
+    """`count` independent tensor_copy FP32 of N elements on 128 partitions
+    from the source operand `src` (a t3d(...) text) into regions of their own."""
+    lines = [f".arch {arch}", ".reg dve r3 = 0x100", ".engine dve"]
+    for i in range(count):
+        lines.append(f"tensor_copy channels=128 in_dtype=fp32 out_dtype=fp32 src={src} "
+                     f"dst=t3d(sbuf(0, 0x{0x10000 + (i % 8) * n * 4:x}), step=[1, 0, 0], "
+                     f"num=[{n}, 1, 1])")
+    return "\n".join(lines) + "\n"
+
+
+def seq_dve_strided(arch, n, stride):
+    """Independent copies whose source steps `stride` elements, against the
+    same copies of a contiguous source: the ratio of their intervals."""
+    def run(tpbsim, work):
+        def interval(step):
+            prog = dve_pattern_copies(arch, 32, n, f"t3d(sbuf(0, 0x0), step=[{step}, 0, 0], "
+                                                    f"num=[{n}, 1, 1])")
+            stats, ret = run_program(tpbsim, work, prog)
+            return steady_interval(ret, "dve", "tensor_copy", stats)
+        return interval(stride) / interval(1)
+    return run
+
+
+def seq_dve_dynamic(arch, n):
+    """Independent copies whose source address is a register's (ADDR_REG)."""
+    def run(tpbsim, work):
+        prog = dve_pattern_copies(arch, 32, n, f"t3d(reg(r3), step=[1, 0, 0], num=[{n}, 1, 1])")
+        stats, ret = run_program(tpbsim, work, prog)
+        return steady_interval(ret, "dve", "tensor_copy", stats)
+    return run
+
+
 def seq_dma_alone(arch, rows, row_bytes):
     def run(tpbsim, work):
         stats, ret = run_program(tpbsim, work, dma_stream(arch, 1, rows, row_bytes))
@@ -518,6 +554,51 @@ def seq_dma_curve(arch, row_bytes, rows=128, queues=(0,)):
         return 100.0 * dma_throughput(tpbsim, work, arch, row_bytes, rows, queues) / \
             dma_throughput(tpbsim, work, arch, 32768, rows, queues)
     return run
+
+
+def seq_tutorial(form, what):
+    """The v3 tutorial GEMM's slice (scripts/tutorial_gemm.py), timing only:
+    the engine-active fraction of `what` ("pe", "dma")."""
+    def run(tpbsim, work):
+        sl = tutorial_gemm.SLICE
+        st = tutorial_gemm.run(tpbsim, form, sl["m"], sl["n"], sl["k"], workdir=work)
+        return st["engine_active"][what]
+    return run
+
+
+def gemm_report(tpbsim, work, m, k, n, weights):
+    """The generated MX GEMM (python3 -m tpbsim.kernels gemm, docs/KERNELS.md)
+    on v4, timing only: its report.json. The interpreter is the one built
+    beside `tpbsim` (build/tpbsim-python)."""
+    out = pathlib.Path(tempfile.mkdtemp(dir=work)) / "gemm"
+    py = os.path.join(os.path.dirname(tpbsim), "tpbsim-python")
+    r = subprocess.run([py, "-m", "tpbsim.kernels", "gemm", "--m", str(m), "--k", str(k),
+                        "--n", str(n), "--weights", weights, "--arch", "mariana",
+                        "--timing-only", "--no-traces", "--out", str(out)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"the GEMM generator failed ({r.returncode}): {r.stderr.strip()}")
+    return json.loads((out / "report.json").read_text())
+
+
+# v4's PE peak (TIMING.md [C, H, L]: 315 TFLOPS, 128 x 128 PEs x 4 MX MACs x 2
+# flops at 2.4 GHz) and the GEMV's bound: 16 DMA engines x 33 B/ns (528 GB/s,
+# TIMING.md [A, J, K]) below the core's HBM share (612.5 GB/s, [L]).
+PEAK_FLOPS_V4 = 2 * 128 * 128 * 4 * 2.4e9
+GEMV_BYTES_PER_NS = min(16 * 33.0, 612.5)
+
+
+def seq_gemm_peak(weights):
+    """4096^3 GEMM: achieved flops over v4's PE peak, from the simulated time."""
+    def run(tpbsim, work):
+        r = gemm_report(tpbsim, work, 4096, 4096, 4096, weights)
+        return 2 * 4096 ** 3 / (r["simulated_ns"] * 1e-9) / PEAK_FLOPS_V4
+    return run
+
+
+def seq_gemv():
+    """M = 1, K = N = 4096, MXFP8 weights: ns of the run."""
+    return lambda tpbsim, work: gemm_report(tpbsim, work, 1, 4096, 4096, "mxfp8")["simulated_ns"]
 
 
 def seq_stream(arch, engine, mnemonic, line, count=32, head=()):
@@ -566,161 +647,258 @@ def seq_two_engines(arch, n):
     return run
 
 
-# (name, what is measured, expected, band kind, band, source, run)
-#   band kind "ratio": measured / expected in [lo, hi]; "delta": measured -
-#   expected in [lo, hi]; "points": measured - expected in [lo, hi].
-DMA_CURVE = [(512, 21), (1024, 42), (2048, 81), (4096, 97), (8192, 98), (16384, 99)]
+# The cost model's DMA stream in closed form (docs/CONVENTIONS.md "DMA"), one
+# engine's view: `transfers` transfers dealt over `queues` in turn, each 8
+# partitions x row_bytes; a queue starts one per F on the engine, the engine
+# pays C when it turns to another queue's transfer, then moves the bytes;
+# the first starts after the start latency. The throughput at row_bytes
+# relative to 32 KiB, %.
+DMA_F_NS, DMA_C_NS, DMA_LATENCY_NS = 840, 115, 1300
 
 
-def dma_curve_model(row_bytes, bytes_per_ns, cost_ns=840, latency_ns=1300, transfers=16):
-    """TIMING.md's DMA cost model in closed form: every engine carries 8
-    partitions, max(F, its bytes / its bandwidth) a transfer, after the
-    start latency; the throughput at row_bytes relative to 32 KiB, %."""
+def dma_curve_model(row_bytes, bytes_per_ns, queues=1, transfers=16):
     def thr(b):
-        return transfers * b / (latency_ns + transfers * max(cost_ns, 8 * b / bytes_per_ns))
+        data = 8 * b / bytes_per_ns
+        free, t, last = [0.0] * queues, 0.0, None
+        for k in range(transfers):
+            q = k % queues
+            start = max(DMA_LATENCY_NS, t, free[q])
+            free[q] = start + DMA_F_NS
+            t = start + (DMA_C_NS if q != last else 0.0) + data
+            last = q
+        return transfers * b / t
     return 100.0 * thr(row_bytes) / thr(32768)
+
+
+# Each validation point: (point, name, what is measured, expected, band kind,
+# band, source, run). The point names its ctest (TimingValidation.POINT).
+#   band kind "ratio": measured / expected in [lo, hi]; "delta": measured -
+#   expected in [lo, hi]; "range": the measured value in [lo, hi].
+DMA_CURVE = [(512, 21), (1024, 42), (2048, 81), (4096, 97), (8192, 98), (16384, 99)]
+# [N]'s engine-active figures (kernel-optimization tutorial, v3).
+TUTORIAL = {"tiled": {"pe": 0.8728, "dma": 0.9993}, "hoisted": {"pe": 0.9985, "dma": 0.9973}}
+
 SEQUENCES = [
-    ("back-to-back matmul_mx N=512, one stationary, accumulating (v4)",
-     "PE cycles between matmuls", 512, "ratio", (0.9, 1.15), "A, E", seq_pe("mariana", 32, 128, 512, False)),
-    ("back-to-back matmul N=512 in MX mode (v5)",
-     "PE cycles between matmuls", 512, "ratio", (0.9, 1.15), "A, E", seq_pe("maverick", 32, 128, 512, False)),
-    ("back-to-back matmul_mx N=256 (v4)",
-     "PE cycles between matmuls", 256, "ratio", (0.9, 1.15), "A, E", seq_pe("mariana", 32, 128, 256, False)),
-    ("short moving: ldweights_mx 128 columns / matmul_mx N=64 (v4)",
-     "PE cycles between matmuls", 64, "ratio", (0.8, 1.5), "A, D", seq_pe("mariana", 32, 128, 64, True)),
-    ("short stationary: ldweights_mx 32 columns / matmul_mx N=128 (v4)",
-     "PE cycles between matmuls", 128, "ratio", (0.8, 1.5), "A, D", seq_pe("mariana", 32, 32, 128, True)),
-    ("LS/MM stream: ldweights_mx 128 columns / matmul_mx N=512 (v4)",
+    ("pe_back_to_back", "back-to-back matmul_mx N=512, one stationary, accumulating (v4)",
+     "PE cycles between matmuls", 512, "ratio", (0.9, 1.15), "A, E",
+     seq_pe("mariana", 32, 128, 512, False)),
+    ("pe_back_to_back", "back-to-back matmul N=512 in MX mode (v5)",
+     "PE cycles between matmuls", 512, "ratio", (0.9, 1.15), "A, E",
+     seq_pe("maverick", 32, 128, 512, False)),
+    ("pe_back_to_back", "back-to-back matmul_mx N=256 (v4)",
+     "PE cycles between matmuls", 256, "ratio", (0.9, 1.15), "A, E",
+     seq_pe("mariana", 32, 128, 256, False)),
+    ("pe_back_to_back", "back-to-back matmul N=128 in MX mode (v5)",
+     "PE cycles between matmuls", 128, "ratio", (0.9, 1.15), "A, E",
+     seq_pe("maverick", 32, 128, 128, False)),
+    ("pe_short_moving", "short moving: ldweights_mx 128 columns / matmul_mx N=64 (v4)",
+     "PE cycles between matmuls", 64, "ratio", (0.8, 1.5), "A, D",
+     seq_pe("mariana", 32, 128, 64, True)),
+    ("pe_short_stationary", "short stationary: ldweights_mx 32 columns / matmul_mx N=128 (v4)",
+     "PE cycles between matmuls", 128, "ratio", (0.8, 1.5), "A, D",
+     seq_pe("mariana", 32, 32, 128, True)),
+    ("pe_ls_mm_stream", "LS/MM stream: ldweights_mx 128 columns / matmul_mx N=512 (v4)",
      "PE cycles between pairs", 512, "ratio", (0.9, 1.2), "A", seq_pe("mariana", 32, 128, 512, True)),
-    ("LS/MM stream: ldweights 128 columns / matmul N=512 in MX mode (v5)",
+    ("pe_ls_mm_stream", "LS/MM stream: ldweights 128 columns / matmul N=512 in MX mode (v5)",
      "PE cycles between pairs", 512, "ratio", (0.9, 1.2), "A", seq_pe("maverick", 32, 128, 512, True)),
-    ("32 independent tensor_copy FP32 N=512 (v4)",
+    ("pe_ls_mm_stream", "LS/MM stream: ldweights_mx 64 columns / matmul_mx N=256 (v4)",
+     "PE cycles between pairs", 256, "ratio", (0.9, 1.2), "A", seq_pe("mariana", 32, 64, 256, True)),
+] + [
+    ("pe_small_stationary",
+     f"32 matmul_mx N=16 after one ldweights_mx of {m} columns (v4)",
+     "PE cycles between matmuls", m, "ratio", (0.8, 1.5), "O", seq_pe("mariana", 32, m, 16, False))
+    for m in (32, 16)
+] + [
+    # A small stationary loads in M / 4 cycles, in the background: a new one
+    # before every matmul does not slow the stream.
+    ("pe_small_stationary",
+     f"alternating ldweights_mx of {m} columns / matmul_mx N=16 (v4)",
+     "PE cycles between matmuls", m, "ratio", (0.8, 1.5), "O, A", seq_pe("mariana", 32, m, 16, True))
+    for m in (32, 16)
+] + [
+    ("dve_independent", "32 independent tensor_copy FP32 N=512 (v4)",
      "DVE cycles between copies", 512, "ratio", (0.8, 1.3), "A", seq_dve("mariana", 512, False)),
-    ("32 independent tensor_copy FP32 N=1024 (v3)",
+    ("dve_independent", "32 independent tensor_copy FP32 N=1024 (v3)",
      "DVE cycles between copies", 1024, "ratio", (0.8, 1.3), "A", seq_dve("cayman", 1024, False)),
-    ("32 dependent tensor_copy FP32 N=512, each reading the previous output (v4)",
+    ("dve_dependent", "32 dependent tensor_copy FP32 N=512, each reading the previous output (v4)",
      "DVE cycles more apart than independent ones", 100, "delta", (-50, 100), "A, D",
      seq_dve("mariana", 512, True, True)),
-    ("32 dependent tensor_copy FP32 N=64 (v4)",
+    ("dve_dependent", "32 dependent tensor_copy FP32 N=256 (v3)",
+     "DVE cycles more apart than independent ones", 100, "delta", (-50, 100), "A, D",
+     seq_dve("cayman", 256, True, True)),
+    ("dve_dependent_short", "32 dependent tensor_copy FP32 N=64 (v4)",
      "DVE cycles between copies", 164, "ratio", (0.7, 1.7), "A, D", seq_dve("mariana", 64, True)),
-    ("32 dependent tensor_copy FP32 N=64 (v2)",
+    ("dve_dependent_short", "32 dependent tensor_copy FP32 N=64 (v2)",
      "DVE cycles between copies", 164, "ratio", (0.7, 1.7), "A, D", seq_dve("sunda", 64, True)),
-    ("one DMA A[4, 4096] BF16 HBM -> SBUF (v3)",
+    ("dve_wide_stride", "32 tensor_copy FP32 N=512, source stride 32 bytes, against contiguous (v2)",
+     "ratio of the copies' intervals", 2.0, "range", (1.6, 2.4), "A",
+     seq_dve_strided("sunda", 512, 8)),
+    ("dve_wide_stride", "32 tensor_copy FP32 N=512, source stride 32 bytes, against contiguous (v4)",
+     "ratio of the copies' intervals", 2.0, "range", (1.6, 2.4), "A",
+     seq_dve_strided("mariana", 512, 8)),
+    ("dve_wide_stride", "32 tensor_copy FP32 N=512, source stride 16 bytes, against contiguous (v2)",
+     "ratio of the copies' intervals", 1.0, "range", (0.95, 1.05), "A",
+     seq_dve_strided("sunda", 512, 4)),
+    ("dve_dynamic", "32 tensor_copy FP32 N=64 from a register-addressed source (v2)",
+     "DVE cycles between copies", 600, "ratio", (0.8, 1.3), "O", seq_dve_dynamic("sunda", 64)),
+    ("dve_dynamic", "32 tensor_copy FP32 N=1024 from a register-addressed source (v2)",
+     "DVE cycles between copies", 1024, "ratio", (0.8, 1.3), "O", seq_dve_dynamic("sunda", 1024)),
+    ("dma_profile", "one DMA A[4, 4096] BF16 HBM -> SBUF (v3)",
      "ns to completion: 32 KiB at 23 B/ns + 1,300 ns", 32768 / 23 + 1300, "ratio", (0.7, 1.5),
      "J, K", seq_dma_alone("cayman", 4, 8192)),
-    ("one DMA A[4, 4096] BF16 HBM -> SBUF (v4)",
+    ("dma_profile", "one DMA A[4, 4096] BF16 HBM -> SBUF (v4)",
      "ns to completion: 32 KiB at 33 B/ns + 1,300 ns", 32768 / 33 + 1300, "ratio", (0.7, 1.5),
      "J, K", seq_dma_alone("mariana", 4, 8192)),
-    ("one DMA A[4, 4096] BF16: DMA engines active (v3)",
+    ("dma_profile", "one DMA A[4, 4096] BF16: DMA engines active (v3)",
      "engines", 1, "delta", (0, 0), "J", seq_dma_engines("cayman", 4, 8192)),
-    ("one DMA A[128, 128] BF16: DMA engines active (v3)",
+    ("dma_profile", "one DMA A[128, 128] BF16: DMA engines active (v3)",
      "engines", 16, "delta", (0, 0), "J", seq_dma_engines("cayman", 128, 256)),
-    ("one DMA A[128, 128] BF16: DMA engines active (v4)",
+    ("dma_profile", "one DMA A[128, 128] BF16: DMA engines active (v4)",
      "engines", 16, "delta", (0, 0), "J", seq_dma_engines("mariana", 128, 256)),
 ] + [
-    (f"16 transfers of 128 partitions x {b} B on one queue (v3)",
+    ("dma_curve", f"16 transfers of 128 partitions x {b} B on one queue (v3)",
      "throughput, % of the 32 KiB point", pct, "delta", (-15, 15), "J", seq_dma_curve("cayman", b))
     for b, pct in DMA_CURVE
 ] + [
-    # v4: the same per-transfer cost over faster engines (33 B/ns): the curve
+    # v4: the same per-transfer costs over faster engines (33 B/ns): the curve
     # the cost model gives, not the v3 figure.
-    (f"16 transfers of 128 partitions x {b} B on one queue (v4, the cost model's curve)",
+    ("dma_curve", f"16 transfers of 128 partitions x {b} B on one queue (v4, the cost model's curve)",
      "throughput, % of the 32 KiB point", dma_curve_model(b, 33), "delta", (-15, 15), "J, K",
      seq_dma_curve("mariana", b))
     for b, _ in DMA_CURVE
 ] + [
-    # Variants: fewer partitions (fewer engines, the same curve per engine),
-    # the transfers dealt over two queues (the engines take them in turn).
-    (f"16 transfers of 64 partitions x {b} B on one queue (v3)",
+    # Fewer partitions: fewer engines, the same curve per engine.
+    ("dma_curve", f"16 transfers of 64 partitions x {b} B on one queue (v3)",
      "throughput, % of the 32 KiB point", pct, "delta", (-15, 15), "J",
      seq_dma_curve("cayman", b, rows=64))
     for b, pct in DMA_CURVE[:4]
 ] + [
-    (f"16 transfers of 128 partitions x {b} B over two queues (v3)",
-     "throughput, % of the 32 KiB point", pct, "delta", (-15, 15), "J",
-     seq_dma_curve("cayman", b, queues=(0, 5)))
-    for b, pct in DMA_CURVE[:4]
+    # Two queues in turn: each queue's per-transfer cost overlaps the other's
+    # transfers (the structure [N]'s GEMM asks for); the cost model's figure.
+    ("dma_curve", f"16 transfers of 128 partitions x {b} B over two queues (v3, the cost model's)",
+     "throughput, % of the 32 KiB point", dma_curve_model(b, 23, queues=2), "delta", (-15, 15),
+     "J, N", seq_dma_curve("cayman", b, queues=(0, 5)))
+    for b, _ in DMA_CURVE[:4]
 ] + [
-    ("back-to-back matmul N=128 in MX mode (v5)",
-     "PE cycles between matmuls", 128, "ratio", (0.9, 1.15), "A, E",
-     seq_pe("maverick", 32, 128, 128, False)),
-    ("LS/MM stream: ldweights_mx 64 columns / matmul_mx N=256 (v4)",
-     "PE cycles between pairs", 256, "ratio", (0.9, 1.2), "A", seq_pe("mariana", 32, 64, 256, True)),
-    ("32 dependent tensor_copy FP32 N=256 (v3)",
-     "DVE cycles more apart than independent ones", 100, "delta", (-50, 100), "A, D",
-     seq_dve("cayman", 256, True, True)),
+    ("tutorial_tiled", "v3 tutorial GEMM, tiled (a load of both tiles per matmul): TensorE active",
+     "fraction of the kernel", TUTORIAL["tiled"]["pe"], "range", (0.80, 0.95), "N",
+     seq_tutorial("tiled", "pe")),
+    ("tutorial_tiled", "v3 tutorial GEMM, tiled: DMA active",
+     "fraction of the kernel", TUTORIAL["tiled"]["dma"], "range", (0.95, 1.0), "N",
+     seq_tutorial("tiled", "dma")),
+    ("tutorial_hoisted", "v3 tutorial GEMM, hoisted loads: TensorE active",
+     "fraction of the kernel", TUTORIAL["hoisted"]["pe"], "range", (0.95, 1.0), "N",
+     seq_tutorial("hoisted", "pe")),
+    ("tutorial_hoisted", "v3 tutorial GEMM, hoisted loads: DMA active",
+     "fraction of the kernel", TUTORIAL["hoisted"]["dma"], "range", (0.90, 1.0), "N",
+     seq_tutorial("hoisted", "dma")),
+    # Whole generated kernels (docs/KERNELS.md "Against the roofline").
+    ("gemm_peak", "tuned MX GEMM 4096 x 4096 x 4096, MXFP8 weights (v4)",
+     "fraction of the PE peak (315 TFLOPS)", 0.995, "range", (0.85, 1.0), "C, H, L",
+     seq_gemm_peak("mxfp8")),
+    ("gemm_peak", "tuned MX GEMM 4096 x 4096 x 4096, MXFP4 weights (v4)",
+     "fraction of the PE peak (315 TFLOPS)", 0.995, "range", (0.85, 1.0), "C, H, L",
+     seq_gemm_peak("mxfp4")),
+    ("gemv_bound", "memory-bound GEMV M=1, K = N = 4096, MXFP8 weights (v4)",
+     "ns: weight bytes / min(HBM share, 16 x 33 B/ns)",
+     (4096 * 4096 + 4096 * 4096 // 32) / GEMV_BYTES_PER_NS, "ratio", (1.0, 1.3), "A, J, K, L",
+     seq_gemv()),
     # SPEC §18's instructions (TIMING.md [O] and its validation points).
-    ("32 plain matmuls BF16 N=16 after one ldweights of 32 columns (v3)",
+    ("pe_small_stationary", "32 plain matmuls BF16 N=16 after one ldweights of 32 columns (v3)",
      "PE cycles between matmuls", 32, "ratio", (0.8, 1.5), "O",
      seq_stream("cayman", "pe", "matmul", plain_mm_line("bf16", 16), head=[plain_ls("bf16", 32)])),
-    ("32 plain matmuls BF16 N=16 after one ldweights of 16 columns (v3)",
+    ("pe_small_stationary", "32 plain matmuls BF16 N=16 after one ldweights of 16 columns (v3)",
      "PE cycles between matmuls", 16, "ratio", (0.8, 1.5), "O",
      seq_stream("cayman", "pe", "matmul", plain_mm_line("bf16", 16), head=[plain_ls("bf16", 16)])),
-    ("back-to-back plain matmul BF16 N=512, one stationary, accumulating (v4)",
+    ("pe_back_to_back",
+     "back-to-back plain matmul BF16 N=512, one stationary, accumulating (v4)",
      "PE cycles between matmuls", 512, "ratio", (0.9, 1.15), "O",
      seq_stream("mariana", "pe", "matmul", plain_mm_line("bf16", 512),
                 head=[plain_ls("bf16", 128)])),
-    ("back-to-back plain matmul FP32 N=128 (v2: 4x)",
+    ("pe_back_to_back", "back-to-back plain matmul FP32 N=128 (v2: 4x)",
      "PE cycles between matmuls", 512, "ratio", (0.9, 1.15), "O",
      seq_stream("sunda", "pe", "matmul", plain_mm_line("fp32", 128),
                 head=[plain_ls("fp32", 128)])),
-    ("32 independent activations FP32 N=512 (v4)",
+    ("act_independent", "32 independent activations FP32 N=512 (v4)",
      "ACT cycles between activations", 512, "ratio", (0.8, 1.3), "O",
      seq_stream("mariana", "act", "activation", act_line(512, False))),
-    ("32 dependent 1-element activations, each reading the previous output (v2)",
+    ("act_dependent_short",
+     "32 dependent 1-element activations, each reading the previous output (v2)",
      "ACT cycles between activations", 264, "ratio", (0.6, 1.5), "D",
      seq_stream("sunda", "act", "activation", act_line(1, True))),
-    ("32 independent activations FP32 N=512 on MAVERICK (on the DVE)",
+    ("act_independent", "32 independent activations FP32 N=512 on MAVERICK (on the DVE)",
      "DVE cycles between activations", 512, "ratio", (0.8, 1.3), "O, seed 003",
      seq_stream("maverick", "act", "activation", act_line(512, False))),
-    ("32 independent tensor_tensor multiply FP32 N=512 (v4)",
+    ("vector_streams", "32 independent tensor_tensor multiply FP32 N=512 (v4)",
      "DVE cycles between instructions", 1024, "ratio", (0.8, 1.3), "O",
      seq_stream("mariana", "dve", "tensor_tensor",
                 lambda i: tensor_tensor("multiply", "fp32")(512, 128))),
-    ("32 independent tensor_scalar FP32 N=512 on the ACT (v3)",
+    ("vector_streams", "32 independent tensor_scalar FP32 N=512 on the ACT (v3)",
      "ACT cycles between instructions", 512, "ratio", (0.8, 1.3), "O",
      seq_stream("cayman", "act", "tensor_scalar", lambda i: tensor_scalar(True)(512, 128))),
     # [O] gives max(MIN_II, N) = 64; [A] adds its static overhead (about 100)
     # to runs of short instructions (N < 128): 164. The band spans both.
-    ("32 independent nc_transpose 32 x 32 FP32 (Vector, v4)",
+    ("vector_streams", "32 independent nc_transpose 32 x 32 FP32 (Vector, v4)",
      "DVE cycles between transposes", 64, "ratio", (0.8, 2.6), "O, A",
      seq_stream("mariana", "dve", "nc_transpose",
                 lambda i: (f"nc_transpose channels=32 in_dtype=fp32 out_dtype=fp32 "
                            f"src={t3d('sbuf', 0, 32)} dst={t3d('sbuf', 0x1000 * (1 + i % 8), 32)}"))),
-    ("32 activations on the ACT and 32 tensor_copy on the DVE at once, N=512 (v4)",
+    ("engines_at_once",
+     "32 activations on the ACT and 32 tensor_copy on the DVE at once, N=512 (v4)",
      "run time over the activations' alone", 1, "ratio", (0.95, 1.1), "seed 001 (engines)",
      seq_two_engines("mariana", 512)),
-    ("the same on MAVERICK (ACT folded into the DVE)",
+    ("engines_at_once", "the same on MAVERICK (ACT folded into the DVE)",
      "run time over the activations' alone", 2, "ratio", (0.85, 1.1), "seed 003",
      seq_two_engines("maverick", 512)),
 ]
+POINTS = sorted({s[0] for s in SEQUENCES})
 
 
-def run_sequences(tpbsim):
+def run_sequences(tpbsim, point=None):
     rows = []
     with tempfile.TemporaryDirectory() as work:
-        for name, what, want, kind, band, src, run in SEQUENCES:
+        for pt, name, what, want, kind, band, src, run in SEQUENCES:
+            if point is not None and pt != point:
+                continue
             got = run(tpbsim, work)
-            value = got / want if kind == "ratio" else got - want
-            rows.append(dict(name=name, what=what, want=want, got=got, kind=kind, band=band,
-                             source=src, value=value, ok=band[0] <= value <= band[1]))
+            value = (got / want if kind == "ratio" else got - want if kind == "delta" else got)
+            rows.append(dict(point=pt, name=name, what=what, want=want, got=got, kind=kind,
+                             band=band, source=src, value=value,
+                             ok=band[0] <= value <= band[1]))
     return rows
+
+
+def fmt_num(v):
+    return f"{v:.0f}" if abs(v) >= 10 else f"{v:.3g}"
 
 
 def render_sequences(rows):
     out = ["## Whole sequences (TIMING.md \"Validation points\")", "",
            "Streams of instructions on the default profile: the initiation interval, the",
            "interlock of dependent instructions, the background LoadStationary, the DMA",
-           "engines and queues. `ratio` is measured / expected, `delta` measured - expected",
-           "(cycles, engines or throughput points).", "",
-           "| sequence | measured | expected | got | check | band | source |",
-           "|---|---|---|---|---|---|---|"]
+           "engines and queues, the access patterns, and the v3 tutorial GEMM",
+           "(`scripts/tutorial_gemm.py`: its slice of 2 of the 32 M-tiles with all of N and",
+           "K, timing only; engine active as `--stats` `engine_active` reports it; generated",
+           "programs until the NKI front end lowers `nc_matmul`, then the tutorial's kernels",
+           "in examples/nki/: docs/KERNELS.md \"The v3 tutorial GEMM\"), and the generated",
+           "MX GEMM and GEMV of `python3 -m tpbsim.kernels gemm` (timing only; docs/KERNELS.md",
+           "\"Against the roofline\"). Each",
+           "point is the ctest `TimingValidation.POINT`. `ratio` is measured / expected,",
+           "`delta` measured - expected (cycles, engines or throughput points), `range`",
+           "the measured value itself. One profile for every row: each generation's",
+           "default, so the single-queue curve and the tutorial GEMM's figures (both",
+           "cayman's) hold together (docs/CONVENTIONS.md \"DMA\").", "",
+           "| point | sequence | measured | expected | got | check | band | source |",
+           "|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        check = f"x{r['value']:.2f}" if r["kind"] == "ratio" else f"{r['value']:+.0f}"
-        band = (f"x{r['band'][0]}-{r['band'][1]}" if r["kind"] == "ratio"
-                else f"{r['band'][0]:+d} .. {r['band'][1]:+d}")
-        out.append(f"| {r['name']} | {r['what']} | {r['want']:.0f} | {r['got']:.0f} | {check} | "
-                   f"{band} | {r['source']} |")
+        if r["kind"] == "ratio":
+            check, band = f"x{r['value']:.2f}", f"x{r['band'][0]}-{r['band'][1]}"
+        elif r["kind"] == "delta":
+            check, band = f"{r['value']:+.0f}", f"{r['band'][0]:+d} .. {r['band'][1]:+d}"
+        else:
+            check, band = f"{r['value']:.3f}", f"{r['band'][0]}-{r['band'][1]}"
+        out.append(f"| {r['point']} | {r['name']} | {r['what']} | {fmt_num(r['want'])} | "
+                   f"{fmt_num(r['got'])} | {check} | {band} | {r['source']} |")
     out.append("")
     return "\n".join(out)
 
@@ -800,23 +978,38 @@ def render(rows):
     return "\n".join(out)
 
 
+def print_sequences(seqs):
+    for r in seqs:
+        print(f"{r['point']:<20} {r['name']:<84} {r['got']:>9.3f} vs {r['want']:>8.3f} "
+              f"{'ok' if r['ok'] else 'OUT OF BAND'}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("tpbsim")
     ap.add_argument("--write", metavar="FILE")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--compare", metavar="FILE")
+    ap.add_argument("--point", choices=POINTS,
+                    help="run one validation point's sequences only (its ctest)")
+    ap.add_argument("--list-points", action="store_true")
     a = ap.parse_args()
-    rows = run_all(os.path.abspath(a.tpbsim))
+    if a.list_points:
+        print("\n".join(POINTS))
+        return 0
+    tpbsim = os.path.abspath(a.tpbsim)
+    if a.point:
+        seqs = run_sequences(tpbsim, a.point)
+        print_sequences(seqs)
+        return 1 if a.check and not all(r["ok"] for r in seqs) else 0
+    rows = run_all(tpbsim)
     bad = [r for r in rows if not (r["band"][0] <= r["ratio"] <= r["band"][1])]
     for r in rows:
         mark = "" if r in bad else "ok"
         print(f"{r['name']:<36} N={r['n']:<5} P={r['p']:<4} {r['cycles']:>7} / "
               f"{r['want']:>7.0f} = {r['ratio']:.2f} {mark or 'OUT OF BAND'}")
-    seqs = run_sequences(os.path.abspath(a.tpbsim))
-    for r in seqs:
-        print(f"{r['name']:<72} {r['got']:>9.1f} vs {r['want']:>7.0f} "
-              f"{'ok' if r['ok'] else 'OUT OF BAND'}")
+    seqs = run_sequences(tpbsim)
+    print_sequences(seqs)
     bad += [r for r in seqs if not r["ok"]]
     rows_n = len(rows) + len(seqs)
     text = render(rows) + "\n" + render_sequences(seqs)

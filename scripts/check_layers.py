@@ -86,7 +86,8 @@ LAYERS = [
      "pure C++: architectural state the kernels and the targets share (the SFU tile file)"),
     ("models/timing", 2, True, "tpb_timing",
      "pure C++: the table of timing fields, the integer timing profile (JSON load / merge / "
-     "dump), IssuePipeline (an engine's issue timing: units, interlock)"),
+     "dump), IssuePipeline (an engine's issue timing: units, interlock), AccessPattern (the "
+     "wide-stride cost of a stream's accesses)"),
     ("models/trace", 2, True, "tpb_trace",
      "pure C++: timestamped recorder, VCD / Perfetto / stats writers"),
     ("models/race", 2, True, "tpb_race",

@@ -19,7 +19,7 @@ ResolvedPattern resolve_pattern(const isa::Tensor3D& t, const KernelContext& ctx
                              : "unknown"));
   ResolvedPattern p;
   const unsigned n = a.reg_index();
-  p.start = a.addr_from_register() ? (ctx.reg(n) & isa::addr4::kAddressMask) : a.address();
+  p.start = resolve_addr4(a, ctx);
   for (int d = 0; d < 3; ++d) {
     p.step[d] = t.step_elem[d];
     p.num[d] = t.num_elem[d];
@@ -40,7 +40,9 @@ ResolvedPattern resolve_pattern(const isa::Tensor3D& t, const KernelContext& ctx
 }
 
 std::uint32_t resolve_addr4(isa::Addr4 a, const KernelContext& ctx) {
-  return a.addr_from_register() ? (ctx.reg(a.reg_index()) & isa::addr4::kAddressMask) : a.address();
+  if (!a.addr_from_register()) return a.address();
+  ctx.register_addressed();
+  return ctx.reg(a.reg_index()) & isa::addr4::kAddressMask;
 }
 
 std::uint32_t resolve_scale_addr4(isa::Addr4 s, const KernelContext& ctx,

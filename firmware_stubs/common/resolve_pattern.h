@@ -18,8 +18,8 @@ namespace tpb::fw {
 ResolvedPattern resolve_pattern(const isa::Tensor3D& t, const KernelContext& ctx,
                                 const char* which);
 
-// The 27-bit address an ADDR4 names: r[bits 4:0] with ADDR_REG, else the
-// immediate.
+// The 27-bit address an ADDR4 names: r[bits 4:0] with ADDR_REG (telling
+// the context, KernelContext::register_addressed), else the immediate.
 std::uint32_t resolve_addr4(isa::Addr4 a, const KernelContext& ctx);
 
 // A resolved MXTENSOR1D (seed 003 §3.2), registers applied.

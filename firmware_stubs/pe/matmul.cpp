@@ -456,13 +456,13 @@ std::uint32_t mm_fields(KernelContext& ctx) {
   if (dp + pe.cols > isa::kNumPartitions)
     throw KernelFault(fmt::format("{}: dst start partition {} + {} stationary columns exceeds {}",
                                   st.name, dp, pe.cols, isa::kNumPartitions));
-  // MultiplyMoving back to back (SPEC §8, TIMING.md [O]): max(min(64,
-  // N_stationary), N_moving) PE cycles whatever K; MX row pumping divides
-  // the moving part; plain FP32 is 4x (the whole interval).
+  // MultiplyMoving back to back (SPEC §8, TIMING.md [O]; pe_moving_interval):
+  // max(min(64, N_stationary), N_moving) PE cycles whatever K; MX row
+  // pumping divides the moving part; plain FP32 is 4x (the whole interval).
   if (pump == 0) pump = 4;
   const std::uint64_t moving = st.src.mx ? ceil_div(std::uint64_t{4} * n, pump) : n;
-  st.trips = std::max<std::uint64_t>(std::min<std::uint64_t>(64, pe.cols), moving);
-  if (!st.src.mx && st.src.fmt == num::Format::Fp32) st.trips *= 4;
+  st.trips =
+      pe_moving_interval(pe.cols, moving, !st.src.mx && st.src.fmt == num::Format::Fp32 ? 4 : 1);
   ctx.set_scratch(std::move(st));
   return 0;
 }

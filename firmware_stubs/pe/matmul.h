@@ -20,6 +20,7 @@
 // on the engine's thread, in order.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -43,6 +44,21 @@ inline constexpr std::uint32_t kPeScaleMacVa = 0x5fa7;    // seed 003 §3.4
 
 // Largest moving free size: one PSUM bank of 2 KiB = 512 FP32 (TIMING.md [A]).
 inline constexpr unsigned kPeMaxMovingColumns = 512;
+
+// MM_INIT_LATENCY (TIMING.md [A, E]): the shortest MultiplyMoving interval
+// with a full stationary.
+inline constexpr std::uint64_t kPeMmInitCycles = 64;
+
+// The MultiplyMoving initiation interval in PE cycles, its MAC loop's trips
+// (SPEC §8, TIMING.md [A, E, O]): max(min(64, stationary columns), moving
+// cycles) x factor, where moving cycles are the moving tensor's stream (N
+// columns; MX: ceil(4 N / row pump)) and factor is 4 for FP32 inputs, else
+// 1. One rule for every matmul of the PE, MX and plain: a small stationary
+// shortens the 64-cycle floor (32 columns: 32), K never enters.
+inline std::uint64_t pe_moving_interval(std::uint64_t stationary_cols, std::uint64_t moving_cycles,
+                                        unsigned factor = 1) {
+  return std::max(std::min(kPeMmInitCycles, stationary_cols), moving_cycles) * factor;
+}
 
 // The PE's state across instructions (fw::EngineState).
 struct PeState {

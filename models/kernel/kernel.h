@@ -116,6 +116,10 @@ class KernelContext {
   T* scratch() {
     return scratch_live_ ? std::any_cast<T>(&scratch_) : nullptr;
   }
+  // An operand's address came from a register (ADDR_REG: a dynamic source
+  // or destination, resolve_pattern / resolve_addr4 say so): the sequencer
+  // holds the issue for the engine's MIN_II_DYNAMIC (TIMING.md [O]).
+  virtual void register_addressed() const {}
   // Adds n to the engine's named counter in the stats ("macs" ...).
   virtual void count(const char* /*name*/, std::uint64_t /*n*/) {}
   // A timing-only run (SPEC §13): read() and write() move no bytes (they

@@ -109,7 +109,7 @@ std::string src_issue_overhead(Arch) {
 }
 std::string src_min_ii(Arch) {
   return "TIMING.md [E]: minimum initiation interval about 64 engine cycles (Vector, Scalar; the "
-         "SFU as Scalar); 0 for the PE, whose MAC loop has its own max(N, 64) and whose "
+         "SFU as Scalar); 0 for the PE, whose MAC loop has its own max(min(64, M), N) and whose "
          "LoadStationary "
          "may be shorter [A, D], and for GpSimd, bound by its startup";
 }
@@ -117,6 +117,17 @@ std::string src_min_stream(Arch) {
   return "TIMING.md [A]: the Vector/Scalar static overhead (about 100 cycles) is added to "
          "back-to-back instructions with N << 128: a stream shorter than 128 cycles holds the "
          "issue for the whole latency (Vector, Scalar; the SFU as Scalar); 0 for PE and GpSimd";
+}
+std::string src_min_ii_dynamic(Arch) {
+  return "TIMING.md [O]: tensor_copy_dynamic_src / _dst cost max(MIN_II_DYNAMIC, N), "
+         "MIN_II_DYNAMIC about 600 engine cycles, on the Vector, Scalar and GpSimd engines: "
+         "every instruction with a register-addressed operand; 0 (none) for the PE, of "
+         "which the docs say nothing";
+}
+std::string src_wide_stride(Arch) {
+  return "TIMING.md [A]: an innermost free-dimension stride over 16 bytes halves an SBUF/PSUM "
+         "read or write interface's bandwidth, about a 50% performance hit (Vector, Scalar, "
+         "GpSimd): 100% more time; 0 (off) for the PE, of which the docs say nothing";
 }
 std::string src_memory_clock(Arch) {
   return "convention (the v2 engine clock of [A]); memory cycles below count in it";
@@ -207,6 +218,20 @@ std::string src_fetch_bw(Arch a) {
   return std::string("TIMING.md [J, K]: DMA about 27 GB/s per queue on v2 / v3, 38 GB/s on v4") +
          (a == Arch::Maverick ? " (v5: convention, as v4)" : "");
 }
+std::string src_dma_queue_cost(Arch) {
+  return "convention fitted to TIMING.md [J]'s single-queue throughput curve (v3, 128 "
+         "partitions): a queue starts at most one transfer per 0.84 us on an engine, its "
+         "descriptor work overlapping the engine's transfers of other queues, so one queue's "
+         "2 KiB per partition reach about 85%, 1 KiB 42%, 512 B 21% of the 32 KiB throughput; "
+         "the same on other generations until public data says otherwise";
+}
+std::string src_dma_engine_cost(Arch) {
+  return "convention fitted to TIMING.md [N]'s v3 tutorial GEMM (its tiled form, loads on two "
+         "queues in turn: TensorE active 87.3%, DMA 99.9%; its hoisted form DMA-bound, DMA "
+         "99.7%): an engine spends 0.115 us on a transfer of another queue than its last one "
+         "(that ring's descriptors for its 8 partitions: TIMING.md [A, J]'s overhead per DMA "
+         "buffer and per transfer) before its bytes; the same on other generations";
+}
 std::string src_queue_weights(Arch a) {
   if (a == Arch::Sunda || a == Arch::Cayman)
     return "TIMING.md [J]: an engine's queues are scheduled round robin (v2/v3): every weight 1";
@@ -237,6 +262,11 @@ class Builder {
     t.source = src;
     t.max_note = std::move(max_note);
     return t;
+  }
+  // A duration in ns of at most one access's 2^40 ps, the same on every generation.
+  void duration(const char* key, Get get, Set set, std::uint64_t def, Source src) {
+    row(key, key, 0, TimingConfig::kMaxAccessPs / 1000, "ns", get, set, 0, def, src,
+        fmt::format("at most {} ns (2^40 ps)", TimingConfig::kMaxAccessPs / 1000));
   }
   // One row per engine (pool, dve, pe, sfu) of the per-engine array M: a
   // grouped knob is its member in TimingConfig and one call of this.
@@ -276,6 +306,18 @@ std::vector<TimingField> build() {
   b.engines<&TimingConfig::pipeline_min_stream_cycles>(
       "pipeline_min_stream_cycles", 0, "engine cycles", {{0}, {128}, {0}, {128}, {128}},
       src_min_stream);
+  b.engines<&TimingConfig::min_ii_dynamic_cycles>("min_ii_dynamic_cycles", 0, "engine cycles",
+                                                  {{600}, {600}, {0}, {600}, {600}},
+                                                  src_min_ii_dynamic);
+  b.engines<&TimingConfig::wide_stride_cost_percent>("wide_stride_cost_percent", 0,
+                                                     "percent of the stream's compute",
+                                                     {{100}, {100}, {0}, {100}, {100}},
+                                                     src_wide_stride);
+  b.row("wide_stride_bytes", "wide_stride_bytes", 0, UINT32_MAX, "bytes",
+        TPB_FIELD(wide_stride_bytes), 0, 16, [](Arch) -> std::string {
+          return "TIMING.md [A]: SBUF/PSUM supply peak bandwidth while the innermost stride is "
+                 "under 16 bytes (4 FP32, 8 BF16, 16 FP8 elements)";
+        });
 
   b.row("memory_clock_mhz", "memory_clock_mhz", 1, UINT32_MAX, "MHz", TPB_FIELD(memory_clock_mhz),
         0, 1400, src_memory_clock);
@@ -391,24 +433,12 @@ std::vector<TimingField> build() {
         });
   b.row("dma.mbytes_per_s", "dma.mbytes_per_s", 1, UINT32_MAX, "MB/s per engine",
         TPB_FIELD(dma.mbytes_per_s), 0, {17000, 23000, 33000, 33000}, src_dma_bw);
-  b.row(
-      "dma.latency_ns", "dma.latency_ns", 0, TimingConfig::kMaxAccessPs / 1000, "ns",
-      TPB_FIELD(dma.latency_ns), 0, 1300,
-      [](Arch) -> std::string {
-        return "TIMING.md [J, K]: about 1.3 us from the semaphore that triggers a transfer to "
-               "its start (a latency: back-to-back transfers overlap it)";
-      },
-      fmt::format("at most {} ns (2^40 ps)", TimingConfig::kMaxAccessPs / 1000));
-  b.row(
-      "dma.transfer_cost_ns", "dma.transfer_cost_ns", 0, TimingConfig::kMaxAccessPs / 1000, "ns",
-      TPB_FIELD(dma.transfer_cost_ns), 0, 840,
-      [](Arch) -> std::string {
-        return "convention fitted to TIMING.md [J]'s throughput curve (v3, 128 partitions): an "
-               "engine spends at least 0.84 us on every transfer it has data for, so 2 KiB per "
-               "partition reaches about 85%, 1 KiB 42%, 512 B 21% of the 32 KiB throughput; "
-               "the same on other generations until public data says otherwise";
-      },
-      fmt::format("at most {} ns (2^40 ps)", TimingConfig::kMaxAccessPs / 1000));
+  b.duration("dma.latency_ns", TPB_FIELD(dma.latency_ns), 1300, [](Arch) -> std::string {
+    return "TIMING.md [J, K]: about 1.3 us from the semaphore that triggers a transfer to its "
+           "start (a latency: back-to-back transfers overlap it)";
+  });
+  b.duration("dma.transfer_cost_ns", TPB_FIELD(dma.transfer_cost_ns), 840, src_dma_queue_cost);
+  b.duration("dma.engine_cost_ns", TPB_FIELD(dma.engine_cost_ns), 115, src_dma_engine_cost);
   for (unsigned q = 0; q < isa::kNumDmaQueues; ++q)
     b.row(
         std::string("dma.queue_weights.") + isa::kDmaQueueNames[q], "dma.queue_weights", 1,

@@ -87,6 +87,23 @@ struct TimingConfig {
   std::uint32_t min_ii_cycles[isa::kNumEngines] = {};
   std::uint32_t pipeline_min_stream_cycles[isa::kNumEngines] = {};
 
+  // Access patterns (TIMING.md [A, O]; docs/CONVENTIONS.md "Sequencer,
+  // kernels and timing"), applied to every kernel's accesses by the
+  // sequencer, not by the kernels:
+  //  - an instruction with a register-addressed (dynamic) operand holds the
+  //    issue for at least min_ii_dynamic_cycles (MIN_II_DYNAMIC, [O]), its
+  //    latency with it; 0: no floor;
+  //  - a stream's accesses of at most wide_stride_bytes, each more than
+  //    wide_stride_bytes from the previous access of its partition lane and
+  //    as far as that one from the one before (a walk whose innermost stride
+  //    exceeds 16 bytes [A]: AccessPattern), take the lane's interface
+  //    wide_stride_cost_percent longer than the stream's compute in
+  //    proportion to their share of the lane's bytes (100: half the
+  //    bandwidth, twice the cycles); 0: off.
+  std::uint32_t min_ii_dynamic_cycles[isa::kNumEngines] = {};
+  std::uint32_t wide_stride_cost_percent[isa::kNumEngines] = {};
+  std::uint32_t wide_stride_bytes = 0;
+
   // Memory targets; cycles of memory_clock_mhz.
   std::uint32_t memory_clock_mhz = 0;
   MemCycles sbuf, psum, queue, control;
@@ -143,14 +160,17 @@ struct TimingConfig {
   // core's `engines` DMA engines each serve the core's 16 queues, one
   // transfer at a time, weighted round robin by queue_weights; a transfer
   // is split over the engines by SBUF partition (128 / engines partitions
-  // each), an engine moving its share at mbytes_per_s and spending at least
-  // transfer_cost_ns on every transfer it has data for; latency_ns from the
-  // semaphore that triggers a transfer to its start.
+  // each); latency_ns from the semaphore that triggers a transfer to its
+  // start. Per-transfer costs (docs/CONVENTIONS.md "DMA"): a queue starts
+  // at most one transfer per transfer_cost_ns on an engine (overlapping the
+  // engine's work for other queues), and an engine spends engine_cost_ns on
+  // every transfer it has data for, then moves it at mbytes_per_s.
   struct Dma {
     std::uint32_t engines = 0;       // 1..128
     std::uint32_t mbytes_per_s = 0;  // per engine
     std::uint32_t latency_ns = 0;
-    std::uint32_t transfer_cost_ns = 0;
+    std::uint32_t transfer_cost_ns = 0;                    // per queue and engine
+    std::uint32_t engine_cost_ns = 0;                      // per engine
     std::uint32_t queue_weights[isa::kNumDmaQueues] = {};  // 1..
   } dma;
 
@@ -170,6 +190,10 @@ struct TimingConfig {
   std::uint32_t min_ii(isa::Queue e) const { return per_engine(min_ii_cycles, e); }
   std::uint32_t pipeline_min_stream(isa::Queue e) const {
     return per_engine(pipeline_min_stream_cycles, e);
+  }
+  std::uint32_t min_ii_dynamic(isa::Queue e) const { return per_engine(min_ii_dynamic_cycles, e); }
+  std::uint32_t wide_stride_cost(isa::Queue e) const {
+    return per_engine(wide_stride_cost_percent, e);
   }
   // SBUF partitions each DMA engine carries (engine e: partitions
   // e * n .. e * n + n - 1).

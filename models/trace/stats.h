@@ -88,6 +88,10 @@ struct RunStats {
   std::vector<EngineStats> engines;
   std::vector<MemoryStats> memories;
   std::uint64_t simulated_ps = 0;
+  std::uint64_t start_ps = 0;  // the run's start (simulated_ps - start_ps: its time)
+  // Time any DMA engine of a core was busy with a transfer (the profiler's
+  // "DMA active"), keyed "dma" (a device's "coreK.dma"), when a DMA queue ran.
+  std::map<std::string, std::uint64_t> dma_active_ps;
   double wall_seconds = 0;
   std::string status = "ok";  // "ok", "fault", "deadlock"
   std::string message;        // fault / deadlock description

@@ -1,11 +1,26 @@
 #include "models/trace/stats_writer.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
 
 namespace tpb::trace {
+
+nlohmann::json engine_active(const RunStats& s) {
+  const double run_ps = static_cast<double>(s.simulated_ps - std::min(s.start_ps, s.simulated_ps));
+  const auto share = [&](double ps) { return run_ps > 0 ? std::min(1.0, ps / run_ps) : 0.0; };
+  nlohmann::json out = nlohmann::json::object();
+  for (const EngineStats& e : s.engines) {
+    const std::size_t dot = e.name.rfind('.');
+    if (e.name.compare(dot == std::string::npos ? 0 : dot + 1, 3, "dma") == 0) continue;
+    out[e.name] =
+        e.clock_mhz > 0 ? share(static_cast<double>(e.busy_cycles) * 1e6 / e.clock_mhz) : 0.0;
+  }
+  for (const auto& [name, ps] : s.dma_active_ps) out[name] = share(static_cast<double>(ps));
+  return out;
+}
 
 nlohmann::json stats_to_json(const RunStats& s) {
   nlohmann::json engines = nlohmann::json::array();
@@ -46,6 +61,7 @@ nlohmann::json stats_to_json(const RunStats& s) {
                         {"simulated_ns", static_cast<double>(s.simulated_ps) / 1e3},
                         {"wall_seconds", s.wall_seconds},
                         {"engines", engines},
+                        {"engine_active", engine_active(s)},
                         {"memories", memories},
                         {"sfu", sfu},
                         {"traces", traces}};

@@ -273,15 +273,18 @@ trace::RunStats TpbCore::stats() const {
   }
   // The DMA engines that moved anything (SPEC §10: DMA per engine as well
   // as per queue).
-  if (dma)
+  if (dma) {
     for (unsigned e = 0; e < dma_engines.engines(); ++e)
       if (dma_engines.totals(e).shares != 0) s.engines.push_back(dma_engines.stats(e, stop_ps_));
+    s.dma_active_ps["dma"] = dma_engines.active_ps(stop_ps_);
+  }
   std::uint64_t rd[kNumMems], wr[kNumMems];
   memory_bytes(rd, wr);
   for (unsigned m = 0; m < kNumMems; ++m) s.memories.push_back({mem_name(m), rd[m], wr[m]});
   // The HBM's bytes (moved by the DMA queues), when a DMA queue ran.
   if (dma) s.memories.push_back({sc::kHbmRouteName, hbm_rd, hbm_wr});
   s.simulated_ps = last_.simulated_ps;
+  s.start_ps = last_.start_ps;
   s.wall_seconds = last_.wall_seconds;
   s.status = status_name(last_.status);
   s.timing_only = setup_.timing_only;

@@ -172,7 +172,7 @@ void DeviceRun::drive() {
     // those: their waiting engines are released (the report is taken
     // before that, at their end).
     while (any_running()) {
-      sc_core::sc_start();
+      sc::host_sc_start();
       if (!any_running()) break;
       if (sc_core::sc_pending_activity()) continue;
       // A core that a watchdog stopped stops the device there: the cores
@@ -189,7 +189,7 @@ void DeviceRun::drive() {
           else
             c->control_.abort();
         }
-      while (any_running()) sc_core::sc_start();
+      while (any_running()) sc::host_sc_start();
     }
     for (TpbCore* c : running_) c->control_.set_pause_when_done(false);
   } catch (...) {

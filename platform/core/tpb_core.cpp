@@ -226,7 +226,7 @@ void TpbCore::ensure_elaborated() {
   // Completes elaboration (port binding) so the backdoor can call through
   // the router; the sequencers wait for the start event.
   try {
-    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+    sc::host_sc_start(sc_core::SC_ZERO_TIME);
   } catch (const sc_core::sc_report& r) {
     // The engines' coroutine stacks are mapped now: a process address-space
     // limit too low for them is SystemC's E518, said plainly.

@@ -192,6 +192,7 @@ void OutputSet::finish(Session& s, SessionReport& rep) {
     rep.stats.status = platform::status_name(rep.result.status);
     rep.stats.message = rep.result.message;
     rep.stats.simulated_ps = rep.result.simulated_ps;
+    rep.stats.start_ps = rep.result.start_ps;
     rep.stats.wall_seconds = rep.result.wall_seconds;
   }
   rep.stats.program = req.program_name;

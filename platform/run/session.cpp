@@ -333,6 +333,8 @@ trace::RunStats Session::run_stats(std::vector<trace::RunStats>* per_core) {
   all.engines.clear();
   all.memories.clear();
   all.simulated_ps = 0;
+  all.start_ps = UINT64_MAX;
+  all.dma_active_ps.clear();
   all.sfu = {};
   std::uint64_t hbm_rd = 0, hbm_wr = 0;
   bool hbm = false;
@@ -355,8 +357,10 @@ trace::RunStats Session::run_stats(std::vector<trace::RunStats>* per_core) {
       mm.name = prefix + m.name;
       all.memories.push_back(std::move(mm));
     }
+    for (const auto& [name, ps] : s.dma_active_ps) all.dma_active_ps[prefix + name] = ps;
     if (ran) {
       all.simulated_ps = std::max(all.simulated_ps, s.simulated_ps);
+      all.start_ps = std::min(all.start_ps, s.start_ps);
       all.sfu.inexact = all.sfu.inexact || s.sfu.inexact;
       all.sfu.saturated = all.sfu.saturated || s.sfu.saturated;
       all.sfu.wrapped = all.sfu.wrapped || s.sfu.wrapped;
@@ -366,6 +370,7 @@ trace::RunStats Session::run_stats(std::vector<trace::RunStats>* per_core) {
     if (per_core) per_core->push_back(std::move(s));
   }
   if (hbm) all.memories.push_back({sc::kHbmRouteName, hbm_rd, hbm_wr});
+  if (all.start_ps == UINT64_MAX) all.start_ps = 0;
   return all;
 }
 

@@ -124,12 +124,15 @@ const Op kDma0Load = {"dma0", "dma_copy", dma("dma0", kLoad0, "{EV}")};
 const Op kDma1Load = {"dma1", "dma_copy", dma("dma1", kLoad0, "{EV}")};
 const Op kDma0Store = {"dma0", "dma_copy", dma("dma0", kStore0, "{EV}")};
 const Op kDma1Store = {"dma1", "dma_copy", dma("dma1", kStore0, "{EV}")};
+// Twice the bytes of dma0's store per DMA engine: it lands after the store
+// (not at the same time, where the order the engines' threads run in would
+// name the sides).
 const Op kDma1LoadHbm = {
     "dma1", "dma_copy",
-    dma("dma1", "rows=32 row_bytes=512 src=hbm(0x40000, stride=512) dst=sbuf(64, 0x0)", "{EV}")};
+    dma("dma1", "rows=32 row_bytes=1024 src=hbm(0x40000, stride=1024) dst=sbuf(64, 0x0)", "{EV}")};
 const Op kDma1StoreHbm = {
     "dma1", "dma_copy",
-    dma("dma1", "rows=32 row_bytes=512 src=sbuf(64, 0x0) dst=hbm(0x40000, stride=512)", "{EV}")};
+    dma("dma1", "rows=32 row_bytes=1024 src=sbuf(64, 0x0) dst=hbm(0x40000, stride=1024)", "{EV}")};
 
 struct Case {
   const char* name;

@@ -97,3 +97,17 @@ def test_a_run_fits_in_4_gib_of_address_space(tmp_path):
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                        preexec_fn=_limit_address_space)
     assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr
+
+
+def test_a_core_after_a_run_stopped_while_its_dma_moved_runs(make_core):
+    """A run stopped (a watchdog, a fault) while DMA engines moved bytes through
+    the HBM's bandwidth: the next core of the process starts and runs (it
+    failed with "reset while flows are in progress")."""
+    text = ".arch mariana\n.engine dma0\n" + "".join(
+        f"dma_copy rows=128 row_bytes=16384 src=hbm({i * 0x200000:#x}, stride=16384) "
+        f"dst=sbuf(0, 0x0)\n" for i in range(4))
+    with pytest.raises(tpbsim.Watchdog):
+        make_core("mariana").run(text, max_sim_time="3us")
+    core = make_core("mariana")
+    r = core.run(text)
+    assert r.status == "ok" and r.instructions == 4

@@ -118,7 +118,8 @@ struct DmaCore {
 // first descriptor once it is fetched: 4 + 1 queue cycles at 1.4 GHz.
 constexpr std::uint64_t kFetchPs = 3571;
 constexpr std::uint64_t kDmaLatencyPs = kFetchPs + 1300 * 1000;  // semaphore-to-start
-constexpr std::uint64_t kCostPs = 840 * 1000;                    // per transfer and engine
+constexpr std::uint64_t kQueueCostPs = 840 * 1000;   // a queue's, per transfer and engine
+constexpr std::uint64_t kEngineCostPs = 115 * 1000;  // an engine's, turning to a queue
 constexpr std::uint64_t kHbmLatencyPs = 100 * 1000;
 constexpr std::uint64_t kSbufLatencyPs = 42857;  // 60 cycles at 1.4 GHz
 constexpr double kEngineBps = 33e9;              // v4: 33 B/ns per engine
@@ -233,8 +234,8 @@ TEST(DmaEngines, OneTransferOn128PartitionsUsesSixteenEnginesAndMovesTheBytes) {
   fill_pattern(b.hbm_at(0, 128 * 8 * kKiB), 128 * 8 * kKiB, 7);
   b.queue(0, {desc(hbm_ep(0, 8 * 1024), sbuf_ep(0, 0x1000), 128, 4096)});
   ASSERT_EQ(b.run().status, platform::RunStatus::Ok);
-  const std::uint64_t want =
-      kDmaLatencyPs + bytes_ps(8 * 4096, kEngineBps) + kHbmLatencyPs + kSbufLatencyPs;
+  const std::uint64_t want = kDmaLatencyPs + kEngineCostPs + bytes_ps(8 * 4096, kEngineBps) +
+                             kHbmLatencyPs + kSbufLatencyPs;
   EXPECT_NEAR(static_cast<double>(b.at(0)), static_cast<double>(want), 2.0);
   for (unsigned r = 0; r < 128; ++r)
     ASSERT_EQ(std::memcmp(b.sbuf_at(r, 0x1000, 4096), b.hbm_at(r * 8 * kKiB, 4096), 4096), 0) << r;
@@ -255,8 +256,8 @@ TEST(DmaEngines, FourPartitionsUseOneEngine) {
   DmaCore b;
   b.queue(3, {desc(hbm_ep(0, 8192), sbuf_ep(40, 0), 4, 8192)});
   ASSERT_EQ(b.run().status, platform::RunStatus::Ok);
-  const std::uint64_t want =
-      kDmaLatencyPs + bytes_ps(32 * kKiB, kEngineBps) + kHbmLatencyPs + kSbufLatencyPs;
+  const std::uint64_t want = kDmaLatencyPs + kEngineCostPs + bytes_ps(32 * kKiB, kEngineBps) +
+                             kHbmLatencyPs + kSbufLatencyPs;
   EXPECT_NEAR(static_cast<double>(b.at(3)), static_cast<double>(want), 2.0);
   std::vector<std::string> active;
   for (const auto& e : b.core.stats().engines)
@@ -271,7 +272,8 @@ TEST(DmaEngines, SbufToSbufRunsAtTheEngineBandwidth) {
   // partitions, engine 8 alone, 64 KiB at 33 B/ns.
   b.queue(0, {desc(sbuf_ep(0, 0), sbuf_ep(64, 0x4000), 8, 8 * 1024)});
   ASSERT_EQ(b.run().status, platform::RunStatus::Ok);
-  const std::uint64_t want = kDmaLatencyPs + bytes_ps(64 * kKiB, kEngineBps) + 2 * kSbufLatencyPs;
+  const std::uint64_t want =
+      kDmaLatencyPs + kEngineCostPs + bytes_ps(64 * kKiB, kEngineBps) + 2 * kSbufLatencyPs;
   EXPECT_NEAR(static_cast<double>(b.at(0)), static_cast<double>(want), 2.0);
   EXPECT_EQ(std::memcmp(b.sbuf_at(64, 0x4000, 8 * kKiB), b.sbuf_at(0, 0, 8 * kKiB), 8 * kKiB), 0);
 }
@@ -284,17 +286,19 @@ TEST(DmaEngines, HbmToHbmRowsRoundRobinAndTheHbmCapsTheirSum) {
   // the core's 612.5 divides: every engine at 612.5 / 32 GB/s.
   b.queue(0, {desc(hbm_ep(0, 16 * kKiB), hbm_ep(2 * kMiB, 16 * kKiB), 64, 16 * 1024)});
   ASSERT_EQ(b.run().status, platform::RunStatus::Ok);
-  const std::uint64_t want = kDmaLatencyPs + bytes_ps(64 * kKiB, kHbmBps / 32) + 2 * kHbmLatencyPs;
+  const std::uint64_t want =
+      kDmaLatencyPs + kEngineCostPs + bytes_ps(64 * kKiB, kHbmBps / 32) + 2 * kHbmLatencyPs;
   EXPECT_NEAR(static_cast<double>(b.at(0)), static_cast<double>(want), 16.0);
   EXPECT_EQ(std::memcmp(b.hbm_at(2 * kMiB, kMiB), b.hbm_at(0, kMiB), kMiB), 0);
 }
 
 // ---- streams and contention --------------------------------------------------------
 
-TEST(DmaEngines, BackToBackTransfersOverlapTheLatencyAndPayTheCostEach) {
+TEST(DmaEngines, BackToBackTransfersOverlapTheLatencyAndPayTheQueueCostEach) {
   // 16 transfers of 128 x 512 B on one queue: each engine's share is
-  // 4 KiB (124 ns at 33 B/ns), below the 840 ns cost: the engines take one
-  // every 840 ns after one start latency.
+  // 4 KiB (124 ns at 33 B/ns), below the queue's 840 ns cost: the engines
+  // take one every 840 ns after one start latency (the engine's own cost
+  // once, on the first: the queue's next descriptors are fetched meanwhile).
   DmaCore b;
   std::vector<DmaDescriptor> ds;
   for (unsigned i = 0; i < 16; ++i)
@@ -304,18 +308,46 @@ TEST(DmaEngines, BackToBackTransfersOverlapTheLatencyAndPayTheCostEach) {
   const std::uint64_t data = bytes_ps(8 * 512, kEngineBps), fill = kHbmLatencyPs + kSbufLatencyPs;
   for (unsigned i = 0; i < 16; ++i)
     EXPECT_NEAR(static_cast<double>(b.at(0, i)),
-                static_cast<double>(kDmaLatencyPs + i * kCostPs + data + fill), 2.0)
+                static_cast<double>(kDmaLatencyPs + i * kQueueCostPs +
+                                    (i == 0 ? kEngineCostPs : 0) + data + fill),
+                2.0)
         << i;
+}
+
+TEST(DmaEngines, TwoQueuesOverlapTheirCostsAndTheEnginesPayTheirsAtEachTurn) {
+  // 4 transfers of 128 x 512 B dealt over dma0 and dma1: an engine takes
+  // dma0's first (C + data), dma1's at once (another queue: C + data), dma0's
+  // second when dma0's 840 ns are over since its first, dma1's second right
+  // after it (its own 840 ns over by then): two queues' costs overlap.
+  DmaCore b;
+  b.queue(0, {desc(hbm_ep(0, 512), sbuf_ep(0, 0), 128, 512),
+              desc(hbm_ep(2 * kMiB, 512), sbuf_ep(0, 0x400), 128, 512)});
+  b.queue(1, {desc(hbm_ep(kMiB, 512), sbuf_ep(0, 0x200), 128, 512),
+              desc(hbm_ep(3 * kMiB, 512), sbuf_ep(0, 0x600), 128, 512)});
+  ASSERT_EQ(b.run().status, platform::RunStatus::Ok);
+  const std::uint64_t turn = kEngineCostPs + bytes_ps(8 * 512, kEngineBps),
+                      fill = kHbmLatencyPs + kSbufLatencyPs;
+  const auto near = [&](std::uint64_t got, std::uint64_t want) {
+    EXPECT_NEAR(static_cast<double>(got), static_cast<double>(kDmaLatencyPs + want + fill), 4.0);
+  };
+  near(b.at(0, 0), turn);
+  near(b.at(1, 0), 2 * turn);
+  near(b.at(0, 1), kQueueCostPs + turn);
+  near(b.at(1, 1), kQueueCostPs + 2 * turn);
+  // One queue would take 3 x 840 ns + the last share.
+  EXPECT_LT(b.at(1, 1), kDmaLatencyPs + 3 * kQueueCostPs);
 }
 
 TEST(DmaEngines, TwoQueuesIntoTheSamePartitionsTakeTwiceAsLong) {
   // Two 64 KiB transfers into partitions 0..7 on two queues: one engine
-  // carries both, one after the other (round robin: dma0 first).
+  // carries both, one after the other (round robin: dma0 first), turning to
+  // each queue once.
   DmaCore b;
   b.queue(0, {desc(hbm_ep(0, 8192), sbuf_ep(0, 0), 8, 8192)});
   b.queue(1, {desc(hbm_ep(kMiB, 8192), sbuf_ep(0, 0x8000), 8, 8192)});
   ASSERT_EQ(b.run().status, platform::RunStatus::Ok);
-  const std::uint64_t one = bytes_ps(64 * kKiB, kEngineBps), fill = kHbmLatencyPs + kSbufLatencyPs;
+  const std::uint64_t one = kEngineCostPs + bytes_ps(64 * kKiB, kEngineBps),
+                      fill = kHbmLatencyPs + kSbufLatencyPs;
   EXPECT_NEAR(static_cast<double>(b.at(0)), static_cast<double>(kDmaLatencyPs + one + fill), 2.0);
   EXPECT_NEAR(static_cast<double>(b.at(1)), static_cast<double>(kDmaLatencyPs + 2 * one + fill),
               4.0);
@@ -343,11 +375,12 @@ std::vector<std::uint64_t> queue_ends(DmaCore& b, unsigned n, timing::TimingConf
 
 TEST(DmaEngines, SixteenQueuesTakeTurnsOnEveryEngine) {
   // Every engine carries 8 rows (64 KiB) of each of the 16 transfers, in
-  // queue order (round robin from dma0): transfer k lands (k + 1) shares in.
+  // queue order (round robin from dma0), each of another queue than the one
+  // before: transfer k lands (k + 1) shares and engine costs in.
   DmaCore b;
   const auto ends = queue_ends(b, 16, timing::default_timing(isa::Arch::Mariana),
                                sc_core::sc_time(1, sc_core::SC_US));
-  const std::uint64_t share = bytes_ps(64 * kKiB, kEngineBps),
+  const std::uint64_t share = kEngineCostPs + bytes_ps(64 * kKiB, kEngineBps),
                       fill = kHbmLatencyPs + kSbufLatencyPs;
   for (unsigned k = 0; k < 16; ++k)
     EXPECT_NEAR(static_cast<double>(ends[k]),
@@ -362,8 +395,8 @@ TEST(DmaEngines, TheHbmBandwidthCapsTheEngines) {
   DmaCore b;
   const auto ends = queue_ends(b, 1, c, sc_core::sc_time(1, sc_core::SC_US));
   EXPECT_NEAR(static_cast<double>(ends[0]),
-              static_cast<double>(kDmaLatencyPs + bytes_ps(64 * kKiB, 200e9 / 16) + kHbmLatencyPs +
-                                  kSbufLatencyPs),
+              static_cast<double>(kDmaLatencyPs + kEngineCostPs + bytes_ps(64 * kKiB, 200e9 / 16) +
+                                  kHbmLatencyPs + kSbufLatencyPs),
               2.0);
 }
 

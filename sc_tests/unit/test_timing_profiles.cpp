@@ -103,7 +103,8 @@ TEST(TimingProfiles, HbmAndDmaDefaultsPerGeneration) {
     EXPECT_EQ(t.dma.mbytes_per_s, w.dma_mbps)  // [J, K]: 17 / 23 / 33 B/ns per engine
         << isa::arch_name(w.arch);
     EXPECT_EQ(t.dma.latency_ns, 1300u);            // TIMING.md [J, K]: about 1.3 us
-    EXPECT_EQ(t.dma.transfer_cost_ns, 840u);       // fitted to [J]'s curve (CONVENTIONS.md)
+    EXPECT_EQ(t.dma.transfer_cost_ns, 840u);       // per queue: fitted to [J]'s curve
+    EXPECT_EQ(t.dma.engine_cost_ns, 115u);         // per engine: fitted to [N]'s GEMM
     EXPECT_EQ(t.dma_partitions_per_engine(), 8u);  // [J]: 8 SBUF partitions each
     EXPECT_EQ(isa::default_capacity(w.arch).hbm_bytes, w.hbm_bytes);
   }
@@ -155,7 +156,7 @@ TEST(TimingProfiles, HbmAndDmaKeysMergeAndRefuseBadValues) {
             "timing profile: key 'dma.mbytes_per_s': must not be 0");
   EXPECT_EQ(err(R"({"dma": {"queues": 8}})"),
             "timing profile: key 'dma.queues': unknown key (engines, mbytes_per_s, latency_ns, "
-            "transfer_cost_ns, queue_weights)");
+            "transfer_cost_ns, engine_cost_ns, queue_weights)");
   EXPECT_EQ(err(R"({"dma": 3})"), "timing profile: key 'dma': expected an object, got 3");
 }
 

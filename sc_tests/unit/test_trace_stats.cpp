@@ -70,13 +70,46 @@ TEST(TraceStats, JsonHasEveryAgreedKey) {
       nlohmann::json({{"kind", "vcd"}, {"path", "run.vcd"}, {"bytes", 4096}, {"events", 77}}));
   EXPECT_EQ(j.at("mode"), "full");
   EXPECT_FALSE(j.contains("mode_note"));
-  EXPECT_EQ(j.size(), 12u);
+  EXPECT_TRUE(j.contains("engine_active"));
+  EXPECT_EQ(j.size(), 13u);
   RunStats t = sample();
   t.timing_only = true;
   const nlohmann::json k = stats_to_json(t);
   EXPECT_EQ(k.at("mode"), "timing-only");
   EXPECT_NE(k.at("mode_note").get<std::string>().find("no values computed"), std::string::npos);
-  EXPECT_EQ(k.size(), 13u);
+  EXPECT_EQ(k.size(), 14u);
+}
+
+// "Engine active" as the profiler reports it: busy time over the run's own
+// time (simulated_ps - start_ps), each compute engine, and the DMA's union.
+TEST(TraceStats, EngineActiveIsBusyTimeOverTheRunsTime) {
+  RunStats s = sample();  // pool: 1000 cycles at 1200 MHz, the run 1234.5 ns
+  nlohmann::json a = engine_active(s);
+  EXPECT_EQ(a.size(), 1u);
+  EXPECT_DOUBLE_EQ(a.at("pool").get<double>(), (1000 / 1.2) / 1234.5);
+  s.start_ps = 234500;  // a later run of the core: its own 1000 ns
+  s.dma_active_ps["dma"] = 250000;
+  EngineStats q;
+  q.name = "dma3";  // a DMA queue is no engine of these figures
+  q.clock_mhz = 1400;
+  q.busy_cycles = 10;
+  s.engines.push_back(q);
+  EngineStats idle;
+  idle.name = "core1.pe";  // a device's engines keep their prefix
+  idle.clock_mhz = 2400;
+  s.engines.push_back(idle);
+  a = engine_active(s);
+  EXPECT_EQ(a.size(), 3u);
+  EXPECT_DOUBLE_EQ(a.at("pool").get<double>(), (1000 / 1.2) / 1000.0);
+  EXPECT_DOUBLE_EQ(a.at("dma").get<double>(), 0.25);
+  EXPECT_EQ(a.at("core1.pe").get<double>(), 0.0);
+  EXPECT_FALSE(a.contains("dma3"));
+  // Never above 1 (busy cycles are whole cycles), and 0 for an empty run.
+  s.engines[0].busy_cycles = 5000;
+  EXPECT_EQ(engine_active(s).at("pool").get<double>(), 1.0);
+  s.start_ps = s.simulated_ps;
+  EXPECT_EQ(engine_active(s).at("dma").get<double>(), 0.0);
+  EXPECT_EQ(stats_to_json(s).at("engine_active"), engine_active(s));
 }
 
 TEST(TraceStats, CosimSectionHasTotalsAndEveryBlockKind) {

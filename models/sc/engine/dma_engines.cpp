@@ -58,7 +58,8 @@ void DmaEngines::configure(const timing::TimingConfig& t, BandwidthShare* hbm,
   clients_ = std::move(clients);
   bytes_per_s_ = std::max<std::uint64_t>(1, std::uint64_t{t.dma.mbytes_per_s} * 1000000);
   latency_ps_ = std::uint64_t{t.dma.latency_ns} * 1000;
-  cost_ps_ = std::uint64_t{t.dma.transfer_cost_ns} * 1000;
+  queue_cost_ps_ = std::uint64_t{t.dma.transfer_cost_ns} * 1000;
+  engine_cost_ps_ = std::uint64_t{t.dma.engine_cost_ns} * 1000;
   hbm_latency_ps_ = std::uint64_t{t.hbm.latency_ns} * 1000;
   sbuf_latency_ps_ = timing::TimingConfig::cycles_to_ps(t.sbuf.latency_cycles, t.memory_clock_mhz);
   for (unsigned q = 0; q < isa::kNumDmaQueues; ++q)
@@ -74,9 +75,12 @@ void DmaEngines::reset_run() {
   for (Engine& en : engine_) {
     for (auto& q : en.queue) q.clear();
     en.next = en.served = 0;
+    std::fill(std::begin(en.queue_free), std::end(en.queue_free), 0);
+    en.last_queue = -1;
     en.totals = {};
     en.history.clear();
   }
+  any_.reset();
 }
 
 void DmaEngines::set_timing_only(bool on) {
@@ -181,7 +185,7 @@ int DmaEngines::pick(unsigned e, std::uint64_t now, std::uint64_t& wake) {
     if (!h.t->part_engines.empty() &&
         (h.rows.empty() || h.moved || h.t->arrived < h.t->part_engines.size()))
       return false;
-    const std::uint64_t at = h.t->ready_ps;
+    const std::uint64_t at = earliest_start(en, q);
     if (at <= now) return true;
     wake = std::min(wake, at);
     return false;
@@ -201,6 +205,24 @@ int DmaEngines::pick(unsigned e, std::uint64_t now, std::uint64_t& wake) {
     return static_cast<int>(q);
   }
   return -1;
+}
+
+std::uint64_t DmaEngines::earliest_start(const Engine& en, unsigned q) const {
+  return std::max(en.queue[q].front().t->ready_ps, en.queue_free[q]);
+}
+
+void DmaEngines::transfer_time(Engine& en, unsigned q, const Share& s) {
+  // A share of another queue than the engine's last: its descriptor ring's
+  // work (the next descriptor of the same ring is fetched while the current
+  // one moves).
+  if (en.last_queue != static_cast<int>(q) && engine_cost_ps_ != 0) wait(ps_time(engine_cost_ps_));
+  en.last_queue = static_cast<int>(q);
+  // The data: one flow of the HBM's bandwidth, capped at the engine's.
+  const unsigned weight = dma_hbm_weight(s.t->desc);
+  if (weight != 0 && hbm_)
+    hbm_->transfer(s.bytes, bytes_per_s_, weight, hbm_group_);  // waits
+  else
+    wait(ps_time(stream_ps(s.bytes, bytes_per_s_)));
 }
 
 void DmaEngines::engine_thread(unsigned e) {
@@ -230,17 +252,15 @@ void DmaEngines::engine_thread(unsigned e) {
     }
     const DmaDescriptor& d = s.t->desc;
     const std::uint64_t start = now_ps();
+    en.queue_free[q] = start + queue_cost_ps_;
+    any_.begin(start);
     if (observer_) observer_->on_share_begin(e, s.t->queue, s.t->index, start, s.bytes);
     if (race_)
       race_->dma_engine_begin(race_core_, isa::dma_queue(s.t->queue), s.t->index, e,
                               d.header.opcode, d.events);
-    // The data: one flow of the HBM's bandwidth, capped at the engine's.
-    const unsigned weight = dma_hbm_weight(d);
-    if (weight != 0 && hbm_)
-      hbm_->transfer(s.bytes, bytes_per_s_, weight, hbm_group_);  // waits
-    else
-      wait(ps_time(stream_ps(s.bytes, bytes_per_s_)));
+    transfer_time(en, static_cast<unsigned>(q), s);
     const std::uint64_t data_end = now_ps();
+    if (s.run == run_) any_.end(data_end);  // the engine is free again
     // A run that ended while the bytes were on their way: nothing to tell.
     if (s.run != run_ || control_.aborted()) {
       s = Share{};
@@ -253,9 +273,6 @@ void DmaEngines::engine_thread(unsigned e) {
     if (race_) race_->dma_engine_end(race_core_, isa::dma_queue(s.t->queue), s.t->index, e);
     finish_share(e, s, start, data_end);
     s = Share{};
-    // The engine is busy with a transfer for at least the transfer cost.
-    const std::uint64_t free_at = std::max(start + cost_ps_, data_end);
-    if (free_at > now_ps()) wait(ps_time(free_at - now_ps()));
   }
 }
 
@@ -267,7 +284,7 @@ void DmaEngines::finish_share(unsigned e, Share& s, std::uint64_t start, std::ui
   const std::uint64_t fill = (dma_is_hbm(d.src) ? hbm_latency_ps_ : sbuf_latency_ps_) +
                              (dma_is_hbm(d.dst) ? hbm_latency_ps_ : sbuf_latency_ps_);
   t.done_ps = std::max(t.done_ps, data_end + fill);
-  const std::uint64_t busy_end = std::max(start + cost_ps_, data_end);
+  const std::uint64_t busy_end = data_end;
   Engine& en = engine_[e];
   ++en.totals.shares;
   en.totals.busy_ps += busy_end - start;

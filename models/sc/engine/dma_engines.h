@@ -15,13 +15,20 @@
 //    its shares have moved (an engine with no rows of it spends nothing);
 //  - starts it no earlier than the semaphore-to-start latency after its
 //    submission (dma.latency_ns: a latency, overlapped by back-to-back
-//    transfers);
-//  - moves its share at its bandwidth (dma.mbytes_per_s) as one flow of the
-//    HBM's BandwidthShare when HBM is an endpoint, so the HBM bandwidth caps
-//    the sum of the engines' rates;
-//  - lands it a fill later (the endpoints' access latencies), and is busy
-//    with it for at least dma.transfer_cost_ns (engines with no data of a
+//    transfers), and no earlier than dma.transfer_cost_ns after the start
+//    of the previous share of the same queue on this engine (the queue's
+//    per-transfer cost: each queue's overlaps the other queues' data, so
+//    it bounds the rate of one queue's transfers, not the engine's);
+//  - spends dma.engine_cost_ns on it when its last share was another
+//    queue's (the engine's work on a descriptor ring it was not reading:
+//    the next descriptor of the same ring is fetched while the current one
+//    moves), then moves its share at its bandwidth (dma.mbytes_per_s) as one flow
+//    of the HBM's BandwidthShare when HBM is an endpoint, so the HBM
+//    bandwidth caps the sum of the engines' rates;
+//  - lands it a fill later (the endpoints' access latencies); it is busy
+//    with it from its start to its last byte (engines with no data of a
 //    transfer spend nothing on it).
+// docs/CONVENTIONS.md "DMA" says which public figure fits each cost.
 // A transfer completes when its last engine's share lands; the queue's
 // sequencer then updates its semaphore and retires it.
 #pragma once
@@ -36,6 +43,7 @@
 #include <systemc>
 
 #include "models/isa/encodings.h"
+#include "models/sc/engine/busy_union.h"
 #include "models/sc/engine/dma_check.h"
 #include "models/sc/engine/run_control.h"
 #include "models/sc/engine/timing_config.h"
@@ -75,7 +83,7 @@ struct DmaShareRecord {
   std::uint64_t index;     // the transfer's index in its queue
   std::uint64_t start_ps;  // the engine took it
   std::uint64_t data_ps;   // its bytes were through
-  std::uint64_t busy_ps;   // the engine was free again (at least start + transfer cost)
+  std::uint64_t busy_ps;   // the engine was free again (its bytes through)
   std::uint64_t bytes;
 };
 
@@ -149,6 +157,9 @@ class DmaEngines : public sc_core::sc_module {
   // memory clock) after a stop at `stop_ps` (kForever: none).
   trace::EngineStats stats(unsigned e, std::uint64_t stop_ps) const;
   static std::string engine_name(unsigned e) { return "dma_engine" + std::to_string(e); }
+  // Time with any engine busy with a share (the profiler's "DMA active")
+  // up to a stop at `stop_ps` (kForever: none).
+  std::uint64_t active_ps(std::uint64_t stop_ps) const { return any_.busy_ps(stop_ps, now_ps()); }
 
  private:
   struct Share {
@@ -162,6 +173,10 @@ class DmaEngines : public sc_core::sc_module {
   };
   struct Engine {
     std::deque<Share> queue[isa::kNumDmaQueues];
+    // The earliest start of each queue's next share here: the start of its
+    // last + the queue's per-transfer cost.
+    std::uint64_t queue_free[isa::kNumDmaQueues] = {};
+    int last_queue = -1;  // the queue of the engine's last share (-1: none yet)
     unsigned next = 0;    // the queue whose turn it is
     unsigned served = 0;  // transfers the current queue took this turn
     sc_core::sc_event work;
@@ -173,6 +188,13 @@ class DmaEngines : public sc_core::sc_module {
     Share current;
   };
   void engine_thread(unsigned e);
+  // When queue q's head share may start on `en`: its transfer's ready time
+  // and the queue's per-transfer cost since its last share there.
+  std::uint64_t earliest_start(const Engine& en, unsigned q) const;
+  // The engine's cost of switching to queue q's ring (none when its last
+  // share was q's), then the share's bytes (one flow of the HBM's share, or
+  // at the engine's rate alone); returns when they are through.
+  void transfer_time(Engine& en, unsigned q, const Share& s);
   // The next share engine e may take at `now`: its queue, or -1 (and the
   // earliest ready time of any share in `wake`).
   int pick(unsigned e, std::uint64_t now, std::uint64_t& wake);
@@ -196,7 +218,9 @@ class DmaEngines : public sc_core::sc_module {
   unsigned hbm_group_ = 0;  // this core's group in a device's share
   std::vector<Client*> clients_;
   std::uint64_t bytes_per_s_ = 1;
-  std::uint64_t latency_ps_ = 0, cost_ps_ = 0, hbm_latency_ps_ = 0, sbuf_latency_ps_ = 0;
+  std::uint64_t latency_ps_ = 0, queue_cost_ps_ = 0, engine_cost_ps_ = 0;
+  std::uint64_t hbm_latency_ps_ = 0, sbuf_latency_ps_ = 0;
+  BusyUnion any_;  // any engine busy with a share
   std::uint32_t weights_[isa::kNumDmaQueues] = {};
   std::uint32_t sbuf_bytes_ = 0;
   std::uint32_t memory_clock_mhz_ = 1400;

@@ -1,9 +1,42 @@
 #include "models/sc/engine/run_control.h"
 
+#include "models/isa/sanitizer.h"
+
+#if TPB_ADDRESS_SANITIZER
+#include <pthread.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 namespace tpb::sc {
 
 namespace {
 const std::string kNoMessage;
+
+void restore_host_stack_for_sanitizer() {
+#if TPB_ADDRESS_SANITIZER
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
+  void* bottom = nullptr;
+  std::size_t size = 0;
+  const int got = pthread_attr_getstack(&attr, &bottom, &size);
+  pthread_attr_destroy(&attr);
+  if (got != 0) return;
+  // A switch from this stack to itself: the sanitizer takes its bounds.
+  void* fake_stack = nullptr;
+  __sanitizer_start_switch_fiber(&fake_stack, bottom, size);
+  __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
+#endif
+}
+}  // namespace
+
+void host_sc_start() {
+  sc_core::sc_start();
+  restore_host_stack_for_sanitizer();
+}
+
+void host_sc_start(const sc_core::sc_time& duration) {
+  sc_core::sc_start(duration);
+  restore_host_stack_for_sanitizer();
 }
 
 void RunControl::start(unsigned engines) {

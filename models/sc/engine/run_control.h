@@ -21,6 +21,15 @@
 
 namespace tpb::sc {
 
+// sc_start from the host's thread (the run API, an elaboration). SystemC
+// tells AddressSanitizer of every switch between its coroutines, and its
+// main coroutine has no stack of its own to name: back on the host's stack
+// the sanitizer believes it has none, and an exception thrown there later
+// (a bad argument, a write error) is misread as a stack-buffer overflow.
+// This gives the sanitizer the thread's stack back after each sc_start.
+void host_sc_start();
+void host_sc_start(const sc_core::sc_time& duration);
+
 // What a fault names (SPEC §9 exit 2): the engine, the instruction, the
 // opcode and, for an invalid instruction, every failed predicate.
 struct FaultInfo {

@@ -57,6 +57,9 @@ void Sequencer::configure(SequencerConfig cfg) {
   issue_overhead_ps_ =
       timing::TimingConfig::cycles_to_ps(cfg_.timing->issue_overhead(engine_), clock_.divider());
   min_ii_ps_ = timing::TimingConfig::cycles_to_ps(cfg_.timing->min_ii(engine_), clock_.divider());
+  min_ii_dynamic_ps_ =
+      timing::TimingConfig::cycles_to_ps(cfg_.timing->min_ii_dynamic(engine_), clock_.divider());
+  pattern_.configure(cfg_.timing->wide_stride_bytes, cfg_.timing->wide_stride_cost(engine_));
   psum_reads_exempt_ = engine_ == isa::Queue::Pe;
   dma_->configure(*cfg_.timing, cfg_.hbm_capacity, env_.dma != nullptr);
 }
@@ -84,6 +87,7 @@ void Sequencer::remove_observer(SequencerObserver* o) {
 
 void Sequencer::open_pipeline() {
   lanes_.reset();
+  pattern_.reset();
   port.begin_stream(&lanes_);
   pipeline_open_ = true;
   pipeline_compute_ = 0;
@@ -95,7 +99,11 @@ void Sequencer::close_pipeline() {
   pipeline_open_ = false;
   const timing::TimingConfig& t = *cfg_.timing;
   const sc_core::sc_time compute = engine_time(t, engine_, pipeline_compute_);
-  const sc_core::sc_time mem = std::max(lanes_.max_read(), lanes_.max_write());
+  // The slowest memory lane, or the engine's interfaces slowed by a wide
+  // innermost stride (timing::AccessPattern).
+  const sc_core::sc_time mem =
+      std::max({lanes_.max_read(), lanes_.max_write(),
+                engine_time(t, engine_, pattern_.interface_cycles(pipeline_compute_))});
   // The compute is already on the clock; add the fill and what memory takes
   // beyond it. The first stream's requests go out while the instruction's
   // fixed overhead runs (decode, dispatch), so its fill counts only beyond
@@ -411,6 +419,7 @@ bool Sequencer::execute(const fw::Kernel& worker) {
   const bool bare = opcode_ == static_cast<std::uint8_t>(isa::Opcode::Nop);
   issue_ps_ = bare ? 0 : issue_overhead_ps_;
   stream_cycles_ = 0;
+  dynamic_ = false;
   clock_.begin_instruction();
   if (!bare) add_cycles(std::uint64_t{timing.overhead(engine_)} + timing.issue_overhead(engine_));
   fill_credit_ = ps_time(clock_.instruction_ps());
@@ -449,6 +458,9 @@ bool Sequencer::issue() {
   std::uint64_t ii = std::max(issue_ps_, min_ii_ps_);
   if (stream_cycles_ < timing.pipeline_min_stream(engine_) || retire_gate_) ii = latency;
   ii = std::min(ii, latency);
+  // A register-addressed operand: MIN_II_DYNAMIC (TIMING.md [O]), the
+  // results landing no earlier.
+  if (dynamic_ && ii < min_ii_dynamic_ps_) latency = std::max(latency, ii = min_ii_dynamic_ps_);
   // The interlock: an in-flight instruction of this engine writes what this
   // one reads: it starts when that one completes.
   pipe_.forget_until(s0);

@@ -56,6 +56,7 @@
 #include "models/sc/memory/mem_port.h"
 #include "models/sc/memory/semaphore_bank.h"
 #include "models/sc/memory/zeroed_storage.h"
+#include "models/timing/access_pattern.h"
 #include "models/timing/issue_pipeline.h"
 
 namespace tpb::race {
@@ -244,11 +245,14 @@ class Sequencer : public sc_core::sc_module {
   EngineClock clock_;                  // the engine's time
   std::vector<BundleRecord> bundles_;  // of the current instruction
   StreamLanes lanes_;
+  timing::AccessPattern pattern_;  // the open pipeline's wide-stride accesses
   bool timing_only_ = false;
   bool pipeline_open_ = false;
   std::uint64_t pipeline_compute_ = 0;  // engine cycles issued inside the pipeline
   sc_core::sc_time fill_credit_;        // overhead the first pipeline's fill hides under
   std::uint64_t issue_overhead_ps_ = 0, min_ii_ps_ = 0;  // the profile's, at that clock
+  std::uint64_t min_ii_dynamic_ps_ = 0;
+  bool dynamic_ = false;  // the instruction has a register-addressed operand
 
   // The issue pipeline (SPEC §8).
   timing::IssuePipeline pipe_;

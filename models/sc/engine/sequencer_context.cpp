@@ -34,7 +34,10 @@ std::uint8_t* Sequencer::Context::direct(std::uint64_t addr, std::size_t len, bo
   sc_core::sc_time d = s_.clock_.local_time();
   std::uint8_t* p = s_.port.direct(addr, len, for_write, d);
   s_.clock_.set_local_time(d);
-  if (p) note(addr, len, for_write);
+  if (p) {
+    note(addr, len, for_write);
+    if (s_.pipeline_open_) s_.pattern_.access(addr, len, for_write);
+  }
   return p;
 }
 
@@ -108,6 +111,7 @@ void Sequencer::Context::access(std::uint64_t addr, void* data, std::size_t len,
                                       is_write ? "write" : "read", len, addr, describe_addr(addr),
                                       tlm_status_name(st)));
   note(addr, len, is_write);
+  if (s_.pipeline_open_) s_.pattern_.access(addr, len, is_write);
 }
 
 }  // namespace tpb::sc

@@ -50,6 +50,7 @@ class Sequencer::Context : public fw::KernelContext {
   }
   std::uint8_t* direct(std::uint64_t addr, std::size_t len, bool for_write) override;
   void touch(std::uint64_t addr, std::size_t len, bool write) override { note(addr, len, write); }
+  void register_addressed() const override { s_.dynamic_ = true; }
 
   void begin_bundle(const fw::Bundle& b, std::uint64_t trips, std::uint32_t cycles) override;
   void end_bundle(const fw::Bundle&) override;

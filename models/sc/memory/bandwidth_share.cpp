@@ -26,8 +26,11 @@ BandwidthShare::BandwidthShare(sc_core::sc_module_name name, std::uint64_t bytes
 void BandwidthShare::reset(std::uint64_t bytes_per_s) {
   if (bytes_per_s == 0)
     throw std::invalid_argument(std::string(name()) + ": bandwidth must not be 0");
-  if (!flows_.empty())
-    throw std::logic_error(std::string(name()) + ": reset while flows are in progress");
+  // Flows of a run that ended early (a fault, a watchdog's stop) are dropped:
+  // their threads wake when the simulation runs again and find their run over.
+  for (Flow* f : flows_) f->done.notify(sc_core::SC_ZERO_TIME);
+  flows_.clear();
+  next_.cancel();
   bytes_per_s_ = bytes_per_s;
   bytes_moved_ = busy_ps_ = 0;
   peak_flows_ = 0;
@@ -41,7 +44,11 @@ sc_core::sc_time BandwidthShare::transfer(std::uint64_t bytes, std::uint64_t cap
   if (bytes == 0) return sc_core::SC_ZERO_TIME;
   advance();
   retire();
-  Flow f;
+  // The flow (and the event its thread waits on) belongs to the share, not
+  // to this thread's stack: a run stopped while the flow moves bytes never
+  // resumes the thread, and the share's destruction still frees it.
+  const auto mine = store_.emplace(store_.end());
+  Flow& f = *mine;
   f.remaining = static_cast<double>(bytes);
   f.cap = cap_bytes_per_s == 0 ? std::numeric_limits<double>::infinity()
                                : static_cast<double>(cap_bytes_per_s);
@@ -53,6 +60,7 @@ sc_core::sc_time BandwidthShare::transfer(std::uint64_t bytes, std::uint64_t cap
   reallocate();
   schedule();
   sc_core::wait(f.done);
+  store_.erase(mine);
   return sc_core::sc_time_stamp() - start;
 }
 

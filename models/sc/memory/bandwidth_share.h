@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <list>
 #include <vector>
 
 #include <systemc>
@@ -42,8 +43,10 @@ class BandwidthShare : public sc_core::sc_module {
   sc_core::sc_time transfer(std::uint64_t bytes, std::uint64_t cap_bytes_per_s, unsigned weight = 1,
                             unsigned group = 0);
 
-  // A new bandwidth with the totals cleared (between runs: no flow in
-  // progress, else std::logic_error; 0: std::invalid_argument).
+  // A new bandwidth with the totals cleared, between runs (0:
+  // std::invalid_argument). Flows still in progress belong to a run that
+  // ended early (a fault, a watchdog's stop): they are dropped, their
+  // threads released when the simulation runs again.
   void reset(std::uint64_t bytes_per_s);
   std::uint64_t bytes_per_s() const { return bytes_per_s_; }
   // Flows in progress now.
@@ -73,7 +76,8 @@ class BandwidthShare : public sc_core::sc_module {
   void on_next();   // SC_METHOD on next_
 
   std::uint64_t bytes_per_s_;
-  std::vector<Flow*> flows_;  // each lives on its transfer()'s stack until done
+  std::list<Flow> store_;     // every flow whose transfer() has not returned
+  std::vector<Flow*> flows_;  // those still moving bytes
   std::uint64_t last_ps_ = 0;
   sc_core::sc_event next_;
   std::uint64_t bytes_moved_ = 0;

@@ -21,6 +21,10 @@ class Result:
       counters, bundles, clock_mhz}} for pool, dve, pe, sfu, and act when it
       ran (cycles of the engine's clock; stalls: semaphore waits, memory time
       beyond compute, instruction-fetch waits).
+    * ``engine_active``: "engine active" as the Neuron profiler reports it,
+      {engine: fraction of the run it had an instruction in flight} for every
+      compute engine, and ``dma`` for the time any DMA engine was busy with a
+      transfer (a device: ``coreK.pe``, ``coreK.dma``, ...).
     * ``memories``: {name: {bytes_read, bytes_written}} for sbuf.q0..q3 and psum.
     * ``sfu``: the SFU's sticky flags and tile-file occupancy.
     * ``retires``: the retired instructions in retire order, each with
@@ -127,6 +131,14 @@ class Result:
         return {e["name"]: e for e in self.stats["engines"]}
 
     @property
+    def engine_active(self):
+        """{engine: fraction of the run (0..1) it was active}, as the Neuron
+        profiler's engine-active figures: every compute engine (an instruction
+        in flight) and ``dma`` (any DMA engine busy with a transfer), keyed
+        ``coreK.NAME`` on a device (the ``--stats`` file's ``engine_active``)."""
+        return dict(self.stats.get("engine_active", {}))
+
+    @property
     def cores(self):
         """A device's run (tpbsim.Device, SPEC §15): per core, its own engines table
         {name: stats} (keys without the ``coreK.`` prefix; ``{}`` for an idle core).
@@ -173,7 +185,8 @@ class Result:
 
     def summary(self):
         """Where the time went: one line per engine (instructions, busy cycles and
-        share of the run, semaphore / memory / fetch stall cycles, bytes moved)."""
+        share of the run, semaphore / memory / fetch stall cycles, bytes moved),
+        then the engine-active figures (:attr:`engine_active`, those above 0)."""
         head = (f"{self.status}: {self.instructions} instructions, "
                 f"{self.duration_ps / 1000:.3f} ns simulated ({self.arch}), "
                 f"{self.wall_seconds * 1e3:.2f} ms wall")
@@ -190,6 +203,10 @@ class Result:
         for r in rows:
             lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
                                    for i, (c, w) in enumerate(zip(r, widths))))
+        active = {e: v for e, v in self.engine_active.items() if v > 0}
+        if active:
+            lines.append("engine active: " + ", ".join(f"{e} {100 * v:.1f}%"
+                                                       for e, v in active.items()))
         return "\n".join(lines)
 
     def __repr__(self):

@@ -50,6 +50,13 @@ class CoreRun:
     def busy_fraction(self, engine):
         return self.result.busy_fraction(self.prefix + engine)
 
+    @property
+    def engine_active(self):
+        """The core's engine-active figures (Result.engine_active)."""
+        n = len(self.prefix)
+        return {e[n:]: v for e, v in self.result.engine_active.items()
+                if e.startswith(self.prefix)}
+
 
 def engine_table(result, kernel):
     """{engine: {busy_pct, instructions, busy_cycles, stall_cycles, clock_mhz,
@@ -114,7 +121,7 @@ def bound_by(rep):
         busiest = max(dma, key=dma.get)
         what = (f"the DMA engines bound it (the busiest, {busiest.replace('dma_engine', 'engine ')}; "
                 f"mean {sum(dma.values()) / len(dma):.0f}%: their bandwidth, dma.mbytes_per_s, "
-                "and their cost per transfer, dma.transfer_cost_ns)")
+                "and their costs per transfer, dma.transfer_cost_ns and dma.engine_cost_ns)")
     if top == "dve":
         kinds = engines["dve"]["by_kind"]
         if kinds:
@@ -367,6 +374,7 @@ def make_report(plan, kernel, result, timing, status, wall, timing_only):
                                 / (timing["dma"]["mbytes_per_s"] / 1e3)
                                 if kernel.placement == "dma" and dma_gbps else 0.0),
         "engines": engines,
+        "engine_active": result.engine_active if result is not None else {},
         "instructions": _instructions(kernel.builder),
         "wall_seconds": wall,
     }
@@ -429,6 +437,7 @@ def _core_row(b, run):
     return {"core": b.core, "rows": [b.r0, b.r0 + b.rows], "cols": [b.c0, b.c0 + b.cols],
             "simulated_ns": max(ends) / 1000 if ends else 0.0,
             "busy_pct": busy, "hbm_bytes": qbytes,
+            "engine_active": run.engine_active if run is not None else {},
             "bound_by": top if busy and busy[top] >= SATURATED_PCT else "latency"}
 
 

@@ -10,7 +10,7 @@
 
     out = nki.simulate(kernel)(a)                   # NumPy in, NumPy out
     prof = nki.profile(kernel, a, arch="mariana")   # and the timeline
-    prof.outputs, prof.simulated_ns, prof.engines, prof.program, prof.result
+    prof.outputs, prof.simulated_ns, prof.engines, prof.engine_active, prof.result
 
 A kernel is traced (Python runs it; loops unroll), every nki.isa call is
 checked and lowered to the model's instructions (language calls lower to isa

@@ -118,8 +118,10 @@ class Profile:
     """What :func:`profile` returns: ``outputs`` (as the kernel returned them, of
     the inputs' kind; None in a timing-only run), ``simulated_ns``, ``engines``
     ({engine: {busy_pct, instructions}} for every compute engine, DMA queue and
-    DMA engine that ran), ``program`` (the program text), ``result`` (the
-    run's tpbsim.Result), ``races``, ``arch``, ``command`` (the ``tpbsim run``
+    DMA engine that ran), ``engine_active`` ({engine: fraction 0..1 of the
+    kernel it had an instruction in flight, and ``dma``: any DMA engine moving
+    data}, the Neuron profiler's "engine active", TIMING.md [N]), ``program``
+    (the program text), ``result`` (the run's tpbsim.Result), ``races``, ``arch``, ``command`` (the ``tpbsim run``
     arguments that rerun it, see :meth:`write`), ``stats`` (the lowering's
     counts) and ``wall`` (seconds per phase)."""
 
@@ -134,7 +136,7 @@ class Profile:
         """The report.json dict."""
         return {"kernel": self.kernel, "arch": self.arch, "simulated_ns": self.simulated_ns,
                 "timing_only": self.timing_only, "engines": self.engines,
-                "bound_by": self.bound_by, "races": self.races, "program": self.stats,
+                "engine_active": self.engine_active, "bound_by": self.bound_by, "races": self.races, "program": self.stats,
                 "wall_seconds": self.wall}
 
     def summary(self):
@@ -143,6 +145,9 @@ class Profile:
                 f"{self.stats['instructions']} instructions ({self.stats['calls']} isa calls)"]
         for name, e in self.engines.items():
             rows.append(f"  {name:<12} {e['busy_pct']:6.1f}% busy  {e['instructions']:>8} instr")
+        active = ", ".join(f"{k} {100 * v:.1f}%" for k, v in self.engine_active.items() if v > 0)
+        if active:
+            rows.append(f"  engine active: {active}")
         return "\n".join(rows)
 
     def write(self, out, traces=True):
@@ -266,7 +271,7 @@ def run_kernel(fn, args, kwargs, arch=None, timing=None, perfetto=None, vcd=None
     return Profile(kernel=kernel_name or traced.trace.kernel_name, arch=arch,
                    outputs=outputs, outputs_dict=outputs_dict,
                    simulated_ns=result.simulated_ps / 1000, engines=engines,
-                   bound_by=_bound_by(engines),
+                   engine_active=result.engine_active, bound_by=_bound_by(engines),
                    program=program, result=result, races=races, stats=stats, wall=wall,
                    timing_only=timing_only, mx_emax=mx_emax,
                    timing=timing,
