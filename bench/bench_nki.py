@@ -2,11 +2,13 @@
 """How fast tpbsim.nki turns isa calls into a program, against how long the
 model takes to run that program (docs/PERFORMANCE.md "NKI front end").
 
-    build/tpbsim-python bench/bench_nki.py [--calls 100000] [--kernel copy|mx] [--run]
+    build/tpbsim-python bench/bench_nki.py [--calls 100000] [--kernel copy|mx|vector] [--run]
 
 Traces a kernel of about --calls isa calls (copy: per tile a load, a
 tensor_copy and a store; mx: per tile two loads, two quantize_mx, an MX matmul,
-a PSUM eviction and a store, on mariana), lowers it (allocation, lowering,
+a PSUM eviction and a store, on mariana; vector: per tile a load, an
+activation with a reduce, a tensor_scalar, a tensor_tensor and a store),
+lowers it (allocation, lowering,
 semaphores, program text) and reports calls/s of each phase; with --run it
 also runs the program on the model, timing-only and full, and prints the
 wall times side by side. No timing assertion here: the numbers go to
@@ -61,11 +63,31 @@ def mx_tiles(x, w):
     return out
 
 
+@nki.jit
+def vector_tiles(a):
+    """Per tile: a load, exp with a row-sum reduce (Scalar engine), a
+    tensor_scalar and a tensor_tensor (Vector engine), a store: SPEC §18's calls."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(a.shape[0] // 128):
+        t = nl.ndarray((128, 512), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a[i * 128:(i + 1) * 128, :])
+        e = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)
+        s = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.activation(dst=e, op=nl.exp, data=t, reduce_op=nl.add, reduce_res=s)
+        nisa.tensor_scalar(dst=e, data=e, op0=nl.divide, operand0=s)
+        nisa.tensor_tensor(dst=e, data1=e, data2=t, op=nl.multiply)
+        nisa.dma_copy(dst=out[i * 128:(i + 1) * 128, :], src=e)
+    return out
+
+
 def inputs(kernel, calls):
     rng = np.random.default_rng(0)
     if kernel == "copy":
         tiles = max(1, calls // 3)
         return copy_tiles, (rng.random((128 * tiles, 512), dtype=np.float32),)
+    if kernel == "vector":
+        tiles = max(1, calls // 5)
+        return vector_tiles, (rng.random((128 * tiles, 512), dtype=np.float32),)
     tiles = max(1, calls // 4)      # 4 isa calls per tile (2 DMA, quantize, matmul, copy, store)
     x = nki.bits(np.zeros((128, 2048 * tiles), dtype=np.uint16), nl.bfloat16)
     w = nki.bits(np.zeros((128, 512), dtype=np.uint16), nl.bfloat16)
@@ -75,7 +97,7 @@ def inputs(kernel, calls):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=100000)
-    ap.add_argument("--kernel", choices=("copy", "mx"), default="copy")
+    ap.add_argument("--kernel", choices=("copy", "mx", "vector"), default="copy")
     ap.add_argument("--run", action="store_true", help="also run the program on the model")
     a = ap.parse_args()
     kernel, args = inputs(a.kernel, a.calls)

@@ -1,9 +1,8 @@
 """The five matrix-multiplication kernels of the NKI tutorial (basic, tiled,
 hoisted loads, blocked free dimension, fully optimized), written here in the
 same idiom: nisa.nc_matmul on the Tensor engine, PSUM accumulation over
-contraction tiles, tensor_copy out of PSUM. They wait for SPEC §18's plain
-matmul (and tensor_tensor for the last) in the model (docs/NKI.md);
-nki.reference runs their NumPy semantics meanwhile.
+contraction tiles, tensor_copy out of PSUM (FP32 operands: the PE at a
+quarter of its BF16 rate, TIMING.md [O]).
 """
 import numpy as np
 
@@ -11,7 +10,6 @@ import tpbsim.nki as nki
 import tpbsim.nki.isa as nisa
 import tpbsim.nki.language as nl
 
-NEEDS = ("matmul", "tensor_tensor")
 TK, TM, TN = 128, 128, 512
 
 
@@ -133,14 +131,27 @@ def reference(lhsT, rhs):
     return lhsT.astype(np.float64).T @ rhs.astype(np.float64)
 
 
-def inputs(rng, kernel):
+def inputs(rng, kernel, long=False):
     if kernel is matmul_basic:
         return (rng.standard_normal((128, 64)).astype(np.float32),
                 rng.standard_normal((128, 512)).astype(np.float32))
-    return (rng.standard_normal((512, 256)).astype(np.float32),
-            rng.standard_normal((512, 1024)).astype(np.float32))
+    f = 2 if long else 1
+    return (rng.standard_normal((512 * f, 256 * f)).astype(np.float32),
+            rng.standard_normal((512 * f, 1024 * f)).astype(np.float32))
 
 
 # FP32 products summed k ascending in FP32 (and across contraction blocks):
 # within K x 2^-23 of |lhsT|^T @ |rhs| (a sum's rounding bound).
 TOLERANCE = "K * 2^-23 * (|lhsT|^T @ |rhs|)"
+
+
+if __name__ == "__main__":
+    import sys
+    arch = sys.argv[1] if len(sys.argv) > 1 else "cayman"
+    rng = np.random.default_rng(0)
+    for k in KERNELS:
+        lhsT, rhs = inputs(rng, k)
+        prof = nki.profile(k, lhsT, rhs, arch=arch)
+        bound = lhsT.shape[0] * 2.0**-23 * (np.abs(lhsT).T.astype(np.float64) @ np.abs(rhs))
+        assert np.all(np.abs(prof.outputs - reference(lhsT, rhs)) <= bound)
+        print(k.__name__, prof.summary(), sep="\n")

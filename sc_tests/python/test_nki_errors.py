@@ -139,17 +139,50 @@ def test_an_instruction_the_generation_lacks():
 
 
 @nki.jit
-def add_two_tiles(a):
+def sin_of_a_tile(a):
     t = nl.load(a)
-    u = nl.add(t, t)   # <- add
+    u = nl.sin(t)   # <- sin
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
     nl.store(out, u)
     return out
 
 
-def test_an_instruction_the_model_lacks_names_the_language_call():
-    check(fails(add_two_tiles, A), "instruction the model lacks", "<- add",
-          "tensor_tensor needs the model's tensor_tensor instruction (SPEC §18)")
+@nki.jit
+def bitwise_and_of_tiles(a):
+    t = nl.load(a)
+    u = nl.bitwise_and(t, t)   # <- and
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, u)
+    return out
+
+
+@nki.jit
+def subtract_on_the_scalar_engine(a):
+    t = nl.load(a)
+    u = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    nisa.tensor_scalar(u, t, nl.subtract, 1.0, engine=nisa.scalar_engine)   # <- act
+    return a
+
+
+@nki.jit
+def copy_on_the_v2_scalar_engine(a):
+    t = nl.load(a)
+    u = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    nisa.tensor_copy(u, t, engine=nisa.scalar_engine)   # <- v2act
+    return a
+
+
+def test_what_the_model_lacks_names_the_call_and_the_language_call():
+    check(fails(sin_of_a_tile, A), "operator the model lacks", "<- sin",
+          "activation: activation function sin is not in the model's table")
+    check(fails(bitwise_and_of_tiles, A), "operator the model lacks", "<- and",
+          "tensor_tensor: operator bitwise_and is not one of the model's ALU operators")
+    check(fails(subtract_on_the_scalar_engine, A), "engine", "<- act",
+          "the Scalar engine runs (multiply, add), (multiply, -), (add, -), not (subtract, "
+          "bypass)")
+    check(fails(copy_on_the_v2_scalar_engine, A, arch="sunda"),
+          "instruction the generation lacks", "<- v2act",
+          "tensor_copy: the NeuronCore-v2 Scalar engine has no tensor_copy")
 
 
 @nki.jit
@@ -230,3 +263,26 @@ def test_an_uncaught_nkierror_shows_no_frame_inside_tpbsim(tmp_path):
     assert "tpbsim/nki" not in p.stderr and "tpbsim/" not in p.stderr.replace(str(f), ""), \
         p.stderr
     assert 'line 9, in <module>' in p.stderr and 'line 7, in k' in p.stderr
+
+
+@nki.jit
+def tf32_matmul(a):
+    t = nl.ndarray((128, 64), dtype=nl.tfloat32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a[:, 0:64])   # <- tf32 (the conversion is the first use)
+    ps = nl.ndarray((64, 64), dtype=nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(dst=ps, stationary=t, moving=t)
+    return a
+
+
+@nki.jit
+def scalar_bias(a):
+    t = nl.load(a)
+    nisa.activation(dst=t, op=nl.exp, data=t, bias=0.5)   # <- bias
+    return a
+
+
+def test_a_dtype_or_operand_form_the_model_lacks():
+    check(fails(tf32_matmul, A), "dtype the model lacks", "<- tf32",
+          "tensor_copy dst is tfloat32, which the model has no DTYPE for")
+    check(fails(scalar_bias, A), "not modelled", "<- bias",
+          "activation: a scalar bias other than 0")

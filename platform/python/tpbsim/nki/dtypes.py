@@ -66,9 +66,9 @@ _TABLE = [
     dtype("float32", 4, "fp32", np.float32, "float", "fp32"),
     dtype("bfloat16", 2, "bf16", None, "float", "bf16"),
     dtype("tfloat32", 4, None, None, "float"),
-    # NKI's legacy FP8 E4M3 (IEEE-style, largest finite 240): not in the model
-    # yet (SPEC §18 adds it); the OCP "fn" form is the model's fp8_e4m3.
-    dtype("float8_e4m3", 1, None, None, "float", None, since=2),
+    # NKI's legacy FP8 E4M3 (IEEE-style, largest finite 240): the model's
+    # fp8_e4m3_legacy (SPEC §18); the OCP "fn" form is the model's fp8_e4m3.
+    dtype("float8_e4m3", 1, "fp8_e4m3_legacy", None, "float", "e4m3_legacy", since=2),
     dtype("float8_e4m3fn", 1, "fp8_e4m3", None, "float", "e4m3", since=4),
     dtype("float8_e5m2", 1, "fp8_e5m2", None, "float", "e5m2"),
     dtype("float8_e4m3fn_x4", 4, "fp8_e4m3", None, "mx", "e4m3", x4=4, since=4),

@@ -2,16 +2,16 @@
 (shapes, dtypes, buffers, the generation) and recorded; the lowering turns it
 into the model's instructions (tpbsim.nki.lower, one table entry per call).
 
-The calls SPEC §18 adds to the model (nc_matmul, activation, tensor_tensor,
-...) have their checks and NumPy semantics (tpbsim.nki.numpy_ref) here; their
-lowering entry says which model instruction they wait for until it exists.
+SPEC §18's calls (nc_matmul, activation, tensor_tensor, ...) are checked here
+and lowered by tpbsim.nki.lower_compute; tpbsim.nki.numpy_ref holds the NumPy
+semantics of every call.
 """
 
 import enum
 import math
 
 from . import dtypes
-from .errors import caller_loc, fail
+from .errors import at as _at, caller_loc, fail
 from .tensor import NkiTensor
 from .trace import current, new_tensor, tensor_of
 
@@ -21,7 +21,7 @@ __all__ = [
     "unknown_engine", "get_nc_version", "get_nc_sub_version", "dma_copy", "tensor_copy",
     "memset", "quantize_mx", "nc_matmul_mx", "nc_matmul", "nc_transpose", "activation",
     "tensor_tensor", "tensor_scalar", "tensor_reduce", "tensor_tensor_scan", "iota",
-    "reciprocal", "bn_stats", "bn_aggr", "NkiValidationError",
+    "reciprocal", "bn_stats", "bn_aggr", "activation_reduce", "NkiValidationError",
 ]
 
 
@@ -415,24 +415,29 @@ def _accumulate(dst, accumulate):
     return bool(accumulate)
 
 
-# ------------------------------------------------------------------ SPEC §18 (pending)
+# ------------------------------------------------------------------ SPEC §18
 
 def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_onezero=False,
               is_transpose=False, accumulate=None, tile_position=(), tile_size=(),
               perf_mode=matmul_perf_mode.none, name=None):
     """dst[M, N] (+)= stationary[K, M]^T @ moving[K, N] on the Tensor engine (FP32
-    accumulation in PSUM)."""
+    accumulation in PSUM); ``double_row`` (FP8, v3 on): [K, 2, M] and [K, 2, N],
+    a contraction of 2K; ``is_transpose``: dst = stationary^T bit for bit (the
+    moving tile is the identity)."""
     loc = caller_loc()
     dst = _t(dst, "dst", loc)
     st, mv = _t(stationary, "stationary", loc), _t(moving, "moving", loc)
+    perf = getattr(perf_mode, "value", perf_mode) or "none"
     for v, what in ((st, "stationary"), (mv, "moving")):
-        _on_chip(v, f"nc_matmul {what}", loc, psum=False)
-        _dtype_ok(v, f"nc_matmul {what}", loc)
-        if v.dtype.name not in ("float8_e4m3", "float8_e4m3fn", "float8_e5m2", "bfloat16",
-                                "float16", "tfloat32", "float32"):
-            fail("dtype", f"nc_matmul {what} is {v.dtype.name}", loc)
+        _mm_operand(v, f"nc_matmul {what}", perf, loc)
     k, m = _parts(st)
     k2, n = _parts(mv)
+    if perf == "double_row":
+        _need_version(3, "nc_matmul perf_mode=double_row", loc)
+        if st.ndim != 3 or st.shape[1] != 2 or mv.ndim != 3 or mv.shape[1] != 2:
+            fail("matmul shapes", "double_row takes stationary [K, 2, M] and moving [K, 2, N]",
+                 loc)
+        m, n = m // 2, n // 2
     if k != k2:
         fail("matmul shapes", f"stationary {st.shape} and moving {mv.shape} must have the same "
              "partitions (the contraction)", loc)
@@ -440,16 +445,30 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
         fail("matmul shapes", f"stationary has {m} columns; at most 128", loc)
     if ("float32" in (st.dtype.name, mv.dtype.name)) and st.dtype is not mv.dtype:
         fail("dtype", "a float32 matmul operand needs a float32 partner", loc)
+    if {st.dtype.name, mv.dtype.name} == {"float8_e4m3", "float8_e4m3fn"}:
+        fail("dtype", "float8_e4m3 (legacy) and float8_e4m3fn cannot be mixed", loc)
     if is_transpose:
         if dst.dtype is not st.dtype:
             fail("dtype", "a transpose writes the stationary's dtype", loc)
+        if n != k or _parts(dst) != (m, k) or dst.buffer.kind != "psum":
+            fail("matmul shapes", f"a transpose of {st.shape} takes a ({k}, {k}) identity as "
+                 f"moving and writes a PSUM ({m}, {k}) dst", loc)
         return _record("nc_matmul", "pe", dst, (st, mv), {"accumulate": False,
                                                           "is_transpose": True}, loc)
     _mm_dst(dst, m, n, loc)
     acc = _accumulate(dst, accumulate)
     return _record("nc_matmul", "pe", dst, (st, mv),
-                   {"accumulate": acc, "is_transpose": False,
-                    "perf_mode": getattr(perf_mode, "value", perf_mode)}, loc)
+                   {"accumulate": acc, "is_transpose": False, "perf_mode": perf}, loc)
+
+
+def _mm_operand(v, what, perf, loc):
+    _on_chip(v, what, loc, psum=False)
+    _dtype_ok(v, what, loc)
+    fp8 = ("float8_e4m3", "float8_e4m3fn", "float8_e5m2")
+    allowed = fp8 if perf == "double_row" else fp8 + ("bfloat16", "float16", "tfloat32",
+                                                      "float32")
+    if v.dtype.name not in allowed:
+        fail("dtype", f"{what} is {v.dtype.name}; it must be {', '.join(allowed)}", loc)
 
 
 def nc_transpose(dst, data, engine=engine.unknown, name=None):
@@ -495,14 +514,29 @@ def activation(dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=N
             srcs.append(x)
     dsts = dst
     rop = op_name(reduce_op, "reduce_op", loc, allow_none=True)
+    cmd = reduce_cmd.name if isinstance(reduce_cmd, enum.Enum) else str(reduce_cmd)
+    if cmd not in ("idle", "reset", "reduce", "reset_reduce"):
+        fail("operand", f"activation reduce_cmd {reduce_cmd!r} is not one of idle, reset, "
+             "reduce, reset_reduce", loc)
     if reduce_res is not None:
         rr = _t(reduce_res, "reduce_res", loc)
+        _on_chip(rr, "reduce_res", loc)
         if _parts(rr) != (data.shape[0], 1):
             fail("shape", f"reduce_res {rr.shape} must be ({data.shape[0]}, 1)", loc)
         dsts = (dst, rr)
+        cmd = "reset_reduce" if cmd == "idle" else cmd   # activation_reduce's (docs/NKI.md)
+    if cmd != "idle":
         rop = rop or "add"
     return _record("activation", "act", dsts, srcs,
-                   {"op": name_, "scale": sc, "bias": bi, "reduce_op": rop}, loc)
+                   {"op": name_, "scale": sc, "bias": bi, "reduce_op": rop,
+                    "reduce_cmd": cmd}, loc)
+
+
+def activation_reduce(dst, op, data, reduce_op, reduce_res, bias=None, scale=1.0, name=None):
+    """activation with reduce_cmd=reset_reduce and its reduce_res written."""
+    with _at(caller_loc()):
+        return activation(dst, op, data, bias=bias, scale=scale, reduce_op=reduce_op,
+                          reduce_res=reduce_res, reduce_cmd=reduce_cmd.reset_reduce)
 
 
 def tensor_tensor(dst, data1, data2, op, engine=engine.unknown, name=None):
@@ -518,7 +552,8 @@ def tensor_tensor(dst, data1, data2, op, engine=engine.unknown, name=None):
     name_ = op_name(op, "tensor_tensor op", loc)
     if name_ not in ALU_BINARY:
         fail("operator", f"{name_} is not a binary operator of the ALU", loc)
-    eng = _engine_of(engine, (_E.vector, _E.gpsimd), "dve",
+    # power runs on the GpSimd engine alone (nki.isa; docs/CONVENTIONS.md).
+    eng = _engine_of(engine, (_E.vector, _E.gpsimd), "pool" if name_ == "power" else "dve",
                      "tensor_tensor", loc)
     return _record("tensor_tensor", eng, dst, (a, b), {"op": name_}, loc)
 

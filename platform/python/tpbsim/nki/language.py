@@ -105,8 +105,8 @@ LOWERING = {
     "broadcast_to (free axes)": ("tensor_copy with a zero step", "Vector"),
     "broadcast_to (partitions)": ("dma_copy to HBM, then dma_copy with a zero row stride",
                                   "DMA queues"),
-    "add subtract multiply divide maximum minimum power (two tiles)":
-        ("tensor_tensor", "Vector"),
+    "add subtract multiply divide maximum minimum (two tiles)": ("tensor_tensor", "Vector"),
+    "power (two tiles)": ("tensor_tensor", "GpSimd (the only engine that runs it)"),
     "add subtract multiply divide maximum minimum power (a tile and a scalar or [P, 1])":
         ("tensor_scalar", "Vector"),
     "exp log sqrt rsqrt tanh sigmoid relu gelu gelu_apprx_tanh silu square abs":

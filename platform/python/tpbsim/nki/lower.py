@@ -3,28 +3,26 @@ HBM placement, SBUF / PSUM allocation by liveness (alloc.py), then each isa
 call through one table entry (:data:`LOWER`) to the model's instructions on
 the program builder (tpbsim.program), which derives the semaphores.
 
-Each isa call of SPEC §18 the model does not have yet is one entry
-``needs(MNEMONIC)``: lowering it is an NKIError naming the kernel's line and
-the instruction it waits for. When the instruction lands, the entry becomes
-its lowering function.
+SPEC §18's calls (plain matmul, transposes, the Vector, Scalar and GpSimd
+instructions) are lowered by lower_compute.py; what the model lacks there (an
+operator, a function, an engine's form) is an NKIError naming the call and
+the kernel's line.
 """
 
 import numpy as np
 
-from .. import numerics
 from ..program import Builder, regions
 from ..program import instructions as ins
 from ..program import operands as op
-from . import alloc, patterns
+from . import alloc, lower_compute, patterns
 from .errors import NKIError
+from .lowerbase import MAX_PIECES, PSUM_BANK, encode, too_many
 from .tensor import HBM, NkiTensor
 
 VIRT = 1 << 40                 # an on-chip partition in a virtual byte space (never merges)
 ROW_LIMIT = 128                # rows of one DMA descriptor (SPEC §10)
-MAX_PIECES = 1 << 16           # instructions one call may become
 LOAD_QUEUES = tuple(range(12))     # loads (into SBUF) in turn on dma0..dma11
 STORE_QUEUES = tuple(range(12, 16))  # stores and other copies on dma12..dma15
-PSUM_BANK = 2048
 HBM_ALIGN = 512
 
 
@@ -66,7 +64,7 @@ class Lowering:
 
     def const_block(self, dt, value, nbytes):
         """An HBM constant of `value` in dtype `dt`, at least `nbytes` long."""
-        elem = _encode(dt, value)
+        elem = encode(dt, value)
         key = (dt.name, elem)
         st = self.consts.get(key)
         if st is None or st.nbytes < nbytes:
@@ -100,16 +98,6 @@ class Lowering:
     # ------------------------------------------------------------ emit
     def emit(self, queue, mnemonic, fields, reads, writes, call):
         self.builder.add(queue, mnemonic, fields, reads, writes, call.where())
-
-
-def _encode(dt, value):
-    """The bytes of one element `value` in dtype `dt`."""
-    if dt.x4 != 1 or dt.kind == "scale" and value == 0:
-        return bytes(dt.itemsize)
-    if dt.np is not None:
-        return np.array(value).astype(dt.np).tobytes()
-    code = numerics.convert("fp32", dt.fmt, np.array([value], dtype=np.float32))
-    return np.asarray(code).astype(dt.bits).tobytes()
 
 
 # ------------------------------------------------------------------ patterns of views
@@ -197,15 +185,10 @@ def _relative_plan(sd, dd, src_chip, dst_chip):
     return out
 
 
-def _too_many(call, n, what):
-    raise NKIError("access pattern", f"{call.op}: this pattern needs more than {n} {what}; "
-                   "make its innermost dimension contiguous on both sides", call.loc)
-
-
 def lower_dma(lw, call, dst, src):
     plan = dma_plan(dst, src)
     if len(plan) > MAX_PIECES:
-        _too_many(call, MAX_PIECES, "DMA descriptors")
+        too_many(call, MAX_PIECES, "DMA descriptors")
     queue = lw.dma_queue(dst, src)
     for rows, row_bytes, s, d in plan:
         lw.emit(queue, *ins.dma_copy(rows, row_bytes, s, d), call)
@@ -222,23 +205,7 @@ def t3d_fits(n, sa, sb):
     return n <= 0xFFFF and -0x8000 <= sa <= 0x7FFF and -0x8000 <= sb <= 0x7FFF
 
 
-def t3d_region(mem, p0, parts, base, dims, es):
-    """The bytes of a t3d operand (dims outermost first, element strides) as a
-    region: exact for one run or evenly spaced runs, else their span."""
-    dims = [(s, n) for s, n in dims if n > 1]
-    if not dims:
-        return regions.region(mem, p0, p0 + parts, base, base + es)
-    if len(dims) == 1 and dims[0][0] == 1:
-        return regions.region(mem, p0, p0 + parts, base, base + dims[0][1] * es)
-    if len(dims) == 2 and dims[1][0] == 1 and dims[0][0] > 0:
-        return regions.region(mem, p0, p0 + parts, base, base + dims[1][1] * es,
-                              dims[0][0] * es, dims[0][1])
-    lo = hi = 0
-    for s, n in dims:
-        far = s * (n - 1) * es
-        lo += min(0, far)
-        hi += max(0, far)
-    return regions.region(mem, p0, p0 + parts, base + lo, base + hi + es)
+t3d_region = ins.pattern_region
 
 
 def _t3d_text(mem, p, addr, dims):
@@ -247,57 +214,10 @@ def _t3d_text(mem, p, addr, dims):
     return op.t3d(op.addr(mem, p, addr), [s for s, _ in inner], [n for _, n in inner])
 
 
-def _model_dtype(lw, call, v, what):
-    if v.dtype.model is None:
-        raise NKIError("dtype the model lacks", f"{call.op} {what} is {v.dtype.name}, which the "
-                       "model has no DTYPE for yet (SPEC §18 adds the legacy float8_e4m3)",
-                       call.loc)
-    return v.dtype.model
-
-
-def elementwise_pieces(call, dst, src):
-    """The per-partition pieces of an instruction that walks src and dst in step:
-    [(dst byte, src byte, dims)] with dims [(count, src stride, dst stride)]."""
-    _, _, doff, dd = dst.partition_form()
-    _, _, soff, sd = src.partition_form()
-    inner, outer = patterns.joint(sd, dd)
-    taken, rest = patterns.split(inner, t3d_fits, 3)
-    pieces = patterns.expand(outer, rest)
-    if len(pieces) > MAX_PIECES:
-        _too_many(call, MAX_PIECES, "instructions")
-    ds_, ss_ = dst.dtype.itemsize, src.dtype.itemsize
-    return [(dst.storage.addr + doff + ob * ds_, src.storage.addr + soff + oa * ss_, taken)
-            for oa, ob in pieces]
-
-
-def _tensor_copy(lw, call):
-    dst, (src,) = call.dst, call.srcs
-    if call.engine != "dve":
-        needs(f"tensor_copy on the {_ENGINE_NAMES[call.engine]} engine")(lw, call)
-    ind, outd = _model_dtype(lw, call, src, "src"), _model_dtype(lw, call, dst, "dst")
-    pd, parts = dst.partition_form()[:2]
-    ps = src.partition_form()[0]
-    dm, sm = dst.buffer.kind, src.buffer.kind
-    dmem, smem = _MEM[dm], _MEM[sm]
-    for dbyte, sbyte, dims in elementwise_pieces(call, dst, src):
-        sdims = [(s, n) for n, s, _ in dims]
-        ddims = [(d, n) for n, _, d in dims]
-        fields = (f"channels={parts} in_dtype={ind} out_dtype={outd} "
-                  f"src={_t3d_text(sm, ps, sbyte, sdims)} dst={_t3d_text(dm, pd, dbyte, ddims)}")
-        reads = [t3d_region(smem, ps, parts, sbyte, sdims, src.dtype.itemsize)]
-        writes = [t3d_region(dmem, pd, parts, dbyte, ddims, dst.dtype.itemsize)]
-        lw.emit("dve", "tensor_copy", fields, reads, writes, call)
-
-
-_MEM = {"sbuf": regions.SBUF, "psum": regions.PSUM, "hbm": regions.HBM}
-_ENGINE_NAMES = {"dve": "Vector", "pool": "GpSimd", "act": "Scalar", "pe": "Tensor",
-                 "dma": "DMA"}
-
-
 def _memset(lw, call):
     dst = call.dst
     if call.engine != "dma":
-        needs("memset")(lw, call)
+        return lower_compute.memset(lw, call)
     if dst.storage.on_chip:
         parts = dst.dims[0][1]
         free = [n for _, n in dst.dims[1:]]
@@ -394,33 +314,13 @@ def _nc_matmul_mx(lw, call):
         c0 += nc
 
 
-# ------------------------------------------------------------------ SPEC §18 (pending)
-
-def needs(mnemonic):
-    """The lowering entry of an isa call whose model instruction does not exist yet."""
-    def lower(lw, call):
-        raise NKIError("instruction the model lacks",
-                       f"{call.op} needs the model's {mnemonic} instruction (SPEC §18)", call.loc)
-    lower.needs = mnemonic
-    return lower
-
-
-# One entry per isa call (docs/NKI.md prints this table).
+# One entry per isa call (docs/NKI.md prints this table); SPEC §18's calls in
+# lower_compute.py.
 LOWER = {
     "dma_copy": _dma_copy,
-    "tensor_copy": _tensor_copy,
     "memset": _memset,
     "quantize_mx": _quantize_mx,
     "nc_matmul_mx": _nc_matmul_mx,
-    "nc_matmul": needs("matmul"),
-    "nc_transpose": needs("nc_transpose"),
-    "activation": needs("activation"),
-    "tensor_tensor": needs("tensor_tensor"),
-    "tensor_scalar": needs("tensor_scalar"),
-    "tensor_reduce": needs("tensor_reduce"),
-    "tensor_tensor_scan": needs("tensor_tensor_scan"),
-    "iota": needs("iota"),
-    "reciprocal": needs("reciprocal"),
-    "bn_stats": needs("bn_stats"),
-    "bn_aggr": needs("bn_aggr"),
 }
+
+LOWER.update(lower_compute.LOWER)

@@ -25,6 +25,7 @@ class Memory:
     """Every storage's bytes (on chip: partitions x row bytes, flat)."""
 
     def __init__(self, trace):
+        self.act_regs = np.zeros(128, dtype=np.float32)   # the ACT's reduce registers
         self.buf = {}
         for st in trace.storages:
             b = np.zeros(st.nbytes, dtype=np.uint8)
@@ -86,7 +87,8 @@ def _f32(x):
 _ALU = {
     "add": lambda a, b: a + b, "subtract": lambda a, b: a - b,
     "multiply": lambda a, b: a * b, "divide": lambda a, b: a / b,
-    "maximum": np.maximum, "minimum": np.minimum,
+    "maximum": lambda a, b: _minmax(a, b, np.maximum, False),
+    "minimum": lambda a, b: _minmax(a, b, np.minimum, True),
     "power": lambda a, b: _f32(np.power(a.astype(np.float64), b)),
     "equal": lambda a, b: (a == b).astype(np.float32),
     "not_equal": lambda a, b: (a != b).astype(np.float32),
@@ -96,6 +98,15 @@ _ALU = {
     "less_equal": lambda a, b: (a <= b).astype(np.float32),
     "bypass": lambda a, b: a,
 }
+
+
+def _minmax(a, b, f, neg):
+    """maximum / minimum: NaN when either is; +0 above -0 (the model's)."""
+    a, b = np.broadcast_arrays(_f32(a), _f32(b))
+    zero = (a == 0) & (b == 0)
+    pick = np.where(np.signbit(a) == neg, a, b)
+    out = np.where(zero, pick, f(a, b))
+    return np.where(np.isnan(a) | np.isnan(b), np.float32(np.nan), out).astype(np.float32)
 
 
 def _sigmoid(x):
@@ -222,8 +233,10 @@ def _matmul_into(mem, c, w, x):
 
 def _nc_matmul(mem, c):
     st, mv = c.srcs
-    w = mem.get(st).astype(np.float32).reshape(st.shape[0], -1)
-    x = mem.get(mv).astype(np.float32).reshape(mv.shape[0], -1)
+    k = st.shape[0] * (2 if c.params.get("perf_mode") == "double_row" else 1)
+    # double row: NKI's [K, 2, M]: contraction row 2p + j at [p, j] (docs/CONVENTIONS.md)
+    w = mem.get(st).astype(np.float32).reshape(k, -1)
+    x = mem.get(mv).astype(np.float32).reshape(k, -1)
     if c.params.get("is_transpose"):
         mem.put(c.dst, w.T.reshape(c.dst.shape))
         return
@@ -237,20 +250,34 @@ def _nc_transpose(mem, c):
 
 
 def _activation(mem, c):
+    """dst = f(x scale + bias) (one rounding each); the row reduce (add or max
+    of the FP32 results, ascending) combined with the ACT's per-partition
+    registers by reduce_cmd; reduce_res, when given, gets the registers."""
     dst = c.dst[0] if isinstance(c.dst, tuple) else c.dst
     data = c.srcs[0]
     x = mem.get(data).astype(np.float32)
     p = c.params
     sc = _operand(mem, p["scale"], x.shape)
     bi = np.float32(0) if p["bias"] is None else _operand(mem, p["bias"], x.shape)
-    y = _f32(_ACT[p["op"]](_f32(_f32(x * sc) + bi).astype(np.float64)))
+    t = _f32(x * sc)
+    if p["bias"] is not None:
+        t = _f32(t + bi)
+    y = _f32(_ACT[p["op"]](t.astype(np.float64)))
     mem.put(dst, y)
+    cmd = p.get("reduce_cmd", "idle")
+    if cmd == "idle":
+        return
+    p0 = data.partition_form()[0]
+    rows = p0 + np.arange(x.shape[0])
+    r = _fold(p["reduce_op"], y.reshape(y.shape[0], -1))
+    if cmd == "reset":
+        mem.act_regs[rows] = 0
+    elif cmd == "reset_reduce":
+        mem.act_regs[rows] = r
+    else:
+        mem.act_regs[rows] = _alu(p["reduce_op"], mem.act_regs[rows], r)
     if isinstance(c.dst, tuple):
-        red = y.reshape(y.shape[0], -1)
-        out = red[:, 0].copy()
-        for j in range(1, red.shape[1]):
-            out = _alu(p["reduce_op"], out, red[:, j])
-        mem.put(c.dst[1], out.reshape(c.dst[1].shape))
+        mem.put(c.dst[1], mem.act_regs[rows].reshape(c.dst[1].shape))
 
 
 def _tensor_tensor(mem, c):
@@ -312,24 +339,42 @@ def _reciprocal(mem, c):
     mem.put(c.dst, _f32(1.0 / mem.get(c.srcs[0]).astype(np.float64)).reshape(c.dst.shape))
 
 
+def _fold(op, cols):
+    """FP32 fold of columns in ascending order from the first."""
+    acc = cols[:, 0].astype(np.float32)
+    for j in range(1, cols.shape[1]):
+        acc = _alu(op, acc, cols[:, j])
+    return acc
+
+
 def _bn_stats(mem, c):
+    """Per half (even, odd indices): count, mean = FP32 sum / count, M2 = FP32
+    sum of the rounded squares of the rounded differences (docs/CONVENTIONS.md)."""
     x = mem.get(c.srcs[0]).astype(np.float32).reshape(c.dst.shape[0], -1)
     out = []
     for half in (x[:, 0::2], x[:, 1::2]):
         n = half.shape[1]
-        mean = half.astype(np.float64).mean(axis=1) if n else np.zeros(x.shape[0])
-        var_n = ((half - mean[:, None]) ** 2).sum(axis=1) if n else np.zeros(x.shape[0])
-        out += [np.full(x.shape[0], n), mean, var_n]
-    mem.put(c.dst, _f32(np.stack(out, axis=1)))
+        if n == 0:
+            out += [np.zeros(x.shape[0], np.float32)] * 3
+            continue
+        mean = _f32(_fold("add", half) / np.float32(n))
+        m2 = _fold("add", _f32(np.square(_f32(half - mean[:, None]))))
+        out += [np.full(x.shape[0], n, np.float32), mean, m2]
+    mem.put(c.dst, np.stack(out, axis=1))
 
 
 def _bn_aggr(mem, c):
-    s = mem.get(c.srcs[0]).astype(np.float64).reshape(c.dst.shape[0], -1, 3)
+    """Counts and count-weighted means summed in FP32 from 0, ascending; M2 the
+    sum of M2_i + count_i (mean_i - mean)^2; out {mean, M2 / N}."""
+    s = mem.get(c.srcs[0]).astype(np.float32).reshape(c.dst.shape[0], -1, 3)
     n, mean, m2 = s[..., 0], s[..., 1], s[..., 2]
-    tot = n.sum(axis=1)
-    mu = (n * mean).sum(axis=1) / tot
-    var = (m2 + n * (mean - mu[:, None]) ** 2).sum(axis=1) / tot
-    mem.put(c.dst, _f32(np.stack([mu, var], axis=1)))
+    z = np.zeros(n.shape[0], np.float32)
+    tot = _fold("add", np.concatenate([z[:, None], n], axis=1))
+    mu = _f32(_fold("add", np.concatenate([z[:, None], _f32(n * mean)], axis=1)) / tot)
+    d = _f32(mean - mu[:, None])
+    terms = _f32(m2 + _f32(n * _f32(d * d)))
+    var = _f32(_fold("add", np.concatenate([z[:, None], terms], axis=1)) / tot)
+    mem.put(c.dst, np.stack([mu, var], axis=1))
 
 
 SEMANTICS = {

@@ -30,35 +30,37 @@ def joint(a, b):
     outermost first, in which both patterns are affine; `outer` the list of
     (offset_a, offset_b) base offsets (elements) of the part walked one by one
     (one entry when nothing is)."""
-    a, b = squeeze(a), squeeze(b)
-    if math.prod(n for _, n in a) != math.prod(n for _, n in b):
+    inner, outer = joint_n([a, b])
+    return [(n, s[0], s[1]) for n, s in inner], outer
+
+
+def joint_n(pats):
+    """:func:`joint` of any number of patterns walked in step: (inner [(count,
+    (stride of each))], outer [(offset of each)])."""
+    pats = [squeeze(p) for p in pats]
+    if len({math.prod(n for _, n in p) for p in pats}) > 1:
         raise ValueError("patterns of different sizes")
     inner = []
-    while a and b:
-        sa, na = a[-1]
-        sb, nb = b[-1]
-        g = math.gcd(na, nb)
+    while all(pats):
+        g = math.gcd(*(p[-1][1] for p in pats))
         if g == 1:
             break
-        inner.append((g, sa, sb))
-        a.pop()
-        b.pop()
-        if na > g:
-            a.append((sa * g, na // g))
-        if nb > g:
-            b.append((sb * g, nb // g))
+        inner.append((g, tuple(p[-1][0] for p in pats)))
+        for p in pats:
+            s, n = p.pop()
+            if n > g:
+                p.append((s * g, n // g))
     inner.reverse()
-    return _merge(inner), _walk(a, b)
+    return _merge(inner), list(zip(*[_offsets(p) for p in pats]))
 
 
 def _merge(inner):
     out = []
-    for n, sa, sb in inner:
-        if out and out[-1][1] == sa * n and out[-1][2] == sb * n:
-            m = out[-1][0]
-            out[-1] = (m * n, sa, sb)
+    for n, ss in inner:
+        if out and all(o == s * n for o, s in zip(out[-1][1], ss)):
+            out[-1] = (out[-1][0] * n, ss)
         else:
-            out.append((n, sa, sb))
+            out.append((n, ss))
     return out
 
 
@@ -68,11 +70,6 @@ def _offsets(dims):
         return [0]
     ranges = [range(0, s * n, s) if s else [0] * n for s, n in dims]
     return [sum(t) for t in itertools.product(*ranges)]
-
-
-def _walk(a, b):
-    oa, ob = _offsets(a), _offsets(b)
-    return list(zip(oa, ob))
 
 
 def split(inner, fits, most):
@@ -88,8 +85,13 @@ def split(inner, fits, most):
 
 def expand(outer, rest):
     """Base offsets of `outer` x the dimensions `rest` (count, sa, sb)."""
+    return expand_n(outer, [(n, (sa, sb)) for n, sa, sb in rest])
+
+
+def expand_n(outer, rest):
+    """Base offsets (a tuple each) of `outer` x the dimensions `rest` (count,
+    (stride of each))."""
     if not rest:
         return outer
-    ra = _offsets([(sa, n) for n, sa, _ in rest])
-    rb = _offsets([(sb, n) for n, _, sb in rest])
-    return [(oa + xa, ob + xb) for oa, ob in outer for xa, xb in zip(ra, rb)]
+    cols = [_offsets([(ss[k], n) for n, ss in rest]) for k in range(len(rest[0][1]))]
+    return [tuple(o + x for o, x in zip(base, xs)) for base in outer for xs in zip(*cols)]

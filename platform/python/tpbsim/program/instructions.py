@@ -11,12 +11,16 @@ addresses ``(partition, byte)``; an MX operand's scales are in the rows of
 SPEC §4 (block row b at partition q0 + 32 (b / 4) + scale_pidx + b % 4).
 """
 
+import numpy as np
+
 from . import operands as op
 from .regions import PSUM, SBUF, dma_regions, region
 
 _MEMS = {"sbuf": SBUF, "psum": PSUM}
-# Bytes of one element of the dtypes the contiguous forms below name (SPEC §2).
-ELEMENT_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1}
+# Bytes of one element of every DTYPE an instruction below names (SPEC §2, §18).
+ELEMENT_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1,
+                 "fp8_e4m3_legacy": 1, "fp8_e3m4": 1, "fp8_e2m5": 1, "int8": 1, "uint8": 1,
+                 "int16": 2, "uint16": 2, "int32": 4, "uint32": 4}
 
 
 def endpoint_text(ep):
@@ -132,5 +136,212 @@ def tensor_dequantize(fmt, group, channels, src, words, dst, cols):
     return "tensor_dequantize", fields, [sr], [dr]
 
 
-__all__ = ["ELEMENT_BYTES", "dma_copy", "endpoint_text", "ldweights", "matmul", "mx_cols",
-           "quantize_mx", "scale_regions", "tensor_copy", "tensor_dequantize"]
+# ------------------------------------------------------------------ SPEC §18
+# A tensor operand is ``(mem, partition, byte, dims, dtype)``: memory name
+# ("sbuf" / "psum"), its start partition and byte, dims [(step, count)]
+# outermost first (at most three, steps in elements), the DTYPE name. A
+# per-partition vector operand is ``(mem, partition, byte, dtype)``: one
+# element per active partition at that byte.
+
+def pattern_region(mem, p0, parts, base, dims, es):
+    """The bytes of a t3d operand (dims outermost first, element steps) as a
+    region: exact for one run or evenly spaced runs, else their span."""
+    dims = [(s, n) for s, n in dims if n > 1]
+    if not dims:
+        return region(mem, p0, p0 + parts, base, base + es)
+    if len(dims) == 1 and dims[0][0] == 1:
+        return region(mem, p0, p0 + parts, base, base + dims[0][1] * es)
+    if len(dims) == 2 and dims[1][0] == 1 and dims[0][0] > 0:
+        return region(mem, p0, p0 + parts, base, base + dims[1][1] * es,
+                      dims[0][0] * es, dims[0][1])
+    lo = hi = 0
+    for s, n in dims:
+        far = s * (n - 1) * es
+        lo += min(0, far)
+        hi += max(0, far)
+    return region(mem, p0, p0 + parts, base + lo, base + hi + es)
+
+
+def _inner(dims):
+    """Three (step, count) dims, innermost first (count-1 padding)."""
+    return list(reversed(dims)) + [(0, 1)] * (3 - len(dims))
+
+
+def pattern(t, channels):
+    """A tensor operand's t3d(...) text and region."""
+    mem, p, addr, dims, dt = t
+    inner = _inner(dims)
+    text = op.t3d(op.addr(mem, p, addr), [s for s, _ in inner], [n for _, n in inner])
+    return text, pattern_region(_MEMS[mem], p, channels, addr, dims, ELEMENT_BYTES[dt])
+
+
+def second(t, channels):
+    """A second source (src1): its start and steps; its counts are the first
+    source's (``t``'s dims carry them for the region)."""
+    mem, p, addr, dims, dt = t
+    steps = [s for s, _ in _inner(dims)]
+    text = f"t3d({op.addr(mem, p, addr)}, step=[{steps[0]}, {steps[1]}, {steps[2]}])"
+    return text, pattern_region(_MEMS[mem], p, channels, addr, dims, ELEMENT_BYTES[dt])
+
+
+def vector(v, channels):
+    """A per-partition vector operand's address text and region."""
+    mem, p, addr, dt = v
+    return op.addr(mem, p, addr), region(_MEMS[mem], p, p + channels, addr,
+                                         addr + ELEMENT_BYTES[dt])
+
+
+def scalar_text(x):
+    """An FP32 operand's text: the FP32 value's shortest decimal, its bits
+    where a decimal would not give them back (Inf, NaN, -0)."""
+    f = np.float32(x)
+    if np.isfinite(f) and not (f == 0 and np.signbit(f)):
+        return repr(float(f))
+    return f"{int(f.view(np.uint32)):#010x}"
+
+
+def _operand(name, x, channels, reads):
+    """`name=...` of a scalar-or-vector FP32 operand (a vector read is added to
+    reads)."""
+    if isinstance(x, tuple):
+        text, r = vector(x, channels)
+        reads.append(r)
+        return f" {name}={text}"
+    return f" {name}={scalar_text(x)}"
+
+
+def _io(channels, src, dst):
+    """The common part: channels, dtypes, src and dst."""
+    st, sr = pattern(src, channels)
+    dt, dr = pattern(dst, channels)
+    fields = (f"channels={channels} in_dtype={src[4]} out_dtype={dst[4]} src={st} dst={dt}")
+    return fields, [sr], [dr]
+
+
+def unary(mnemonic, channels, src, dst):
+    """An instruction of one source and one destination pattern in tensor_copy's
+    layout: tensor_copy (any patterns), reciprocal, bn_stats, bn_aggr."""
+    fields, reads, writes = _io(channels, src, dst)
+    return mnemonic, fields, reads, writes
+
+
+def activation(channels, func, src, dst, scale=1.0, bias=None, reduce=None):
+    """The ACT's dst = func(src x scale + bias); scale an FP32 value or a
+    vector, bias a vector or None; ``reduce`` = (op, cmd, result vector or
+    None) or None."""
+    fields, reads, writes = _io(channels, src, dst)
+    fields = f"func={func} " + fields
+    if isinstance(scale, tuple) or scale != 1.0:
+        fields += _operand("scale", scale, channels, reads)
+    if bias is not None:
+        text, r = vector(bias, channels)
+        fields += f" bias={text} bias_dtype={bias[3]}"
+        reads.append(r)
+    if reduce is not None:
+        rop, cmd, res = reduce
+        fields += f" reduce_op={rop} reduce_cmd={cmd}"
+        if res is not None:
+            text, r = vector(res, channels)
+            fields += f" reduce_dtype={res[3]} reduce_res={text}"
+            writes.append(r)
+    return "activation", fields, reads, writes
+
+
+def tensor_tensor(channels, alu, src, src1, dst):
+    """dst = src <alu> src1 (src1: the first source's counts, its own steps)."""
+    st, sr = pattern(src, channels)
+    s1, r1 = second(src1, channels)
+    dt, dr = pattern(dst, channels)
+    fields = (f"op={alu} channels={channels} in_dtype={src[4]} in1_dtype={src1[4]} "
+              f"out_dtype={dst[4]} src={st} src1={s1} dst={dt}")
+    return "tensor_tensor", fields, [sr, r1], [dr]
+
+
+def tensor_scalar(channels, src, dst, op0, operand0, reverse0=False, op1="bypass",
+                  operand1=0.0, reverse1=False):
+    """dst = (src <op0> operand0) <op1> operand1; operands FP32 values or vectors."""
+    fields, reads, writes = _io(channels, src, dst)
+    head = f"op0={op0}" + _operand("operand0", operand0, channels, reads)
+    head += " reverse0=1" if reverse0 else ""
+    if op1 != "bypass":
+        head += f" op1={op1}" + _operand("operand1", operand1, channels, reads)
+        head += " reverse1=1" if reverse1 else ""
+    return "tensor_scalar", f"{head} {fields}", reads, writes
+
+
+def tensor_reduce(channels, alu, axes, src, dst, negate=False):
+    """dst = the reduction by `alu` of src's innermost `axes` dimensions."""
+    fields, reads, writes = _io(channels, src, dst)
+    head = f"op={alu} axes={axes}" + (" negate=1" if negate else "")
+    return "tensor_reduce", f"{head} {fields}", reads, writes
+
+
+def tensor_tensor_scan(channels, op0, op1, initial, src, src1, dst, reverse0=False,
+                       reverse1=False):
+    """Per partition: acc = op1(op0(src[k], acc), src1[k]) from `initial` (an
+    FP32 value or a vector); dst[k] = acc."""
+    st, sr = pattern(src, channels)
+    s1, r1 = second(src1, channels)
+    dt, dr = pattern(dst, channels)
+    reads = [sr, r1]
+    head = (f"op0={op0} op1={op1}" + (" reverse0=1" if reverse0 else "")
+            + (" reverse1=1" if reverse1 else "") + _operand("initial", initial, channels, reads))
+    fields = (f"{head} channels={channels} in_dtype={src[4]} in1_dtype={src1[4]} "
+              f"out_dtype={dst[4]} src={st} src1={s1} dst={dt}")
+    return "tensor_tensor_scan", fields, reads, [dr]
+
+
+def memset(channels, bits, dst):
+    """Every dst element = the element whose bits are `bits`."""
+    dt, dr = pattern(dst, channels)
+    return ("memset", f"value={bits:#x} channels={channels} out_dtype={dst[4]} dst={dt}",
+            [], [dr])
+
+
+def iota(channels, steps, nums, dst, offset=0, channel_multiplier=0):
+    """The POOL's iota: offset + c x channel_multiplier + sum of i_d x steps[d]
+    (dimension 0 innermost) along dst."""
+    dt, dr = pattern(dst, channels)
+    s = ", ".join(str(x) for x in steps)
+    n = ", ".join(str(x) for x in nums)
+    fields = (f"offset={offset} channel_multiplier={channel_multiplier} step=[{s}] num=[{n}] "
+              f"channels={channels} out_dtype={dst[4]} dst={dt}")
+    return "iota", fields, [], [dr]
+
+
+def nc_transpose(channels, src, dst, count):
+    """The DVE's 32 x 32 transpose: source partition c's element j to element c
+    of destination partition (dst start + j); `count` source elements."""
+    st, sr = pattern(src, channels)
+    dt, _ = pattern(dst, count)
+    mem, p, addr, dims, dt_name = dst
+    dr = pattern_region(_MEMS[mem], p, count, addr, dims, ELEMENT_BYTES[dt_name])
+    fields = (f"channels={channels} in_dtype={src[4]} out_dtype={dst[4]} src={st} dst={dt}")
+    return "nc_transpose", fields, [sr], [dr]
+
+
+def ldweights_plain(rows, cols, src, perf_mode="none"):
+    """The PE's stationary load of a plain tile: `rows` partitions of `src`
+    (its pattern holds the cols elements, 2 x cols in double row)."""
+    st, sr = pattern(src, rows)
+    pm = f" perf_mode={perf_mode}" if perf_mode != "none" else ""
+    return ("ldweights", f"in_dtype={src[4]} rows={rows} cols={cols}{pm} src={st}", [sr], [])
+
+
+def matmul_plain(rows, acc, src, dst, parts, transpose=False, perf_mode="none"):
+    """A plain matmul of the moving `src` (rows partitions) into PSUM `dst`
+    (`parts` partitions: the stationary's columns), adding to it when `acc`;
+    `transpose`: the loaded stationary transposed into dst in its DTYPE."""
+    st, sr = pattern(src, rows)
+    dt, dr = pattern(dst, parts)
+    extra = (f" transpose=1 out_dtype={dst[4]}" if transpose else "")
+    extra += f" perf_mode={perf_mode}" if perf_mode != "none" else ""
+    fields = f"in_dtype={src[4]} rows={rows} acc={acc}{extra} src={st} dst={dt}"
+    return "matmul", fields, [sr] + ([dr] if acc else []), [dr]
+
+
+__all__ = ["ELEMENT_BYTES", "activation", "dma_copy", "endpoint_text", "iota", "ldweights",
+           "ldweights_plain", "matmul", "matmul_plain", "memset", "mx_cols", "nc_transpose",
+           "pattern", "pattern_region", "quantize_mx", "scalar_text", "scale_regions", "second",
+           "tensor_copy", "tensor_dequantize", "tensor_reduce", "tensor_scalar",
+           "tensor_tensor", "tensor_tensor_scan", "unary", "vector"]
