@@ -52,14 +52,32 @@ bool accepted(F&& f) {
   }
 }
 
+// An hbm: spec is a byte offset into the device's HBM, any u64: it fits or
+// not when the HBM's capacity is known (check_hbm_fits).
+void check_hbm(const run::MemSpec& m) {
+  const std::uint64_t offset = m.place.offset;
+  FUZZ_CHECK(m.place.partition == 0, "partition %u on the HBM", m.place.partition);
+  const std::uint64_t kCapacities[] = {0, 1, std::uint64_t{16} << 30, ~std::uint64_t{0}};
+  const std::uint64_t kBytes[] = {0, 1, std::uint64_t{1} << 32, ~std::uint64_t{0}};
+  for (std::uint64_t capacity : kCapacities)
+    for (std::uint64_t bytes : kBytes) {
+      const bool ok = accepted([&] { run::check_hbm_fits(m, bytes, capacity); });
+      FUZZ_CHECK(ok == (u128{offset} + bytes <= capacity),
+                 "check_hbm_fits(%llu) from HBM offset %llu, capacity %llu: %d",
+                 static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(offset),
+                 static_cast<unsigned long long>(capacity), ok);
+    }
+}
+
 void check_mem(const run::MemSpec& m, const std::string& spec, bool dump) {
   const run::HostPlace& at = m.place;
-  FUZZ_CHECK(at.partition < isa::kNumPartitions, "partition %u accepted", at.partition);
-  FUZZ_CHECK(at.offset < isa::kPartitionSlot, "offset %llu accepted",
-             static_cast<unsigned long long>(at.offset));
   FUZZ_CHECK(m.file == spec.substr(spec.find('=') + 1), "file '%s'", m.file.c_str());
   FUZZ_CHECK(m.text == spec, "text");
   if (dump) FUZZ_CHECK(m.rows >= 1 && m.cols >= 1, "empty shape %zux%zu", m.rows, m.cols);
+  if (at.hbm) return check_hbm(m);
+  FUZZ_CHECK(at.partition < isa::kNumPartitions, "partition %u accepted", at.partition);
+  FUZZ_CHECK(at.offset < isa::kPartitionSlot, "offset %llu accepted",
+             static_cast<unsigned long long>(at.offset));
   const std::uint64_t base = at.region == isa::Region::Sbuf ? isa::region_base(isa::Region::Sbuf)
                                                             : isa::region_base(isa::Region::Psum);
   const std::size_t kRows[] = {0, 1, 2, 127, 128, 129, std::size_t{1} << 32, ~std::size_t{0}};
