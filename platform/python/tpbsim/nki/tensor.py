@@ -391,7 +391,7 @@ def _bad_stride(s, a, b, loc):
 def _index(k, n, d, view, loc):
     try:
         i = k.__index__()
-    except AttributeError:
+    except (AttributeError, TypeError):
         fail("index", f"dimension {d}: {k!r} is not an integer, slice or nl.ds", loc)
     if i < 0:
         i += n
