@@ -6,7 +6,10 @@ include(CMakePackageConfigHelpers)
 
 set(TPBSIM_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/tpbsim)
 install(TARGETS tpbsim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(TARGETS tpb_isa tpb_io tpb_race tpb_fw tpb_sc tpb_platform tpb_cosim tpb_run tpbsim_lib
+# The plot of `tpbsim sweep` (platform/sweep/collect.cpp finds it beside bin/).
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/platform/sweep/plot_sweep.py
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/tpbsim)
+install(TARGETS ${TPBSIM_RUN_LIBS} tpbsim_lib
         EXPORT tpbsimTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tpbsim)

@@ -25,65 +25,78 @@ import re
 import sys
 import textwrap
 
-# (folder, rank, pure, what it holds): a file's layer is the longest folder
-# that holds it. Rank None: a heading of the folder map, no layer. The map
-# lists the folders in this order, a folder under the one before it indented.
+# (folder, rank, pure, library, what it holds): a file's layer is the longest
+# folder that holds it. Rank None: a heading of the folder map, no layer.
+# Library: the CMake target its sources build (tpbsim_layer() in
+# CMakeLists.txt, or add_library / pybind11_add_module in the folder's own
+# CMakeLists.txt); None: its parent's. The map lists the folders in this
+# order, a folder under the one before it indented; each top-level folder is
+# one band of ranks (models/ 0-4, firmware_stubs/ 5, platform/ 6-10), so a
+# file's folder says its rank.
 LAYERS = [
-    ("platform", None, False, "the cores, and everything that runs them"),
-    ("platform/cli", 9, False,
+    ("platform", None, False, None, "the cores, and everything that runs them"),
+    ("platform/cli", 10, False, "tpb_cli",
      "tpbsim run | sweep | check | asm | disasm | convert (Boost.Program_options)"),
-    ("platform/sweep", 8, False,
-     "tpbsim sweep: plan, run points, collect; the local, GNU parallel and Slurm runners over "
-     "one way to start a process (docs/SWEEPS.md)"),
-    ("platform/python", 8, False,
+    ("platform/sweep", 9, False, "tpb_sweep",
+     "tpbsim sweep: plan, run points, collect, plot (plot_sweep.py); the local, GNU parallel "
+     "and Slurm runners over one way to start a process (docs/SWEEPS.md)"),
+    ("platform/python", 9, False, "_tpbsim",
      "import tpbsim: the pybind11 extension over the run API, the package (docs/PYTHON.md)"),
-    ("platform/dpi", 8, False,
+    ("platform/dpi", 9, False, "tpbsim_dpi",
      "libtpbsim_dpi: the model behind a C ABI and a DPI-C package (docs/COSIM.md)"),
-    ("platform/run", 7, False,
+    ("platform/run", 8, False, "tpb_run",
      "the run API: run options, the one profile load, Session (a device of 1..N cores, any "
      "number per process), memories as arrays and .npy files, a run's outputs (OutputSet), "
      "--load / --dump specs, stop signals"),
-    ("platform/cosim", 6, False,
+    ("platform/cosim", 7, False, "tpb_cosim",
      "co-simulation: the block harness, one driver per RTL block, the RTL (rtl/), testbenches "
      "(tb/), WordScoreboard, MemoryTap"),
-    ("platform/core", 5, False,
+    ("platform/core", 6, False, "tpb_core",
      "TpbCore: one NeuronCore, owns and binds every module below; Profile: its checked "
      "configuration; Device: 1..N cores sharing one HBM; DeviceRun: the one way cores run"),
-    ("models/sc", 4, False, "SystemC / TLM-2.0 modules"),
-    ("models/sc/memory", 4, False,
+    ("platform/io", 6, True, "tpb_io", "pure C++: NumPy .npy read / write"),
+    ("firmware_stubs", 5, True, "tpb_fw",
+     "pure C++: the engines' firmware as exact kernels (not stubs: each computes its "
+     "instruction's exact result), as bundles {name, VA, issue cycles, trips, step, stream} "
+     "on the kernel interface (models/kernel); builtin_kernels(), the registry of them all"),
+    ("firmware_stubs/common", 5, True, None,
+     "builtin_kernels (the registry of every kernel), resolve_pattern, pattern walks, host "
+     "threads, the vector instructions' kernel shape, the nop"),
+    ("firmware_stubs/pool", 5, True, None, "TensorDequantize, iota"),
+    ("firmware_stubs/act", 5, True, None, "activation (the ACT engine's; SPEC §18)"),
+    ("firmware_stubs/dve", 5, True, None,
+     "QuantizeMX, tensor_copy, the vector instructions of SPEC §18"),
+    ("firmware_stubs/pe", 5, True, None, "ldweights / matmul (MX and plain)"),
+    ("firmware_stubs/sfu", 5, True, None, "TQUANT"),
+    ("models", None, False, None, "the model: pure C++ below, the SystemC modules (sc/) on top"),
+    ("models/sc", 4, False, "tpb_sc", "SystemC / TLM-2.0 modules"),
+    ("models/sc/memory", 4, False, None,
      "PartitionedMemory (SBUF quadrant, PSUM), HbmMemory, TileFileTarget, AddressRouter, "
      "SemaphoreBank, EngineRegisterFile, InstructionQueue, MemPort, BandwidthShare, "
      "BandwidthArbiter, mem_access_cost (THE cost of a memory access)"),
-    ("models/sc/engine", 4, False,
-     "Sequencer (one per queue: compute engine or DMA queue), KernelInfoTable, DmaEngines (the core's 16 DMA "
-     "engines), dma_check (a descriptor's run-time checks), timing_config.h (the profile turned "
-     "into sc_time: the only place)"),
-    ("firmware_stubs", 3, True,
-     "pure C++: the engines' firmware as exact kernels (not stubs: each computes its "
-     "instruction's exact result), as bundles {name, VA, issue cycles, trips, step, stream}"),
-    ("firmware_stubs/common", 3, True,
-     "KernelRegistry (builtin_kernels), EngineState, resolve_pattern, pattern walks, host threads, "
-     "the vector instructions' kernel shape"),
-    ("firmware_stubs/pool", 3, True, "TensorDequantize, iota"),
-    ("firmware_stubs/act", 3, True, "activation (the ACT engine's; SPEC §18)"),
-    ("firmware_stubs/dve", 3, True, "QuantizeMX, tensor_copy, the vector instructions of SPEC §18"),
-    ("firmware_stubs/pe", 3, True, "ldweights / matmul (MX and plain)"),
-    ("firmware_stubs/sfu", 3, True, "TQUANT"),
-    ("models/state", 2, True,
+    ("models/sc/engine", 4, False, None,
+     "Sequencer (one per queue: compute engine or DMA queue; its kernels' view, its DMA "
+     "queue role and its clock in files of their own), KernelInfoTable, DmaEngines (the "
+     "core's 16 DMA engines), dma_check (a descriptor's run-time checks), timing_config.h "
+     "(the profile turned into sc_time: the only place)"),
+    ("models/kernel", 3, True, "tpb_kernel",
+     "pure C++: the kernel interface: Kernel, Bundle, KernelContext (what a kernel reaches), "
+     "EngineState, KernelRegistry (a worker by VA, its bundles' costs, execute)"),
+    ("models/state", 2, True, "tpb_state",
      "pure C++: architectural state the kernels and the targets share (the SFU tile file)"),
-    ("models/timing", 2, True,
+    ("models/timing", 2, True, "tpb_timing",
      "pure C++: the table of timing fields, the integer timing profile (JSON load / merge / "
      "dump), IssuePipeline (an engine's issue timing: units, interlock), AccessPattern (the "
      "wide-stride cost of a stream's accesses)"),
-    ("models/trace", 2, True, "pure C++: timestamped recorder, VCD / Perfetto / stats writers"),
-    ("models/race", 2, True,
+    ("models/trace", 2, True, "tpb_trace",
+     "pure C++: timestamped recorder, VCD / Perfetto / stats writers"),
+    ("models/race", 2, True, "tpb_race",
      "pure C++: the race check (SPEC §14): happens-before detector, vector clocks, shadow "
      "memory, the semaphore plan, the report"),
-    ("platform/io", 2, True, "pure C++: NumPy .npy read / write"),
-    ("models/numerics", 1, True,
+    ("models/numerics", 1, True, "tpb_numerics",
      "pure C++: every numeric format, dequant word streams, MX block quantize (the scale "
      "rule, the DVE's block, the host's quantizers), element conversion and add"),
-    ("models/isa", 0, True,
+    ("models/isa", 0, True, "tpb_isa",
      "pure C++: the opcode table, encodings (static_asserted), predicates, checker, name "
      "tables, lexer, encoder, formatter, program reader"),
 ]
@@ -95,7 +108,7 @@ MAP_END = "<!-- end of the folder map -->"
 
 def layer_of(path):
     best = None
-    for folder, rank, pure, _ in LAYERS:
+    for folder, rank, pure, _, _ in LAYERS:
         if rank is None:
             continue
         if path == folder or path.startswith(folder + "/"):
@@ -131,22 +144,51 @@ def check(root):
                 problems.append(
                     f"{rel}:{n}: {me[0]} (rank {me[1]}) includes the higher layer {dep[0]} "
                     f"(rank {dep[1]}): {m.group(1)}")
-    return files, problems
+    return files, problems + check_cmake(root)
+
+
+LAYER_CALL = re.compile(r"^\s*tpbsim_layer\(\s*([\w:]+)\s+([\w/]+)", re.M)
+
+
+def check_cmake(root):
+    """CMake cuts the libraries as the folders are: each layer's library is
+    made for its folder (tpbsim_layer(LIB FOLDER) in CMakeLists.txt, or
+    add_library / pybind11_add_module in the folder's own CMakeLists.txt), and
+    every tpbsim_layer() is a layer's. A tree without CMakeLists.txt: nothing."""
+    top = root / "CMakeLists.txt"
+    if not top.is_file():
+        return []
+    calls = set(LAYER_CALL.findall(top.read_text()))
+    problems = []
+    for folder, _, _, lib, _ in LAYERS:
+        if lib is None or (lib, folder) in calls:
+            continue
+        own = root / folder / "CMakeLists.txt"
+        made = re.compile(rf"(add_library|pybind11_add_module)\(\s*{re.escape(lib)}\b")
+        if own.is_file() and made.search(own.read_text()):
+            continue
+        problems.append(f"CMakeLists.txt: no library {lib} for {folder} (its layer in "
+                        f"scripts/check_layers.py): tpbsim_layer({lib} {folder})")
+    listed = {(lib, folder) for folder, _, _, lib, _ in LAYERS if lib}
+    for lib, folder in sorted(calls - listed):
+        problems.append(f"CMakeLists.txt: tpbsim_layer({lib} {folder}) is not a layer's folder "
+                        "and library in scripts/check_layers.py LAYERS")
+    return problems
 
 
 # --------------------------------------------------------------- the folder map
 
-def band(rank):
-    """The drawing's bands: the platform, the SystemC modules, pure C++."""
-    return 0 if rank is None or rank >= 5 else 1 if rank == 4 else 2
+def band(folder):
+    """The drawing's bands: the top-level folders (platform/, firmware_stubs/, models/)."""
+    return folder.split("/", 1)[0]
 
 
 def folder_map():
     """The map's text: one line per folder (wrapped), a rule between bands,
     then the ranks, lowest first."""
     lines, heads, last_band = [], [], None
-    for folder, rank, _, what in LAYERS:
-        b = band(rank)
+    for folder, rank, _, lib, what in LAYERS:
+        b = band(folder)
         if last_band is not None and b != last_band:
             lines.append(" " + "\u2500" * 79)
             heads = []
@@ -154,17 +196,18 @@ def folder_map():
         heads = [h for h in heads if folder.startswith(h + "/")]
         name = folder[len(heads[-1]) + 1:] if heads else folder
         label = " " + "  " * len(heads) + name + "/"
-        body = textwrap.wrap(what, 80 - 22)
+        body = textwrap.wrap(f"[{lib}] {what}" if lib else what, 80 - 22)
         lines.append(label.ljust(22) + body[0] if len(label) < 22 else label + " " + body[0])
         lines += [" " * 22 + more for more in body[1:]]
         heads.append(folder)
     ranks = {}
-    for folder, rank, _, _ in LAYERS:
-        parent = [f for f, r, _, _ in LAYERS if folder.startswith(f + "/") and r == rank]
+    for folder, rank, _, _, _ in LAYERS:
+        parent = [f for f, r, _, _, _ in LAYERS if folder.startswith(f + "/") and r == rank]
         if rank is not None and not parent:
             ranks.setdefault(rank, []).append(folder.rsplit("/", 1)[-1])
     order = " < ".join(", ".join(sorted(ranks[r])) for r in sorted(ranks))
-    return ("```\n" + "\n".join(lines) + "\n```\n\nRanks, lowest first: " + order + ".\n")
+    return ("```\n" + "\n".join(lines) + "\n```\n\nRanks, lowest first: " + order + ".\n"
+            "[name]: the CMake library the folder's sources build.\n")
 
 
 def map_in(doc_text):
@@ -453,6 +496,7 @@ def self_test():
             "models/isa/c.h": '#include "models/sc/memory/mem_port.h"\n',
             "models/sc/d.h": '#include "platform/core/tpb_core.h"\n',
             "models/sc/ok.h": '#include <systemc>\n#include "models/isa/encodings.h"\n',
+            "models/sc/f.cpp": '#include "firmware_stubs/pe/matmul.h"\n',
             "platform/cli/ok.cpp": '#include "platform/core/tpb_core.h"\n',
             "models/nolayer/e.h": "",
         }
@@ -462,8 +506,8 @@ def self_test():
         files, problems = check(root)
         bad = sorted(p.split(":")[0] for p in problems)
         want = ["firmware_stubs/a.h", "models/isa/c.h", "models/nolayer/e.h", "models/sc/d.h",
-                "models/trace/b.cpp"]
-        if files != 6 or bad != want:
+                "models/sc/f.cpp", "models/trace/b.cpp"]
+        if files != 7 or bad != want:
             print(f"self-test FAILED: {files} files, violations in {bad}, wanted {want}")
             return 1
         # The map check fails on a map that differs from the list.
@@ -472,8 +516,17 @@ def self_test():
         if check_map(doc) != 1 or write_map(doc) != 0 or check_map(doc) != 0:
             print("self-test FAILED: the folder map check")
             return 1
-    print("layer rule self-test: 5 violations found in 7 files (one in a folder without a "
-          "layer), as planted; a wrong map found")
+        # The CMake cut: a layer without its library, a library on no layer.
+        (root / "CMakeLists.txt").write_text(
+            "tpbsim_layer(tpb_isa models/isa)\ntpbsim_layer(tpb_numbers models/numerics)\n")
+        bad = check_cmake(root)
+        if len(bad) < 2 or "tpbsim_layer(tpb_numbers models/numerics) is not" not in bad[-1] \
+                or not any("no library tpb_numerics for models/numerics" in b for b in bad):
+            print("self-test FAILED: the CMake cut check:\n  " + "\n  ".join(bad))
+            return 1
+    print("layer rule self-test: 6 violations found in 8 files (one in a folder without a "
+          "layer, one a SystemC module including a kernel), as planted; a wrong map and a "
+          "wrong CMake cut found")
     return 0
 
 

@@ -19,8 +19,8 @@
 
 #include <array>
 
-#include "firmware_stubs/kernel.h"
 #include "models/isa/address_map.h"
+#include "models/kernel/kernel.h"
 
 namespace tpb::fw {
 

@@ -10,7 +10,7 @@
 // it without a kernel (they take no kernel_info).
 #pragma once
 
-#include "firmware_stubs/kernel.h"
+#include "models/kernel/kernel.h"
 
 namespace tpb::fw {
 

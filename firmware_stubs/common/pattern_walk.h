@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "firmware_stubs/kernel.h"
 #include "models/isa/address_map.h"
+#include "models/kernel/kernel.h"
 
 namespace tpb::fw {
 

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "firmware_stubs/common/pattern_walk.h"
-#include "firmware_stubs/kernel.h"
 #include "models/isa/encodings.h"
+#include "models/kernel/kernel.h"
 
 namespace tpb::fw {
 

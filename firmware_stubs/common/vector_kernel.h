@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "firmware_stubs/common/resolve_pattern.h"
-#include "firmware_stubs/kernel.h"
 #include "models/isa/predicates.h"
+#include "models/kernel/kernel.h"
 
 namespace tpb::fw {
 

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "firmware_stubs/common/resolve_pattern.h"
-#include "firmware_stubs/kernel.h"
 #include "models/isa/encodings.h"
 #include "models/isa/opcode_table.h"
+#include "models/kernel/kernel.h"
 #include "models/numerics/mx_quantize.h"
 
 namespace tpb::fw {

@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "firmware_stubs/common/resolve_pattern.h"
-#include "firmware_stubs/kernel.h"
 #include "models/isa/opcode_table.h"
+#include "models/kernel/kernel.h"
 
 namespace tpb::fw {
 

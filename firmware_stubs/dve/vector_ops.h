@@ -7,7 +7,7 @@
 // models/numerics/vector_ops.h does the arithmetic.
 #pragma once
 
-#include "firmware_stubs/kernel.h"
+#include "models/kernel/kernel.h"
 
 namespace tpb::fw {
 

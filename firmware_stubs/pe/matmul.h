@@ -24,8 +24,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "firmware_stubs/kernel.h"
 #include "models/isa/opcode_table.h"
+#include "models/kernel/kernel.h"
 #include "models/numerics/mx_matmul.h"
 
 namespace tpb::fw {

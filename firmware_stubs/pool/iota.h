@@ -8,7 +8,7 @@
 // trips.
 #pragma once
 
-#include "firmware_stubs/kernel.h"
+#include "models/kernel/kernel.h"
 
 namespace tpb::fw {
 

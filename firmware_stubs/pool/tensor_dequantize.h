@@ -9,9 +9,9 @@
 
 #include "firmware_stubs/common/pattern_walk.h"
 #include "firmware_stubs/common/resolve_pattern.h"
-#include "firmware_stubs/kernel.h"
 #include "models/isa/encodings.h"
 #include "models/isa/opcode_table.h"
+#include "models/kernel/kernel.h"
 
 namespace tpb::fw {
 

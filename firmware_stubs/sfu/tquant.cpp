@@ -60,14 +60,12 @@ std::uint32_t decode_mask(KernelContext& ctx) {
   return 0;
 }
 
-// Bundle 2: every legality rule of seed 002, in the order of its "ordering"
-// list: schema, fields, types, shape, capacity, source definedness and
-// encoding, multiplier, zero point. Reads the GPRs of a present B.IOR.
-std::uint32_t check_legality(KernelContext& ctx) {
-  TquantState& st = tquant_state(ctx);
-  if (st.noop) return 0;
-  const isa::TquantBlock& w = st.w;
-  // Schema: the encoding carrier and the bindings.
+// The legality rules of seed 002 (check_legality, below), group by group,
+// in the order of its "ordering" list; each throws (legality) at the first
+// rule broken.
+
+// Schema: the encoding carrier and the bindings.
+void check_schema(const isa::TquantBlock& w) {
   if (w.selector != isa::kTquantSelector || w.mode != isa::kTquantMode ||
       w.function != isa::kTquantFunction)
     legality("encoding carrier",
@@ -90,7 +88,10 @@ std::uint32_t check_legality(KernelContext& ctx) {
     if (w.dim_mask >> d & 1u) legality("surplus binding", fmt::format("B.DIM LB{}", d));
   if (w.dim_repeats) legality("surplus binding", "a B.DIM binding written twice");
   if (w.ior_count > 1) legality("surplus binding", fmt::format("{} B.IOR", w.ior_count));
-  // Fields: must-be-zero and inapplicable fields.
+}
+
+// Fields: must-be-zero and inapplicable fields.
+void check_fields(const isa::TquantBlock& w) {
   for (unsigned i = 0; i < sizeof w.reserved; ++i)
     if (w.reserved[i])
       legality("non-zero inapplicable field", fmt::format("reserved byte {}", 52 + i));
@@ -110,7 +111,10 @@ std::uint32_t check_legality(KernelContext& ctx) {
   if (w.layout) legality("non-row-major layout", fmt::format("B.DATR Layout {}", w.layout));
   if (w.reg_src2 || w.reg_dst)
     legality("non-zero inapplicable field", "B.IOR RegSrc2 and RegDst must be zero");
-  // Types.
+}
+
+// Types.
+void check_types(const isa::TquantBlock& w) {
   if (w.src_dtype != static_cast<std::uint8_t>(TileDataType::Fp32))
     legality("unsupported type",
              fmt::format("BSTART DataType {} (the source must be FP32)", dtype_str(w.src_dtype)));
@@ -118,7 +122,10 @@ std::uint32_t check_legality(KernelContext& ctx) {
       w.dst_dtype != static_cast<std::uint8_t>(TileDataType::U8))
     legality("unsupported type",
              fmt::format("B.DATR DataType {} (must be S8 or U8)", dtype_str(w.dst_dtype)));
-  // Dimensions (defaults: LB1 = 1, LB2 = ValidCol).
+}
+
+// Dimensions (defaults: LB1 = 1, LB2 = ValidCol).
+void check_dimensions(const isa::TquantBlock& w, TquantState& st) {
   st.vcol = w.lb0;
   st.rows = (w.dim_mask >> 1 & 1u) ? w.lb1 : 1;
   st.col = (w.dim_mask >> 2 & 1u) ? w.lb2 : w.lb0;
@@ -127,7 +134,10 @@ std::uint32_t check_legality(KernelContext& ctx) {
   if (st.col < st.vcol)
     legality("malformed dimensions",
              fmt::format("LB2 (Col) {} is below LB0 (ValidCol) {}", st.col, st.vcol));
-  // The source tile: name, type, layout, shape, capacity.
+}
+
+// The source tile: name, type, layout, shape, capacity.
+void check_source(KernelContext& ctx, const isa::TquantBlock& w, TquantState& st) {
   st.src = w.src_tile;
   if (st.src >= sfu::kNumTiles)
     legality("invalid source", fmt::format("T{} is not a Local tile (T0..T31)", st.src));
@@ -164,7 +174,10 @@ std::uint32_t check_legality(KernelContext& ctx) {
                  fmt::format("T{} element ({}, {}) is {} (0x{:08x})", st.src, r, c,
                              (bits & 0x7FFFFFu) ? "NaN" : "Inf", bits));
     }
-  // B.IOR: multiplier and zero point from the GPRs (an r0 is a real read).
+}
+
+// B.IOR: multiplier and zero point from the GPRs (an r0 is a real read).
+void check_ior(KernelContext& ctx, const isa::TquantBlock& w, TquantState& st) {
   st.type = w.dst_dtype == static_cast<std::uint8_t>(TileDataType::S8) ? num::QuantType::S8
                                                                        : num::QuantType::U8;
   if (w.ior_count == 1) {
@@ -187,6 +200,21 @@ std::uint32_t check_legality(KernelContext& ctx) {
                            st.type == num::QuantType::S8 ? "sign-extended -128..127" : "0..255"));
     st.zero_point = szp;
   }
+}
+
+// Bundle 2: every legality rule of seed 002, in the order of its "ordering"
+// list: schema, fields, types, shape, capacity, source definedness and
+// encoding, multiplier, zero point. Reads the GPRs of a present B.IOR.
+std::uint32_t check_legality(KernelContext& ctx) {
+  TquantState& st = tquant_state(ctx);
+  if (st.noop) return 0;
+  const isa::TquantBlock& w = st.w;
+  check_schema(w);
+  check_fields(w);
+  check_types(w);
+  check_dimensions(w, st);
+  check_source(ctx, w, st);
+  check_ior(ctx, w, st);
   st.rmode = static_cast<num::RMode>(w.rmode);
   st.sat = w.sat == 1;
   return 0;

@@ -10,8 +10,8 @@
 
 #include <cstdint>
 
-#include "firmware_stubs/kernel.h"
 #include "models/isa/opcode_table.h"
+#include "models/kernel/kernel.h"
 #include "models/state/sfu_tile_file.h"
 
 namespace tpb::fw {

@@ -60,54 +60,10 @@
 #include "models/trace/recorder.h"
 #include "models/trace/stats.h"
 #include "platform/core/core_tracer.h"
+#include "platform/core/profile.h"
 #include "platform/core/retire_merge.h"
 
 namespace tpb::platform {
-
-// What makes a core (fixed between resets).
-struct CoreConfig {
-  isa::Arch arch = isa::Arch::Mariana;
-  timing::TimingConfig timing = timing::default_timing(isa::Arch::Mariana);
-  // DVE QuantizeMX emax offsets (SPEC §4); the core puts it in the DVE's
-  // engine state (fw::QuantizeMxOptions).
-  num::MxEmax mx_emax = num::MxEmax::Ocp;
-  // Replacement kernel_info tables (8-byte records, seed 000 §1) by compute
-  // engine (isa::engine_index); empty = the default table of the engine.
-  std::array<std::vector<std::uint8_t>, isa::kNumEngines> kernel_info;
-  // SPEC §15: the cores of the device this core is one of. `timing.hbm.bytes`
-  // is the profile's, per core; the HBM is the device's, and every core of
-  // it reaches hbm_capacity() bytes.
-  unsigned device_cores = 1;
-  std::uint64_t hbm_capacity() const { return timing.hbm.bytes * device_cores; }
-  // Bytes of one partition of SBUF or PSUM.
-  std::uint32_t partition_bytes(isa::Region r) const {
-    return r == isa::Region::Psum ? timing.psum_bytes_per_partition
-                                  : timing.sbuf_bytes_per_partition;
-  }
-};
-// The defaults of a generation (timing from timing::default_timing).
-CoreConfig default_core_config(isa::Arch arch);
-
-// A core's configuration loaded (SPEC §8): checked whole, and every bundle's
-// cost under its timing resolved once. Cores are built from a Profile, never
-// from a configuration that was not checked; it cannot change, so its costs
-// always match its timing.
-class Profile {
- public:
-  // Throws timing::TimingError for a bundle override that names no bundle,
-  // std::invalid_argument for an impossible configuration (a capacity out
-  // of range, a device HBM past the 2^40 window, a bad kernel_info table).
-  Profile(CoreConfig cfg);  // NOLINT: a configuration is loaded where a core needs one
-  const CoreConfig& config() const { return cfg_; }
-  const fw::BundleCosts& costs() const { return costs_; }
-  // The profile of a core of a device of `cores` cores (its HBM the
-  // device's); throws as the constructor for an HBM past the window.
-  Profile in_device(unsigned cores) const;
-
- private:
-  CoreConfig cfg_;
-  fw::BundleCosts costs_;
-};
 
 // What one run records (SPEC §9 --vcd, --perfetto, --trace-*).
 struct TraceSetup {
@@ -175,6 +131,8 @@ class TpbCore : public sc_core::sc_module {
   // Memories with byte counters: SBUF quadrants q0..q3 and the PSUM
   // (MemPort::kCountSbufQ0 .. kCountPsum).
   static constexpr unsigned kNumMems = sc::MemPort::kCountPsum + 1;
+  // Engine i of the core's sequencers (compute engines, then the DMA queues).
+  static constexpr isa::Queue engine_at(std::size_t i) { return static_cast<isa::Queue>(i); }
 
   // A CoreConfig loads into its Profile first (throwing as Profile's
   // constructor, before any child module is built).
@@ -269,7 +227,18 @@ class TpbCore : public sc_core::sc_module {
 
  private:
   friend class DeviceRun;  // every run: start_in / end_in, the drive
-  class EngineHook;
+  // The core's own observer on each sequencer: retires into the time-ordered
+  // hold (and the core-level traces).
+  class EngineHook : public sc::SequencerObserver {
+   public:
+    explicit EngineHook(TpbCore& core) : core_(core) {}
+    void on_retire(const sc::RetireRecord& r) override { core_.on_retire(r); }
+    bool wants_bundle_starts() const override { return false; }
+    bool wants_bundle_ends() const override { return false; }
+
+   private:
+    TpbCore& core_;
+  };
   void ensure_elaborated();
   // This core's part in a run (DeviceRun): its engines started with
   // `setup`, tracing into `rec`, retiring into `retires`; and its end, its

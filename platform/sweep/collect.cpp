@@ -148,12 +148,19 @@ std::string csv_row(const json& p, const Row& row, const std::vector<std::string
   return csv + "\n";
 }
 
+// The plot script (platform/sweep/plot_sweep.py): TPBSIM_PLOT_SCRIPT, else
+// the one installed beside this tpbsim (PREFIX/share/tpbsim, cmake/install.cmake),
+// else the sources' (a build tree's tpbsim).
 std::string plot_script() {
   if (const char* e = std::getenv("TPBSIM_PLOT_SCRIPT")) return e;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  const fs::path installed = exe.parent_path().parent_path() / "share/tpbsim/plot_sweep.py";
+  if (!ec && fs::is_regular_file(installed, ec)) return installed.string();
 #ifdef TPBSIM_SOURCE_DIR
-  return std::string(TPBSIM_SOURCE_DIR) + "/scripts/plot_sweep.py";
+  return std::string(TPBSIM_SOURCE_DIR) + "/platform/sweep/plot_sweep.py";
 #else
-  return "scripts/plot_sweep.py";
+  return "platform/sweep/plot_sweep.py";
 #endif
 }
 

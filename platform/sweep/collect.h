@@ -1,7 +1,7 @@
 // Collecting a sweep (docs/SWEEPS.md "CSV columns"): every point's result
 // and stats merged into OUT/results.csv, one row per point in plan order (a
 // point that has not run, or failed, keeps its row), and the plot of one
-// column (scripts/plot_sweep.py) into OUT/plot.png.
+// column (platform/sweep/plot_sweep.py) into OUT/plot.png.
 #pragma once
 
 #include <string>

@@ -15,7 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "firmware_stubs/kernel.h"
+#include "firmware_stubs/builtin_kernels.h"
+#include "models/kernel/kernel.h"
 #include "models/timing/timing_profile.h"
 #include "sc_tests/fuzz/fuzz_check.h"
 

@@ -6,6 +6,7 @@
 
 #include <fstream>
 
+#include "firmware_stubs/builtin_kernels.h"
 #include "sc_tests/sc/test_platform_harness.h"
 
 using namespace tpb;

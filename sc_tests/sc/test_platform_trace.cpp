@@ -8,7 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "firmware_stubs/kernel.h"
+#include "firmware_stubs/builtin_kernels.h"
+#include "models/kernel/kernel.h"
 #include "models/sc/engine/engine_tracer.h"
 #include "sc_tests/sc/test_platform_harness.h"
 

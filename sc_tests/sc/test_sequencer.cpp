@@ -5,8 +5,9 @@
 
 #include <random>
 
-#include "firmware_stubs/kernel.h"
+#include "firmware_stubs/builtin_kernels.h"
 #include "firmware_stubs/pool/tensor_dequantize.h"
+#include "models/kernel/kernel.h"
 #include "models/sc/engine/kernel_info_table.h"
 #include "sc_tests/sc/test_platform_harness.h"
 

@@ -347,10 +347,9 @@ TEST(IsaNames, Opcodes) {
                        "reciprocal",    "bn_stats",           "bn_aggr",       "nc_transpose"};
   for (int k = 0; k < 12; ++k)
     EXPECT_EQ(opcode_mnemonic(static_cast<std::uint8_t>(0x20 + k)), vec[k]);
-  int known = 0;
-  for (int op = 0; op < 256; ++op) known += !opcode_mnemonic(static_cast<std::uint8_t>(op)).empty();
   EXPECT_EQ(opcode_mnemonic(0xf0), "nop");  // SPEC §18 (convention)
-  EXPECT_EQ(known, 23);
+  // Every other opcode has none: OpcodeTable.UnknownOpcodes, against the
+  // table's expected rows.
 }
 
 TEST(IsaNames, Dtypes) {

@@ -19,11 +19,12 @@
 #include <tuple>
 #include <vector>
 
+#include "firmware_stubs/builtin_kernels.h"
 #include "firmware_stubs/common/host_threads.h"
 #include "firmware_stubs/dve/quantize_mx.h"
-#include "firmware_stubs/kernel.h"
 #include "firmware_stubs/pe/matmul.h"
 #include "firmware_stubs/pool/tensor_dequantize.h"
+#include "models/kernel/kernel.h"
 #include "sc_tests/sc/test_dve_quantize_mx_ref.h"
 #include "sc_tests/sc/test_platform_ref.h"
 #include "sc_tests/unit/test_mx_matmul_ref.h"

@@ -19,9 +19,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "firmware_stubs/kernel.h"
+#include "firmware_stubs/builtin_kernels.h"
 #include "models/isa/checker.h"
 #include "models/isa/opcode_table.h"
+#include "models/kernel/kernel.h"
 
 namespace tpb::isa {
 namespace {

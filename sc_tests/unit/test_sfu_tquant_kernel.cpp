@@ -12,10 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "firmware_stubs/kernel.h"
+#include "firmware_stubs/builtin_kernels.h"
 #include "firmware_stubs/sfu/tquant.h"
 #include "models/isa/opcode_table.h"
 #include "models/isa/tquant_block.h"
+#include "models/kernel/kernel.h"
 #include "models/state/sfu_tile_file.h"
 
 using namespace tpb;

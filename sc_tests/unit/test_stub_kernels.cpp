@@ -8,8 +8,9 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "firmware_stubs/builtin_kernels.h"
 #include "firmware_stubs/dve/quantize_mx.h"
-#include "firmware_stubs/kernel.h"
+#include "models/kernel/kernel.h"
 #include "sc_tests/sc/test_dve_quantize_mx_ref.h"
 
 using namespace tpb;

@@ -10,8 +10,9 @@
 #include <map>
 #include <vector>
 
+#include "firmware_stubs/builtin_kernels.h"
 #include "firmware_stubs/dve/tensor_copy.h"
-#include "firmware_stubs/kernel.h"
+#include "models/kernel/kernel.h"
 #include "sc_tests/unit/test_element_ops_ref.h"
 #include "sc_tests/unit/test_tensor3d.h"
 

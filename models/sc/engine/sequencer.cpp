@@ -1,7 +1,11 @@
+// The Sequencer's thread and its named steps (sequencer.h): step() runs an
+// instruction through fetch, wait, check, dispatch, execute and issue; the
+// completions, the faults and the watchdog's stop. Its roles of their own:
+// Context (sequencer_context.cpp), DmaQueue (dma_queue.cpp), EngineClock
+// (engine_clock.h).
 #include "models/sc/engine/sequencer.h"
 
 #include <algorithm>
-#include <cassert>
 #include <cstring>
 #include <memory>
 
@@ -12,32 +16,13 @@
 #include "models/isa/predicates.h"
 #include "models/isa/program.h"
 #include "models/race/detector.h"
+#include "models/sc/engine/dma_queue.h"
+#include "models/sc/engine/sequencer_context.h"
 #include "models/sc/memory/core_memory_map.h"
 
 namespace tpb::sc {
 
 namespace {
-
-// Thrown by a bundle that would begin after the watchdog's stop time; caught
-// by Sequencer::execute (not a fault).
-struct WatchdogStop {};
-
-std::string describe_addr(std::uint64_t addr) {
-  const auto a = static_cast<std::uint32_t>(addr);
-  switch (isa::region_of(a)) {
-    case isa::Region::Sbuf:
-      return fmt::format("sbuf partition {} offset 0x{:x}", isa::partition_of(a),
-                         isa::offset_of(a));
-    case isa::Region::Psum:
-      return fmt::format("psum partition {} offset 0x{:x}", isa::partition_of(a),
-                         isa::offset_of(a));
-    case isa::Region::SfuTile:
-      return "sfu tile file";
-    case isa::Region::Control:
-      return "control region";
-  }
-  return "";
-}
 
 // A fault from a kernel: an address error names itself, anything else is
 // the kernel's own.
@@ -47,135 +32,15 @@ const char* kernel_fault_kind(const std::string& what) {
 
 }  // namespace
 
-// The kernel's view of this engine (fw::KernelContext).
-class Sequencer::Context : public fw::KernelContext {
- public:
-  explicit Context(Sequencer& s) : s_(s) {}
-  // A new instruction: no streaming bundle open, no scratch set (its
-  // storage kept: KernelContext::set_scratch).
-  void begin_instruction() {
-    deferred_ = 0;
-    new_instruction();
-  }
-  const isa::RawInst& inst() const override { return s_.raw_; }
-  isa::Arch arch() const override { return s_.cfg_.arch; }
-  isa::Queue engine() const override { return s_.engine_; }
-  std::uint32_t reg(unsigned r) const override { return s_.env_.regs->get(s_.engine_, r); }
-  const timing::TimingConfig& timing() const override { return *s_.cfg_.timing; }
-  fw::EngineState& engine_state() override { return s_.state_; }
-  // Absolute simulated time: a co-simulation harness compares it with
-  // sc_time_stamp().
-  std::uint64_t now_ps() const override { return to_ps(s_.env_.control->origin()) + s_.now_ps(); }
-  void count(const char* name, std::uint64_t n) override {
-    s_.notify([&](SequencerObserver& o) { o.on_count(name, n); });
-  }
-  bool timing_only() const override { return s_.timing_only_; }
-
-  void read(std::uint64_t addr, void* dst, std::size_t len) override {
-    access(addr, dst, len, false);
-  }
-  void write(std::uint64_t addr, const void* src, std::size_t len) override {
-    access(addr, const_cast<void*>(src), len, true);
-  }
-  std::uint8_t* direct(std::uint64_t addr, std::size_t len, bool for_write) override {
-    s_.flush_time();
-    sc_core::sc_time d = s_.qk_.get_local_time();
-    std::uint8_t* p = s_.port.direct(addr, len, for_write, d);
-    s_.qk_.set(d);
-    if (p) {
-      note(addr, len, for_write);
-      if (s_.pipeline_open_) s_.pattern_.access(addr, len, for_write);
-    }
-    return p;
-  }
-  void touch(std::uint64_t addr, std::size_t len, bool write) override { note(addr, len, write); }
-  void register_addressed() const override { s_.dynamic_ = true; }
-
-  void begin_bundle(const fw::Bundle& b, std::uint64_t trips, std::uint32_t cycles) override {
-    // cycles x trips, saturating: a huge profile value must not wrap.
-    std::uint64_t work;
-    if (__builtin_mul_overflow(std::uint64_t{cycles}, trips, &work)) work = UINT64_MAX;
-    if (b.stream) {
-      if (!s_.pipeline_open_) s_.open_pipeline();
-      s_.pipeline_compute_ =
-          work > UINT64_MAX - s_.pipeline_compute_ ? UINT64_MAX : s_.pipeline_compute_ + work;
-    } else if (s_.pipeline_open_) {
-      s_.close_pipeline();
-    }
-    const std::uint64_t t = s_.now_ps();
-    if (!s_.env_.control->proceed(t)) throw WatchdogStop{};
-    // Field by field into the vector (a temporary copied in whole stalled
-    // on store forwarding: its 16-byte loads spanned the 8- and 4-byte stores).
-    // The observers hear of it when the instruction issues (Sequencer::issue).
-    BundleRecord& rec = s_.bundles_.emplace_back();
-    rec.bundle = &b;
-    rec.start_ps = t;
-    rec.end_ps = t;
-    rec.trips = trips;
-    rec.cycles = cycles;
-    // A streaming bundle's step moves its data from the bundle's start (its
-    // accesses book bandwidth there); its compute is on the clock at its end.
-    if (b.stream)
-      deferred_ = work;
-    else
-      s_.add_cycles(work);
-  }
-  void end_bundle(const fw::Bundle&) override {
-    if (deferred_ != 0) {
-      s_.add_cycles(deferred_);
-      deferred_ = 0;
-    }
-    // Past a watchdog's stop the bundle is left open.
-    const std::uint64_t t = s_.now_ps();
-    if (!s_.env_.control->proceed(t)) throw WatchdogStop{};
-    s_.bundles_.back().end_ps = t;
-  }
-
- private:
-  // An access of the instruction: the race check's record (SPEC §14) and its
-  // footprint, for the engine's interlock (SPEC §8).
-  void note(std::uint64_t addr, std::size_t len, bool is_write) {
-    if (s_.race_) s_.race_->access(s_.race_core_, s_.engine_, addr, len, is_write);
-    if (is_write) {
-      s_.footprint_.write(addr, len);
-      return;
-    }
-    if (s_.psum_reads_exempt_ &&
-        isa::region_of(static_cast<std::uint32_t>(addr)) == isa::Region::Psum)
-      return;  // the PE's PSUM accumulation: near memory, not interlocked
-    s_.footprint_.read(addr, len);
-  }
-  void access(std::uint64_t addr, void* data, std::size_t len, bool is_write) {
-    if (len == 0) return;
-    if (len > UINT32_MAX)
-      throw fw::KernelFault(fmt::format("access of {} bytes at 0x{:07x} is too long", len, addr));
-    // MemPort takes its DMI fast path itself, charged as b_transport would be.
-    s_.flush_time();
-    sc_core::sc_time d = s_.qk_.get_local_time();
-    const auto n = static_cast<unsigned>(len);
-    const tlm::tlm_response_status st =
-        is_write ? s_.port.write(addr, data, n, d) : s_.port.read(addr, data, n, d);
-    s_.qk_.set(d);
-    if (st != tlm::TLM_OK_RESPONSE)
-      throw fw::KernelFault(fmt::format("address error: {} of {} bytes at 0x{:07x} ({}): {}",
-                                        is_write ? "write" : "read", len, addr, describe_addr(addr),
-                                        tlm_status_name(st)));
-    note(addr, len, is_write);
-    if (s_.pipeline_open_) s_.pattern_.access(addr, len, is_write);
-  }
-
- private:
-  Sequencer& s_;
-  std::uint64_t deferred_ = 0;  // compute cycles of the open streaming bundle
-};
-
 Sequencer::Sequencer(sc_core::sc_module_name name, isa::Queue engine, SequencerEnv env,
                      SequencerConfig cfg)
     : sc_core::sc_module(name),
       port("port"),
       engine_(engine),
       env_(env),
-      ctx_(std::make_unique<Context>(*this)) {
+      clock_(env.control),
+      ctx_(std::make_unique<Context>(*this)),
+      dma_(std::make_unique<DmaQueue>(*this)) {
   configure(std::move(cfg));
   SC_HAS_PROCESS(Sequencer);
   SC_THREAD(thread);
@@ -188,19 +53,26 @@ Sequencer::~Sequencer() = default;
 
 void Sequencer::configure(SequencerConfig cfg) {
   cfg_ = std::move(cfg);
-  clock_ = timing::ClockDivider(cfg_.timing->clock(engine_));
+  clock_.set_divider(timing::ClockDivider(cfg_.timing->clock(engine_)));
   issue_overhead_ps_ =
-      timing::TimingConfig::cycles_to_ps(cfg_.timing->issue_overhead(engine_), clock_);
-  min_ii_ps_ = timing::TimingConfig::cycles_to_ps(cfg_.timing->min_ii(engine_), clock_);
+      timing::TimingConfig::cycles_to_ps(cfg_.timing->issue_overhead(engine_), clock_.divider());
+  min_ii_ps_ = timing::TimingConfig::cycles_to_ps(cfg_.timing->min_ii(engine_), clock_.divider());
   min_ii_dynamic_ps_ =
-      timing::TimingConfig::cycles_to_ps(cfg_.timing->min_ii_dynamic(engine_), clock_);
+      timing::TimingConfig::cycles_to_ps(cfg_.timing->min_ii_dynamic(engine_), clock_.divider());
   pattern_.configure(cfg_.timing->wide_stride_bytes, cfg_.timing->wide_stride_cost(engine_));
   psum_reads_exempt_ = engine_ == isa::Queue::Pe;
-  const unsigned cores = dma_caps_.cores;  // the device's, kept (set_device_semaphores)
-  dma_caps_ = dma_capacities(*cfg_.timing, cfg_.hbm_capacity);
-  dma_caps_.has_hbm = env_.dma != nullptr;
-  dma_caps_.cores = cores;
+  dma_->configure(*cfg_.timing, cfg_.hbm_capacity, env_.dma != nullptr);
 }
+
+void Sequencer::set_device_semaphores(const std::vector<SemaphoreBank*>* banks,
+                                      std::vector<unsigned> targets) {
+  dma_->set_device_semaphores(banks, std::move(targets));
+}
+
+DmaEngines::Client* Sequencer::dma_client() { return dma_.get(); }
+std::uint64_t Sequencer::dma_unretired_first() const { return dma_->unretired_first(); }
+std::uint64_t Sequencer::dma_unretired_end() const { return dma_->unretired_end(); }
+std::size_t Sequencer::in_flight() const { return completions_.size() + dma_->in_flight(); }
 
 void Sequencer::add_observer(SequencerObserver* o) {
   observers_.push_back(o);
@@ -211,37 +83,6 @@ void Sequencer::add_observer(SequencerObserver* o) {
 void Sequencer::remove_observer(SequencerObserver* o) {
   for (auto* v : {&observers_, &bundle_observers_, &bundle_end_observers_})
     v->erase(std::remove(v->begin(), v->end(), o), v->end());
-}
-
-std::uint64_t Sequencer::now_ps() const {
-  // The simulated time moves only while this thread waits, and every wait
-  // of the engine's thread is followed by refresh_stamp().
-  assert(!sc_core::sc_get_current_process_handle().valid() ||
-         stamp_ps_ <= env_.control->rel_ps(sc_core::sc_time_stamp()));
-  return stamp_ps_ + qk_.get_local_time().value() + pending_ps_;
-}
-void Sequencer::refresh_stamp() { stamp_ps_ = env_.control->rel_ps(sc_core::sc_time_stamp()); }
-
-void Sequencer::set_now(std::uint64_t t) {
-  pending_ps_ = 0;
-  qk_.set(ps_time(t - stamp_ps_));
-}
-
-void Sequencer::sync() {
-  flush_time();
-  RunControl& c = *env_.control;
-  if (c.aborted()) throw RunControl::Abort{};
-  wait(qk_.get_local_time(), c.abort_event());
-  refresh_stamp();
-  if (c.aborted()) throw RunControl::Abort{};
-  qk_.reset();
-}
-
-void Sequencer::add_cycles(std::uint64_t cycles) {
-  inst_cycles_ = cycles > UINT64_MAX - inst_cycles_ ? UINT64_MAX : inst_cycles_ + cycles;
-  const std::uint64_t after = timing::TimingConfig::cycles_to_ps(inst_cycles_, clock_);
-  pending_ps_ += after - inst_ps_;
-  inst_ps_ = after;
 }
 
 void Sequencer::open_pipeline() {
@@ -271,7 +112,7 @@ void Sequencer::close_pipeline() {
   const sc_core::sc_time fill =
       lanes_.fill() > fill_credit_ ? lanes_.fill() - fill_credit_ : sc_core::SC_ZERO_TIME;
   fill_credit_ = sc_core::SC_ZERO_TIME;
-  qk_.inc(fill + over);
+  clock_.inc(fill + over);
   // The stream holds the engine's issue (SPEC §8); its fill is latency only.
   const std::uint64_t stream = to_ps(std::max(compute, mem));
   issue_ps_ += stream;
@@ -330,7 +171,7 @@ void Sequencer::host_fault(const std::string& what) {
   info.opcode = opcode_;
   info.kind = "host";
   info.message = where() + ": " + what;
-  env_.control->fault(std::move(info), std::max(now_ps(), stamp_ps_));
+  env_.control->fault(std::move(info), std::max(now_ps(), clock_.stamp_ps()));
 }
 
 void Sequencer::watchdog_stop() {
@@ -344,14 +185,14 @@ void Sequencer::watchdog_stop() {
   flush_time();
   try {
     while (!c.aborted() && ((!completions_.empty() && completions_.front().end_ps <= stop) ||
-                            (dma_in_flight_ > 0 && now_ps() <= stop))) {
+                            (dma_->in_flight() > 0 && now_ps() <= stop))) {
       const std::uint64_t now = env_.control->rel_ps(sc_core::sc_time_stamp());
-      if (dma_in_flight_ > 0 && stop >= now)
+      if (dma_->in_flight() > 0 && stop >= now)
         wait(ps_time(stop - now + 1), drained_ev_ | c.abort_event());
       else
         wait(drained_ev_ | c.abort_event());
       refresh_stamp();
-      qk_.reset();
+      clock_.reset_local();
     }
   } catch (...) {
     throw;
@@ -387,15 +228,13 @@ void Sequencer::thread() {
 }
 
 void Sequencer::run_program() {
-  qk_.reset();
-  pending_ps_ = 0;
+  clock_.reset_local();
+  clock_.clear_pending();
   refresh_stamp();
   fetch_.reset(*env_.queue, cfg_.timing->fetch);
   complete_ev_.cancel();
   completions_.clear();
-  dma_order_.clear();
-  dma_in_flight_ = 0;
-  dma_submitted_ = dma_retired_ = 0;
+  dma_->reset();
   gate_overlap_ps_ = 0;
   pipe_.reset(now_ps());
   const std::uint64_t count = env_.queue->total();
@@ -403,7 +242,7 @@ void Sequencer::run_program() {
   for (index_ = 0; index_ < count; ++index_) {
     if (!step()) return;
     flush_time();
-    if (qk_.need_sync()) sync();
+    if (clock_.need_sync()) sync();
   }
   sync();
   drain();
@@ -429,7 +268,7 @@ bool Sequencer::step() {
   std::optional<KernelInfoRecord> record;
   bool unknown_only = false;
   if (!check(record, unknown_only)) return false;
-  if (isa::is_dma_queue(engine_)) return submit_dma();
+  if (isa::is_dma_queue(engine_)) return dma_->submit();
   const fw::Kernel* worker = dispatch(record, unknown_only);
   return worker && execute(*worker) && issue();
 }
@@ -442,10 +281,10 @@ bool Sequencer::fetch() {
   // wait; a stall as far as it delays the issue (the engine's pipeline may
   // hold the issue that long anyway).
   const std::uint64_t ready = fetch_.ready_at(index_, t);
-  if (ready > t) qk_.inc(ps_time(ready - t));
+  if (ready > t) clock_.inc(ps_time(ready - t));
   // 64 bytes from this engine's queue, timed by the queue (SPEC §7).
   fetch_ps_ = now_ps();
-  sc_core::sc_time d = qk_.get_local_time();
+  sc_core::sc_time d = clock_.local_time();
   const sc_core::sc_time before = d;
   const std::uint64_t addr = queue_base(engine_) + env_.queue->slot_addr(index_);
   const tlm::tlm_response_status st = port.read_control(addr, raw_.data(), isa::kInstBytes, d);
@@ -457,7 +296,7 @@ bool Sequencer::fetch() {
     d -= hidden;
   }
   gate_overlap_ps_ = 0;
-  qk_.set(d);
+  clock_.set_local_time(d);
   if (ready > t) {
     // A stall as far as the wait delays the fetched word past the time the
     // engine could issue it anyway (its pipeline may hold the issue longer).
@@ -572,7 +411,7 @@ bool Sequencer::execute(const fw::Kernel& worker) {
   unit_ = issue_unit();
   const std::uint64_t now = now_ps();
   const std::uint64_t s0 = pipe_.unit_ready(unit_, now);
-  pending_ps_ += s0 - now;  // on to the quantum keeper with the kernel's first cycles
+  clock_.add_pending_ps(s0 - now);  // on to the quantum keeper with the kernel's first cycles
   exec_start_ps_ = s0;
   footprint_.clear();
   // The wait-only instruction (SPEC §18) fetches no operands and starts no
@@ -581,10 +420,9 @@ bool Sequencer::execute(const fw::Kernel& worker) {
   issue_ps_ = bare ? 0 : issue_overhead_ps_;
   stream_cycles_ = 0;
   dynamic_ = false;
-  inst_cycles_ = 0;
-  inst_ps_ = 0;
+  clock_.begin_instruction();
   if (!bare) add_cycles(std::uint64_t{timing.overhead(engine_)} + timing.issue_overhead(engine_));
-  fill_credit_ = ps_time(inst_ps_);
+  fill_credit_ = ps_time(clock_.instruction_ps());
   Context& ctx = *ctx_;
   ctx.begin_instruction();
   try {
@@ -668,11 +506,11 @@ bool Sequencer::issue() {
     c.events = events_;
     c.end_ps = end;
     c.retired = true;
-    if (completions_.size() == 1) complete_ev_.notify(ps_time(end - stamp_ps_));
+    if (completions_.size() == 1) complete_ev_.notify(ps_time(end - clock_.stamp_ps()));
   }
   bundles_.clear();
   // In order: the next instruction's fetch starts where this one started.
-  set_now(std::max(start, stamp_ps_));
+  set_now(std::max(start, clock_.stamp_ps()));
   return true;
 }
 
@@ -710,7 +548,7 @@ void Sequencer::tell_issue(std::uint64_t start, std::uint64_t end, std::uint64_t
 }
 
 void Sequencer::deliver(const Completion& c) {
-  if (isa::is_dma_queue(engine_)) ++dma_retired_;  // in queue order
+  if (isa::is_dma_queue(engine_)) dma_->retired();  // in queue order
   if (!c.retired) {
     const RetireRecord rr{engine_, c.index, c.opcode,   c.start_ps,  c.end_ps,
                           nullptr, 0,       c.fetch_ps, c.fetched_ps};
@@ -724,8 +562,8 @@ void Sequencer::deliver(const Completion& c) {
 SemaphoreBank& Sequencer::update_bank(unsigned update_core) const {
   // 1 + K: core K's of the device (checked against the device by check_dma;
   // already the physical core: transfer_done).
-  if (update_core == 0 || !device_sems_) return *env_.sems;
-  return *device_sems_->at(update_core - 1);
+  SemaphoreBank* bank = dma_->device_bank(update_core);
+  return bank ? *bank : *env_.sems;
 }
 
 void Sequencer::complete_due() {
@@ -766,173 +604,14 @@ void Sequencer::drain() {
     }
     wait(drained_ev_ | c.abort_event());
     refresh_stamp();
-    qk_.reset();
-    pending_ps_ = 0;
+    clock_.reset_local();
+    clock_.clear_pending();
     if (c.aborted()) throw RunControl::Abort{};
     if (c.watchdog() != RunControl::Watchdog::None && now_ps() > c.stop_ps()) {
       watchdog_stop();
       return;
     }
   }
-}
-
-// ---- DMA queues (SPEC §10) ------------------------------------------------------
-
-bool Sequencer::submit_dma() {
-  if (opcode_ == static_cast<std::uint8_t>(isa::Opcode::Nop)) return submit_dma_nop();
-  if (opcode_ != static_cast<std::uint8_t>(isa::Opcode::DmaCopy)) {
-    fault("dispatch", fmt::format("a DMA queue executes DMA descriptors only (dma_copy, opcode "
-                                  "0x{:02x}), not opcode 0x{:02x}",
-                                  static_cast<unsigned>(isa::Opcode::DmaCopy), opcode_));
-    return false;
-  }
-  auto t = std::make_shared<DmaTransfer>();
-  std::memcpy(&t->desc, raw_.data(), sizeof t->desc);
-  try {
-    check_dma(t->desc, dma_caps_);
-  } catch (const DmaFault& e) {
-    // "address error: ..." or "<predicate>(side): ..." (nothing was written).
-    const std::string what = e.what();
-    if (what.rfind("address error", 0) == 0) {
-      fault("address", what);
-    } else {
-      const std::size_t cut = what.find_first_of("(:");
-      fault("invalid", "invalid DMA descriptor: " + what, {what.substr(0, cut)});
-    }
-    return false;
-  }
-  // The engines order their transfers by simulated time: submit at the
-  // synced time.
-  sync();
-  if (!await_dma_slot()) return false;
-  t->queue = isa::dma_queue_index(engine_);
-  t->index = index_;
-  t->issue_ps = now_ps();
-  t->fetch_ps = fetch_ps_;
-  t->fetched_ps = fetched_ps_;
-  // The race check: the queue has passed the transfer's wait; its DMA
-  // engines take it (dma_engine_begin) as they reach it.
-  if (race_) race_->dma_queue_begin(race_core_, engine_, index_, opcode_, events_);
-  env_.dma->submit(t);
-  const isa::DmaDescriptor& d = t->desc;
-  const bool src_hbm = d.src.kind == static_cast<std::uint8_t>(isa::DmaEndpointKind::Hbm);
-  const bool dst_hbm = d.dst.kind == static_cast<std::uint8_t>(isa::DmaEndpointKind::Hbm);
-  const bool add = d.dst_rmw_op == static_cast<std::uint8_t>(isa::DmaRmwOp::Add);
-  notify([&](SequencerObserver& o) {
-    o.on_count("dma_bytes", t->bytes);
-    if (src_hbm || (dst_hbm && add))
-      o.on_count("hbm_read_bytes", (src_hbm ? t->bytes : 0) + (dst_hbm && add ? t->bytes : 0));
-    if (dst_hbm) o.on_count("hbm_write_bytes", t->bytes);
-  });
-  notify([&](SequencerObserver& o) {
-    o.on_issue(IssueEvent{engine_, index_, opcode_, &raw_, t->issue_ps, 0});
-  });
-  ++dma_in_flight_;
-  ++dma_submitted_;
-  dma_order_.emplace_back().first.index = index_;
-  return true;
-}
-
-bool Sequencer::await_dma_slot() {
-  // A descriptor holds its ring slot until its transfer completes
-  // (docs/CONVENTIONS.md "DMA"): a queue has at most a ring of transfers in
-  // flight, so a queue of any length runs in bounded memory.
-  const std::size_t limit = std::max<std::size_t>(1, env_.queue->ring_words());
-  if (dma_in_flight_ < limit) return true;
-  RunControl& c = *env_.control;
-  while (dma_in_flight_ >= limit) {
-    wait(dma_slot_ev_ | c.abort_event());
-    refresh_stamp();
-    qk_.reset();
-    if (c.aborted()) throw RunControl::Abort{};
-  }
-  if (c.proceed(now_ps())) return true;
-  watchdog_stop();
-  return false;
-}
-
-bool Sequencer::submit_dma_nop() {
-  // The wait-only instruction on a DMA queue (SPEC §18): its wait is passed,
-  // it moves nothing, and it completes with the queue's earlier transfers
-  // (in order), its update then meaning "every earlier transfer is done".
-  sync();
-  const std::uint64_t now = now_ps();
-  if (race_) race_->dma_queue_begin(race_core_, engine_, index_, opcode_, events_);
-  notify([&](SequencerObserver& o) {
-    o.on_issue(IssueEvent{engine_, index_, opcode_, &raw_, now, 0});
-  });
-  Completion& c = dma_order_.emplace_back().first;
-  c.index = index_;
-  c.opcode = opcode_;
-  c.events = events_;
-  c.fetch_ps = fetch_ps_;
-  c.fetched_ps = fetched_ps_;
-  c.start_ps = now;
-  c.end_ps = now;
-  dma_order_.back().second = true;
-  ++dma_submitted_;  // in queue order, as a transfer (the pending list's range)
-  complete_in_order();
-  return true;
-}
-
-void Sequencer::transfer_done(DmaTransfer& t) {
-  // Called by the engine that moved the transfer's last share, at its time;
-  // the transfer completes (retire, semaphore update) when it lands and every
-  // earlier transfer of the queue has completed: a queue completes in order,
-  // as a compute engine does (docs/CONVENTIONS.md "DMA").
-  RunControl& ctl = *env_.control;
-  if (dma_in_flight_ > 0) --dma_in_flight_;
-  dma_slot_ev_.notify(sc_core::SC_ZERO_TIME);
-  if (ctl.aborted() || stopped_) return;
-  auto it = std::find_if(dma_order_.begin(), dma_order_.end(),
-                         [&](const auto& e) { return e.first.index == t.index; });
-  if (it == dma_order_.end()) return;
-  Completion& c = it->first;
-  c.opcode = static_cast<std::uint8_t>(isa::Opcode::DmaCopy);
-  c.events = t.desc.events;
-  c.update_core = physical_update_core(t.desc.update_core);
-  c.fetch_ps = t.fetch_ps;
-  c.fetched_ps = t.fetched_ps;
-  c.start_ps = t.issue_ps;
-  c.end_ps = t.done_ps;
-  it->second = true;
-  complete_in_order();
-}
-
-void Sequencer::complete_in_order() {
-  RunControl& ctl = *env_.control;
-  while (!dma_order_.empty() && dma_order_.front().second) {
-    Completion done = dma_order_.front().first;
-    dma_order_.pop_front();
-    if (!completions_.empty()) done.end_ps = std::max(done.end_ps, completions_.back().end_ps);
-    // Its release in the race check: the engines that moved it, joined with
-    // the queue's earlier transfers (they completed before it).
-    if (race_) race_->end(race_core_, engine_, done.index, done.events, done.update_core);
-    const bool first = completions_.empty();
-    completions_.push_back(std::move(done));
-    if (first) {
-      const std::uint64_t now = ctl.rel_ps(sc_core::sc_time_stamp());
-      const std::uint64_t at = completions_.back().end_ps;
-      complete_ev_.notify(ps_time(at > now ? at - now : 0));
-    }
-  }
-}
-
-void Sequencer::transfer_fault(DmaTransfer& t, const std::string& kind, const std::string& what) {
-  if (dma_in_flight_ > 0) --dma_in_flight_;
-  dma_slot_ev_.notify(sc_core::SC_ZERO_TIME);
-  if (env_.control->aborted()) return;
-  FaultInfo info;
-  info.engine = engine_;
-  info.index = t.index;
-  info.opcode = static_cast<std::uint8_t>(isa::Opcode::DmaCopy);
-  info.kind = kind;
-  const std::string_view m = isa::opcode_mnemonic(info.opcode);
-  info.message = fmt::format("{} instruction {} (opcode 0x{:02x} {}): {}",
-                             isa::engine_name(engine_), t.index, info.opcode, m, what);
-  const std::uint64_t now = env_.control->rel_ps(sc_core::sc_time_stamp());
-  notify([&](SequencerObserver& o) { o.on_fault(now); });
-  env_.control->fault(std::move(info), now);
 }
 
 }  // namespace tpb::sc

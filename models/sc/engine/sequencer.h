@@ -19,12 +19,14 @@
 // descriptor to the core's DmaEngines and goes on; the engines complete it.
 //
 // The sequencer dispatches; what watches it attaches as a SequencerObserver
-// (the stats collector, the tracer, the core's retire ordering), and the
-// instruction fetch that refills its queue is a piece of its own
-// (InstructionFetch). It runs program after program: each run starts at
-// RunControl::start() and ends when its queue is drained and every
-// instruction completed, at a fault or a watchdog's stop, or when the run
-// is aborted while it waits.
+// (the stats collector, the tracer, the core's retire ordering). Its roles
+// have files of their own: the instruction fetch that refills its queue
+// (InstructionFetch, instruction_fetch.h), the kernels' view of the engine
+// (Context, sequencer_context.h), a DMA queue's dispatch and completions
+// (DmaQueue, dma_queue.h) and the engine's time (EngineClock,
+// engine_clock.h); step() runs an instruction through them. It runs program after program: each run
+// starts at RunControl::start() and ends when its queue is drained and every instruction completed,
+// at a fault or a watchdog's stop, or when the run is aborted while it waits.
 #pragma once
 
 #include <cstddef>
@@ -39,13 +41,11 @@
 #include <systemc>
 #include <tlm>
 
-// After <systemc>: the tlm_utils headers need its declarations.
-#include <tlm_utils/tlm_quantumkeeper.h>
-
-#include "firmware_stubs/kernel.h"
 #include "models/isa/address_map.h"
 #include "models/isa/encodings.h"
+#include "models/kernel/kernel.h"
 #include "models/sc/engine/dma_engines.h"
+#include "models/sc/engine/engine_clock.h"
 #include "models/sc/engine/instruction_fetch.h"
 #include "models/sc/engine/kernel_info_table.h"
 #include "models/sc/engine/run_control.h"
@@ -88,7 +88,7 @@ struct SequencerConfig {
   KernelInfoTable table;
 };
 
-class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
+class Sequencer : public sc_core::sc_module {
  public:
   MemPort port;  // bind port.socket to the router's target_socket
 
@@ -103,7 +103,7 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   // the platform sets per-engine options here before the run.
   fw::EngineState& engine_state() { return state_; }
   // The queue's DMA client (the DMA engines call back through it).
-  DmaEngines::Client* dma_client() { return this; }
+  DmaEngines::Client* dma_client();
 
   // Timing-only runs (SPEC §13, fw::KernelContext::timing_only): set
   // between runs; the port moves no bytes through DMI while it is on.
@@ -119,13 +119,7 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   // `targets`: the core a descriptor's `coreK:` names, by K (logical cores,
   // `--lnc 2`: K's core at this core's place in its pair); empty: core K.
   void set_device_semaphores(const std::vector<SemaphoreBank*>* banks,
-                             std::vector<unsigned> targets = {}) {
-    device_sems_ = banks;
-    update_targets_ = std::move(targets);
-    dma_caps_.cores = !update_targets_.empty() ? static_cast<unsigned>(update_targets_.size())
-                      : banks                  ? static_cast<unsigned>(banks->size())
-                                               : 1;
-  }
+                             std::vector<unsigned> targets = {});
   // The race check (SPEC §14): the detector this engine tells its
   // instructions, memory accesses and semaphore operations, as core
   // `core`'s (nullptr: none, nothing recorded). Set between runs.
@@ -158,13 +152,14 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   std::size_t index() const { return index_; }
   const isa::Events& blocked_on() const { return events_; }
   // A DMA queue's transfers submitted and not retired: indices [first, end).
-  std::uint64_t dma_unretired_first() const { return dma_retired_; }
-  std::uint64_t dma_unretired_end() const { return dma_submitted_; }
+  std::uint64_t dma_unretired_first() const;
+  std::uint64_t dma_unretired_end() const;
   // Completions still to deliver (semaphore updates; DMA: transfers in flight).
-  std::size_t in_flight() const { return completions_.size() + dma_in_flight_; }
+  std::size_t in_flight() const;
 
  private:
-  class Context;
+  class Context;   // sequencer_context.h
+  class DmaQueue;  // dma_queue.h
   // What happens at an instruction's completion: its semaphore update (a
   // compute engine's retire is told at its issue, stamped with the
   // completion) or, for a DMA transfer, its retire and update.
@@ -196,21 +191,6 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   bool pass_retire_gate(std::uint64_t at, std::uint64_t start, std::uint64_t& latency,
                         std::uint64_t& ii);
   void tell_issue(std::uint64_t start, std::uint64_t end, std::uint64_t shift);
-  // A DMA queue's dispatch (SPEC §10): the descriptor, checked, to the DMA
-  // engines; no kernel_info. false: it faulted.
-  bool submit_dma();
-  // Waits while the queue's ring is full of transfers in flight; false: a
-  // watchdog stopped it meanwhile.
-  bool await_dma_slot();
-  // The wait-only instruction on a DMA queue: nothing to the engines; it
-  // completes in order with the queue's transfers.
-  bool submit_dma_nop();
-  // DmaEngines::Client, called by a DMA engine's thread at the time of it.
-  void transfer_done(DmaTransfer& t) override;
-  // Completes the queue's leading finished transfers, in order.
-  void complete_in_order();
-  void transfer_fault(DmaTransfer& t, const std::string& kind, const std::string& what) override;
-
   // Completions (SC_METHOD on complete_ev_): delivers every one due now.
   void complete_due();
   void deliver(const Completion& c);
@@ -218,28 +198,19 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   void drain();
 
   // Syncs the quantum keeper; leaves (RunControl::Abort) when the run is aborted.
-  void sync();
+  void sync() { clock_.sync(); }
   // A fault of the instruction in flight: its earlier instructions complete
   // first (faults are precise), then the run ends at the fault.
   void fault(std::string kind, std::string what, std::vector<std::string> predicates = {});
   std::string where() const;  // "pool instruction 3 (opcode 0x7b tensor_dequantize)"
-  // The engine's time from the core's origin: the simulation's time at the
-  // thread's last wait, the quantum keeper's local time and pending_ps_.
-  std::uint64_t now_ps() const;
-  // The engine's thread to time `t` (>= the time at its last wait).
-  void set_now(std::uint64_t t);
-  void refresh_stamp();  // after every wait of the engine's thread
-  // The compute time add_cycles() kept as an integer, onto the quantum
-  // keeper: called before anything reads or passes on its local time.
-  void flush_time() {
-    if (pending_ps_ != 0) {
-      qk_.inc(ps_time(pending_ps_));
-      pending_ps_ = 0;
-    }
-  }
-  // Compute cycles of the current instruction: advances local time by the
-  // rounded difference so the instruction total is round(cycles / clock).
-  void add_cycles(std::uint64_t cycles);
+  // The engine's time (EngineClock): from the core's origin; to `t`; after
+  // every wait of the engine's thread; the pending compute time onto the
+  // quantum keeper; the current instruction's compute cycles.
+  std::uint64_t now_ps() const { return clock_.now_ps(); }
+  void set_now(std::uint64_t t) { clock_.set_now(t); }
+  void refresh_stamp() { clock_.refresh_stamp(); }
+  void flush_time() { clock_.flush(); }
+  void add_cycles(std::uint64_t cycles) { clock_.add_cycles(cycles); }
   // Pipelined streams (SPEC §8): a run of consecutive Bundle::stream bundles
   // is one pipeline; its memory accesses go to partition lanes (MemPort
   // streams) and, when it closes, it costs fill + max(compute, slowest read
@@ -271,7 +242,7 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   std::vector<SequencerObserver*> bundle_observers_, bundle_end_observers_;
   InstructionFetch fetch_;
   std::function<void()> retire_gate_;
-  tlm_utils::tlm_quantumkeeper qk_;
+  EngineClock clock_;                  // the engine's time
   std::vector<BundleRecord> bundles_;  // of the current instruction
   StreamLanes lanes_;
   timing::AccessPattern pattern_;  // the open pipeline's wide-stride accesses
@@ -279,7 +250,6 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   bool pipeline_open_ = false;
   std::uint64_t pipeline_compute_ = 0;  // engine cycles issued inside the pipeline
   sc_core::sc_time fill_credit_;        // overhead the first pipeline's fill hides under
-  timing::ClockDivider clock_;          // this engine's clock (configure()), for cycles_to_ps
   std::uint64_t issue_overhead_ps_ = 0, min_ii_ps_ = 0;  // the profile's, at that clock
   std::uint64_t min_ii_dynamic_ps_ = 0;
   bool dynamic_ = false;  // the instruction has a register-addressed operand
@@ -298,24 +268,6 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   // program order; a DMA queue's as its transfers land).
   std::deque<Completion> completions_;
   sc_core::sc_event complete_ev_, drained_ev_;
-  // A DMA queue's transfers submitted and not yet done.
-  std::size_t dma_in_flight_ = 0;
-  // A DMA queue's transfers submitted and retired this run (retires come in
-  // queue order: the first not retired is index dma_retired_).
-  std::uint64_t dma_submitted_ = 0, dma_retired_ = 0;
-  sc_core::sc_event dma_slot_ev_;  // one of them is done
-  // A DMA queue's transfers in submit order, until they complete: a queue
-  // completes its transfers in order (docs/CONVENTIONS.md), so one that
-  // lands before an earlier one waits here for it (second: landed).
-  std::deque<std::pair<Completion, bool>> dma_order_;
-  DmaCapacities dma_caps_;
-  const std::vector<SemaphoreBank*>* device_sems_ = nullptr;  // set_device_semaphores
-  std::vector<unsigned> update_targets_;                      // ... and its targets
-  // A descriptor's update_core byte (1 + K) as 1 + the core it updates.
-  unsigned physical_update_core(unsigned update_core) const {
-    if (update_core == 0 || update_core > update_targets_.size()) return update_core;
-    return 1 + update_targets_[update_core - 1];
-  }
 
   bool done_ = false, blocked_ = false, stopped_ = false;
   std::size_t index_ = 0;
@@ -323,13 +275,8 @@ class Sequencer : public sc_core::sc_module, private DmaEngines::Client {
   isa::Events events_{};
   std::uint8_t opcode_ = 0;
   std::uint64_t fetch_ps_ = 0, fetched_ps_ = 0;
-  std::uint64_t inst_cycles_ = 0;  // compute cycles of the current instruction
-  std::uint64_t inst_ps_ = 0;      // their duration, rounded once (cycles_to_ps)
-  // Compute time not yet on the quantum keeper (flush_time()): a bundle's
-  // cycles are an integer add, not an sc_time built per bundle.
-  std::uint64_t pending_ps_ = 0;
-  std::uint64_t stamp_ps_ = 0;    // sc_time_stamp() from the origin, at the last wait
-  std::unique_ptr<Context> ctx_;  // the kernels' view, one for the module's life
+  std::unique_ptr<Context> ctx_;   // the kernels' view, one for the module's life
+  std::unique_ptr<DmaQueue> dma_;  // a DMA queue's role, one for the module's life
   race::Detector* race_ = nullptr;
   unsigned race_core_ = 0;
 };

@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <string>
 
-#include "firmware_stubs/kernel.h"
 #include "models/isa/address_map.h"
 #include "models/isa/encodings.h"
+#include "models/kernel/kernel.h"
 
 namespace tpb::sc {
 

@@ -1,13 +1,17 @@
-// Firmware-kernel stubs (SPEC §7): every kernel is a named worker at a VA made
-// of VLIW bundles {name, VA, issue cycles, functional step}. The sequencer
+// The kernel interface (SPEC §7): what an engine runs. Every kernel is a
+// named worker at a VA made of VLIW bundles {name, VA, issue cycles,
+// functional step}. The sequencer
 // enters a trampoline by the kernel_info funcVA, then runs bundles in order;
 // a bundle issues `trips` times (a loop bundle: trip count derived from the
 // operand shapes) and its step performs the bundle's functional effect once
 // (a loop's step transforms the whole stream). A step may call another worker
 // by returning its VA (the trampoline's callx8, decode's dispatch).
 //
-// Pure C++: no SystemC. The sequencer (models/sc) implements KernelContext;
-// a test double can too, so kernels are unit-tested without a simulator.
+// Pure C++: no SystemC. The sequencer (models/sc) implements KernelContext
+// and runs a KernelRegistry's workers; the kernels themselves are the
+// firmware's (firmware_stubs/, fw::builtin_kernels()), above the sequencer,
+// which knows only this interface. A test double implements KernelContext
+// too, so kernels are unit-tested without a simulator.
 #pragma once
 
 #include <any>
@@ -207,8 +211,5 @@ class KernelRegistry {
   std::vector<std::uint32_t> stub_cycles_;    // by id
   std::vector<const Bundle*> by_id_;          // into kernels_ (stable nodes)
 };
-
-// The registry of every firmware stub this model implements.
-const KernelRegistry& builtin_kernels();
 
 }  // namespace tpb::fw

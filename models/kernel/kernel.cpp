@@ -1,16 +1,6 @@
-#include "firmware_stubs/kernel.h"
+#include "models/kernel/kernel.h"
 
 #include <fmt/format.h>
-
-#include "firmware_stubs/act/activation.h"
-#include "firmware_stubs/common/nop.h"
-#include "firmware_stubs/dve/quantize_mx.h"
-#include "firmware_stubs/dve/tensor_copy.h"
-#include "firmware_stubs/dve/vector_ops.h"
-#include "firmware_stubs/pe/matmul.h"
-#include "firmware_stubs/pool/iota.h"
-#include "firmware_stubs/pool/tensor_dequantize.h"
-#include "firmware_stubs/sfu/tquant.h"
 
 namespace tpb::fw {
 
@@ -70,23 +60,6 @@ void KernelRegistry::execute(const Kernel& k, KernelContext& ctx, const BundleCo
     ctx.end_bundle(b);
     if (call != 0) execute(call, ctx, costs, depth + 1);
   }
-}
-
-const KernelRegistry& builtin_kernels() {
-  static const KernelRegistry reg = [] {
-    KernelRegistry r;
-    add_tensor_dequantize_kernels(r);
-    add_quantize_mx_kernels(r);
-    add_tensor_copy_kernels(r);
-    add_tquant_kernels(r);
-    add_pe_matmul_kernels(r);
-    add_vector_op_kernels(r);
-    add_activation_kernels(r);
-    add_iota_kernels(r);
-    add_nop_kernels(r);
-    return r;
-  }();
-  return reg;
 }
 
 }  // namespace tpb::fw

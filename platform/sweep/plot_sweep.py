@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Plots a `tpbsim sweep` results CSV: a metric against the swept parameter.
 
-Usage: /usr/bin/python3 scripts/plot_sweep.py RESULTS.csv OUT.png --x KEY
+Usage: /usr/bin/python3 platform/sweep/plot_sweep.py RESULTS.csv OUT.png --x KEY
            [--series KEY] [--metric COLUMN] [--title TEXT]
 
 One line per value of --series (the sweep's second parameter), one panel per
