@@ -103,6 +103,16 @@ def float_loop(a):
 
 
 @nki.jit
+def float_ds(a):
+    return nl.load(a[nl.ds(0.5, 3), :])   # <- float ds
+
+
+@nki.jit
+def float_slice(a):
+    return nl.load(a[0:2.5, :])   # <- float slice
+
+
+@nki.jit
 def float_shape(a):
     t = nl.ndarray((128, 4.5), dtype=nl.float32, buffer=nl.sbuf)   # <- float shape
     return a
@@ -148,6 +158,8 @@ CASES = [
     (iota_kernel([[1, 0.5]]), "mariana", "operand", "<- iota", "count 0.5 is not an integer"),
     (float_loop, "mariana", "loop", "<- loop", "nl.affine_range(2.5)"),
     (float_shape, "mariana", "shape", "<- float shape", "(128, 4.5) is not a shape"),
+    (float_ds, "mariana", "index", "<- float ds", "bound or step 0.5 is not an integer"),
+    (float_slice, "mariana", "index", "<- float slice", "bound or step 2.5 is not an integer"),
     (memset_kernel(1000), "mariana", "memset", "<- memset", "value 1000 is not a int8 value"),
     (memset_kernel(float("nan")), "mariana", "memset", "<- memset", "value nan is not"),
     (max_reduce, "sunda", "instruction the generation lacks", "<- v2 max", "add only"),
@@ -171,6 +183,11 @@ def test_torch_tensors_without_dense_data_are_nkierrors():
                      (torch.zeros(128, 8, device="meta"), "meta device")):
         with pytest.raises(nki.NKIError, match=words):
             nki.simulate(copy)(t)
+
+
+def test_a_progress_that_is_not_a_function_is_an_argument_error():
+    with pytest.raises(tpbsim.ArgumentTypeError, match="progress must be a function"):
+        nki.profile(copy, A, progress=5)
 
 
 def test_an_output_past_the_hosts_memory_is_a_tpbsim_error(monkeypatch):

@@ -26,6 +26,7 @@ writes a profile directory.
 import functools
 import sys
 
+from ..errors import ArgumentTypeError
 from . import isa, language, typing
 from .errors import NKIError, kernel_raised, strip_traceback, user_traceback
 from .host import bits
@@ -110,6 +111,9 @@ def profile(kernel, *arrays, arch=None, timing=None, perfetto=None, vcd=None, ra
     timeline; returns a :class:`Profile` (``.outputs``, ``.simulated_ns``,
     ``.engines``, ``.program``, ``.result``, ``.write(dir)``)."""
     k = _kernel(kernel)
+    if progress is not None and not callable(progress):
+        raise ArgumentTypeError(f"progress must be a function of one message (or None), not "
+                                f"{type(progress).__name__}")
     try:
         return run_kernel(k.func, arrays, kwargs, arch=_arch_option(k, arch), timing=timing,
                           perfetto=perfetto, vcd=vcd, racecheck=racecheck,
