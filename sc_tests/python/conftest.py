@@ -57,3 +57,14 @@ def workload_args(name):
     lines = (WORKLOADS / name / "cmd.txt").read_text().splitlines()
     return [tok for line in lines if line.strip() and not line.startswith("#")
             for tok in line.split()]
+
+
+def drop_wait(lines, k):
+    """Program lines with line k's semaphore wait removed (a nop left with
+    no wait is a bare nop): to show that a generated wait is needed."""
+    out = list(lines)
+    head, _, rest = out[k].partition(" wait=ge(")
+    out[k] = head + rest.partition(")")[2]
+    if out[k].split("#")[0].strip() == "nop":
+        out[k] = "nop"
+    return out

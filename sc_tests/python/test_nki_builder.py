@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import tpbsim
+from conftest import drop_wait
 from tpbsim.program import Builder, operands as op, regions as R
 
 
@@ -203,17 +204,8 @@ def test_every_wait_of_a_random_program_is_needed(hoist):
     with tpbsim.Core("mariana") as core:
         for k in lines:
             core.write("hbm", 0, 0, init)
-            r = core.run("\n".join(_drop_wait(text, k)) + "\n", racecheck=True)
+            r = core.run("\n".join(drop_wait(text, k)) + "\n", racecheck=True)
             assert r.races, f"line {k} ({text[k]}) waits for nothing needed"
-
-
-def _drop_wait(lines, k):
-    out = list(lines)
-    head, _, rest = out[k].partition(" wait=ge(")
-    out[k] = head + rest.partition(")")[2]
-    if out[k].split("#")[0].strip() == "nop":
-        out[k] = "nop"
-    return out
 
 
 def test_the_index_finds_every_live_access_that_meets_a_new_one():

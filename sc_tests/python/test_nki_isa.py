@@ -12,6 +12,7 @@ import tpbsim
 import tpbsim.nki as nki
 import tpbsim.nki.isa as nisa
 import tpbsim.nki.language as nl
+from conftest import drop_wait
 
 RNG = np.random.default_rng(17)
 A = RNG.standard_normal((128, 512)).astype(np.float32)
@@ -240,15 +241,6 @@ def test_language_calls_lower_to_the_isa_calls():
     assert np.all(np.abs(o[:, 194:258] - mm) <= 64 * 2.0**-23 * (np.abs(x) @ np.abs(x[0:64])))
 
 
-def _drop_wait(lines, k):
-    out = list(lines)
-    head, _, rest = out[k].partition(" wait=ge(")
-    out[k] = head + rest.partition(")")[2]
-    if out[k].split("#")[0].strip() == "nop":
-        out[k] = "nop"
-    return out
-
-
 @pytest.mark.parametrize("kernel", [vector_calls, matmuls, transposes])
 def test_every_wait_of_a_lowered_kernel_is_needed(kernel):
     """The footprints of SPEC §18's instructions are exact: leaving out any one
@@ -263,7 +255,7 @@ def test_every_wait_of_a_lowered_kernel_is_needed(kernel):
         for k in lines:
             for _, addr, raw in prof.hbm_loads:
                 core.write("hbm", 0, addr, raw)
-            r = core.run("\n".join(_drop_wait(text, k)) + "\n", racecheck=True)
+            r = core.run("\n".join(drop_wait(text, k)) + "\n", racecheck=True)
             assert r.races, f"line {k} ({text[k]}) waits for nothing needed"
     finally:
         core.close()
