@@ -149,6 +149,15 @@ void check_vec_operand(const ResolvedPattern& p, unsigned elem_bytes, unsigned p
         mnemonic, operand, p.start, off + lo, off + hi + elem_bytes, cap, region_text(r)));
 }
 
+void check_reduce_source(KernelContext& ctx, const VecOperand& src, const char* mnemonic) {
+  const std::uint64_t cap = ctx.timing().sbuf_bytes_per_partition;
+  if (src.count * src.bytes > cap)
+    throw KernelFault(fmt::format(
+        "reduce_src_fits_partition failed at run time: {} src reads {} elements of {} bytes a "
+        "partition, more than the {} bytes of an SBUF partition",
+        mnemonic, src.count, src.bytes, cap));
+}
+
 VecOperand vec_tensor(KernelContext& ctx, const isa::Tensor3D& t, std::uint8_t dtype,
                       unsigned partitions, bool write, const char* name, const char* operand) {
   VecOperand op;

@@ -100,6 +100,11 @@ void check_vec_operand(const ResolvedPattern& p, unsigned elem_bytes, unsigned p
                        bool write, isa::Queue engine, const timing::TimingConfig& t,
                        const char* operand, const char* mnemonic);
 
+// A reduction's source (tensor_reduce, bn_aggr) within an SBUF partition's
+// bytes: the model reads a source whole (reduce_src_fits_partition, the
+// run-time check of a register shape).
+void check_reduce_source(KernelContext& ctx, const VecOperand& src, const char* mnemonic);
+
 // For a compute function: input i's elements as FP32 values, [partition][k]
 // (widened once, here), and output o's FP32 values narrowed into its bytes.
 std::vector<float> vec_in_f32(const VecOperand& op);

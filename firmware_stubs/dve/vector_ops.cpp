@@ -149,6 +149,7 @@ std::uint32_t reduce_fields(KernelContext& ctx) {
   VecPlan& plan =
       vec_plan_src_dst(ctx, i.num_active_channels, isa::pattern_t(i.src_mem_pattern), i.in_dtype,
                        isa::pattern_t(i.dst_mem_pattern), i.out_dtype, "tensor_reduce", false);
+  check_reduce_source(ctx, plan.in[0], "tensor_reduce");
   std::uint64_t kept = 1;
   for (unsigned d = i.axes; d < 3; ++d) kept *= plan.in[0].pat.num[d];
   if (plan.out[0].count != kept)
@@ -261,6 +262,7 @@ std::uint32_t bn_stats_fields(KernelContext& ctx) {
 }
 std::uint32_t bn_aggr_fields(KernelContext& ctx) {
   VecPlan& plan = unary_plan(ctx, "bn_aggr", false);
+  check_reduce_source(ctx, plan.in[0], "bn_aggr");
   if (plan.in[0].count == 0 || plan.in[0].count % 3 != 0 || plan.out[0].count != 2)
     throw KernelFault(fmt::format(
         "bn_aggr_element_count_check failed at run time: src {} elements (3k), dst {} (2)",

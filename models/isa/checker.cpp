@@ -329,6 +329,7 @@ void tensor_reduce(const RawInst& raw, Arch nc, Sink& f) {
   vector_src(i.src_mem_pattern, i.in_dtype, ch, eng, nc, f);
   vector_dst(i.dst_mem_pattern, i.out_dtype, ch, eng, nc, f);
   TPB_PRED(tensor_reduce_element_count_check, i);
+  TPB_PRED(reduce_src_fits_partition, i.src_mem_pattern, i.in_dtype, nc);
 }
 
 // SPEC §18 tensor_tensor_scan: acc = op1(op0(src[k], acc), src1[k]).
@@ -386,6 +387,7 @@ void bn_aggr(const RawInst& raw, Arch nc, Sink& f) {
   TPB_VECTOR_HEAD(i, has_bn_aggr_opcode, unary_reserved_zero);
   unary_operands(i, word_engine(raw, nc, Opcode::BnAggr), nc, f);
   TPB_PRED(bn_aggr_element_count_check, i);
+  TPB_PRED(reduce_src_fits_partition, i.src_mem_pattern, i.in_dtype, nc);
 }
 void nc_transpose(const RawInst& raw, Arch nc, Sink& f) {
   const auto i = decode_as<S3D3Unary>(raw);

@@ -623,6 +623,13 @@ bool tensor_reduce_element_count_check(const S3D3Reduce& i) {
   return count_t3d(dst) == kept;
 }
 
+bool reduce_src_fits_partition(const MemPattern3D& src, std::uint8_t dtype, Arch arch) {
+  if (member_of(src) != MemMember::Tensor3D) return true;  // mem3d_valid's failure
+  const Tensor3D s = pattern_t(src);
+  if (shape_from_register(s.start_addr)) return true;  // at run time
+  return count_t3d(s) * std::max(1u, dtype_size(dtype)) <= partition_capacity(Region::Sbuf, arch);
+}
+
 bool tensor_tensor_scan_reserved_zero(const S3D3Scan& i) {
   return (i.op0 & 0x20u) == 0 && (i.op1 & 0x60u) == 0;
 }

@@ -310,6 +310,10 @@ bool tensor_reduce_valid_axes(std::uint8_t axes);          // 1..3
 bool tensor_reduce_valid_keepdims(std::uint8_t keepdims);  // 0 or 1
 // count(dst) = count(src) / (the product of src's innermost `axes` num_elem).
 bool tensor_reduce_element_count_check(const S3D3Reduce& i);
+// tensor_reduce / bn_aggr: count(src) x the element's bytes within an SBUF
+// partition of `arch` (a source re-reading its elements past that, a broadcast
+// of millions, is a limit of the model: docs/CONVENTIONS.md).
+bool reduce_src_fits_partition(const MemPattern3D& src, std::uint8_t dtype, Arch arch);
 
 bool tensor_tensor_scan_reserved_zero(const S3D3Scan& i);  // op0 bit 5, op1 bits 6:5
 // op0 and op1 binary arithmetic operators (add .. abs_min).

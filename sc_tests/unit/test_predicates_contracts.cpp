@@ -704,6 +704,10 @@ const std::vector<Case>& cases() {
       {"tensor_reduce_valid_axes", M, reduce_base, [](RawInst& r) { r[32] = 4; }},
       {"tensor_reduce_valid_keepdims", M, reduce_base, [](RawInst& r) { r[33] = 2; }},
       {"tensor_reduce_element_count_check", M, reduce_base, [](RawInst& r) { r[32] = 2; }},
+      {"reduce_src_fits_partition", M, reduce_base,
+       [](RawInst& r) {  // 65535 x 4 of one broadcast FP32: 1 MiB a partition
+         put_t3d(r, 12, sb(0, 0), 0, 0, 0, 65535, 4, 1);
+       }},
       // ---- tensor_tensor_scan
       {"has_tensor_tensor_scan_opcode", M, scan_base, [](RawInst& r) { r[0] = 0x21; },
        "is_valid_tensor_tensor_scan"},
@@ -736,6 +740,8 @@ const std::vector<Case>& cases() {
       {"has_bn_aggr_opcode", M, bn_aggr_base, [](RawInst& r) { r[0] = 0x23; },
        "is_valid_bn_aggr"},
       {"bn_aggr_element_count_check", M, bn_aggr_base, [](RawInst& r) { put16(r, 22, 7); }},
+      {"reduce_src_fits_partition", M, bn_aggr_base,
+       [](RawInst& r) { put_t3d(r, 12, sb(0, 0), 0, 0, 0, 3, 65535, 1); }},
       {"has_nc_transpose_opcode", M, transpose_base, [](RawInst& r) { r[0] = 0x23; },
        "is_valid_nc_transpose"},
       {"nc_transpose_valid_shape", M, transpose_base, [](RawInst& r) { put16(r, 22, 33); }},

@@ -77,6 +77,11 @@ class Core(_machine.Surface):
             return f"<{what} closed>"
         return f"<{what} arch={self.arch!r} now_ps={self.now_ps}>"
 
+    def hbm_bytes(self):
+        """Bytes of the HBM this core addresses (its profile's ``hbm.bytes``; a
+        Device core: the device's)."""
+        return self._call("hbm_bytes")
+
     def partition_bytes(self, mem):
         """Bytes of one partition of ``mem`` ("sbuf" or "psum") under this core's profile."""
         return self._call("partition_bytes", _args.text(mem, "mem"))

@@ -26,8 +26,9 @@ writes a profile directory.
 import functools
 import sys
 
+from ..errors import ArgumentTypeError
 from . import isa, language, typing
-from .errors import NKIError, strip_traceback
+from .errors import NKIError, kernel_raised, strip_traceback, user_traceback
 from .host import bits
 from .run import Profile, resolve_arch, run_kernel
 from .trace import active
@@ -70,6 +71,16 @@ def jit(fn=None, **kwargs):
     return fn if isinstance(fn, Kernel) else Kernel(fn, **kwargs)
 
 
+def _reraise(e):
+    """Raises `e` as the kernel writer sees it: an NKIError or an exception the
+    kernel itself raised with the kernel's frames only, anything else whole."""
+    if isinstance(e, NKIError):
+        raise strip_traceback(e) from None
+    if kernel_raised(e):
+        raise user_traceback(e)
+    raise e
+
+
 def _kernel(k):
     return k if isinstance(k, Kernel) else Kernel(k)
 
@@ -88,8 +99,8 @@ def simulate(kernel, arch=None, timing=None, mx_emax="neuron-alt"):
         try:
             return run_kernel(k.func, args, kwargs, arch=_arch_option(k, arch), timing=timing,
                               racecheck=False, mx_emax=mx_emax).outputs
-        except NKIError as e:
-            raise strip_traceback(e) from None
+        except Exception as e:
+            _reraise(e)
     functools.update_wrapper(run, k.func)
     return run
 
@@ -100,12 +111,15 @@ def profile(kernel, *arrays, arch=None, timing=None, perfetto=None, vcd=None, ra
     timeline; returns a :class:`Profile` (``.outputs``, ``.simulated_ns``,
     ``.engines``, ``.program``, ``.result``, ``.write(dir)``)."""
     k = _kernel(kernel)
+    if progress is not None and not callable(progress):
+        raise ArgumentTypeError(f"progress must be a function of one message (or None), not "
+                                f"{type(progress).__name__}")
     try:
         return run_kernel(k.func, arrays, kwargs, arch=_arch_option(k, arch), timing=timing,
                           perfetto=perfetto, vcd=vcd, racecheck=racecheck,
                           timing_only=timing_only, mx_emax=mx_emax, progress=progress)
-    except NKIError as e:
-        raise strip_traceback(e) from None
+    except Exception as e:
+        _reraise(e)
 
 
 def reference(kernel, arch=None, mx_emax="neuron-alt"):
@@ -119,8 +133,8 @@ def reference(kernel, arch=None, mx_emax="neuron-alt"):
         try:
             return numpy_ref.run(k.func, args, kwargs, resolve_arch(_arch_option(k, arch)),
                                  mx_emax)
-        except NKIError as e:
-            raise strip_traceback(e) from None
+        except Exception as e:
+            _reraise(e)
     return run
 
 

@@ -18,12 +18,13 @@ import json
 import os
 import sys
 import time
+import traceback
 
 import numpy as np
 
 from .. import errors as tpb_errors
 from . import dtypes, install, language, profile
-from .errors import NKIError
+from .errors import NKIError, kernel_raised, user_traceback
 
 
 def _value(text):
@@ -39,19 +40,56 @@ def _value(text):
     return text
 
 
+class _KernelFileRaised(Exception):
+    """The kernel file raised (a SyntaxError, an ImportError, any exception) while
+    it was loaded: shown with its own frames only."""
+
+
 def _load_kernel(path, name):
     install()
     spec = importlib.util.spec_from_file_location("nki_kernel_file", path)
     if spec is None:
         raise NKIError("kernel file", f"{path}: not a Python file")
+    if not os.path.isfile(path):
+        raise NKIError("kernel file", f"{path}: " + (
+            "is a directory, not a kernel file" if os.path.isdir(path) else "no such file"))
     mod = importlib.util.module_from_spec(spec)
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-    spec.loader.exec_module(mod)
+    try:
+        spec.loader.exec_module(mod)
+    except Exception as e:
+        raise _KernelFileRaised(e) from None
     if not hasattr(mod, name):
         kernels = [k for k, v in vars(mod).items() if type(v).__name__ == "Kernel"]
         raise NKIError("kernel", f"{path} has no kernel {name!r} (it has: "
                        f"{', '.join(kernels) or 'none'})")
-    return getattr(mod, name)
+    k = getattr(mod, name)
+    if not callable(k):
+        raise NKIError("kernel", f"{path}: {name} is not a kernel (it is "
+                       f"{type(k).__name__} {k!r:.40})")
+    return k
+
+
+def _load_input(path):
+    """One --input array (a .npy file holding one array, no pickled objects)."""
+    try:
+        a = np.load(path)
+    except (OSError, ValueError, EOFError) as e:
+        why = e.strerror if isinstance(e, OSError) and e.strerror else e
+        raise NKIError("--input", f"{path}: {why}") from None
+    if not isinstance(a, np.ndarray):
+        a.close()
+        raise NKIError("--input", f"{path}: a .npz archive, not one .npy array (save each "
+                       "input alone with numpy.save)")
+    return a
+
+
+def _show_kernel_writers(e):
+    """An exception of the kernel writer's code: its frames only, then exit 1."""
+    traceback.print_exception(type(e), e, user_traceback(e).__traceback__)
+    print("tpbsim.nki: the kernel file raised the exception above (nothing was run)",
+          file=sys.stderr)
+    return 1
 
 
 def _parser():
@@ -87,8 +125,12 @@ def main(argv=None):
     a = _parser().parse_args(argv)
     say = _progress(time.perf_counter())
     try:
+        for opt in ("arch", "out", "timing"):
+            if getattr(a, opt) == "":
+                raise NKIError(f"--{opt}", "'': an empty value (leave the option out for its "
+                               "default)" if opt != "out" else "'': an empty path")
         kernel = _load_kernel(a.file, a.kernel)
-        arrays = [np.load(f) for f in a.input]
+        arrays = [_load_input(f) for f in a.input]
         kwargs = {}
         for item in a.arg:
             if "=" not in item:
@@ -101,6 +143,9 @@ def main(argv=None):
                        vcd=os.path.join(a.out, "trace.vcd") if a.vcd else None,
                        racecheck=not a.no_racecheck, timing_only=a.timing_only,
                        mx_emax=a.mx_emax, progress=say, **kwargs)
+        prof.write(a.out)
+    except _KernelFileRaised as e:
+        return _show_kernel_writers(e.__cause__ or e.args[0])
     except NKIError as e:
         print(f"tpbsim.nki: {e}", file=sys.stderr)
         return 1
@@ -108,9 +153,18 @@ def main(argv=None):
         print(f"tpbsim.nki: the run stopped: {e}", file=sys.stderr)
         return 2
     except (tpb_errors.Error, OSError, ValueError) as e:
+        if kernel_raised(e):
+            return _show_kernel_writers(e)
         print(f"tpbsim.nki: {e}", file=sys.stderr)
         return 1
-    prof.write(a.out)
+    except MemoryError:
+        print("tpbsim.nki: out of memory (the machine, or a limit such as ulimit -v): the "
+              "kernel's trace keeps every isa call, about 2.5 KB each", file=sys.stderr)
+        return 1
+    except Exception as e:
+        if kernel_raised(e):
+            return _show_kernel_writers(e)
+        raise
     say(f"done: {prof.simulated_ns / 1000:.3f} us simulated; wrote {a.out}")
     print(prof.summary())
     print(json.dumps({"simulated_ns": prof.simulated_ns, "bound_by": prof.bound_by,

@@ -81,9 +81,47 @@ def strip_traceback(e):
     return e
 
 
+def mark_if_kernel_raised(e, code):
+    """Marks exception `e` as the kernel's own when it was raised inside the
+    kernel function `code` (or what the kernel called) with no frame of tpbsim
+    below the kernel's: a ZeroDivisionError, a NameError, an exception a kernel
+    raises. Such an exception shows the kernel writer's frames only, as an
+    NKIError does; one raised inside tpbsim keeps its whole traceback."""
+    tb, seen = e.__traceback__, False
+    while tb is not None:
+        c = tb.tb_frame.f_code
+        if c is code:
+            seen = True
+        elif seen and not _outside(c.co_filename):
+            return e
+        tb = tb.tb_next
+    if seen:
+        try:
+            e._nki_kernel_raised = True
+        except AttributeError:
+            pass
+    return e
+
+
+def kernel_raised(e):
+    """Whether :func:`mark_if_kernel_raised` marked `e` as the kernel's own."""
+    return getattr(e, "_nki_kernel_raised", False)
+
+
+def user_traceback(e):
+    """The exception with the kernel writer's frames only in its traceback (its
+    cause and context kept)."""
+    return e.with_traceback(_user_frames(e.__traceback__))
+
+
 def _excepthook(kind, value, tb, _previous=sys.excepthook):
-    """An uncaught NKIError prints the kernel writer's frames only (none from
-    inside tpbsim), then its message."""
+    """An uncaught NKIError, or an exception the kernel itself raised, prints
+    the kernel writer's frames only (none from inside tpbsim), then its
+    message."""
+    if kernel_raised(value):
+        value.__traceback__ = _user_frames(tb)
+        _previous(kind, value, value.__traceback__)
+        return
     if isinstance(value, NKIError):
         keep = None
         while tb is not None:
@@ -102,7 +140,8 @@ def _user_frames(tb):
     import types
     frames = []
     while tb is not None:
-        if _outside(tb.tb_frame.f_code.co_filename):
+        name = tb.tb_frame.f_code.co_filename
+        if _outside(name) and not name.startswith("<frozen "):
             frames.append((tb.tb_frame, tb.tb_lasti, tb.tb_lineno))
         tb = tb.tb_next
     out = None

@@ -20,7 +20,7 @@ class bits:
 
     def __init__(self, array, dtype):
         self.dtype = dtypes.lookup(dtype, "bits dtype")
-        a = np.asarray(array)
+        a = _native(np.asarray(array))
         if a.dtype != self.dtype.bits:
             raise NKIError("input", f"bits(): a {self.dtype.name} stand-in holds its raw bits as "
                            f"{self.dtype.bits.name}, not {a.dtype.name}")
@@ -41,6 +41,17 @@ class HostArray:
             name, raw, dt, tuple(shape), kind, orig)
 
 
+def _native(a):
+    """The array in the host's byte order (a big-endian '>f4' array holds the
+    same values, its bytes swapped: the core reads little-endian elements)."""
+    if a.dtype.byteorder not in ("=", "|") and a.dtype.byteorder != _HOST_ORDER:
+        return a.astype(a.dtype.newbyteorder("="))
+    return a
+
+
+_HOST_ORDER = "<" if np.little_endian else ">"
+
+
 def _is_torch(x):
     return type(x).__module__.startswith("torch") and hasattr(x, "detach")
 
@@ -56,7 +67,7 @@ def host_array(name, x):
         return HostArray(name, a.view(np.uint8).reshape(-1), x.dtype, a.shape, "bits", x)
     if _is_torch(x):
         return _from_torch(name, x)
-    a = np.ascontiguousarray(x)
+    a = _native(np.ascontiguousarray(x))
     if a.dtype == np.float64:
         raise NKIError("input dtype", f"input {name!r} is float64, which NKI has no type for "
                        "(pass float32)")
@@ -72,6 +83,12 @@ def _from_torch(name, t):
     import torch
     if t.requires_grad:
         t = t.detach()
+    if t.layout != torch.strided:
+        raise NKIError("input", f"input {name!r} is a {str(t.layout).replace('torch.', '')} "
+                       "tensor; a kernel takes a dense one (pass .to_dense())")
+    if t.device.type == "meta":
+        raise NKIError("input", f"input {name!r} is a tensor on the meta device, which holds "
+                       "no data")
     t = t.cpu().contiguous()
     tname = str(t.dtype).replace("torch.", "")
     if tname == "float64":

@@ -9,6 +9,9 @@ semantics of every call.
 
 import enum
 import math
+import operator
+
+import numpy as np
 
 from . import dtypes
 from .errors import at as _at, caller_loc, fail
@@ -164,7 +167,12 @@ def _dtype_ok(v, what, loc):
 
 def _engine_of(eng, allowed, default, what, loc):
     """The model queue an `engine=` argument names among `allowed` NKI engines."""
-    eng = engine(getattr(eng, "value", eng)) if not isinstance(eng, engine) else eng
+    if not isinstance(eng, engine):
+        try:
+            eng = engine(getattr(eng, "value", eng))
+        except (ValueError, TypeError):
+            fail("engine", f"{what}: engine={eng!r} is not an engine (nisa.vector_engine, "
+                 "nisa.gpsimd_engine, nisa.scalar_engine, nisa.tensor_engine)", loc)
     if eng == engine.unknown:
         return default
     if eng not in allowed:
@@ -189,6 +197,8 @@ def _scalar_or_vector(x, data, what, loc):
         return float(x)
     except (TypeError, ValueError):
         fail("operand", f"{what} must be a number or a tensor, not {type(x).__name__}", loc)
+    except OverflowError:
+        fail("operand", f"{what} {x} is past any float (the operand is FP32)", loc)
 
 
 # ------------------------------------------------------------------ lowered now
@@ -271,11 +281,25 @@ def memset(dst, value, engine=engine.unknown, name=None):
         value = float(value)
     except (TypeError, ValueError):
         fail("memset", f"value must be a number, not {type(value).__name__}", loc)
+    except OverflowError:
+        fail("memset", f"value {value} is past any float", loc)
+    _check_fill(dst.dtype, value, loc)
     eng = _engine_of(engine, (_E.vector, _E.gpsimd), "dma",
                      "memset", loc)
     if eng == "dma" and dst.buffer.kind == "psum":
         eng = "dve"        # PSUM is not a DMA endpoint: the Vector engine's memset
     return _record("memset", eng, dst, (), {"value": value}, loc)
+
+
+def _check_fill(dt, value, loc):
+    """A fill value an integer dtype holds exactly (1000 in int8 wrapped to -24,
+    NaN became 0)."""
+    if dt.kind not in ("int", "bool"):
+        return
+    info = (0, 1) if dt.kind == "bool" else (np.iinfo(dt.np).min, np.iinfo(dt.np).max)
+    if not (math.isfinite(value) and value.is_integer() and info[0] <= value <= info[1]):
+        fail("memset", f"value {value:g} is not a {dt.name} value (integers "
+             f"{info[0]}..{info[1]})", loc)
 
 
 def _mx_check_tile(v, what, loc, kinds):
@@ -629,12 +653,39 @@ def iota(dst, pattern, offset=0, channel_multiplier=0, name=None):
     loc = caller_loc()
     dst = _t(dst, "dst", loc)
     _on_chip(dst, "iota dst", loc, psum=False)
-    dims = [(int(s), int(n)) for s, n in pattern]
+    dims = _iota_dims(pattern, loc)
+    offset, channel_multiplier = (_int32(x, what, loc) for x, what in (
+        (offset, "offset"), (channel_multiplier, "channel_multiplier")))
     if len(dims) > 4 or math.prod(n for _, n in dims) != _parts(dst)[1]:
         fail("shape", f"iota pattern {pattern} must hold the {_parts(dst)[1]} elements per "
              "partition of dst in at most 4 dimensions", loc)
     return _record("iota", "pool", dst, (), {"pattern": dims, "offset": int(offset),
                                              "channel_multiplier": int(channel_multiplier)}, loc)
+
+
+def _int32(x, what, loc):
+    """An integer operand of iota (the instruction's 32-bit fields)."""
+    try:
+        v = operator.index(x)
+    except TypeError:
+        fail("operand", f"iota {what} {x!r} is not an integer", loc)
+    if not -2**31 <= v < 2**31:
+        fail("operand", f"iota {what} {v} is outside int32 (-2^31 .. 2^31 - 1)", loc)
+    return v
+
+
+def _iota_dims(pattern, loc):
+    """iota's [[step, count], ...] as (step, count) pairs: int32 steps, positive counts."""
+    try:
+        pairs = [tuple(p) for p in pattern]
+    except TypeError:
+        pairs = None
+    if not pairs or any(len(p) != 2 for p in pairs):
+        fail("shape", f"iota pattern {pattern!r} is not a list of [step, count]", loc)
+    dims = [(_int32(s, "step", loc), _int32(n, "count", loc)) for s, n in pairs]
+    if any(n <= 0 for _, n in dims):
+        fail("shape", f"iota pattern {pattern!r}: every count must be positive", loc)
+    return dims
 
 
 def reciprocal(dst, data, name=None):

@@ -178,7 +178,12 @@ def rand(shape, dtype, buffer=sbuf, name=""):
 
 def affine_range(start, stop=None, step=1):
     """A loop unrolled at trace time (as ``range``)."""
-    return range(start, stop, step) if stop is not None else range(start)
+    try:
+        return range(start, stop, step) if stop is not None else range(start)
+    except (TypeError, ValueError) as e:
+        fail("loop", f"nl.affine_range({start!r}"
+             f"{'' if stop is None else f', {stop!r}, {step!r}'}): {e} (the bounds of a loop "
+             "unrolled at trace time are integers)", caller_loc())
 
 
 sequential_range = static_range = affine_range

@@ -30,8 +30,9 @@ class Lowering:
     """One kernel's program: call :meth:`run`, then :attr:`builder` holds the
     instructions and :attr:`hbm` the HBM storages with their offsets."""
 
-    def __init__(self, trace, sbuf_bytes, psum_bytes, progress=None):
+    def __init__(self, trace, sbuf_bytes, psum_bytes, progress=None, hbm_bytes=None):
         self.trace = trace
+        self.hbm_bytes = hbm_bytes
         self.arch = trace.arch
         self.builder = Builder(trace.arch)
         self.sbuf_bytes, self.psum_bytes = sbuf_bytes, psum_bytes
@@ -47,6 +48,12 @@ class Lowering:
         st.addr = self.hbm_top
         self.hbm_top += -(-max(st.nbytes, 1) // HBM_ALIGN) * HBM_ALIGN
         self.hbm.append(st)
+        if self.hbm_bytes is not None and self.hbm_top > self.hbm_bytes:
+            big = sorted(self.hbm, key=lambda s: -s.nbytes)[:8]
+            raise NKIError("HBM exhausted", f"{st.describe()} ({st.nbytes} bytes) ends at HBM "
+                           f"byte {self.hbm_top}, past the {self.hbm_bytes} bytes of the core's "
+                           "HBM; the largest HBM tensors: "
+                           + "; ".join(f"{s.describe()} {s.nbytes} B" for s in big), st.loc)
 
     def run(self):
         t = self.trace

@@ -174,6 +174,9 @@ def activation(lw, call):
         if rop is None:
             lacks(call, f"reduce_op {p['reduce_op']}: the model's activation reduces by add or "
                   "maximum", "operator the model lacks")
+        if rop == "max" and ARCH_VERSION[lw.arch] < 3:
+            lacks(call, "reduce_op maximum: the NeuronCore-v2 Scalar engine reduces by add only "
+                  "(nki.isa; max from NeuronCore-v3)", "instruction the generation lacks")
         cmd = p.get("reduce_cmd", "idle")
         reduce = (rop, "reset_reduce" if cmd == "idle" else cmd,
                   None if res is None else vec(lw, call, res, "reduce_res", fp32=False))

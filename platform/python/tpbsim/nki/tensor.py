@@ -12,6 +12,7 @@ partition dimension first on chip.
 
 import itertools
 import math
+import operator
 
 from . import dtypes
 from .errors import caller_loc, fail
@@ -224,7 +225,8 @@ class NkiTensor:
                 continue
             s, n = self.dims[d]
             if isinstance(k, DynSlice):
-                k = slice(k.start, k.start + k.size)
+                k = slice(_slice_int(k.start, 0, d, loc),
+                          _slice_int(k.start, 0, d, loc) + _slice_int(k.size, 0, d, loc))
             if isinstance(k, slice):
                 start, stop, step = _slice_bounds(k, n, d, self, loc)
                 count = max(0, -(-(stop - start) // step))
@@ -391,7 +393,7 @@ def _bad_stride(s, a, b, loc):
 def _index(k, n, d, view, loc):
     try:
         i = k.__index__()
-    except AttributeError:
+    except (AttributeError, TypeError):
         fail("index", f"dimension {d}: {k!r} is not an integer, slice or nl.ds", loc)
     if i < 0:
         i += n
@@ -406,12 +408,22 @@ def _slice_text(k):
         f":{k.step}" if k.step not in (None, 1) else "")
 
 
+def _slice_int(x, default, d, loc):
+    """A bound or step of a slice: an integer (0.5 was truncated to 0)."""
+    if x is None:
+        return default
+    try:
+        return operator.index(x)
+    except TypeError:
+        fail("index", f"dimension {d}: a slice's bound or step {x!r} is not an integer", loc)
+
+
 def _slice_bounds(k, n, d, view, loc):
-    step = 1 if k.step is None else int(k.step)
+    step = _slice_int(k.step, 1, d, loc)
     if step <= 0:
         fail("index", f"dimension {d}: a step must be positive, not {step}", loc)
-    start = 0 if k.start is None else int(k.start)
-    stop = n if k.stop is None else int(k.stop)
+    start = _slice_int(k.start, 0, d, loc)
+    stop = _slice_int(k.stop, n, d, loc)
     if start < 0:
         start += n
     if stop < 0:
@@ -483,8 +495,8 @@ class DynSlice:
     __slots__ = ("start", "size")
 
     def __init__(self, start, size):
-        self.start = int(start)
-        self.size = int(size)
+        self.start = start
+        self.size = size
 
     def __repr__(self):
         return f"ds({self.start}, {self.size})"

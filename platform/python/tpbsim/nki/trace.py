@@ -1,6 +1,7 @@
 """The trace of one kernel call: its isa calls in program order, the storages
 they touch, and the generation it is traced for."""
 
+import operator
 from . import dtypes
 from .errors import NKIError, caller_loc, fail
 from .tensor import NkiTensor, Storage, buffer_of
@@ -105,7 +106,7 @@ def norm_shape(shape, loc):
     if isinstance(shape, int):
         shape = (shape,)
     try:
-        shape = tuple(int(n) for n in shape)
+        shape = tuple(operator.index(n) for n in shape)
     except (TypeError, ValueError):
         fail("shape", f"{shape!r} is not a shape", loc)
     if not shape or any(n <= 0 for n in shape):
