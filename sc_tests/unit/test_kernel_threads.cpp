@@ -25,6 +25,7 @@
 #include "firmware_stubs/pe/matmul.h"
 #include "firmware_stubs/pool/tensor_dequantize.h"
 #include "models/kernel/kernel.h"
+#include "models/numerics/dequant_stream.h"
 #include "sc_tests/sc/test_dve_quantize_mx_ref.h"
 #include "sc_tests/sc/test_platform_ref.h"
 #include "sc_tests/unit/test_mx_matmul_ref.h"
