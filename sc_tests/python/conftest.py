@@ -68,3 +68,23 @@ def drop_wait(lines, k):
     if out[k].split("#")[0].strip() == "nop":
         out[k] = "nop"
     return out
+
+
+def line_of(path, marker):
+    """The line of the file at `path` that holds `marker` (in a comment), for
+    tests that check an error names the kernel's line."""
+    with open(path) as f:
+        for k, line in enumerate(f, 1):
+            if marker in line and "line_of(" not in line:
+                return k
+    raise AssertionError(marker)
+
+
+def child_env(**extra):
+    """This process's environment for a child run elsewhere (PYTHONPATH made
+    absolute), with `extra` over it."""
+    e = dict(os.environ)
+    e["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in
+                                      os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
+    e.update(extra)
+    return e

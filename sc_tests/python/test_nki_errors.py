@@ -14,18 +14,10 @@ import tpbsim
 import tpbsim.nki as nki
 import tpbsim.nki.isa as nisa
 import tpbsim.nki.language as nl
+from conftest import line_of
 from tpbsim.nki.typing import tensor
 
 HERE = os.path.abspath(__file__)
-
-
-def line_of(marker):
-    """The line of this file that holds `marker` (in a comment)."""
-    with open(HERE) as f:
-        for k, line in enumerate(f, 1):
-            if marker in line and "line_of(" not in line:
-                return k
-    raise AssertionError(marker)
 
 
 def fails(kernel, *args, arch="mariana", **kw):
@@ -37,7 +29,7 @@ def fails(kernel, *args, arch="mariana", **kw):
 def check(e, rule, marker, *words):
     assert isinstance(e, tpbsim.Error)
     assert e.rule == rule, str(e)
-    assert os.path.abspath(e.file) == HERE and e.line == line_of(marker), str(e)
+    assert os.path.abspath(e.file) == HERE and e.line == line_of(HERE, marker), str(e)
     for w in words:
         assert w in str(e), str(e)
     assert str(e).startswith(f"{e.file}:{e.line}: {rule}: ")

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import tpbsim.nki as nki
-from conftest import TPBSIM_BIN
+from conftest import TPBSIM_BIN, child_env
 
 KERNEL_FILE = textwrap.dedent('''\
     """A kernel file as the vendor's toolchain takes it."""
@@ -57,16 +57,6 @@ def kernel_file(tmp_path):
     f = tmp_path / "kernel_file.py"
     f.write_text(KERNEL_FILE)
     return f
-
-
-def child_env(**extra):
-    """This process's environment for a child run elsewhere (PYTHONPATH made
-    absolute)."""
-    e = dict(os.environ)
-    e["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in
-                                      os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
-    e.update(extra)
-    return e
 
 
 def run_py(code, cwd, env=None):
