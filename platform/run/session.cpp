@@ -6,8 +6,6 @@
 #include <mutex>
 #include <new>
 #include <sstream>
-#include <system_error>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -469,17 +467,8 @@ SessionReport Session::run(const SessionRequest& req, OutputSet& outputs) {
   }
   std::fill(loaded_.begin(), loaded_.end(), nullptr);  // a program runs once
   if (detector) rep.races = detector->finish();
-  // Outputs are written on every outcome, so a fault leaves complete files;
-  // on a thread of its own: after sc_start the main thread's stack is one
-  // SystemC's coroutines switched away from, and AddressSanitizer misreads
-  // an exception thrown there (a write error) as a stack-buffer-overflow.
-  // A host out of address space (HBM chunks a run mapped, under ulimit -v)
-  // may have no room for that thread's stack: then on this one.
-  try {
-    std::thread([&] { outputs.finish(*this, rep); }).join();
-  } catch (const std::system_error&) {
-    outputs.finish(*this, rep);
-  }
+  // Outputs are written on every outcome, so a fault leaves complete files.
+  outputs.finish(*this, rep);
   // The host could not hold what the run touched (HBM chunks under
   // ulimit -v): an error of the host, not of the program, after every
   // output was written up to the stop.
